@@ -1,0 +1,5 @@
+"""`python -m qatui` runs the same command as the `qatui` console script."""
+
+from qatui.cli import main
+
+raise SystemExit(main())

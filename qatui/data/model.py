@@ -1,0 +1,156 @@
+"""The one model of evaluation data: items, their candidates and their human gold labels.
+
+Every loader produces `Dataset` objects of these types, every judge reads them through
+`ItemView` (see `qatui.data.presentation`), and the metrics compare verdicts with `Gold`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+QuestionType = Literal["factoid", "non-factoid"]
+Preference = Literal["A", "B", "tie"]
+GoldKind = Literal["ranking", "pairwise", "ratings"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RankingGold(_Strict):
+    """A human ranking, best first; each tier holds candidate ids that are tied."""
+
+    kind: Literal["ranking"] = "ranking"
+    tiers: list[list[str]] = Field(min_length=1)
+
+    @field_validator("tiers")
+    @classmethod
+    def _no_empty_or_repeated(cls, tiers: list[list[str]]) -> list[list[str]]:
+        seen: set[str] = set()
+        for tier in tiers:
+            if not tier:
+                raise ValueError("a tier of the ranking is empty")
+            for cid in tier:
+                if cid in seen:
+                    raise ValueError(f"candidate {cid!r} appears twice in the ranking")
+                seen.add(cid)
+        return tiers
+
+    def grade(self) -> dict[str, int]:
+        """Higher is better: the best tier gets len(tiers) - 1, the worst 0."""
+        top = len(self.tiers) - 1
+        return {cid: top - i for i, tier in enumerate(self.tiers) for cid in tier}
+
+    @property
+    def candidate_ids(self) -> list[str]:
+        return [cid for tier in self.tiers for cid in tier]
+
+
+class PairwiseGold(_Strict):
+    """Human preference between candidates `a` and `b`; one label per annotator."""
+
+    kind: Literal["pairwise"] = "pairwise"
+    a: str
+    b: str
+    labels: list[Preference] = Field(min_length=1)
+    pair_type: str | None = None
+
+    @model_validator(mode="after")
+    def _distinct(self) -> PairwiseGold:
+        if self.a == self.b:
+            raise ValueError("a pairwise label needs two different candidates")
+        return self
+
+    @property
+    def label(self) -> Preference:
+        """The majority label; no strict majority counts as a tie."""
+        counts = Counter(self.labels).most_common()
+        if len(counts) > 1 and counts[0][1] == counts[1][1]:
+            return "tie"
+        return counts[0][0]
+
+
+class RatingsGold(_Strict):
+    """Human ratings per candidate per dimension (e.g. SummEval's coherence 1-5)."""
+
+    kind: Literal["ratings"] = "ratings"
+    ratings: dict[str, dict[str, float]] = Field(min_length=1)
+
+    @property
+    def dimensions(self) -> list[str]:
+        dims: dict[str, None] = {}
+        for per_dim in self.ratings.values():
+            dims.update(dict.fromkeys(per_dim))
+        return list(dims)
+
+
+Gold = Annotated[Union[RankingGold, PairwiseGold, RatingsGold], Field(discriminator="kind")]
+
+
+class Item(_Strict):
+    """One question with its references, optional RAG context and candidate responses."""
+
+    id: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    references: list[str] = Field(default_factory=list)
+    context: list[str] = Field(default_factory=list)
+    candidates: dict[str, str] = Field(min_length=1)
+    question_type: QuestionType | None = None
+    language: str | None = None
+    gold: Gold | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("references", "context")
+    @classmethod
+    def _no_blank_texts(cls, texts: list[str]) -> list[str]:
+        return [t for t in texts if t and t.strip()]
+
+    @model_validator(mode="after")
+    def _gold_names_known_candidates(self) -> Item:
+        gold = self.gold
+        if gold is None:
+            return self
+        if isinstance(gold, RankingGold):
+            named = gold.candidate_ids
+        elif isinstance(gold, PairwiseGold):
+            named = [gold.a, gold.b]
+        else:
+            named = list(gold.ratings)
+        unknown = [cid for cid in named if cid not in self.candidates]
+        if unknown:
+            raise ValueError(f"gold names unknown candidate(s) {unknown}; candidates are {list(self.candidates)}")
+        return self
+
+
+class Dataset(BaseModel):
+    """A loaded dataset: its items plus where they came from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    path: str
+    format: str
+    content_hash: str
+    items: list[Item]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def gold_kinds(self) -> Counter[str]:
+        return Counter(item.gold.kind for item in self.items if item.gold is not None)
+
+    @property
+    def languages(self) -> Counter[str]:
+        from qatui.data.language import item_language
+
+        return Counter(item_language(item) for item in self.items)
+
+    def limited(self, limit: int | None) -> Dataset:
+        """The first `limit` items (all when None)."""
+        if limit is None or limit >= len(self.items):
+            return self
+        return self.model_copy(update={"items": self.items[:limit]})

@@ -1,0 +1,114 @@
+"""The event spine: every step of a run is one of these typed, serialisable events.
+
+Judges yield them (in label space: "Response 1"...), the engine stamps `item_id` and
+`judge` on them and turns a judge's closing `Judgement` into a `Verdict` in candidate-id
+space. The TUI, the CLI and the session store are three subscribers to the same stream.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from qatui.data.model import Preference
+
+
+class Event(BaseModel):
+    """Fields every event carries; the engine fills `item_id` and `judge`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    item_id: str = ""
+    judge: str = ""
+    at: float = Field(default_factory=time.time)
+
+
+class RunStarted(Event):
+    type: Literal["run_started"] = "run_started"
+    session_id: str
+    n_items: int
+    n_tasks: int
+    n_skipped: int = 0
+
+
+class RunFinished(Event):
+    type: Literal["run_finished"] = "run_finished"
+    status: Literal["completed", "cancelled"]
+    n_done: int
+    n_failed: int
+
+
+class ItemStarted(Event):
+    type: Literal["item_started"] = "item_started"
+
+
+class LLMCallFinished(Event):
+    """One backbone call: what it cost and whether the cache answered it."""
+
+    type: Literal["llm_call_finished"] = "llm_call_finished"
+    model: str
+    purpose: str
+    prompt_hash: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    cached: bool = False
+
+
+class Judgement(Event):
+    """A judge's last word, in label space. The engine turns it into a `Verdict`.
+
+    `ranking` (labels, best first) is derived from `scores` when the judge gives none;
+    `winner` ("Response k" or "tie") is for judges that compare two responses natively.
+    """
+
+    type: Literal["judgement"] = "judgement"
+    scores: dict[str, float]
+    ranking: list[str] | None = None
+    winner: str | None = None
+    details: dict = Field(default_factory=dict)
+
+
+class ItemFailed(Event):
+    """The item could not be judged; it is recorded, never scored, and retried on resume."""
+
+    type: Literal["item_failed"] = "item_failed"
+    reason: str
+    error_type: str = ""
+
+
+ArtifactEvent = Annotated[Union[LLMCallFinished, Judgement, ItemFailed], Field(discriminator="type")]
+
+
+class Verdict(Event):
+    """A judge's result on one item, in candidate-id space, with everything it produced.
+
+    `order` is the presentation permutation (candidate ids as Response 1..n);
+    `preference` is relative to (`pair[0]`, `pair[1]`) = (A, B) for two-candidate items.
+    """
+
+    type: Literal["verdict"] = "verdict"
+    scores: dict[str, float]
+    ranking: list[str]
+    order: list[str]
+    pair: tuple[str, str] | None = None
+    preference: Preference | None = None
+    details: dict = Field(default_factory=dict)
+    artifacts: list[ArtifactEvent] = Field(default_factory=list)
+    elapsed_s: float = 0.0
+
+
+AnyEvent = Annotated[
+    Union[RunStarted, RunFinished, ItemStarted, LLMCallFinished, Judgement, ItemFailed, Verdict],
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[AnyEvent] = TypeAdapter(AnyEvent)
+
+
+def event_from_dict(data: dict) -> Event:
+    """Rebuild a stored event from its JSON form."""
+    return EVENT_ADAPTER.validate_python(data)
