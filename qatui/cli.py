@@ -1,0 +1,273 @@
+"""The `qatui` command: runs, datasets, judges and sessions from the shell.
+
+Every foreseeable error is a `QatuiError` and is printed as one line on stderr with exit
+status 2; Ctrl-C during a run flushes the session and says how to resume it (exit 130).
+`--json` output goes to stdout as exactly one JSON object; progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from qatui import __version__
+from qatui.errors import QatuiError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from qatui.config import Config
+    from qatui.engine.jobs import RunJob
+    from qatui.store.session import SessionStore
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", metavar="PATH", help="config file (default: $XDG_CONFIG_HOME/qatui/config.toml)")
+    common.add_argument("--sessions-dir", metavar="DIR", help="where sessions live (default: $QATUI_SESSIONS_DIR or ./sessions)")
+
+    p = argparse.ArgumentParser(prog="qatui", description="Judge open-ended question answering with LLMs.", parents=[common])
+    p.add_argument("--version", action="version", version=f"qatui {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", parents=[common], help="judge a dataset and save the run as a session")
+    run.add_argument("dataset", help="dataset file or folder (see `qatui datasets inspect`)")
+    run.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
+    run.add_argument("--judge", dest="judges", action="append", default=[], metavar="NAME", help="judge to run (repeatable)")
+    run.add_argument("--limit", type=int, metavar="N", help="only the first N items")
+    run.add_argument("--seed", type=int, help="seed of the candidate shuffle (default: config)")
+    run.add_argument("--concurrency", type=int, metavar="N", help="items judged at once (default: config)")
+    run.add_argument("--session", dest="name", metavar="NAME", help="name of the new session")
+    run.add_argument("--json", action="store_true", help="print one JSON object with the results")
+
+    demo = sub.add_parser("demo", parents=[common], help="run the bundled demo dataset with the embedded defaults")
+    demo.add_argument("--json", action="store_true", help="print one JSON object with the results")
+
+    sub.add_parser("judges", parents=[common], help="list the judges and what they need")
+
+    ds = sub.add_parser("datasets", help="validate and preview datasets").add_subparsers(dest="action", metavar="ACTION")
+    insp = ds.add_parser("inspect", help="validate a dataset and preview it")
+    insp.add_argument("path")
+    insp.add_argument("--format", dest="fmt")
+    insp.add_argument("--json", action="store_true")
+
+    ss = sub.add_parser("sessions", help="list, show, export, compare, resume sessions")
+    sss = ss.add_subparsers(dest="action", metavar="ACTION")
+    sss.add_parser("list", parents=[common], help="saved sessions, newest first").add_argument("--json", action="store_true")
+    show = sss.add_parser("show", parents=[common], help="a session's metrics, or one item in detail")
+    show.add_argument("id")
+    show.add_argument("--item", metavar="ITEM_ID", help="show one item: every judge's scores, ranking and gold")
+    show.add_argument("--json", action="store_true")
+    exp = sss.add_parser("export", parents=[common], help="write a session's results as csv, jsonl or markdown")
+    exp.add_argument("id")
+    exp.add_argument("--format", dest="fmt", choices=["csv", "jsonl", "md"], default="jsonl")
+    exp.add_argument("-o", "--output", metavar="FILE", help="output file (default: stdout)")
+    cmp_ = sss.add_parser("compare", parents=[common], help="two or more sessions on the same dataset")
+    cmp_.add_argument("ids", nargs="+", metavar="ID")
+    cmp_.add_argument("--json", action="store_true")
+    res = sss.add_parser("resume", parents=[common], help="finish an interrupted session")
+    res.add_argument("id")
+    res.add_argument("--json", action="store_true")
+    dele = sss.add_parser("delete", parents=[common], help="delete a session folder")
+    dele.add_argument("id")
+    dele.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    return p
+
+
+def _console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def _store(args: argparse.Namespace, config: Config) -> SessionStore:
+    from qatui.store.session import SessionStore
+
+    return SessionStore(config.sessions_dir(args.sessions_dir))
+
+
+def _consume(job: RunJob, quiet: bool) -> str:
+    """Drive the engine with a progress bar on stderr; returns completed / cancelled."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from qatui.engine.events import ItemFailed, RunFinished, Verdict
+
+    engine = job.engine
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(), TimeRemainingColumn(),
+        console=_console(stderr=True), transient=quiet, disable=False,
+    )
+
+    async def drive() -> str:
+        status = "cancelled"
+        with progress:
+            bar = progress.add_task(job.session.id, total=len(engine.tasks), failed=0)
+            async for event in engine.run():
+                if isinstance(event, (Verdict, ItemFailed)):
+                    progress.update(bar, advance=1, failed=engine.counts.failed)
+                elif isinstance(event, RunFinished):
+                    status = event.status
+        return status
+
+    return asyncio.run(drive())
+
+
+def _run_job(job: RunJob, as_json: bool) -> int:
+    """Run to the end, summarise, print; Ctrl-C leaves a flushed, resumable session."""
+    from qatui.engine.jobs import finish_run, session_json
+
+    try:
+        status = _consume(job, quiet=as_json)
+    except KeyboardInterrupt:
+        finish_run(job, "cancelled")
+        _console(stderr=True).print(
+            f"[yellow]Interrupted.[/] Finished items are saved. Resume with: qatui sessions resume {job.session.id}"
+        )
+        return 130
+    summary = finish_run(job, status)
+    if as_json:
+        print(json.dumps(session_json(job.session.meta, summary)))
+    else:
+        from qatui.report import print_session
+
+        print_session(_console(), job.session.meta, summary, failures=job.engine.counts.failures)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace, config: Config) -> int:
+    from qatui.data.loaders import load_dataset
+    from qatui.engine.jobs import start_run
+
+    dataset = load_dataset(args.dataset, args.fmt)
+    job = start_run(
+        _store(args, config), dataset, args.judges, config,
+        seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name,
+    )
+    return _run_job(job, args.json)
+
+
+def cmd_demo(args: argparse.Namespace, config: Config) -> int:
+    from qatui.data.loaders import demo_dataset
+    from qatui.engine.jobs import start_run
+
+    job = start_run(_store(args, config), demo_dataset(), ["rouge-l", "bleu"], config, name=None)
+    return _run_job(job, args.json)
+
+
+def cmd_judges(args: argparse.Namespace, config: Config) -> int:
+    from rich.table import Table
+
+    from qatui.judges.registry import JUDGES, judge_class
+
+    table = Table("judge", "needs", "what it does", box=None)
+    for name in JUDGES:
+        cls = judge_class(name)
+        needs = [w for w, flag in (("reference", cls.needs.reference), ("context", cls.needs.context)) if flag]
+        table.add_row(name, ", ".join(needs) or "-", cls.summary)
+    _console().print(table)
+    return 0
+
+
+def cmd_datasets(args: argparse.Namespace, config: Config) -> int:
+    from qatui.data.loaders import load_dataset
+    from qatui.report import dataset_overview, print_dataset
+
+    if args.action != "inspect":
+        raise QatuiError("usage: qatui datasets inspect PATH [--format F]")
+    dataset = load_dataset(args.path, args.fmt)
+    if args.json:
+        print(json.dumps(dataset_overview(dataset)))
+    else:
+        print_dataset(_console(), dataset)
+    return 0
+
+
+def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
+    from qatui import report
+
+    store = _store(args, config)
+    console = _console()
+    if args.action in (None, "list"):
+        rows = store.list()
+        if getattr(args, "json", False):
+            print(json.dumps(rows, default=str))
+        else:
+            report.print_session_list(console, rows, store.root)
+        return 0
+    if args.action == "show":
+        session = store.open(args.id)
+        if args.item:
+            data = report.item_detail(session, args.item)
+            print(json.dumps(data)) if args.json else report.print_item_detail(console, data)
+            return 0
+        from qatui.engine.jobs import session_json
+
+        if args.json:
+            print(json.dumps(session_json(session.meta, session.summary())))
+        else:
+            report.print_session(console, session.meta, session.summary(), failures=report.stored_failures(session))
+        return 0
+    if args.action == "export":
+        from qatui.report.export import export_session
+
+        text = export_session(store.open(args.id), args.fmt)
+        if args.output:
+            Path(args.output).write_text(text, encoding="utf-8")
+            _console(stderr=True).print(f"wrote {args.output}")
+        else:
+            sys.stdout.write(text)
+        return 0
+    if args.action == "compare":
+        from qatui.report.compare import compare_sessions
+
+        data = compare_sessions([store.open(i) for i in args.ids])
+        print(json.dumps(data)) if args.json else report.print_comparison(console, data)
+        return 0
+    if args.action == "resume":
+        from qatui.engine.jobs import resume_run
+
+        return _run_job(resume_run(store, args.id, config), args.json)
+    if args.action == "delete":
+        session = store.open(args.id)
+        if not args.yes and not _confirm(f"Delete session {session.id} ({session.path})?"):
+            return 1
+        store.delete(session.id)
+        console.print(f"deleted {session.id}")
+        return 0
+    raise QatuiError(f"unknown sessions action {args.action!r}")
+
+
+def _confirm(question: str) -> bool:
+    if not sys.stdin.isatty():
+        raise QatuiError("refusing to delete without confirmation: pass --yes")
+    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+
+
+COMMANDS = {"run": cmd_run, "demo": cmd_demo, "judges": cmd_judges, "datasets": cmd_datasets, "sessions": cmd_sessions}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        from qatui.config import load_config
+
+        config = load_config(args.config)
+        return COMMANDS[args.command](args, config)
+    except QatuiError as e:
+        from rich.markup import escape
+
+        _console(stderr=True).print(f"[bold red]error:[/] {escape(str(e))}")
+        return 2
+    except KeyboardInterrupt:
+        _console(stderr=True).print("[yellow]interrupted[/]")
+        return 130

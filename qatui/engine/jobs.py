@@ -1,0 +1,182 @@
+"""Runs as the CLI and the TUI start them: plan, create or resume a session, finish it.
+
+This is where a dataset, judge names and a config become an `Engine` bound to a session,
+and where a finished (or interrupted) session gets its meta-evaluation summary. Both the
+CLI and the TUI call these functions; neither builds an engine by hand.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from qatui import __version__
+from qatui.errors import DatasetError, JudgeError, SessionError
+from qatui.judges.registry import make_judge
+
+if TYPE_CHECKING:
+    from qatui.config import Config
+    from qatui.data.model import Dataset
+    from qatui.engine.runner import Engine
+    from qatui.judges.base import Judge
+    from qatui.store.session import Session, SessionStore
+
+
+def now_iso() -> str:
+    """UTC timestamp for session metadata."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def build_judges(names: list[str], config: Config, dataset: Dataset) -> list[Judge]:
+    """Judges by name with their config options, refused before any work if the data can't feed them."""
+    if not names:
+        raise JudgeError("no judge chosen: pass --judge NAME (see `qatui judges`)")
+    if len(set(names)) != len(names):
+        raise JudgeError(f"a judge is named twice: {names}")
+    judges = [make_judge(name, config.judge_options(name)) for name in names]
+    for judge in judges:
+        if problems := judge.unmet_needs(dataset):
+            raise JudgeError(f"judge {judge.name!r} cannot run on {dataset.name} ({dataset.format}): {'; '.join(problems)}")
+    return judges
+
+
+@dataclass
+class RunJob:
+    """An engine bound to its session and dataset, ready to be consumed."""
+
+    session: Session
+    dataset: Dataset
+    engine: Engine
+
+
+def _engine(dataset: Dataset, judges: list[Judge], session: Session, seed: int, concurrency: int) -> Engine:
+    from qatui.engine.runner import Engine
+
+    return Engine(
+        dataset.items, judges, seed=seed, concurrency=concurrency, session=session, skip=session.finished_keys()
+    )
+
+
+def start_run(
+    store: SessionStore,
+    dataset: Dataset,
+    judge_names: list[str],
+    config: Config,
+    *,
+    seed: int | None = None,
+    concurrency: int | None = None,
+    limit: int | None = None,
+    name: str | None = None,
+) -> RunJob:
+    """A new session for `dataset` (its first `limit` items) and the engine that fills it."""
+    subset = dataset.limited(limit)
+    if not subset.items:
+        raise DatasetError(f"{dataset.path}: the dataset has no items to run")
+    judges = build_judges(judge_names, config, subset)
+    seed = config.general.seed if seed is None else seed
+    concurrency = concurrency or config.general.concurrency
+    meta: dict[str, Any] = {
+        "created": now_iso(),
+        "updated": now_iso(),
+        "status": "running",
+        "pid": os.getpid(),
+        "dataset": {
+            "path": dataset.path,
+            "name": dataset.name,
+            "format": dataset.format,
+            "content_hash": dataset.content_hash,
+            "n_items": len(subset.items),
+            "limit": limit,
+        },
+        "seed": seed,
+        "concurrency": concurrency,
+        "judges": {j.name: j.describe_options() for j in judges},
+        "backbones": [],
+        "qatui_version": __version__,
+    }
+    session = store.create(meta, name=name)
+    return RunJob(session, subset, _engine(subset, judges, session, seed, concurrency))
+
+
+def resume_run(store: SessionStore, session_id: str, config: Config) -> RunJob:
+    """The engine that finishes a saved session: its dataset reloaded and checked unchanged."""
+    from qatui.data.loaders import load_dataset
+
+    session = store.open(session_id)
+    meta = session.meta
+    ds = meta["dataset"]
+    try:
+        dataset = load_dataset(ds["path"], ds["format"])
+    except DatasetError as e:
+        raise SessionError(f"session {session.id}: its dataset cannot be reloaded: {e}") from None
+    if dataset.content_hash != ds["content_hash"]:
+        raise SessionError(
+            f"session {session.id}: {ds['path']} changed since the run started (content hash differs); "
+            "resume would mix results from two datasets"
+        )
+    subset = dataset.limited(ds.get("limit"))
+    judges = [make_judge(name, options) for name, options in meta["judges"].items()]
+    session.update_meta(status="running", pid=os.getpid(), updated=now_iso())
+    return RunJob(session, subset, _engine(subset, judges, session, meta["seed"], meta["concurrency"]))
+
+
+def finish_run(job: RunJob, status: str) -> dict[str, dict]:
+    """Summarise every judge of the session against the gold and store it; returns the summary."""
+    from qatui.metrics import summarize
+
+    session = job.session
+    results = session.results()
+    summary: dict[str, dict] = {}
+    for judge in session.meta["judges"]:
+        verdicts = session.verdicts(judge)
+        failed = sum(1 for (item_id, name), doc in results.items() if name == judge and doc["status"] == "failed")
+        metrics = summarize(job.dataset.items, verdicts, seed=session.meta["seed"])
+        summary[judge] = {
+            "n_items": len(job.dataset.items),
+            "n_done": len(verdicts),
+            "n_failed": failed,
+            "metrics": metrics.metrics,
+            "ci": {k: list(v) for k, v in metrics.ci.items()},
+            "n": metrics.n,
+            "breakdown": metrics.breakdown,
+        }
+        session.set_summary(judge, summary[judge])
+    session.update_meta(status=status, updated=now_iso(), pid=None, llm=llm_totals(results))
+    session.flush()
+    return summary
+
+
+def llm_totals(results: dict) -> dict[str, float]:
+    """Calls, cache hits, tokens and cost over every stored result of a session."""
+    totals = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+    for doc in results.values():
+        for call in doc.get("calls") or []:
+            totals["calls"] += 1
+            totals["cached"] += int(bool(call.get("cached")))
+            totals["prompt_tokens"] += int(call.get("prompt_tokens") or 0)
+            totals["completion_tokens"] += int(call.get("completion_tokens") or 0)
+            totals["cost_usd"] += float(call.get("cost_usd") or 0.0)
+    return totals
+
+
+def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
+    """The JSON contract of `run`, `sessions show` and `resume`: one object per session."""
+    return {
+        "session": meta["id"],
+        "name": meta.get("name"),
+        "status": meta.get("status"),
+        "dataset": meta["dataset"],
+        "judges": {
+            name: {
+                "n_items": doc["n_items"],
+                "n_failed": doc["n_failed"],
+                "metrics": doc["metrics"],
+                "ci": doc.get("ci", {}),
+                "breakdown": doc.get("breakdown", {}),
+            }
+            for name, doc in summary.items()
+        },
+        "llm": meta.get("llm") or llm_totals({}),
+    }

@@ -1,0 +1,221 @@
+"""The engine: runs judges over items concurrently and streams every event they produce.
+
+`Engine.run()` is an async generator. Judges work in a bounded pool of tasks; their events
+are stamped with item and judge, forwarded in order of arrival, and each finished
+(item, judge) is recorded in the session. After every drained batch of events the session
+is flushed, so a kill at any moment loses nothing that was reported finished. Cancelling
+the consumer (Ctrl-C, the TUI's cancel) stops the pool, flushes, and leaves the session
+resumable: a later run skips what is done and retries what failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from qatui.data.model import Item, PairwiseGold
+from qatui.data.presentation import ItemView, present
+from qatui.engine.events import (
+    Event,
+    ItemFailed,
+    ItemStarted,
+    Judgement,
+    LLMCallFinished,
+    RunFinished,
+    RunStarted,
+    Verdict,
+)
+from qatui.judges.ranking import pair_preference, strict_ranking
+
+if TYPE_CHECKING:
+    from qatui.judges.base import Judge
+    from qatui.store.session import Session
+
+_DONE = object()
+
+
+class JudgementError(Exception):
+    """A judge's closing judgement does not fit the item (missing scores, bad ranking)."""
+
+
+@dataclass
+class RunCounts:
+    """What happened so far in this run (not counting skipped work)."""
+
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    calls: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    failures: list[ItemFailed] = field(default_factory=list)
+
+    def count_call(self, call: LLMCallFinished) -> None:
+        self.calls += 1
+        self.cached += call.cached
+        self.prompt_tokens += call.prompt_tokens
+        self.completion_tokens += call.completion_tokens
+        self.cost_usd += call.cost_usd
+
+
+def item_pair(item: Item) -> tuple[str, str] | None:
+    """(A, B) for a two-candidate item: the gold's orientation, else the file's order."""
+    if isinstance(item.gold, PairwiseGold):
+        return (item.gold.a, item.gold.b)
+    if len(item.candidates) == 2:
+        first, second = item.candidates
+        return (first, second)
+    return None
+
+
+def to_verdict(item: Item, judge: Judge, view: ItemView, order: list[str], judgement: Judgement) -> Verdict:
+    """Map a label-space judgement onto candidate ids, with a strict ranking and preference."""
+    labels = view.labels
+    missing = [label for label in labels if label not in judgement.scores]
+    if missing:
+        raise JudgementError(f"the judge gave no score for {', '.join(missing)}")
+    if judgement.ranking is None:
+        ranking_labels = strict_ranking(judgement.scores, labels)
+    elif sorted(judgement.ranking) == sorted(labels):
+        ranking_labels = list(judgement.ranking)
+    else:
+        raise JudgementError(f"the judge's ranking {judgement.ranking} is not a permutation of {labels}")
+    by_label = dict(zip(labels, order))
+    scores = {by_label[label]: float(s) for label, s in judgement.scores.items() if label in by_label}
+    pair = item_pair(item)
+    preference = None
+    if pair is not None:
+        if judgement.winner is not None:
+            winner = judgement.winner if judgement.winner == "tie" else by_label.get(judgement.winner)
+            if winner not in ("tie", *pair):
+                raise JudgementError(f"the judge named {judgement.winner!r} as winner, not one of {labels}")
+            preference = "tie" if winner == "tie" else ("A" if winner == pair[0] else "B")
+        else:
+            preference = pair_preference(scores[pair[0]], scores[pair[1]], judge.options.tie_digits)
+    return Verdict(
+        scores=scores,
+        ranking=[by_label[label] for label in ranking_labels],
+        order=order,
+        pair=pair,
+        preference=preference,
+        details=judgement.details,
+    )
+
+
+class Engine:
+    """Runs `judges` over `items` with at most `concurrency` (item, judge) tasks at once."""
+
+    def __init__(
+        self,
+        items: Iterable[Item],
+        judges: list[Judge],
+        *,
+        seed: int,
+        concurrency: int = 4,
+        session: Session | None = None,
+        skip: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset(),
+    ) -> None:
+        self.items = list(items)
+        self.judges = judges
+        self.seed = seed
+        self.concurrency = max(1, concurrency)
+        self.session = session
+        self.tasks = [(it, j) for it in self.items for j in judges if (it.id, j.name) not in skip]
+        self.counts = RunCounts(skipped=len(self.items) * len(judges) - len(self.tasks))
+
+    async def run(self) -> AsyncIterator[Event]:
+        """Yield every event of the run, ending with `RunFinished`."""
+        queue: asyncio.Queue = asyncio.Queue()
+        todo: asyncio.Queue = asyncio.Queue()
+        for task in self.tasks:
+            todo.put_nowait(task)
+        workers = [asyncio.create_task(self._worker(todo, queue)) for _ in range(min(self.concurrency, len(self.tasks)))]
+        status = "cancelled"
+        yield RunStarted(
+            session_id=self.session.id if self.session else "",
+            n_items=len(self.items),
+            n_tasks=len(self.tasks),
+            n_skipped=self.counts.skipped,
+        )
+        try:
+            live = len(workers)
+            while live:
+                batch = [await queue.get()]
+                while not queue.empty():
+                    batch.append(queue.get_nowait())
+                for event in batch:
+                    if event is _DONE:
+                        live -= 1
+                        continue
+                    self._count(event)
+                if self.session is not None:
+                    self.session.flush()
+                for event in batch:
+                    if event is not _DONE:
+                        yield event
+            status = "completed"
+        finally:
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            if self.session is not None:
+                self.session.flush()
+        yield RunFinished(status=status, n_done=self.counts.done, n_failed=self.counts.failed)
+
+    def _count(self, event: Event) -> None:
+        if isinstance(event, LLMCallFinished):
+            self.counts.count_call(event)
+        elif isinstance(event, Verdict):
+            self.counts.done += 1
+        elif isinstance(event, ItemFailed):
+            self.counts.failed += 1
+            self.counts.failures.append(event)
+
+    async def _worker(self, todo: asyncio.Queue, out: asyncio.Queue) -> None:
+        try:
+            while not todo.empty():
+                item, judge = todo.get_nowait()
+                async for event in self._judge_one(item, judge):
+                    out.put_nowait(event)
+        finally:
+            out.put_nowait(_DONE)
+
+    async def _judge_one(self, item: Item, judge: Judge) -> AsyncIterator[Event]:
+        """One (item, judge): stream its events, then record and yield its verdict or failure."""
+        stamp = {"item_id": item.id, "judge": judge.name}
+        started = time.perf_counter()
+        yield ItemStarted(**stamp)
+        artifacts: list[Event] = []
+        calls: list[LLMCallFinished] = []
+        try:
+            view, order = present(item, self.seed)
+            judgement = None
+            async for raw in judge.judge(view):
+                event = raw.model_copy(update=stamp)
+                if isinstance(event, Judgement):
+                    judgement = event
+                if isinstance(event, LLMCallFinished):
+                    calls.append(event)
+                artifacts.append(event)
+                yield event
+            if judgement is None:
+                raise JudgementError("the judge ended without a judgement")
+            verdict = to_verdict(item, judge, view, order, judgement).model_copy(
+                update={**stamp, "artifacts": artifacts, "elapsed_s": time.perf_counter() - started}
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # noqa: BLE001 - any judge failure is recorded on the item, never scored
+            failure = ItemFailed(**stamp, reason=str(e) or type(e).__name__, error_type=type(e).__name__)
+            if self.session is not None:
+                self.session.record_failure(item.id, judge.name, failure.reason, failure.error_type, calls)
+            yield failure
+            return
+        if self.session is not None:
+            self.session.record_verdict(verdict, calls)
+        yield verdict

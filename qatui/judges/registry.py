@@ -1,0 +1,40 @@
+"""The judges qatui knows, by name, imported only when asked for."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from qatui.errors import JudgeError
+
+if TYPE_CHECKING:
+    from qatui.judges.base import Judge
+
+JUDGES: dict[str, str] = {
+    "bleu": "qatui.judges.lexical:BleuJudge",
+    "rouge-l": "qatui.judges.lexical:RougeLJudge",
+}
+
+
+def judge_class(name: str) -> type[Judge]:
+    """The class registered under `name`; an unknown name lists the known ones."""
+    try:
+        target = JUDGES[name]
+    except KeyError:
+        raise JudgeError(f"unknown judge {name!r}; known judges: {', '.join(sorted(JUDGES))}") from None
+    module, _, attr = target.partition(":")
+    return getattr(import_module(module), attr)
+
+
+def make_judge(name: str, options: dict[str, Any] | None = None) -> Judge:
+    """A judge with its options validated; a bad option is a JudgeError naming it."""
+    from pydantic import ValidationError
+
+    cls = judge_class(name)
+    try:
+        opts = cls.Options.model_validate(options or {})
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "options"
+        raise JudgeError(f"judge {name!r}: option {where}: {first['msg']}") from None
+    return cls(opts)

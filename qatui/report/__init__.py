@@ -1,0 +1,303 @@
+"""Plain-terminal views of datasets and sessions (Rich tables), shared by the CLI commands.
+
+Each view has a data function (JSON-safe dict, also used by `--json`) and a `print_*`
+function that renders it, so the shell output and the JSON never disagree.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from statistics import mean
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from qatui.errors import DatasetError, SessionError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from qatui.data.model import Dataset, Item
+    from qatui.engine.events import ItemFailed
+    from qatui.store.session import Session
+
+METRIC_ORDER = ("kendall", "spearman", "pearson", "rbo_0.5", "rbo_0.9", "accuracy", "accuracy_no_tie")
+
+
+def clip(text: str, width: int = 80) -> str:
+    """One line of at most `width` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def dataset_overview(dataset: Dataset) -> dict[str, Any]:
+    """Counts, gold kinds, languages and the first item of a loaded dataset."""
+    sizes = [len(it.candidates) for it in dataset.items]
+    first = dataset.items[0]
+    return {
+        "name": dataset.name,
+        "path": dataset.path,
+        "format": dataset.format,
+        "content_hash": dataset.content_hash,
+        "n_items": len(dataset.items),
+        "gold_kinds": dict(dataset.gold_kinds),
+        "no_gold": sum(1 for it in dataset.items if it.gold is None),
+        "languages": dict(dataset.languages),
+        "question_types": dict(Counter(it.question_type or "unknown" for it in dataset.items)),
+        "candidates": {"min": min(sizes), "max": max(sizes), "mean": round(mean(sizes), 2), "total": sum(sizes)},
+        "with_reference": sum(1 for it in dataset.items if it.references),
+        "with_context": sum(1 for it in dataset.items if it.context),
+        "first_item": first.model_dump(mode="json"),
+    }
+
+
+def _counts(counter: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counter.items()) or "-"
+
+
+def print_dataset(console: Console, dataset: Dataset) -> None:
+    """The `datasets inspect` view."""
+    o = dataset_overview(dataset)
+    table = Table(show_header=False, box=None, title=f"[bold]{escape(o['name'])}[/] ({o['format']})", title_justify="left")
+    table.add_column(style="dim")
+    table.add_column()
+    c = o["candidates"]
+    gold = _counts(o["gold_kinds"]) + (f", none {o['no_gold']}" if o["no_gold"] else "")
+    for key, value in (
+        ("path", o["path"]),
+        ("items", str(o["n_items"])),
+        ("candidates", f"{c['total']} ({c['min']}-{c['max']} per item, mean {c['mean']})"),
+        ("gold", gold),
+        ("languages", _counts(o["languages"])),
+        ("question types", _counts(o["question_types"])),
+        ("with reference", f"{o['with_reference']} of {o['n_items']}"),
+        ("with context", f"{o['with_context']} of {o['n_items']}"),
+    ):
+        table.add_row(key, escape(value))
+    console.print(table)
+    first = dataset.items[0]
+    console.print(f"\n[bold]first item[/] {escape(first.id)}: {escape(clip(first.question, 100))}")
+    if first.references:
+        console.print(f"  [dim]reference[/] {escape(clip(first.references[0], 100))}")
+    for cid, text in first.candidates.items():
+        console.print(f"  [cyan]{escape(cid)}[/] {escape(clip(text, 90))}")
+    if first.gold is not None:
+        console.print(f"  [dim]gold[/] {escape(describe_gold(first))}")
+
+
+def describe_gold(item: Item) -> str:
+    """The item's gold label in one line."""
+    gold = item.gold
+    if gold is None:
+        return "none"
+    if gold.kind == "ranking":
+        return " > ".join(" = ".join(tier) for tier in gold.tiers)
+    if gold.kind == "pairwise":
+        return f"{gold.label} (A={gold.a}, B={gold.b}; labels {'/'.join(gold.labels)}; {gold.pair_type or 'pair'})"
+    return "; ".join(f"{cid}: " + ", ".join(f"{d} {v:g}" for d, v in dims.items()) for cid, dims in gold.ratings.items())
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _metric_rows(doc: dict) -> list[tuple[str, str, str, str]]:
+    metrics, ci, n = doc.get("metrics", {}), doc.get("ci", {}), doc.get("n", {})
+    keys = [k for k in METRIC_ORDER if k in metrics] + sorted(k for k in metrics if k not in METRIC_ORDER)
+    rows = []
+    for key in keys:
+        lo_hi = ci.get(key)
+        rows.append((key, _fmt(metrics[key]), f"[{lo_hi[0]:.3f}, {lo_hi[1]:.3f}]" if lo_hi else "", str(n.get(key, ""))))
+    return rows
+
+
+def print_session(console: Console, meta: dict, summary: dict[str, dict], failures: list[ItemFailed] = ()) -> None:
+    """A session's header, each judge's metrics with 95% CIs, LLM usage and failures."""
+    ds = meta["dataset"]
+    console.print(
+        f"[bold]session[/] {escape(meta['id'])}  [dim]{escape(meta.get('status', ''))}[/]  "
+        f"dataset {escape(ds['name'])} ({ds['format']}, {ds['n_items']} items)"
+    )
+    for judge, doc in summary.items():
+        table = Table(title=f"[bold]{escape(judge)}[/]  done {doc['n_done']}/{doc['n_items']}, failed {doc['n_failed']}",
+                      title_justify="left", box=None)
+        for col, just in (("metric", "left"), ("value", "right"), ("95% CI", "right"), ("n", "right")):
+            table.add_column(col, justify=just)
+        rows = _metric_rows(doc)
+        for row in rows:
+            table.add_row(*row)
+        if not rows:
+            table.add_row("[dim]no gold labels to compare with[/]", "", "", "")
+        console.print(table)
+        for group, per_value in doc.get("breakdown", {}).items():
+            for value, metrics in per_value.items():
+                shown = ", ".join(f"{k} {v:.3f}" for k, v in metrics.items() if "/" not in k)
+                console.print(f"  [dim]{escape(group)}={escape(value)}:[/] {escape(shown)}")
+    llm = meta.get("llm") or {}
+    if llm.get("calls"):
+        console.print(
+            f"[dim]LLM calls[/] {llm['calls']} ({llm['cached']} cached), tokens {llm['prompt_tokens']}+"
+            f"{llm['completion_tokens']}, cost ${llm['cost_usd']:.4f}"
+        )
+    for failure in list(failures)[:5]:
+        console.print(f"[red]failed[/] {escape(failure.item_id)} / {escape(failure.judge)}: {escape(clip(failure.reason, 100))}")
+    if len(failures) > 5:
+        console.print(f"[red]... and {len(failures) - 5} more failures[/]")
+    if meta.get("status") in ("cancelled", "interrupted", "running") or failures:
+        console.print(f"[dim]resume (retries failures): qatui sessions resume {escape(meta['id'])}[/]")
+    console.print(f"[dim]details: qatui sessions show {escape(meta['id'])} --item ITEM_ID[/]")
+
+
+def print_session_list(console: Console, rows: list[dict], root: Path) -> None:
+    """The `sessions list` view."""
+    if not rows:
+        console.print(f"no sessions in {root}; start one with `qatui run DATASET --judge NAME` or `qatui demo`")
+        return
+    table = Table("id", "name", "dataset", "judges", "done/failed", "key metric", "status", "created", box=None)
+    for meta in rows:
+        if meta.get("status") == "damaged":
+            table.add_row(escape(meta["id"]), "", "", "", "", "", "[red]damaged[/]", escape(meta.get("error", "")))
+            continue
+        summary = meta.get("summary", {})
+        done = sum(d.get("n_done", 0) for d in summary.values())
+        failed = sum(d.get("n_failed", 0) for d in summary.values())
+        key = ""
+        for doc in summary.values():
+            for k in ("kendall", "accuracy", "spearman"):
+                if k in doc.get("metrics", {}):
+                    key = f"{k} {doc['metrics'][k]:.3f}"
+                    break
+            if key:
+                break
+        name = meta.get("name") if meta.get("name") != meta["id"] else ""
+        table.add_row(
+            escape(meta["id"]), escape(name or ""), escape(meta["dataset"]["name"]), escape(", ".join(meta.get("judges", {}))),
+            f"{done}/{failed}", key, escape(meta.get("status", "")), escape(meta.get("created", "")[:16]),
+        )
+    console.print(table)
+
+
+def stored_failures(session: Session) -> list[ItemFailed]:
+    """The failures currently standing in a session (superseded ones excluded)."""
+    from qatui.engine.events import ItemFailed
+
+    return [
+        ItemFailed(item_id=item_id, judge=judge, reason=doc["failure"]["reason"], error_type=doc["failure"]["error_type"])
+        for (item_id, judge), doc in session.results().items()
+        if doc["status"] == "failed"
+    ]
+
+
+def _session_dataset(session: Session) -> Dataset | None:
+    from qatui.data.loaders import load_dataset
+
+    ds = session.meta["dataset"]
+    try:
+        return load_dataset(ds["path"], ds["format"])
+    except DatasetError:
+        return None
+
+
+def item_detail(session: Session, item_id: str) -> dict[str, Any]:
+    """Everything stored about one item: each judge's scores, ranking, preference and calls, and the gold."""
+    results = {judge: doc for (iid, judge), doc in session.results().items() if iid == item_id}
+    if not results:
+        raise SessionError(f"session {session.id} has no result for item {item_id!r}")
+    dataset = _session_dataset(session)
+    item = next((it for it in dataset.items if it.id == item_id), None) if dataset else None
+    data: dict[str, Any] = {"session": session.id, "item_id": item_id, "judges": {}}
+    if item is not None:
+        data.update(
+            question=item.question, references=item.references, context=item.context, candidates=item.candidates,
+            gold=item.gold.model_dump(mode="json") if item.gold else None, gold_text=describe_gold(item),
+        )
+    for judge, doc in results.items():
+        entry: dict[str, Any] = {"status": doc["status"]}
+        if doc["status"] == "done":
+            v = doc["verdict"]
+            entry.update(
+                scores=v["scores"], ranking=v["ranking"], order=v["order"], pair=v.get("pair"),
+                preference=v.get("preference"), details=v.get("details", {}),
+                artifacts=[a for a in v.get("artifacts", []) if a.get("type") != "judgement"],
+            )
+        else:
+            entry["failure"] = doc["failure"]
+        entry["calls"] = doc.get("calls", [])
+        data["judges"][judge] = entry
+    return data
+
+
+def print_item_detail(console: Console, data: dict[str, Any]) -> None:
+    """One item: the question and reference, then a candidate × judge table of score and rank."""
+    console.print(f"[bold]item[/] {escape(data['item_id'])}  [dim]session {escape(data['session'])}[/]")
+    if "question" in data:
+        console.print(f"[bold]question[/] {escape(clip(data['question'], 300))}")
+        for i, ref in enumerate(data["references"], 1):
+            console.print(f"[dim]reference {i}[/] {escape(clip(ref, 300))}")
+        for i, passage in enumerate(data["context"], 1):
+            console.print(f"[dim]context {i}[/] {escape(clip(passage, 200))}")
+    else:
+        console.print("[yellow]the dataset file cannot be reloaded: showing stored results only[/]")
+    judges = data["judges"]
+    done = {j: e for j, e in judges.items() if e["status"] == "done"}
+    candidates = data.get("candidates") or {cid: "" for e in done.values() for cid in e["order"]}
+    table = Table(box=None)
+    table.add_column("candidate")
+    table.add_column("shown as", style="dim")
+    for judge in done:
+        table.add_column(f"{judge} score", justify="right")
+        table.add_column("rank", justify="right")
+    table.add_column("text")
+    labels = {}
+    for e in done.values():
+        labels = {cid: f"Response {i + 1}" for i, cid in enumerate(e["order"])}
+        break
+    for cid, text in candidates.items():
+        cells = [escape(cid), labels.get(cid, "")]
+        for e in done.values():
+            cells += [f"{e['scores'].get(cid, float('nan')):.4f}", str(e["ranking"].index(cid) + 1)]
+        cells.append(escape(clip(text, 60)))
+        table.add_row(*cells)
+    console.print(table)
+    if data.get("gold_text"):
+        console.print(f"[bold]gold[/] {escape(data['gold_text'])}")
+    for judge, e in judges.items():
+        if e["status"] == "done":
+            line = " > ".join(e["ranking"])
+            pref = f"  preference {e['preference']} (A={e['pair'][0]}, B={e['pair'][1]})" if e.get("preference") else ""
+            console.print(Text.assemble((judge, "bold"), f" ranking {line}{pref}"))
+        else:
+            console.print(f"[red]{escape(judge)} failed[/] ({escape(e['failure']['error_type'])}): {escape(e['failure']['reason'])}")
+        if e["calls"]:
+            console.print(f"  [dim]{len(e['calls'])} LLM calls[/]")
+
+
+def print_comparison(console: Console, data: dict[str, Any]) -> None:
+    """The `sessions compare` view: metric table with deltas, judge agreement, top disagreements."""
+    runs = data["runs"]
+    metrics = [k for k in METRIC_ORDER if any(k in r["metrics"] for r in runs)]
+    metrics += sorted({k for r in runs for k in r["metrics"]} - set(metrics))
+    table = Table("session", "judge", *metrics, box=None, title=f"dataset {escape(data['dataset'])}", title_justify="left")
+    base = runs[0]["metrics"]
+    for i, r in enumerate(runs):
+        cells = []
+        for k in metrics:
+            v = r["metrics"].get(k)
+            cell = _fmt(v)
+            if i and v is not None and k in base:
+                delta = v - base[k]
+                cell += f" [{'green' if delta > 0 else 'red' if delta < 0 else 'dim'}]({delta:+.3f})[/]"
+            cells.append(cell)
+        table.add_row(escape(r["session"]), escape(r["judge"]), *cells)
+    console.print(table)
+    for a in data["agreement"]:
+        shown = ", ".join(f"{k} {v:.3f}" for k, v in a["stats"].items() if isinstance(v, float))
+        console.print(f"[bold]agreement[/] {escape(a['a'])} vs {escape(a['b'])}: {escape(shown)}")
+    if data["disagreements"]:
+        console.print("[bold]items where they disagree most[/]")
+        for d in data["disagreements"]:
+            console.print(f"  {escape(d['item_id'])}  tau {d['tau']:+.3f}  {escape(' | '.join(d['rankings']))}")

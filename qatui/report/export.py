@@ -1,0 +1,87 @@
+"""Session exports: jsonl (one stored result a line), csv (one candidate a row), md (a report).
+
+Exports carry the session's metadata and results only; the store never holds an API key,
+so neither does an export.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qatui.store.session import Session
+
+CSV_COLUMNS = ["session", "item_id", "judge", "status", "candidate", "shown_as", "score", "rank", "preference", "failure"]
+
+
+def export_jsonl(session: Session) -> str:
+    """One JSON object per (item, judge): the stored result with its verdict and calls."""
+    lines = []
+    for (item_id, judge), doc in sorted(session.results().items()):
+        lines.append(json.dumps({"session": session.id, **doc}, ensure_ascii=False))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def export_csv(session: Session) -> str:
+    """One row per (item, judge, candidate); a failed item is one row with its reason."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for (item_id, judge), doc in sorted(session.results().items()):
+        row = {"session": session.id, "item_id": item_id, "judge": judge, "status": doc["status"]}
+        if doc["status"] != "done":
+            writer.writerow({**row, "failure": doc["failure"]["reason"]})
+            continue
+        v = doc["verdict"]
+        for cid in v["ranking"]:
+            writer.writerow({
+                **row,
+                "candidate": cid,
+                "shown_as": f"Response {v['order'].index(cid) + 1}",
+                "score": repr(v["scores"][cid]),
+                "rank": v["ranking"].index(cid) + 1,
+                "preference": v.get("preference") or "",
+            })
+    return out.getvalue()
+
+
+def export_md(session: Session) -> str:
+    """A Markdown report: metadata, metrics per judge with CIs, and per-item rankings."""
+    meta, summary = session.meta, session.summary()
+    ds = meta["dataset"]
+    lines = [
+        f"# qatui session {meta['id']}",
+        "",
+        f"- dataset: `{ds['path']}` ({ds['format']}, {ds['n_items']} items, sha256 `{ds['content_hash'][:12]}`)",
+        f"- status: {meta.get('status')}; seed {meta.get('seed')}; created {meta.get('created')}",
+        f"- judges: {', '.join(f'{k} {json.dumps(v)}' for k, v in meta.get('judges', {}).items())}",
+        "",
+    ]
+    for judge, doc in summary.items():
+        lines += [f"## {judge}", "", f"done {doc['n_done']} of {doc['n_items']}, failed {doc['n_failed']}", ""]
+        if doc["metrics"]:
+            lines += ["| metric | value | 95% CI |", "|---|---:|---:|"]
+            for key, value in doc["metrics"].items():
+                ci = doc.get("ci", {}).get(key)
+                lines.append(f"| {key} | {value:.3f} | {f'[{ci[0]:.3f}, {ci[1]:.3f}]' if ci else ''} |")
+            lines.append("")
+    lines += ["## Items", "", "| item | judge | ranking (best first) | preference |", "|---|---|---|---|"]
+    for (item_id, judge), doc in sorted(session.results().items()):
+        if doc["status"] == "done":
+            v = doc["verdict"]
+            lines.append(f"| {item_id} | {judge} | {' > '.join(v['ranking'])} | {v.get('preference') or ''} |")
+        else:
+            reason = doc["failure"]["reason"].replace("|", "/").replace("\n", " ")
+            lines.append(f"| {item_id} | {judge} | failed: {reason} | |")
+    return "\n".join(lines) + "\n"
+
+
+EXPORTERS = {"jsonl": export_jsonl, "csv": export_csv, "md": export_md}
+
+
+def export_session(session: Session, fmt: str) -> str:
+    """The session as text in `fmt` (csv, jsonl or md)."""
+    return EXPORTERS[fmt](session)

@@ -1,0 +1,170 @@
+"""The engine with scripted judges: event order, label mapping, failures, cancel, skip."""
+
+import asyncio
+
+import pytest
+
+from qatui.data.model import Item, PairwiseGold, RankingGold
+from qatui.engine.events import ItemFailed, ItemStarted, Judgement, LLMCallFinished, RunFinished, RunStarted, Verdict
+from qatui.engine.runner import Engine
+from qatui.judges.base import Judge, JudgeOptions
+
+
+def _item(i: int, n: int = 3) -> Item:
+    cands = {f"c{k}": f"text {k}" for k in range(n)}
+    return Item(id=f"q{i}", question=f"question {i}", references=["ref"], candidates=cands,
+                gold=RankingGold(tiers=[[f"c{k}"] for k in range(n)]))
+
+
+class LengthOfTextJudge(Judge):
+    """Scores a response by the digit in its text: 'text 2' -> 2."""
+
+    name = "digit"
+    summary = "test judge"
+
+    async def judge(self, view):
+        yield LLMCallFinished(model="scripted", purpose="score", prompt_hash="h", prompt_tokens=3, completion_tokens=1)
+        yield Judgement(scores={r.label: float(r.text.split()[-1]) for r in view.responses})
+
+
+class FailingJudge(Judge):
+    name = "boom"
+    summary = "fails on odd items"
+
+    async def judge(self, view):
+        if int(view.item_id[1:]) % 2:
+            raise RuntimeError("backbone said no")
+        yield Judgement(scores={r.label: 0.0 for r in view.responses})
+
+
+async def _collect(engine: Engine) -> list:
+    return [e async for e in engine.run()]
+
+
+async def test_verdicts_are_in_candidate_space_with_strict_ranking() -> None:
+    events = await _collect(Engine([_item(1), _item(2)], [LengthOfTextJudge()], seed=7, concurrency=2))
+    assert isinstance(events[0], RunStarted) and isinstance(events[-1], RunFinished)
+    assert events[-1].status == "completed" and events[-1].n_done == 2
+    verdicts = [e for e in events if isinstance(e, Verdict)]
+    assert {v.item_id for v in verdicts} == {"q1", "q2"}
+    for v in verdicts:
+        assert v.ranking == ["c2", "c1", "c0"]
+        assert v.scores == {"c0": 0.0, "c1": 1.0, "c2": 2.0}
+        assert sorted(v.order) == ["c0", "c1", "c2"]
+        assert [a.type for a in v.artifacts] == ["llm_call_finished", "judgement"]
+    started = [e for e in events if isinstance(e, ItemStarted)]
+    assert len(started) == 2 and all(e.judge == "digit" for e in started)
+
+
+async def test_ties_follow_presentation_order_not_file_order() -> None:
+    class Flat(Judge):
+        name, summary = "flat", "all equal"
+
+        async def judge(self, view):
+            yield Judgement(scores={r.label: 0.5 for r in view.responses})
+
+    items = [_item(i, n=5) for i in range(20)]
+    verdicts = [e for e in await _collect(Engine(items, [Flat()], seed=1)) if isinstance(e, Verdict)]
+    assert all(v.ranking == v.order for v in verdicts)
+    # the shuffle must not keep the file's (gold) order for most items
+    assert sum(v.ranking == ["c0", "c1", "c2", "c3", "c4"] for v in verdicts) <= 2
+
+
+async def test_failures_are_recorded_per_item_never_scored() -> None:
+    events = await _collect(Engine([_item(i) for i in range(4)], [FailingJudge()], seed=0))
+    failed = [e for e in events if isinstance(e, ItemFailed)]
+    assert sorted(e.item_id for e in failed) == ["q1", "q3"]
+    assert all(e.reason == "backbone said no" and e.error_type == "RuntimeError" for e in failed)
+    assert sorted(e.item_id for e in events if isinstance(e, Verdict)) == ["q0", "q2"]
+    assert events[-1].n_failed == 2
+
+
+async def test_concurrency_is_bounded() -> None:
+    running = 0
+    peak = 0
+
+    class Slow(Judge):
+        name, summary = "slow", "sleeps"
+
+        async def judge(self, view):
+            nonlocal running, peak
+            running += 1
+            peak = max(peak, running)
+            await asyncio.sleep(0.01)
+            running -= 1
+            yield Judgement(scores={r.label: 1.0 for r in view.responses})
+
+    await _collect(Engine([_item(i) for i in range(12)], [Slow()], seed=0, concurrency=3))
+    assert peak == 3
+
+
+async def test_skip_set_resumes_without_redoing_work() -> None:
+    items = [_item(i) for i in range(3)]
+    engine = Engine(items, [LengthOfTextJudge()], seed=0, skip={("q0", "digit"), ("q2", "digit")})
+    events = await _collect(engine)
+    assert [e.item_id for e in events if isinstance(e, Verdict)] == ["q1"]
+    assert engine.counts.skipped == 2
+
+
+async def test_cancel_stops_the_pool_and_reports_nothing_after() -> None:
+    class Forever(Judge):
+        name, summary = "forever", "never ends"
+
+        async def judge(self, view):
+            await asyncio.sleep(3600)
+            yield Judgement(scores={})
+
+    engine = Engine([_item(i) for i in range(4)], [Forever()], seed=0, concurrency=2)
+    seen = []
+
+    async def consume():
+        async for e in engine.run():
+            seen.append(e)
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not any(isinstance(e, Verdict) for e in seen)
+
+
+async def test_pairwise_preference_follows_gold_orientation_and_judge_winner() -> None:
+    item = Item(id="p", question="q", candidates={"x": "text 1", "y": "text 2"},
+                gold=PairwiseGold(a="y", b="x", labels=["A"]))
+    v = next(e for e in await _collect(Engine([item], [LengthOfTextJudge()], seed=0)) if isinstance(e, Verdict))
+    assert v.pair == ("y", "x") and v.preference == "A"
+
+    class SaysTie(Judge):
+        name, summary = "tie", "native pairwise"
+
+        async def judge(self, view):
+            yield Judgement(scores={r.label: float(i) for i, r in enumerate(view.responses)}, winner="tie")
+
+    v = next(e for e in await _collect(Engine([item], [SaysTie()], seed=0)) if isinstance(e, Verdict))
+    assert v.preference == "tie"
+
+
+async def test_rounded_equal_scores_are_a_tie() -> None:
+    class Close(Judge):
+        name, summary = "close", "nearly equal"
+        Options = JudgeOptions
+
+        async def judge(self, view):
+            yield Judgement(scores={r.label: 0.5 + i * 1e-7 for i, r in enumerate(view.responses)})
+
+    item = Item(id="p", question="q", candidates={"x": "1", "y": "2"}, gold=PairwiseGold(a="x", b="y", labels=["B"]))
+    v = next(e for e in await _collect(Engine([item], [Close()], seed=0)) if isinstance(e, Verdict))
+    assert v.preference == "tie"
+
+
+async def test_a_ranking_that_is_not_a_permutation_fails_the_item() -> None:
+    class Bad(Judge):
+        name, summary = "bad", "invents a label"
+
+        async def judge(self, view):
+            yield Judgement(scores={r.label: 1.0 for r in view.responses}, ranking=["Response 9"])
+
+    events = await _collect(Engine([_item(0)], [Bad()], seed=0))
+    failed = [e for e in events if isinstance(e, ItemFailed)]
+    assert failed and "not a permutation" in failed[0].reason
