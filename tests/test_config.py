@@ -1,0 +1,59 @@
+"""Config lookup, validation and error messages."""
+
+from pathlib import Path
+
+import pytest
+
+from qatui.config import Config, load_config, parse_config
+from qatui.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_example_config_is_valid_and_equals_the_defaults() -> None:
+    config = load_config(ROOT / "config.example.toml")
+    assert config.model_dump(exclude={"source"}) == Config().model_dump(exclude={"source"})
+
+
+def test_xdg_location_is_used(tmp_path, monkeypatch) -> None:
+    (tmp_path / "qatui").mkdir()
+    (tmp_path / "qatui" / "config.toml").write_text("[general]\nseed = 11\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert load_config().general.seed == 11
+
+
+def test_no_file_gives_defaults(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert load_config() == Config()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[general]\nsed = 1\n", "unknown key 'general.sed'"),
+        ("[general]\nconcurrency = 0\n", "key 'general.concurrency'"),
+        ("[backbones.x]\nmodel = 'openai/gpt-4o'\napi_key = 'sk-123'\n", "API keys are never stored"),
+        ("[backbones.x]\nmodel = 'openai/gpt-4o'\napi_key_env = 'sk-abc.def'\n", "NAME of an environment variable"),
+        ("[judges.rouge-l]\ntie_digit = 2\n", "[judges.rouge-l]"),
+        ("[judges.nope]\n", "unknown judge 'nope'"),
+        ("[general\n", "not valid TOML"),
+    ],
+)
+def test_bad_configs_name_the_file_and_key(text: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_config(text, "my.toml")
+    assert str(err.value).startswith("my.toml: ") and expected in str(err.value)
+
+
+def test_missing_explicit_file_is_an_error(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_sessions_dir_precedence(monkeypatch) -> None:
+    config = parse_config("[general]\nsessions_dir = 'from-config'\n", "c.toml")
+    monkeypatch.delenv("QATUI_SESSIONS_DIR", raising=False)
+    assert config.sessions_dir() == Path("from-config")
+    monkeypatch.setenv("QATUI_SESSIONS_DIR", "from-env")
+    assert config.sessions_dir() == Path("from-env")
+    assert config.sessions_dir("from-flag") == Path("from-flag")
