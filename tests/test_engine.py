@@ -51,7 +51,7 @@ async def test_verdicts_are_in_candidate_space_with_strict_ranking() -> None:
         assert v.ranking == ["c2", "c1", "c0"]
         assert v.scores == {"c0": 0.0, "c1": 1.0, "c2": 2.0}
         assert sorted(v.order) == ["c0", "c1", "c2"]
-        assert [a.type for a in v.artifacts] == ["llm_call_finished", "judgement"]
+        assert [a.type for a in v.artifacts] == ["judgement"]
     started = [e for e in events if isinstance(e, ItemStarted)]
     assert len(started) == 2 and all(e.judge == "digit" for e in started)
 

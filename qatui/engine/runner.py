@@ -200,8 +200,9 @@ class Engine:
                 if isinstance(event, Judgement):
                     judgement = event
                 if isinstance(event, LLMCallFinished):
-                    calls.append(event)
-                artifacts.append(event)
+                    calls.append(event)  # stored once, beside the verdict, not among its artifacts
+                else:
+                    artifacts.append(event)
                 yield event
             if judgement is None:
                 raise JudgementError("the judge ended without a judgement")

@@ -1,0 +1,260 @@
+"""Sessions on TinyDB: finding sessions, batching, shards, supersession, damage and SIGKILL safety."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from qatui.engine.events import LLMCallFinished, Verdict
+from qatui.errors import SessionError
+from qatui.store import Session, SessionStore, scrub
+
+
+def verdict(item_id: str, judge: str = "minoseval", pad: int = 0) -> Verdict:
+    """A small verdict for (item_id, judge); `pad` adds that many bytes of details."""
+    return Verdict(
+        item_id=item_id,
+        judge=judge,
+        scores={"c1": 0.9, "c2": 0.1},
+        ranking=["c1", "c2"],
+        order=["c2", "c1"],
+        pair=("c1", "c2"),
+        preference="A",
+        details={"pad": "x" * pad},
+    )
+
+
+CALL = LLMCallFinished(item_id="q0", judge="minoseval", model="local/smollm2", purpose="rank", prompt_hash="ab12")
+
+
+def shard_files(session: Session) -> list[str]:
+    """Names of the session's shard files, sorted."""
+    return sorted(p.name for p in session.path.glob("results-*.json"))
+
+
+def test_create_open_by_id_name_prefix_and_list(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    first = store.create({"dataset": {"name": "demo"}, "seed": 7}, name="baseline")
+    second = store.create({"dataset": {"name": "demo"}})
+    assert first.meta["name"] == "baseline" and second.meta["name"] == second.id
+    assert first.meta["status"] == "running" and first.meta["qatui_version"]
+    assert len(first.id) == len("YYYYMMDD-HHMMSS-xxxx")
+    assert store.open(first.id).id == first.id
+    assert store.open("baseline").id == first.id
+    assert store.open(second.id[:-1]).id == second.id  # unique prefix
+    with pytest.raises(SessionError, match="ambiguous") as ambiguous:
+        store.open(first.id[:4])
+    assert first.id in str(ambiguous.value) and second.id in str(ambiguous.value)
+    with pytest.raises(SessionError, match="no session 'nope'") as missing:
+        store.open("nope")
+    assert "baseline" in str(missing.value)
+    with pytest.raises(SessionError, match="already exists"):
+        store.create({}, name="baseline")
+    listed = store.list()
+    assert [e["id"] for e in listed] == [second.id, first.id]  # newest first
+    assert listed[1]["seed"] == 7 and listed[1]["summary"] == {}
+    store.delete(second.id)
+    assert [e["id"] for e in store.list()] == [first.id]
+    with pytest.raises(SessionError):
+        store.delete(first.id[:6])  # delete takes exact ids only
+
+
+def test_scrub_keeps_credentials_out_of_session_files(tmp_path: Path) -> None:
+    meta = {
+        "api_key": "sk-TOP",
+        "judges": {"ragas": {"api_key": "sk-TOP", "api_key_env": "OPENAI_API_KEY", "max_tokens": 64}},
+        "backbones": [{"model": "openai/gpt-4o-mini", "client_secret": "sk-TOP", "token": "sk-TOP"}],
+    }
+    assert scrub(meta) == {
+        "judges": {"ragas": {"api_key_env": "OPENAI_API_KEY", "max_tokens": 64}},
+        "backbones": [{"model": "openai/gpt-4o-mini"}],
+    }
+    session = SessionStore(tmp_path).create(meta)
+    session.update_meta(hf_token="sk-TOP", status="completed")
+    session.flush()
+    assert "sk-TOP" not in (session.path / "session.json").read_text()
+    assert session.meta["judges"]["ragas"]["api_key_env"] == "OPENAI_API_KEY"
+
+
+def test_writes_wait_for_flush_then_reopen_sees_them(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    session = store.create({})
+    v = verdict("q0")
+    session.record_verdict(v, [CALL])
+    session.record_failure("q1", "minoseval", "unparseable ranking", "ParseError", [CALL])
+    assert shard_files(session) == []  # batched in memory: nothing on disk yet
+    assert store.open(session.id).results() == {}
+    assert set(session.results()) == {("q0", "minoseval"), ("q1", "minoseval")}  # the writer sees its own
+    session.flush()
+    reopened = store.open(session.id)
+    assert reopened.verdicts("minoseval") == {"q0": v}
+    assert reopened.finished_keys() == {("q0", "minoseval")}
+    assert reopened.failed_keys() == {("q1", "minoseval")}
+    failed = reopened.results()[("q1", "minoseval")]
+    assert failed["failure"] == {"reason": "unparseable ranking", "error_type": "ParseError"}
+    assert failed["calls"][0]["prompt_hash"] == "ab12" and failed["verdict"] is None
+
+
+def test_shards_roll_over_and_full_shards_are_never_rewritten(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path, shard_size=5)
+    session = store.create({})
+    for i in range(5):
+        session.record_verdict(verdict(f"q{i}"), [])
+    session.flush()
+    first_inode = (session.path / "results-0000.json").stat().st_ino
+    for i in range(5, 12):
+        session.record_verdict(verdict(f"q{i}"), [])
+    session.close()
+    assert shard_files(session) == ["results-0000.json", "results-0001.json", "results-0002.json"]
+    sizes = [len(json.loads((session.path / n).read_text())["results"]) for n in shard_files(session)]
+    assert sizes == [5, 5, 2]
+    assert (session.path / "results-0000.json").stat().st_ino == first_inode  # a full shard stays put
+    reopened = store.open(session.id)
+    for i in range(12, 16):  # fills the last shard, then opens another
+        reopened.record_verdict(verdict(f"q{i}"), [])
+    reopened.flush()
+    assert shard_files(reopened)[-1] == "results-0003.json"
+    assert set(store.open(session.id).verdicts("minoseval")) == {f"q{i}" for i in range(16)}
+
+
+def test_a_later_verdict_supersedes_a_failure_across_shards(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path, shard_size=1)
+    session = store.create({})
+    session.record_failure("q0", "calf", "timeout", "Timeout", [])
+    session.record_verdict(verdict("q0", "checkeval"), [])
+    session.flush()
+    resumed = store.open(session.id)
+    assert resumed.failed_keys() == {("q0", "calf")}
+    resumed.record_verdict(verdict("q0", "calf"), [CALL])
+    resumed.flush()
+    final = store.open(session.id)
+    assert final.failed_keys() == set()
+    assert final.finished_keys() == {("q0", "calf"), ("q0", "checkeval")}
+    assert final.results()[("q0", "calf")]["status"] == "done"
+    assert len(shard_files(final)) == 3  # append-only: the failure is still on disk, superseded
+
+
+def test_summary_and_meta_updates_reach_the_listing(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    session = store.create({"judges": {"minoseval": {}}})
+    session.set_summary("minoseval", {"done": 3, "failed": 1, "metrics": {"spearman": 0.5}})
+    session.set_summary("minoseval", {"done": 4, "failed": 0, "metrics": {"spearman": 0.6}})
+    session.update_meta(status="completed")
+    with pytest.raises(ValueError, match="status"):
+        session.update_meta(status="finished")
+    assert store.list()[0]["status"] == "running"  # not flushed yet
+    session.flush()
+    entry = store.list()[0]
+    assert entry["status"] == "completed"
+    assert entry["summary"] == {"minoseval": {"done": 4, "failed": 0, "metrics": {"spearman": 0.6}}}
+    assert store.open(session.id).summary() == entry["summary"]
+
+
+def test_listing_reads_no_shard(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path, shard_size=2)
+    session = store.create({}, name="run")
+    for i in range(3):
+        session.record_verdict(verdict(f"q{i}"), [])
+    session.close()
+    (session.path / "results-0000.json").write_bytes(b"\x00\xff garbage")
+    assert [(e["name"], e["status"]) for e in store.list()] == [("run", "running")]
+    with pytest.raises(SessionError, match="results-0000.json"):
+        store.open("run")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b'{"meta": {"1": {"id": "x"', b"\x89PNG\x00\xff", b"[1, 2]", b'{"meta": {}}', b'{"meta": {"1": 5}}'],
+    ids=["truncated", "binary", "list", "no-meta", "meta-not-a-doc"],
+)
+def test_damaged_session_json_fails_open_and_shows_in_listing(tmp_path: Path, content: bytes) -> None:
+    store = SessionStore(tmp_path)
+    good = store.create({}, name="good")
+    bad = store.create({}, name="bad")
+    (bad.path / "session.json").write_bytes(content)
+    with pytest.raises(SessionError, match=r"session\.json"):
+        store.open(bad.id)
+    entries = {e["id"]: e for e in store.list()}
+    assert entries[good.id]["status"] == "running"
+    assert entries[bad.id]["status"] == "damaged" and "session.json" in entries[bad.id]["error"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b'{"results": {"1": {"seq": 0', b'{"results": {"1": 3}}', b'{"results": {"1": {"seq": 0, "item_id": "q"}}}'],
+    ids=["truncated", "not-a-doc", "missing-fields"],
+)
+def test_damaged_shard_fails_open_naming_it(tmp_path: Path, content: bytes) -> None:
+    store = SessionStore(tmp_path)
+    session = store.create({})
+    (session.path / "results-0000.json").write_bytes(content)
+    with pytest.raises(SessionError, match="results-0000.json"):
+        store.open(session.id)
+
+
+def test_missing_session_json_is_listed_as_damaged(tmp_path: Path) -> None:
+    (tmp_path / "stray").mkdir()
+    (entry,) = SessionStore(tmp_path).list()
+    assert entry["status"] == "damaged" and "missing" in entry["error"]
+
+
+def test_open_removes_a_killed_writers_orphans_but_not_a_live_writers(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    session = store.create({})
+    orphan = session.path / ".results-0000.json.k3j4.tmp"
+    live = session.path / ".session.json.a1b2.tmp"
+    for tmp in (orphan, live):
+        tmp.write_text('{"results": {')
+    an_hour_ago = time.time() - 3600
+    os.utime(orphan, (an_hour_ago, an_hour_ago))
+    store.open(session.id)
+    assert not orphan.exists() and live.exists()
+
+
+CHILD = """
+import sys
+from pathlib import Path
+from qatui.engine.events import Verdict
+from qatui.store import SessionStore
+session = SessionStore(Path(sys.argv[1]), shard_size=7).open(sys.argv[2])
+n = len(session.results())
+print("ready", n, flush=True)
+while True:
+    for _ in range(3):
+        session.record_verdict(
+            Verdict(item_id=f"q{n}", judge="j", scores={"a": 1.0}, ranking=["a"], order=["a"],
+                    details={"pad": "x" * 2000}), [])
+        n += 1
+    session.flush()
+    print(n, flush=True)
+"""
+
+
+def test_sigkill_never_loses_a_flushed_result(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path, shard_size=7)
+    session_id = store.create({}).id
+    rng = random.Random(20261122)
+    for _ in range(5):
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(tmp_path), session_id], stdout=subprocess.PIPE, text=True
+        )
+        assert child.stdout is not None
+        ready = child.stdout.readline().split()
+        assert ready[0] == "ready", ready
+        time.sleep(rng.uniform(0.05, 0.3))
+        child.kill()
+        printed = [int(line) for line in child.stdout.read().split()]
+        child.wait()
+        flushed = printed[-1] if printed else int(ready[1])
+        keys = set(store.open(session_id).results())
+        n = len(keys)
+        assert flushed <= n <= flushed + 3  # at most the batch being flushed at the kill got in unreported
+        assert keys == {(f"q{i}", "j") for i in range(n)}
+    assert n > 15, "the child never got far enough to cross shards"
