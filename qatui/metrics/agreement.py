@@ -1,0 +1,84 @@
+"""Agreement between two judges on the same items, and inter-rater reliability coefficients."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal
+
+import krippendorff
+import numpy as np
+from numpy.typing import ArrayLike
+from pydantic import BaseModel, ConfigDict, Field
+
+from qatui.metrics.correlation import correlations
+from qatui.metrics.pairwise import judge_preference
+
+if TYPE_CHECKING:
+    from qatui.engine.events import Verdict
+
+
+class JudgeAgreement(BaseModel):
+    """`kendall` (mean tau-b of the rankings), `top1` and `preference` shares, with item counts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    metrics: dict[str, float] = Field(default_factory=dict)
+    n: dict[str, int] = Field(default_factory=dict)
+
+
+def ranking_tau(a: Verdict, b: Verdict) -> float | None:
+    """Kendall tau-b between two judges' rankings over the candidates both ranked; None below 2."""
+    shared = set(a.ranking) & set(b.ranking)
+    ranked_a = [cid for cid in a.ranking if cid in shared]
+    position_b = {cid: -float(i) for i, cid in enumerate(cid for cid in b.ranking if cid in shared)}
+    stats = correlations([-float(i) for i in range(len(ranked_a))], [position_b[cid] for cid in ranked_a])
+    return stats.get("kendall")
+
+
+def judge_agreement(verdicts_a: Mapping[str, Verdict], verdicts_b: Mapping[str, Verdict]) -> JudgeAgreement:
+    """How two judges agree on the items both judged (item id -> Verdict); keys without items are absent."""
+    found: dict[str, list[float]] = {"kendall": [], "top1": [], "preference": []}
+    for item_id, a in verdicts_a.items():
+        if (b := verdicts_b.get(item_id)) is None:
+            continue
+        if (tau := ranking_tau(a, b)) is not None:
+            found["kendall"].append(tau)
+        if a.ranking and b.ranking:
+            found["top1"].append(float(a.ranking[0] == b.ranking[0]))
+        if a.pair and a.preference and b.pair and b.preference and set(a.pair) == set(b.pair):
+            found["preference"].append(float(a.preference == judge_preference(b, *a.pair)))
+    return JudgeAgreement(
+        metrics={key: float(np.mean(values)) for key, values in found.items() if values},
+        n={key: len(values) for key, values in found.items() if values},
+    )
+
+
+def fleiss_kappa(table: ArrayLike) -> float | None:
+    """Fleiss' kappa of a subjects x categories count table (same raters per row); None if undefined."""
+    counts = np.asarray(table, dtype=float)
+    if counts.ndim != 2 or len(counts) == 0 or (counts < 0).any():
+        raise ValueError("Fleiss' kappa needs a non-empty 2-D table of non-negative counts")
+    raters = counts.sum(axis=1)
+    if not np.all(raters == raters[0]) or raters[0] < 2:
+        raise ValueError("Fleiss' kappa needs the same number (at least 2) of ratings for every subject")
+    n = raters[0]
+    agreement = ((counts**2).sum(axis=1) - n) / (n * (n - 1))  # P_i
+    shares = counts.sum(axis=0) / counts.sum()  # p_j
+    expected = float((shares**2).sum())  # P_e
+    if expected == 1.0:
+        return None
+    return float((agreement.mean() - expected) / (1.0 - expected))
+
+
+def krippendorff_alpha(
+    reliability_data: ArrayLike, level: Literal["nominal", "ordinal", "interval", "ratio"] = "nominal"
+) -> float | None:
+    """Krippendorff's alpha of a raters x units table (NaN = missing); None if undefined.
+
+    Undefined: fewer than two distinct values among the units that two or more raters rated.
+    """
+    data = np.asarray(reliability_data, dtype=float)
+    pairable = data[:, (~np.isnan(data)).sum(axis=0) >= 2]
+    if np.unique(pairable[~np.isnan(pairable)]).size < 2:
+        return None
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))

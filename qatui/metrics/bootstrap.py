@@ -1,0 +1,65 @@
+"""95% percentile bootstrap confidence intervals of a mean over questions (or documents).
+
+Values come as rows = resampled units and columns = groups (e.g. rating dimensions), NaN
+where a unit has no value for a group. The statistic is the mean over groups of each
+group's mean over its units, which for one column is the plain mean.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.stats import bootstrap
+
+N_RESAMPLES = 1000
+# scipy >= 1.15 seeds through `rng`; older releases through `random_state`.
+_SEED_ARG = "rng" if "rng" in inspect.signature(bootstrap).parameters else "random_state"
+
+
+def unit_table(values: ArrayLike) -> np.ndarray:
+    """`values` (1-D, or units x columns) as a 2-D float table without rows that hold no value."""
+    table = np.asarray(values, dtype=float)
+    table = table.reshape(len(table), -1) if table.size else np.empty((0, 1))
+    return table[~np.isnan(table).all(axis=1)]
+
+
+def _grouped_mean(table: np.ndarray, axis: int = -2) -> np.ndarray:
+    """Mean over non-empty columns of the column means along `axis`, ignoring NaN."""
+    present = ~np.isnan(table)
+    counts = present.sum(axis=axis)
+    sums = np.where(present, table, 0.0).sum(axis=axis)
+    means = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
+    return (means * (counts > 0)).sum(axis=-1) / (counts > 0).sum(axis=-1)
+
+
+def grouped_mean(values: ArrayLike) -> float:
+    """The point estimate that `mean_ci` brackets (rows of only NaN are ignored)."""
+    return float(_grouped_mean(unit_table(values)))
+
+
+def mean_ci(values: ArrayLike, *, seed: int = 0, confidence: float = 0.95) -> tuple[float, float] | None:
+    """Percentile bootstrap CI of `grouped_mean` over rows; None below 2 rows, (m, m) if all equal."""
+    table = unit_table(values)
+    if len(table) < 2:
+        return None
+    finite = table[~np.isnan(table)]
+    if np.all(finite == finite[0]):
+        return (float(finite[0]), float(finite[0]))
+
+    def statistic(rows: np.ndarray, axis: int) -> np.ndarray:
+        return _grouped_mean(table[np.moveaxis(rows, axis, -1).astype(int)])
+
+    result = bootstrap(
+        (np.arange(len(table)),),
+        statistic,
+        n_resamples=N_RESAMPLES,
+        batch=250,
+        vectorized=True,
+        confidence_level=confidence,
+        method="percentile",
+        **{_SEED_ARG: np.random.default_rng(seed)},
+    )
+    low, high = result.confidence_interval
+    return (float(low), float(high))

@@ -1,0 +1,45 @@
+"""Correlation of a judge's per-candidate scores with human ratings, per rating dimension.
+
+Sample level pools every (item, candidate) pair; summary level correlates within each item
+(source document) and is averaged over documents elsewhere. A document with fewer than 2
+scored candidates, or constant ratings or scores, has no summary-level correlation.
+The judge's score of a candidate is `Verdict.scores[cid]`, the same for every dimension.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from qatui.data.model import RatingsGold
+from qatui.metrics.correlation import correlations
+
+if TYPE_CHECKING:
+    from qatui.engine.events import Verdict
+
+
+def rating_pairs(gold: RatingsGold, verdict: Verdict, dimension: str) -> tuple[list[float], list[float]]:
+    """Human ratings and judge scores of the candidates rated on `dimension` and given a finite score."""
+    human, judge = [], []
+    for cid, per_dim in gold.ratings.items():
+        score = verdict.scores.get(cid)
+        if dimension in per_dim and score is not None and math.isfinite(score):
+            human.append(per_dim[dimension])
+            judge.append(score)
+    return human, judge
+
+
+def document_correlations(gold: RatingsGold, verdict: Verdict, dimension: str) -> dict[str, float]:
+    """Summary-level correlations within one document; empty when undefined."""
+    return correlations(*rating_pairs(gold, verdict, dimension))
+
+
+def pooled_correlations(scored: Iterable[tuple[RatingsGold, Verdict]], dimension: str) -> tuple[dict[str, float], int]:
+    """Sample-level correlations over all pooled (item, candidate) pairs, and how many pairs."""
+    human, judge = [], []
+    for gold, verdict in scored:
+        h, j = rating_pairs(gold, verdict, dimension)
+        human += h
+        judge += j
+    return correlations(human, judge), len(human)

@@ -1,0 +1,34 @@
+"""Per-question agreement of a judge's strict ranking with a human ranking that may have ties.
+
+Only candidates both in the gold and in the judge's ranking count. The judge's position
+score is the negative rank (higher is better), the gold score `RankingGold.grade()`. A
+question with fewer than 2 such candidates or with all of them in one gold tier tells
+nothing about the judge's order (correlations are undefined, RBO would depend on the
+candidate count alone), so it yields no statistic at all.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from qatui.data.model import RankingGold
+from qatui.metrics.correlation import correlations
+from qatui.metrics.rbo import rbo
+
+if TYPE_CHECKING:
+    from qatui.engine.events import Verdict
+
+RBO_PERSISTENCES = (0.5, 0.9)
+
+
+def question_ranking_stats(gold: RankingGold, verdict: Verdict) -> dict[str, float]:
+    """Kendall tau-b, Spearman, Pearson and `rbo_<p>` for one question; empty when skipped."""
+    grades = gold.grade()
+    ranking = [cid for cid in verdict.ranking if cid in grades]
+    common = set(ranking)
+    tiers = [kept for tier in gold.tiers if (kept := [cid for cid in tier if cid in common])]
+    if len(ranking) < 2 or len(tiers) < 2:
+        return {}
+    stats = correlations([grades[cid] for cid in ranking], [-float(i) for i in range(len(ranking))])
+    stats.update({f"rbo_{p}": rbo(ranking, tiers, p) for p in RBO_PERSISTENCES})
+    return stats

@@ -1,0 +1,171 @@
+"""One judge's meta-evaluation on a dataset: the flat metric contract the CLI and store rely on.
+
+Keys (each omitted when it cannot be computed; every value finite, in [-1, 1] or [0, 1]):
+
+- ranking gold: `kendall`, `spearman`, `pearson`, `rbo_0.5`, `rbo_0.9`, means over questions;
+- pairwise gold: `accuracy`, `accuracy_no_tie`, over human judgements (labels);
+- ratings gold: `pearson`, `spearman`, `kendall` at summary level (mean over documents) and
+  `pearson_sample`, `spearman_sample`, `kendall_sample` over pooled (item, candidate) pairs.
+  With several dimensions, `<key>/<dimension>` sits beside each plain key, which is then the
+  mean over dimensions (and `n` of a plain sample key the largest over its dimensions).
+
+The question-level correlation keys are shared by ranking questions and rating documents:
+each is a mean over "columns" (the ranking items, each rating dimension) of a mean over the
+questions or documents that have a value there, so a dataset with one gold kind gets the
+plain mean. CIs (95% percentile bootstrap over questions or documents; over judgements for
+accuracy) exist for every key except the sample-level ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from qatui.data.model import Item, PairwiseGold, RankingGold, RatingsGold
+from qatui.metrics.bootstrap import grouped_mean, mean_ci, unit_table
+from qatui.metrics.pairwise import judgement_hits
+from qatui.metrics.pointwise import document_correlations, pooled_correlations
+from qatui.metrics.ranking import RBO_PERSISTENCES, question_ranking_stats
+
+if TYPE_CHECKING:
+    from qatui.engine.events import Verdict
+
+CORRELATIONS = ("kendall", "spearman", "pearson")
+QUESTION_KEYS = (*CORRELATIONS, *(f"rbo_{p}" for p in RBO_PERSISTENCES))
+PAIRWISE_KEYS = ("accuracy", "accuracy_no_tie")
+
+Scored = list[tuple[Item, "Verdict"]]
+_RANKING = None  # the column of ranking questions, beside one column per rating dimension
+
+
+class JudgeMetrics(BaseModel):
+    """A judge's metrics, their bootstrap CIs, how many units each averaged, and per-group metrics."""
+
+    model_config = ConfigDict(frozen=True)
+
+    metrics: dict[str, float] = Field(default_factory=dict)
+    ci: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    n: dict[str, int] = Field(default_factory=dict)
+    breakdown: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Estimate:
+    """One metric's value and unit count, with the table to bootstrap (None: no CI)."""
+
+    value: float
+    n: int
+    units: np.ndarray | None
+
+
+def _from_table(table: Sequence[Sequence[float]]) -> _Estimate | None:
+    """The grouped mean of a units x columns table (NaN = no value), None when it is empty."""
+    units = unit_table(table)
+    return _Estimate(grouped_mean(units), len(units), units) if len(units) else None
+
+
+def _question_level(scored: Scored, dims: list[str]) -> dict[str, _Estimate]:
+    """Per-question ranking statistics and per-document rating correlations, averaged."""
+    rows: list[dict[tuple[str, str | None], float]] = []
+    for item, verdict in scored:
+        if isinstance(item.gold, RankingGold):
+            stats = question_ranking_stats(item.gold, verdict)
+            rows.append({(key, _RANKING): value for key, value in stats.items()})
+        elif isinstance(item.gold, RatingsGold):
+            gold = item.gold
+            rows.append({
+                (key, dim): value
+                for dim in gold.dimensions
+                for key, value in document_correlations(gold, verdict, dim).items()
+            })
+    wanted = {key: [_RANKING, *dims] for key in QUESTION_KEYS}
+    if len(dims) > 1:
+        wanted |= {f"{key}/{dim}": [dim] for key in CORRELATIONS for dim in dims}
+    estimates = {}
+    for name, columns in wanted.items():
+        key = name.split("/")[0]
+        table = [[row.get((key, column), np.nan) for column in columns] for row in rows]
+        if (estimate := _from_table(table)) is not None:
+            estimates[name] = estimate
+    return estimates
+
+
+def _sample_level(scored: Scored, dims: list[str]) -> dict[str, _Estimate]:
+    """Pooled (item, candidate) correlations per dimension, and their mean over dimensions."""
+    ratings = [(item.gold, verdict) for item, verdict in scored if isinstance(item.gold, RatingsGold)]
+    per_dim = {dim: pooled_correlations(ratings, dim) for dim in dims}
+    estimates = {}
+    for key in CORRELATIONS:
+        found = [(stats[key], n) for stats, n in per_dim.values() if key in stats]
+        if found:
+            mean, most = float(np.mean([value for value, _ in found])), max(n for _, n in found)
+            estimates[f"{key}_sample"] = _Estimate(mean, most, None)
+        if len(dims) > 1:
+            estimates |= {
+                f"{key}_sample/{dim}": _Estimate(stats[key], n, None)
+                for dim, (stats, n) in per_dim.items()
+                if key in stats
+            }
+    return estimates
+
+
+def _pairwise(scored: Scored) -> dict[str, _Estimate]:
+    """Accuracy over every human label of the pairwise items."""
+    hits: dict[str, list[float]] = {key: [] for key in PAIRWISE_KEYS}
+    for item, verdict in scored:
+        if isinstance(item.gold, PairwiseGold):
+            for key, values in judgement_hits(item.gold, verdict).items():
+                hits[key] += values
+    return {key: estimate for key, values in hits.items() if (estimate := _from_table([[v] for v in values]))}
+
+
+def _estimates(scored: Scored) -> dict[str, _Estimate]:
+    """Every computable metric of the scored items, whatever mix of gold kinds they hold."""
+    dims: dict[str, None] = {}
+    for item, _ in scored:
+        if isinstance(item.gold, RatingsGold):
+            dims.update(dict.fromkeys(item.gold.dimensions))
+    return _question_level(scored, list(dims)) | _sample_level(scored, list(dims)) | _pairwise(scored)
+
+
+def _values(estimates: dict[str, _Estimate]) -> dict[str, float]:
+    """The metric values alone."""
+    return {key: estimate.value for key, estimate in estimates.items()}
+
+
+def _groups(scored: Scored) -> dict[str, dict[str, Scored]]:
+    """The scored items by question type, and the pairwise ones by pair type."""
+    groups: dict[str, dict[str, Scored]] = {"question_type": {}, "pair_type": {}}
+    for item, verdict in scored:
+        if item.question_type is not None:
+            groups["question_type"].setdefault(item.question_type, []).append((item, verdict))
+        if isinstance(item.gold, PairwiseGold) and item.gold.pair_type is not None:
+            groups["pair_type"].setdefault(item.gold.pair_type, []).append((item, verdict))
+    return groups
+
+
+def summarize(
+    items: Sequence[Item], verdicts: Mapping[str, Verdict], *, seed: int = 0, ci: bool = True
+) -> JudgeMetrics:
+    """Score one judge's verdicts (item id -> Verdict) against gold; items without either are skipped."""
+    scored = [(item, verdicts[item.id]) for item in items if item.gold is not None and item.id in verdicts]
+    estimates = _estimates(scored)
+    intervals = {}
+    if ci:
+        for key, estimate in estimates.items():
+            if estimate.units is not None and (interval := mean_ci(estimate.units, seed=seed)) is not None:
+                intervals[key] = interval
+    breakdown = {
+        by: {name: metrics for name, group in members.items() if (metrics := _values(_estimates(group)))}
+        for by, members in _groups(scored).items()
+    }
+    return JudgeMetrics(
+        metrics=_values(estimates),
+        ci=intervals,
+        n={key: estimate.n for key, estimate in estimates.items()},
+        breakdown={by: groups for by, groups in breakdown.items() if groups},
+    )
