@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     except QatuiError as e:
         from rich.markup import escape
 
-        _console(stderr=True).print(f"[bold red]error:[/] {escape(str(e))}")
+        _console(stderr=True).print(f"[bold red]error:[/] {escape(str(e))}", soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         _console(stderr=True).print("[yellow]interrupted[/]")

@@ -157,7 +157,10 @@ def print_session_list(console: Console, rows: list[dict], root: Path) -> None:
     if not rows:
         console.print(f"no sessions in {root}; start one with `qatui run DATASET --judge NAME` or `qatui demo`")
         return
-    table = Table("id", "name", "dataset", "judges", "done/failed", "key metric", "status", "created", box=None)
+    table = Table(box=None)
+    table.add_column("id", no_wrap=True, min_width=20)
+    for column in ("name", "dataset", "judges", "done/failed", "key metric", "status", "created"):
+        table.add_column(column)
     for meta in rows:
         if meta.get("status") == "damaged":
             table.add_row(escape(meta["id"]), "", "", "", "", "", "[red]damaged[/]", escape(meta.get("error", "")))

@@ -1,0 +1,137 @@
+"""Dataset loaders: every supported file format becomes one `Dataset` of `Item`s.
+
+Each format is a small module with `load(path) -> list[Item]` and `sniff(path, head)`;
+`load_dataset` picks one by name or by sniffing the file's content, and stamps the result
+with the file's name, absolute path and sha256, so a session can tell later whether its
+dataset changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from types import ModuleType
+
+from qatui.data.loaders import (
+    csvtable,
+    jsonl,
+    jsonlist,
+    lfqa_e,
+    lfqa_eval,
+    linkage,
+    linkage_webglm,
+    minos,
+    qags,
+    summeval,
+    topical_chat,
+    wikieval,
+)
+from qatui.data.loaders._common import HEAD_CHARS
+from qatui.data.model import Dataset
+from qatui.errors import DatasetError
+
+_MODULES: dict[str, ModuleType] = {
+    "jsonl": jsonl,
+    "json": jsonlist,
+    "csv": csvtable,
+    "minos": minos,
+    "linkage": linkage,
+    "linkage-webglm": linkage_webglm,
+    "lfqa-e": lfqa_e,
+    "lfqa-eval": lfqa_eval,
+    "summeval": summeval,
+    "topical-chat": topical_chat,
+    "qags": qags,
+    "wikieval": wikieval,
+}
+
+FORMATS: list[str] = list(_MODULES)
+"""Every format name `load_dataset` accepts."""
+
+_SNIFF_ORDER = [
+    "minos",
+    "lfqa-e",
+    "lfqa-eval",
+    "topical-chat",
+    "qags",
+    "linkage-webglm",
+    "linkage",
+    "summeval",
+    "wikieval",
+    "jsonl",
+    "json",
+    "csv",
+]
+"""Specific shapes first; the native formats and CSV take what is left."""
+
+
+def detect_format(path: str | Path) -> str:
+    """The format of a file (or of an LFQA-Eval folder), from its extension and first record."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise DatasetError(f"{path}: no such file or folder")
+    if path.is_dir():
+        first = lfqa_eval.files(path)[0]
+        if lfqa_eval.sniff(first, _head(first)):
+            return "lfqa-eval"
+        raise DatasetError(f"{path}: a folder is read only as lfqa-eval, and {first.name} is not of that format")
+    head = _head(path)
+    for name in _SNIFF_ORDER:
+        if _MODULES[name].sniff(path, head):
+            return name
+    raise DatasetError(f"{path.name}: cannot tell its format; name one of: {', '.join(FORMATS)}")
+
+
+def load_dataset(path: str | Path, format: str | None = None, csv_mapping: dict[str, str] | None = None) -> Dataset:
+    """The dataset in `path` read as `format` (detected when None); any problem is a DatasetError."""
+    path = Path(path).expanduser()
+    if format is None:
+        format = detect_format(path)
+    elif not path.exists():
+        raise DatasetError(f"{path}: no such file or folder")
+    if format not in _MODULES:
+        raise DatasetError(f"unknown dataset format {format!r}; formats are: {', '.join(FORMATS)}")
+    if csv_mapping and format != "csv":
+        raise DatasetError(f"a CSV column mapping applies only to the csv format, not to {format!r}")
+    if path.is_dir() and format != "lfqa-eval":
+        raise DatasetError(f"{path}: is a folder; only the lfqa-eval format reads a folder")
+    items = csvtable.load(path, csv_mapping) if format == "csv" else _MODULES[format].load(path)
+    return Dataset(
+        name=path.name if path.is_dir() else path.stem,
+        path=str(path.resolve()),
+        format=format,
+        content_hash=_content_hash(path),
+        items=items,
+    )
+
+
+def _head(path: Path) -> str:
+    """The start of the file, decoded leniently, for the sniffers."""
+    try:
+        with path.open(encoding="utf-8-sig", errors="replace") as file:
+            head = file.read(HEAD_CHARS)
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot be read ({exc.strerror})") from None
+    if not head.strip():
+        raise DatasetError(f"{path.name}: the file is empty")
+    return head
+
+
+def _content_hash(path: Path) -> str:
+    """sha256 of the file's bytes; for a folder, of its data files' bytes in name order."""
+    digest = hashlib.sha256()
+    for file in lfqa_eval.files(path) if path.is_dir() else [path]:
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def demo_path() -> Path:
+    """The bundled demo dataset (shipped inside the package)."""
+    from importlib.resources import files
+
+    return Path(str(files("qatui.data") / "demo" / "demo.jsonl"))
+
+
+def demo_dataset() -> Dataset:
+    """The bundled demo dataset, loaded as native JSONL."""
+    return load_dataset(demo_path(), "jsonl")

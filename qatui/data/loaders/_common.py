@@ -1,0 +1,264 @@
+"""Shared plumbing of the loaders: reading, JSON parsing, sniffing and error messages.
+
+Every error a user can cause becomes a `DatasetError` whose message starts with
+"<file> <record>: field '<name>': ...", so the CLI can print it without a traceback.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from qatui.data.language import detect_language
+from qatui.data.model import Item, RankingGold
+from qatui.errors import DatasetError
+
+HEAD_CHARS = 1 << 20
+"""How much of a file `detect_format` hands to the sniffers: enough for any first record."""
+
+_EXPECTED = {
+    "id": "must be a non-empty string",
+    "question": "must be a non-empty string",
+    "references": "must be a list of strings",
+    "context": "must be a list of strings",
+    "candidates": "must be a non-empty object of id -> text",
+    "question_type": "must be 'factoid', 'non-factoid' or null",
+    "language": "must be a string or null",
+    "meta": "must be an object",
+}
+
+
+def field_error(where: str, field: str, message: str) -> DatasetError:
+    """The one shape of a record-level error: file and record, field, what is wrong."""
+    return DatasetError(f"{where}: field {field!r}: {message}")
+
+
+def short(text: str, width: int = 60) -> str:
+    """A long key (a question used as a JSON key) cut down for an error message."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def read_text(path: Path) -> str:
+    """The file's text (BOM dropped); a missing, undecodable or empty file is a DatasetError."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise DatasetError(f"{path}: is a folder, not a file") from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path.name}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot be read ({exc.strerror})") from None
+    if not text.strip():
+        raise DatasetError(f"{path.name}: the file is empty")
+    return text
+
+
+def load_json(path: Path) -> Any:
+    """The file parsed as one JSON document; a syntax error names line and column."""
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{path.name} line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
+
+
+def json_records(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """A JSON list of objects, each with its record label ("item 3 (id '7')") for messages."""
+    data = load_json(path)
+    if not isinstance(data, list):
+        raise DatasetError(f"{path.name}: must hold a JSON list of records, not a JSON {_json_type(data)}")
+    if not data:
+        raise DatasetError(f"{path.name}: the list of records is empty")
+    records = []
+    for index, record in enumerate(data, 1):
+        where = f"{path.name} item {index}"
+        if not isinstance(record, dict):
+            raise DatasetError(f"{where}: must be a JSON object, not a JSON {_json_type(record)}")
+        raw_id = record.get("id")
+        if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool):
+            where += f" (id {str(raw_id)!r})"
+        records.append((where, record))
+    return records
+
+
+def json_object(path: Path) -> dict[str, Any]:
+    """A JSON object keyed by question text; a non-object or empty object is a DatasetError."""
+    data = load_json(path)
+    if not isinstance(data, dict):
+        raise DatasetError(f"{path.name}: must hold a JSON object keyed by question, not a JSON {_json_type(data)}")
+    if not data:
+        raise DatasetError(f"{path.name}: the JSON object is empty")
+    return data
+
+
+def jsonl_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """One JSON object per non-blank line, each with its label ("line 7", 1-based)."""
+    lines = read_text(path).splitlines()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{path.name} line {number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{where} column {exc.colno}: invalid JSON: {exc.msg}") from None
+        if not isinstance(record, dict):
+            raise DatasetError(f"{where}: must be a JSON object, not a JSON {_json_type(record)}")
+        yield where, record
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}
+    return names.get(type(value), "number")
+
+
+def required(record: Mapping[str, Any], key: str, where: str) -> Any:
+    """`record[key]`, or a DatasetError naming the missing field."""
+    if key not in record or record[key] is None:
+        raise field_error(where, key, "is required")
+    return record[key]
+
+
+def item_id(record: Mapping[str, Any], where: str) -> str:
+    """A required id given as a string or an integer, as a string."""
+    value = required(record, "id", where)
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise field_error(where, "id", f"must be a string or an integer, not {value!r}")
+    return str(value)
+
+
+def text_field(record: Mapping[str, Any], key: str, where: str) -> str:
+    """A required string field."""
+    value = required(record, key, where)
+    if not isinstance(value, str):
+        raise field_error(where, key, f"must be a string, not a JSON {_json_type(value)}")
+    return value
+
+
+def texts(value: Any, where: str, field: str) -> list[str]:
+    """A string or a list of strings as a list (references, contexts)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    raise field_error(where, field, "must be a string or a list of strings")
+
+
+def grade(value: Any, where: str, field: str) -> float:
+    """A numeric quality label (int or float, not a boolean)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise field_error(where, field, f"must be a number, not {value!r}")
+    return value
+
+
+def python_literal(value: Any, where: str, field: str) -> Any:
+    """A string that holds a Python list or dict literal, parsed safely; any other value as is."""
+    if not (isinstance(value, str) and value.lstrip()[:1] in ("[", "{")):
+        return value
+    try:
+        return ast.literal_eval(value.strip())
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
+        raise field_error(where, field, f"is not a valid list/dict literal ({type(exc).__name__})") from None
+
+
+def ranking_by_grade(grades: Mapping[str, float]) -> RankingGold:
+    """Candidates ranked by grade, higher first; equal grades share a tier."""
+    tiers: dict[float, list[str]] = {}
+    for cid, value in grades.items():
+        tiers.setdefault(value, []).append(cid)
+    return RankingGold(tiers=[tiers[g] for g in sorted(tiers, reverse=True)])
+
+
+def chinese_or_none(text: str) -> str | None:
+    """'zh' when the text is Chinese; None lets `item_language` decide later."""
+    return "zh" if detect_language(text) == "zh" else None
+
+
+def build_item(data: dict[str, Any], where: str, raw_names: Mapping[str, str] | None = None) -> Item:
+    """An `Item` from `data`; a validation error names the record and the field as the file spells it."""
+    try:
+        return Item.model_validate(data)
+    except ValidationError as exc:
+        raise _explain(exc, where, raw_names or {}) from None
+
+
+def _explain(exc: ValidationError, where: str, raw_names: Mapping[str, str]) -> DatasetError:
+    error = exc.errors(include_url=False)[0]
+    loc = [str(part) for part in error["loc"]]
+    if loc[:1] == ["gold"] and len(loc) > 1:
+        del loc[1]  # the discriminator tag pydantic adds: 'gold.ranking.tiers' -> 'gold.tiers'
+    message = error["msg"].removeprefix("Value error, ")
+    if not loc:  # an item-level check; today only the one that gold names known candidates
+        if message.startswith("gold "):
+            return field_error(where, raw_names.get("gold", "gold"), message)
+        return DatasetError(f"{where}: {message}")
+    if error["type"] == "missing":
+        message = "is required"
+    elif error["type"] == "extra_forbidden":
+        message = "is not a field of an item"
+    elif len(loc) == 1 and loc[0] in _EXPECTED:
+        message = _EXPECTED[loc[0]]
+    loc[0] = raw_names.get(loc[0], loc[0])
+    return field_error(where, ".".join(loc), message)
+
+
+def unique_ids(labelled: Iterable[tuple[str, Item]], source: str) -> list[Item]:
+    """The items of `source`, after checking there is one and no id occurs twice (naming both records)."""
+    seen: dict[str, str] = {}
+    items = []
+    for where, item in labelled:
+        if item.id in seen:
+            raise field_error(where, "id", f"duplicate item id {item.id!r} (first used at {seen[item.id]})")
+        seen[item.id] = where
+        items.append(item)
+    if not items:
+        raise DatasetError(f"{source}: holds no items")
+    return items
+
+
+def first_list_element(head: str) -> Any:
+    """The first element of a JSON list that starts in `head`, or None."""
+    text = head.lstrip()
+    decoded = _decode_at(text, 1) if text.startswith("[") else None
+    return decoded[0] if decoded else None
+
+
+def first_dict_entry(head: str) -> tuple[str, Any] | None:
+    """The first key and value of a JSON object that starts in `head`, or None."""
+    text = head.lstrip()
+    key = _decode_at(text, 1) if text.startswith("{") else None
+    if key is None or not isinstance(key[0], str):
+        return None
+    colon = text.find(":", key[1])
+    value = _decode_at(text, colon + 1) if colon >= 0 else None
+    return (key[0], value[0]) if value else None
+
+
+def first_jsonl_record(head: str) -> dict[str, Any] | None:
+    """The first non-blank line of `head` parsed as a JSON object, or None."""
+    line = next((line for line in head.splitlines() if line.strip()), "")
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _decode_at(text: str, start: int) -> tuple[Any, int] | None:
+    index = start
+    while index < len(text) and text[index].isspace():
+        index += 1
+    try:
+        return json.JSONDecoder().raw_decode(text, index)
+    except json.JSONDecodeError:
+        return None

@@ -1,0 +1,177 @@
+"""The `qatui` command end to end: real loaders, real judges, real TinyDB sessions."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from qatui.cli import main
+from qatui.store.session import SessionStore
+
+DEMO = Path(__file__).resolve().parents[1] / "qatui" / "data" / "demo" / "demo.jsonl"
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *args: str) -> dict:
+    code, out, err = run_cli(capsys, *args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_run_demo_prints_the_json_contract(tmp_path, capsys) -> None:
+    data = run_json(capsys, "run", str(DEMO), "--judge", "rouge-l", "--judge", "bleu", "--sessions-dir", str(tmp_path))
+    assert set(data) >= {"session", "dataset", "judges", "llm"}
+    assert set(data["llm"]) == {"calls", "cached", "prompt_tokens", "completion_tokens", "cost_usd"}
+    for judge in ("rouge-l", "bleu"):
+        j = data["judges"][judge]
+        assert j["n_items"] == 20 and j["n_failed"] == 0
+        for key in ("kendall", "spearman", "pearson", "rbo_0.5", "rbo_0.9", "accuracy", "accuracy_no_tie"):
+            assert -1.0 <= j["metrics"][key] <= 1.0, key
+    # the demo's good answers overlap their references far more than the bad ones
+    assert data["judges"]["rouge-l"]["metrics"]["kendall"] > 0.2
+    shown = run_json(capsys, "sessions", "show", data["session"], "--sessions-dir", str(tmp_path))
+    assert shown["judges"] == data["judges"]
+
+
+def test_item_detail_shows_scores_ranking_and_gold(tmp_path, capsys) -> None:
+    data = run_json(capsys, "run", str(DEMO), "--judge", "rouge-l", "--limit", "3", "--sessions-dir", str(tmp_path))
+    code, out, _ = run_cli(capsys, "sessions", "show", data["session"], "--item", "en-01", "--sessions-dir", str(tmp_path))
+    assert code == 0
+    assert "question" in out and "gold" in out and "rouge-l ranking" in out and "Response 1" in out
+    detail = run_json(capsys, "sessions", "show", data["session"], "--item", "en-01", "--sessions-dir", str(tmp_path))
+    entry = detail["judges"]["rouge-l"]
+    assert sorted(entry["ranking"]) == sorted(detail["candidates"]) == sorted(entry["order"])
+
+
+def test_refused_judge_is_a_clear_error_before_any_work(tmp_path, capsys) -> None:
+    nodata = tmp_path / "noref.jsonl"
+    nodata.write_text(json.dumps({"id": "1", "question": "q?", "candidates": {"a": "x", "b": "y"}}) + "\n")
+    code, out, err = run_cli(capsys, "run", str(nodata), "--judge", "rouge-l", "--sessions-dir", str(tmp_path / "s"))
+    assert code == 2 and "needs a reference answer" in err and "Traceback" not in err
+    assert not (tmp_path / "s").exists() or not any((tmp_path / "s").iterdir())
+
+
+def test_malformed_dataset_names_file_line_and_field(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "1", "question": "q", "candidates": {"a": "x"}}) + "\n" + '{"id": "2", "question": "q"}\n')
+    code, _, err = run_cli(capsys, "datasets", "inspect", str(bad))
+    assert code == 2 and "bad.jsonl" in err and "line 2" in err and "candidates" in err
+
+
+def test_unknown_judge_lists_known_ones(capsys) -> None:
+    code, _, err = run_cli(capsys, "run", str(DEMO), "--judge", "nope")
+    assert code == 2 and "rouge-l" in err
+
+
+def test_export_csv_jsonl_md(tmp_path, capsys) -> None:
+    data = run_json(capsys, "run", str(DEMO), "--judge", "bleu", "--limit", "4", "--sessions-dir", str(tmp_path))
+    sid = data["session"]
+    for fmt in ("csv", "jsonl", "md"):
+        out_file = tmp_path / f"out.{fmt}"
+        code, _, _ = run_cli(capsys, "sessions", "export", sid, "--format", fmt, "-o", str(out_file), "--sessions-dir", str(tmp_path))
+        assert code == 0
+        text = out_file.read_text()
+        assert "en-01" in text
+    rows = (tmp_path / "out.csv").read_text().splitlines()
+    assert rows[0].startswith("session,item_id,judge") and len(rows) > 4
+    records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert len(records) == 4 and all(r["status"] == "done" for r in records)
+
+
+def test_compare_two_sessions(tmp_path, capsys) -> None:
+    a = run_json(capsys, "run", str(DEMO), "--judge", "bleu", "--sessions-dir", str(tmp_path))["session"]
+    b = run_json(capsys, "run", str(DEMO), "--judge", "rouge-l", "--sessions-dir", str(tmp_path))["session"]
+    data = run_json(capsys, "sessions", "compare", a, b, "--sessions-dir", str(tmp_path))
+    assert [r["judge"] for r in data["runs"]] == ["bleu", "rouge-l"]
+    assert 0.0 <= data["agreement"][0]["stats"]["top1"] <= 1.0
+    code, out, _ = run_cli(capsys, "sessions", "list", "--sessions-dir", str(tmp_path))
+    assert code == 0 and a in out and b in out
+
+
+@pytest.mark.shared_data
+def test_webglm_both_lexical_judges(shared_data, tmp_path, capsys) -> None:
+    path = shared_data / "LINKAGE_WebGLM" / "WEBGLM_50.json"
+    data = run_json(capsys, "run", str(path), "--judge", "rouge-l", "--judge", "bleu", "--sessions-dir", str(tmp_path))
+    assert data["dataset"]["format"] == "linkage-webglm"
+    for judge in ("rouge-l", "bleu"):
+        metrics = data["judges"][judge]["metrics"]
+        assert {"kendall", "spearman", "pearson", "rbo_0.5", "rbo_0.9"} <= set(metrics)
+
+
+@pytest.mark.shared_data
+def test_summeval_pointwise_per_dimension(shared_data, tmp_path, capsys) -> None:
+    path = shared_data / "SummEval" / "summeval.jsonl"
+    data = run_json(capsys, "run", str(path), "--judge", "rouge-l", "--limit", "10", "--sessions-dir", str(tmp_path))
+    metrics = data["judges"]["rouge-l"]["metrics"]
+    for dim in ("coherence", "consistency", "fluency", "relevance"):
+        assert f"pearson/{dim}" in metrics and f"spearman_sample/{dim}" in metrics
+    dims = [metrics[f"pearson/{d}"] for d in ("coherence", "consistency", "fluency", "relevance")]
+    assert metrics["pearson"] == pytest.approx(sum(dims) / 4)
+
+
+@pytest.mark.shared_data
+def test_lfqa_eval_inspects_and_refuses_reference_judges(shared_data, capsys) -> None:
+    folder = shared_data / "LFQA-Eval_Xu2023"
+    info = run_json(capsys, "datasets", "inspect", str(folder))
+    assert info["format"] == "lfqa-eval" and info["gold_kinds"] == {"pairwise": info["n_items"]}
+    code, _, err = run_cli(capsys, "run", str(folder), "--judge", "rouge-l")
+    assert code == 2 and "needs a reference answer" in err
+
+
+def _big_dataset(path: Path, n: int) -> None:
+    words = "the quick brown fox jumps over the lazy dog while a small cat sleeps near the warm fire".split()
+    with path.open("w") as f:
+        for i in range(n):
+            text = " ".join(words[(i + k) % len(words)] for k in range(400))
+            cands = {f"c{k}": " ".join(text.split()[k * 7:]) for k in range(5)}
+            f.write(json.dumps({"id": f"i{i}", "question": f"q{i}", "references": [text], "candidates": cands,
+                                "gold": {"kind": "ranking", "tiers": [[c] for c in cands]}}) + "\n")
+
+
+def _stored(session_dir: Path) -> dict[str, float]:
+    """item id -> verdict time of what a session holds on disk right now."""
+    session = SessionStore(session_dir.parent).open(session_dir.name)
+    return {item_id: v.at for item_id, v in session.verdicts("rouge-l").items()}
+
+
+def test_kill_9_then_resume_loses_and_recomputes_nothing(tmp_path) -> None:
+    data = tmp_path / "big.jsonl"
+    _big_dataset(data, 400)
+    sessions = tmp_path / "sessions"
+    cmd = [sys.executable, "-m", "qatui", "run", str(data), "--judge", "rouge-l", "--concurrency", "1",
+           "--sessions-dir", str(sessions)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            shards = list(sessions.glob("*/results-*.json"))
+            if shards and sum(f.stat().st_size for f in shards) > 20_000:
+                break
+            assert proc.poll() is None, "the run ended before it could be killed"
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    (session_dir,) = sessions.iterdir()
+    before = _stored(session_dir)
+    assert 0 < len(before) < 400
+    done = subprocess.run([sys.executable, "-m", "qatui", "sessions", "resume", session_dir.name, "--json",
+                           "--sessions-dir", str(sessions)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["status"] == "completed" and result["judges"]["rouge-l"]["n_failed"] == 0
+    after = _stored(session_dir)
+    assert len(after) == 400
+    assert all(after[item_id] == at for item_id, at in before.items()), "a finished item was recomputed"
