@@ -134,8 +134,8 @@ def _big_dataset(path: Path, n: int) -> None:
     words = "the quick brown fox jumps over the lazy dog while a small cat sleeps near the warm fire".split()
     with path.open("w") as f:
         for i in range(n):
-            text = " ".join(words[(i + k) % len(words)] for k in range(400))
-            cands = {f"c{k}": " ".join(text.split()[k * 7:]) for k in range(5)}
+            text = " ".join(words[(i + k) % len(words)] for k in range(100))
+            cands = {f"c{k}": " ".join(text.split()[k * 9:]) for k in range(5)}
             f.write(json.dumps({"id": f"i{i}", "question": f"q{i}", "references": [text], "candidates": cands,
                                 "gold": {"kind": "ranking", "tiers": [[c] for c in cands]}}) + "\n")
 
@@ -148,7 +148,7 @@ def _stored(session_dir: Path) -> dict[str, float]:
 
 def test_kill_9_then_resume_loses_and_recomputes_nothing(tmp_path) -> None:
     data = tmp_path / "big.jsonl"
-    _big_dataset(data, 400)
+    _big_dataset(data, 200)
     sessions = tmp_path / "sessions"
     cmd = [sys.executable, "-m", "qatui", "run", str(data), "--judge", "rouge-l", "--concurrency", "1",
            "--sessions-dir", str(sessions)]
@@ -166,12 +166,12 @@ def test_kill_9_then_resume_loses_and_recomputes_nothing(tmp_path) -> None:
         proc.wait()
     (session_dir,) = sessions.iterdir()
     before = _stored(session_dir)
-    assert 0 < len(before) < 400
+    assert 0 < len(before) < 200
     done = subprocess.run([sys.executable, "-m", "qatui", "sessions", "resume", session_dir.name, "--json",
                            "--sessions-dir", str(sessions)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["status"] == "completed" and result["judges"]["rouge-l"]["n_failed"] == 0
     after = _stored(session_dir)
-    assert len(after) == 400
+    assert len(after) == 200
     assert all(after[item_id] == at for item_id, at in before.items()), "a finished item was recomputed"

@@ -80,11 +80,12 @@ def print_dataset(console: Console, dataset: Dataset) -> None:
         table.add_row(key, escape(value))
     console.print(table)
     first = dataset.items[0]
-    console.print(f"\n[bold]first item[/] {escape(first.id)}: {escape(clip(first.question, 100))}")
+    width = max(console.width, 40)
+    console.print(f"\n[bold]first item[/] {escape(first.id)}: {escape(clip(first.question, width - len(first.id) - 13))}")
     if first.references:
-        console.print(f"  [dim]reference[/] {escape(clip(first.references[0], 100))}")
+        console.print(f"  [dim]reference[/] {escape(clip(first.references[0], width - 13))}")
     for cid, text in first.candidates.items():
-        console.print(f"  [cyan]{escape(cid)}[/] {escape(clip(text, 90))}")
+        console.print(f"  [cyan]{escape(cid)}[/] {escape(clip(text, width - len(cid) - 4))}")
     if first.gold is not None:
         console.print(f"  [dim]gold[/] {escape(describe_gold(first))}")
 
@@ -115,11 +116,27 @@ def _metric_rows(doc: dict) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+BREAKDOWN_KEYS = ("kendall", "spearman", "rbo_0.9", "accuracy", "accuracy_no_tie", "pearson_sample")
+
+
+def _breakdown_table(breakdown: dict[str, dict[str, dict[str, float]]]) -> Table:
+    """Metrics per question type / pair type, the main keys only so it fits 80 columns."""
+    present = [k for k in BREAKDOWN_KEYS if any(k in m for groups in breakdown.values() for m in groups.values())]
+    table = Table(box=None, padding=(0, 1))
+    table.add_column("  by", style="dim", no_wrap=True)
+    for key in present:
+        table.add_column(key, justify="right", no_wrap=True)
+    for group, per_value in breakdown.items():
+        for value, metrics in per_value.items():
+            table.add_row(f"  {escape(value)}", *(_fmt(metrics.get(k)) for k in present))
+    return table
+
+
 def print_session(console: Console, meta: dict, summary: dict[str, dict], failures: list[ItemFailed] = ()) -> None:
     """A session's header, each judge's metrics with 95% CIs, LLM usage and failures."""
     ds = meta["dataset"]
     console.print(
-        f"[bold]session[/] {escape(meta['id'])}  [dim]{escape(meta.get('status', ''))}[/]  "
+        f"[bold]session[/] {escape(meta['id'])}  [dim]{escape(session_status(meta))}[/]  "
         f"dataset {escape(ds['name'])} ({ds['format']}, {ds['n_items']} items)"
     )
     for judge, doc in summary.items():
@@ -133,10 +150,8 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         if not rows:
             table.add_row("[dim]no gold labels to compare with[/]", "", "", "")
         console.print(table)
-        for group, per_value in doc.get("breakdown", {}).items():
-            for value, metrics in per_value.items():
-                shown = ", ".join(f"{k} {v:.3f}" for k, v in metrics.items() if "/" not in k)
-                console.print(f"  [dim]{escape(group)}={escape(value)}:[/] {escape(shown)}")
+        if breakdown := doc.get("breakdown"):
+            console.print(_breakdown_table(breakdown))
     llm = meta.get("llm") or {}
     if llm.get("calls"):
         console.print(
@@ -147,41 +162,64 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         console.print(f"[red]failed[/] {escape(failure.item_id)} / {escape(failure.judge)}: {escape(clip(failure.reason, 100))}")
     if len(failures) > 5:
         console.print(f"[red]... and {len(failures) - 5} more failures[/]")
-    if meta.get("status") in ("cancelled", "interrupted", "running") or failures:
+    if session_status(meta) in ("cancelled", "interrupted") or failures:
         console.print(f"[dim]resume (retries failures): qatui sessions resume {escape(meta['id'])}[/]")
     console.print(f"[dim]details: qatui sessions show {escape(meta['id'])} --item ITEM_ID[/]")
 
 
+def key_metric(summary: dict[str, dict]) -> str:
+    """The first headline metric of a session's first judge that has one (for listings)."""
+    for doc in summary.values():
+        for key, short in (("kendall", "tau"), ("accuracy", "acc"), ("spearman", "rho"), ("pearson", "r")):
+            if key in doc.get("metrics", {}):
+                return f"{short} {doc['metrics'][key]:+.3f}"
+    return ""
+
+
 def print_session_list(console: Console, rows: list[dict], root: Path) -> None:
-    """The `sessions list` view."""
+    """The `sessions list` view, newest first; fits 80 columns."""
     if not rows:
         console.print(f"no sessions in {root}; start one with `qatui run DATASET --judge NAME` or `qatui demo`")
         return
-    table = Table(box=None)
-    table.add_column("id", no_wrap=True, min_width=20)
-    for column in ("name", "dataset", "judges", "done/failed", "key metric", "status", "created"):
-        table.add_column(column)
+    named = console.width >= 100 and any(meta.get("name") and meta["name"] != meta["id"] for meta in rows)
+    table = Table(box=None, padding=(0, 1, 0, 0))
+    table.add_column("id", no_wrap=True)
+    if named:
+        table.add_column("name", max_width=16, overflow="ellipsis", no_wrap=True)
+    table.add_column("dataset", max_width=12, overflow="ellipsis", no_wrap=True)
+    table.add_column("judges", max_width=14, overflow="ellipsis", no_wrap=True)
+    table.add_column("done/fail", justify="right", no_wrap=True)
+    table.add_column("metric", no_wrap=True)
+    table.add_column("status", no_wrap=True)
     for meta in rows:
+        name = [escape(meta.get("name") if meta.get("name") != meta["id"] else "")] if named else []
         if meta.get("status") == "damaged":
-            table.add_row(escape(meta["id"]), "", "", "", "", "", "[red]damaged[/]", escape(meta.get("error", "")))
+            table.add_row(escape(meta["id"]), *name, escape(meta.get("error", "")), "", "", "", "[red]damaged[/]")
             continue
         summary = meta.get("summary", {})
         done = sum(d.get("n_done", 0) for d in summary.values())
         failed = sum(d.get("n_failed", 0) for d in summary.values())
-        key = ""
-        for doc in summary.values():
-            for k in ("kendall", "accuracy", "spearman"):
-                if k in doc.get("metrics", {}):
-                    key = f"{k} {doc['metrics'][k]:.3f}"
-                    break
-            if key:
-                break
-        name = meta.get("name") if meta.get("name") != meta["id"] else ""
         table.add_row(
-            escape(meta["id"]), escape(name or ""), escape(meta["dataset"]["name"]), escape(", ".join(meta.get("judges", {}))),
-            f"{done}/{failed}", key, escape(meta.get("status", "")), escape(meta.get("created", "")[:16]),
+            escape(meta["id"]), *name, escape(meta["dataset"]["name"]), escape(",".join(meta.get("judges", {}))),
+            f"{done}/{failed}", key_metric(summary), escape(session_status(meta)),
         )
     console.print(table)
+
+
+def session_status(meta: dict) -> str:
+    """The stored status, except that a 'running' session whose process is gone was interrupted."""
+    status = meta.get("status", "")
+    pid = meta.get("pid")
+    if status == "running" and pid:
+        import os
+
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return "interrupted"
+        except PermissionError:
+            pass
+    return status
 
 
 def stored_failures(session: Session) -> list[ItemFailed]:
