@@ -168,3 +168,24 @@ async def test_a_ranking_that_is_not_a_permutation_fails_the_item() -> None:
     events = await _collect(Engine([_item(0)], [Bad()], seed=0))
     failed = [e for e in events if isinstance(e, ItemFailed)]
     assert failed and "not a permutation" in failed[0].reason
+
+
+async def test_events_emitted_beneath_a_judge_reach_the_stream_and_the_verdict() -> None:
+    from qatui.engine.events import LLMToken, emit
+
+    class Deep(Judge):
+        name, summary = "deep", "emits from a helper"
+
+        async def judge(self, view):
+            emit(LLMToken(call_id="c1", model="m", purpose="p", text="hel"))
+            emit(LLMCallFinished(call_id="c1", model="m", purpose="p", prompt_hash="h", response="hello"))
+            yield Judgement(scores={r.label: 1.0 for r in view.responses})
+
+    events = await _collect(Engine([_item(0)], [Deep()], seed=0))
+    types = [e.type for e in events]
+    assert types.index("llm_token") < types.index("llm_call_finished") < types.index("verdict")
+    token = next(e for e in events if isinstance(e, LLMToken))
+    assert token.item_id == "q0" and token.judge == "deep"
+    verdict = next(e for e in events if isinstance(e, Verdict))
+    assert [a.type for a in verdict.artifacts] == ["judgement"]  # tokens and calls are not artifacts
+    emit(LLMToken(call_id="c2", model="m", purpose="p", text="x"))  # outside a run: dropped, no error

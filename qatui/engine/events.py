@@ -8,6 +8,8 @@ space. The TUI, the CLI and the session store are three subscribers to the same 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -45,9 +47,14 @@ class ItemStarted(Event):
 
 
 class LLMCallFinished(Event):
-    """One backbone call: what it cost and whether the cache answered it."""
+    """One backbone call: what it cost, whether the cache answered it, and what came back.
+
+    `prompt_hash` is the cache key: the full request is in the call cache under that key.
+    `ok` is False for a call that failed after its retries (`error` says why).
+    """
 
     type: Literal["llm_call_finished"] = "llm_call_finished"
+    call_id: str = ""
     model: str
     purpose: str
     prompt_hash: str
@@ -56,6 +63,20 @@ class LLMCallFinished(Event):
     cost_usd: float = 0.0
     latency_s: float = 0.0
     cached: bool = False
+    attempts: int = 1
+    ok: bool = True
+    error: str = ""
+    response: str = ""
+
+
+class LLMToken(Event):
+    """A streamed piece of a call's answer, for live transcript panes; never stored."""
+
+    type: Literal["llm_token"] = "llm_token"
+    call_id: str
+    model: str
+    purpose: str
+    text: str
 
 
 class Judgement(Event):
@@ -102,7 +123,7 @@ class Verdict(Event):
 
 
 AnyEvent = Annotated[
-    Union[RunStarted, RunFinished, ItemStarted, LLMCallFinished, Judgement, ItemFailed, Verdict],
+    Union[RunStarted, RunFinished, ItemStarted, LLMCallFinished, LLMToken, Judgement, ItemFailed, Verdict],
     Field(discriminator="type"),
 ]
 
@@ -112,3 +133,17 @@ EVENT_ADAPTER: TypeAdapter[AnyEvent] = TypeAdapter(AnyEvent)
 def event_from_dict(data: dict) -> Event:
     """Rebuild a stored event from its JSON form."""
     return EVENT_ADAPTER.validate_python(data)
+
+
+EVENT_SINK: ContextVar[Callable[[Event], None] | None] = ContextVar("qatui_event_sink", default=None)
+"""Where `emit` sends events; the engine binds it for each (item, judge) it runs."""
+
+
+def emit(event: Event) -> None:
+    """Send an event from deep inside a judge (an LLM call, an NLI batch) to the run's stream.
+
+    Outside a run (no sink bound) the event is dropped: a backbone used from `qatui models
+    --check` or a test has nobody listening.
+    """
+    if (sink := EVENT_SINK.get()) is not None:
+        sink(event)

@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from qatui.data.model import Item, PairwiseGold
 from qatui.data.presentation import ItemView, present
 from qatui.engine.events import (
+    EVENT_SINK,
     Event,
     ItemFailed,
     ItemStarted,
     Judgement,
     LLMCallFinished,
+    LLMToken,
     RunFinished,
     RunStarted,
     Verdict,
@@ -180,33 +182,40 @@ class Engine:
         try:
             while not todo.empty():
                 item, judge = todo.get_nowait()
-                async for event in self._judge_one(item, judge):
-                    out.put_nowait(event)
+                await self._judge_one(item, judge, out.put_nowait)
         finally:
             out.put_nowait(_DONE)
 
-    async def _judge_one(self, item: Item, judge: Judge) -> AsyncIterator[Event]:
-        """One (item, judge): stream its events, then record and yield its verdict or failure."""
+    async def _judge_one(self, item: Item, judge: Judge, send: Callable[[Event], None]) -> None:
+        """One (item, judge): forward its events as they happen, then record its verdict or failure.
+
+        Events a judge yields and events emitted beneath it (LLM calls, streamed tokens) go to
+        `send` at once, stamped with the item and judge; calls are stored beside the verdict,
+        tokens are never stored, everything else becomes the verdict's artifacts.
+        """
         stamp = {"item_id": item.id, "judge": judge.name}
         started = time.perf_counter()
-        yield ItemStarted(**stamp)
         artifacts: list[Event] = []
         calls: list[LLMCallFinished] = []
+
+        def forward(raw: Event) -> None:
+            event = raw.model_copy(update=stamp)
+            if isinstance(event, LLMCallFinished):
+                calls.append(event)
+            elif not isinstance(event, LLMToken):
+                artifacts.append(event)
+            send(event)
+
+        send(ItemStarted(**stamp))
+        bound = EVENT_SINK.set(forward)
         try:
             view, order = present(item, self.seed)
-            judgement = None
             async for raw in judge.judge(view):
-                event = raw.model_copy(update=stamp)
-                if isinstance(event, Judgement):
-                    judgement = event
-                if isinstance(event, LLMCallFinished):
-                    calls.append(event)  # stored once, beside the verdict, not among its artifacts
-                else:
-                    artifacts.append(event)
-                yield event
-            if judgement is None:
+                forward(raw)
+            judgements = [e for e in artifacts if isinstance(e, Judgement)]
+            if not judgements:
                 raise JudgementError("the judge ended without a judgement")
-            verdict = to_verdict(item, judge, view, order, judgement).model_copy(
+            verdict = to_verdict(item, judge, view, order, judgements[-1]).model_copy(
                 update={**stamp, "artifacts": artifacts, "elapsed_s": time.perf_counter() - started}
             )
         except asyncio.CancelledError:
@@ -215,8 +224,10 @@ class Engine:
             failure = ItemFailed(**stamp, reason=str(e) or type(e).__name__, error_type=type(e).__name__)
             if self.session is not None:
                 self.session.record_failure(item.id, judge.name, failure.reason, failure.error_type, calls)
-            yield failure
+            send(failure)
             return
+        finally:
+            EVENT_SINK.reset(bound)
         if self.session is not None:
             self.session.record_verdict(verdict, calls)
-        yield verdict
+        send(verdict)
