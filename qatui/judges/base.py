@@ -19,6 +19,7 @@ from qatui.engine.events import Event
 if TYPE_CHECKING:
     from qatui.data.model import Dataset
     from qatui.data.presentation import ItemView
+    from qatui.judges.resources import Resources
 
 
 class JudgeOptions(BaseModel):
@@ -47,8 +48,22 @@ class Judge(ABC):
     needs: ClassVar[Needs] = Needs()
     Options: ClassVar[type[JudgeOptions]] = JudgeOptions
 
-    def __init__(self, options: JudgeOptions | None = None) -> None:
+    uses_llm: ClassVar[bool] = False
+    """True when the judge calls the run's backbone (its calls are cached and counted)."""
+
+    def __init__(self, options: JudgeOptions | None = None, resources: Resources | None = None) -> None:
         self.options = options if options is not None else self.Options()
+        self._resources = resources
+
+    @property
+    def resources(self) -> Resources:
+        """The run's shared models; a judge built without them gets the config defaults."""
+        if self._resources is None:
+            from qatui.config import Config
+            from qatui.judges.resources import Resources
+
+            self._resources = Resources(Config())
+        return self._resources
 
     @abstractmethod
     def judge(self, view: ItemView) -> AsyncIterator[Event]:

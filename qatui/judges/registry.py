@@ -9,6 +9,7 @@ from qatui.errors import JudgeError
 
 if TYPE_CHECKING:
     from qatui.judges.base import Judge
+    from qatui.judges.resources import Resources
 
 JUDGES: dict[str, str] = {
     "bleu": "qatui.judges.lexical:BleuJudge",
@@ -26,7 +27,7 @@ def judge_class(name: str) -> type[Judge]:
     return getattr(import_module(module), attr)
 
 
-def make_judge(name: str, options: dict[str, Any] | None = None) -> Judge:
+def make_judge(name: str, options: dict[str, Any] | None = None, resources: Resources | None = None) -> Judge:
     """A judge with its options validated; a bad option is a JudgeError naming it."""
     from pydantic import ValidationError
 
@@ -37,4 +38,4 @@ def make_judge(name: str, options: dict[str, Any] | None = None) -> Judge:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "options"
         raise JudgeError(f"judge {name!r}: option {where}: {first['msg']}") from None
-    return cls(opts)
+    return cls(opts, resources)

