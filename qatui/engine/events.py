@@ -79,6 +79,53 @@ class LLMToken(Event):
     text: str
 
 
+class QuestionClassified(Event):
+    """MinosEval's router: factoid or not, decided by the LLM or taken from the dataset."""
+
+    type: Literal["question_classified"] = "question_classified"
+    question_type: Literal["factoid", "non-factoid"]
+    rationale: str = ""
+    source: Literal["llm", "gold"] = "llm"
+
+
+class KeyPointsExtracted(Event):
+    """Key points drawn from one reference (`reference_index`, 0-based)."""
+
+    type: Literal["key_points_extracted"] = "key_points_extracted"
+    points: list[str]
+    reference_index: int = 0
+
+
+class EntailmentScored(Event):
+    """NLI of (response as premise, key point as hypothesis)."""
+
+    type: Literal["entailment_scored"] = "entailment_scored"
+    response: str
+    key_point: str
+    reference_index: int = 0
+    p_entail: float
+    p_neutral: float
+    p_contradict: float
+
+
+class InstancesGenerated(Event):
+    """Silver answers of graded quality (Excellent ... Bad) written from the reference."""
+
+    type: Literal["instances_generated"] = "instances_generated"
+    levels: dict[str, str]
+
+
+class RankingProduced(Event):
+    """A ranking of the labels, best first; `repaired` says the raw output had to be fixed, and how."""
+
+    type: Literal["ranking_produced"] = "ranking_produced"
+    ranking: list[str]
+    scores: dict[str, float] = Field(default_factory=dict)
+    repaired: bool = False
+    repair: str = ""
+    raw: list[str] = Field(default_factory=list)
+
+
 class Judgement(Event):
     """A judge's last word, in label space. The engine turns it into a `Verdict`.
 
@@ -101,7 +148,13 @@ class ItemFailed(Event):
     error_type: str = ""
 
 
-ArtifactEvent = Annotated[Union[LLMCallFinished, Judgement, ItemFailed], Field(discriminator="type")]
+ArtifactEvent = Annotated[
+    Union[
+        LLMCallFinished, QuestionClassified, KeyPointsExtracted, EntailmentScored, InstancesGenerated,
+        RankingProduced, Judgement, ItemFailed,
+    ],
+    Field(discriminator="type"),
+]
 
 
 class Verdict(Event):
@@ -123,7 +176,10 @@ class Verdict(Event):
 
 
 AnyEvent = Annotated[
-    Union[RunStarted, RunFinished, ItemStarted, LLMCallFinished, LLMToken, Judgement, ItemFailed, Verdict],
+    Union[
+        RunStarted, RunFinished, ItemStarted, LLMCallFinished, LLMToken, QuestionClassified, KeyPointsExtracted,
+        EntailmentScored, InstancesGenerated, RankingProduced, Judgement, ItemFailed, Verdict,
+    ],
     Field(discriminator="type"),
 ]
 

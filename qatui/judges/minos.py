@@ -1,0 +1,243 @@
+"""MinosEval (Fan et al.): route each question, then rank with the strategy fitted to it.
+
+1. Fact detection: the backbone classifies the question (with its reference) as factoid or
+   not, with few-shot demonstrations (mode `auto`), or the dataset's label is used (`gold`).
+2. Factoid → adaptive key-point scoring: one call per reference extracts key points; the
+   NLI model scores every (response ⇒ key point) pair with the RESPONSE AS PREMISE; pair
+   score = P(entail) − P(contradict); response score = mean over the points, best over the
+   references. The engine's tie rule makes the ranking strict.
+3. Non-factoid → instance-aware listwise ranking: one call writes five silver answers
+   (Excellent … Bad), one call ranks the responses with them in the prompt.
+
+Ranking repair rule (recorded in `RankingProduced.repair`, never hidden): an output that is
+not a permutation of the labels shown gets one re-ask naming the problem; if the second
+answer is still not a permutation, its labels are kept in order (first occurrence, unknown
+labels dropped) and the missing ones are appended in presentation order.
+
+Variants: `minos-akps` (key points for every question), `minos-ialr` (instances for every
+question) and `listwise` (the ranking call alone, no instances, no routing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
+
+from pydantic import BaseModel, Field, WithJsonSchema, create_model
+
+from qatui.engine.events import (
+    EntailmentScored,
+    Event,
+    InstancesGenerated,
+    Judgement,
+    KeyPointsExtracted,
+    QuestionClassified,
+    RankingProduced,
+)
+from qatui.judges.base import Judge, JudgeOptions, Needs
+from qatui.judges.prompts import chat, load_prompts
+
+if TYPE_CHECKING:
+    from qatui.data.presentation import ItemView
+
+LEVELS = ("excellent", "good", "fair", "poor", "bad")
+
+
+class Classification(BaseModel):
+    reason: str = Field(max_length=400)
+    factoid: bool
+
+
+class KeyPoints(BaseModel):
+    key_points: list[str] = Field(max_length=20)
+
+
+class Instances(BaseModel):
+    excellent: str
+    good: str
+    fair: str
+    poor: str
+    bad: str
+
+
+class MinosOptions(JudgeOptions):
+    """MinosEval settings (see the module docstring)."""
+
+    route: Literal["auto", "gold"] = "auto"
+    """auto: the backbone classifies each question; gold: the dataset's question type when it has one."""
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    """Per-judge override of the backbone's temperature (default: the backbone's, 0)."""
+
+
+def ranking_schema(labels: list[str]) -> type[BaseModel]:
+    """`rank`: a list of strings, advertised to the backbone as a list of the labels shown.
+
+    Constrained decoding gets the enum; validation accepts any strings, so a bad ranking
+    reaches the repair rule instead of failing the item.
+    """
+    advertised = WithJsonSchema({"type": "array", "items": {"type": "string", "enum": labels}})
+    return create_model("Ranking", rank=(Annotated[list[str], advertised], ...))
+
+
+def ranking_problem(raw: list[str], labels: list[str]) -> str:
+    """Why `raw` is not a permutation of `labels` ('' when it is)."""
+    problems = []
+    if unknown := [x for x in raw if x not in labels]:
+        problems.append(f"unknown label(s) {', '.join(dict.fromkeys(unknown))}")
+    if dups := sorted({x for x in raw if raw.count(x) > 1}):
+        problems.append(f"repeated label(s) {', '.join(dups)}")
+    if missing := [x for x in labels if x not in raw]:
+        problems.append(f"missing label(s) {', '.join(missing)}")
+    return "; ".join(problems)
+
+
+def repair_ranking(raw: list[str], labels: list[str]) -> list[str]:
+    """The documented fallback: known labels in the given order, then the missing ones in presentation order."""
+    kept = [x for x in dict.fromkeys(raw) if x in labels]
+    return kept + [x for x in labels if x not in kept]
+
+
+def scores_from_ranking(ranking: list[str]) -> dict[str, float]:
+    """Listwise rankings have no scores: position becomes one, 1.0 for the best down to 0.0."""
+    n = len(ranking)
+    return {label: (n - 1 - i) / (n - 1) if n > 1 else 1.0 for i, label in enumerate(ranking)}
+
+
+class MinosJudge(Judge):
+    """MinosEval: factoid → key points × NLI; non-factoid → silver instances + listwise ranking."""
+
+    name = "minos"
+    summary = "MinosEval: routes factoid / non-factoid, key points + NLI or instance-aware listwise ranking"
+    needs = Needs(reference=True, min_candidates=2)
+    Options = MinosOptions
+    uses_llm = True
+    strategy: ClassVar[Literal["route", "akps", "ialr", "listwise"]] = "route"
+
+    async def judge(self, view: ItemView) -> AsyncIterator[Event]:
+        prompts = load_prompts("minos", view.language)
+        question_type = None
+        if self.strategy == "route":
+            classified = await self._classify(view, prompts)
+            question_type = classified.question_type
+            yield classified
+        if self.strategy == "akps" or question_type == "factoid":
+            async for event in self._key_point_scoring(view, prompts):
+                yield event
+            return
+        levels: dict[str, str] = {}
+        if self.strategy in ("route", "ialr"):
+            result = await self.resources.llm.complete(
+                chat(prompts["instances"], (), question=view.question, reference=self._reference(view)),
+                purpose="instances", schema=Instances, temperature=self.options.temperature,
+            )
+            names = prompts["levels"]
+            levels = {names[k]: getattr(result.data, k) for k in LEVELS}
+            yield InstancesGenerated(levels=levels)
+        produced = await self._listwise(view, prompts, levels)
+        yield produced
+        yield Judgement(scores=produced.scores, ranking=produced.ranking,
+                        details={"strategy": "listwise", "question_type": question_type, "repaired": produced.repaired})
+
+    @staticmethod
+    def _reference(view: ItemView) -> str:
+        if len(view.references) == 1:
+            return view.references[0]
+        return "\n".join(f"({i}) {ref}" for i, ref in enumerate(view.references, 1))
+
+    async def _classify(self, view: ItemView, prompts: dict) -> QuestionClassified:
+        if self.options.route == "gold" and view.question_type is not None:
+            return QuestionClassified(question_type=view.question_type, source="gold",
+                                      rationale="taken from the dataset's label")
+        result = await self.resources.llm.complete(
+            chat(prompts["classify"], ("reason", "factoid"), question=view.question, reference=self._reference(view)),
+            purpose="classify", schema=Classification, temperature=self.options.temperature,
+        )
+        return QuestionClassified(question_type="factoid" if result.data.factoid else "non-factoid",
+                                  rationale=result.data.reason, source="llm")
+
+    async def _key_point_scoring(self, view: ItemView, prompts: dict) -> AsyncIterator[Event]:
+        per_reference: list[dict[str, float]] = []
+        for index, reference in enumerate(view.references):
+            result = await self.resources.llm.complete(
+                chat(prompts["key_points"], ("key_points",), question=view.question, reference=reference),
+                purpose="key_points", schema=KeyPoints, temperature=self.options.temperature,
+            )
+            points = [p.strip() for p in result.data.key_points if p.strip()]
+            fallback = not points
+            if fallback:
+                points = [reference]  # nothing extracted: the reference itself is the one key point
+            yield KeyPointsExtracted(points=points, reference_index=index)
+            pairs = [(r.text, point) for r in view.responses for point in points]
+            probs = await self.resources.nli.apredict(pairs)
+            sums = {r.label: 0.0 for r in view.responses}
+            for (response, point), p, label in zip(
+                pairs, probs, (r.label for r in view.responses for _ in points), strict=True
+            ):
+                yield EntailmentScored(response=label, key_point=point, reference_index=index,
+                                       p_entail=p.entail, p_neutral=p.neutral, p_contradict=p.contradict)
+                sums[label] += p.entail - p.contradict
+            per_reference.append({label: total / len(points) for label, total in sums.items()})
+        scores = {r.label: max(ref[r.label] for ref in per_reference) for r in view.responses}
+        best_reference = {r.label: max(range(len(per_reference)), key=lambda i: per_reference[i][r.label])
+                          for r in view.responses}
+        ranking = sorted(view.labels, key=lambda label: (-scores[label], view.labels.index(label)))
+        yield RankingProduced(ranking=ranking, scores=scores)
+        yield Judgement(scores=scores, ranking=ranking,
+                        details={"strategy": "key_points", "best_reference": best_reference,
+                                 "per_reference": per_reference})
+
+    async def _listwise(self, view: ItemView, prompts: dict, levels: dict[str, str]) -> RankingProduced:
+        section = prompts["rank"]
+        instances = ""
+        if levels:
+            lines = "\n".join(section["level_line"].format(level=k, text=v) for k, v in levels.items())
+            instances = section["instances"].format(levels=lines)
+        responses = "\n".join(section["response_block"].format(label=r.label, text=r.text) for r in view.responses)
+        messages = [
+            {"role": "system", "content": section["system"].format()},
+            {"role": "user", "content": section["user"].format(
+                question=view.question, reference=self._reference(view), instances=instances, responses=responses)},
+        ]
+        labels = view.labels
+        schema = ranking_schema(labels)
+        result = await self.resources.llm.complete(messages, purpose="rank", schema=schema,
+                                                   temperature=self.options.temperature)
+        raw = list(result.data.rank)
+        problem = ranking_problem(raw, labels)
+        if not problem:
+            return RankingProduced(ranking=raw, scores=scores_from_ranking(raw), raw=raw)
+        retry = messages + [
+            {"role": "assistant", "content": result.text},
+            {"role": "user", "content": section["repair"].format(problem=problem, labels=", ".join(labels))},
+        ]
+        again = await self.resources.llm.complete(retry, purpose="rank_repair", schema=schema,
+                                                  temperature=self.options.temperature)
+        second = list(again.data.rank)
+        if not (second_problem := ranking_problem(second, labels)):
+            return RankingProduced(ranking=second, scores=scores_from_ranking(second), repaired=True,
+                                   repair=f"re-asked once ({problem})", raw=raw)
+        fixed = repair_ranking(second, labels)
+        return RankingProduced(ranking=fixed, scores=scores_from_ranking(fixed), repaired=True, raw=second,
+                               repair=f"re-asked once ({problem}); still {second_problem}: kept the known labels "
+                                      "in order and appended the missing ones in presentation order")
+
+
+class MinosAKPSJudge(MinosJudge):
+    name = "minos-akps"
+    summary = "MinosEval ablation: key points + NLI for every question"
+    needs = Needs(reference=True, min_candidates=2)
+    strategy = "akps"
+
+
+class MinosIALRJudge(MinosJudge):
+    name = "minos-ialr"
+    summary = "MinosEval ablation: silver instances + listwise ranking for every question"
+    needs = Needs(reference=True, min_candidates=2)
+    strategy = "ialr"
+
+
+class ListwiseJudge(MinosJudge):
+    name = "listwise"
+    summary = "Plain listwise ranking by the backbone against the reference (no instances, no routing)"
+    needs = Needs(reference=True, min_candidates=2)
+    strategy = "listwise"
