@@ -115,13 +115,13 @@ class MinosJudge(Judge):
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
         prompts = load_prompts("minos", view.language)
-        question_type = None
+        route: dict[str, str | None] = {"question_type": None, "routed_by": None}
         if self.strategy == "route":
             classified = await self._classify(view, prompts)
-            question_type = classified.question_type
+            route = {"question_type": classified.question_type, "routed_by": classified.source}
             yield classified
-        if self.strategy == "akps" or question_type == "factoid":
-            async for event in self._key_point_scoring(view, prompts):
+        if self.strategy == "akps" or route["question_type"] == "factoid":
+            async for event in self._key_point_scoring(view, prompts, route):
                 yield event
             return
         levels: dict[str, str] = {}
@@ -136,7 +136,7 @@ class MinosJudge(Judge):
         produced = await self._listwise(view, prompts, levels)
         yield produced
         yield Judgement(scores=produced.scores, ranking=produced.ranking,
-                        details={"strategy": "listwise", "question_type": question_type, "repaired": produced.repaired})
+                        details={"strategy": "listwise", **route, "repaired": produced.repaired})
 
     @staticmethod
     def _reference(view: ItemView) -> str:
@@ -155,7 +155,7 @@ class MinosJudge(Judge):
         return QuestionClassified(question_type="factoid" if result.data.factoid else "non-factoid",
                                   rationale=result.data.reason, source="llm")
 
-    async def _key_point_scoring(self, view: ItemView, prompts: dict) -> AsyncIterator[Event]:
+    async def _key_point_scoring(self, view: ItemView, prompts: dict, route: dict) -> AsyncIterator[Event]:
         per_reference: list[dict[str, float]] = []
         for index, reference in enumerate(view.references):
             result = await self.resources.llm.complete(
@@ -163,8 +163,7 @@ class MinosJudge(Judge):
                 purpose="key_points", schema=KeyPoints, temperature=self.options.temperature,
             )
             points = [p.strip() for p in result.data.key_points if p.strip()]
-            fallback = not points
-            if fallback:
+            if not points:
                 points = [reference]  # nothing extracted: the reference itself is the one key point
             yield KeyPointsExtracted(points=points, reference_index=index)
             pairs = [(r.text, point) for r in view.responses for point in points]
@@ -183,7 +182,7 @@ class MinosJudge(Judge):
         ranking = sorted(view.labels, key=lambda label: (-scores[label], view.labels.index(label)))
         yield RankingProduced(ranking=ranking, scores=scores)
         yield Judgement(scores=scores, ranking=ranking,
-                        details={"strategy": "key_points", "best_reference": best_reference,
+                        details={"strategy": "key_points", **route, "best_reference": best_reference,
                                  "per_reference": per_reference})
 
     async def _listwise(self, view: ItemView, prompts: dict, levels: dict[str, str]) -> RankingProduced:

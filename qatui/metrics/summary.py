@@ -4,6 +4,8 @@ Keys (each omitted when it cannot be computed; every value finite, in [-1, 1] or
 
 - ranking gold: `kendall`, `spearman`, `pearson`, `rbo_0.5`, `rbo_0.9`, means over questions;
 - pairwise gold: `accuracy`, `accuracy_no_tie`, over human judgements (labels);
+- routing judges (MinosEval): `route_accuracy` of the factoid / non-factoid call against the
+  dataset's question type, wherever the dataset gives one (no gold ranking needed);
 - ratings gold: `pearson`, `spearman`, `kendall` at summary level (mean over documents) and
   `pearson_sample`, `spearman_sample`, `kendall_sample` over pooled (item, candidate) pairs.
   With several dimensions, `<key>/<dimension>` sits beside each plain key, which is then the
@@ -132,6 +134,23 @@ def _estimates(scored: Scored) -> dict[str, _Estimate]:
     return _question_level(scored, list(dims)) | _sample_level(scored, list(dims)) | _pairwise(scored)
 
 
+def _routing(items: Sequence[Item], verdicts: Mapping[str, Verdict]) -> dict[str, _Estimate]:
+    """`route_accuracy`: how often a judge's own factoid / non-factoid call matches the dataset's label.
+
+    Counts items whose verdict says the backbone routed them (`details.routed_by == "llm"`)
+    and whose dataset gives a question type; gold rankings are not needed.
+    """
+    hits = [
+        [float(verdict.details.get("question_type") == item.question_type)]
+        for item in items
+        if item.question_type is not None
+        and (verdict := verdicts.get(item.id)) is not None
+        and verdict.details.get("routed_by") == "llm"
+    ]
+    estimate = _from_table(hits) if hits else None
+    return {"route_accuracy": estimate} if estimate else {}
+
+
 def _values(estimates: dict[str, _Estimate]) -> dict[str, float]:
     """The metric values alone."""
     return {key: estimate.value for key, estimate in estimates.items()}
@@ -153,7 +172,7 @@ def summarize(
 ) -> JudgeMetrics:
     """Score one judge's verdicts (item id -> Verdict) against gold; items without either are skipped."""
     scored = [(item, verdicts[item.id]) for item in items if item.gold is not None and item.id in verdicts]
-    estimates = _estimates(scored)
+    estimates = _estimates(scored) | _routing(items, verdicts)
     intervals = {}
     if ci:
         for key, estimate in estimates.items():

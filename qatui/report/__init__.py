@@ -311,6 +311,7 @@ def print_item_detail(console: Console, data: dict[str, Any]) -> None:
             line = " > ".join(e["ranking"])
             pref = f"  preference {e['preference']} (A={e['pair'][0]}, B={e['pair'][1]})" if e.get("preference") else ""
             console.print(Text.assemble((judge, "bold"), f" ranking {line}{pref}"))
+            print_artifacts(console, e["artifacts"], {f"Response {i + 1}": cid for i, cid in enumerate(e["order"])})
         else:
             console.print(f"[red]{escape(judge)} failed[/] ({escape(e['failure']['error_type'])}): {escape(e['failure']['reason'])}")
         if e["calls"]:
@@ -342,3 +343,40 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
         console.print("[bold]items where they disagree most[/]")
         for d in data["disagreements"]:
             console.print(f"  {escape(d['item_id'])}  tau {d['tau']:+.3f}  {escape(' | '.join(d['rankings']))}")
+
+
+def print_artifacts(console: Console, artifacts: list[dict], by_label: dict[str, str]) -> None:
+    """A judge's intermediate work: routing, key points × responses entailment, instances, repairs."""
+    names = {label: f"{cid}" for label, cid in by_label.items()}
+    for a in artifacts:
+        kind = a.get("type")
+        if kind == "question_classified":
+            console.print(f"  [dim]routed[/] {a['question_type']} [dim]({a['source']}: {escape(clip(a['rationale'], 80))})[/]")
+        elif kind == "key_points_extracted":
+            points = a["points"]
+            scored = [x for x in artifacts if x.get("type") == "entailment_scored"
+                      and x["reference_index"] == a["reference_index"]]
+            table = Table(title=f"key points of reference {a['reference_index'] + 1}: P(entail) - P(contradict)",
+                          title_justify="left", box=None, padding=(0, 1, 0, 0))
+            table.add_column("key point", overflow="fold", ratio=3)
+            labels = list(dict.fromkeys(x["response"] for x in scored))
+            for label in labels:
+                table.add_column(escape(names.get(label, label)), justify="right", no_wrap=True)
+            for point in points:
+                cells = []
+                for label in labels:
+                    hit = next((x for x in scored if x["response"] == label and x["key_point"] == point), None)
+                    if hit is None:
+                        cells.append("")
+                        continue
+                    value = hit["p_entail"] - hit["p_contradict"]
+                    colour = "green" if value > 0.3 else "red" if value < -0.3 else "yellow"
+                    cells.append(f"[{colour}]{value:+.2f}[/]")
+                table.add_row(escape(point), *cells)
+            console.print(table)
+        elif kind == "instances_generated":
+            console.print("  [bold]silver instances[/]")
+            for level, text in a["levels"].items():
+                console.print(f"    [dim]{escape(level)}[/] {escape(clip(text, 100))}")
+        elif kind == "ranking_produced" and a.get("repaired"):
+            console.print(f"  [yellow]ranking repaired[/]: {escape(a['repair'])} (raw: {escape(', '.join(a['raw']))})")

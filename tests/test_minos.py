@@ -1,0 +1,239 @@
+"""MinosEval with a scripted backbone and a scripted NLI model: routing, formula, repair, opacity."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from qatui.config import Config
+from qatui.data.model import Item, RankingGold
+from qatui.engine.events import (
+    EntailmentScored,
+    InstancesGenerated,
+    KeyPointsExtracted,
+    LLMCallFinished,
+    QuestionClassified,
+    RankingProduced,
+    Verdict,
+    emit,
+    event_from_dict,
+)
+from qatui.engine.runner import Engine
+from qatui.judges.registry import make_judge
+from qatui.judges.resources import Resources
+from qatui.nli import NLIProbs
+
+
+class ScriptedLLM:
+    """Answers by purpose from a script; records every request it gets."""
+
+    def __init__(self, script: dict[str, list[dict]]) -> None:
+        self.script = {k: list(v) for k, v in script.items()}
+        self.requests: list[tuple[str, list[dict]]] = []
+
+    async def complete(self, messages, *, purpose, schema=None, temperature=None, **_):
+        self.requests.append((purpose, messages))
+        answer = self.script[purpose].pop(0)
+        text = json.dumps(answer)
+        emit(LLMCallFinished(model="scripted", purpose=purpose, prompt_hash=str(len(self.requests)), response=text))
+        return SimpleNamespace(text=text, data=schema.model_validate(answer), event=None)
+
+    def purposes(self) -> list[str]:
+        return [p for p, _ in self.requests]
+
+
+class WordNLI:
+    """Entailment = share of the hypothesis's words found in the premise; contradiction if 'not' differs."""
+
+    def __init__(self) -> None:
+        self.pairs: list[tuple[str, str]] = []
+
+    async def apredict(self, pairs):
+        self.pairs.extend(pairs)
+        out = []
+        for premise, hypothesis in pairs:
+            words = hypothesis.lower().rstrip(".").split()
+            cover = sum(w in premise.lower() for w in words) / len(words)
+            contra = 0.6 if ("not" in premise.lower().split()) != ("not" in words) else 0.0
+            entail = cover * (1 - contra)
+            out.append(NLIProbs(entail=entail, contradict=contra, neutral=1 - entail - contra))
+        return out
+
+
+def _judge(name: str, llm: ScriptedLLM, nli: WordNLI | None = None, **options):
+    resources = Resources(Config())
+    resources.__dict__["llm"] = llm  # cached_property slots: the run's shared models
+    resources.__dict__["nli"] = nli or WordNLI()
+    return make_judge(name, options, resources)
+
+
+ITEM = Item(
+    id="q1",
+    question="Is the sky blue on a clear day?",
+    references=["The sky is blue on a clear day because air scatters blue light."],
+    candidates={
+        "best": "Yes, the sky is blue on a clear day because air scatters blue light.",
+        "mid": "The sky is blue.",
+        "worst": "The sky is not blue.",
+    },
+    gold=RankingGold(tiers=[["best"], ["mid"], ["worst"]]),
+)
+
+
+async def _run(judge, items=(ITEM,), seed=0):
+    events = [e async for e in Engine(list(items), [judge], seed=seed).run()]
+    verdicts = [e for e in events if isinstance(e, Verdict)]
+    failures = [e for e in events if e.type == "item_failed"]
+    assert not failures, failures
+    return events, verdicts[0]
+
+
+async def test_factoid_route_scores_key_points_with_the_response_as_premise() -> None:
+    llm = ScriptedLLM({
+        "classify": [{"reason": "a fact", "factoid": True}],
+        "key_points": [{"key_points": ["The sky is blue on a clear day.", "Air scatters blue light."]}],
+    })
+    nli = WordNLI()
+    events, verdict = await _run(_judge("minos", llm, nli))
+    assert llm.purposes() == ["classify", "key_points"]  # the method's minimum for one reference
+    assert verdict.ranking == ["best", "mid", "worst"]
+    premises = {p for p, _ in nli.pairs}
+    hypotheses = {h for _, h in nli.pairs}
+    assert premises == set(ITEM.candidates.values())
+    assert hypotheses == {"The sky is blue on a clear day.", "Air scatters blue light."}
+    scored = [e for e in events if isinstance(e, EntailmentScored)]
+    assert len(scored) == 6
+    # score = mean over points of P(entail) - P(contradict), per response label
+    ranking_event = next(e for e in events if isinstance(e, RankingProduced))
+    for label, score in ranking_event.scores.items():
+        mine = [e.p_entail - e.p_contradict for e in scored if e.response == label]
+        assert score == pytest.approx(sum(mine) / len(mine))
+    assert next(e for e in events if isinstance(e, QuestionClassified)).question_type == "factoid"
+
+
+async def test_several_references_keep_the_best_score_per_response() -> None:
+    item = ITEM.model_copy(update={"references": ["Air scatters blue light.", "The sky is not blue."]})
+    llm = ScriptedLLM({
+        "classify": [{"reason": "a fact", "factoid": True}],
+        "key_points": [{"key_points": ["Air scatters blue light."]}, {"key_points": ["The sky is not blue."]}],
+    })
+    events, verdict = await _run(_judge("minos", llm), items=[item])
+    assert llm.purposes() == ["classify", "key_points", "key_points"]
+    assert [e.reference_index for e in events if isinstance(e, KeyPointsExtracted)] == [0, 1]
+    # 'worst' matches reference 2 fully, so the max lifts it above 'mid'
+    assert verdict.scores["worst"] == pytest.approx(1.0)
+    assert verdict.details["per_reference"][1] != verdict.details["per_reference"][0]
+
+
+async def test_non_factoid_route_writes_instances_then_ranks_with_them() -> None:
+    labels_seen = []
+
+    llm = ScriptedLLM({
+        "classify": [{"reason": "advice", "factoid": False}],
+        "instances": [{k: f"{k} answer" for k in ("excellent", "good", "fair", "poor", "bad")}],
+        "rank": [{"rank": ["Response 2", "Response 3", "Response 1"]}],
+    })
+    events, verdict = await _run(_judge("minos", llm))
+    assert llm.purposes() == ["classify", "instances", "rank"]
+    rank_prompt = llm.requests[-1][1][-1]["content"]
+    for level in ("Excellent: excellent answer", "Bad: bad answer"):
+        assert level in rank_prompt
+    for cid in ITEM.candidates:
+        assert f"[{cid}]" not in rank_prompt and cid not in rank_prompt.split()  # ids never shown
+    labels_seen = [line for line in rank_prompt.splitlines() if line.startswith("[Response")]
+    assert labels_seen == ["[Response 1]", "[Response 2]", "[Response 3]"]
+    assert isinstance(next(e for e in events if isinstance(e, InstancesGenerated)), InstancesGenerated)
+    order = verdict.order
+    assert verdict.ranking == [order[1], order[2], order[0]]
+
+
+async def test_candidates_reach_the_prompt_in_a_seeded_shuffle() -> None:
+    texts_by_seed = {}
+    for seed in range(6):
+        llm = ScriptedLLM({"rank": [{"rank": ["Response 1", "Response 2", "Response 3"]}]})
+        await _run(_judge("listwise", llm), seed=seed)
+        prompt = llm.requests[0][1][-1]["content"]
+        texts_by_seed[seed] = tuple(sorted(ITEM.candidates.values(), key=prompt.index))
+    assert len(set(texts_by_seed.values())) > 1  # the order changes with the seed
+    again = ScriptedLLM({"rank": [{"rank": ["Response 1", "Response 2", "Response 3"]}]})
+    await _run(_judge("listwise", again), seed=3)
+    prompt = again.requests[0][1][-1]["content"]
+    assert tuple(sorted(ITEM.candidates.values(), key=prompt.index)) == texts_by_seed[3]  # and is stable
+
+
+async def test_bad_ranking_is_reasked_once_then_repaired_by_the_documented_rule() -> None:
+    llm = ScriptedLLM({"rank": [{"rank": ["Response 2", "Response 2", "Response 9"]}],
+                       "rank_repair": [{"rank": ["Response 3", "Response 3"]}]})
+    events, verdict = await _run(_judge("listwise", llm))
+    assert llm.purposes() == ["rank", "rank_repair"]
+    assert "repeated label(s) Response 2" in llm.requests[1][1][-1]["content"]
+    produced = next(e for e in events if isinstance(e, RankingProduced))
+    assert produced.repaired and "appended the missing ones" in produced.repair
+    assert produced.ranking == ["Response 3", "Response 1", "Response 2"]
+
+
+async def test_a_good_second_answer_is_used_and_still_marked_repaired() -> None:
+    llm = ScriptedLLM({"rank": [{"rank": ["Response 1"]}],
+                       "rank_repair": [{"rank": ["Response 3", "Response 1", "Response 2"]}]})
+    events, verdict = await _run(_judge("listwise", llm))
+    produced = next(e for e in events if isinstance(e, RankingProduced))
+    assert produced.repaired and produced.ranking == ["Response 3", "Response 1", "Response 2"]
+    assert produced.raw == ["Response 1"]
+
+
+async def test_gold_routing_makes_no_classification_call() -> None:
+    item = ITEM.model_copy(update={"question_type": "factoid"})
+    llm = ScriptedLLM({"key_points": [{"key_points": ["The sky is blue on a clear day."]}]})
+    events, _ = await _run(_judge("minos", llm, route="gold"), items=[item])
+    assert llm.purposes() == ["key_points"]
+    assert next(e for e in events if isinstance(e, QuestionClassified)).source == "gold"
+
+
+async def test_ablations_skip_the_router() -> None:
+    akps = ScriptedLLM({"key_points": [{"key_points": ["The sky is blue."]}]})
+    await _run(_judge("minos-akps", akps))
+    assert akps.purposes() == ["key_points"]
+    ialr = ScriptedLLM({"instances": [{k: k for k in ("excellent", "good", "fair", "poor", "bad")}],
+                        "rank": [{"rank": ["Response 1", "Response 2", "Response 3"]}]})
+    await _run(_judge("minos-ialr", ialr))
+    assert ialr.purposes() == ["instances", "rank"]
+
+
+async def test_every_artifact_survives_storage() -> None:
+    llm = ScriptedLLM({
+        "classify": [{"reason": "a fact", "factoid": True}],
+        "key_points": [{"key_points": ["The sky is blue on a clear day."]}],
+    })
+    _, verdict = await _run(_judge("minos", llm))
+    restored = event_from_dict(json.loads(verdict.model_dump_json()))
+    assert [a.type for a in restored.artifacts] == [
+        "question_classified", "key_points_extracted", "entailment_scored", "entailment_scored",
+        "entailment_scored", "ranking_produced", "judgement",
+    ]
+
+
+def test_chinese_items_get_chinese_prompts() -> None:
+    from qatui.judges.prompts import chat, load_prompts
+
+    prompts = load_prompts("minos", "zh")
+    messages = chat(prompts["key_points"], ("key_points",), question="问", reference="答")
+    assert "参考答案：答" in messages[-1]["content"] and "要点" in messages[0]["content"]
+    assert json.loads(messages[2]["content"])["key_points"]  # the few-shot answer is valid JSON
+
+
+async def test_route_accuracy_is_reported_against_the_dataset_label() -> None:
+    from qatui.metrics import summarize
+
+    items = [ITEM.model_copy(update={"id": "f", "question_type": "factoid"}),
+             ITEM.model_copy(update={"id": "n", "question_type": "non-factoid"})]
+    llm = ScriptedLLM({
+        "classify": [{"reason": "x", "factoid": True}, {"reason": "y", "factoid": True}],
+        "key_points": [{"key_points": ["The sky is blue."]}, {"key_points": ["The sky is blue."]}],
+    })
+    judge = _judge("minos", llm)
+    events = [e async for e in Engine(items, [judge], seed=0, concurrency=1).run()]
+    verdicts = {e.item_id: e for e in events if isinstance(e, Verdict)}
+    metrics = summarize(items, verdicts).metrics
+    assert metrics["route_accuracy"] == pytest.approx(0.5)
