@@ -29,6 +29,8 @@ from qatui.nli import NLIProbs
 class ScriptedLLM:
     """Answers by purpose from a script; records every request it gets."""
 
+    model = "scripted/test"
+
     def __init__(self, script: dict[str, list[dict]]) -> None:
         self.script = {k: list(v) for k, v in script.items()}
         self.requests: list[tuple[str, list[dict]]] = []
@@ -237,3 +239,35 @@ async def test_route_accuracy_is_reported_against_the_dataset_label() -> None:
     verdicts = {e.item_id: e for e in events if isinstance(e, Verdict)}
     metrics = summarize(items, verdicts).metrics
     assert metrics["route_accuracy"] == pytest.approx(0.5)
+
+
+async def test_llm_nli_asks_once_per_response_and_scores_one_hot() -> None:
+    from qatui.judges.llm_nli import LLMNLIScorer
+
+    llm = ScriptedLLM({
+        "classify": [{"reason": "a fact", "factoid": True}],
+        "key_points": [{"key_points": ["The sky is blue on a clear day.", "Air scatters blue light."]}],
+        "nli": [{"labels": ["entail", "entail"]}, {"labels": ["entail", "neutral"]},
+                {"labels": ["contradict", "neutral"]}],
+    })
+    judge = _judge("minos", llm, nli=LLMNLIScorer(llm))
+    events, verdict = await _run(judge)
+    assert llm.purposes() == ["classify", "key_points", "nli", "nli", "nli"]
+    nli_prompt = llm.requests[2][1][-1]["content"]
+    assert "1. The sky is blue on a clear day." in nli_prompt and "2. Air scatters blue light." in nli_prompt
+    scores = sorted(verdict.scores.values(), reverse=True)
+    assert scores == pytest.approx([1.0, 0.5, -0.5])
+
+
+async def test_llm_nli_with_a_wrong_label_count_fails_the_item() -> None:
+    from qatui.judges.llm_nli import LLMNLIScorer
+
+    llm = ScriptedLLM({
+        "classify": [{"reason": "a fact", "factoid": True}],
+        "key_points": [{"key_points": ["The sky is blue.", "Air scatters blue light."]}],
+        "nli": [{"labels": ["entail"]}],
+    })
+    judge = _judge("minos", llm, nli=LLMNLIScorer(llm))
+    events = [e async for e in Engine([ITEM], [judge], seed=0).run()]
+    failed = [e for e in events if e.type == "item_failed"]
+    assert failed and "1 entailment labels for 2 statements" in failed[0].reason

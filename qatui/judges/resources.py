@@ -54,7 +54,7 @@ class Resources:
     def nli(self) -> NLIScorer:
         """The NLI scorer: the bundled cross-encoder, a transformers model, or the backbone."""
         if self.nli_name == "llm":
-            from qatui.llm.nli import LLMNLIScorer
+            from qatui.judges.llm_nli import LLMNLIScorer
 
             return LLMNLIScorer(self.llm)
         from qatui.nli import load_nli

@@ -1,0 +1,63 @@
+"""NLI asked of the run's backbone (`--nli llm`): for languages the bundled model doesn't cover.
+
+Pairs are grouped by premise, and each premise costs one call listing all its hypotheses;
+the backbone's label becomes a one-hot probability. An answer with the wrong number of
+labels is an error on the item, never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel
+
+from qatui.data.language import detect_language
+from qatui.judges.prompts import load_prompts
+from qatui.nli import NLIError, NLIProbs, NLIScorer
+
+if TYPE_CHECKING:
+    from qatui.llm import LLMClient
+
+ONE_HOT = {
+    "entail": NLIProbs(entail=1.0, neutral=0.0, contradict=0.0),
+    "neutral": NLIProbs(entail=0.0, neutral=1.0, contradict=0.0),
+    "contradict": NLIProbs(entail=0.0, neutral=0.0, contradict=1.0),
+}
+
+
+class EntailmentLabels(BaseModel):
+    labels: list[Literal["entail", "neutral", "contradict"]]
+
+
+class LLMNLIScorer(NLIScorer):
+    """Entailment labels from a backbone, one call per distinct premise."""
+
+    def __init__(self, llm: LLMClient) -> None:
+        self.llm = llm
+        self.name = f"llm:{llm.model}"
+
+    def predict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
+        raise NLIError("the llm NLI backend is asynchronous: use apredict")
+
+    async def apredict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
+        by_premise: dict[str, list[int]] = {}
+        for index, (premise, _) in enumerate(pairs):
+            by_premise.setdefault(premise, []).append(index)
+        out: list[NLIProbs | None] = [None] * len(pairs)
+        for premise, indexes in by_premise.items():
+            section = load_prompts("nli", detect_language(premise))["entail"]
+            statements = "\n".join(
+                section["statement_line"].format(number=n, text=pairs[i][1]) for n, i in enumerate(indexes, 1)
+            )
+            result = await self.llm.complete(
+                [{"role": "system", "content": section["system"].format()},
+                 {"role": "user", "content": section["user"].format(premise=premise, statements=statements)}],
+                purpose="nli", schema=EntailmentLabels,
+            )
+            labels = result.data.labels
+            if len(labels) != len(indexes):
+                raise NLIError(f"the backbone gave {len(labels)} entailment labels for {len(indexes)} statements")
+            for i, label in zip(indexes, labels):
+                out[i] = ONE_HOT[label]
+        return [p for p in out if p is not None]
