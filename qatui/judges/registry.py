@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 JUDGES: dict[str, str] = {
     "bleu": "qatui.judges.lexical:BleuJudge",
     "rouge-l": "qatui.judges.lexical:RougeLJudge",
+    "bertscore": "qatui.judges.bertscore:BertScoreJudge",
     "minos": "qatui.judges.minos:MinosJudge",
     "minos-akps": "qatui.judges.minos:MinosAKPSJudge",
     "minos-ialr": "qatui.judges.minos:MinosIALRJudge",

@@ -1,0 +1,111 @@
+"""What an embedder is: texts in, L2-normalised float32 rows out, each distinct text run once.
+
+An `Embedder` batches the texts it has not seen (longest first, so a batch pads little),
+keeps every vector it computed in a per-instance LRU cache keyed by the exact text, and
+serialises the model behind a lock: judges call it from worker threads (`aembed`), two
+threads must not drive one tokenizer at once (fast tokenizers raise "Already borrowed"),
+and on a small machine one forward at a time is also the fastest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+from qatui.errors import QatuiError
+
+
+class EmbedderError(QatuiError):
+    """An embedding model cannot be found or loaded; the message says which and what to do."""
+
+
+def normalise(rows: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm, as float32 (an all-zero row stays zero)."""
+    rows = np.asarray(rows, dtype=np.float32)
+    norms = np.linalg.norm(rows, axis=-1, keepdims=True)
+    return rows / np.maximum(norms, np.float32(1e-12))
+
+
+def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine similarity of every row of `a` (n, d) with every row of `b` (m, d): (n, m)."""
+    return normalise(np.atleast_2d(a)) @ normalise(np.atleast_2d(b)).T
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine similarity of two vectors."""
+    return float(cosine_matrix(a, b)[0, 0])
+
+
+class Embedder(ABC):
+    """A sentence embedder. Subclasses implement `_encode` for one batch of distinct texts.
+
+    `forward_calls` counts batches the model actually ran and `texts_encoded` the texts in
+    them, so a caller (or a test) can see that cached texts cost nothing.
+    """
+
+    def __init__(self, name: str, dim: int, *, batch_size: int = 32, cache_size: int = 50_000) -> None:
+        self.name = name
+        self.dim = dim
+        self.batch_size = max(1, batch_size)
+        self.cache_size = cache_size
+        self.forward_calls = 0
+        self.texts_encoded = 0
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"
+
+    @abstractmethod
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        """One batch of texts → (len(texts), dim) vectors (the caller normalises them)."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dim) float32 rows of unit norm, in the order of `texts`."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts; wrap a single text in a list")
+        texts = list(texts)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        with self._lock:
+            fresh: dict[str, np.ndarray] = {}
+            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+            missing.sort(key=len, reverse=True)
+            for start in range(0, len(missing), self.batch_size):
+                batch = missing[start : start + self.batch_size]
+                vectors = normalise(self._encode(batch))
+                if vectors.shape != (len(batch), self.dim):
+                    raise EmbedderError(f"embedder {self.name!r} returned shape {vectors.shape} for {len(batch)} texts")
+                self.forward_calls += 1
+                self.texts_encoded += len(batch)
+                for text, vector in zip(batch, vectors):
+                    vector.setflags(write=False)
+                    fresh[text] = vector
+            for i, text in enumerate(texts):
+                vector = fresh.get(text)
+                if vector is None:
+                    vector = self._cache[text]
+                    self._cache.move_to_end(text)
+                out[i] = vector
+            for text, vector in fresh.items():
+                self._cache[text] = vector
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return out
+
+    async def aembed(self, texts: Sequence[str]) -> np.ndarray:
+        """`embed` in a worker thread, so the event loop keeps running."""
+        return await asyncio.to_thread(self.embed, list(texts))
+
+    def similarity(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        """Cosine similarity of every text of `a` with every text of `b`: (len(a), len(b))."""
+        return self.embed(a) @ self.embed(b).T
+
+    def clear_cache(self) -> None:
+        """Forget every cached vector (the counters keep counting)."""
+        with self._lock:
+            self._cache.clear()

