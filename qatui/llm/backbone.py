@@ -1,0 +1,239 @@
+"""The one call site over `litellm.acompletion`: concurrency limit, hard timeout, our own retries.
+
+Why our own (STYLE.md §6): the OpenAI SDK retries by itself unless `max_retries=0`;
+LiteLLM's `num_retries` is a silent no-op without `tenacity` and retries 400s with it; a
+custom provider ignores `timeout=`. So every call goes out with `max_retries=0` under
+`asyncio.timeout`, and only transient failures (429, timeouts, connection errors, 500,
+502, 503) are retried here, with exponential backoff and jitter, sleeping outside the
+semaphore, bounded by `max_attempts` and by a total time budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import weakref
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from qatui.llm._lazy import get_litellm
+from qatui.llm.errors import LLMCallError
+
+T = TypeVar("T")
+
+Sleep = Callable[[float], Awaitable[Any]]
+
+
+def _first_line(error: BaseException, limit: int = 300) -> str:
+    """The provider's message without LiteLLM's 'litellm.XError: ' prefix, on one short line."""
+    text = " ".join(str(error).split())
+    if text.startswith("litellm.") and ": " in text:
+        text = text.split(": ", 1)[1]
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Backbone:
+    """Bounded, retried access to one backbone model; shared by every client of that backbone.
+
+    `total_timeout_s` (default: `timeout_s * (max_attempts + 1)`, room for every attempt
+    plus the waits between them) bounds the retries: no wait starts that would end past
+    it, counted from the first attempt. The
+    semaphore is per event loop (an asyncio primitive cannot cross loops).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        max_concurrency: int = 4,
+        timeout_s: float = 120.0,
+        max_attempts: int = 3,
+        total_timeout_s: float | None = None,
+        base_delay_s: float = 1.0,
+        max_delay_s: float = 30.0,
+        api_key_env: str | None = None,
+        sleep: Sleep | None = None,
+    ) -> None:
+        self.model = model
+        self.max_concurrency = max_concurrency
+        self.timeout_s = timeout_s
+        self.max_attempts = max_attempts
+        self.total_timeout_s = total_timeout_s if total_timeout_s is not None else timeout_s * (max_attempts + 1)
+        self.base_delay_s = base_delay_s
+        self.max_delay_s = max_delay_s
+        self.api_key_env = api_key_env
+        self.sleep: Sleep = sleep or asyncio.sleep
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if (sem := self._semaphores.get(loop)) is None:
+            sem = self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
+        return sem
+
+    def backoff(self, attempt: int, error: BaseException | None = None) -> float:
+        """Seconds to wait after failed attempt `attempt` (1-based): exponential, jittered, capped.
+
+        A 429 that says `Retry-After` is waited out (up to the cap).
+        """
+        delay = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+        if (after := _retry_after(error)) is not None:
+            delay = max(delay, min(after, self.max_delay_s))
+        return delay
+
+    async def run(
+        self,
+        request: dict[str, Any],
+        *,
+        api_key: str | None = None,
+        consume: Callable[[Any], Awaitable[T]] | None = None,
+    ) -> tuple[T, int]:
+        """Call `litellm.acompletion(**request)`; returns (result, attempts made).
+
+        `consume` turns the raw response into the result *inside* the semaphore and the
+        timeout (a stream must be read while the slot is held). Raises `LLMCallError`.
+        """
+        ll = get_litellm()
+        transient = _transient_classes(ll)
+        failures: list[str] = []
+        started: float | None = None
+        last_error: BaseException | None = None
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                async with self._semaphore():
+                    if started is None:
+                        started = time.monotonic()
+                    self.in_flight += 1
+                    self.max_in_flight = max(self.max_in_flight, self.in_flight)
+                    try:
+                        async with asyncio.timeout(self.timeout_s):
+                            kwargs = dict(request, max_retries=0, timeout=self.timeout_s)
+                            if api_key is not None:
+                                kwargs["api_key"] = api_key
+                            response = await ll.acompletion(**kwargs)
+                            result = await consume(response) if consume is not None else response
+                    finally:
+                        self.in_flight -= 1
+                return result, attempt
+            except transient as e:
+                last_error = _unwrap(e)
+                if not isinstance(last_error, transient):  # a permanent error that surfaced mid-stream
+                    raise LLMCallError(self._describe_permanent(last_error, ll, api_key), attempts=attempt) from e
+                failures.append(self._describe_transient(last_error, ll))
+            except LLMCallError:
+                raise
+            except Exception as e:  # noqa: BLE001 - anything else is not worth retrying
+                raise LLMCallError(self._describe_permanent(e, ll, api_key), attempts=attempt) from e
+            elapsed = time.monotonic() - (started or time.monotonic())
+            if attempt == self.max_attempts:
+                break
+            delay = self.backoff(attempt, last_error)
+            if elapsed + delay >= self.total_timeout_s:
+                failures.append(f"stopped: the next try would pass the {self.total_timeout_s:g} s budget")
+                break
+            await self.sleep(delay)  # outside the semaphore: a waiting call holds no slot
+        elapsed = time.monotonic() - (started or time.monotonic())
+        raise LLMCallError(self._summary(failures, elapsed, api_key, last_error), attempts=len(
+            [f for f in failures if not f.startswith("stopped:")]), transient=True) from last_error
+
+    # -- messages -------------------------------------------------------------------------------
+
+    def _describe_transient(self, error: BaseException, ll: Any) -> str:
+        if isinstance(error, ll.RateLimitError):
+            return "rate limited (429)"
+        if isinstance(error, (ll.Timeout, TimeoutError)):
+            return f"timed out after {self.timeout_s:g} s"
+        if isinstance(error, ll.ServiceUnavailableError):
+            return "service unavailable (503)"
+        if isinstance(error, ll.BadGatewayError):
+            return "bad gateway (502)"
+        if isinstance(error, ll.InternalServerError):
+            return "server error (500)"
+        return "connection failed"
+
+    def _summary(self, failures: list[str], elapsed: float, api_key: str | None,
+                 last_error: BaseException | None) -> str:
+        kinds = [f for f in failures if not f.startswith("stopped:")]
+        notes = [f for f in failures if f.startswith("stopped:")]
+        n = len(kinds)
+        if len(set(kinds)) == 1:
+            what = f"{kinds[0]} {n} time{'s' if n != 1 else ''}"
+        else:
+            counts: dict[str, int] = {}
+            for kind in kinds:
+                counts[kind] = counts.get(kind, 0) + 1
+            what = f"failed {n} times (" + ", ".join(f"{k} ×{c}" for k, c in counts.items()) + ")"
+        message = f"{self.model}: {what}, gave up after {elapsed:.1f} s"
+        if notes:
+            message += f" ({notes[0][len('stopped: '):]})"
+        timed_out = isinstance(last_error, TimeoutError)  # asyncio's: no message to add
+        if last_error is not None and not timed_out and (detail := _first_line(last_error, 160)):
+            message += f"; last error: {detail}"
+        return _scrub(message, api_key)
+
+    def _describe_permanent(self, error: BaseException, ll: Any, api_key: str | None) -> str:
+        detail = _first_line(error)
+        if isinstance(error, ll.AuthenticationError):
+            if self.api_key_env:
+                why = f"authentication failed (401): the API key in ${self.api_key_env} was rejected"
+            else:
+                why = ("authentication failed (401): set the provider's key variable (e.g. OPENAI_API_KEY), or "
+                       "name one with api_key_env in a [backbones.NAME] table")
+            return f"{self.model}: {why}"  # the provider's text may quote part of the key: left out
+        if isinstance(error, ll.ContextWindowExceededError):
+            why = "the prompt is too long for the model's context window"
+        elif isinstance(error, ll.ContentPolicyViolationError):
+            why = "refused by the provider's content policy"
+        elif isinstance(error, ll.UnsupportedParamsError):
+            why = "a parameter is not supported by this model"
+        elif isinstance(error, ll.BadRequestError):
+            why = "request rejected (400)"
+        elif isinstance(error, ll.PermissionDeniedError):
+            why = "permission denied (403)"
+        elif isinstance(error, ll.NotFoundError):
+            why = "model or endpoint not found (404)"
+        elif type(error).__name__ == "BudgetExceededError":
+            why = "budget exceeded"
+        else:
+            why = type(error).__name__
+        return _scrub(f"{self.model}: {why}: {detail}", api_key)
+
+
+def _transient_classes(ll: Any) -> tuple[type[BaseException], ...]:
+    # litellm.Timeout is not an APIConnectionError (STYLE.md §6): both are listed.
+    return (ll.RateLimitError, ll.Timeout, TimeoutError, ll.APIConnectionError, ll.ServiceUnavailableError,
+            ll.InternalServerError, ll.BadGatewayError)
+
+
+def _unwrap(error: BaseException) -> BaseException:
+    """The error a stream failed with: LiteLLM wraps any mid-stream error in MidStreamFallbackError (a 503)."""
+    while type(error).__name__ == "MidStreamFallbackError" and isinstance(
+            getattr(error, "original_exception", None), BaseException):
+        error = error.original_exception  # type: ignore[attr-defined]
+    return error
+
+
+def _retry_after(error: BaseException | None) -> float | None:
+    """Seconds from a `Retry-After` header on the error's response, if any."""
+    if error is None:
+        return None
+    headers = getattr(error, "litellm_response_headers", None)
+    if headers is None:
+        headers = getattr(getattr(error, "response", None), "headers", None)
+    try:
+        value = headers.get("retry-after") if headers is not None else None
+        return float(value) if value is not None else None
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def _scrub(text: str, api_key: str | None) -> str:
+    """Never let a key's value reach a message."""
+    if api_key and len(api_key) >= 4:
+        text = text.replace(api_key, "***")
+    return text

@@ -1,0 +1,81 @@
+"""A content-addressed on-disk cache of every LLM call (LiteLLM's own crashes on its first hit).
+
+The key is the sha256 of the canonical JSON of everything that can change the answer:
+model, api_base, messages, temperature, max_tokens, seed and the response format (as a
+JSON schema). Not the API key (a rotated key gives the same answer, and a key must
+never be written anywhere), not the stream flag (the final text is what is cached).
+
+One file per call, `<dir>/<key[:2]>/<key>.json`, written atomically:
+`{"key", "request", "response": {"text", "usage", "cost_usd", "model", "finish_reason"},
+"created"}`. The key is also `LLMCallFinished.prompt_hash`, so a transcript viewer can
+read a call's prompt back with `CallCache.load(key)`. A call that failed for good leaves
+its request only (no "response"), so its prompt can be shown too; it is never a hit.
+
+`--no-cache` (`use_cache=False`) skips reads only: the fresh answer is still written (it
+replaces the old one), so every `prompt_hash` in a session can be looked up here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from qatui.store.atomic import atomic_write_text
+
+CACHE_FORMAT = 1
+"""Bumped when the meaning of a cached answer changes; part of every key."""
+
+KEY_FIELDS = ("model", "api_base", "messages", "temperature", "max_tokens", "seed", "response_format")
+"""The request fields the key covers; anything else in a request (stream flags, keys) is ignored."""
+
+
+def canonical_request(request: dict[str, Any]) -> dict[str, Any]:
+    """The part of a request that decides the answer, with the format version."""
+    return {"format": CACHE_FORMAT, **{name: request.get(name) for name in KEY_FIELDS}}
+
+
+def cache_key(request: dict[str, Any]) -> str:
+    """sha256 over `canonical_request(request)`, as sorted-key JSON."""
+    text = json.dumps(canonical_request(request), sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class CallCache:
+    """The cache folder. Reads never raise: a missing or damaged entry is a miss."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root).expanduser()
+
+    def path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def load(self, key: str) -> dict[str, Any] | None:
+        """The stored entry (request, and response when the call succeeded), or None."""
+        try:
+            data = json.loads(self.path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) and isinstance(data.get("request"), dict) else None
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The cached response of a successful call with this key, or None."""
+        entry = self.load(key)
+        response = entry.get("response") if entry else None
+        if not isinstance(response, dict) or not isinstance(response.get("text"), str):
+            return None
+        return response
+
+    def put(self, key: str, request: dict[str, Any], response: dict[str, Any] | None) -> Path:
+        """Store a call; `response=None` records the request of a failed call (never over an answer)."""
+        path = self.path(key)
+        if response is None and self.get(key) is not None:
+            return path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        entry: dict[str, Any] = {"key": key, "request": canonical_request(request), "created": time.time()}
+        if response is not None:
+            entry["response"] = response
+        atomic_write_text(path, json.dumps(entry, ensure_ascii=False, indent=1, default=str))
+        return path

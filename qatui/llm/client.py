@@ -1,0 +1,379 @@
+"""`LLMClient`: what judges call. Cache, structured output, streaming, events, cost.
+
+One logical call (`complete`) = cache lookup, else one `Backbone.run` (with its retries),
+then parsing. Exactly one `LLMCallFinished` is emitted per call, hit or miss, success or
+failure; a schema answer that does not parse is re-asked once (a second call, purpose
+`<purpose>:repair`) before `ParseError` is raised. Defaults follow the papers: temperature
+0 and a fixed seed, overridable per call.
+
+Streaming emits an `LLMToken` per chunk as it arrives; if an attempt fails mid-stream and
+is retried, the tokens of the failed attempt were already sent (same `call_id`): a live
+pane should show the final `LLMCallFinished.response`, which holds only the answer kept.
+A cache hit emits no tokens, only its `LLMCallFinished` (cached=True, attempts=0).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from qatui.engine.events import LLMCallFinished, LLMToken, emit
+from qatui.errors import ConfigError
+from qatui.llm.backbone import Backbone
+from qatui.llm.cache import CallCache, cache_key
+from qatui.llm.errors import LLMCallError, ParseError, snippet
+from qatui.llm.parse import json_schema_of, parse_output, schema_name
+
+if TYPE_CHECKING:
+    from qatui.config import BackboneConfig, Config
+
+RESPONSE_CHARS = 4000
+"""How much of an answer an `LLMCallFinished` carries (the cache keeps all of it)."""
+
+REPAIR_MESSAGE = (
+    "Your previous answer could not be used: {reason}\n"
+    "Answer again with only a JSON value that matches this JSON schema, with no other text:\n{schema}"
+)
+JSON_INSTRUCTION = "\n\nAnswer with only a JSON value that matches this JSON schema, with no other text:\n{schema}"
+
+
+@dataclass(frozen=True)
+class LLMResult:
+    """A finished call: the answer's text, the validated data (with a schema), and its event."""
+
+    text: str
+    data: Any
+    event: LLMCallFinished
+
+
+def _call_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def _usage_of(response: Any) -> dict[str, int]:
+    usage = getattr(response, "usage", None)
+    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+    completion = int(getattr(usage, "completion_tokens", 0) or 0)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _text_of(response: Any) -> tuple[str, str]:
+    choice = response.choices[0]
+    return choice.message.content or "", str(getattr(choice, "finish_reason", "") or "")
+
+
+class LLMClient:
+    """One backbone as judges see it. Build with `make_client`."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        name: str,
+        settings: BackboneConfig,
+        backbone: Backbone,
+        cache: CallCache,
+        use_cache: bool = True,
+        seed: int = 0,
+    ) -> None:
+        self.model = model
+        self.name = name
+        self.settings = settings
+        self.backbone = backbone
+        self.cache = cache
+        self.use_cache = use_cache
+        self.seed = seed
+        self._supports_schema: bool | None = None
+
+    # -- description ---------------------------------------------------------------------------
+
+    @property
+    def is_local(self) -> bool:
+        """True for an embedded model (`local/...`), run in this process."""
+        return self.model.startswith("local/")
+
+    @property
+    def label(self) -> str:
+        """How the UI names this backbone, e.g. "local/smollm2 (weak, embedded)"."""
+        from qatui.llm.local import LABELS, model_name
+
+        head = self.model if self.name == self.model else f"{self.name} ({self.model})"
+        if self.is_local and (note := LABELS.get(model_name(self.model))):
+            return f"{head} ({note})"
+        return head
+
+    def supports_schema(self) -> bool:
+        """Whether the model takes a JSON schema as response_format (else it is put in the prompt)."""
+        if self._supports_schema is None:
+            if self.is_local:
+                self._supports_schema = True
+            else:
+                from qatui.llm._lazy import get_litellm
+
+                try:
+                    self._supports_schema = bool(get_litellm().supports_response_schema(model=self.model))
+                except Exception:  # noqa: BLE001 - an unknown model: ask in the prompt instead
+                    self._supports_schema = False
+        return self._supports_schema
+
+    # -- the call ------------------------------------------------------------------------------
+
+    def build_request(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        schema: type[BaseModel] | dict[str, Any] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """The request as sent (and as keyed in the cache), without secrets or stream flags."""
+        messages = [dict(m) for m in messages]
+        request: dict[str, Any] = {
+            "model": self.model,
+            "api_base": self.settings.api_base,
+            "messages": messages,
+            "temperature": self.settings.temperature if temperature is None else temperature,
+            "max_tokens": self.settings.max_tokens if max_tokens is None else max_tokens,
+            "seed": self.seed,
+            "response_format": None,
+        }
+        if schema is not None:
+            json_schema = json_schema_of(schema)
+            if self.supports_schema():
+                request["response_format"] = {"type": "json_schema", "json_schema": {
+                    "name": schema_name(schema), "schema": json_schema, "strict": True}}
+            else:
+                _append_to_last_user(messages, JSON_INSTRUCTION.format(schema=json.dumps(json_schema)))
+        return request
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        purpose: str,
+        schema: type[BaseModel] | dict[str, Any] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        stream: bool = True,
+    ) -> LLMResult:
+        """Ask the backbone; with `schema`, `.data` is the validated answer (one repair re-ask).
+
+        Raises `LLMCallError` (the call failed) or `ParseError` (the answer, re-asked once,
+        still does not match the schema). Either way the events were emitted first.
+        """
+        request = self.build_request(messages, schema=schema, temperature=temperature, max_tokens=max_tokens)
+        text, event = await self._call(request, purpose=purpose, stream=stream)
+        if schema is None:
+            return LLMResult(text=text, data=None, event=event)
+        try:
+            return LLMResult(text=text, data=parse_output(text, schema), event=event)
+        except ParseError as first:
+            repair_messages = list(request["messages"]) + [
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": REPAIR_MESSAGE.format(
+                    reason=first.reason, schema=json.dumps(json_schema_of(schema)))},
+            ]
+            repair = dict(request, messages=repair_messages)
+            text2, event2 = await self._call(repair, purpose=f"{purpose}:repair", stream=stream)
+            try:
+                return LLMResult(text=text2, data=parse_output(text2, schema), event=event2)
+            except ParseError as second:
+                raise ParseError(f"{self.model} ({purpose}): {second} (after one repair re-ask; first answer "
+                                 f"was {snippet(text)})", text=text2, reason=second.reason) from None
+
+    async def check(self) -> str:
+        """One tiny real call, no cache: a one-line status, or LLMCallError with the reason."""
+        request = self.build_request([{"role": "user", "content": "Reply with the single word OK."}],
+                                     max_tokens=8)
+        started = time.perf_counter()
+        text, event = await self._call(request, purpose="check", stream=False, read=False, write=False)
+        return (f"{self.label}: answered {snippet(text, 40, 0)} in {time.perf_counter() - started:.1f} s "
+                f"({event.prompt_tokens}+{event.completion_tokens} tokens)")
+
+    async def _call(
+        self, request: dict[str, Any], *, purpose: str, stream: bool, read: bool | None = None, write: bool = True,
+    ) -> tuple[str, LLMCallFinished]:
+        """One logical call: cache hit, or the backbone (with retries). Emits one LLMCallFinished."""
+        read = self.use_cache if read is None else read
+        key = cache_key(request)
+        call_id = _call_id()
+        started = time.perf_counter()
+        base = {"call_id": call_id, "model": self.model, "purpose": purpose, "prompt_hash": key}
+        if read and (hit := self.cache.get(key)) is not None:
+            usage = hit.get("usage") or {}
+            event = LLMCallFinished(**base, prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                                    completion_tokens=int(usage.get("completion_tokens", 0)), cost_usd=0.0,
+                                    latency_s=time.perf_counter() - started, cached=True, attempts=0,
+                                    response=hit["text"][:RESPONSE_CHARS])
+            emit(event)
+            return hit["text"], event
+        try:
+            api_key = self._api_key()
+            self._precheck()
+            response, attempts = await self._send(request, api_key=api_key, call_id=call_id, purpose=purpose,
+                                                  stream=stream)
+        except LLMCallError as e:
+            if write:
+                self._store(key, request, None)
+            emit(LLMCallFinished(**base, latency_s=time.perf_counter() - started, attempts=e.attempts, ok=False,
+                                 error=str(e)))
+            raise
+        text, finish_reason = _text_of(response)
+        usage = _usage_of(response)
+        cost = self._cost(response)
+        if write:
+            self._store(key, request, {"text": text, "usage": usage, "cost_usd": cost,
+                                       "model": str(getattr(response, "model", "") or self.model),
+                                       "finish_reason": finish_reason})
+        event = LLMCallFinished(**base, prompt_tokens=usage["prompt_tokens"],
+                                completion_tokens=usage["completion_tokens"], cost_usd=cost,
+                                latency_s=time.perf_counter() - started, attempts=attempts,
+                                response=text[:RESPONSE_CHARS])
+        emit(event)
+        return text, event
+
+    async def _send(self, request: dict[str, Any], *, api_key: str | None, call_id: str, purpose: str,
+                    stream: bool) -> tuple[Any, int]:
+        from qatui.llm._lazy import get_litellm
+
+        ll = get_litellm()
+        kwargs = {k: v for k, v in request.items() if v is not None}
+        kwargs["drop_params"] = True  # a provider without `seed` (say) still answers
+        if not stream:
+            return await self.backbone.run(kwargs, api_key=api_key)
+        kwargs.update(stream=True, stream_options={"include_usage": True})
+        messages = request["messages"]
+
+        async def consume(response: Any) -> Any:
+            chunks = []
+            async for chunk in response:
+                chunks.append(chunk)
+                piece = chunk.choices[0].delta.content if chunk.choices else None
+                if piece:
+                    emit(LLMToken(call_id=call_id, model=self.model, purpose=purpose, text=piece))
+            built = ll.stream_chunk_builder(chunks, messages=messages)
+            if built is None:  # no chunks at all
+                raise ll.APIConnectionError(message="the stream ended without any chunk", model=self.model,
+                                            llm_provider=self.model.split("/", 1)[0])
+            return built
+
+        return await self.backbone.run(kwargs, api_key=api_key, consume=consume)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _api_key(self) -> str | None:
+        """The key from `$api_key_env`, read now and never kept; a missing variable is an error."""
+        name = self.settings.api_key_env
+        if not name:
+            return None
+        value = os.environ.get(name)
+        if not value:
+            raise LLMCallError(f"{self.model}: the environment variable {name} is not set "
+                               f"(api_key_env of backbone '{self.name}'): export {name}=... and retry")
+        return value
+
+    def _precheck(self) -> None:
+        """Fail before any attempt when retrying could not help (missing model file, missing key)."""
+        if self.is_local:
+            from qatui.llm.local import check_available
+
+            check_available(self.model)
+            return
+        if self.settings.api_key_env or self.settings.api_base:
+            return
+        from qatui.llm._lazy import get_litellm
+
+        try:
+            missing = get_litellm().validate_environment(model=self.model).get("missing_keys") or []
+        except Exception:  # noqa: BLE001 - unknown provider: the call itself will say
+            return
+        keys = [k for k in missing if k.endswith("_KEY") or k.endswith("_TOKEN")]
+        if keys:
+            raise LLMCallError(f"{self.model}: no API key: set {' or '.join(keys)} (or name the variable "
+                               "with api_key_env in a [backbones.NAME] table)")
+
+    def _cost(self, response: Any) -> float:
+        if self.is_local:
+            return 0.0
+        from qatui.llm._lazy import get_litellm
+
+        try:
+            return float(get_litellm().completion_cost(completion_response=response, model=self.model) or 0.0)
+        except Exception:  # noqa: BLE001 - a model missing from the price map costs "unknown" = 0
+            return 0.0
+
+    def _store(self, key: str, request: dict[str, Any], response: dict[str, Any] | None) -> None:
+        try:
+            self.cache.put(key, request, response)
+        except OSError:
+            pass  # a read-only or full cache folder must not fail a call that succeeded
+
+
+def _append_to_last_user(messages: list[dict[str, Any]], text: str) -> None:
+    """Add `text` to the last user message (a new user message if there is none)."""
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                message["content"] = [*content, {"type": "text", "text": text}]
+            else:
+                message["content"] = f"{content or ''}{text}"
+            return
+    messages.append({"role": "user", "content": text.strip()})
+
+
+# -- construction ----------------------------------------------------------------------------------
+
+_backbones: dict[tuple, Backbone] = {}
+
+
+def _shared_backbone(settings: BackboneConfig) -> Backbone:
+    """One Backbone (one concurrency limit) per distinct backbone settings in this process."""
+    key = (settings.model, settings.api_base, settings.api_key_env, settings.max_concurrency,
+           settings.timeout_s, settings.max_attempts)
+    if key not in _backbones:
+        _backbones[key] = Backbone(settings.model, max_concurrency=settings.max_concurrency,
+                                   timeout_s=settings.timeout_s, max_attempts=settings.max_attempts,
+                                   api_key_env=settings.api_key_env)
+    return _backbones[key]
+
+
+def make_client(backbone: str, config: Config, *, use_cache: bool | None = None) -> LLMClient:
+    """A client for `backbone`: a `[backbones.NAME]` key of the config, or a LiteLLM model string.
+
+    Raw strings ("openai/gpt-4o-mini", "ollama/qwen2.5", "local/smollm2") get the
+    `BackboneConfig` defaults. `use_cache=None` follows the config's `[cache] enabled`;
+    False skips cache *reads* only: every answer is still written, so a call's prompt
+    can always be read back by its `prompt_hash`.
+    """
+    from qatui.config import BackboneConfig
+
+    if backbone in config.backbones:
+        settings = config.backbones[backbone]
+    elif "/" in backbone:
+        settings = BackboneConfig(model=backbone)
+    else:
+        where = config.source or "the config"
+        raise ConfigError(f"unknown backbone '{backbone}': not a [backbones.{backbone}] table in {where}, and not "
+                          "a LiteLLM model string such as openai/gpt-4o-mini, ollama/qwen2.5 or local/smollm2")
+    if settings.model.startswith("local/"):
+        from qatui.llm.local import PACKAGES, model_name
+
+        if model_name(settings.model) not in PACKAGES:
+            known = ", ".join(f"local/{n}" for n in PACKAGES)
+            raise ConfigError(f"unknown embedded model '{settings.model}' (known: {known})")
+    return LLMClient(
+        model=settings.model,
+        name=backbone,
+        settings=settings,
+        backbone=_shared_backbone(settings),
+        cache=CallCache(config.cache_dir()),
+        use_cache=config.cache.enabled if use_cache is None else use_cache,
+        seed=config.general.seed,
+    )

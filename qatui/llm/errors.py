@@ -1,0 +1,39 @@
+"""The two ways an LLM call fails for the user: the call itself, or the answer's shape."""
+
+from __future__ import annotations
+
+from qatui.errors import QatuiError
+
+
+class LLMCallError(QatuiError):
+    """A backbone call failed for good: after its retries, or at once for a non-transient error.
+
+    The message names the model and says why ("openai/gpt-4o-mini: rate limited (429) 3
+    times, gave up after 7.2 s"); it never contains an API key.
+    """
+
+    def __init__(self, message: str, *, attempts: int = 0, transient: bool = False) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.transient = transient
+
+
+class ParseError(QatuiError):
+    """A model's answer could not be read as the JSON the caller asked for.
+
+    `text` is the whole answer; `reason` says what is wrong with it, in a few words; the
+    message carries both (the text as a snippet).
+    """
+
+    def __init__(self, message: str, *, text: str = "", reason: str = "") -> None:
+        super().__init__(message)
+        self.text = text
+        self.reason = reason or message
+
+
+def snippet(text: str, head: int = 160, tail: int = 60) -> str:
+    """A one-line excerpt of model output for error messages."""
+    flat = " ".join(text.split())
+    if len(flat) <= head + tail + 5:
+        return repr(flat)
+    return repr(f"{flat[:head]} … {flat[-tail:]}")

@@ -1,0 +1,224 @@
+"""Reading structured answers out of model text: JSON first, then tolerant extraction. Never eval.
+
+Models wrap JSON in prose, in ```json fences, leave trailing commas, or write Python-style
+single quotes and True/None. `extract_json_values` yields every plausible JSON value in the
+text, best guess first: the whole text, fenced blocks, then balanced {...} / [...] spans;
+each strictly with `json.loads`, and only if that fails through `repair_json`, a small
+tokenizer that fixes trailing commas, single-quoted strings and Python literals. Nothing
+here evaluates model output (`eval` and `ast.literal_eval` are not used anywhere).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from qatui.llm.errors import ParseError, snippet
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+_CLOSERS = {"{": "}", "[": "]"}
+_LITERALS = {"True": "true", "False": "false", "None": "null"}
+_MAX_SPANS = 32
+_MAX_OPENERS = 256
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, strict=False)  # strict=False: raw newlines inside strings are fine
+
+
+def _end_of_double(text: str, start: int) -> int:
+    """Index of the closing quote of the "string" opening at `start` (or len(text) if unterminated)."""
+    i = start + 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == '"':
+            return i
+        i += 1
+    return len(text)
+
+
+def _end_of_single(text: str, start: int) -> int:
+    """Index of the closing quote of the 'string' opening at `start`.
+
+    An apostrophe only closes the string when what follows it (after blanks) could follow
+    a JSON value (, } ] : or the end), so 'it's fine' stays one string.
+    """
+    i = start + 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == "'":
+            rest = text[i + 1 :].lstrip()
+            if not rest or rest[0] in ",}]:":
+                return i
+        i += 1
+    return len(text)
+
+
+def repair_json(text: str) -> str:
+    """Fix what models commonly get wrong: trailing commas, 'single quotes', True/False/None.
+
+    Double-quoted strings are copied untouched; a single-quoted string becomes a
+    double-quoted one (inner " escaped, \\' unescaped); a comma directly before } or ]
+    is dropped; bare True/False/None become true/false/null.
+    """
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            end = _end_of_double(text, i)
+            out.append(text[i : end + 1])
+            i = end + 1
+        elif ch == "'":
+            end = _end_of_single(text, i)
+            body = text[i + 1 : end]
+            body = re.sub(r'(?<!\\)"', r'\\"', body.replace("\\'", "'"))
+            out.append(f'"{body}"')
+            i = end + 1
+        elif ch == ",":
+            rest = text[i + 1 :].lstrip()
+            if not (rest and rest[0] in "}]"):
+                out.append(ch)
+            i += 1
+        elif ch.isalpha() or ch == "_":
+            j = i
+            while j < n and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            word = text[i:j]
+            out.append(_LITERALS.get(word, word))
+            i = j
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _balanced_spans(text: str) -> Iterator[str]:
+    """Every balanced {...} or [...] span, by position of its opener (strings respected)."""
+    found = tried = 0
+    for start, ch in enumerate(text):
+        if ch not in _CLOSERS:
+            continue
+        tried += 1
+        if tried > _MAX_OPENERS:  # each try scans to the end: bound the work on long, bracket-heavy text
+            return
+        stack = [_CLOSERS[ch]]
+        i = start + 1
+        while i < len(text) and stack:
+            c = text[i]
+            if c == '"':
+                i = _end_of_double(text, i)
+            elif c == "'":
+                i = _end_of_single(text, i)
+            elif c in _CLOSERS:
+                stack.append(_CLOSERS[c])
+            elif c in "}]":
+                if c != stack[-1]:
+                    break
+                stack.pop()
+            i += 1
+        if not stack:
+            yield text[start:i]
+            found += 1
+            if found >= _MAX_SPANS:
+                return
+
+
+def _candidates(text: str) -> list[str]:
+    """Pieces of `text` that may be the JSON value, best guess first, without duplicates."""
+    stripped = text.strip()
+    pieces = [stripped]
+    pieces += [m.group(2).strip() for m in _FENCE.finditer(text)]
+    pieces += list(_balanced_spans(text))
+    return [p for p in dict.fromkeys(pieces) if p]
+
+
+def extract_json_values(text: str) -> Iterator[Any]:
+    """Every JSON value found in `text`, best guess first: strict parses, then repaired ones."""
+    candidates = _candidates(text)
+    seen: list[str] = []
+    for candidate in candidates:
+        try:
+            value = _loads(candidate)
+        except ValueError:
+            continue
+        seen.append(candidate)
+        yield value
+    for candidate in candidates:
+        if candidate in seen:
+            continue
+        repaired = repair_json(candidate)
+        if repaired == candidate:
+            continue
+        try:
+            yield _loads(repaired)
+        except ValueError:
+            continue
+
+
+def extract_json(text: str) -> Any:
+    """The first JSON value in `text`; `ParseError` (with a snippet) when there is none."""
+    for value in extract_json_values(text):
+        return value
+    raise ParseError(f"no JSON found in the model's answer: {snippet(text)}", text=text, reason="no JSON found")
+
+
+def schema_name(schema: type[BaseModel] | dict[str, Any]) -> str:
+    """A name for the schema, for messages and for response_format (letters, digits, _ and -)."""
+    raw = schema.__name__ if isinstance(schema, type) else str(schema.get("title") or "answer")
+    return re.sub(r"[^A-Za-z0-9_-]", "_", raw)[:64] or "answer"
+
+
+def json_schema_of(schema: type[BaseModel] | dict[str, Any]) -> dict[str, Any]:
+    """The JSON schema of a pydantic model, or the dict itself."""
+    return schema.model_json_schema() if isinstance(schema, type) else schema
+
+
+def _validate(value: Any, schema: type[BaseModel] | dict[str, Any]) -> Any:
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema.model_validate(value)
+    import jsonschema  # a dependency of litellm too; imported only when a dict schema is used
+
+    jsonschema.validate(value, schema)
+    return value
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, ValidationError):
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        more = f" (+{error.error_count() - 1} more)" if error.error_count() > 1 else ""
+        return f"{where}: {first['msg']}{more}"
+    message = getattr(error, "message", None) or str(error)
+    path = "/".join(str(p) for p in getattr(error, "absolute_path", []) or [])
+    return f"{path + ': ' if path else ''}{message}"
+
+
+def parse_output(text: str, schema: type[BaseModel] | dict[str, Any]) -> Any:
+    """The first JSON value in `text` that satisfies `schema`.
+
+    A pydantic model gives a validated instance; a JSON schema dict gives the value.
+    Raises `ParseError` naming the schema, the reason and a snippet of the output.
+    """
+    first_error: Exception | None = None
+    for value in extract_json_values(text):
+        try:
+            return _validate(value, schema)
+        except Exception as e:  # noqa: BLE001 - pydantic or jsonschema ValidationError
+            if type(e).__name__ != "ValidationError":
+                raise
+            first_error = first_error or e
+    name = schema_name(schema)
+    if first_error is None:
+        reason = f"expected JSON for {name}, found none"
+    else:
+        reason = f"the JSON does not match {name}: {_reason(first_error)}"
+    raise ParseError(f"{reason}; answer was {snippet(text)}", text=text, reason=reason)
