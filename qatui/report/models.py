@@ -103,12 +103,12 @@ def print_models(console: Console, rows: list[ModelRow], checked: bool) -> None:
     from rich.table import Table
 
     table = Table(box=None, padding=(0, 1, 0, 0))
-    for column in ("kind", "name", "what"):
-        table.add_column(column, overflow="fold")
+    table.add_column("kind", no_wrap=True)
+    table.add_column("model", overflow="fold", ratio=1)
     if checked:
-        table.add_column("check", overflow="fold")
+        table.add_column("check", overflow="fold", ratio=1)
     for row in rows:
-        cells = [row.kind, escape(row.name), escape(row.detail)]
+        cells = [row.kind, f"[bold]{escape(row.name)}[/]\n[dim]{escape(row.detail)}[/]"]
         if checked:
             mark = "[green]ok[/]" if row.ok else "[red]FAIL[/]"
             cells.append(f"{mark} {escape(row.status)} [dim]({row.seconds:.1f} s)[/]")
