@@ -1,0 +1,135 @@
+"""`load_nli(spec)`: one loaded NLI model per spec per process, found without waiting on a hub.
+
+A spec is one of:
+- "bundled": the cross-encoder in `qatui/nli/bundled/` (fp16 safetensors, tokenizer, config);
+- a local folder holding a transformers sequence-classification model;
+- a hub model id ("org/name"): taken from the local Hugging Face cache if it is there;
+  otherwise downloaded only when the hub answers a 3-second connection probe (and
+  HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE are not set). transformers itself would retry an
+  unreachable hub for about 50 seconds; here that is a clear `NLIError` at once.
+"llm" is refused: that backend asks the run's backbone and is built by the judges' resources.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+from qatui.nli.base import NLIError, NLIScorer
+
+BUNDLED = "bundled"
+BUNDLED_DIR = Path(__file__).resolve().parent / "bundled"
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
+_HUB_FILES = ["*.json", "*.safetensors", "*.txt", "*.model", "tokenizer*", "spm*", "*.bpe", "merges.txt"]
+_TRUE = {"1", "true", "yes", "on"}
+
+_MODELS: dict[tuple[str, str | None], object] = {}  # (key, device) → LoadedModel
+_SCORERS: dict[tuple[str, int, int, str | None], NLIScorer] = {}
+_LOCK = threading.Lock()
+
+
+def _is_hub_id(spec: str) -> bool:
+    """"name" or "org/name", as the hub spells repository ids; anything else is a path."""
+    return bool(_HUB_ID.match(spec)) and not spec.startswith((".", "~"))
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face hub (or `HF_ENDPOINT`) accepts a TCP connection right now."""
+    if any(os.environ.get(v, "").strip().lower() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
+        return False
+    url = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    host = url.hostname or "huggingface.co"
+    port = url.port or (80 if url.scheme == "http" else 443)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _not_here(spec: str) -> NLIError:
+    return NLIError(
+        f"NLI model {spec!r} is not on this machine and the hub cannot be reached: give a local path to a "
+        f"transformers sequence-classification model folder, or use '{BUNDLED}'"
+    )
+
+
+def _from_hub(spec: str) -> Path:
+    """A hub id's snapshot folder: from the local cache, else downloaded if the hub answers."""
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:  # pragma: no cover - transformers always brings huggingface_hub
+        raise _not_here(spec) from None
+    try:
+        return Path(snapshot_download(spec, local_files_only=True))
+    except Exception:  # noqa: BLE001 - not in the cache, whatever the reason: try the hub
+        pass
+    if not hub_reachable():
+        raise _not_here(spec)
+    try:
+        return Path(snapshot_download(spec, allow_patterns=_HUB_FILES))
+    except Exception as e:  # noqa: BLE001 - unknown repo, gated repo, network drop
+        raise NLIError(f"NLI model {spec!r} could not be downloaded from the hub: {type(e).__name__}: {e}") from None
+
+
+def resolve(spec: str) -> tuple[str, Path]:
+    """(cache key, model folder) of a spec; `NLIError` when there is none. Imports no torch."""
+    spec = spec.strip()
+    if not spec:
+        raise NLIError(f"empty NLI model name: use '{BUNDLED}', a local model folder, or a hub id")
+    if spec.lower() == BUNDLED:
+        if not (BUNDLED_DIR / "config.json").is_file() or not (BUNDLED_DIR / "model.safetensors").is_file():
+            raise NLIError(f"the bundled NLI model is missing from this install ({BUNDLED_DIR} has no "
+                           "config.json / model.safetensors): reinstall qatui, or name a model with --nli")
+        return BUNDLED, BUNDLED_DIR
+    if spec.lower() == "llm":
+        raise NLIError("the 'llm' NLI backend asks the run's backbone to judge entailment, so it needs a backbone: "
+                       "it is built with the run's resources (--nli llm --backbone MODEL), not by load_nli")
+    path = Path(spec).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise NLIError(f"NLI model {spec!r} is a file: give the folder that holds its config.json and weights")
+        if not (path / "config.json").is_file():
+            raise NLIError(f"NLI model folder {spec!r} has no config.json: it is not a transformers model folder")
+        return str(path.resolve()), path.resolve()
+    if _is_hub_id(spec):
+        return spec, _from_hub(spec)
+    raise NLIError(f"NLI model {spec!r} is not on this machine: there is no folder {path}. Give the path of a "
+                   f"transformers sequence-classification model folder, a hub id, or '{BUNDLED}'")
+
+
+def load_nli(spec: str = BUNDLED, *, batch_size: int = 32, max_length: int = 512,
+             device: str | None = None) -> NLIScorer:
+    """The NLI scorer named by `spec`; the model is loaded once per process and shared.
+
+    `batch_size` pairs run per forward pass (default 32); inputs are cut at `max_length`
+    tokens (default 512), the premise's end first. `device` defaults to CUDA when there is
+    one, else CPU. A model that cannot be found or read raises `NLIError` (a `QatuiError`).
+    """
+    from qatui.nli.transformer import LoadedModel, TransformersNLI
+
+    if not isinstance(spec, str):
+        raise TypeError(f"load_nli() takes a model name or path, got {type(spec).__name__}")
+    key, folder = resolve(spec)
+    with _LOCK:
+        scorer = _SCORERS.get((key, batch_size, max_length, device))
+        if scorer is None:
+            loaded = _MODELS.get((key, device))
+            if loaded is None:
+                loaded = _MODELS[(key, device)] = LoadedModel(folder, key if key == BUNDLED else spec.strip(), device=device)
+            name = BUNDLED if key == BUNDLED else spec.strip()
+            scorer = _SCORERS[(key, batch_size, max_length, device)] = TransformersNLI(
+                loaded, name=name, batch_size=batch_size, max_length=max_length)  # type: ignore[arg-type]
+        return scorer
+
+
+def clear_cache() -> None:
+    """Forget every loaded model (tests; a long-lived process that swaps models)."""
+    with _LOCK:
+        _MODELS.clear()
+        _SCORERS.clear()

@@ -1,0 +1,163 @@
+"""An NLI scorer backed by a transformers sequence-classification model (a cross-encoder).
+
+The pair is encoded as the model was trained: `[CLS] premise [SEP] hypothesis [SEP]` (or the
+tokenizer's own pair template). Inputs longer than `max_length` (512 tokens, or less when the
+model's positions run out) lose the END OF THE PREMISE ('only_first'): the hypothesis is what
+is being checked and is kept whole. Only a hypothesis that alone overflows is cut too
+('longest_first' for that one pair).
+
+Pairs are tokenised once, sorted by length and run `batch_size` at a time with padding to the
+longest of the batch, so a batch wastes little on padding; results come back in input order.
+The model runs in float32 (fp16 weights are cast up: CPUs are slow or inexact in half
+precision) under a lock: judges call `predict` from worker threads, and two threads must not
+drive one fast tokenizer at once ("Already borrowed"); on a small machine one forward at a
+time is also the fastest.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from qatui.nli.base import NLIError, NLIProbs, NLIScorer, check_pairs
+from qatui.nli.labels import LabelMap, label_map
+
+MAX_LENGTH = 512
+DEFAULT_BATCH_SIZE = 32
+
+
+class LoadedModel:
+    """One model, its tokenizer and label map in memory; shared by the scorers of one spec."""
+
+    def __init__(self, folder: Path, spec: str, *, device: str | None = None) -> None:
+        import torch
+        from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        self.spec = spec
+        self.folder = folder
+        verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+        hf_logging.set_verbosity_error()  # load reports would tear the TUI / CLI output
+        hf_logging.disable_progress_bar()
+        try:
+            try:
+                config = AutoConfig.from_pretrained(folder, local_files_only=True)
+            except Exception as e:  # noqa: BLE001 - a folder that is not a transformers model
+                raise NLIError(f"NLI model {spec!r}: {folder} has no readable transformers config.json ({e})") from None
+            self.labels: LabelMap = label_map(config.id2label or {}, spec)  # before the weights: fail fast
+            try:
+                self.tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+                model = AutoModelForSequenceClassification.from_pretrained(folder, local_files_only=True)
+            except Exception as e:  # noqa: BLE001 - missing weights, unknown architecture, missing sentencepiece
+                raise NLIError(f"NLI model {spec!r} could not be loaded from {folder}: {type(e).__name__}: {e}") from None
+        finally:
+            hf_logging.set_verbosity(verbosity)
+            if bars:
+                hf_logging.enable_progress_bar()
+        if model.config.num_labels != self.labels.num_labels:
+            raise NLIError(f"NLI model {spec!r}: {model.config.num_labels} outputs but config.id2label names "
+                           f"{self.labels.num_labels}")
+        if device is None:
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = torch.device(device)
+        self.model = model.float().to(self.device).eval()  # stored fp16 (bundled) → float32 to run
+        limits = [MAX_LENGTH]
+        model_max = getattr(self.tokenizer, "model_max_length", None)
+        if isinstance(model_max, int) and 0 < model_max < 100_000:
+            limits.append(model_max)
+        positions = getattr(model.config, "max_position_embeddings", None)
+        if isinstance(positions, int) and positions > 16 and getattr(model.config, "model_type", "") not in (
+            "roberta", "xlm-roberta", "camembert", "longformer"):  # RoBERTa's count includes 2 offset slots
+            limits.append(positions)
+        self.max_length = min(limits)
+        self.lock = threading.Lock()
+        self.forward_calls = 0
+
+    def encode(self, pairs: list[tuple[str, str]], max_length: int) -> list[dict[str, list[int]]]:
+        """Token ids (and type ids) per pair, unpadded; premise cut first, hypothesis kept."""
+        tok = self.tokenizer
+        premises = [p for p, _ in pairs]
+        hypotheses = [h for _, h in pairs]
+        try:
+            enc = tok(premises, hypotheses, truncation="only_first", max_length=max_length, padding=False)
+            return [{k: enc[k][i] for k in enc.keys()} for i in range(len(pairs))]
+        except Exception:  # noqa: BLE001 - some hypothesis alone is longer than max_length
+            rows = []
+            for premise, hypothesis in pairs:
+                try:
+                    enc = tok(premise, hypothesis, truncation="only_first", max_length=max_length)
+                except Exception:  # noqa: BLE001
+                    enc = tok(premise, hypothesis, truncation="longest_first", max_length=max_length)
+                rows.append({k: list(v) for k, v in enc.items()})
+            return rows
+
+    def pad(self, rows: list[dict[str, list[int]]]) -> dict[str, Any]:
+        """Pad one batch to its longest row, as the tokenizer pads (side, pad id)."""
+        import torch
+
+        width = max(len(r["input_ids"]) for r in rows)
+        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        left = getattr(self.tokenizer, "padding_side", "right") == "left"
+        batch: dict[str, Any] = {}
+        for key in rows[0]:
+            if key not in ("input_ids", "attention_mask", "token_type_ids"):
+                continue
+            fill = pad_id if key == "input_ids" else 0
+            padded = []
+            for r in rows:
+                extra = [fill] * (width - len(r[key]))
+                padded.append(extra + list(r[key]) if left else list(r[key]) + extra)
+            batch[key] = torch.tensor(padded, dtype=torch.long, device=self.device)
+        if "attention_mask" not in batch:
+            mask = [[0] * (width - len(r["input_ids"])) + [1] * len(r["input_ids"]) if left
+                    else [1] * len(r["input_ids"]) + [0] * (width - len(r["input_ids"])) for r in rows]
+            batch["attention_mask"] = torch.tensor(mask, dtype=torch.long, device=self.device)
+        return batch
+
+    def probabilities(self, pairs: list[tuple[str, str]], batch_size: int, max_length: int) -> list[list[float]]:
+        """Softmax over the model's outputs, one row per pair, in input order."""
+        import torch
+
+        with self.lock, torch.inference_mode():
+            rows = self.encode(pairs, max_length)
+            order = sorted(range(len(rows)), key=lambda i: len(rows[i]["input_ids"]), reverse=True)
+            out: list[list[float] | None] = [None] * len(rows)
+            for start in range(0, len(order), batch_size):
+                chunk = order[start:start + batch_size]
+                logits = self.model(**self.pad([rows[i] for i in chunk])).logits.float()
+                self.forward_calls += 1
+                for i, row in zip(chunk, torch.softmax(logits, dim=-1).cpu().tolist(), strict=True):
+                    out[i] = row
+        return out  # type: ignore[return-value]
+
+
+class TransformersNLI(NLIScorer):
+    """`predict` over a `LoadedModel`: probabilities summed into entail / neutral / contradict."""
+
+    def __init__(self, loaded: LoadedModel, *, name: str, batch_size: int = DEFAULT_BATCH_SIZE,
+                 max_length: int = MAX_LENGTH) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.loaded = loaded
+        self.name = name
+        self.batch_size = batch_size
+        self.max_length = min(max_length, loaded.max_length)
+
+    @property
+    def labels(self) -> LabelMap:
+        return self.loaded.labels
+
+    def predict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
+        pairs = check_pairs(pairs)
+        if not pairs:
+            return []
+        labels = self.labels
+        out = []
+        for row in self.loaded.probabilities(pairs, self.batch_size, self.max_length):
+            entail = sum(row[i] for i in labels.entail)
+            contradict = sum(row[i] for i in labels.contradict)
+            neutral = max(0.0, 1.0 - entail - contradict)  # = sum of the neutral outputs, exactly 1 in total
+            out.append(NLIProbs(entail=entail, neutral=neutral, contradict=contradict))
+        return out

@@ -1,0 +1,143 @@
+"""The NLI scorer on the real bundled cross-encoder: cat / mat, batching, label order, errors, accuracy."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qatui.errors import QatuiError
+from qatui.nli import BUNDLED_DIR, NLIError, NLIProbs, NLIScorer, label_map, load_nli
+
+CAT = "A cat is sitting on the mat."
+
+
+@pytest.fixture(scope="module")
+def nli() -> NLIScorer:
+    return load_nli("bundled")
+
+
+def test_importing_qatui_nli_imports_neither_torch_nor_transformers() -> None:
+    code = "import sys, qatui.nli; print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_cat_mat(nli: NLIScorer) -> None:
+    hypotheses = {
+        "An animal is on the mat.": "entail",
+        "The cat is running in the park.": "contradict",
+        "No cat is on the mat.": "contradict",
+        "The cat is hungry.": "neutral",
+    }
+    probs = nli.predict([(CAT, h) for h in hypotheses])
+    assert [p.label for p in probs] == list(hypotheses.values()), probs
+    for p in probs:
+        assert sum(p.as_tuple()) == pytest.approx(1.0, abs=1e-5)
+        assert all(0.0 <= v <= 1.0 for v in p.as_tuple())
+
+
+def test_batched_equals_one_by_one(nli: NLIScorer) -> None:
+    pairs = [
+        (CAT, "An animal is on the mat."),
+        ("Two men are playing football on a sunny field while a crowd watches from the stands.", "People play."),
+        ("A woman reads.", "A woman is asleep in her bed at night."),
+        (CAT, "The cat is hungry."),
+        ("A child in a red coat runs along the beach chasing seagulls.", "A kid is outdoors."),
+    ] * 2
+    small_batches = load_nli("bundled", batch_size=3).predict(pairs)
+    batched = nli.predict(pairs)
+    single = [nli.predict([pair])[0] for pair in pairs]
+    for a, b, c in zip(batched, single, small_batches, strict=True):
+        assert a.as_tuple() == pytest.approx(b.as_tuple(), abs=1e-5)
+        assert a.as_tuple() == pytest.approx(c.as_tuple(), abs=1e-5)
+    assert nli.predict([]) == []
+
+
+async def test_apredict_matches_predict(nli: NLIScorer) -> None:
+    pairs = [(CAT, "An animal is on the mat."), (CAT, "No cat is on the mat.")]
+    assert [p.as_tuple() for p in await nli.apredict(pairs)] == pytest.approx(
+        [p.as_tuple() for p in nli.predict(pairs)], abs=1e-6)
+
+
+def test_one_load_per_spec() -> None:
+    assert load_nli("bundled") is load_nli(" Bundled ")
+    assert load_nli("bundled", batch_size=4).loaded is load_nli("bundled").loaded  # type: ignore[attr-defined]
+
+
+def test_label_order_comes_from_id2label(nli: NLIScorer, tmp_path: Path) -> None:
+    """A copy whose outputs are stored in another order (rows and names permuted) scores the same."""
+    from safetensors.torch import load_file, save_file
+
+    folder = tmp_path / "permuted"
+    shutil.copytree(BUNDLED_DIR, folder)
+    config = json.loads((folder / "config.json").read_text())
+    old = {int(k): v for k, v in config["id2label"].items()}
+    perm = [2, 0, 1]  # new output i is old output perm[i]
+    config["id2label"] = {str(i): old[perm[i]] for i in range(3)}
+    config["label2id"] = {old[perm[i]]: i for i in range(3)}
+    (folder / "config.json").write_text(json.dumps(config))
+    tensors = load_file(folder / "model.safetensors")
+    for key in ("classifier.weight", "classifier.bias"):
+        tensors[key] = tensors[key][perm].contiguous()
+    save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+
+    permuted = load_nli(str(folder))
+    assert permuted.labels.entail != nli.labels.entail  # type: ignore[attr-defined]
+    pairs = [(CAT, "An animal is on the mat."), (CAT, "No cat is on the mat."), (CAT, "The cat is hungry.")]
+    for a, b in zip(permuted.predict(pairs), nli.predict(pairs), strict=True):
+        assert a.as_tuple() == pytest.approx(b.as_tuple(), abs=1e-6)
+
+
+def test_label_names_are_matched_not_assumed() -> None:
+    m = label_map({"0": "CONTRADICTION", "1": "Neutral", "2": "entailment"})
+    assert (m.entail, m.neutral, m.contradict) == ((2,), (1,), (0,))
+    two = label_map({0: "entailment", 1: "not_entailment"})  # RTE-style: the rest counts as neutral
+    assert (two.entail, two.neutral, two.contradict, two.two_class) == ((0,), (1,), (), True)
+    with pytest.raises(NLIError, match="LABEL_0"):
+        label_map({0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"}, "some/model")
+    with pytest.raises(NLIError, match="entailment"):
+        label_map({0: "positive", 1: "negative"}, "sentiment")
+
+
+def test_long_premise_loses_its_end_and_keeps_the_hypothesis(nli: NLIScorer) -> None:
+    loaded = nli.loaded  # type: ignore[attr-defined]
+    hypothesis = "The cat is hungry."
+    premise = CAT + " It looks around." * 400
+    (row,) = loaded.encode([(premise, hypothesis)], 512)
+    hyp_ids = loaded.tokenizer(hypothesis, add_special_tokens=False)["input_ids"]
+    assert len(row["input_ids"]) == 512
+    assert row["input_ids"][-len(hyp_ids) - 1:-1] == hyp_ids
+    probs = nli.predict([(premise, hypothesis), ("A cat.", "word " * 700)])  # even an overlong hypothesis scores
+    assert len(probs) == 2
+
+
+def test_errors_are_clear() -> None:
+    with pytest.raises(QatuiError, match="not on this machine"):
+        load_nli("/no/such/folder/nli-model")
+    with pytest.raises(NLIError, match="needs a backbone"):
+        load_nli("llm")
+    with pytest.raises(TypeError, match="wrap a single pair"):
+        load_nli("bundled").predict(("a", "b"))  # type: ignore[arg-type]
+
+
+def test_nli_probs_must_be_a_distribution() -> None:
+    p = NLIProbs(entail=0.7, contradict=0.3, neutral=1 - 0.7 - 0.3)
+    assert p.label == "entail" and p.neutral >= 0.0
+    with pytest.raises(ValueError, match="sum to 1"):
+        NLIProbs(entail=0.5, neutral=0.5, contradict=0.5)
+    with pytest.raises(ValueError):
+        NLIProbs(entail=1.5, neutral=-0.5, contradict=0.0)
+
+
+@pytest.mark.shared_data
+def test_accuracy_on_a_slice_of_snli_test(nli: NLIScorer, shared_data: Path) -> None:
+    names = {"entailment": "entail", "neutral": "neutral", "contradiction": "contradict"}
+    rows = [json.loads(line) for line in (shared_data / "SNLI" / "snli_test.jsonl").open(encoding="utf-8")][:500]
+    probs = nli.predict([(r["premise"], r["hypothesis"]) for r in rows])
+    accuracy = sum(p.label == names[r["label"]] for p, r in zip(probs, rows, strict=True)) / len(rows)
+    assert accuracy >= 0.75, accuracy
