@@ -271,3 +271,14 @@ async def test_llm_nli_with_a_wrong_label_count_fails_the_item() -> None:
     events = [e async for e in Engine([ITEM], [judge], seed=0).run()]
     failed = [e for e in events if e.type == "item_failed"]
     assert failed and "1 entailment labels for 2 statements" in failed[0].reason
+
+
+async def test_repeated_key_points_count_once() -> None:
+    llm = ScriptedLLM({
+        "classify": [{"reason": "a fact", "factoid": True}],
+        "key_points": [{"key_points": ["The sky is blue."] * 5 + ["", "Air scatters blue light."]}],
+    })
+    events, _ = await _run(_judge("minos", llm))
+    (extracted,) = [e for e in events if isinstance(e, KeyPointsExtracted)]
+    assert extracted.points == ["The sky is blue.", "Air scatters blue light."]
+    assert len([e for e in events if isinstance(e, EntailmentScored)]) == 6

@@ -3,7 +3,8 @@
 1. Fact detection: the backbone classifies the question (with its reference) as factoid or
    not, with few-shot demonstrations (mode `auto`), or the dataset's label is used (`gold`).
 2. Factoid → adaptive key-point scoring: one call per reference extracts key points; the
-   NLI model scores every (response ⇒ key point) pair with the RESPONSE AS PREMISE; pair
+   NLI model scores every (response ⇒ key point) pair with the RESPONSE AS PREMISE (blank
+   and repeated points are dropped, at most 16 kept); pair
    score = P(entail) − P(contradict); response score = mean over the points, best over the
    references. The engine's tie rule makes the ranking strict.
 3. Non-factoid → instance-aware listwise ranking: one call writes five silver answers
@@ -49,7 +50,11 @@ class Classification(BaseModel):
 
 
 class KeyPoints(BaseModel):
-    key_points: list[str] = Field(max_length=20)
+    key_points: list[str]
+
+
+MAX_KEY_POINTS = 16
+"""Key points kept per reference after dropping blanks and repeats (small models loop)."""
 
 
 class Instances(BaseModel):
@@ -162,7 +167,7 @@ class MinosJudge(Judge):
                 chat(prompts["key_points"], ("key_points",), question=view.question, reference=reference),
                 purpose="key_points", schema=KeyPoints, temperature=self.options.temperature,
             )
-            points = [p.strip() for p in result.data.key_points if p.strip()]
+            points = list(dict.fromkeys(p.strip() for p in result.data.key_points if p.strip()))[:MAX_KEY_POINTS]
             if not points:
                 points = [reference]  # nothing extracted: the reference itself is the one key point
             yield KeyPointsExtracted(points=points, reference_index=index)
