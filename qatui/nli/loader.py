@@ -12,44 +12,20 @@ A spec is one of:
 
 from __future__ import annotations
 
-import os
-import re
-import socket
 import threading
 from pathlib import Path
-from urllib.parse import urlparse
 
+from qatui import hub
 from qatui.nli.base import NLIError, NLIScorer
 
 BUNDLED = "bundled"
 BUNDLED_DIR = Path(__file__).resolve().parent / "bundled"
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 _HUB_FILES = ["*.json", "*.safetensors", "*.txt", "*.model", "tokenizer*", "spm*", "*.bpe", "merges.txt"]
-_TRUE = {"1", "true", "yes", "on"}
 
 _MODELS: dict[tuple[str, str | None], object] = {}  # (key, device) → LoadedModel
 _SCORERS: dict[tuple[str, int, int, str | None], NLIScorer] = {}
 _LOCK = threading.Lock()
-
-
-def _is_hub_id(spec: str) -> bool:
-    """"name" or "org/name", as the hub spells repository ids; anything else is a path."""
-    return bool(_HUB_ID.match(spec)) and not spec.startswith((".", "~"))
-
-
-def hub_reachable(timeout: float = 3.0) -> bool:
-    """Whether the Hugging Face hub (or `HF_ENDPOINT`) accepts a TCP connection right now."""
-    if any(os.environ.get(v, "").strip().lower() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
-        return False
-    url = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
-    host = url.hostname or "huggingface.co"
-    port = url.port or (80 if url.scheme == "http" else 443)
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
 
 
 def _not_here(spec: str) -> NLIError:
@@ -60,21 +36,13 @@ def _not_here(spec: str) -> NLIError:
 
 
 def _from_hub(spec: str) -> Path:
-    """A hub id's snapshot folder: from the local cache, else downloaded if the hub answers."""
+    """A hub id's snapshot folder (see `qatui.hub`)."""
     try:
-        from huggingface_hub import snapshot_download
-    except ImportError:  # pragma: no cover - transformers always brings huggingface_hub
-        raise _not_here(spec) from None
-    try:
-        return Path(snapshot_download(spec, local_files_only=True))
-    except Exception:  # noqa: BLE001 - not in the cache, whatever the reason: try the hub
-        pass
-    if not hub_reachable():
-        raise _not_here(spec)
-    try:
-        return Path(snapshot_download(spec, allow_patterns=_HUB_FILES))
-    except Exception as e:  # noqa: BLE001 - unknown repo, gated repo, network drop
-        raise NLIError(f"NLI model {spec!r} could not be downloaded from the hub: {type(e).__name__}: {e}") from None
+        return hub.snapshot(spec, _HUB_FILES)
+    except hub.HubMiss as miss:
+        if miss.unreachable:
+            raise _not_here(spec) from None
+        raise NLIError(f"NLI model {spec!r} could not be downloaded from the hub: {miss}") from None
 
 
 def resolve(spec: str) -> tuple[str, Path]:
@@ -97,7 +65,7 @@ def resolve(spec: str) -> tuple[str, Path]:
         if not (path / "config.json").is_file():
             raise NLIError(f"NLI model folder {spec!r} has no config.json: it is not a transformers model folder")
         return str(path.resolve()), path.resolve()
-    if _is_hub_id(spec):
+    if hub.is_hub_id(spec):
         return spec, _from_hub(spec)
     raise NLIError(f"NLI model {spec!r} is not on this machine: there is no folder {path}. Give the path of a "
                    f"transformers sequence-classification model folder, a hub id, or '{BUNDLED}'")
