@@ -44,25 +44,37 @@ if TYPE_CHECKING:
 LEVELS = ("excellent", "good", "fair", "poor", "bad")
 
 
-class Classification(BaseModel):
-    reason: str = Field(max_length=400)
-    factoid: bool
-
-
-class KeyPoints(BaseModel):
-    key_points: list[str]
-
-
 MAX_KEY_POINTS = 16
 """Key points kept per reference after dropping blanks and repeats (small models loop)."""
 
 
+def bounded_text(max_length: int) -> WithJsonSchema:
+    """A string advertised with a length cap, so constrained decoding cannot loop forever.
+
+    Only the advertised schema carries the cap; validation accepts any length, so a provider
+    that ignores it still yields a usable answer.
+    """
+    return WithJsonSchema({"type": "string", "maxLength": max_length})
+
+
+class Classification(BaseModel):
+    reason: Annotated[str, bounded_text(300)]
+    factoid: bool
+
+
+class KeyPoints(BaseModel):
+    key_points: Annotated[
+        list[str],
+        WithJsonSchema({"type": "array", "items": {"type": "string", "maxLength": 300}, "maxItems": MAX_KEY_POINTS}),
+    ]
+
+
 class Instances(BaseModel):
-    excellent: str
-    good: str
-    fair: str
-    poor: str
-    bad: str
+    excellent: Annotated[str, bounded_text(800)]
+    good: Annotated[str, bounded_text(800)]
+    fair: Annotated[str, bounded_text(800)]
+    poor: Annotated[str, bounded_text(800)]
+    bad: Annotated[str, bounded_text(800)]
 
 
 class MinosOptions(JudgeOptions):
