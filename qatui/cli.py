@@ -1,4 +1,4 @@
-"""The `qatui` command: runs, datasets, judges and sessions from the shell.
+"""The `qatui` command: runs, datasets, judges and sessions from the shell; with no command, the TUI.
 
 Every foreseeable error is a `QatuiError` and is printed as one line on stderr with exit
 status 2; Ctrl-C during a run flushes the session and says how to resume it (exit 130).
@@ -30,7 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--config", metavar="PATH", help="config file (default: $XDG_CONFIG_HOME/qatui/config.toml)")
     common.add_argument("--sessions-dir", metavar="DIR", help="where sessions live (default: $QATUI_SESSIONS_DIR or ./sessions)")
 
-    p = argparse.ArgumentParser(prog="qatui", description="Judge open-ended question answering with LLMs.", parents=[common])
+    p = argparse.ArgumentParser(
+        prog="qatui", parents=[common],
+        description="Judge open-ended question answering with LLMs. With no command, opens the workbench (TUI).")
     p.add_argument("--version", action="version", version=f"qatui {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -45,9 +47,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print one JSON object with the results")
     _model_flags(run)
 
-    demo = sub.add_parser("demo", parents=[common], help="run the bundled demo dataset with the embedded defaults")
-    demo.add_argument("--json", action="store_true", help="print one JSON object with the results")
+    demo = sub.add_parser("demo", parents=[common],
+                          help="watch MinosEval judge the bundled demo set live, with the embedded models")
+    demo.add_argument("--headless", action="store_true",
+                      help="no TUI: judge the demo with rouge-l and bleu and print the metrics")
+    demo.add_argument("--json", action="store_true", help="headless, printing one JSON object with the results")
     _model_flags(demo)
+
+    sub.add_parser("open", parents=[common], help="browse a saved session in the TUI").add_argument(
+        "id", help="session id, name, or a unique prefix of the id")
 
     sub.add_parser("judges", parents=[common], help="list the judges and what they need")
     models = sub.add_parser("models", parents=[common], help="list backbones, NLI models and embedders")
@@ -174,9 +182,25 @@ def cmd_demo(args: argparse.Namespace, config: Config) -> int:
     from qatui.data.loaders import demo_dataset
     from qatui.engine.jobs import start_run
 
-    job = start_run(_store(args, config), demo_dataset(), ["rouge-l", "bleu"], config,
-                    resources=_resources(args, config))
-    return _run_job(job, args.json)
+    if args.headless or args.json:
+        job = start_run(_store(args, config), demo_dataset(), ["rouge-l", "bleu"], config,
+                        resources=_resources(args, config))
+        return _run_job(job, args.json)
+    job = start_run(_store(args, config), demo_dataset(), ["minos"], config, resources=_resources(args, config))
+    return _tui(args, config, job=job)
+
+
+def cmd_open(args: argparse.Namespace, config: Config) -> int:
+    session = _store(args, config).open(args.id)
+    return _tui(args, config, open_id=session.id)
+
+
+def _tui(args: argparse.Namespace, config: Config, **where: object) -> int:
+    """Run the Textual app (Home, plus a session or a run when given) until the user quits."""
+    from qatui.tui.app import QatuiApp
+
+    QatuiApp(config, _store(args, config), **where).run()
+    return 0
 
 
 def cmd_judges(args: argparse.Namespace, config: Config) -> int:
@@ -275,8 +299,8 @@ def _confirm(question: str) -> bool:
 
 
 COMMANDS = {
-    "run": cmd_run, "demo": cmd_demo, "judges": cmd_judges, "models": cmd_models,
-    "datasets": cmd_datasets, "sessions": cmd_sessions,
+    "run": cmd_run, "demo": cmd_demo, "open": cmd_open, "judges": cmd_judges, "models": cmd_models,
+    "datasets": cmd_datasets, "sessions": cmd_sessions, None: _tui,
 }
 
 
@@ -284,9 +308,6 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 0
     try:
         from qatui.config import load_config
 

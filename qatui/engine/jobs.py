@@ -106,8 +106,11 @@ def start_run(
     return RunJob(session, subset, _engine(subset, judges, session, seed, concurrency))
 
 
-def resume_run(store: SessionStore, session_id: str, config: Config) -> RunJob:
-    """The engine that finishes a saved session: its dataset reloaded and checked unchanged."""
+def resume_run(store: SessionStore, session_id: str, config: Config, *, resources: Resources | None = None) -> RunJob:
+    """The engine that finishes a saved session: its dataset reloaded and checked unchanged.
+
+    `resources` defaults to the models the session ran with (`resources_from_meta`).
+    """
     from qatui.data.loaders import load_dataset
 
     session = store.open(session_id)
@@ -123,7 +126,7 @@ def resume_run(store: SessionStore, session_id: str, config: Config) -> RunJob:
             "resume would mix results from two datasets"
         )
     subset = dataset.limited(ds.get("limit"))
-    resources = resources_from_meta(meta, config)
+    resources = resources or resources_from_meta(meta, config)
     judges = [make_judge(name, options, resources) for name, options in meta["judges"].items()]
     session.update_meta(status="running", pid=os.getpid(), updated=now_iso())
     return RunJob(session, subset, _engine(subset, judges, session, meta["seed"], meta["concurrency"]))

@@ -1,0 +1,1 @@
+"""The Textual workbench: `qatui.tui.app.QatuiApp`, its screens and widgets."""

@@ -1,0 +1,222 @@
+"""The qatui workbench: Home lists sessions, a run screen watches a judge work, a session screen reads one back.
+
+The app owns what every screen shares: the config, the sessions store, the engine loop runs
+execute on (`qatui.tui.background`), the themes, and the commands of the palette. Screens
+ask it to open a session or start a run; building a run (loading a dataset, reading a
+session) happens in a thread worker, so the screen never waits on the disk. The run and
+session screens are imported when first opened: Home paints without numpy, scipy or torch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.worker import Worker, WorkerState
+
+from qatui.config import Config, default_config_path
+from qatui.errors import QatuiError
+from qatui.store.session import SessionStore
+from qatui.tui.background import EngineLoop
+from qatui.tui.commands import QatuiCommands
+from qatui.tui.screens.base import report_failure
+from qatui.tui.screens.confirm import ConfirmScreen
+from qatui.tui.screens.help import HelpScreen
+from qatui.tui.screens.home import HomeScreen
+from qatui.tui.themes import DEFAULT_THEME, discover_themes, save_theme
+
+if TYPE_CHECKING:
+    from textual.theme import Theme
+    from textual.timer import Timer
+
+    from qatui.engine.jobs import RunJob
+    from qatui.judges.resources import Resources
+    from qatui.tui.screens.new_run import NewRun
+
+ResourcesFactory = Callable[[], "Resources"]
+
+
+class QatuiApp(App[None]):
+    """Home first; `open_id` opens a session over it, `job` a live run."""
+
+    CSS_PATH = Path(__file__).with_name("app.tcss")
+    TITLE = "qatui"
+    COMMANDS = App.COMMANDS | {QatuiCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark,f1", "help", "Help"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(self, config: Config | None = None, store: SessionStore | None = None, *,
+                 open_id: str | None = None, job: RunJob | None = None,
+                 make_resources: ResourcesFactory | None = None, config_path: Path | None = None) -> None:
+        super().__init__()
+        self.config = config or Config()
+        self.store = store or SessionStore(self.config.sessions_dir())
+        self.make_resources = make_resources
+        """Models for runs started here; None: the config's (new runs) or the session's (resumes)."""
+        self.config_path = config_path or Path(self.config.source or default_config_path())
+        self.engine_loop = EngineLoop()
+        self.last_new_run: NewRun | None = None
+        self.own_themes: list[str] = []
+        """qatui's bundled themes and the user's (the palette lists these; Textual's own are under "Theme")."""
+        self.open_id = open_id
+        """A session to show over Home at start."""
+        self.initial_job = job
+        """A run to show (and start) over Home at start."""
+        self._save_timer: Timer | None = None
+
+    def on_mount(self) -> None:
+        themes, problems = discover_themes()
+        for theme in themes:
+            self.register_theme(theme)
+        self.own_themes = [theme.name for theme in themes]
+        for problem in problems:
+            self.notify(problem, title="Theme skipped", severity="warning")
+        wanted = self.config.general.theme
+        if wanted not in self.available_themes:
+            self.notify(f"unknown theme {wanted!r}; using {DEFAULT_THEME}", severity="warning")
+            wanted = DEFAULT_THEME
+        self.theme = wanted
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self.push_screen(HomeScreen(self.store))
+        if self.open_id:
+            self.open_session(self.open_id)
+        if self.initial_job:
+            self.show_run(self.initial_job)
+
+    def on_unmount(self) -> None:
+        self.engine_loop.close()
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """Variables our CSS uses beyond Textual's, for themes that lack them (Textual's own, users')."""
+        return {"panel-border": "#808080"}
+
+    # -- what screens and commands ask for -------------------------------------------------------
+
+    def go_home(self) -> None:
+        """Back to Home, unless a run is in progress (its screen cancels it first)."""
+        from qatui.tui.screens.run import RunScreen
+
+        if any(isinstance(s, RunScreen) and s.handle.running for s in self.screen_stack):
+            self.notify("A run is in progress: cancel it with x first.", severity="warning")
+            return
+        while len(self.screen_stack) > 2:
+            self.pop_screen()
+
+    def open_new_run(self) -> None:
+        """The dialog that picks a dataset, judges and a backbone; starts the run it returns."""
+        from qatui.tui.screens.new_run import NewRunScreen
+
+        def chosen(request: NewRun | None) -> None:
+            if request is not None:
+                self.start_new_run(request)
+
+        self.push_screen(NewRunScreen(self.config, self.last_new_run), chosen)
+
+    def open_session(self, session_id: str) -> None:
+        """Push the read-only view of a saved session."""
+        from qatui.tui.screens.session import SessionScreen
+
+        self.push_screen(SessionScreen(self.store, session_id))
+
+    def show_run(self, job: RunJob) -> None:
+        """Push the live view of a job and start it."""
+        from qatui.tui.screens.run import RunScreen
+
+        self.push_screen(RunScreen(job))
+
+    def start_demo(self) -> None:
+        """MinosEval on the bundled demo set with the configured (by default embedded) models."""
+        from qatui.data.loaders import demo_dataset
+        from qatui.engine.jobs import start_run
+
+        self.build_run(lambda: start_run(self.store, demo_dataset(), ["minos"], self.config,
+                                         resources=self._resources()), "demo")
+
+    def start_new_run(self, request: NewRun) -> None:
+        """A run of the judges a user picked in the new-run dialog."""
+        from qatui.data.loaders import demo_dataset, load_dataset
+        from qatui.engine.jobs import start_run
+
+        self.last_new_run = request
+
+        def make() -> RunJob:
+            dataset = load_dataset(request.path) if request.path else demo_dataset()
+            return start_run(self.store, dataset, request.judges, self.config, limit=request.limit,
+                             resources=self._resources(request.backbone))
+
+        self.build_run(make, "new run")
+
+    def resume_session(self, session_id: str) -> None:
+        """Finish a saved session: skip what is done, retry what failed."""
+        from qatui.engine.jobs import resume_run
+
+        resources = self._resources() if self.make_resources else None
+        self.build_run(lambda: resume_run(self.store, session_id, self.config, resources=resources), "resume")
+
+    @work(group="build", exclusive=True, exit_on_error=False, description="starting the run")
+    async def build_run(self, make: Callable[[], RunJob], what: str) -> None:
+        """Build a job off the UI thread (datasets load, sessions open), then show it."""
+        self.notify(f"starting {what}…", timeout=2)
+        self.show_run(await asyncio.to_thread(make))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            report_failure(self, event.worker)
+
+    def _resources(self, backbone: str | None = None) -> Resources:
+        """The app's models if it was given a factory, else the config's with `backbone`."""
+        from qatui.judges.resources import Resources
+
+        return self.make_resources() if self.make_resources else Resources(self.config, backbone_name=backbone)
+
+    # -- actions --------------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        """The keys of the current screen."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    async def action_quit(self) -> None:
+        """Quit; a run in progress is cancelled first (after asking), so its session is saved and resumable."""
+        from qatui.tui.screens.run import RunScreen
+
+        running = [s for s in self.screen_stack if isinstance(s, RunScreen) and s.handle.running]
+        if not running:
+            self.exit()
+            return
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                for screen in running:
+                    screen.handle.cancel()
+                await asyncio.gather(*(s.handle.wait() for s in running))
+                self.exit()
+
+        await self.push_screen(ConfirmScreen("A run is in progress. Cancel it and quit? Finished items are saved; "
+                                             "resume it later from Home.", yes="Cancel run and quit"), answered)
+
+    # -- themes ---------------------------------------------------------------------------------
+
+    def _theme_changed(self, theme: Theme) -> None:
+        """Remember a theme the user picked, once the palette's previews settle."""
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        self._save_timer = self.set_timer(0.5, self._save_theme)
+
+    def _save_theme(self) -> None:
+        if self.theme == self.config.general.theme:
+            return
+        try:
+            save_theme(self.config_path, self.theme)
+        except (QatuiError, OSError) as e:
+            self.notify(str(e), title="Theme not remembered", severity="warning")
+            return
+        self.config = self.config.model_copy(update={"general": self.config.general.model_copy(
+            update={"theme": self.theme})})

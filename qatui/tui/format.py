@@ -1,0 +1,67 @@
+"""Short text forms of numbers, times and metrics, so every screen writes them the same way."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+SHORT_METRICS = {
+    "kendall": "tau",
+    "spearman": "rho",
+    "rbo_0.9": "rbo.9",
+    "accuracy": "acc",
+    "route_accuracy": "route",
+}
+"""The metrics a header shows, in order, with their short names."""
+
+
+def count(n: float) -> str:
+    """1234 -> 1.2k, 2_500_000 -> 2.5M."""
+    for size, suffix in ((1e6, "M"), (1e3, "k")):
+        if abs(n) >= size:
+            return f"{n / size:.1f}{suffix}"
+    return f"{n:g}"
+
+
+def duration(seconds: float | None) -> str:
+    """Seconds as m:ss or h:mm:ss; '–' when unknown."""
+    if seconds is None:
+        return "–"
+    s = max(0, round(seconds))
+    hours, rest = divmod(s, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def signed(value: float | None) -> str:
+    """+0.412 / -0.100, '–' when absent."""
+    return "–" if value is None else f"{value:+.3f}"
+
+
+def when(iso: str | None) -> str:
+    """An ISO timestamp as 'YYYY-MM-DD HH:MM' in its own offset; '' when absent or unreadable."""
+    try:
+        return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M") if iso else ""
+    except ValueError:
+        return ""
+
+
+def short_path(path: str) -> str:
+    """A path relative to the working directory when inside it, else with ~ for the home folder."""
+    p = Path(path)
+    for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
+        try:
+            return prefix + str(p.relative_to(base))
+        except ValueError:
+            continue
+    return path
+
+
+def metrics_line(metrics: dict[str, float], ci: dict[str, list[float]] | None = None) -> str:
+    """The headline metrics in one line, the first with its CI: 'tau +0.41 [+0.12,+0.66]  rho +0.45 ...'."""
+    parts = []
+    for key, short in SHORT_METRICS.items():
+        if key in metrics:
+            interval = (ci or {}).get(key) if not parts else None
+            bounds = f" [{interval[0]:+.2f},{interval[1]:+.2f}]" if interval else ""
+            parts.append(f"{short} {round(metrics[key], 2) + 0.0:+.2f}{bounds}")  # + 0.0: no "-0.00"
+    return "  ".join(parts)

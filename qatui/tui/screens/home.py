@@ -1,0 +1,220 @@
+"""Home: the saved sessions, sortable and filterable, and what to do with them.
+
+    Header
+    [filter input, shown by /]
+    SessionsTable   one row per session; only the columns that fit the width
+    SessionInfo     everything session.json says about the highlighted one
+    Footer
+
+Reads only session.json files (`SessionStore.list()`), in a thread, whenever Home shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.content import Content
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from qatui.errors import QatuiError
+from qatui.report import session_status
+from qatui.store.atomic import atomic_write_text
+from qatui.tui.format import short_path
+from qatui.tui.screens.base import QatuiScreen
+from qatui.tui.screens.confirm import ConfirmScreen
+from qatui.tui.widgets.session_info import SessionInfo
+from qatui.tui.widgets.sessions_table import SORTS, SessionsTable
+
+if TYPE_CHECKING:
+    from qatui.store.session import SessionStore
+
+EXPORT_FORMATS = ("jsonl", "csv", "md")
+
+
+def export_beside(store: SessionStore, session_id: str) -> list[Path]:
+    """Write the session as jsonl, csv and md next to its folder; the paths written."""
+    from qatui.report.export import export_session
+
+    session = store.open(session_id)
+    paths = []
+    for fmt in EXPORT_FORMATS:
+        path = store.root / f"{session_id}.{fmt}"
+        atomic_write_text(path, export_session(session, fmt))
+        paths.append(path)
+    return paths
+
+
+def resumable(meta: dict | None) -> bool:
+    """Whether a session has work left that no live process is doing: cancelled, interrupted, or with failures."""
+    if meta is None or meta.get("status") == "damaged":
+        return False
+    status = session_status(meta)
+    failed = any(d.get("n_failed") for d in meta.get("summary", {}).values())
+    return status in ("cancelled", "interrupted") or (status == "completed" and failed)
+
+
+class HomeScreen(QatuiScreen):
+    """The sessions in the store; enter opens one."""
+
+    HELP_TITLE = "Home"
+    CSS_PATH = Path(__file__).with_name("home.tcss")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "new_run", "New run"),
+        Binding("r", "resume", "Resume"),
+        Binding("e", "export", "Export"),
+        Binding("d", "delete", "Delete"),
+        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("s", "cycle_sort", "Sort", show=False),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("f5", "reload", "Reload", show=False),
+    ]
+
+    def __init__(self, store: SessionStore) -> None:
+        super().__init__()
+        self.store = store
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        yield Input(placeholder="filter: words in id, name, dataset, judges, backbone, status", id="filter")
+        yield SessionsTable(id="sessions")
+        yield Static(id="empty")
+        yield SessionInfo()
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.sub_title = short_path(str(self.store.root))
+        self.query_one(SessionsTable).focus()
+
+    def on_screen_resume(self) -> None:
+        self.reload()
+
+    @work(group="list", exclusive=True, exit_on_error=False, description="listing sessions")
+    async def reload(self) -> None:
+        """Read every session.json again."""
+        sessions = await asyncio.to_thread(self.store.list)
+        table = self.query_one(SessionsTable)
+        table.sessions = sessions
+        self._update_title()
+        self.refresh_bindings()
+        empty = self.query_one("#empty", Static)
+        empty.display = not sessions
+        table.display = bool(sessions)
+        empty.update(Content.from_markup(
+            "[b]No sessions yet[/] in $root\n\nPress [b $accent]n[/] for a new run, or open the palette "
+            "([b $accent]ctrl+p[/]) and run the demo.", root=short_path(str(self.store.root))))
+        self._show_info()
+
+    @on(DataTable.RowHighlighted, "#sessions")
+    def _show_info(self) -> None:
+        self.query_one(SessionInfo).meta = self._highlighted()
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "resume":
+            return resumable(self._highlighted())
+        if action in ("export", "delete", "filter", "cycle_sort"):
+            return bool(self.query_one(SessionsTable).sessions)
+        return True
+
+    @on(DataTable.RowSelected, "#sessions")
+    def _selected(self) -> None:
+        self.action_open()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.query_one(SessionsTable).query = event.value
+        self._update_title()
+        self._show_info()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one(SessionsTable).focus()
+
+    def _highlighted(self) -> dict | None:
+        table = self.query_one(SessionsTable)
+        key = table.row_key_at_cursor()
+        return next((m for m in table.sessions if m["id"] == key), None)
+
+    def _update_title(self) -> None:
+        table = self.query_one(SessionsTable)
+        order = dict(SORTS)[table.sort]
+        query = f" · filter “{table.query}”" if table.query else ""
+        table.border_title = f"Sessions {len(table.shown)} of {len(table.sessions)} · by {order}{query}"
+
+    def _usable(self, action: str) -> dict | None:
+        """The highlighted session, or None after telling the user why `action` cannot run on it."""
+        meta = self._highlighted()
+        if meta is None:
+            self.notify("No session is highlighted.", severity="warning")
+        elif meta.get("status") == "damaged" and action != "delete":
+            self.notify(meta.get("error", "damaged"), title=f"Cannot {action} a damaged session", severity="error")
+            return None
+        return meta
+
+    def action_open(self) -> None:
+        """Open the highlighted session."""
+        if meta := self._usable("open"):
+            self.qatui.open_session(meta["id"])
+
+    def action_new_run(self) -> None:
+        """Pick a dataset and judges, and start a run."""
+        self.qatui.open_new_run()
+
+    def action_resume(self) -> None:
+        """Finish the highlighted session: skips what is done, retries failures."""
+        if meta := self._usable("resume"):
+            self.qatui.resume_session(meta["id"])
+
+    @work(group="export", exclusive=True, exit_on_error=False, description="exporting a session")
+    async def action_export(self) -> None:
+        """Write jsonl, csv and md files next to the session's folder."""
+        if meta := self._usable("export"):
+            try:
+                paths = await asyncio.to_thread(export_beside, self.store, meta["id"])
+            except (QatuiError, OSError) as e:
+                self.notify(str(e), title="Export failed", severity="error")
+                return
+            self.notify("\n".join(str(p) for p in paths), title="Exported", timeout=8)
+
+    def action_delete(self) -> None:
+        """Delete the highlighted session after asking."""
+        if (meta := self._usable("delete")) is None:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.store.delete(meta["id"])
+                self.notify(f"deleted {meta['id']}")
+                self.reload()
+
+        self.app.push_screen(ConfirmScreen(f"Delete session {meta['id']} and all its results? This cannot be "
+                                           "undone.", yes="Delete"), answered)
+
+    def action_filter(self) -> None:
+        """Show the filter box and type into it."""
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        """Empty and hide the filter box."""
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.display = False
+        self.query_one(SessionsTable).focus()
+
+    def action_cycle_sort(self) -> None:
+        """Order rows by the next column: newest, name, dataset, metric, status."""
+        table = self.query_one(SessionsTable)
+        keys = [key for key, _ in SORTS]
+        table.sort = keys[(keys.index(table.sort) + 1) % len(keys)]
+        self._update_title()
+
+    def action_reload(self) -> None:
+        """Read the sessions folder again."""
+        self.reload()

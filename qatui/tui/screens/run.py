@@ -1,0 +1,181 @@
+"""The live run: events of one job stream into the item list and the selected item's panels.
+
+    Header
+    RunHeader     progress, calls, tokens, cost, elapsed, ETA; running metrics per judge
+    ItemBrowser   items with status and tau | question, routing, key points × responses,
+                  silver instances, ranking vs gold | raw LLM transcript
+    Footer
+
+The job runs on the app's engine loop (`RunHandle`); a 20 Hz timer folds the events queued
+since the last tick into the `RunState` and redraws what changed (STYLE.md §2). Metrics are
+recomputed off the UI thread at most once a second; at the end the session's stored summary
+(with bootstrap CIs) replaces them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Footer, Header
+
+from qatui.tui.background import RunEnded, RunHandle
+from qatui.tui.saved import replay
+from qatui.tui.screens.base import QatuiScreen
+from qatui.tui.screens.confirm import ConfirmScreen
+from qatui.tui.state import RunState
+from qatui.tui.widgets.item_browser import ItemBrowser
+from qatui.tui.widgets.run_header import RunHeader
+
+if TYPE_CHECKING:
+    from qatui.engine.jobs import RunJob
+
+
+class RunScreen(QatuiScreen):
+    """Watches `job` from its first event to its stored summary."""
+
+    HELP_TITLE = "the live run"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("x", "cancel", "Cancel run"),
+        Binding("r", "retry", "Resume"),
+        Binding("t", "toggle_transcript", "Transcript"),
+        Binding("escape", "back", "Home"),
+    ]
+
+    def __init__(self, job: RunJob, *, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.job = job
+        self.handle = RunHandle(job)
+        self.clock = clock
+        self.state: RunState | None = None
+        self.ended: RunEnded | None = None
+        self._scored = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        yield RunHeader()
+        yield ItemBrowser(transcript=any(j.uses_llm for j in self.job.engine.judges))
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"run {self.job.session.id} · {self.job.dataset.name}"
+        self.start()
+
+    @work(group="run", exclusive=True, exit_on_error=False, description="starting the run")
+    async def start(self) -> None:
+        """Fold what the session already holds (a resume), then start the engine and the redraw timers."""
+        self.state = await asyncio.to_thread(self._initial_state)
+        self.query_one(ItemBrowser).show(self.state)
+        self.query_one(RunHeader).state = self.state
+        self.handle.start(self.qatui.engine_loop)
+        self.set_interval(1 / 20, self._flush)
+        self.set_interval(1.0, self._tick)
+        self.query_one("#items").focus()
+        self.refresh_bindings()
+
+    def _initial_state(self) -> RunState:
+        import qatui.metrics  # noqa: F401 - numpy and scipy load here, not in the first redraw
+
+        job = self.job
+        state = RunState(job.dataset.items, list(job.session.meta["judges"]), job.engine.seed, self.clock)
+        if job.session.finished_keys() or job.session.failed_keys():
+            replay(state, job.session.results())
+        return state
+
+    def _flush(self) -> None:
+        """Apply the events queued since the last tick and redraw what they changed."""
+        events = self.handle.take()
+        if not events or self.state is None:
+            return
+        for event in events:
+            if isinstance(event, RunEnded):
+                self._ended(event)
+            else:
+                self.state.fold(event)
+        self.query_one(ItemBrowser).refresh_tasks(self.state.take_changed())
+        self.query_one(RunHeader).state = self.state
+
+    def _tick(self) -> None:
+        """Once a second: the clock in the header, and metrics if verdicts arrived."""
+        if self.state is None or self.ended is not None:
+            return
+        self.query_one(RunHeader).state = self.state
+        scored = sum(len(v) for v in self.state.verdicts.values())
+        if scored != self._scored:
+            self._scored = scored
+            self._recompute_metrics()
+
+    @work(group="metrics", exclusive=True, exit_on_error=False, description="running metrics")
+    async def _recompute_metrics(self) -> None:
+        """Metrics of the verdicts so far, without CIs, computed off the UI thread."""
+        from qatui.metrics import summarize
+
+        state = self.state
+        verdicts = {judge: dict(v) for judge, v in state.verdicts.items()}
+        result = await asyncio.to_thread(
+            lambda: {j: {"metrics": summarize(state.items, v, seed=state.seed, ci=False).metrics}
+                     for j, v in verdicts.items()})
+        if self.ended is None:
+            self.query_one(RunHeader).metrics = result
+
+    def _ended(self, ended: RunEnded) -> None:
+        self.ended = ended
+        self.state.end(ended.status)
+        self.query_one(RunHeader).metrics = {
+            j: {"metrics": d.get("metrics", {}), "ci": d.get("ci", {})} for j, d in ended.summary.items()}
+        failed = self.state.count("failed")
+        if ended.error:
+            self.notify(ended.error, title="The run stopped on an error", severity="error", timeout=15)
+        else:
+            hint = "; r resumes the session and retries them" if failed else ""
+            self.notify(f"{self.state.count('done')} done, {failed} failed{hint}", title=f"Run {ended.status}",
+                        severity="warning" if failed or ended.status != "completed" else "information")
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel":
+            return self.handle.running and self.state is not None and self.state.status != "cancelling"
+        if action == "retry":
+            return self.ended is not None and (self.ended.status != "completed" or self.state.count("failed") > 0)
+        return True
+
+    def action_cancel(self) -> None:
+        """Stop the run after asking; finished items stay saved and the session can be resumed."""
+        def answered(yes: bool | None) -> None:
+            if yes and self.handle.running:
+                self.handle.cancel()
+                self.state.status = "cancelling"
+                self.query_one(RunHeader).state = self.state
+                self.refresh_bindings()
+
+        self.app.push_screen(ConfirmScreen("Cancel the run? Finished items are saved; resume the session later "
+                                           "to judge the rest.", yes="Cancel run", no="Keep running"), answered)
+
+    def action_retry(self) -> None:
+        """Resume this session in a new run: finished items are skipped, failed and unjudged ones run."""
+        self.app.pop_screen()
+        self.qatui.resume_session(self.job.session.id)
+
+    def action_toggle_transcript(self) -> None:
+        """Show or hide the LLM transcript pane."""
+        self.query_one(ItemBrowser).toggle_transcript()
+
+    async def action_back(self) -> None:
+        """Home; a run in progress is cancelled first, after asking."""
+        if not self.handle.running:
+            self.app.pop_screen()
+            return
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                self.handle.cancel()
+                await self.handle.wait()
+                self.app.pop_screen()
+
+        await self.app.push_screen(ConfirmScreen("Cancel the run and go back to Home? Finished items are saved.",
+                                                 yes="Cancel run", no="Keep running"), answered)

@@ -1,0 +1,275 @@
+"""The state of a run as the screens show it, folded from events and free of Textual.
+
+One `TaskView` per (item, judge) holds what the panels draw: the routing decision, key
+points with each response's entailment, silver instances, the ranking beside the gold with
+its Kendall tau, the failure, and the raw LLM transcript. `RunState.fold` applies one event.
+The live run screen folds the engine's events in batches; the session screen replays a
+stored session through the same fold (`qatui.tui.saved`), so both draw the same panels.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from qatui.data.model import Item, RankingGold
+from qatui.data.presentation import permutation, response_label
+from qatui.engine.events import (
+    EntailmentScored,
+    Event,
+    InstancesGenerated,
+    ItemFailed,
+    ItemStarted,
+    Judgement,
+    KeyPointsExtracted,
+    LLMCallFinished,
+    LLMToken,
+    QuestionClassified,
+    RankingProduced,
+    RunFinished,
+    RunStarted,
+    Verdict,
+)
+from qatui.engine.runner import RunCounts
+
+TaskKey = tuple[str, str]
+"""(item_id, judge)."""
+
+
+@dataclass
+class TaskView:
+    """Everything known about one judge's work on one item, in the labels the judge saw."""
+
+    item_id: str
+    judge: str
+    item: Item | None
+    order: list[str]
+    """Candidate ids in presentation order: `order[i]` was shown as "Response i+1"."""
+    status: str = "queued"
+    route: QuestionClassified | None = None
+    key_points: dict[int, list[str]] = field(default_factory=dict)
+    support: dict[tuple[int, str, str], float] = field(default_factory=dict)
+    """(reference index, response label, key point) -> P(entail) - P(contradict)."""
+    instances: dict[str, str] = field(default_factory=dict)
+    ranking: list[str] = field(default_factory=list)
+    """Response labels, best first."""
+    scores: dict[str, float] = field(default_factory=dict)
+    """Scores by response label."""
+    repair: str = ""
+    tau: float | None = None
+    failure: str = ""
+    elapsed_s: float = 0.0
+    calls: int = 0
+    transcript: list[str] = field(default_factory=list)
+    """Append-only chunks of raw LLM text; a pane shows their concatenation."""
+    streamed: dict[str, str] = field(default_factory=dict)
+    """call_id -> the text streamed so far, to tell streamed calls from cached ones."""
+    revision: Counter[str] = field(default_factory=Counter)
+    """How often each part changed ("status", "route", "points", "instances", "ranking", "transcript"),
+    so a panel redraws only when its part did."""
+
+    @property
+    def key(self) -> TaskKey:
+        return (self.item_id, self.judge)
+
+    def candidate(self, label: str) -> str:
+        """The candidate id shown under `label` ("" when unknown)."""
+        try:
+            return self.order[int(label.rsplit(" ", 1)[-1]) - 1]
+        except (ValueError, IndexError):
+            return ""
+
+    def label(self, candidate: str) -> str:
+        """The label `candidate` was shown under."""
+        return response_label(self.order.index(candidate)) if candidate in self.order else candidate
+
+
+def item_tau(item: Item | None, verdict: Verdict) -> float | None:
+    """Kendall tau-b of the verdict against the item's ranking gold; None without one."""
+    if item is None or not isinstance(item.gold, RankingGold):
+        return None
+    from qatui.metrics.ranking import question_ranking_stats  # scipy: 0.5 s, imported by the run's worker first
+
+    return question_ranking_stats(item.gold, verdict).get("kendall")
+
+
+class RunState:
+    """Every task of a run (all items × judges, done or not) and the run's totals."""
+
+    def __init__(self, items: Iterable[Item], judges: list[str], seed: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.items = list(items)
+        self.judges = list(judges)
+        self.seed = seed
+        self.clock = clock
+        self.tasks: dict[TaskKey, TaskView] = {
+            (it.id, j): TaskView(it.id, j, it, permutation(it, seed)) for it in self.items for j in self.judges
+        }
+        self.counts = RunCounts()
+        self.verdicts: dict[str, dict[str, Verdict]] = {j: {} for j in self.judges}
+        self.status = "starting"
+        self.n_planned = 0
+        """Tasks this run will judge (skipped, already finished ones excluded)."""
+        self.n_finished = 0
+        """Tasks this run has judged (done or failed)."""
+        self.started_at: float | None = None
+        self.finished_at: float | None = None
+        self.changed: set[TaskKey] = set()
+
+    def fold(self, event: Event) -> None:
+        """Apply one event of the stream."""
+        FOLDERS[type(event)](self, event)
+
+    def task(self, event: Event, *parts: str) -> TaskView:
+        """The task an event is about (created for items the dataset did not list), its `parts` marked changed."""
+        key = (event.item_id, event.judge)
+        if key not in self.tasks:
+            self.tasks[key] = TaskView(event.item_id, event.judge, None, [])
+        task = self.tasks[key]
+        task.revision.update(parts)
+        self.changed.add(key)
+        return task
+
+    def take_changed(self) -> set[TaskKey]:
+        """The tasks changed since the last call."""
+        changed, self.changed = self.changed, set()
+        return changed
+
+    def count(self, status: str) -> int:
+        """How many tasks are in `status`."""
+        return sum(1 for t in self.tasks.values() if t.status == status)
+
+    def elapsed(self) -> float:
+        """Seconds since the run started (frozen once it ended)."""
+        if self.started_at is None:
+            return 0.0
+        return (self.finished_at if self.finished_at is not None else self.clock()) - self.started_at
+
+    def eta(self) -> float | None:
+        """Seconds left at the pace so far; None before the first finished task or after the end."""
+        if self.finished_at is not None or not self.n_finished:
+            return None
+        return self.elapsed() / self.n_finished * (self.n_planned - self.n_finished)
+
+    def end(self, status: str) -> None:
+        """The run stopped: stop the clock; tasks caught running are queued again (a resume redoes them)."""
+        self.status = status
+        if self.finished_at is None:
+            self.finished_at = self.clock()
+        for task in self.tasks.values():
+            if task.status == "running":
+                task.status = "queued"
+                task.revision["status"] += 1
+                self.changed.add(task.key)
+
+    def worst_first(self) -> list[TaskKey]:
+        """Tasks with a tau, the judge's worst agreement with people first."""
+        scored = [t for t in self.tasks.values() if t.tau is not None]
+        return [t.key for t in sorted(scored, key=lambda t: t.tau)]
+
+
+def _run_started(state: RunState, e: RunStarted) -> None:
+    state.status = "running"
+    state.n_planned = e.n_tasks
+    state.started_at = state.clock()
+
+
+def _run_finished(state: RunState, e: RunFinished) -> None:
+    state.end(e.status)
+
+
+def _item_started(state: RunState, e: ItemStarted) -> None:
+    task = state.task(e, "status")
+    task.status = "running"
+    task.failure = ""
+
+
+def _token(state: RunState, e: LLMToken) -> None:
+    task = state.task(e, "transcript")
+    if e.call_id not in task.streamed:
+        task.streamed[e.call_id] = ""
+        task.transcript.append(f"── {e.purpose} · {e.model} ──\n")
+    task.streamed[e.call_id] += e.text
+    task.transcript.append(e.text)
+
+
+def _call(state: RunState, e: LLMCallFinished) -> None:
+    task = state.task(e, "transcript")
+    task.calls += 1
+    state.counts.count_call(e)
+    streamed = task.streamed.pop(e.call_id, None)
+    if streamed is None:
+        note = " (cached)" if e.cached else ""
+        task.transcript.append(f"── {e.purpose} · {e.model}{note} ──\n{e.response}")
+    elif e.response and e.response != streamed:
+        task.transcript.append(f"\n── kept answer ──\n{e.response}")
+    if not e.ok:
+        task.transcript.append(f"\n!! call failed: {e.error}")
+    task.transcript.append("\n")
+
+
+def _classified(state: RunState, e: QuestionClassified) -> None:
+    state.task(e, "route").route = e
+
+
+def _key_points(state: RunState, e: KeyPointsExtracted) -> None:
+    state.task(e, "points").key_points[e.reference_index] = list(e.points)
+
+
+def _entailment(state: RunState, e: EntailmentScored) -> None:
+    state.task(e, "points").support[(e.reference_index, e.response, e.key_point)] = e.p_entail - e.p_contradict
+
+
+def _instances(state: RunState, e: InstancesGenerated) -> None:
+    state.task(e, "instances").instances = dict(e.levels)
+
+
+def _ranking(state: RunState, e: RankingProduced) -> None:
+    task = state.task(e, "ranking")
+    task.ranking, task.scores = list(e.ranking), dict(e.scores)
+    if e.repaired:
+        task.repair = f"{e.repair} (raw: {', '.join(e.raw)})"
+
+
+def _judgement(state: RunState, e: Judgement) -> None:
+    task = state.task(e, "ranking")
+    task.scores = dict(e.scores)
+    if e.ranking:
+        task.ranking = list(e.ranking)
+
+
+def _failed(state: RunState, e: ItemFailed) -> None:
+    task = state.task(e, "status", "ranking")
+    task.status, task.failure = "failed", e.reason
+    state.n_finished += 1
+
+
+def _verdict(state: RunState, e: Verdict) -> None:
+    task = state.task(e, "status", "ranking")
+    task.status, task.failure, task.elapsed_s = "done", "", e.elapsed_s
+    task.order = list(e.order)
+    task.ranking = [task.label(cid) for cid in e.ranking]
+    task.scores = {task.label(cid): s for cid, s in e.scores.items()}
+    task.tau = item_tau(task.item, e)
+    state.verdicts.setdefault(e.judge, {})[e.item_id] = e
+    state.n_finished += 1
+
+
+FOLDERS: dict[type[Event], Callable[[RunState, Event], None]] = {
+    RunStarted: _run_started,
+    RunFinished: _run_finished,
+    ItemStarted: _item_started,
+    LLMToken: _token,
+    LLMCallFinished: _call,
+    QuestionClassified: _classified,
+    KeyPointsExtracted: _key_points,
+    EntailmentScored: _entailment,
+    InstancesGenerated: _instances,
+    RankingProduced: _ranking,
+    Judgement: _judgement,
+    ItemFailed: _failed,
+    Verdict: _verdict,
+}
+"""How each event type changes the state; a test checks every event type has an entry."""

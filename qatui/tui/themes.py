@@ -1,0 +1,98 @@
+"""Themes: the bundled TOML files, the user's own, and remembering the one picked.
+
+A theme is one TOML file whose keys are the fields of `textual.theme.Theme`. The bundled
+ones live in `themes/` at the top of the source tree, which the wheel ships as
+`qatui/themes`; the user's go in `$XDG_CONFIG_HOME/qatui/themes` and may replace a bundled
+one by reusing its name. A theme picked in the app is written back to the config file as
+`general.theme`, editing that one line so every other line and comment stays as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import fields
+from importlib.resources import files
+from pathlib import Path
+
+from textual.theme import Theme
+
+from qatui.errors import ConfigError
+from qatui.store.atomic import atomic_write_text
+
+DEFAULT_THEME = "qatui-dark"
+_THEME_FIELDS = {f.name for f in fields(Theme)}
+_TABLE = re.compile(r"^\s*\[")
+_GENERAL = re.compile(r"^\s*\[\s*general\s*\]\s*(#.*)?$")
+_THEME_LINE = re.compile(r"""^(\s*theme\s*=\s*)("(?:[^"\\]|\\.)*"|'[^']*')(.*)$""")
+
+
+def bundled_themes_dir() -> Path:
+    """`qatui/themes` in an installed wheel, else `themes/` beside the package in a source tree."""
+    installed = Path(str(files("qatui") / "themes"))
+    return installed if installed.is_dir() else Path(__file__).resolve().parents[2] / "themes"
+
+
+def user_themes_dir() -> Path:
+    """`$XDG_CONFIG_HOME/qatui/themes`, XDG defaulting to ~/.config."""
+    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    return Path(base) / "qatui" / "themes"
+
+
+def read_theme(path: Path) -> Theme:
+    """One theme file; ConfigError naming the file when it is not a valid theme."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"{path}: not a readable TOML theme: {e}") from None
+    unknown = sorted(set(data) - _THEME_FIELDS)
+    if unknown or not isinstance(data.get("name"), str) or not isinstance(data.get("primary"), str):
+        problem = f"unknown key(s) {', '.join(unknown)}" if unknown else "needs a `name` and a `primary` colour"
+        raise ConfigError(f"{path}: not a theme: {problem}")
+    return Theme(**data)
+
+
+def discover_themes(folders: list[Path] | None = None) -> tuple[list[Theme], list[str]]:
+    """Themes from the bundled and user folders (later ones win by name), and the files that failed."""
+    themes: dict[str, Theme] = {}
+    problems: list[str] = []
+    for folder in folders if folders is not None else [bundled_themes_dir(), user_themes_dir()]:
+        for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
+            try:
+                theme = read_theme(path)
+            except ConfigError as e:
+                problems.append(str(e))
+                continue
+            themes[theme.name] = theme
+    return list(themes.values()), problems
+
+
+def with_theme(text: str, name: str) -> str:
+    """Config text with `general.theme` set to `name`, every other line kept."""
+    lines = text.splitlines(keepends=True)
+    value = '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    start = next((i for i, line in enumerate(lines) if _GENERAL.match(line)), None)
+    if start is None:
+        sep = "" if not text or text.endswith("\n") else "\n"
+        return f"{text}{sep}{chr(10) if text else ''}[general]\ntheme = {value}\n"
+    end = next((i for i in range(start + 1, len(lines)) if _TABLE.match(lines[i])), len(lines))
+    for i in range(start + 1, end):
+        if m := _THEME_LINE.match(lines[i].rstrip("\r\n")):
+            newline = lines[i][len(lines[i].rstrip("\r\n")):]
+            lines[i] = f"{m[1]}{value}{m[3]}{newline}"
+            return "".join(lines)
+    lines.insert(start + 1, f"theme = {value}\n")
+    return "".join(lines)
+
+
+def save_theme(config_path: Path, name: str) -> None:
+    """Write `general.theme = name` into the config file (created if absent), checked before it replaces the file."""
+    from qatui.config import parse_config
+
+    text = config_path.read_text(encoding="utf-8") if config_path.is_file() else ""
+    updated = with_theme(text, name)
+    if parse_config(updated, str(config_path)).general.theme != name:
+        raise ConfigError(f"{config_path}: could not set general.theme; add `theme = \"{name}\"` under [general]")
+    config_path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(config_path, updated)

@@ -1,0 +1,1 @@
+"""qatui's widgets: one panel per module, each carrying its own CSS."""

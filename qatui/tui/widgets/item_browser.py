@@ -1,0 +1,105 @@
+"""Items on the left, the selected item's panels on the right: the body of the run and session screens."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.events import Resize
+
+from qatui.tui.state import RunState, TaskKey
+from qatui.tui.widgets.entailment_panel import EntailmentPanel
+from qatui.tui.widgets.instances_panel import InstancesPanel
+from qatui.tui.widgets.item_list import ItemList
+from qatui.tui.widgets.panel import TaskPanel
+from qatui.tui.widgets.question_panel import QuestionPanel
+from qatui.tui.widgets.ranking_panel import RankingPanel
+from qatui.tui.widgets.routing_panel import RoutingPanel
+from qatui.tui.widgets.transcript_panel import TranscriptPanel
+
+
+class ItemBrowser(Horizontal):
+    """Shows a `RunState`; the owner calls `show` once and `refresh_tasks` as tasks change."""
+
+    DEFAULT_CSS = """
+    ItemBrowser {
+        height: 1fr;
+        & > #detail { width: 1fr; }
+        & #panels { height: 1fr; scrollbar-size-vertical: 1; }
+        & #panels:focus { background-tint: $foreground 4%; }
+        & TranscriptPanel { height: 35%; min-height: 6; }
+        & TranscriptPanel.-hidden { display: none; }
+    }
+    """
+
+    SMALL = 20
+    """Below this many rows the transcript starts hidden, leaving the panels room (t shows it)."""
+
+    def __init__(self, *, transcript: bool = True, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.state: RunState | None = None
+        self._transcript = transcript
+        self._chosen = False
+
+    def compose(self) -> ComposeResult:
+        yield ItemList(id="items")
+        with Vertical(id="detail"):
+            with VerticalScroll(id="panels"):
+                yield QuestionPanel()
+                yield RoutingPanel()
+                yield EntailmentPanel()
+                yield InstancesPanel()
+                yield RankingPanel()
+            yield TranscriptPanel(id="transcript").set_class(not self._transcript, "-hidden")
+
+    def on_resize(self, event: Resize) -> None:
+        if self._transcript and not self._chosen:
+            self.query_one(TranscriptPanel).set_class(event.size.height < self.SMALL, "-hidden")
+
+    def show(self, state: RunState) -> None:
+        """Draw a run from scratch and select its first task."""
+        self.state = state
+        items = self.query_one(ItemList)
+        items.fill(state)
+        if state.tasks:
+            self._draw(next(iter(state.tasks)))
+
+    def refresh_tasks(self, keys: Iterable[TaskKey]) -> None:
+        """Redraw these tasks' rows, and the panels if the selected task is among them."""
+        if self.state is None:
+            return
+        keys = set(keys)
+        self.query_one(ItemList).update_tasks(self.state.tasks[k] for k in keys if k in self.state.tasks)
+        if (selected := self.query_one(ItemList).selected()) in keys:
+            self._draw(selected)
+
+    def select(self, key: TaskKey) -> None:
+        """Move the list's cursor to a task (its panels follow)."""
+        self.query_one(ItemList).select(key)
+
+    def selected(self) -> TaskKey | None:
+        """The task whose panels are shown."""
+        return self.query_one(ItemList).selected()
+
+    def toggle_transcript(self) -> None:
+        """Show or hide the transcript pane, whatever the size."""
+        self._chosen = True
+        self.query_one(TranscriptPanel).toggle_class("-hidden")
+
+    def show_transcript(self, visible: bool) -> None:
+        """Whether this run has a transcript at all (not for judges that make no LLM calls)."""
+        self._transcript = visible
+        self.query_one(TranscriptPanel).set_class(not visible or self.size.height < self.SMALL, "-hidden")
+
+    def on_item_list_picked(self, event: ItemList.Picked) -> None:
+        event.stop()
+        self._draw(event.key)
+
+    def _draw(self, key: TaskKey) -> None:
+        if self.state is None or key not in self.state.tasks:
+            return
+        task = self.state.tasks[key]
+        for panel in self.query(TaskPanel):
+            panel.show(task)
+        self.query_one(TranscriptPanel).show(task)

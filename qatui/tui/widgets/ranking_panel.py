@@ -1,0 +1,83 @@
+"""The judge's ranking of the selected item beside the human one, with the item's Kendall tau."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from qatui.data.model import RankingGold
+from qatui.tui.widgets.panel import TaskPanel
+
+
+class RankingPanel(TaskPanel):
+    """Rank, label, candidate id, score and gold rank per response; or the failure, or what it waits for."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "ranking-panel--agree", "ranking-panel--disagree", "ranking-panel--muted", "ranking-panel--failed",
+    }
+    """
+    | Class | Description |
+    | :- | :- |
+    | `ranking-panel--agree` | A tau of +0.3 or more. |
+    | `ranking-panel--disagree` | A tau below −0.3. |
+    | `ranking-panel--muted` | Headings, waiting text, response snippets. |
+    | `ranking-panel--failed` | The reason an item failed. |
+    """
+
+    DEFAULT_CSS = """
+    RankingPanel {
+        & > .ranking-panel--agree { color: $success; text-style: bold; }
+        & > .ranking-panel--disagree { color: $error; text-style: bold; }
+        & > .ranking-panel--muted { color: $foreground-muted; }
+        & > .ranking-panel--failed { color: $error; }
+    }
+    """
+
+    TITLE = "Ranking"
+    PARTS = ("status", "ranking")
+
+    def render(self) -> RenderableType:
+        task = self.task
+        muted = self.get_component_rich_style("ranking-panel--muted", partial=True)
+        if task is None:
+            return ""
+        if task.status == "failed":
+            return Text("no ranking: the item failed (reason above); resuming the session retries it",
+                        style=self.get_component_rich_style("ranking-panel--failed", partial=True))
+        if not task.ranking:
+            waiting = {"queued": "not judged yet", "running": "waiting for the judge…"}.get(task.status, "no ranking")
+            return Text(waiting, style=muted)
+        gold = task.item.gold if task.item is not None else None
+        grades = _gold_positions(gold) if isinstance(gold, RankingGold) else {}
+        table = Table(box=None, padding=(0, 1, 0, 0), expand=True, header_style=muted)
+        table.add_column("#", justify="right", no_wrap=True)
+        table.add_column("response", no_wrap=True)
+        table.add_column("id", no_wrap=True)
+        table.add_column("score", justify="right", no_wrap=True)
+        if grades:
+            table.add_column("gold", justify="right", no_wrap=True)
+        table.add_column("text", ratio=1, no_wrap=True, overflow="ellipsis", style=muted)
+        for rank, label in enumerate(task.ranking, 1):
+            cid = task.candidate(label)
+            score = task.scores.get(label)
+            cells = [str(rank), label, cid, "" if score is None else f"{score:.3f}"]
+            if grades:
+                cells.append(str(grades.get(cid, "")))
+            text = task.item.candidates.get(cid, "") if task.item is not None else ""
+            table.add_row(*cells, " ".join(text.split()))
+        parts: list[RenderableType] = [table]
+        if task.tau is not None:
+            kind = "agree" if task.tau >= 0.3 else "disagree" if task.tau < -0.3 else "muted"
+            style = self.get_component_rich_style(f"ranking-panel--{kind}", partial=True)
+            parts.append(Text.assemble(("Kendall tau vs gold ", muted), (f"{task.tau:+.3f}", style)))
+        if task.repair:
+            parts.append(Text(f"ranking repaired: {task.repair}", style=muted))
+        return Group(*parts)
+
+
+def _gold_positions(gold: RankingGold) -> dict[str, str]:
+    """Each candidate's gold tier, 1 = best; tied tiers share a number."""
+    return {cid: str(i) for i, tier in enumerate(gold.tiers, 1) for cid in tier}

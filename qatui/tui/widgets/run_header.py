@@ -1,0 +1,69 @@
+"""The live run's top bar: progress, LLM usage, time, and the running meta-evaluation."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widgets import ProgressBar, Static
+
+from qatui.tui.format import count, duration, metrics_line
+from qatui.tui.state import RunState
+
+STATUS_STYLE = {"running": "$accent", "completed": "$success", "cancelled": "$warning",
+                "interrupted": "$error", "starting": "$foreground-muted", "cancelling": "$warning"}
+
+
+class RunHeader(Vertical):
+    """Three lines: bar and tally; calls, tokens, cost, elapsed, ETA; one metrics line per judge."""
+
+    DEFAULT_CSS = """
+    RunHeader {
+        height: auto;
+        padding: 0 1;
+        background: $panel;
+        & > Horizontal { height: 1; }
+        & ProgressBar { width: auto; margin-right: 1; }
+        & ProgressBar Bar { width: 24; }
+        & #tally { width: 1fr; }
+        & #usage, & #metrics { height: auto; color: $text-muted; }
+    }
+    """
+
+    state: reactive[RunState | None] = reactive(None, always_update=True)
+    """The run drawn; re-assign it to redraw."""
+    metrics: reactive[dict[str, dict]] = reactive(dict, always_update=True)
+    """Per judge: {"metrics": {...}, "ci": {...}} from `summarize` or the stored summary."""
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield ProgressBar(total=None, show_eta=False, id="bar")
+            yield Static(id="tally")
+        yield Static(id="usage")
+        yield Static(id="metrics")
+
+    def watch_state(self, state: RunState | None) -> None:
+        if state is None:
+            return
+        if state.status == "starting":
+            self.query_one(ProgressBar).update(total=None)
+        else:  # a resume with nothing left plans no task: full once it has ended
+            nothing_left = not state.n_planned and state.finished_at is not None
+            self.query_one(ProgressBar).update(total=max(state.n_planned, 1),
+                                               progress=1 if nothing_left else state.n_finished)
+        done, failed = state.count("done"), state.count("failed")
+        self.query_one("#tally", Static).update(Content.from_markup(
+            f"$done/$total done · $failed failed · [b {STATUS_STYLE.get(state.status, '$text')}]$status[/]",
+            done=done, total=len(state.tasks), failed=failed, status=state.status,
+        ))
+        c = state.counts
+        self.query_one("#usage", Static).update(Content(
+            f"calls {c.calls} ({c.cached} cached) · tokens {count(c.prompt_tokens)}+{count(c.completion_tokens)}"
+            f" · ${c.cost_usd:.4f} · elapsed {duration(state.elapsed())} · ETA {duration(state.eta())}"
+        ))
+
+    def watch_metrics(self, metrics: dict[str, dict]) -> None:
+        lines = [f"{judge}  {metrics_line(doc.get('metrics', {}), doc.get('ci')) or 'no gold to compare with yet'}"
+                 for judge, doc in metrics.items()]
+        self.query_one("#metrics", Static).update(Content("\n".join(lines) or "metrics appear as items finish"))

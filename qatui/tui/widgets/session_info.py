@@ -1,0 +1,64 @@
+"""Everything `session.json` says about the highlighted session, under the Home table."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from qatui.report import session_status
+from qatui.tui.format import count, metrics_line, short_path, when
+
+
+def info_lines(meta: dict) -> list[Content]:
+    """The lines drawn for one `SessionStore.list()` entry."""
+    if meta.get("status") == "damaged":
+        return [Content.from_markup("[b]$id[/] [$error]damaged[/]", id=meta["id"]), Content(meta.get("error", ""))]
+    ds, models = meta.get("dataset", {}), meta.get("models", {})
+    name = f" “{meta['name']}”" if meta.get("name") and meta["name"] != meta["id"] else ""
+    lines = [
+        Content.from_markup("[b]$id[/]$name  [$foreground-muted]$status · created $created[/]",
+                            id=meta["id"], name=name, status=session_status(meta), created=when(meta.get("created"))),
+        Content.from_markup("[$foreground-muted]dataset[/] $ds ($fmt, $n items) [$foreground-muted]$path[/]",
+                            ds=ds.get("name", "?"), fmt=ds.get("format", "?"), n=ds.get("n_items", "?"),
+                            path=short_path(ds.get("path", ""))),
+    ]
+    if backbones := meta.get("backbones"):
+        lines.append(Content.from_markup(
+            "[$foreground-muted]backbone[/] $backbone [$foreground-muted]nli[/] $nli [$foreground-muted]seed[/] $seed",
+            backbone=", ".join(backbones), nli=models.get("nli", "?"), seed=meta.get("seed", "?")))
+    for judge, doc in meta.get("summary", {}).items():
+        shown = metrics_line(doc.get("metrics", {}), doc.get("ci")) or "no gold to compare with"
+        lines.append(Content.from_markup("[b $accent]$judge[/] $done/$n done, $failed failed  $metrics",
+                                         judge=judge, done=doc.get("n_done", 0), n=doc.get("n_items", 0),
+                                         failed=doc.get("n_failed", 0), metrics=shown))
+    if (llm := meta.get("llm")) and llm.get("calls"):
+        lines.append(Content.from_markup(
+            "[$foreground-muted]LLM[/] $calls calls ($cached cached) · tokens $tokens · $$$cost",
+            calls=llm["calls"], cached=llm["cached"],
+            tokens=count(llm["prompt_tokens"] + llm["completion_tokens"]), cost=f"{llm['cost_usd']:.4f}"))
+    return lines
+
+
+class SessionInfo(Static):
+    """Details of one session; empty when none is highlighted."""
+
+    DEFAULT_CSS = """
+    SessionInfo {
+        height: auto;
+        max-height: 9;
+        border: round $panel-border;
+        border-title-color: $accent;
+        padding: 0 1;
+    }
+    """
+
+    meta: reactive[dict | None] = reactive(None)
+    """The `SessionStore.list()` entry shown."""
+
+    def on_mount(self) -> None:
+        self.border_title = "Session"
+
+    def watch_meta(self, meta: dict | None) -> None:
+        self.display = meta is not None
+        self.update(Content("\n").join(info_lines(meta)) if meta else "")

@@ -1,0 +1,166 @@
+"""The Home screen's table of saved sessions: filtered, sorted, and only the columns that fit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.events import Resize
+from textual.reactive import reactive
+
+from qatui.report import key_metric, session_status
+from qatui.tui.format import when
+from qatui.tui.widgets.vim_table import VimTable
+
+COLUMNS: list[tuple[str, str, int]] = [
+    ("session", "session", 0),
+    ("dataset", "dataset", 2),
+    ("judges", "judges", 5),
+    ("backbones", "backbones", 7),
+    ("done", "done/✗", 4),
+    ("metric", "metric", 3),
+    ("status", "status", 1),
+    ("created", "created", 6),
+]
+"""(key, label, priority) in display order; lower priority numbers stay when space runs out."""
+
+SORTS: list[tuple[str, str]] = [("created", "newest"), ("session", "name"), ("dataset", "dataset"),
+                                ("metric", "metric"), ("status", "status")]
+"""The orders `s` cycles through: (column, what the title calls it)."""
+
+
+def row_cells(meta: dict) -> dict[str, str]:
+    """The text of each column for one `SessionStore.list()` entry."""
+    summary = meta.get("summary", {})
+    done = f"{sum(d.get('n_done', 0) for d in summary.values())}/{sum(d.get('n_failed', 0) for d in summary.values())}"
+    damaged = meta.get("status") == "damaged"
+    return {
+        "session": meta["name"] if meta.get("name") and meta["name"] != meta["id"] else meta["id"],
+        "dataset": "" if damaged else str(meta.get("dataset", {}).get("name", "")),
+        "judges": ",".join(meta.get("judges", {})),
+        "backbones": ",".join(meta.get("backbones", [])) or "–",
+        "done": done if summary else "–",
+        "metric": key_metric(summary),
+        "status": "damaged" if damaged else session_status(meta),
+        "created": when(meta.get("created")),
+    }
+
+
+def _metric_value(cells: dict[str, str]) -> float:
+    try:
+        return float(cells["metric"].split()[-1])
+    except (IndexError, ValueError):
+        return float("-inf")
+
+
+SORT_KEYS: dict[str, Callable[[dict, dict[str, str]], object]] = {
+    "created": lambda meta, cells: (meta.get("created") or "", meta["id"]),
+    "session": lambda meta, cells: cells["session"].lower(),
+    "dataset": lambda meta, cells: cells["dataset"].lower(),
+    "metric": lambda meta, cells: _metric_value(cells),
+    "status": lambda meta, cells: cells["status"],
+}
+DESCENDING = {"created", "metric"}
+
+
+class SessionsTable(VimTable):
+    """Sessions as rows keyed by session id; set `sessions`, `query` and `sort` from the screen."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "select_cursor", "Open")]
+
+    BINDING_GROUP_TITLE = "sessions table"
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "sessions-table--completed", "sessions-table--running", "sessions-table--stopped",
+        "sessions-table--damaged",
+    }
+    """
+    | Class | Description |
+    | :- | :- |
+    | `sessions-table--completed` | Status of a completed session. |
+    | `sessions-table--running` | Status of a running session. |
+    | `sessions-table--stopped` | Status of a cancelled or interrupted session. |
+    | `sessions-table--damaged` | Status of a session whose files cannot be read. |
+    """
+
+    DEFAULT_CSS = """
+    SessionsTable {
+        height: 1fr;
+        & > .sessions-table--completed { color: $success; }
+        & > .sessions-table--running { color: $accent; }
+        & > .sessions-table--stopped { color: $warning; }
+        & > .sessions-table--damaged { color: $error; }
+    }
+    """
+
+    sessions: reactive[list[dict]] = reactive(list, always_update=True, init=False)
+    """Entries of `SessionStore.list()`."""
+    query: reactive[str] = reactive("", init=False)
+    """Words that every shown row must contain (case-insensitive)."""
+    sort: reactive[str] = reactive("created", init=False)
+    """The column rows are ordered by (see `SORTS`)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self._shown_columns: list[str] = []
+
+    @property
+    def shown(self) -> list[dict]:
+        """The entries that pass the filter, in the current order."""
+        words = self.query.lower().split()
+        rows = [(meta, row_cells(meta)) for meta in self.sessions]
+        rows = [(m, c) for m, c in rows if all(w in " ".join([m["id"], *c.values()]).lower() for w in words)]
+        rows.sort(key=lambda mc: SORT_KEYS[self.sort](*mc), reverse=self.sort in DESCENDING)
+        return [m for m, _ in rows]
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _: self.rebuild())  # status colours come from it
+
+    def watch_sessions(self) -> None:
+        self.rebuild()
+
+    def watch_query(self) -> None:
+        self.rebuild()
+
+    def watch_sort(self) -> None:
+        self.rebuild()
+
+    def on_resize(self, event: Resize) -> None:
+        if self._fitting_columns(self.shown) != self._shown_columns:
+            self.rebuild()
+
+    def rebuild(self) -> None:
+        """Refill the table, keeping the cursor on the same session when it is still shown."""
+        keep = self.row_key_at_cursor()
+        shown = self.shown
+        self.clear(columns=True)
+        self._shown_columns = self._fitting_columns(shown)
+        labels = {key: label for key, label, _ in COLUMNS}
+        for key in self._shown_columns:
+            self.add_column(labels[key], key=key)
+        for meta in shown:
+            cells = row_cells(meta)
+            self.add_row(*(self._cell(key, cells[key]) for key in self._shown_columns), key=meta["id"])
+        ids = [m["id"] for m in shown]
+        if keep in ids:
+            self.move_cursor(row=ids.index(keep), animate=False)
+
+    def _fitting_columns(self, shown: list[dict]) -> list[str]:
+        """The columns that fit the table's width, by priority, in display order."""
+        cells = [row_cells(meta) for meta in shown]
+        widths = {key: max([len(label), *(len(c[key]) for c in cells)]) + 2 for key, label, _ in COLUMNS}
+        room = self.size.width - 2 if self.size.width else 10_000
+        kept: set[str] = set()
+        for key, _, _ in sorted(COLUMNS, key=lambda c: c[2]):
+            if widths[key] <= room:
+                kept.add(key)
+                room -= widths[key]
+        return [key for key, _, _ in COLUMNS if key in kept]
+
+    def _cell(self, key: str, value: str) -> Text:
+        if key != "status":
+            return Text(value, no_wrap=True)
+        kind = {"completed": "completed", "running": "running", "damaged": "damaged"}.get(value, "stopped")
+        return Text(value, style=self.get_component_rich_style(f"sessions-table--{kind}", partial=True), no_wrap=True)

@@ -1,0 +1,33 @@
+"""A DataTable that also moves with vim keys, for every list in the app."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.binding import Binding, BindingType
+from textual.widgets import DataTable
+
+
+class VimTable(DataTable):
+    """DataTable with j / k / g / G beside the arrow keys."""
+
+    BINDING_GROUP_TITLE = "table"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("g", "scroll_top", "First row", show=False),
+        Binding("G", "scroll_bottom", "Last row", show=False),
+    ]
+    """
+    | Key(s) | Description |
+    | :- | :- |
+    | j / k | Move the cursor down / up. |
+    | g / G | Jump to the first / last row. |
+    """
+
+    def row_key_at_cursor(self) -> str | None:
+        """The key of the row under the cursor, None when the table is empty."""
+        if not self.row_count:
+            return None
+        return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value

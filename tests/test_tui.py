@@ -1,0 +1,327 @@
+"""The TUI driven with Pilot: Home, a saved session, help, palette, delete, a live run, cancel, resume.
+
+Live runs use the scripted backbone and NLI of `tui_support`, so no test loads a model.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+import typing
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input
+from tui_support import freeze_time, lexical_sessions, minos_job, scripted_resources
+
+from qatui.cli import main
+from qatui.config import Config, parse_config
+from qatui.engine.events import AnyEvent
+from qatui.store.session import SessionStore
+from qatui.tui.app import QatuiApp
+from qatui.tui.screens.confirm import ConfirmScreen
+from qatui.tui.screens.help import HelpScreen
+from qatui.tui.screens.home import HomeScreen
+from qatui.tui.screens.new_run import NewRunScreen
+from qatui.tui.screens.run import RunScreen
+from qatui.tui.screens.session import SessionScreen
+from qatui.tui.state import FOLDERS
+from qatui.tui.themes import discover_themes, save_theme, with_theme
+from qatui.tui.widgets.entailment_panel import EntailmentPanel
+from qatui.tui.widgets.instances_panel import InstancesPanel
+from qatui.tui.widgets.item_browser import ItemBrowser
+from qatui.tui.widgets.ranking_panel import RankingPanel
+from qatui.tui.widgets.routing_panel import RoutingPanel
+from qatui.tui.widgets.sessions_table import SessionsTable
+from qatui.tui.widgets.transcript_panel import TranscriptPanel
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch) -> None:
+    """No test reads or writes the user's config, themes or LLM cache."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    monkeypatch.delenv("QATUI_SESSIONS_DIR", raising=False)
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch) -> SessionStore:
+    """Two finished lexical sessions: 20261122-093000-0001 (named lexical-baseline) and -0002 (bleu, 5 items)."""
+    freeze_time(monkeypatch)
+    store = SessionStore(tmp_path / "sessions")
+    lexical_sessions(store, Config())
+    return store
+
+
+async def until(pilot, predicate, timeout: float = 15.0) -> None:
+    """Let the app run until `predicate()` holds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting for the app"
+        await pilot.pause(0.05)
+
+
+def table(app: QatuiApp) -> SessionsTable:
+    return app.screen.query_one(SessionsTable)
+
+
+def shown_ids(app: QatuiApp) -> list[str]:
+    return [m["id"] for m in table(app).shown]
+
+
+# -- pure parts -------------------------------------------------------------------------------------
+
+
+def test_every_event_type_changes_the_run_state() -> None:
+    union = typing.get_args(typing.get_args(AnyEvent)[0])
+    assert set(union) == set(FOLDERS)
+
+
+def test_theme_is_written_into_the_config_keeping_every_other_line(tmp_path) -> None:
+    text = '# mine\n[general]\nseed = 3  # keep\ntheme = "qatui-dark"     # TUI theme\n\n[cache]\nenabled = false\n'
+    updated = with_theme(text, "qatui-light")
+    assert updated == text.replace('"qatui-dark"', '"qatui-light"')
+    assert with_theme("[cache]\nenabled = true\n", "x").endswith('\n\n[general]\ntheme = "x"\n')
+    assert with_theme("[general]\nseed = 1\n[cache]\n", "x") == '[general]\ntheme = "x"\nseed = 1\n[cache]\n'
+    path = tmp_path / "config.toml"
+    save_theme(path, "qatui-contrast")
+    assert parse_config(path.read_text(), str(path)).general.theme == "qatui-contrast"
+
+
+def test_bundled_and_user_themes_load(tmp_path, monkeypatch) -> None:
+    themes, problems = discover_themes()
+    assert {"qatui-dark", "qatui-light", "qatui-contrast"} <= {t.name for t in themes} and not problems
+    user = tmp_path / "xdg-config" / "qatui" / "themes"
+    user.mkdir(parents=True)
+    (user / "mine.toml").write_text('name = "mine"\nprimary = "#ff0000"\n')
+    (user / "broken.toml").write_text('name = "broken"\ncolour = "red"\n')
+    themes, problems = discover_themes()
+    assert "mine" in {t.name for t in themes}
+    assert len(problems) == 1 and "broken.toml" in problems[0] and "colour" in problems[0]
+
+
+def test_the_app_module_imports_no_heavy_library() -> None:
+    code = ("import sys, qatui.tui.app; "
+            "print(sorted(m for m in ('torch', 'transformers', 'litellm', 'scipy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    trace = subprocess.run([sys.executable, "-X", "importtime", "-c", "import qatui.tui.app"],
+                           capture_output=True, text=True, check=True).stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in trace.splitlines()}
+    assert not {name for name in imported if name.split(".")[0] in ("torch", "transformers", "litellm")}
+
+
+# -- Home ---------------------------------------------------------------------------------------------
+
+
+async def test_home_lists_filters_and_sorts_sessions(store) -> None:
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen) and table(app).row_count == 2)
+        # newest first; equal times: the later id first
+        assert shown_ids(app) == ["20261122-093000-0002", "20261122-093000-0001"]
+        await pilot.press("slash")
+        assert isinstance(app.focused, Input)
+        await pilot.press(*"baseline")
+        assert shown_ids(app) == ["20261122-093000-0001"]
+        await pilot.press("enter", "escape")
+        assert len(shown_ids(app)) == 2 and table(app).query == ""
+        await pilot.press("s")  # by name: the unnamed id sorts before lexical-baseline
+        assert table(app).sort == "session" and "by name" in table(app).border_title
+        assert [table(app).get_row_at(i)[0].plain for i in range(2)] == ["20261122-093000-0002", "lexical-baseline"]
+        await pilot.press("s", "s")  # by metric, best first: rouge-l's tau beats bleu's on the five items
+        assert table(app).sort == "metric"
+        assert shown_ids(app) == ["20261122-093000-0001", "20261122-093000-0002"]
+
+
+async def test_open_a_session_shows_its_panels_and_jumps_to_the_worst_item(store) -> None:
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: table(app).row_count == 2)
+        await pilot.press("j", "enter")  # the second row: lexical-baseline, two judges
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
+        await pilot.pause()
+        screen = app.screen
+        assert len(screen.state.tasks) == 40 and screen.state.count("done") == 40
+        ranking = screen.query_one(RankingPanel)
+        assert ranking.display and ranking.task.item_id == "en-01" and ranking.task.tau is not None
+        assert not screen.query_one(RoutingPanel).display  # lexical judges do not route
+        assert not screen.query_one(TranscriptPanel).display  # nor call an LLM
+        await pilot.press("w")
+        worst = screen.query_one(ItemBrowser).selected()
+        assert screen.state.tasks[worst].tau == min(t.tau for t in screen.state.tasks.values() if t.tau is not None)
+        await pilot.press("w")
+        second = screen.query_one(ItemBrowser).selected()
+        assert second != worst and screen.state.tasks[second].tau >= screen.state.tasks[worst].tau
+        await pilot.press("escape")
+        assert isinstance(app.screen, HomeScreen)
+
+
+async def test_help_lists_the_bindings_of_the_screen_below(store) -> None:
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: table(app).row_count == 2)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        actions = {what for _, what, _ in app.screen.rows}
+        assert {"Open", "New run", "Export", "Delete", "Filter", "Sort", "Help", "Quit", "Down", "Up"} <= actions
+        await pilot.press("escape")
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("f1")
+        assert isinstance(app.screen, HomeScreen)
+
+
+async def test_palette_switches_theme_and_remembers_it(store, tmp_path) -> None:
+    config_path = tmp_path / "xdg-config" / "qatui" / "config.toml"
+    config_path.parent.mkdir(parents=True)
+    config_path.write_text("# my settings\n[general]\nseed = 5\n")
+    app = QatuiApp(Config(), store, config_path=config_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: table(app).row_count == 2)
+        assert app.theme == "qatui-dark"
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Theme: qatui-light")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await until(pilot, lambda: app.theme == "qatui-light")
+        await until(pilot, lambda: "qatui-light" in config_path.read_text())
+    assert config_path.read_text() == '# my settings\n[general]\ntheme = "qatui-light"\nseed = 5\n'
+
+
+async def test_palette_opens_a_session(store) -> None:
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: table(app).row_count == 2)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Open session lexical")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen))
+        assert app.screen.session_id == "20261122-093000-0001"
+
+
+async def test_delete_asks_first(store) -> None:
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: table(app).row_count == 2)
+        await pilot.press("d")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        assert len(store.list()) == 2
+        await pilot.press("d", "y")
+        await until(pilot, lambda: table(app).row_count == 1)
+        assert [m["id"] for m in store.list()] == ["20261122-093000-0001"]
+
+
+async def test_export_writes_three_files_beside_the_session(store) -> None:
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: table(app).row_count == 2)
+        await pilot.press("e")
+        paths = [store.root / f"20261122-093000-0002.{fmt}" for fmt in ("jsonl", "csv", "md")]
+        await until(pilot, lambda: all(p.exists() for p in paths))
+    assert paths[1].read_text().startswith("session,item_id,judge")
+
+
+# -- live runs ------------------------------------------------------------------------------------------
+
+
+async def test_live_run_fills_panels_then_cancel_and_resume(tmp_path) -> None:
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    gate = threading.Semaphore(0)  # one permit per backbone call
+    job = minos_job(store, config, gate, limit=6)
+    app = QatuiApp(config, store, job=job, make_resources=lambda: scripted_resources(config))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)
+        screen = app.screen
+        await until(pilot, lambda: screen.state.tasks[("en-01", "minos")].status == "running")
+        ranking = screen.query_one(RankingPanel)
+        assert "waiting" in str(ranking.render())
+        assert not screen.query_one(RoutingPanel).display
+        while screen.state.tasks[("en-03", "minos")].status != "done":  # call by call: the run stops mid-item
+            gate.release()
+            await pilot.pause(0.1)
+        # en-01 is factoid: routing, key points × responses, the ranking with its tau, the transcript
+        assert screen.query_one(RoutingPanel).display
+        entail = screen.query_one(EntailmentPanel)
+        assert entail.display and entail.task.key_points[0] and entail.task.support
+        assert ranking.task.ranking and ranking.task.tau is not None
+        assert '"factoid": true' in "".join(screen.query_one(TranscriptPanel).task.transcript)
+        await pilot.press("j", "j")  # en-03 is not factoid: silver instances instead of key points
+        await pilot.pause(0.1)
+        assert screen.query_one(InstancesPanel).display and not entail.display
+        assert screen.state.counts.calls >= 5
+        await pilot.press("x")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await until(pilot, lambda: screen.ended is not None)
+        assert screen.ended.status == "cancelled"
+        done = screen.state.count("done")
+        assert 2 <= done < 6 and screen.state.count("running") == 0
+        assert store.open(job.session.id).meta["status"] == "cancelled"
+        await pilot.press("r")  # resume: the app's scripted resources, never gated
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen is not screen
+                    and app.screen.ended is not None)
+        resumed = app.screen
+        assert resumed.ended.status == "completed" and resumed.state.count("done") == 6
+        assert resumed.state.n_planned == 6 - done  # finished items were skipped
+        assert resumed.query_one(RankingPanel).task.ranking  # en-01, replayed from the session
+    session = store.open(job.session.id)
+    assert session.meta["status"] == "completed" and len(session.verdicts("minos")) == 6
+
+
+async def test_new_run_dialog_starts_a_run(tmp_path) -> None:
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    app = QatuiApp(config, store)
+    async with app.run_test(size=(100, 34)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await pilot.press("n")
+        assert isinstance(app.screen, NewRunScreen)
+        await until(pilot, lambda: "20 items" in str(app.screen.query_one("#preview").content))
+        app.screen.query_one("SelectionList").deselect("minos")
+        app.screen.query_one("SelectionList").select("bleu")
+        app.screen.query_one("#limit", Input).value = "3"
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
+        assert app.screen.ended.status == "completed" and app.screen.state.count("done") == 3
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen) and table(app).row_count == 1)
+
+
+async def test_a_bad_dataset_path_is_reported_not_started(tmp_path) -> None:
+    app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
+    async with app.run_test(size=(100, 34)) as pilot:
+        await pilot.press("n")
+        app.screen.query_one("#path", Input).value = str(tmp_path / "nope.jsonl")
+        await until(pilot, lambda: "nope.jsonl" in str(app.screen.query_one("#preview").content))
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: any("nope.jsonl" in n.message for n in app._notifications))
+        assert isinstance(app.screen, HomeScreen) and not Path(tmp_path / "sessions").exists()
+
+
+# -- the command line ---------------------------------------------------------------------------------
+
+
+def test_cli_opens_home_a_session_or_the_demo(store, monkeypatch, capsys) -> None:
+    launched: list[QatuiApp] = []
+    monkeypatch.setattr(QatuiApp, "run", lambda self: launched.append(self))
+    where = ["--sessions-dir", str(store.root)]
+    assert main(where) == 0
+    assert launched[-1].open_id is None and launched[-1].initial_job is None
+    assert main(["open", "lexical-baseline", *where]) == 0
+    assert launched[-1].open_id == "20261122-093000-0001"
+    assert main(["demo", *where]) == 0  # a live MinosEval run; nothing is loaded until the run starts
+    job = launched[-1].initial_job
+    assert [j.name for j in job.engine.judges] == ["minos"] and job.session.meta["dataset"]["name"] == "demo"
+    assert main(["open", "nope", *where]) == 2
+    assert "no session 'nope'" in capsys.readouterr().err
+
+
+def test_cli_demo_headless_keeps_printing_metrics(tmp_path, capsys) -> None:
+    assert main(["demo", "--headless", "--json", "--sessions-dir", str(tmp_path)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data["judges"]) == {"rouge-l", "bleu"} and data["judges"]["rouge-l"]["n_failed"] == 0

@@ -1,0 +1,84 @@
+"""The look of each screen at 80×24 and 120×40, with fixed session ids, times and paths, and no clocks.
+
+Sessions are built in a temporary working directory from a copy of the demo set, so every
+path shown is relative; the live run's clock is frozen at zero. Regenerate after a deliberate
+change with `pytest tests/test_tui_snapshots.py --snapshot-update`, and look at the SVGs.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+from tui_support import freeze_time, run_headless, scripted_resources
+
+from qatui.config import Config
+from qatui.data.loaders import demo_path, load_dataset
+from qatui.engine.jobs import start_run
+from qatui.store.session import SessionStore
+from qatui.tui.app import QatuiApp
+from qatui.tui.screens.run import RunScreen
+
+SIZES = [(80, 24), (120, 40)]
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch) -> SessionStore:
+    """In a fresh working directory: 20261122-093000-0001 (lexical-baseline: rouge-l, bleu), -0002 (minos, 6 items)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    freeze_time(monkeypatch)
+    shutil.copy(demo_path(), tmp_path / "demo.jsonl")
+    dataset = load_dataset("demo.jsonl")
+    store, config = SessionStore("sessions"), Config()
+    run_headless(start_run(store, dataset, ["rouge-l", "bleu"], config, name="lexical-baseline"))
+    run_headless(start_run(store, dataset, ["minos"], config, limit=6, concurrency=1,
+                           resources=scripted_resources(config)))
+    return store
+
+
+async def settle(pilot) -> None:
+    """Wait for workers (listing, loading), then drop toasts so no timing shows."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause(0.2)
+    pilot.app.clear_notifications()
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_home(snap_compare, store, size) -> None:
+    assert snap_compare(QatuiApp(Config(), store), run_before=settle, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_help(snap_compare, store, size) -> None:
+    assert snap_compare(QatuiApp(Config(), store), run_before=settle, press=["question_mark"], terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_session(snap_compare, store, size) -> None:
+    """The MinosEval session, first item (factoid: routing and key points)."""
+    assert snap_compare(QatuiApp(Config(), store, open_id="20261122-093000-0002"), run_before=settle,
+                        terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_run_finished(snap_compare, tmp_path, monkeypatch, size) -> None:
+    """A finished live run of MinosEval on four demo items, third item selected (non-factoid: instances)."""
+    monkeypatch.chdir(tmp_path)
+    freeze_time(monkeypatch)
+    config, store = Config(), SessionStore("sessions")
+    job = start_run(store, load_dataset(demo_path()), ["minos"], config, limit=4, concurrency=1,
+                    resources=scripted_resources(config))
+
+    async def watch(pilot) -> None:
+        screen = RunScreen(job, clock=lambda: 0.0)
+        await pilot.app.push_screen(screen)
+        deadline = time.monotonic() + 20
+        while screen.ended is None and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+        await pilot.press("j", "j")
+        await settle(pilot)
+
+    assert snap_compare(QatuiApp(config, store), run_before=watch, terminal_size=size)

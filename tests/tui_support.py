@@ -1,0 +1,144 @@
+"""What the TUI tests share: a scripted backbone and NLI for MinosEval, and sessions with fixed ids and times.
+
+The scripted backbone answers from the prompt alone (the question, the reference, the
+responses), streams each answer as tokens like a real backbone, and can be held at a gate so
+a test sees a run in progress. Nothing here loads a model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+from datetime import datetime, timezone
+from types import SimpleNamespace
+
+from qatui.config import Config
+from qatui.data.loaders import demo_dataset
+from qatui.engine.events import LLMCallFinished, LLMToken, emit
+from qatui.engine.jobs import RunJob, finish_run, start_run
+from qatui.judges.resources import Resources
+from qatui.nli import NLIProbs
+from qatui.store.session import SessionStore
+
+FIXED_NOW = datetime(2026, 11, 22, 9, 30, tzinfo=timezone.utc)
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"\w+", text.lower()) if len(w) > 2}
+
+
+def _field(content: str, name: str) -> str:
+    match = re.search(rf"^{name}: (.*)$", content, re.MULTILINE)
+    return match[1] if match else ""
+
+
+class ScriptedLLM:
+    """MinosEval's backbone calls answered from their prompts; with a `gate`, each call first takes a permit."""
+
+    model = "scripted/tui"
+
+    def __init__(self, gate: threading.Semaphore | None = None) -> None:
+        self.gate = gate
+        self.calls = 0
+
+    async def complete(self, messages, *, purpose, schema=None, temperature=None, **_):
+        while self.gate is not None and not self.gate.acquire(blocking=False):
+            await asyncio.sleep(0.01)
+        self.calls += 1
+        content = messages[-1]["content"]
+        answer = self.answer(purpose, content, schema)
+        text = json.dumps(answer)
+        call_id = f"call-{self.calls}"
+        for start in range(0, len(text), 12):
+            emit(LLMToken(call_id=call_id, model=self.model, purpose=purpose, text=text[start:start + 12]))
+            await asyncio.sleep(0)
+        emit(LLMCallFinished(call_id=call_id, model=self.model, purpose=purpose, prompt_hash=f"h{self.calls}",
+                             prompt_tokens=len(content) // 4, completion_tokens=len(text) // 4, response=text))
+        return SimpleNamespace(text=text, data=schema.model_validate(answer), event=None)
+
+    @staticmethod
+    def answer(purpose: str, content: str, schema) -> dict:
+        question, reference = _field(content, "Question"), _field(content, "Reference answer")
+        if purpose == "classify":
+            factoid = bool(re.match(r"(What|Which|When|Who|Where|How many|A |In which)", question))
+            return {"reason": "asks for a checkable fact" if factoid else "open-ended advice", "factoid": factoid}
+        if purpose == "key_points":
+            points = [p.strip() for p in re.split(r"[;.]", reference) if len(p.split()) > 2]
+            return {"key_points": points[:3] or [reference]}
+        if purpose == "instances":
+            return {"excellent": reference, "good": reference.split(".")[0] + ".", "fair": "Partly right.",
+                    "poor": "Mostly unhelpful.", "bad": "Off-topic."}
+        blocks = re.findall(r"\[(Response \d+)\]\n(.*)", content)
+        ref = _words(reference)
+        ranked = sorted(blocks, key=lambda b: (-len(ref & _words(b[1])), b[0]))
+        return {"rank": [label for label, _ in ranked]}
+
+
+class OverlapNLI:
+    """Entailment = share of the key point's words in the response; contradiction when 'not' differs."""
+
+    async def apredict(self, pairs):
+        out = []
+        for premise, hypothesis in pairs:
+            words = _words(hypothesis) or {"?"}
+            cover = len(words & _words(premise)) / len(words)
+            contra = 0.5 if ("not" in premise.lower().split()) != ("not" in hypothesis.lower().split()) else 0.0
+            entail = cover * (1 - contra)
+            out.append(NLIProbs(entail=entail, contradict=contra, neutral=max(0.0, 1 - entail - contra)))
+        return out
+
+
+def scripted_resources(config: Config | None = None, gate: threading.Semaphore | None = None) -> Resources:
+    """Resources whose backbone and NLI are the scripted ones above."""
+    resources = Resources(config or Config())
+    resources.__dict__["llm"] = ScriptedLLM(gate)  # cached_property slots: the run's shared models
+    resources.__dict__["nli"] = OverlapNLI()
+    return resources
+
+
+def freeze_time(monkeypatch) -> None:
+    """Session ids 20261122-093000-0001, -0002, ... and every timestamp at FIXED_NOW, in UTC."""
+    import time
+
+    import qatui.engine.jobs
+    import qatui.store.session
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return FIXED_NOW if tz is None else FIXED_NOW.astimezone(tz)
+
+    tokens = iter(f"{n:04d}" for n in range(1, 10_000))
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    monkeypatch.setattr(qatui.store.session, "datetime", Frozen)
+    monkeypatch.setattr(qatui.engine.jobs, "datetime", Frozen)
+    monkeypatch.setattr(qatui.store.session.secrets, "token_hex", lambda n: next(tokens))
+
+
+def run_headless(job: RunJob) -> None:
+    """Drive a job to its end without the TUI, and summarise it."""
+
+    async def drive() -> None:
+        async for _ in job.engine.run():
+            pass
+
+    asyncio.run(drive())
+    finish_run(job, "completed")
+
+
+def lexical_sessions(store: SessionStore, config: Config) -> list[str]:
+    """Two finished sessions on the demo set: rouge-l + bleu on all items (named), and bleu on five."""
+    first = start_run(store, demo_dataset(), ["rouge-l", "bleu"], config, name="lexical-baseline")
+    run_headless(first)
+    second = start_run(store, demo_dataset(), ["bleu"], config, limit=5)
+    run_headless(second)
+    return [first.session.id, second.session.id]
+
+
+def minos_job(store: SessionStore, config: Config, gate: threading.Semaphore | None = None, limit: int = 4) -> RunJob:
+    """A MinosEval job on the demo set with the scripted models, one item at a time (a fixed event order)."""
+    return start_run(store, demo_dataset(), ["minos"], config, limit=limit, concurrency=1,
+                     resources=scripted_resources(config, gate))
