@@ -45,6 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--concurrency", type=int, metavar="N", help="items judged at once (default: config)")
     run.add_argument("--session", dest="name", metavar="NAME", help="name of the new session")
     run.add_argument("--json", action="store_true", help="print one JSON object with the results")
+    run.add_argument("--checklist", metavar="NAME_OR_PATH",
+                     help="CheckEval's checklist: qa, summeval, topical_chat, or a .toml file (sets judges.checkeval.checklist)")
     _model_flags(run)
 
     demo = sub.add_parser("demo", parents=[common],
@@ -56,6 +58,17 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("open", parents=[common], help="browse a saved session in the TUI").add_argument(
         "id", help="session id, name, or a unique prefix of the id")
+
+    cl = sub.add_parser("checklist", help="CheckEval checklists: generate one from seed questions")
+    cls_ = cl.add_subparsers(dest="action", metavar="ACTION")
+    gen = cls_.add_parser("generate", parents=[common],
+                          help="diversify and elaborate seed questions, then filter them with the backbone")
+    gen.add_argument("seed", metavar="SEED.toml", help="a checklist file whose questions are the seeds")
+    gen.add_argument("-o", "--output", metavar="OUT.toml", required=True, help="the reviewed checklist to write")
+    gen.add_argument("--diversify", type=int, default=2, metavar="N", help="new questions per sub-dimension (default 2)")
+    gen.add_argument("--elaborate", type=int, default=3, metavar="N",
+                     help="specific questions per seed question, 3 to 10 (default 3)")
+    _model_flags(gen)
 
     sub.add_parser("judges", parents=[common], help="list the judges and what they need")
     models = sub.add_parser("models", parents=[common], help="list backbones, NLI models and embedders")
@@ -170,6 +183,9 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from qatui.engine.jobs import start_run
 
     dataset = load_dataset(args.dataset, args.fmt)
+    if args.checklist:
+        options = config.judge_options("checkeval") | {"checklist": args.checklist}
+        config = config.model_copy(update={"judges": {**config.judges, "checkeval": options}})
     job = start_run(
         _store(args, config), dataset, args.judges, config,
         seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name,
@@ -200,6 +216,18 @@ def _tui(args: argparse.Namespace, config: Config, **where: object) -> int:
     from qatui.tui.app import QatuiApp
 
     QatuiApp(config, _store(args, config), **where).run()
+    return 0
+
+
+def cmd_checklist(args: argparse.Namespace, config: Config) -> int:
+    from qatui.judges.checklist_gen import generate_checklist
+
+    if args.action != "generate":
+        raise QatuiError("usage: qatui checklist generate SEED.toml -o OUT.toml [--backbone M]")
+    resources = _resources(args, config)
+    report = asyncio.run(generate_checklist(args.seed, args.output, resources.llm,
+                                            diversify=args.diversify, elaborate=args.elaborate))
+    _console(stderr=True).print(report)
     return 0
 
 
@@ -299,7 +327,7 @@ def _confirm(question: str) -> bool:
 
 
 COMMANDS = {
-    "run": cmd_run, "demo": cmd_demo, "open": cmd_open, "judges": cmd_judges, "models": cmd_models,
+    "run": cmd_run, "demo": cmd_demo, "open": cmd_open, "checklist": cmd_checklist, "judges": cmd_judges, "models": cmd_models,
     "datasets": cmd_datasets, "sessions": cmd_sessions, None: _tui,
 }
 

@@ -126,6 +126,24 @@ class RankingProduced(Event):
     raw: list[str] = Field(default_factory=list)
 
 
+class ChecklistAnswered(Event):
+    """CheckEval: one checklist question answered (or not) for one response.
+
+    `response` is the label ("Response k"); `answer` is None when the backbone gave no
+    usable `Qk: yes|no` line for it (excluded from the score, never counted as no).
+    """
+
+    type: Literal["checklist_answered"] = "checklist_answered"
+    dimension: str
+    sub_dimension: str
+    question: str
+    question_id: str
+    response: str
+    answer: Literal["yes", "no"] | None = None
+    position: int = 0
+    """The question's 0-based place in the checklist, so a grid can list questions in checklist order."""
+
+
 class Judgement(Event):
     """A judge's last word, in label space. The engine turns it into a `Verdict`.
 
@@ -151,7 +169,7 @@ class ItemFailed(Event):
 ArtifactEvent = Annotated[
     Union[
         LLMCallFinished, QuestionClassified, KeyPointsExtracted, EntailmentScored, InstancesGenerated,
-        RankingProduced, Judgement, ItemFailed,
+        RankingProduced, ChecklistAnswered, Judgement, ItemFailed,
     ],
     Field(discriminator="type"),
 ]
@@ -178,7 +196,7 @@ class Verdict(Event):
 AnyEvent = Annotated[
     Union[
         RunStarted, RunFinished, ItemStarted, LLMCallFinished, LLMToken, QuestionClassified, KeyPointsExtracted,
-        EntailmentScored, InstancesGenerated, RankingProduced, Judgement, ItemFailed, Verdict,
+        EntailmentScored, InstancesGenerated, RankingProduced, ChecklistAnswered, Judgement, ItemFailed, Verdict,
     ],
     Field(discriminator="type"),
 ]

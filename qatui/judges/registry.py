@@ -19,6 +19,7 @@ JUDGES: dict[str, str] = {
     "minos-akps": "qatui.judges.minos:MinosAKPSJudge",
     "minos-ialr": "qatui.judges.minos:MinosIALRJudge",
     "listwise": "qatui.judges.minos:ListwiseJudge",
+    "checkeval": "qatui.judges.checkeval:CheckEvalJudge",
 }
 
 

@@ -82,3 +82,48 @@ def krippendorff_alpha(
     if np.unique(pairable[~np.isnan(pairable)]).size < 2:
         return None
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+
+
+ChecklistKey = tuple[str, str, str]
+"""(item id, candidate id, question id): one yes/no decision of a CheckEval run."""
+
+
+def checklist_answers(verdicts: Mapping[str, Verdict]) -> dict[ChecklistKey, tuple[str, str | None]]:
+    """Every CheckEval answer of a run (item id -> Verdict), keyed by candidate id: (dimension, answer)."""
+    out: dict[ChecklistKey, tuple[str, str | None]] = {}
+    for item_id, verdict in verdicts.items():
+        by_label = {f"Response {i + 1}": cid for i, cid in enumerate(verdict.order)}
+        for a in verdict.artifacts:
+            if a.type == "checklist_answered" and a.response in by_label:
+                out[(item_id, by_label[a.response], a.question_id)] = (a.dimension, a.answer)
+    return out
+
+
+def checklist_agreement(
+    runs: list[Mapping[ChecklistKey, tuple[str, str | None]]],
+) -> dict[str, dict[str, float | int | None]]:
+    """Inter-evaluator agreement of several CheckEval runs over their yes/no answers, per dimension and overall.
+
+    Units are the (item, candidate, question) decisions found in at least one run; an
+    unanswered question is a missing value. Krippendorff's alpha (nominal) uses every unit
+    two or more runs answered; Fleiss' kappa, which needs every rater on every unit, uses
+    the units all runs answered (`n_complete`). None where a coefficient is undefined.
+    """
+    if len(runs) < 2:
+        raise ValueError("agreement needs at least two runs")
+    keys = sorted({k for run in runs for k in run})
+    dimension_of = {k: next(run[k][0] for run in runs if k in run) for k in keys}
+    out: dict[str, dict[str, float | int | None]] = {}
+    for dim in [*dict.fromkeys(dimension_of[k] for k in keys), "all"]:
+        chosen = [k for k in keys if dim == "all" or dimension_of[k] == dim]
+        table = np.array([[{"yes": 1.0, "no": 0.0}.get(run[k][1], np.nan) if k in run else np.nan for k in chosen]
+                          for run in runs])
+        complete = table[:, ~np.isnan(table).any(axis=0)] if chosen else table
+        counts = np.stack([(complete == 1.0).sum(axis=0), (complete == 0.0).sum(axis=0)], axis=1)
+        out[dim] = {
+            "alpha": krippendorff_alpha(table) if chosen and (~np.isnan(table)).sum(axis=0).max() >= 2 else None,
+            "kappa": fleiss_kappa(counts) if complete.shape[1] else None,
+            "n_units": int(((~np.isnan(table)).sum(axis=0) >= 2).sum()) if chosen else 0,
+            "n_complete": int(complete.shape[1]),
+        }
+    return out

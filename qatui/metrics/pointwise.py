@@ -3,7 +3,10 @@
 Sample level pools every (item, candidate) pair; summary level correlates within each item
 (source document) and is averaged over documents elsewhere. A document with fewer than 2
 scored candidates, or constant ratings or scores, has no summary-level correlation.
-The judge's score of a candidate is `Verdict.scores[cid]`, the same for every dimension.
+The judge's score of a candidate is `Verdict.scores[cid]`, the same for every dimension,
+unless the verdict carries its own score for the dimension (CheckEval):
+`details["dimension_scores"][label][dimension]`, label "Response k" = `order[k-1]`; a
+None there means the judge could not score that dimension, and the candidate is left out.
 """
 
 from __future__ import annotations
@@ -19,11 +22,21 @@ if TYPE_CHECKING:
     from qatui.engine.events import Verdict
 
 
+def judge_score(verdict: Verdict, cid: str, dimension: str) -> float | None:
+    """The judge's score of `cid` on `dimension`: its own per-dimension score when it gave one."""
+    per_label = verdict.details.get("dimension_scores") if verdict.details else None
+    if isinstance(per_label, dict) and cid in verdict.order:
+        own = per_label.get(f"Response {verdict.order.index(cid) + 1}")
+        if isinstance(own, dict) and dimension in own:
+            return own[dimension]
+    return verdict.scores.get(cid)
+
+
 def rating_pairs(gold: RatingsGold, verdict: Verdict, dimension: str) -> tuple[list[float], list[float]]:
     """Human ratings and judge scores of the candidates rated on `dimension` and given a finite score."""
     human, judge = [], []
     for cid, per_dim in gold.ratings.items():
-        score = verdict.scores.get(cid)
+        score = judge_score(verdict, cid, dimension)
         if dimension in per_dim and score is not None and math.isfinite(score):
             human.append(per_dim[dimension])
             judge.append(score)

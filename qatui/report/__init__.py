@@ -312,6 +312,8 @@ def print_item_detail(console: Console, data: dict[str, Any]) -> None:
             pref = f"  preference {e['preference']} (A={e['pair'][0]}, B={e['pair'][1]})" if e.get("preference") else ""
             console.print(Text.assemble((judge, "bold"), f" ranking {line}{pref}"))
             print_artifacts(console, e["artifacts"], {f"Response {i + 1}": cid for i, cid in enumerate(e["order"])})
+            if isinstance(per_label := e["details"].get("dimension_scores"), dict):
+                print_dimension_scores(console, per_label, e["order"])
         else:
             console.print(f"[red]{escape(judge)} failed[/] ({escape(e['failure']['error_type'])}): {escape(e['failure']['reason'])}")
         if e["calls"]:
@@ -339,6 +341,14 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
     for a in data["agreement"]:
         shown = ", ".join(f"{k} {v:.3f}" for k, v in a["stats"].items() if isinstance(v, float))
         console.print(f"[bold]agreement[/] {escape(a['a'])} vs {escape(a['b'])}: {escape(shown)}")
+    for group in data.get("checklist_agreement", []):
+        runs = ", ".join(f"{r} ({b})" for r, b in zip(group["runs"], group["backbones"], strict=True))
+        table = Table("dimension", "Krippendorff alpha", "Fleiss kappa", "units", "all answered", box=None,
+                      title=f"checklist agreement ({escape(group['checklist'])}): {escape(runs)}", title_justify="left")
+        for dim, stats in group["per_dimension"].items():
+            table.add_row(escape(dim), _fmt(stats["alpha"]), _fmt(stats["kappa"]),
+                          str(stats["n_units"]), str(stats["n_complete"]))
+        console.print(table)
     if data["disagreements"]:
         console.print("[bold]items where they disagree most[/]")
         for d in data["disagreements"]:
@@ -374,9 +384,49 @@ def print_artifacts(console: Console, artifacts: list[dict], by_label: dict[str,
                     cells.append(f"[{colour}]{value:+.2f}[/]")
                 table.add_row(escape(point), *cells)
             console.print(table)
+        elif kind == "checklist_answered":
+            if a is next(x for x in artifacts if x.get("type") == "checklist_answered"):
+                print_checklist_grid(console, [x for x in artifacts if x.get("type") == "checklist_answered"], names)
         elif kind == "instances_generated":
             console.print("  [bold]silver instances[/]")
             for level, text in a["levels"].items():
                 console.print(f"    [dim]{escape(level)}[/] {escape(clip(text, 100))}")
         elif kind == "ranking_produced" and a.get("repaired"):
             console.print(f"  [yellow]ranking repaired[/]: {escape(a['repair'])} (raw: {escape(', '.join(a['raw']))})")
+
+
+ANSWER_CELLS = {"yes": "[green]yes[/]", "no": "[red]no[/]", None: "[yellow]?[/]"}
+
+
+def print_checklist_grid(console: Console, answers: list[dict], names: dict[str, str]) -> None:
+    """CheckEval: every question (by dimension and sub-dimension) x every response: yes, no, ? (unanswered)."""
+    labels = sorted(dict.fromkeys(a["response"] for a in answers), key=lambda x: (len(x), x))
+    table = Table(title="checklist: question x response (? = unanswered, excluded from the score)",
+                  title_justify="left", box=None, padding=(0, 1, 0, 0))
+    table.add_column("dimension", style="bold")
+    table.add_column("sub-dimension", style="dim")
+    table.add_column("question", overflow="fold", ratio=3)
+    for label in labels:
+        table.add_column(escape(names.get(label, label)), justify="center", no_wrap=True)
+    cells: dict[str, dict[str, str | None]] = {}
+    rows: dict[str, dict] = {}
+    for a in sorted(answers, key=lambda x: x.get("position", 0)):
+        rows.setdefault(a["question_id"], a)
+        cells.setdefault(a["question_id"], {})[a["response"]] = a["answer"]
+    shown_dim = None
+    for qid, a in rows.items():
+        dim = a["dimension"] if a["dimension"] != shown_dim else ""
+        shown_dim = a["dimension"]
+        marks = [ANSWER_CELLS.get(cells[qid][label]) if label in cells[qid] else "" for label in labels]
+        table.add_row(escape(dim), escape(a["sub_dimension"]), escape(a["question"]), *marks)
+    console.print(table)
+
+
+def print_dimension_scores(console: Console, per_label: dict[str, dict], order: list[str]) -> None:
+    """CheckEval: each candidate's share of yes per dimension (- when no question was answered)."""
+    dims = list(dict.fromkeys(d for scores in per_label.values() for d in scores))
+    table = Table("candidate", *dims, title="share of yes per dimension", title_justify="left", box=None)
+    for i, cid in enumerate(order):
+        scores = per_label.get(f"Response {i + 1}", {})
+        table.add_row(escape(cid), *("-" if scores.get(d) is None else f"{scores[d]:.2f}" for d in dims))
+    console.print(table)

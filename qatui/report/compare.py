@@ -55,4 +55,30 @@ def compare_sessions(sessions: list[Session]) -> dict[str, Any]:
         "runs": [{k: v for k, v in r.items() if k != "verdicts"} for r in runs],
         "agreement": agreement,
         "disagreements": [d for d in disagreements if d["tau"] < 1.0],
+        "checklist_agreement": _checklist_agreement(sessions, runs),
     }
+
+
+def _checklist_agreement(sessions: list[Session], runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """CheckEval runs grouped by checklist: with two or more in a group, alpha and kappa over their answers."""
+    from qatui.metrics.agreement import checklist_agreement, checklist_answers
+
+    meta = {s.id: s.meta for s in sessions}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        if run["judge"] != "checkeval":
+            continue
+        options = meta[run["session"]]["judges"].get("checkeval") or {}
+        groups.setdefault(str(options.get("checklist", "qa")), []).append(run)
+    out = []
+    for checklist, members in groups.items():
+        if len(members) < 2:
+            continue
+        answers = [checklist_answers(r["verdicts"]) for r in members]
+        out.append({
+            "checklist": checklist,
+            "runs": [f"{r['session']}/{r['judge']}" for r in members],
+            "backbones": [(meta[r["session"]].get("models") or {}).get("backbone") for r in members],
+            "per_dimension": checklist_agreement(answers),
+        })
+    return out

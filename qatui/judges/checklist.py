@@ -1,0 +1,250 @@
+"""CheckEval checklists as data: loading, answer parsing and scoring.
+
+A checklist file (TOML) holds a task description, the name of the text under evaluation
+(`target`), which parts of an item to show (`[inputs]`: question / context / reference,
+each with its heading) and dimensions, each with a definition and sub-dimensions, each
+with yes/no questions where "yes" means better quality. A question is a plain string or a
+table `{text, weight, origin, removed, reason}` (the form `qatui checklist generate`
+writes); `weights = [...]` beside a list of strings gives per-question weights. Removed
+questions are kept in the file for review and skipped when judging.
+
+Answers are parsed strictly per question: the keys of a JSON object `{"Q1": "yes", ...}`
+(the form the judge asks for), else lines `Qk: yes` / `Qk: no` (case-insensitive, anything
+after the word ignored). A question with no such line, or with two lines that
+disagree, is unanswered: it is excluded from the score, never counted as "no".
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from importlib.resources import files
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from qatui.errors import QatuiError
+
+Answer = Literal["yes", "no"]
+Origin = Literal["seed", "diversified", "elaborated"]
+INPUT_FIELDS = ("question", "context", "reference")
+
+
+class ChecklistError(QatuiError):
+    """A checklist file is missing or malformed (the message names the file and the key)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Question(_Strict):
+    """One yes/no question; `removed` ones (with the filter's `reason`) are kept only for review."""
+
+    text: str = Field(min_length=1)
+    weight: float = Field(1.0, gt=0)
+    origin: Origin = "seed"
+    parent: str | None = None
+    removed: bool = False
+    reason: str = ""
+
+
+class SubDimension(_Strict):
+    name: str = Field(min_length=1)
+    questions: list[Question] = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_questions(cls, data: object) -> object:
+        """`questions = ["...", ...]` with optional `weights = [...]` of the same length."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        weights = data.pop("weights", None)
+        questions = data.get("questions")
+        if isinstance(questions, list):
+            if weights is not None and (not isinstance(weights, list) or len(weights) != len(questions)):
+                raise ValueError(f"weights must be a list with one number per question ({len(questions)})")
+            data["questions"] = [
+                ({"text": q} | ({"weight": weights[i]} if weights is not None else {})) if isinstance(q, str) else q
+                for i, q in enumerate(questions)
+            ]
+        return data
+
+    @property
+    def active(self) -> list[Question]:
+        """The questions asked (the filter's removals left out)."""
+        return [q for q in self.questions if not q.removed]
+
+
+class Dimension(_Strict):
+    name: str = Field(min_length=1)
+    definition: str = Field(min_length=1)
+    sub_dimensions: list[SubDimension] = Field(min_length=1)
+
+
+class Checklist(_Strict):
+    """A whole checklist file."""
+
+    name: str = Field(min_length=1)
+    task: str = Field(min_length=1)
+    target: str = "Response"
+    inputs: dict[str, str] = Field(default_factory=dict)
+    dimensions: list[Dimension] = Field(min_length=1)
+    source: str = Field("", exclude=True)
+
+    @field_validator("inputs")
+    @classmethod
+    def _known_inputs(cls, inputs: dict[str, str]) -> dict[str, str]:
+        if unknown := sorted(set(inputs) - set(INPUT_FIELDS)):
+            raise ValueError(f"unknown input(s) {unknown}; known: {', '.join(INPUT_FIELDS)}")
+        return inputs
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Checklist:
+        names = [d.name for d in self.dimensions]
+        if dups := sorted({n for n in names if names.count(n) > 1}):
+            raise ValueError(f"dimension(s) named twice: {dups}")
+        for d in self.dimensions:
+            if not any(s.active for s in d.sub_dimensions):
+                raise ValueError(f"dimension {d.name!r} has no question left to ask")
+        return self
+
+    def question_ids(self) -> list[tuple[str, str, str, Question]]:
+        """(dimension, sub-dimension, question id, question) of every active question."""
+        return [
+            (d.name, s.name, question_id(d.name, s.name, k), q)
+            for d in self.dimensions for s in d.sub_dimensions for k, q in enumerate(s.active, 1)
+        ]
+
+
+def question_id(dimension: str, sub_dimension: str, k: int) -> str:
+    """A stable id of the k-th (1-based) active question of a sub-dimension."""
+    return f"{dimension}/{sub_dimension}/Q{k}"
+
+
+def bundled_checklists() -> list[str]:
+    """Names of the checklists shipped with qatui."""
+    folder = files("qatui.judges") / "checklists"
+    return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def _describe(error: ValidationError) -> str:
+    first = error.errors()[0]
+    parts = []
+    for p in first["loc"]:
+        if isinstance(p, int):
+            parts[-1:] = [f"{parts[-1]}[{p}]" if parts else f"[{p}]"]
+        else:
+            parts.append(str(p))
+    key = ".".join(parts) or "(top level)"
+    return f"key {key}: {first['msg']}"
+
+
+def parse_checklist(text: str, where: str) -> Checklist:
+    """A checklist from TOML text; errors name `where` and the key."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ChecklistError(f"checklist {where}: not valid TOML: {e}") from None
+    try:
+        return Checklist.model_validate(data).model_copy(update={"source": where})
+    except ValidationError as e:
+        raise ChecklistError(f"checklist {where}: {_describe(e)}") from None
+
+
+def load_checklist(name_or_path: str) -> Checklist:
+    """A bundled checklist by name (`summeval`, `topical_chat`, `qa`), or a checklist file by path."""
+    path = Path(name_or_path).expanduser()
+    if path.suffix == ".toml" or path.exists() or "/" in name_or_path:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ChecklistError(f"checklist {path}: no such file") from None
+        except OSError as e:
+            raise ChecklistError(f"checklist {path}: cannot be read: {e.strerror}") from None
+        return parse_checklist(text, str(path))
+    bundled = name_or_path.replace("-", "_")
+    if bundled not in bundled_checklists():
+        raise ChecklistError(f"unknown checklist {name_or_path!r}: bundled ones are "
+                             f"{', '.join(bundled_checklists())}; or give the path of a .toml file")
+    resource = files("qatui.judges") / "checklists" / f"{bundled}.toml"
+    return parse_checklist(resource.read_text(encoding="utf-8"), f"{bundled}.toml (bundled)")
+
+
+_ANSWER = re.compile(r"^[\s>*_#-]*Q\s*(\d+)\s*[*_]*\s*[:.)\-=]\s*[*_\"']*\s*(yes|no)\b", re.IGNORECASE | re.MULTILINE)
+
+
+def answers_schema(n: int) -> type[BaseModel]:
+    """The reply advertised to the backbone: {"Q1": "yes"|"no", ..., "Qn": ...}, all required.
+
+    Only the advertised schema is strict (constrained decoding fills every key); validation
+    accepts any JSON object, so a partial reply reaches `parse_answers` and its missing
+    questions become unanswered instead of failing the item.
+    """
+    advertised = {
+        "type": "object",
+        "properties": {f"Q{k}": {"type": "string", "enum": ["yes", "no"]} for k in range(1, n + 1)},
+        "required": [f"Q{k}" for k in range(1, n + 1)],
+        "additionalProperties": False,
+    }
+
+    class ChecklistReply(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+        @classmethod
+        def model_json_schema(cls, *args: object, **kwargs: object) -> dict:
+            return advertised
+
+    return ChecklistReply
+
+
+def _json_answers(text: str) -> dict[int, set[str]] | None:
+    """Qk -> answers from the first JSON object in `text` with a Qk key; None when there is none."""
+    from qatui.llm.parse import extract_json_values
+
+    for value in extract_json_values(text):
+        if not isinstance(value, dict):
+            continue
+        found: dict[int, set[str]] = {}
+        for key, answer in value.items():
+            if (m := re.fullmatch(r"\s*Q\s*(\d+)\s*", str(key), re.IGNORECASE)) is None:
+                continue
+            word = re.match(r"\s*(yes|no)\b", answer, re.IGNORECASE) if isinstance(answer, str) else None
+            if word:
+                found.setdefault(int(m.group(1)), set()).add(word.group(1).lower())
+        if found or any(re.fullmatch(r"\s*Q\s*\d+\s*", str(k), re.IGNORECASE) for k in value):
+            return found
+    return None
+
+
+def parse_answers(text: str, n: int) -> list[Answer | None]:
+    """The answer to each of Q1..Qn in `text`; None where a question is unanswered.
+
+    A JSON object with keys "Q1".. (the form asked for) is read key by key: a value that
+    does not start with yes or no leaves its question unanswered. Otherwise a line counts
+    when it starts with `Qk:` (also `Qk.` / `Qk)` / `Qk -`, markdown emphasis allowed)
+    followed by yes or no; the rest of the line is ignored. Lines may come in any
+    order; numbers outside 1..n are ignored; a question answered twice the same way keeps
+    that answer, answered both ways it is unanswered (ambiguous).
+    """
+    found = _json_answers(text)
+    if found is None:
+        found = {}
+        for match in _ANSWER.finditer(text):
+            found.setdefault(int(match.group(1)), set()).add(match.group(2).lower())
+    out: list[Answer | None] = []
+    for k in range(1, n + 1):
+        said = found.get(k, set())
+        out.append(next(iter(said)) if len(said) == 1 else None)  # type: ignore[arg-type]
+    return out
+
+
+def share_of_yes(answers: list[tuple[Answer | None, float]]) -> float | None:
+    """Weighted share of "yes" among the answered questions; None when none was answered."""
+    answered = [(a, w) for a, w in answers if a is not None]
+    total = sum(w for _, w in answered)
+    if not answered or total <= 0:
+        return None
+    return sum(w for a, w in answered if a == "yes") / total
