@@ -14,20 +14,24 @@ import typing
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input
-from tui_support import freeze_time, lexical_sessions, minos_job, scripted_resources
+from textual.widgets import DataTable, Input, Select, TextArea
+from tui_support import freeze_time, lexical_sessions, minos_job, run_headless, scripted_resources
 
 from qatui.cli import main
 from qatui.config import Config, parse_config
+from qatui.data.loaders import demo_path, load_dataset
 from qatui.engine.events import AnyEvent
+from qatui.engine.jobs import start_run
 from qatui.store.session import SessionStore
 from qatui.tui.app import QatuiApp
+from qatui.tui.screens.compare import CompareScreen, SideBySideScreen
 from qatui.tui.screens.confirm import ConfirmScreen
 from qatui.tui.screens.help import HelpScreen
 from qatui.tui.screens.home import HomeScreen
 from qatui.tui.screens.new_run import NewRunScreen
 from qatui.tui.screens.run import RunScreen
 from qatui.tui.screens.session import SessionScreen
+from qatui.tui.screens.spot_check import SpotCheckScreen, SpotRunScreen
 from qatui.tui.state import FOLDERS
 from qatui.tui.themes import discover_themes, save_theme, with_theme
 from qatui.tui.widgets.entailment_panel import EntailmentPanel
@@ -325,3 +329,182 @@ def test_cli_demo_headless_keeps_printing_metrics(tmp_path, capsys) -> None:
     assert main(["demo", "--headless", "--json", "--sessions-dir", str(tmp_path)]) == 0
     data = json.loads(capsys.readouterr().out)
     assert set(data["judges"]) == {"rouge-l", "bleu"} and data["judges"]["rouge-l"]["n_failed"] == 0
+
+
+# -- compare ------------------------------------------------------------------------------------------
+
+
+async def test_compare_marked_sessions_shows_deltas_agreement_and_both_verdicts(store) -> None:
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: table(app).row_count == 2)
+        await pilot.press("c")  # nothing marked: refused
+        assert isinstance(app.screen, HomeScreen)
+        assert any("Mark two" in n.message for n in app._notifications)
+        await pilot.press("space", "j", "space")
+        assert table(app).marked == {"20261122-093000-0001", "20261122-093000-0002"}
+        assert table(app).get_row_at(0)[0].plain.startswith("● ")
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
+        screen = app.screen
+        runs = screen.query_one("#runs", DataTable)
+        # A: bleu on five items (-0002, newest first); B, C: rouge-l and bleu of lexical-baseline
+        assert [(r.letter, r.judge, r.label) for r in screen.comparison.runs] == [
+            ("A", "bleu", "20261122-093000-0002"), ("B", "rouge-l", "lexical-baseline"),
+            ("C", "bleu", "lexical-baseline")]
+        base = screen.comparison.runs[0].metrics["kendall"]
+        tau_b = runs.get_cell("B", "kendall")
+        expected = screen.comparison.runs[1].metrics["kendall"] - base
+        assert tau_b.plain.endswith(f"{round(expected, 2):+.2f}") and expected > 0
+        assert any(span.style.color is not None for span in tau_b.spans)  # the delta is coloured
+        agreement = screen.query_one("#agreement", DataTable)
+        assert agreement.row_count == 3 and agreement.get_cell("A-C", "kendall").plain == "+1.00"
+        assert screen.comparison.disagreements and all(d.tau < 1 for d in screen.comparison.disagreements)
+        first = screen.comparison.disagreements[0]
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SideBySideScreen) and app.screen.tasks)
+        side = app.screen
+        await pilot.pause()
+        left, right = (side.query_one(f"#side-{i}").query_one(RankingPanel) for i in (0, 1))
+        assert left.task.key == (first.item_id, first.a.judge) and right.task.key == (first.item_id, first.b.judge)
+        assert left.task.ranking and right.task.ranking and left.display and right.display
+        await pilot.press("escape", "escape")
+        assert isinstance(app.screen, HomeScreen)
+
+
+@pytest.fixture
+def mixed_store(store, tmp_path) -> SessionStore:
+    """`store` plus -0003: bleu on a one-item dataset of its own."""
+    other = tmp_path / "other.jsonl"
+    other.write_text(demo_path().read_text().splitlines()[0] + "\n")
+    run_headless(start_run(store, load_dataset(other), ["bleu"], Config()))
+    return store
+
+
+async def test_compare_refuses_sessions_on_different_datasets(mixed_store) -> None:
+    store = mixed_store
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: table(app).row_count == 3)
+        await pilot.press("space", "j", "space")  # -0003 (other) and -0002 (demo)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Compare marked")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await until(pilot, lambda: any("different datasets" in n.message for n in app._notifications))
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+
+
+# -- copy -----------------------------------------------------------------------------------------------
+
+
+async def test_y_copies_the_focused_panel_or_every_panel_of_the_item(store) -> None:
+    app = QatuiApp(Config(), store, open_id="20261122-093000-0002")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
+        await pilot.pause()
+        ranking = app.screen.query_one(RankingPanel)
+        ranking.focus()
+        await pilot.press("y")
+        assert app.clipboard == (
+            "# response   id score gold text\n"
+            "1 Response 2 r1 0.374    3 Table salt is sodium chloride with the formula NaCl2, made of the eleme…\n"
+            "2 Response 1 r2 0.316    1 Table salt is sodium chloride, NaCl. It is made of two elements: sodium…\n"
+            "3 Response 3 r3 0.108    4 Table salt is potassium nitrate, KNO3, which contains potassium, nitrog…\n"
+            "4 Response 4 r4 0.057    2 The chemical formula of ordinary table salt is NaCl, the same compound …\n"
+            "Kendall tau vs gold +0.000")
+        assert any(n.title == "Copied" for n in app._notifications)
+        app.screen.query_one("#items").focus()  # the item list: the question and the ranking, titled
+        await pilot.press("y")
+        question, rest = app.clipboard.split("\n\n", 1)
+        assert question.startswith("en-01 · bleu\nWhat is the chemical formula of table salt")
+        assert rest.startswith("Ranking\n# response") and rest.endswith("Kendall tau vs gold +0.000")
+
+
+# -- spot check -----------------------------------------------------------------------------------------
+
+
+async def test_spot_check_runs_one_typed_item_as_a_session_then_discards_it(tmp_path) -> None:
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    app = QatuiApp(config, store, make_resources=lambda: scripted_resources(config))
+    async with app.run_test(size=(100, 34)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await pilot.press("p")
+        assert isinstance(app.screen, SpotCheckScreen)
+        form = app.screen
+        await until(pilot, lambda: bool(form.judges))
+        await pilot.press("ctrl+s")  # nothing typed: refused
+        assert any("type a question" in n.message for n in app._notifications)
+        await pilot.press(*"What is the capital of France?")
+        form.query_one("#reference", TextArea).text = "Paris is the capital of France."
+        form.query_one("#response-1", Input).value = "It is Lyon, in the south."
+        form.query_one("#response-2", Input).value = "The capital of France is Paris."
+        await pilot.pause()
+        assert form.query_one("#judge", Select).value == "minos" and {"bleu", "minos"} <= set(form._offered)
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, SpotRunScreen) and app.screen.ended is not None)
+        run = app.screen
+        assert run.ended.status == "completed"
+        ranking = run.query_one(RankingPanel)
+        top = ranking.task.candidate(ranking.task.ranking[0])
+        assert top == "r2"  # the response that shares the reference's words
+        session = store.open(run.job.session.id)
+        assert session.meta["dataset"]["name"] == "spot-check"
+        assert Path(session.meta["dataset"]["path"]).parent == session.path  # reloadable: resumable, reopenable
+        await pilot.press("d", "y")
+        await until(pilot, lambda: isinstance(app.screen, SpotCheckScreen))
+        assert store.list() == []
+
+
+async def test_spot_check_loads_an_item_from_a_file(tmp_path) -> None:
+    app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
+    async with app.run_test(size=(100, 34)) as pilot:
+        app.open_spot_check()
+        await until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))
+        form = app.screen
+        form.query_one("#load", Input).value = f"{demo_path()}#en-02"
+        form.query_one("#load", Input).focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: form.query_one("#question", Input).value.startswith("A train leaves at 14:40"))
+        assert form.query_one("#response-5", Input).value and not form.query_one("#response-6", Input).value
+        assert "17:15" in form.query_one("#reference", TextArea).text
+
+
+async def test_checklist_answers_fold_into_a_questions_by_responses_grid() -> None:
+    from textual.app import App
+
+    from qatui.data.loaders import demo_dataset
+    from qatui.engine.events import ChecklistAnswered
+    from qatui.tui.clipboard import panel_text
+    from qatui.tui.state import RunState
+    from qatui.tui.widgets.checklist_panel import ChecklistPanel
+
+    item = demo_dataset().items[0]
+    state = RunState([item], ["checkeval"], seed=0)
+    asked = [("q1", "Does it name the compound?"), ("q2", "Does it name both elements?")]
+    answers = {("q1", 1): "yes", ("q1", 2): "no", ("q2", 1): "yes", ("q2", 2): None}
+    for (qid, response), answer in answers.items():
+        state.fold(ChecklistAnswered(item_id=item.id, judge="checkeval", dimension="correctness", sub_dimension="facts",
+                                     question=dict(asked)[qid], question_id=qid, response=f"Response {response}",
+                                     answer=answer))
+    task = state.tasks[(item.id, "checkeval")]
+    assert list(task.checklist) == ["q1", "q2"] and task.answers[("q2", "Response 2")] is None
+
+    class Host(App[None]):
+        def get_theme_variable_defaults(self) -> dict[str, str]:
+            return {"panel-border": "#808080"}
+
+        def compose(self):
+            yield ChecklistPanel()
+
+    app = Host()
+    async with app.run_test(size=(100, 20)) as pilot:
+        panel = app.query_one(ChecklistPanel)
+        panel.show(task)
+        await pilot.pause()
+        assert panel.display
+        lines = panel_text(panel).splitlines()
+        assert lines[0] == "correctness"
+        assert lines[2].startswith("Does it name the compound?") and lines[2].split()[-4:-2] == ["yes", "no"]
+        assert lines[3].split()[-4:-2] == ["yes", "?"] and lines[3].split()[-2:] == ["·", "·"]
+        assert lines[4].split()[-4:] == ["100%", "0%", "–", "–"]  # unanswered questions are not scored

@@ -82,3 +82,40 @@ def test_run_finished(snap_compare, tmp_path, monkeypatch, size) -> None:
         await settle(pilot)
 
     assert snap_compare(QatuiApp(config, store), run_before=watch, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_compare(snap_compare, store, size) -> None:
+    """Both sessions marked on Home and compared: lexical-baseline's two judges against MinosEval."""
+    async def compare(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("space", "j", "space", "c")
+        await settle(pilot)
+
+    assert snap_compare(QatuiApp(Config(), store), run_before=compare, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_compare_side_by_side(snap_compare, store, size) -> None:
+    """The item where two runs disagree most, both verdicts side by side."""
+    async def open_worst(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("space", "j", "space", "c")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+
+    assert snap_compare(QatuiApp(Config(), store), run_before=open_worst, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_spot_check(snap_compare, store, size) -> None:
+    """The spot-check form filled from demo item en-02, MinosEval picked."""
+    async def fill(pilot) -> None:
+        await settle(pilot)
+        pilot.app.open_spot_check()
+        await settle(pilot)
+        pilot.app.screen.fill(next(it for it in load_dataset("demo.jsonl").items if it.id == "en-02"))
+        await settle(pilot)
+
+    assert snap_compare(QatuiApp(Config(), store), run_before=fill, terminal_size=size)

@@ -119,11 +119,31 @@ class QatuiApp(App[None]):
 
         self.push_screen(NewRunScreen(self.config, self.last_new_run), chosen)
 
+    def open_spot_check(self) -> None:
+        """The spot-check form: one item typed or loaded, one judge."""
+        from qatui.tui.screens.spot_check import SpotCheckScreen
+
+        self.push_screen(SpotCheckScreen())
+
     def open_session(self, session_id: str) -> None:
         """Push the read-only view of a saved session."""
         from qatui.tui.screens.session import SessionScreen
 
         self.push_screen(SessionScreen(self.store, session_id))
+
+    def compare_sessions(self, session_ids: list[str]) -> None:
+        """Push the side-by-side view of sessions run on one dataset (refused, with the reason, otherwise)."""
+        from qatui.tui.screens.compare import CompareScreen
+
+        self.push_screen(CompareScreen(self.store, session_ids))
+
+    def compare_marked(self) -> None:
+        """Compare the sessions marked on Home."""
+        home = next((s for s in self.screen_stack if isinstance(s, HomeScreen)), None)
+        if home is not None:
+            self.go_home()
+            if self.screen is home:
+                home.action_compare()
 
     def show_run(self, job: RunJob) -> None:
         """Push the live view of a job and start it."""

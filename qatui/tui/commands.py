@@ -32,6 +32,9 @@ class QatuiCommands(Provider):
         found: list[Command] = [
             ("New run…", app.open_new_run, "Pick a dataset, judges and a backbone, then watch them work"),
             ("Demo: MinosEval on the bundled demo set", app.start_demo, "A live run with the embedded models"),
+            ("Spot check…", app.open_spot_check, "Type or load one item with a few responses and run one judge on it"),
+            ("Compare marked sessions", app.compare_marked,
+             "Metrics, agreement and disagreements of the sessions marked on Home (space marks)"),
             ("Home", app.go_home, "Back to the list of sessions"),
             ("Keys of this screen", app.action_help, "Every key binding, with what it does"),
         ]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from qatui.data.model import Item, RankingGold
 from qatui.data.presentation import permutation, response_label
 from qatui.engine.events import (
+    ChecklistAnswered,
     EntailmentScored,
     Event,
     InstancesGenerated,
@@ -53,6 +54,10 @@ class TaskView:
     support: dict[tuple[int, str, str], float] = field(default_factory=dict)
     """(reference index, response label, key point) -> P(entail) - P(contradict)."""
     instances: dict[str, str] = field(default_factory=dict)
+    checklist: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """CheckEval's questions in the order asked: question id -> (dimension, question)."""
+    answers: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    """(question id, response label) -> "yes", "no", or None when the backbone gave no usable answer."""
     ranking: list[str] = field(default_factory=list)
     """Response labels, best first."""
     scores: dict[str, float] = field(default_factory=dict)
@@ -67,7 +72,7 @@ class TaskView:
     streamed: dict[str, str] = field(default_factory=dict)
     """call_id -> the text streamed so far, to tell streamed calls from cached ones."""
     revision: Counter[str] = field(default_factory=Counter)
-    """How often each part changed ("status", "route", "points", "instances", "ranking", "transcript"),
+    """How often each part changed ("status", "route", "points", "instances", "checklist", "ranking", "transcript"),
     so a panel redraws only when its part did."""
 
     @property
@@ -226,6 +231,12 @@ def _instances(state: RunState, e: InstancesGenerated) -> None:
     state.task(e, "instances").instances = dict(e.levels)
 
 
+def _checklist(state: RunState, e: ChecklistAnswered) -> None:
+    task = state.task(e, "checklist")
+    task.checklist.setdefault(e.question_id, (e.dimension, e.question))
+    task.answers[(e.question_id, e.response)] = e.answer
+
+
 def _ranking(state: RunState, e: RankingProduced) -> None:
     task = state.task(e, "ranking")
     task.ranking, task.scores = list(e.ranking), dict(e.scores)
@@ -268,6 +279,7 @@ FOLDERS: dict[type[Event], Callable[[RunState, Event], None]] = {
     EntailmentScored: _entailment,
     InstancesGenerated: _instances,
     RankingProduced: _ranking,
+    ChecklistAnswered: _checklist,
     Judgement: _judgement,
     ItemFailed: _failed,
     Verdict: _verdict,

@@ -65,9 +65,12 @@ class HomeScreen(QatuiScreen):
     CSS_PATH = Path(__file__).with_name("home.tcss")
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "new_run", "New run"),
+        Binding("p", "spot_check", "Spot check", show=False),
         Binding("r", "resume", "Resume"),
-        Binding("e", "export", "Export"),
-        Binding("d", "delete", "Delete"),
+        Binding("space", "toggle_mark", "Mark", key_display="␣"),
+        Binding("c", "compare", "Compare"),
+        Binding("e", "export", "Export", show=False),
+        Binding("d", "delete", "Delete", show=False),
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("s", "cycle_sort", "Sort", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
@@ -117,7 +120,7 @@ class HomeScreen(QatuiScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "resume":
             return resumable(self._highlighted())
-        if action in ("export", "delete", "filter", "cycle_sort"):
+        if action in ("export", "delete", "filter", "cycle_sort", "toggle_mark", "compare"):
             return bool(self.query_one(SessionsTable).sessions)
         return True
 
@@ -144,7 +147,8 @@ class HomeScreen(QatuiScreen):
         table = self.query_one(SessionsTable)
         order = dict(SORTS)[table.sort]
         query = f" · filter “{table.query}”" if table.query else ""
-        table.border_title = f"Sessions {len(table.shown)} of {len(table.sessions)} · by {order}{query}"
+        marked = f" · {len(table.marked)} marked" if table.marked else ""
+        table.border_title = f"Sessions {len(table.shown)} of {len(table.sessions)} · by {order}{query}{marked}"
 
     def _usable(self, action: str) -> dict | None:
         """The highlighted session, or None after telling the user why `action` cannot run on it."""
@@ -160,6 +164,31 @@ class HomeScreen(QatuiScreen):
         """Open the highlighted session."""
         if meta := self._usable("open"):
             self.qatui.open_session(meta["id"])
+
+    def action_toggle_mark(self) -> None:
+        """Mark or unmark the highlighted session for comparing (c compares the marked ones)."""
+        if meta := self._usable("mark"):
+            table = self.query_one(SessionsTable)
+            table.marked ^= {meta["id"]}
+            table.rebuild()
+            self._update_title()
+            self.refresh_bindings()
+
+    def action_compare(self) -> None:
+        """Compare the marked sessions (they must share a dataset)."""
+        if len(ids := self.marked_ids()) < 2:
+            self.notify("Mark two or more sessions with space first.", title="Nothing to compare", severity="warning")
+            return
+        self.qatui.compare_sessions(ids)
+
+    def marked_ids(self) -> list[str]:
+        """The marked sessions that still exist, in the table's order."""
+        table = self.query_one(SessionsTable)
+        return [m["id"] for m in table.shown if m["id"] in table.marked]
+
+    def action_spot_check(self) -> None:
+        """Judge one typed or loaded item with one judge."""
+        self.qatui.open_spot_check()
 
     def action_new_run(self) -> None:
         """Pick a dataset and judges, and start a run."""

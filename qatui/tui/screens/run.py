@@ -26,6 +26,7 @@ from textual.widgets import Footer, Header
 
 from qatui.tui.background import RunEnded, RunHandle
 from qatui.tui.saved import replay
+from qatui.tui.clipboard import copy_artifact
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.screens.confirm import ConfirmScreen
 from qatui.tui.state import RunState
@@ -44,6 +45,7 @@ class RunScreen(QatuiScreen):
         Binding("x", "cancel", "Cancel run"),
         Binding("r", "retry", "Resume"),
         Binding("t", "toggle_transcript", "Transcript"),
+        Binding("y", "copy", "Copy"),
         Binding("escape", "back", "Home"),
     ]
 
@@ -160,6 +162,10 @@ class RunScreen(QatuiScreen):
         """Resume this session in a new run: finished items are skipped, failed and unjudged ones run."""
         self.app.pop_screen()
         self.qatui.resume_session(self.job.session.id)
+
+    def action_copy(self) -> None:
+        """Copy the focused panel (or every panel of the selected item) to the clipboard as plain text."""
+        copy_artifact(self)
 
     def action_toggle_transcript(self) -> None:
         """Show or hide the LLM transcript pane."""

@@ -21,6 +21,7 @@ from textual.widgets import Footer, Header, LoadingIndicator
 
 from qatui.errors import QatuiError
 from qatui.tui.saved import load_saved
+from qatui.tui.clipboard import copy_artifact
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.state import RunState
 from qatui.tui.widgets.item_browser import ItemBrowser
@@ -38,6 +39,7 @@ class SessionScreen(QatuiScreen):
         Binding("w", "worst", "Worst item"),
         Binding("r", "resume", "Resume"),
         Binding("t", "toggle_transcript", "Transcript"),
+        Binding("y", "copy", "Copy"),
         Binding("escape", "app.pop_screen", "Home"),
     ]
 
@@ -106,6 +108,10 @@ class SessionScreen(QatuiScreen):
         """Judge what this session has not finished: unjudged and failed items."""
         self.app.pop_screen()
         self.qatui.resume_session(self.session_id)
+
+    def action_copy(self) -> None:
+        """Copy the focused panel (or every panel of the selected item) to the clipboard as plain text."""
+        copy_artifact(self)
 
     def action_toggle_transcript(self) -> None:
         """Show or hide the LLM transcript pane."""

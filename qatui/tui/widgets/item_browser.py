@@ -9,6 +9,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
 
 from qatui.tui.state import RunState, TaskKey
+from qatui.tui.widgets.checklist_panel import ChecklistPanel
 from qatui.tui.widgets.entailment_panel import EntailmentPanel
 from qatui.tui.widgets.instances_panel import InstancesPanel
 from qatui.tui.widgets.item_list import ItemList
@@ -50,6 +51,7 @@ class ItemBrowser(Horizontal):
                 yield RoutingPanel()
                 yield EntailmentPanel()
                 yield InstancesPanel()
+                yield ChecklistPanel()
                 yield RankingPanel()
             yield TranscriptPanel(id="transcript").set_class(not self._transcript, "-hidden")
 

@@ -20,8 +20,12 @@ class TaskPanel(Widget):
         border-title-color: $accent;
         border-title-style: bold;
         padding: 0 1;
+        &:focus { border: round $primary; }
     }
     """
+
+    can_focus = True
+    """Focusable (tab), so `y` can copy this one panel."""
 
     TITLE = ""
     """The panel's border title."""

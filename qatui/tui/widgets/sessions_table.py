@@ -105,6 +105,8 @@ class SessionsTable(VimTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self._shown_columns: list[str] = []
+        self.marked: set[str] = set()
+        """Ids of the sessions marked for comparing; drawn with a ● before their name."""
 
     @property
     def shown(self) -> list[dict]:
@@ -134,6 +136,7 @@ class SessionsTable(VimTable):
     def rebuild(self) -> None:
         """Refill the table, keeping the cursor on the same session when it is still shown."""
         keep = self.row_key_at_cursor()
+        self.marked &= {meta["id"] for meta in self.sessions}
         shown = self.shown
         self.clear(columns=True)
         self._shown_columns = self._fitting_columns(shown)
@@ -142,6 +145,8 @@ class SessionsTable(VimTable):
             self.add_column(labels[key], key=key)
         for meta in shown:
             cells = row_cells(meta)
+            if meta["id"] in self.marked:
+                cells["session"] = f"● {cells['session']}"
             self.add_row(*(self._cell(key, cells[key]) for key in self._shown_columns), key=meta["id"])
         ids = [m["id"] for m in shown]
         if keep in ids:
@@ -151,6 +156,7 @@ class SessionsTable(VimTable):
         """The columns that fit the table's width, by priority, in display order."""
         cells = [row_cells(meta) for meta in shown]
         widths = {key: max([len(label), *(len(c[key]) for c in cells)]) + 2 for key, label, _ in COLUMNS}
+        widths["session"] += 2 if self.marked else 0
         room = self.size.width - 2 if self.size.width else 10_000
         kept: set[str] = set()
         for key, _, _ in sorted(COLUMNS, key=lambda c: c[2]):
@@ -160,6 +166,9 @@ class SessionsTable(VimTable):
         return [key for key, _, _ in COLUMNS if key in kept]
 
     def _cell(self, key: str, value: str) -> Text:
+        if key == "session" and value.startswith("● "):
+            return Text.assemble(("● ", self.get_component_rich_style("sessions-table--running", partial=True)),
+                                 value[2:], no_wrap=True)
         if key != "status":
             return Text(value, no_wrap=True)
         kind = {"completed": "completed", "running": "running", "damaged": "damaged"}.get(value, "stopped")

@@ -1,0 +1,320 @@
+"""Two or more sessions on one dataset, side by side.
+
+    Header
+    #runs           one row per (session, judge), lettered A, B, …: headline metrics, each
+                    with its delta against run A (green better, red worse)
+    #agreement      each pair of runs: mean Kendall tau, top-1 agreement, preference agreement
+    #disagreements  the items two runs rank most differently; enter opens both verdicts
+    Footer
+
+Everything is read in a thread worker (`qatui.tui.comparison`); the disagreement view
+replays both sessions into `RunState`s and shows the item with the session screen's panels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.events import Resize
+from textual.widgets import DataTable, Footer, Header, LoadingIndicator
+
+from qatui.errors import QatuiError
+from qatui.tui.comparison import Comparison, Disagreement, load_comparison
+from qatui.report import clip
+from qatui.tui.format import SHORT_METRICS
+from qatui.tui.clipboard import copy_artifact
+from qatui.tui.screens.base import QatuiScreen
+from qatui.tui.widgets.checklist_panel import ChecklistPanel
+from qatui.tui.widgets.entailment_panel import EntailmentPanel
+from qatui.tui.widgets.instances_panel import InstancesPanel
+from qatui.tui.widgets.panel import TaskPanel
+from qatui.tui.widgets.question_panel import QuestionPanel
+from qatui.tui.widgets.ranking_panel import RankingPanel
+from qatui.tui.widgets.routing_panel import RoutingPanel
+from qatui.tui.widgets.vim_table import VimTable
+
+if TYPE_CHECKING:
+    from qatui.store.session import SessionStore
+    from qatui.tui.state import TaskView
+
+LABEL_WIDTH = 20
+"""Session names are clipped to this many characters in the runs table."""
+AGREEMENT = (("kendall", "tau"), ("top1", "top-1"), ("preference", "pref"))
+"""Agreement statistics between two runs, with their column labels."""
+
+
+class DeltaTable(VimTable):
+    """A table whose cells may be coloured better / worse / muted by the theme."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"delta-table--better", "delta-table--worse", "delta-table--muted"}
+    """
+    | Class | Description |
+    | :- | :- |
+    | `delta-table--better` | A delta above zero (run A is the baseline). |
+    | `delta-table--worse` | A delta below zero. |
+    | `delta-table--muted` | No delta, or a missing value. |
+    """
+
+    DEFAULT_CSS = """
+    DeltaTable {
+        height: auto;
+        border: round $panel-border;
+        border-title-color: $accent;
+        &:focus { border: round $primary; }
+        & > .delta-table--better { color: $success; text-style: bold; }
+        & > .delta-table--worse { color: $error; text-style: bold; }
+        & > .delta-table--muted { color: $foreground-muted; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+
+    def style(self, kind: str):
+        return self.get_component_rich_style(f"delta-table--{kind}", partial=True)
+
+    def value(self, value: float | None, delta: float | None = None) -> Text:
+        """'+0.41' with, when given, its delta ' +0.05' in green / red."""
+        if value is None:
+            return Text("–", style=self.style("muted"), justify="right")
+        text = Text(f"{round(value, 2) + 0.0:+.2f}")
+        if delta is not None:
+            kind = "better" if delta > 0.005 else "worse" if delta < -0.005 else "muted"
+            text.append(f" {round(delta, 2) + 0.0:+.2f}", style=self.style(kind))
+        return text
+
+
+class DisagreementsTable(DeltaTable):
+    """The compare screen's list of disagreements; enter opens one."""
+
+    BINDING_GROUP_TITLE = "disagreements"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "select_cursor", "Both verdicts")]
+
+
+class CompareScreen(QatuiScreen):
+    """Compares sessions `session_ids` (at least two, one dataset)."""
+
+    HELP_TITLE = "compare"
+    CSS_PATH = None
+    DEFAULT_CSS = """
+    CompareScreen {
+        & #runs { max-height: 40%; }
+        & #agreement { max-height: 30%; }
+        & #disagreements { height: 1fr; }
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("tab", "app.focus_next", "Next table", show=False),
+        Binding("escape", "app.pop_screen", "Home"),
+    ]
+
+    def __init__(self, store: SessionStore, session_ids: list[str]) -> None:
+        super().__init__()
+        self.store = store
+        self.session_ids = list(session_ids)
+        self.comparison: Comparison | None = None
+        self._shown_metrics = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        yield LoadingIndicator()
+        yield DeltaTable(id="runs")
+        yield DeltaTable(id="agreement")
+        yield DisagreementsTable(id="disagreements")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"compare {len(self.session_ids)} sessions"
+        for table in self.query(DeltaTable):
+            table.display = False
+        self.load()
+
+    @work(group="load", exclusive=True, exit_on_error=False, description="comparing sessions")
+    async def load(self) -> None:
+        """Read the sessions and compare them off the UI thread, then fill the tables."""
+        try:
+            self.comparison = await asyncio.to_thread(load_comparison, self.store, self.session_ids)
+        except QatuiError as e:
+            self.notify(str(e), title="Cannot compare", severity="error", timeout=10)
+            self.app.pop_screen()
+            return
+        self.query_one(LoadingIndicator).remove()
+        self.sub_title = f"compare · dataset {self.comparison.dataset}"
+        self._fill_runs()
+        self._fill_agreement()
+        self._fill_disagreements()
+        for table in self.query(DeltaTable):
+            table.display = True
+        self.query_one("#disagreements" if self.comparison.disagreements else "#runs").focus()
+        self.refresh_bindings()
+
+    def on_resize(self, event: Resize) -> None:
+        if self.comparison is not None and len(self._metric_keys()) != self._shown_metrics:
+            self._fill_runs()
+
+    def _metric_keys(self) -> list[str]:
+        """The headline metrics of any run, as many as fit the width (tau first)."""
+        runs = self.comparison.runs
+        keys = [k for k in SHORT_METRICS if any(k in r.metrics for r in runs)]
+        fixed = 4 + 2 + min(LABEL_WIDTH, max(len(r.label) for r in runs)) + 2 + max(len(r.judge) for r in runs) + 2 + 6
+        room = (self.size.width or 10_000) - 4 - fixed
+        return keys[:max(1, room // 13)]
+
+    def _fill_runs(self) -> None:
+        comparison, table = self.comparison, self.query_one("#runs", DeltaTable)
+        keys = self._metric_keys()
+        self._shown_metrics = len(keys)
+        table.clear(columns=True)
+        table.add_column("run", key="run")
+        table.add_column("session", key="session")
+        table.add_column("judge", key="judge")
+        table.add_column("done", key="done")
+        for key in keys:
+            table.add_column(SHORT_METRICS[key], key=key)
+        base = comparison.runs[0].metrics
+        for i, run in enumerate(comparison.runs):
+            done = f"{run.n_done}" + (f" ✗{run.n_failed}" if run.n_failed else "")
+            cells = [Text(run.letter, style="bold"), clip(run.label, LABEL_WIDTH), run.judge, done]
+            for key in keys:
+                value = run.metrics.get(key)
+                delta = value - base[key] if i and value is not None and key in base else None
+                cells.append(table.value(value, delta))
+            table.add_row(*cells, key=run.letter)
+        hidden = len([k for k in SHORT_METRICS if any(k in r.metrics for r in comparison.runs)]) - len(keys)
+        more = f" · {hidden} more metric{'s' * (hidden > 1)} when wider" if hidden else ""
+        table.border_title = f"Runs (Δ against A) · dataset {comparison.dataset}{more}"
+
+    def _fill_agreement(self) -> None:
+        table = self.query_one("#agreement", DeltaTable)
+        table.add_column("pair", key="pair")
+        for key, label in AGREEMENT:
+            table.add_column(label, key=key)
+        table.add_column("items", key="n")
+        for a, b, stats, n in self.comparison.agreement:
+            values = [table.value(stats.get(k)) for k, _ in AGREEMENT]
+            table.add_row(Text(f"{a.letter}–{b.letter}", style="bold"), *values, str(max(n.values(), default=0)),
+                          key=f"{a.letter}-{b.letter}")
+        table.border_title = "Agreement between runs"
+
+    def _fill_disagreements(self) -> None:
+        table = self.query_one("#disagreements", DeltaTable)
+        table.add_column("item", key="item")
+        table.add_column("tau", key="tau")
+        table.add_column("pair", key="pair")
+        table.add_column("rankings", key="rankings")
+        for i, d in enumerate(self.comparison.disagreements):
+            table.add_row(d.item_id, table.value(d.tau), f"{d.a.letter}–{d.b.letter}",
+                          Text(" | ".join(d.rankings), no_wrap=True, overflow="ellipsis"), key=str(i))
+        table.border_title = ("Where they disagree most (enter: both verdicts)" if self.comparison.disagreements
+                              else "No item where they disagree")
+
+    @on(DataTable.RowSelected, "#disagreements")
+    def _selected(self) -> None:
+        self.action_open_item()
+
+    def action_open_item(self) -> None:
+        """Open the highlighted disagreement: both runs' verdicts on the item, side by side."""
+        table = self.query_one("#disagreements", DeltaTable)
+        if self.comparison is None or (key := table.row_key_at_cursor()) is None:
+            return
+        self.app.push_screen(SideBySideScreen(self.store, self.comparison.disagreements[int(key)]))
+
+
+class SideBySideScreen(QatuiScreen):
+    """One item as two runs judged it: the question once, then each run's panels in a column."""
+
+    HELP_TITLE = "two verdicts"
+    DEFAULT_CSS = """
+    SideBySideScreen {
+        & #question { height: auto; max-height: 35%; }
+        & #sides { height: 1fr; }
+        & .side { width: 1fr; scrollbar-size-vertical: 1; border: round $panel-border; border-title-color: $accent; }
+        & .side:focus { border: round $primary; }
+        & #sides.-narrow { layout: vertical; overflow-y: auto; scrollbar-size-vertical: 1; }
+        & #sides.-narrow > .side { height: auto; overflow-y: hidden; }
+    }
+    """
+    NARROW = 100
+    """Below this width the two verdicts stack, the key-point tables need the room."""
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left,h", "side(0)", "First verdict", show=False),
+        Binding("right,l", "side(1)", "Second verdict", show=False),
+        Binding("y", "copy", "Copy"),
+        Binding("escape", "app.pop_screen", "Back"),
+    ]
+
+    def __init__(self, store: SessionStore, disagreement: Disagreement) -> None:
+        super().__init__()
+        self.store = store
+        self.disagreement = disagreement
+        self.tasks: list[TaskView] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        yield LoadingIndicator()
+        with VerticalScroll(id="question"):
+            yield QuestionPanel()
+        with Horizontal(id="sides"):
+            for side, run in enumerate((self.disagreement.a, self.disagreement.b)):
+                with VerticalScroll(id=f"side-{side}", classes="side") as column:
+                    column.border_title = f"{run.letter} {run.label} · {run.judge}"
+                    yield RoutingPanel()
+                    yield EntailmentPanel()
+                    yield InstancesPanel()
+                    yield ChecklistPanel()
+                    yield RankingPanel()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        d = self.disagreement
+        self.sub_title = f"{d.item_id}: {d.a.letter} vs {d.b.letter}, tau {d.tau:+.2f}"
+        self.load()
+
+    @work(group="load", exclusive=True, exit_on_error=False, description="reading two verdicts")
+    async def load(self) -> None:
+        """Replay both sessions off the UI thread, then draw the item from each."""
+        from qatui.tui.saved import load_saved
+
+        d = self.disagreement
+
+        def read() -> list[TaskView]:
+            found = []
+            for run in (d.a, d.b):
+                state, _ = load_saved(self.store.open(run.session))
+                found.append(state.tasks[(d.item_id, run.judge)])
+            return found
+
+        try:
+            self.tasks = await asyncio.to_thread(read)
+        except (QatuiError, KeyError) as e:
+            self.notify(str(e), title="Cannot read the verdicts", severity="error", timeout=10)
+            self.app.pop_screen()
+            return
+        self.query_one(LoadingIndicator).remove()
+        question = self.query_one(QuestionPanel)
+        question.show(self.tasks[0])
+        question.border_title = d.item_id
+        for side, task in enumerate(self.tasks):
+            for panel in self.query_one(f"#side-{side}").query(TaskPanel):
+                panel.show(task)
+        self.query_one("#side-0").focus()
+
+    def on_resize(self, event: Resize) -> None:
+        self.query_one("#sides").set_class(event.size.width < self.NARROW, "-narrow")
+
+    def action_copy(self) -> None:
+        """Copy the focused panel (or every panel of the selected item) to the clipboard as plain text."""
+        copy_artifact(self)
+
+    def action_side(self, side: int) -> None:
+        """Focus the first (left) or second (right) verdict, to scroll it; stacked, scroll to it."""
+        column = self.query_one(f"#side-{side}")
+        column.focus()
+        if self.query_one("#sides").has_class("-narrow"):
+            self.query_one("#sides").scroll_to_widget(column, top=True, animate=False)

@@ -1,0 +1,204 @@
+"""Spot check: type or paste one question, its reference and 2–6 responses (or load an item), run one judge.
+
+    Header
+    #form     load: path[#item-id] · question · reference · responses 1–6 · judge
+    Footer
+
+Ctrl+S starts the judge on the item as a real session (`qatui.tui.spot`) and shows it on the
+run screen's panels (`SpotRunScreen`); escape comes back to the form to edit and run again.
+The session is saved like any other; d on the run screen discards it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Footer, Header, Input, Label, Select, TextArea
+
+from qatui.errors import QatuiError
+from qatui.tui.screens.base import QatuiScreen
+from qatui.tui.screens.confirm import ConfirmScreen
+from qatui.tui.screens.run import RunScreen
+from qatui.tui.spot import MAX_RESPONSES, judges_for, pick_item, spot_item, start_spot_check
+
+if TYPE_CHECKING:
+    from qatui.data.model import Item
+
+
+class SpotCheckScreen(QatuiScreen):
+    """The form; the judges offered are those whose needs the typed item meets."""
+
+    HELP_TITLE = "spot check"
+    DEFAULT_CSS = """
+    SpotCheckScreen {
+        & #form { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
+        & #form > Label { color: $text-muted; margin-top: 1; }
+        & #form > Label.first { margin-top: 0; }
+        & #form Input, & #form TextArea { background: $foreground 6%; }
+        & #form Input:focus, & #form TextArea:focus { background: $foreground 12%; }
+        & #form Input { margin-bottom: 0; }
+        & #reference { height: 3; }
+        & #run-row { height: auto; margin-top: 1; }
+        & #run-row > Select { width: 1fr; }
+        & #run-row > Label { width: auto; padding: 0 1; color: $text-muted; }
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "run", "Run judge", priority=True),
+        Binding("escape", "app.pop_screen", "Home"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.judges: dict[str, object] = {}
+        """Every registered judge, built once (name -> Judge), to check their needs."""
+        self._offered: list[str] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        with VerticalScroll(id="form"):
+            yield Label("Load an item (optional): a dataset file, or file#item-id; enter loads", classes="first")
+            yield Input(placeholder="path/to/data.jsonl#item-id", id="load", compact=True)
+            yield Label("Question")
+            yield Input(placeholder="the question", id="question", compact=True)
+            yield Label("Reference answer (optional for judges that need none)")
+            yield TextArea(id="reference", compact=True, placeholder="the reference answer")
+            yield Label(f"Responses (2 to {MAX_RESPONSES}; blank ones are left out)")
+            for i in range(1, MAX_RESPONSES + 1):
+                yield Input(placeholder=f"response {i}", id=f"response-{i}", compact=True)
+            with Horizontal(id="run-row"):
+                yield Label("Judge")
+                yield Select([], prompt="type an item first", id="judge", compact=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "spot check: one item, one judge"
+        self.query_one("#question").focus()
+        self.build_judges()
+
+    @work(group="judges", exclusive=True, exit_on_error=False, description="listing judges")
+    async def build_judges(self) -> None:
+        """Every registered judge (imports their modules, so off the UI thread)."""
+        from qatui.judges.registry import JUDGES, make_judge
+
+        def build() -> dict[str, object]:
+            found = {}
+            for name in JUDGES:
+                try:
+                    found[name] = make_judge(name, self.qatui.config.judge_options(name))
+                except QatuiError:
+                    continue
+            return found
+
+        self.judges = await asyncio.to_thread(build)
+        self._refresh_judges()
+
+    def fields(self) -> tuple[str, str, list[str]]:
+        """(question, reference, responses) as typed."""
+        responses = [self.query_one(f"#response-{i}", Input).value for i in range(1, MAX_RESPONSES + 1)]
+        return self.query_one("#question", Input).value, self.query_one("#reference", TextArea).text, responses
+
+    def item(self) -> Item:
+        """The item the form describes (DatasetError when it is not one yet)."""
+        return spot_item(*self.fields())
+
+    @on(Input.Changed)
+    @on(TextArea.Changed)
+    def _changed(self, event: Input.Changed | TextArea.Changed) -> None:
+        if getattr(event, "input", None) is None or event.input.id != "load":
+            self._refresh_judges()
+
+    def _refresh_judges(self) -> None:
+        """Offer the judges whose needs the item meets, keeping the one picked when it still applies."""
+        try:
+            offered = judges_for(self.item(), self.judges) if self.judges else []
+        except (QatuiError, ValueError):
+            offered = []
+        if offered == self._offered:
+            return
+        self._offered = offered
+        select = self.query_one("#judge", Select)
+        picked = select.value
+        select.set_options((name, name) for name in offered)
+        select.prompt = "pick a judge" if offered else "type a question and two responses first"
+        if picked in offered:
+            select.value = picked
+        elif offered:
+            select.value = "minos" if "minos" in offered else offered[0]
+
+    @on(Input.Submitted, "#load")
+    def _load_submitted(self) -> None:
+        self.load()
+
+    @work(group="load", exclusive=True, exit_on_error=False, description="loading an item")
+    async def load(self) -> None:
+        """Fill the form from the item at the path typed in the load box."""
+        spec = self.query_one("#load", Input).value
+        try:
+            item = await asyncio.to_thread(pick_item, spec)
+        except QatuiError as e:
+            self.notify(str(e), title="Cannot load the item", severity="error", timeout=8)
+            return
+        self.fill(item)
+        self.notify(f"{item.id}: {len(item.candidates)} responses", title="Loaded", timeout=3)
+
+    def fill(self, item: Item) -> None:
+        """Put an item's question, first reference and first responses into the form."""
+        self.query_one("#question", Input).value = item.question
+        self.query_one("#reference", TextArea).text = item.references[0] if item.references else ""
+        texts = list(item.candidates.values())[:MAX_RESPONSES]
+        for i in range(1, MAX_RESPONSES + 1):
+            self.query_one(f"#response-{i}", Input).value = texts[i - 1] if i <= len(texts) else ""
+        self._refresh_judges()
+
+    def action_run(self) -> None:
+        """Judge the item: a new session, shown live on the run screen."""
+        try:
+            item = self.item()
+        except (QatuiError, ValueError) as e:
+            self.notify(str(e), title="Not an item yet", severity="warning")
+            return
+        judge = self.query_one("#judge", Select).value
+        if not isinstance(judge, str):
+            self.notify("Pick a judge first.", title="No judge", severity="warning")
+            return
+        self.start(item, judge)
+
+    @work(group="start", exclusive=True, exit_on_error=False, description="starting the spot check")
+    async def start(self, item: Item, judge: str) -> None:
+        app = self.qatui
+        job = await asyncio.to_thread(start_spot_check, app.store, item, judge, app.config, app._resources())
+        self.app.push_screen(SpotRunScreen(job))
+
+
+class SpotRunScreen(RunScreen):
+    """The run screen for a spot check; the session is kept unless d discards it."""
+
+    HELP_TITLE = "a spot check run"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("d", "discard", "Discard"),
+        Binding("escape", "back", "Edit"),
+    ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "discard":
+            return self.ended is not None
+        return super().check_action(action, parameters)
+
+    def action_discard(self) -> None:
+        """Delete this spot check's session and go back to the form."""
+        session_id = self.job.session.id
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.qatui.store.delete(session_id)
+                self.notify(f"discarded session {session_id}")
+                self.app.pop_screen()
+
+        self.app.push_screen(ConfirmScreen(f"Discard this spot check (session {session_id})?", yes="Discard"),
+                             answered)
