@@ -272,15 +272,20 @@ def item_detail(session: Session, item_id: str) -> dict[str, Any]:
     return data
 
 
+SHOWN_TEXTS = 3
+"""References and context passages printed per item (SummEval has eleven references)."""
+
+
 def print_item_detail(console: Console, data: dict[str, Any]) -> None:
     """One item: the question and reference, then a candidate × judge table of score and rank."""
     console.print(f"[bold]item[/] {escape(data['item_id'])}  [dim]session {escape(data['session'])}[/]")
     if "question" in data:
         console.print(f"[bold]question[/] {escape(clip(data['question'], 300))}")
-        for i, ref in enumerate(data["references"], 1):
-            console.print(f"[dim]reference {i}[/] {escape(clip(ref, 300))}")
-        for i, passage in enumerate(data["context"], 1):
-            console.print(f"[dim]context {i}[/] {escape(clip(passage, 200))}")
+        for kind, texts, width in (("reference", data["references"], 300), ("context", data["context"], 200)):
+            for i, text in enumerate(texts[:SHOWN_TEXTS], 1):
+                console.print(f"[dim]{kind} {i}[/] {escape(clip(text, width))}")
+            if len(texts) > SHOWN_TEXTS:
+                console.print(f"[dim]… {len(texts) - SHOWN_TEXTS} more {kind}s (--json shows all)[/]")
     else:
         console.print("[yellow]the dataset file cannot be reloaded: showing stored results only[/]")
     judges = data["judges"]
@@ -396,30 +401,39 @@ def print_artifacts(console: Console, artifacts: list[dict], by_label: dict[str,
 
 
 ANSWER_CELLS = {"yes": "[green]yes[/]", "no": "[red]no[/]", None: "[yellow]?[/]"}
+COMPACT_CELLS = {"yes": "[green]y[/]", "no": "[red]n[/]", None: "[yellow]?[/]"}
 
 
 def print_checklist_grid(console: Console, answers: list[dict], names: dict[str, str]) -> None:
-    """CheckEval: every question (by dimension and sub-dimension) x every response: yes, no, ? (unanswered)."""
+    """CheckEval: every question, grouped by dimension › sub-dimension, x every response: yes, no, ? (unanswered).
+
+    With more than six responses the cells shrink to y / n / ? so sixteen summaries fit 80 columns.
+    """
     labels = sorted(dict.fromkeys(a["response"] for a in answers), key=lambda x: (len(x), x))
+    marks = COMPACT_CELLS if len(labels) > 6 else ANSWER_CELLS
     table = Table(title="checklist: question x response (? = unanswered, excluded from the score)",
                   title_justify="left", box=None, padding=(0, 1, 0, 0))
-    table.add_column("dimension", style="bold")
-    table.add_column("sub-dimension", style="dim")
-    table.add_column("question", overflow="fold", ratio=3)
+    table.add_column("question", overflow="fold", min_width=24, ratio=1)
+    compact = marks is COMPACT_CELLS
     for label in labels:
-        table.add_column(escape(names.get(label, label)), justify="center", no_wrap=True)
+        header = label.removeprefix("Response ") if compact else names.get(label, label)
+        table.add_column(escape(header), justify="center", no_wrap=True)
     cells: dict[str, dict[str, str | None]] = {}
     rows: dict[str, dict] = {}
     for a in sorted(answers, key=lambda x: x.get("position", 0)):
         rows.setdefault(a["question_id"], a)
         cells.setdefault(a["question_id"], {})[a["response"]] = a["answer"]
-    shown_dim = None
+    group = None
     for qid, a in rows.items():
-        dim = a["dimension"] if a["dimension"] != shown_dim else ""
-        shown_dim = a["dimension"]
-        marks = [ANSWER_CELLS.get(cells[qid][label]) if label in cells[qid] else "" for label in labels]
-        table.add_row(escape(dim), escape(a["sub_dimension"]), escape(a["question"]), *marks)
+        if (a["dimension"], a["sub_dimension"]) != group:
+            group = (a["dimension"], a["sub_dimension"])
+            table.add_row(f"[bold]{escape(a['dimension'])}[/] [dim]› {escape(a['sub_dimension'])}[/]", *[""] * len(labels))
+        table.add_row(escape(a["question"]), *(marks.get(cells[qid][label]) if label in cells[qid] else ""
+                                               for label in labels))
     console.print(table)
+    if compact:
+        legend = "  ".join(f"{label.removeprefix('Response ')}={names.get(label, label)}" for label in labels)
+        console.print(f"[dim]columns are Response k: {escape(legend)}[/]")
 
 
 def print_dimension_scores(console: Console, per_label: dict[str, dict], order: list[str]) -> None:
