@@ -367,7 +367,10 @@ async def test_sessions_compare_reports_agreement_between_two_backbones(tmp_path
     first_question = load_checklist("summeval").question_ids()[0][3].text
     assert first_question in shown
     rows = [line for line in shown.splitlines() if "?" in line and ("yes" in line or "no" in line)]
-    assert first_question in rows[0] and "coherence" in rows[0]  # checklist order, whatever the answer order
+    assert first_question in rows[0]  # checklist order, whatever the answer order
+    lines = shown.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("coherence ›"))
+    assert header == lines.index(rows[0]) - 1  # grouped under its dimension › sub-dimension
     row = next(line for line in shown.splitlines() if first_question in line)
     assert row.count("yes") == 2 and row.count("no") == 1  # the bad summary gets no from backbone two
 
