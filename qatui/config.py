@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from qatui.errors import ConfigError
+from qatui.errors import ConfigError, first_problem
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -106,12 +106,11 @@ def default_config_path() -> Path:
 
 
 def _describe(error: ValidationError) -> str:
-    first = error.errors()[0]
-    key = ".".join(str(p) for p in first["loc"])
-    if first["type"] == "extra_forbidden":
+    key, kind, message = first_problem(error)
+    if kind == "extra_forbidden":
         hint = " (API keys are never stored in the config: set api_key_env to a variable name)" if "key" in key else ""
         return f"unknown key '{key}'{hint}"
-    return f"key '{key}': {first['msg']}"
+    return f"key '{key}': {message}"
 
 
 def parse_config(text: str, source: str) -> Config:

@@ -19,3 +19,18 @@ class JudgeError(QatuiError):
 
 class SessionError(QatuiError):
     """A session is missing, ambiguous, or damaged."""
+
+
+def first_problem(error: Exception) -> tuple[str, str, str]:
+    """(key path, error type, message) of a pydantic ValidationError's first error, for one-line messages.
+
+    The path reads like the file: `judges.rouge-l.tie_digits`, `dimensions[2].name`.
+    """
+    first = error.errors()[0]  # type: ignore[attr-defined]
+    parts: list[str] = []
+    for p in first["loc"]:
+        if isinstance(p, int):
+            parts[-1:] = [f"{parts[-1]}[{p}]" if parts else f"[{p}]"]
+        else:
+            parts.append(str(p))
+    return ".".join(parts), first["type"], first["msg"]

@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from qatui.errors import QatuiError
+from qatui.errors import QatuiError, first_problem
 
 Answer = Literal["yes", "no"]
 Origin = Literal["seed", "diversified", "elaborated"]
@@ -131,15 +131,8 @@ def bundled_checklists() -> list[str]:
 
 
 def _describe(error: ValidationError) -> str:
-    first = error.errors()[0]
-    parts = []
-    for p in first["loc"]:
-        if isinstance(p, int):
-            parts[-1:] = [f"{parts[-1]}[{p}]" if parts else f"[{p}]"]
-        else:
-            parts.append(str(p))
-    key = ".".join(parts) or "(top level)"
-    return f"key {key}: {first['msg']}"
+    key, _, message = first_problem(error)
+    return f"key {key or '(top level)'}: {message}"
 
 
 def parse_checklist(text: str, where: str) -> Checklist:

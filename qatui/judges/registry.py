@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from qatui.errors import JudgeError
+from qatui.errors import JudgeError, first_problem
 
 if TYPE_CHECKING:
     from qatui.judges.base import Judge
@@ -41,7 +41,6 @@ def make_judge(name: str, options: dict[str, Any] | None = None, resources: Reso
     try:
         opts = cls.Options.model_validate(options or {})
     except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "options"
-        raise JudgeError(f"judge {name!r}: option {where}: {first['msg']}") from None
+        where, _, message = first_problem(e)
+        raise JudgeError(f"judge {name!r}: option {where or 'options'}: {message}") from None
     return cls(opts, resources)
