@@ -239,7 +239,8 @@ def cmd_judges(args: argparse.Namespace, config: Config) -> int:
     table = Table("judge", "needs", "what it does", box=None)
     for name in JUDGES:
         cls = judge_class(name)
-        needs = [w for w, flag in (("reference", cls.needs.reference), ("context", cls.needs.context)) if flag]
+        needs = [w for w, flag in (("reference", cls.needs.reference), ("context", cls.needs.context),
+                                   ("backbone", cls.uses_llm)) if flag]
         table.add_row(name, ", ".join(needs) or "-", cls.summary)
     _console().print(table)
     return 0
