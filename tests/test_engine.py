@@ -189,3 +189,61 @@ async def test_events_emitted_beneath_a_judge_reach_the_stream_and_the_verdict()
     verdict = next(e for e in events if isinstance(e, Verdict))
     assert [a.type for a in verdict.artifacts] == ["judgement"]  # tokens and calls are not artifacts
     emit(LLMToken(call_id="c2", model="m", purpose="p", text="x"))  # outside a run: dropped, no error
+
+
+class RecordingJudge(Judge):
+    """Records the item it starts, then takes a little while."""
+
+    name, summary = "slow", "records starts"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started: list[str] = []
+
+    async def judge(self, view):
+        self.started.append(view.item_id)
+        await asyncio.sleep(0.02)
+        yield Judgement(scores={r.label: float(r.text.split()[-1]) for r in view.responses})
+
+
+async def test_pause_holds_new_tasks_until_resume() -> None:
+    judge = RecordingJudge()
+    engine = Engine([_item(i) for i in range(6)], [judge], seed=0, concurrency=1)
+    events = []
+
+    async def consume():
+        async for e in engine.run():
+            events.append(e)
+
+    task = asyncio.create_task(consume())
+    while not judge.started:
+        await asyncio.sleep(0.001)
+    engine.pause()
+    assert engine.paused
+    await asyncio.sleep(0.2)  # ten tasks' worth of time: only the one in flight ran
+    assert judge.started == ["q0"]
+    assert sum(isinstance(e, Verdict) for e in events) == 1  # it finished; nothing new started
+    engine.resume()
+    assert not engine.paused
+    await asyncio.wait_for(task, 5)
+    assert len(judge.started) == 6
+    assert isinstance(events[-1], RunFinished) and (events[-1].status, events[-1].n_done) == ("completed", 6)
+
+
+async def test_cancel_while_paused_ends_promptly() -> None:
+    judge = RecordingJudge()
+    engine = Engine([_item(i) for i in range(4)], [judge], seed=0, concurrency=2)
+    engine.pause()  # before the run: no task starts at all
+    seen = []
+
+    async def consume():
+        async for e in engine.run():
+            seen.append(e)
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0.05)
+    assert judge.started == []
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 1)
+    assert not any(isinstance(e, Verdict) for e in seen)

@@ -39,6 +39,7 @@ from qatui.tui.widgets.instances_panel import InstancesPanel
 from qatui.tui.widgets.item_browser import ItemBrowser
 from qatui.tui.widgets.ranking_panel import RankingPanel
 from qatui.tui.widgets.routing_panel import RoutingPanel
+from qatui.tui.widgets.run_header import RunHeader
 from qatui.tui.widgets.sessions_table import SessionsTable
 from qatui.tui.widgets.transcript_panel import TranscriptPanel
 
@@ -66,6 +67,11 @@ async def until(pilot, predicate, timeout: float = 15.0) -> None:
     while not predicate():
         assert time.monotonic() < deadline, "timed out waiting for the app"
         await pilot.pause(0.05)
+
+
+def footer_text(screen) -> str:
+    """The key hints the footer shows now."""
+    return " ".join(key.description for key in screen.query("FooterKey"))
 
 
 def table(app: QatuiApp) -> SessionsTable:
@@ -276,6 +282,42 @@ async def test_live_run_fills_panels_then_cancel_and_resume(tmp_path) -> None:
         assert resumed.query_one(RankingPanel).task.ranking  # en-01, replayed from the session
     session = store.open(job.session.id)
     assert session.meta["status"] == "completed" and len(session.verdicts("minos")) == 6
+
+
+async def test_pause_lets_the_item_in_flight_finish_then_resume_completes(tmp_path) -> None:
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    gate = threading.Semaphore(0)  # one permit per backbone call
+    job = minos_job(store, config, gate, limit=4)
+    app = QatuiApp(config, store, job=job, make_resources=lambda: scripted_resources(config))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)
+        screen = app.screen
+        while screen.state.tasks[("en-03", "minos")].status != "running":
+            gate.release()
+            await pilot.pause(0.05)
+        assert screen.active_bindings["p"].binding.description == "Pause"
+        assert "Pause" in footer_text(screen)
+        await pilot.press("p")
+        await until(pilot, lambda: screen.handle.paused)
+        assert screen.state.status == "paused" and screen.state.eta() is None
+        assert screen.active_bindings["p"].binding.description == "Resume"
+        await until(pilot, lambda: "Resume" in footer_text(screen) and "Pause" not in footer_text(screen))
+        header = screen.query_one(RunHeader)
+        assert "paused" in str(header.query_one("#tally").render())
+        assert "ETA –" in str(header.query_one("#usage").render())
+        # the running metrics of the two finished items come with their bootstrap CI
+        await until(pilot, lambda: header.metrics.get("minos", {}).get("ci"))
+        assert "[" in str(header.query_one("#metrics").render())
+        gate.release(200)  # every backbone call may go through: only the item in flight does
+        await until(pilot, lambda: screen.state.tasks[("en-03", "minos")].status == "done")
+        elapsed = screen.state.elapsed()
+        await pilot.pause(0.5)
+        assert screen.state.tasks[("en-04", "minos")].status == "queued" and screen.state.count("done") == 3
+        assert screen.state.elapsed() == elapsed  # the clock stopped
+        await pilot.press("p")
+        await until(pilot, lambda: screen.ended is not None)
+        assert screen.ended.status == "completed" and screen.state.count("done") == 4
+        assert "p" not in screen.active_bindings  # nothing left to pause
 
 
 async def test_new_run_dialog_starts_a_run(tmp_path) -> None:

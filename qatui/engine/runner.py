@@ -5,7 +5,8 @@ are stamped with item and judge, forwarded in order of arrival, and each finishe
 (item, judge) is recorded in the session. After every drained batch of events the session
 is flushed, so a kill at any moment loses nothing that was reported finished. Cancelling
 the consumer (Ctrl-C, the TUI's cancel) stops the pool, flushes, and leaves the session
-resumable: a later run skips what is done and retries what failed.
+resumable: a later run skips what is done and retries what failed. `pause()` lets the tasks
+in flight finish but starts no new one until `resume()`; cancelling a paused run still ends it.
 """
 
 from __future__ import annotations
@@ -129,6 +130,21 @@ class Engine:
         self.session = session
         self.tasks = [(it, j) for it in self.items for j in judges if (it.id, j.name) not in skip]
         self.counts = RunCounts(skipped=len(self.items) * len(judges) - len(self.tasks))
+        self._running = asyncio.Event()
+        self._running.set()
+
+    @property
+    def paused(self) -> bool:
+        """Whether workers are held before their next task."""
+        return not self._running.is_set()
+
+    def pause(self) -> None:
+        """Start no new task; those in flight finish. Call on the engine's loop (`loop.call_soon_threadsafe`)."""
+        self._running.clear()
+
+    def resume(self) -> None:
+        """Let workers take tasks again. Call on the engine's loop."""
+        self._running.set()
 
     async def run(self) -> AsyncIterator[Event]:
         """Yield every event of the run, ending with `RunFinished`."""
@@ -180,7 +196,10 @@ class Engine:
 
     async def _worker(self, todo: asyncio.Queue, out: asyncio.Queue) -> None:
         try:
-            while not todo.empty():
+            while True:
+                await self._running.wait()  # the pause gate: checked before each new task
+                if todo.empty():
+                    break
                 item, judge = todo.get_nowait()
                 await self._judge_one(item, judge, out.put_nowait)
         finally:

@@ -79,7 +79,7 @@ async def _cancel_all() -> None:
 
 
 class RunHandle:
-    """One job on the engine loop: start it, take its queued events, cancel it, wait for its end."""
+    """One job on the engine loop: start it, take its queued events, pause, resume or cancel it, wait for its end."""
 
     def __init__(self, job: RunJob) -> None:
         self.job = job
@@ -97,6 +97,20 @@ class RunHandle:
         """Begin consuming the job's engine."""
         self._loop = loop
         loop.submit(self._drive())
+
+    @property
+    def paused(self) -> bool:
+        return self.job.engine.paused
+
+    def pause(self) -> None:
+        """Let the tasks in flight finish but start no new one (on the engine loop, where its gate lives)."""
+        if self._loop is not None:
+            self._loop.call_soon(self.job.engine.pause)
+
+    def resume(self) -> None:
+        """Let the engine take tasks again."""
+        if self._loop is not None:
+            self._loop.call_soon(self.job.engine.resume)
 
     def take(self) -> list[object]:
         """The events queued since the last call, oldest first (engine events, then a `RunEnded`)."""

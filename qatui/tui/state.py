@@ -121,6 +121,10 @@ class RunState:
         """Tasks this run has judged (done or failed)."""
         self.started_at: float | None = None
         self.finished_at: float | None = None
+        self.paused_at: float | None = None
+        """When the current pause began; None while not paused."""
+        self.paused_s = 0.0
+        """Seconds spent in earlier pauses."""
         self.changed: set[TaskKey] = set()
 
     def fold(self, event: Event) -> None:
@@ -147,20 +151,38 @@ class RunState:
         return sum(1 for t in self.tasks.values() if t.status == status)
 
     def elapsed(self) -> float:
-        """Seconds since the run started (frozen once it ended)."""
+        """Seconds the run has been running: pauses excluded, frozen while paused and once it ended."""
         if self.started_at is None:
             return 0.0
-        return (self.finished_at if self.finished_at is not None else self.clock()) - self.started_at
+        stop = self.finished_at if self.finished_at is not None else self.paused_at
+        return (stop if stop is not None else self.clock()) - self.started_at - self.paused_s
 
     def eta(self) -> float | None:
-        """Seconds left at the pace so far; None before the first finished task or after the end."""
-        if self.finished_at is not None or not self.n_finished:
+        """Seconds left at the pace so far; None before the first finished task, while paused, or after the end."""
+        if self.finished_at is not None or self.paused_at is not None or not self.n_finished:
             return None
         return self.elapsed() / self.n_finished * (self.n_planned - self.n_finished)
+
+    def pause(self) -> None:
+        """The engine starts no new task: stop the clock and the ETA (tasks in flight still finish)."""
+        if self.paused_at is None:
+            self.paused_at = self.clock()
+        self.status = "paused"
+
+    def resume(self) -> None:
+        """The engine takes tasks again: the clock goes on from where the pause stopped it."""
+        self._unpause()
+        self.status = "running"
+
+    def _unpause(self) -> None:
+        if self.paused_at is not None:
+            self.paused_s += self.clock() - self.paused_at
+            self.paused_at = None
 
     def end(self, status: str) -> None:
         """The run stopped: stop the clock; tasks caught running are queued again (a resume redoes them)."""
         self.status = status
+        self._unpause()
         if self.finished_at is None:
             self.finished_at = self.clock()
         for task in self.tasks.values():

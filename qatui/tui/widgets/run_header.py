@@ -12,7 +12,8 @@ from qatui.tui.format import count, duration, metrics_line
 from qatui.tui.state import RunState
 
 STATUS_STYLE = {"running": "$accent", "completed": "$success", "cancelled": "$warning",
-                "interrupted": "$error", "starting": "$foreground-muted", "cancelling": "$warning"}
+                "interrupted": "$error", "starting": "$foreground-muted", "cancelling": "$warning",
+                "paused": "$warning"}
 
 
 class RunHeader(Vertical):
