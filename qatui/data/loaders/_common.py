@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +210,15 @@ def _explain(exc: ValidationError, where: str, raw_names: Mapping[str, str]) -> 
         message = _EXPECTED[loc[0]]
     loc[0] = raw_names.get(loc[0], loc[0])
     return field_error(where, ".".join(loc), message)
+
+
+def question_keyed_items(path: Path, make: Callable[[str, str, Any, str], Item]) -> list[Item]:
+    """Items of a JSON object keyed by question text: `make(item_id, question, value, where)` per key, ids q1.."""
+    labelled = []
+    for index, (question, value) in enumerate(json_object(path).items(), 1):
+        where = f"{path.name} key {short(question)!r}"
+        labelled.append((where, make(f"q{index}", question, value, where)))
+    return unique_ids(labelled, path.name)
 
 
 def unique_ids(labelled: Iterable[tuple[str, Item]], source: str) -> list[Item]:

@@ -18,11 +18,9 @@ from qatui.data.loaders._common import (
     field_error,
     first_dict_entry,
     grade,
-    json_object,
+    question_keyed_items,
     ranking_by_grade,
-    short,
     text_field,
-    unique_ids,
 )
 from qatui.data.model import Item
 from qatui.errors import DatasetError
@@ -30,11 +28,7 @@ from qatui.errors import DatasetError
 
 def load(path: Path) -> list[Item]:
     """One item per question key."""
-    labelled: list[tuple[str, Item]] = []
-    for index, (question, passages) in enumerate(json_object(path).items(), 1):
-        where = f"{path.name} key {short(question)!r}"
-        labelled.append((where, _item(f"q{index}", question, passages, where)))
-    return unique_ids(labelled, path.name)
+    return question_keyed_items(path, _item)
 
 
 def sniff(path: Path, head: str) -> bool:
