@@ -39,9 +39,16 @@ def store(tmp_path, monkeypatch) -> SessionStore:
 
 
 async def settle(pilot) -> None:
-    """Wait for workers (listing, loading), then drop toasts so no timing shows."""
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause(0.2)
+    """Wait for workers (listing, loading), then drop toasts so no timing shows.
+
+    A screen pushed by the last key press starts its loading worker only once it mounts, and
+    a finished worker may start another: so let the app run, wait, and repeat.
+    """
+    for _ in range(3):
+        await pilot.pause(0.05)
+        await pilot.app.workers.wait_for_complete()
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause(0.5)  # tables filled by a worker lay out on the next refreshes
     pilot.app.clear_notifications()
     await pilot.pause()
 

@@ -146,11 +146,12 @@ class CompareScreen(QatuiScreen):
             return
         self.query_one(LoadingIndicator).remove()
         self.sub_title = f"compare · dataset {self.comparison.dataset}"
+        for table in self.query(DeltaTable):
+            table.display = True  # shown before filling, so each table sizes itself to its rows
         self._fill_runs()
         self._fill_agreement()
         self._fill_disagreements()
-        for table in self.query(DeltaTable):
-            table.display = True
+        self.refresh(layout=True)
         self.query_one("#disagreements" if self.comparison.disagreements else "#runs").focus()
         self.refresh_bindings()
 
@@ -201,6 +202,9 @@ class CompareScreen(QatuiScreen):
             table.add_row(Text(f"{a.letter}–{b.letter}", style="bold"), *values, str(max(n.values(), default=0)),
                           key=f"{a.letter}-{b.letter}")
         table.border_title = "Agreement between runs"
+        # an explicit height: left to `auto`, the table sometimes kept the zero height it had
+        # before its rows arrived, beside the 1fr disagreements table
+        table.styles.height = table.row_count + 3  # header and border
 
     def _fill_disagreements(self) -> None:
         table = self.query_one("#disagreements", DeltaTable)
