@@ -136,7 +136,7 @@ def events():
 
 
 def _client(tmp_path: Path, *, use_cache: bool | None = None, base_delay: float = 0.05, **settings: Any):
-    settings = {"model": "scripted/judge", "max_attempts": 4, "timeout_s": 0.5, **settings}
+    settings = {"model": "scripted/judge", "max_attempts": 4, "timeout_s": 5.0, **settings}  # no spurious timeouts on a busy machine
     config = Config(cache=CacheConfig(dir=str(tmp_path / "cache")),
                     backbones={"s": BackboneConfig(**settings)})
     client = make_client("s", config, use_cache=use_cache)
@@ -162,7 +162,7 @@ def _finished(events: list) -> list[LLMCallFinished]:
 
 
 async def test_transient_errors_are_retried_with_backoff_then_one_reask(tmp_path, scripted, events):
-    client, delays = _client(tmp_path)
+    client, delays = _client(tmp_path, timeout_s=0.5)
     scripted.script.extend(["429", "hang", "500", "The answer: {answer: Paris", VALID])
     result = await client.complete(ASK, purpose="grade", schema=Answer, stream=False)
     assert result.data == Answer(answer="Paris", confidence=0.9)
@@ -195,7 +195,7 @@ async def test_exhausted_attempts_raise_and_emit_a_failed_event(tmp_path, script
 
 
 async def test_mixed_failures_and_timeouts_are_summarised(tmp_path, scripted, events):
-    client, _ = _client(tmp_path, max_attempts=3)
+    client, _ = _client(tmp_path, max_attempts=3, timeout_s=0.5)
     scripted.script.extend(["503", "hang", "hang"])
     with pytest.raises(LLMCallError, match=r"failed 3 times \(service unavailable \(503\) ×1, timed out after "
                                            r"0.5 s ×2\), gave up after"):
@@ -204,7 +204,7 @@ async def test_mixed_failures_and_timeouts_are_summarised(tmp_path, scripted, ev
 
 
 async def test_total_time_budget_stops_retries(tmp_path, scripted, events):
-    client, delays = _client(tmp_path, max_attempts=5, base_delay=10.0)
+    client, delays = _client(tmp_path, max_attempts=5, base_delay=10.0, timeout_s=0.5)
     scripted.script.extend(["429"] * 5)
     with pytest.raises(LLMCallError, match="budget"):
         await client.complete(ASK, purpose="grade")
