@@ -144,6 +144,72 @@ class ChecklistAnswered(Event):
     """The question's 0-based place in the checklist, so a grid can list questions in checklist order."""
 
 
+class PairJudged(Event):
+    """CALF / pairwise: one comparison of two responses shown as A (`first`) and B (`second`).
+
+    A pair is judged in both orders; `choice` is the position the backbone preferred
+    ("A", "B" or "tie"), None when its answer could not be parsed (never counted).
+    """
+
+    type: Literal["pair_judged"] = "pair_judged"
+    first: str
+    second: str
+    choice: Literal["A", "B", "tie"] | None = None
+    rationale: str = ""
+
+    @property
+    def winner(self) -> str | None:
+        """The preferred label, "tie", or None when unparsed."""
+        return {"A": self.first, "B": self.second, "tie": "tie"}.get(self.choice or "")
+
+
+class StatementsExtracted(Event):
+    """RAGAS faithfulness: the self-contained statements drawn from one response."""
+
+    type: Literal["statements_extracted"] = "statements_extracted"
+    response: str
+    statements: list[str]
+
+
+class StatementVerdict(BaseModel):
+    """Whether one statement can be inferred from the context; None when unanswered."""
+
+    model_config = ConfigDict(frozen=True)
+
+    statement: str
+    supported: bool | None = None
+    reason: str = ""
+
+
+class StatementsVerified(Event):
+    """RAGAS faithfulness: each statement of one response checked against the context."""
+
+    type: Literal["statements_verified"] = "statements_verified"
+    response: str
+    verdicts: list[StatementVerdict]
+
+
+class QuestionsGenerated(Event):
+    """RAGAS answer relevance: questions written back from one response, with each one's
+    cosine similarity to the item's question."""
+
+    type: Literal["questions_generated"] = "questions_generated"
+    response: str
+    questions: list[str]
+    similarities: list[float] = Field(default_factory=list)
+
+
+class ContextSentencesSelected(Event):
+    """RAGAS context relevance: the context's sentences and which of them the backbone
+    found needed to answer the question. `response` names the candidate when the
+    candidates are contexts, else it is empty (the item's own context)."""
+
+    type: Literal["context_sentences_selected"] = "context_sentences_selected"
+    response: str = ""
+    sentences: list[str]
+    relevant: list[int] = Field(default_factory=list)
+
+
 class Judgement(Event):
     """A judge's last word, in label space. The engine turns it into a `Verdict`.
 
@@ -169,7 +235,8 @@ class ItemFailed(Event):
 ArtifactEvent = Annotated[
     Union[
         LLMCallFinished, QuestionClassified, KeyPointsExtracted, EntailmentScored, InstancesGenerated,
-        RankingProduced, ChecklistAnswered, Judgement, ItemFailed,
+        RankingProduced, ChecklistAnswered, PairJudged, StatementsExtracted, StatementsVerified,
+        QuestionsGenerated, ContextSentencesSelected, Judgement, ItemFailed,
     ],
     Field(discriminator="type"),
 ]
@@ -196,7 +263,8 @@ class Verdict(Event):
 AnyEvent = Annotated[
     Union[
         RunStarted, RunFinished, ItemStarted, LLMCallFinished, LLMToken, QuestionClassified, KeyPointsExtracted,
-        EntailmentScored, InstancesGenerated, RankingProduced, ChecklistAnswered, Judgement, ItemFailed, Verdict,
+        EntailmentScored, InstancesGenerated, RankingProduced, ChecklistAnswered, PairJudged, StatementsExtracted,
+        StatementsVerified, QuestionsGenerated, ContextSentencesSelected, Judgement, ItemFailed, Verdict,
     ],
     Field(discriminator="type"),
 ]

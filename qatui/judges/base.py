@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from qatui.engine.events import Event
 
 if TYPE_CHECKING:
-    from qatui.data.model import Dataset
+    from qatui.data.model import Dataset, Item
     from qatui.data.presentation import ItemView
     from qatui.judges.resources import Resources
 
@@ -80,6 +80,14 @@ class Judge(ABC):
         if (n := sum(1 for it in items if len(it.candidates) < self.needs.min_candidates)):
             problems.append(f"needs at least {self.needs.min_candidates} candidates, but {n} items have fewer")
         return problems
+
+    def expected_calls(self, item: Item) -> tuple[int, int] | None:
+        """Backbone calls this judge makes on `item`, as (fewest, most), before any cache.
+
+        Shown before a run starts; None when the judge cannot say. Judges that never call
+        the backbone make none; LLM judges override this with their own count.
+        """
+        return None if self.uses_llm else (0, 0)
 
     def describe_options(self) -> dict:
         """The options as stored in a session (JSON-safe)."""
