@@ -213,8 +213,10 @@ async def test_one_call_per_response_and_sub_dimension_and_an_event_per_question
     path = tmp_path / "tiny.toml"
     path.write_text(GOOD)
     llm = ScriptedLLM(_scripted_answers)
-    events, verdict = await _run(_judge(llm, checklist=str(path)))
+    judge = _judge(llm, checklist=str(path))
+    events, verdict = await _run(judge)
     assert len(llm.requests) == 3 * 2
+    assert judge.expected_calls(ITEM) == (6, 6)  # what the new-run screen announces
     first = llm.requests[0][1][-1]["content"]
     assert "Source:\nThe council approved" in first and "Q1: " in first
     assert "A park was approved." not in first.split("Summary to evaluate")[0]  # the reference is not an input here

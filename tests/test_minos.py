@@ -100,6 +100,7 @@ async def test_factoid_route_scores_key_points_with_the_response_as_premise() ->
     nli = WordNLI()
     events, verdict = await _run(_judge("minos", llm, nli))
     assert llm.purposes() == ["classify", "key_points"]  # the method's minimum for one reference
+    assert _judge("minos", llm).expected_calls(ITEM) == (2, 3)  # factoid 2, non-factoid 3
     assert verdict.ranking == ["best", "mid", "worst"]
     premises = {p for p, _ in nli.pairs}
     hypotheses = {h for _, h in nli.pairs}
@@ -123,6 +124,7 @@ async def test_several_references_keep_the_best_score_per_response() -> None:
     })
     events, verdict = await _run(_judge("minos", llm), items=[item])
     assert llm.purposes() == ["classify", "key_points", "key_points"]
+    assert _judge("minos", llm).expected_calls(item) == (3, 3)
     assert [e.reference_index for e in events if isinstance(e, KeyPointsExtracted)] == [0, 1]
     # 'worst' matches reference 2 fully, so the max lifts it above 'mid'
     assert verdict.scores["worst"] == pytest.approx(1.0)
@@ -139,6 +141,7 @@ async def test_non_factoid_route_writes_instances_then_ranks_with_them() -> None
     })
     events, verdict = await _run(_judge("minos", llm))
     assert llm.purposes() == ["classify", "instances", "rank"]
+    assert len(llm.purposes()) == _judge("minos", llm).expected_calls(ITEM)[1]
     rank_prompt = llm.requests[-1][1][-1]["content"]
     for level in ("Excellent: excellent answer", "Bad: bad answer"):
         assert level in rank_prompt
@@ -190,6 +193,7 @@ async def test_gold_routing_makes_no_classification_call() -> None:
     llm = ScriptedLLM({"key_points": [{"key_points": ["The sky is blue on a clear day."]}]})
     events, _ = await _run(_judge("minos", llm, route="gold"), items=[item])
     assert llm.purposes() == ["key_points"]
+    assert _judge("minos", llm, route="gold").expected_calls(item) == (1, 1)
     assert next(e for e in events if isinstance(e, QuestionClassified)).source == "gold"
 
 
@@ -197,10 +201,12 @@ async def test_ablations_skip_the_router() -> None:
     akps = ScriptedLLM({"key_points": [{"key_points": ["The sky is blue."]}]})
     await _run(_judge("minos-akps", akps))
     assert akps.purposes() == ["key_points"]
+    assert _judge("minos-akps", akps).expected_calls(ITEM) == (1, 1)
     ialr = ScriptedLLM({"instances": [{k: k for k in ("excellent", "good", "fair", "poor", "bad")}],
                         "rank": [{"rank": ["Response 1", "Response 2", "Response 3"]}]})
     await _run(_judge("minos-ialr", ialr))
     assert ialr.purposes() == ["instances", "rank"]
+    assert _judge("minos-ialr", ialr).expected_calls(ITEM) == (2, 2)
 
 
 async def test_every_artifact_survives_storage() -> None:

@@ -42,7 +42,7 @@ from qatui.llm.errors import ParseError
 from qatui.judges.prompts import load_prompts
 
 if TYPE_CHECKING:
-    from qatui.data.model import Dataset
+    from qatui.data.model import Dataset, Item
     from qatui.data.presentation import ItemView, Response
 
 
@@ -110,6 +110,11 @@ class CheckEvalJudge(Judge):
             problems.append(f"checklist {self.checklist.name} shows the reference answer, but {n} of "
                             f"{len(dataset.items)} items have none")
         return problems
+
+    def expected_calls(self, item: Item) -> tuple[int, int]:
+        """One call per (response, sub-dimension with active questions)."""
+        n = len(item.candidates) * sum(1 for d in self.checklist.dimensions for s in d.sub_dimensions if s.active)
+        return n, n
 
     async def _ask(self, view: ItemView, response: Response, dimension: Dimension, sub: SubDimension,
                    prompts: dict) -> tuple[Response, Dimension, SubDimension, list]:

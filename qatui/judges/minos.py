@@ -39,6 +39,7 @@ from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.prompts import chat, load_prompts
 
 if TYPE_CHECKING:
+    from qatui.data.model import Item
     from qatui.data.presentation import ItemView
 
 LEVELS = ("excellent", "good", "fair", "poor", "bad")
@@ -154,6 +155,24 @@ class MinosJudge(Judge):
         yield produced
         yield Judgement(scores=produced.scores, ranking=produced.ranking,
                         details={"strategy": "listwise", **route, "repaired": produced.repaired})
+
+    def expected_calls(self, item: Item) -> tuple[int, int]:
+        """Per route: classify 1; key points one per reference; instances 1 + ranking 1.
+
+        Re-asks of a malformed answer or ranking are not counted (they happen only when
+        the backbone errs).
+        """
+        key_points, listwise = len(item.references), 2
+        if self.strategy == "akps":
+            return key_points, key_points
+        if self.strategy == "ialr":
+            return listwise, listwise
+        if self.strategy == "listwise":
+            return 1, 1
+        if self.options.route == "gold" and item.question_type is not None:
+            n = key_points if item.question_type == "factoid" else listwise
+            return n, n
+        return 1 + min(key_points, listwise), 1 + max(key_points, listwise)
 
     @staticmethod
     def _reference(view: ItemView) -> str:
