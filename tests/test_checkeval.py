@@ -376,6 +376,22 @@ async def test_sessions_compare_reports_agreement_between_two_backbones(tmp_path
     row = next(line for line in shown.splitlines() if first_question in line)
     assert row.count("yes") == 2 and row.count("no") == 1  # the bad summary gets no from backbone two
 
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.compare import CompareScreen
+
+    app = QatuiApp(config, store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.compare_sessions([s.id for s in sessions])
+        while not (isinstance(app.screen, CompareScreen) and app.screen.comparison is not None):
+            await pilot.pause(0.05)
+        await pilot.pause(0.2)
+        table = app.screen.query_one("#checklists")
+        assert table.display and table.row_count == len(per_dim)  # one row per dimension, and "all"
+        row = table.get_row("summeval/AB/all")
+        assert (str(row[0]), str(row[1])) == ("summeval", "AB")
+        assert str(row[3]) == f"{per_dim['all']['alpha']:+.2f}" and str(row[4]) == f"{per_dim['all']['kappa']:+.2f}"
+        assert str(row[5]) == str(per_dim["all"]["n_units"])
+
 
 # -- generation ------------------------------------------------------------------------------------
 

@@ -14,12 +14,13 @@ import typing
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable, Input, Select, TextArea
+from textual.content import Content
+from textual.widgets import DataTable, Input, Select, SelectionList, TextArea
 from tui_support import freeze_time, lexical_sessions, minos_job, run_headless, scripted_resources
 
 from qatui.cli import main
 from qatui.config import Config, parse_config
-from qatui.data.loaders import demo_path, load_dataset
+from qatui.data.loaders import demo_dataset, demo_path, load_dataset
 from qatui.engine.events import AnyEvent
 from qatui.engine.jobs import start_run
 from qatui.store.session import SessionStore
@@ -37,6 +38,7 @@ from qatui.tui.themes import discover_themes, save_theme, with_theme
 from qatui.tui.widgets.entailment_panel import EntailmentPanel
 from qatui.tui.widgets.instances_panel import InstancesPanel
 from qatui.tui.widgets.item_browser import ItemBrowser
+from qatui.tui.widgets.options_form import OptionsForm
 from qatui.tui.widgets.ranking_panel import RankingPanel
 from qatui.tui.widgets.routing_panel import RoutingPanel
 from qatui.tui.widgets.run_header import RunHeader
@@ -72,6 +74,11 @@ async def until(pilot, predicate, timeout: float = 15.0) -> None:
 def footer_text(screen) -> str:
     """The key hints the footer shows now."""
     return " ".join(key.description for key in screen.query("FooterKey"))
+
+
+def shown(screen, selector: str) -> str:
+    """The plain text a Static shows (its markup rendered)."""
+    return Content.from_markup(str(screen.query_one(selector).content)).plain
 
 
 def table(app: QatuiApp) -> SessionsTable:
@@ -320,22 +327,80 @@ async def test_pause_lets_the_item_in_flight_finish_then_resume_completes(tmp_pa
         assert "p" not in screen.active_bindings  # nothing left to pause
 
 
-async def test_new_run_dialog_starts_a_run(tmp_path) -> None:
+async def test_new_run_screen_starts_a_run_with_the_options_typed(tmp_path) -> None:
     config, store = Config(), SessionStore(tmp_path / "sessions")
     app = QatuiApp(config, store)
     async with app.run_test(size=(100, 34)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, HomeScreen))
         await pilot.press("n")
-        assert isinstance(app.screen, NewRunScreen)
-        await until(pilot, lambda: "20 items" in str(app.screen.query_one("#preview").content))
-        app.screen.query_one("SelectionList").deselect("minos")
-        app.screen.query_one("SelectionList").select("bleu")
-        app.screen.query_one("#limit", Input).value = "3"
+        screen = app.screen
+        assert isinstance(screen, NewRunScreen)
+        await until(pilot, lambda: "71 responses" in str(screen.query_one("#preview").content))  # the demo set
+        assert "en-01" in str(screen.query_one("#preview").content)  # its first items, with their gold
+        await pilot.press("f3")
+        listing = screen.query_one("#judges", SelectionList)
+        await until(pilot, lambda: listing.option_count > 0)
+        listing.deselect("minos")
+        listing.select("bleu")
+        listing.highlighted = listing.get_option_index("bleu")
+        await until(pilot, lambda: screen.query_one(OptionsForm).judge == "bleu")
+        screen.query_one("#opt-tie_digits", Input).value = "2"
+        await pilot.press("f4")
+        screen.query_one("#limit", Input).value = "3"
+        await until(pilot, lambda: "3 items" in str(screen.query_one("#plan").content))
+        assert "no backbone calls" in str(screen.query_one("#plan").content)
         await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
         assert app.screen.ended.status == "completed" and app.screen.state.count("done") == 3
+        [session] = store.list()
+        assert session["judges"] == {"bleu": {"tie_digits": 2}}  # the form's value, not the default 4
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, HomeScreen) and table(app).row_count == 1)
+
+
+async def test_new_run_screen_offers_only_what_the_data_supports_and_counts_the_calls(tmp_path) -> None:
+    no_refs = tmp_path / "no_refs.jsonl"
+    no_refs.write_text(json.dumps({"id": "a", "question": "Why is the sky blue?",
+                                   "candidates": {"x": "Scattering.", "y": "Paint."}}) + "\n")
+    chosen: list = []
+    app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
+    async with app.run_test(size=(100, 34)) as pilot:
+        screen = NewRunScreen(app.config, root=tmp_path)
+        await app.push_screen(screen, chosen.append)
+        listing = screen.query_one("#judges", SelectionList)
+        await until(pilot, lambda: listing.option_count > 0 and "71 responses" in shown(screen, "#preview"))
+        screen.query_one("#path", Input).value = str(no_refs)
+        await until(pilot, lambda: listing.get_option("minos").disabled)
+        assert "minos: needs a reference answer, but 1 of 1 items have none" in \
+            shown(screen, "#unavailable")
+        assert "minos" not in listing.selected and "pick at least one judge" in shown(screen, "#plan")
+        await pilot.press("ctrl+s")
+        assert app.screen is screen and not chosen  # refused, with the reason on screen
+
+        screen.query_one("#demo").press()
+        await until(pilot, lambda: not listing.get_option("minos").disabled)
+        listing.select("minos")
+        dataset = demo_dataset()
+        fewest = sum(min(len(it.references), 2) + 1 for it in dataset.items)
+        most = sum(max(len(it.references), 2) + 1 for it in dataset.items)
+        await until(pilot, lambda: f"{fewest}–{most} backbone calls" in shown(screen, "#plan"))
+        listing.highlighted = listing.get_option_index("minos")
+        await until(pilot, lambda: screen.query_one(OptionsForm).judge == "minos")
+        screen.query_one("#opt-route", Select).value = "gold"  # the dataset's question types: no router calls
+        exact = sum(len(it.references) if it.question_type == "factoid" else 2 for it in dataset.items)
+        await until(pilot, lambda: f" {exact} backbone calls" in shown(screen, "#plan"))
+        screen.query_one("#opt-temperature", Input).value = "5"
+        await until(pilot, lambda: "temperature" in shown(screen, "#plan"))
+        assert "less than or equal to 2" in shown(screen, "#options-error")
+        screen.query_one("#opt-temperature", Input).value = ""
+        await pilot.press("f4")
+        screen.query_one("#nli", Select).value = "llm"
+        await until(pilot, lambda: "nli      llm by minos" in shown(screen, "#calls"))
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: chosen)
+    [request] = chosen
+    assert (request.path, request.judges, request.nli, request.limit) == ("", ["minos"], "llm", None)
+    assert request.options["minos"]["route"] == "gold" and request.options["minos"]["temperature"] is None
 
 
 async def test_a_bad_dataset_path_is_reported_not_started(tmp_path) -> None:
@@ -346,7 +411,7 @@ async def test_a_bad_dataset_path_is_reported_not_started(tmp_path) -> None:
         await until(pilot, lambda: "nope.jsonl" in str(app.screen.query_one("#preview").content))
         await pilot.press("ctrl+s")
         await until(pilot, lambda: any("nope.jsonl" in n.message for n in app._notifications))
-        assert isinstance(app.screen, HomeScreen) and not Path(tmp_path / "sessions").exists()
+        assert isinstance(app.screen, NewRunScreen) and not Path(tmp_path / "sessions").exists()
 
 
 # -- the command line ---------------------------------------------------------------------------------

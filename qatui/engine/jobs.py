@@ -30,17 +30,32 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def build_judges(names: list[str], config: Config, dataset: Dataset, resources: Resources) -> list[Judge]:
-    """Judges by name with their config options, refused before any work if the data can't feed them."""
+def build_judges(names: list[str], config: Config, dataset: Dataset, resources: Resources,
+                 options: dict[str, dict[str, Any]] | None = None) -> list[Judge]:
+    """Judges by name, refused before any work if the data can't feed them.
+
+    A judge's options are `options[name]` when given (the TUI's form), else its config table.
+    """
     if not names:
         raise JudgeError("no judge chosen: pass --judge NAME (see `qatui judges`)")
     if len(set(names)) != len(names):
         raise JudgeError(f"a judge is named twice: {names}")
-    judges = [make_judge(name, config.judge_options(name), resources) for name in names]
+    options = options or {}
+    judges = [make_judge(name, options.get(name, config.judge_options(name)), resources) for name in names]
     for judge in judges:
         if problems := judge.unmet_needs(dataset):
             raise JudgeError(f"judge {judge.name!r} cannot run on {dataset.name} ({dataset.format}): {'; '.join(problems)}")
     return judges
+
+
+def expected_calls(judges: list[Judge], dataset: Dataset) -> dict[str, tuple[int, int] | None]:
+    """Backbone calls each judge will make over the dataset, as (fewest, most); None when it cannot say."""
+    found: dict[str, tuple[int, int] | None] = {}
+    for judge in judges:
+        counts = [judge.expected_calls(item) for item in dataset.items]
+        found[judge.name] = None if any(c is None for c in counts) else (
+            sum(c[0] for c in counts if c), sum(c[1] for c in counts if c))
+    return found
 
 
 @dataclass
@@ -71,6 +86,7 @@ def start_run(
     limit: int | None = None,
     name: str | None = None,
     resources: Resources | None = None,
+    judge_options: dict[str, dict[str, Any]] | None = None,
 ) -> RunJob:
     """A new session for `dataset` (its first `limit` items) and the engine that fills it."""
     from qatui.judges.resources import Resources
@@ -79,7 +95,7 @@ def start_run(
     if not subset.items:
         raise DatasetError(f"{dataset.path}: the dataset has no items to run")
     resources = resources or Resources(config)
-    judges = build_judges(judge_names, config, subset, resources)
+    judges = build_judges(judge_names, config, subset, resources, judge_options)
     seed = config.general.seed if seed is None else seed
     concurrency = concurrency or config.general.concurrency
     meta: dict[str, Any] = {

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 class JudgeOptions(BaseModel):
     """Options every judge accepts; subclasses add their own. Unknown keys are an error."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     tie_digits: int = 4
     """Two scores equal after rounding to this many digits are a tie in pairwise mode."""
@@ -50,6 +50,10 @@ class Judge(ABC):
 
     uses_llm: ClassVar[bool] = False
     """True when the judge calls the run's backbone (its calls are cached and counted)."""
+    uses_nli: ClassVar[bool] = False
+    """True when the judge scores with the run's NLI model."""
+    uses_embedder: ClassVar[bool] = False
+    """True when the judge embeds with the run's sentence embedder."""
 
     def __init__(self, options: JudgeOptions | None = None, resources: Resources | None = None) -> None:
         self.options = options if options is not None else self.Options()

@@ -129,6 +129,7 @@ class MinosJudge(Judge):
     needs = Needs(reference=True, min_candidates=2)
     Options = MinosOptions
     uses_llm = True
+    uses_nli = True
     strategy: ClassVar[Literal["route", "akps", "ialr", "listwise"]] = "route"
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
@@ -269,6 +270,7 @@ class MinosIALRJudge(MinosJudge):
     summary = "MinosEval ablation: silver instances + listwise ranking for every question"
     needs = Needs(reference=True, min_candidates=2)
     strategy = "ialr"
+    uses_nli = False
 
 
 class ListwiseJudge(MinosJudge):
@@ -276,3 +278,4 @@ class ListwiseJudge(MinosJudge):
     summary = "Plain listwise ranking by the backbone against the reference (no instances, no routing)"
     needs = Needs(reference=True, min_candidates=2)
     strategy = "listwise"
+    uses_nli = False

@@ -110,7 +110,7 @@ class QatuiApp(App[None]):
             self.pop_screen()
 
     def open_new_run(self) -> None:
-        """The dialog that picks a dataset, judges and a backbone; starts the run it returns."""
+        """The screen that picks a dataset, judges and models; starts the run it returns."""
         from qatui.tui.screens.new_run import NewRunScreen
 
         def chosen(request: NewRun | None) -> None:
@@ -169,7 +169,8 @@ class QatuiApp(App[None]):
         def make() -> RunJob:
             dataset = load_dataset(request.path) if request.path else demo_dataset()
             return start_run(self.store, dataset, request.judges, self.config, limit=request.limit,
-                             resources=self._resources(request.backbone))
+                             resources=self._resources(request.backbone, request.nli, request.embedder),
+                             judge_options=request.options)
 
         self.build_run(make, "new run")
 
@@ -190,11 +191,13 @@ class QatuiApp(App[None]):
         if event.state == WorkerState.ERROR:
             report_failure(self, event.worker)
 
-    def _resources(self, backbone: str | None = None) -> Resources:
-        """The app's models if it was given a factory, else the config's with `backbone`."""
+    def _resources(self, backbone: str | None = None, nli: str | None = None, embedder: str | None = None) -> Resources:
+        """The app's models if it was given a factory, else the config's with the models named."""
         from qatui.judges.resources import Resources
 
-        return self.make_resources() if self.make_resources else Resources(self.config, backbone_name=backbone)
+        if self.make_resources:
+            return self.make_resources()
+        return Resources(self.config, backbone_name=backbone, nli_spec=nli, embedder_spec=embedder)
 
     # -- actions --------------------------------------------------------------------------------
 

@@ -43,6 +43,16 @@ class Disagreement:
 
 
 @dataclass
+class ChecklistAgreement:
+    """CheckEval runs on one checklist: Krippendorff's alpha and Fleiss' kappa over their answers."""
+
+    checklist: str
+    runs: list[Run]
+    per_dimension: dict[str, dict[str, float | int | None]]
+    """Dimension (and "all") -> alpha, kappa, n_units, n_complete."""
+
+
+@dataclass
 class Comparison:
     """What the compare screen shows."""
 
@@ -50,6 +60,7 @@ class Comparison:
     runs: list[Run]
     agreement: list[tuple[Run, Run, dict[str, float], dict[str, int]]]
     disagreements: list[Disagreement]
+    checklists: list[ChecklistAgreement] = field(default_factory=list)
 
 
 def letter(index: int) -> str:
@@ -79,4 +90,6 @@ def load_comparison(store: SessionStore, session_ids: list[str]) -> Comparison:
             if va is not None and vb is not None and ranking_tau(va, vb) == d["tau"]:
                 disagreements.append(Disagreement(d["item_id"], d["tau"], a, b, list(d["rankings"])))
                 break
-    return Comparison(data["dataset"], runs, agreement, disagreements)
+    checklists = [ChecklistAgreement(c["checklist"], [by_key[key] for key in c["runs"]], c["per_dimension"])
+                  for c in data["checklist_agreement"]]
+    return Comparison(data["dataset"], runs, agreement, disagreements, checklists)

@@ -14,10 +14,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from qatui.data.model import Item, RankingGold
+from qatui.data.model import Item, PairwiseGold, RankingGold
 from qatui.data.presentation import permutation, response_label
 from qatui.engine.events import (
     ChecklistAnswered,
+    ContextSentencesSelected,
     EntailmentScored,
     Event,
     InstancesGenerated,
@@ -27,10 +28,15 @@ from qatui.engine.events import (
     KeyPointsExtracted,
     LLMCallFinished,
     LLMToken,
+    PairJudged,
     QuestionClassified,
+    QuestionsGenerated,
     RankingProduced,
     RunFinished,
     RunStarted,
+    StatementsExtracted,
+    StatementsVerified,
+    StatementVerdict,
     Verdict,
 )
 from qatui.engine.runner import RunCounts
@@ -58,12 +64,25 @@ class TaskView:
     """CheckEval's questions in the order asked: question id -> (dimension, question)."""
     answers: dict[tuple[str, str], str | None] = field(default_factory=dict)
     """(question id, response label) -> "yes", "no", or None when the backbone gave no usable answer."""
+    pairs: list[PairJudged] = field(default_factory=list)
+    """Pairwise comparisons in the order judged (each pair twice: both orders)."""
+    statements: dict[str, list[str]] = field(default_factory=dict)
+    """RAGAS: response label -> its statements."""
+    statement_verdicts: dict[str, list[StatementVerdict]] = field(default_factory=dict)
+    """RAGAS: response label -> each statement checked against the context."""
+    questions: dict[str, tuple[list[str], list[float]]] = field(default_factory=dict)
+    """RAGAS: response label -> (questions written back from it, their cosine to the item's question)."""
+    context_sentences: dict[str, tuple[list[str], list[int]]] = field(default_factory=dict)
+    """RAGAS: response label ('' = the item's context) -> (its sentences, indices of the relevant ones)."""
     ranking: list[str] = field(default_factory=list)
     """Response labels, best first."""
+    preference: str | None = None
+    """The judge's A / B / tie for an item with a pairwise gold label (A, B as the gold names them)."""
     scores: dict[str, float] = field(default_factory=dict)
     """Scores by response label."""
     repair: str = ""
     tau: float | None = None
+    """Agreement with the gold: Kendall tau for a ranking; for a pair +1 agree, -1 opposite, 0 one side a tie."""
     failure: str = ""
     elapsed_s: float = 0.0
     calls: int = 0
@@ -72,8 +91,8 @@ class TaskView:
     streamed: dict[str, str] = field(default_factory=dict)
     """call_id -> the text streamed so far, to tell streamed calls from cached ones."""
     revision: Counter[str] = field(default_factory=Counter)
-    """How often each part changed ("status", "route", "points", "instances", "checklist", "ranking", "transcript"),
-    so a panel redraws only when its part did."""
+    """How often each part changed ("status", "route", "points", "instances", "checklist", "pairs", "ragas",
+    "ranking", "transcript"), so a panel redraws only when its part did."""
 
     @property
     def key(self) -> TaskKey:
@@ -92,7 +111,15 @@ class TaskView:
 
 
 def item_tau(item: Item | None, verdict: Verdict) -> float | None:
-    """Kendall tau-b of the verdict against the item's ranking gold; None without one."""
+    """The verdict's agreement with the item's gold; None without one.
+
+    Ranking gold: Kendall tau-b. Pairwise gold: +1 when the judge prefers the side people
+    prefer (or both say tie), -1 for the opposite side, 0 when exactly one of them says tie
+    (tau-b of two items reads the same way).
+    """
+    if item is not None and isinstance(item.gold, PairwiseGold) and verdict.preference is not None:
+        gold, judged = item.gold.label, verdict.preference
+        return 1.0 if gold == judged else 0.0 if "tie" in (gold, judged) else -1.0
     if item is None or not isinstance(item.gold, RankingGold):
         return None
     from qatui.metrics.ranking import question_ranking_stats  # scipy: 0.5 s, imported by the run's worker first
@@ -259,6 +286,26 @@ def _checklist(state: RunState, e: ChecklistAnswered) -> None:
     task.answers[(e.question_id, e.response)] = e.answer
 
 
+def _pair(state: RunState, e: PairJudged) -> None:
+    state.task(e, "pairs").pairs.append(e)
+
+
+def _statements(state: RunState, e: StatementsExtracted) -> None:
+    state.task(e, "ragas").statements[e.response] = list(e.statements)
+
+
+def _statements_verified(state: RunState, e: StatementsVerified) -> None:
+    state.task(e, "ragas").statement_verdicts[e.response] = list(e.verdicts)
+
+
+def _questions(state: RunState, e: QuestionsGenerated) -> None:
+    state.task(e, "ragas").questions[e.response] = (list(e.questions), list(e.similarities))
+
+
+def _context_sentences(state: RunState, e: ContextSentencesSelected) -> None:
+    state.task(e, "ragas").context_sentences[e.response] = (list(e.sentences), list(e.relevant))
+
+
 def _ranking(state: RunState, e: RankingProduced) -> None:
     task = state.task(e, "ranking")
     task.ranking, task.scores = list(e.ranking), dict(e.scores)
@@ -285,6 +332,7 @@ def _verdict(state: RunState, e: Verdict) -> None:
     task.order = list(e.order)
     task.ranking = [task.label(cid) for cid in e.ranking]
     task.scores = {task.label(cid): s for cid, s in e.scores.items()}
+    task.preference = e.preference
     task.tau = item_tau(task.item, e)
     state.verdicts.setdefault(e.judge, {})[e.item_id] = e
     state.n_finished += 1
@@ -302,6 +350,11 @@ FOLDERS: dict[type[Event], Callable[[RunState, Event], None]] = {
     InstancesGenerated: _instances,
     RankingProduced: _ranking,
     ChecklistAnswered: _checklist,
+    PairJudged: _pair,
+    StatementsExtracted: _statements,
+    StatementsVerified: _statements_verified,
+    QuestionsGenerated: _questions,
+    ContextSentencesSelected: _context_sentences,
     Judgement: _judgement,
     ItemFailed: _failed,
     Verdict: _verdict,

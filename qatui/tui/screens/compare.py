@@ -126,6 +126,7 @@ class CompareScreen(QatuiScreen):
         yield LoadingIndicator()
         yield DeltaTable(id="runs")
         yield DeltaTable(id="agreement")
+        yield DeltaTable(id="checklists")
         yield DisagreementsTable(id="disagreements")
         yield Footer()
 
@@ -150,6 +151,7 @@ class CompareScreen(QatuiScreen):
             table.display = True  # shown before filling, so each table sizes itself to its rows
         self._fill_runs()
         self._fill_agreement()
+        self._fill_checklists()
         self._fill_disagreements()
         self.refresh(layout=True)
         self.query_one("#disagreements" if self.comparison.disagreements else "#runs").focus()
@@ -205,6 +207,24 @@ class CompareScreen(QatuiScreen):
         # an explicit height: left to `auto`, the table sometimes kept the zero height it had
         # before its rows arrived, beside the 1fr disagreements table
         table.styles.height = table.row_count + 3  # header and border
+
+    def _fill_checklists(self) -> None:
+        """CheckEval runs on one checklist: how far their yes/no answers agree, per dimension."""
+        table = self.query_one("#checklists", DeltaTable)
+        table.display = bool(self.comparison.checklists)
+        if not self.comparison.checklists:
+            return
+        for key, label in (("checklist", "checklist"), ("runs", "runs"), ("dimension", "dimension"),
+                           ("alpha", "alpha"), ("kappa", "kappa"), ("units", "answers")):
+            table.add_column(label, key=key)
+        for group in self.comparison.checklists:
+            letters = "".join(run.letter for run in group.runs)
+            for dim, stats in group.per_dimension.items():
+                table.add_row(group.checklist, letters, Text(dim, style="bold" if dim == "all" else ""),
+                              table.value(stats.get("alpha")), table.value(stats.get("kappa")),
+                              str(stats.get("n_units", 0)), key=f"{group.checklist}/{letters}/{dim}")
+        table.border_title = "CheckEval agreement (Krippendorff's alpha, Fleiss' kappa)"
+        table.styles.height = min(table.row_count, 8) + 3
 
     def _fill_disagreements(self) -> None:
         table = self.query_one("#disagreements", DeltaTable)

@@ -1,147 +1,431 @@
-"""The new-run dialog: a dataset (a path, or the bundled demo), judges, a backbone, a limit.
+"""New run: pick a dataset, the judges it can feed with their options, and the models; then start.
 
-It checks the dataset as it is typed (in a thread) and says how many items it has, what gold
-it carries, and which picked judges it cannot feed, so a run is refused here rather than
-after it starts.
+    Header
+    ┌ Dataset ┬ Judges ┬ Models ┐       (F2 / F3 / F4, or the tab bar with ←/→)
+    │ path · file tree      │ what the dataset holds, its first items and their gold │
+    │ judges (greyed: why not) │ the highlighted judge's options                     │
+    │ backbone · NLI · embedder · limit │ backbone calls per judge, models used      │
+    plan: dataset · items · judges · backbone · expected calls     (or what is wrong)
+    Footer
+
+The dataset loads in a thread as it is picked; every judge is built with its options as they
+are typed, so a judge the data cannot feed, a bad option or an unreadable file is shown here,
+and the run is refused here, never after it starts. Enter on a file in the tree picks it; an
+empty path is the bundled demo set.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
-from typing import ClassVar
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
-from textual.content import Content
-from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select, SelectionList, Static
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import (
+    Button,
+    DirectoryTree,
+    Footer,
+    Header,
+    Input,
+    Label,
+    Select,
+    SelectionList,
+    Static,
+    TabbedContent,
+    TabPane,
+)
+from textual.widgets.selection_list import Selection
 
 from qatui.config import Config
 from qatui.errors import QatuiError
-from qatui.judges.registry import JUDGES
+from qatui.tui.screens.base import QatuiScreen
+from qatui.tui.widgets.options_form import OptionsForm
+
+if TYPE_CHECKING:
+    from qatui.data.model import Dataset
+    from qatui.judges.base import Judge
+
+DATASET_SUFFIXES = {".jsonl", ".json", ".csv"}
+SKIPPED_FOLDERS = {"__pycache__", "node_modules", "site-packages"}
+PREVIEW_ITEMS = 3
 
 
 @dataclass(frozen=True)
 class NewRun:
-    """What the dialog returns: the app builds the run from it."""
+    """What the screen returns: the app builds the run from it."""
 
     path: str
     """Dataset file or folder; '' for the bundled demo."""
     judges: list[str]
     backbone: str
     limit: int | None
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Each picked judge's options, validated (all fields), replacing its config table."""
+    nli: str | None = None
+    embedder: str | None = None
 
 
-def dataset_preview(path: str, judges: list[str]) -> str:
-    """One paragraph about the dataset at `path` ('' = the demo) and the judges it cannot feed."""
-    from qatui.data.loaders import demo_dataset, load_dataset
-    from qatui.judges.registry import make_judge
+class DatasetTree(DirectoryTree):
+    """Folders and the files qatui can load; hidden entries and virtualenv clutter left out."""
 
-    dataset = load_dataset(path) if path else demo_dataset()
-    gold = ", ".join(f"{kind} {n}" for kind, n in dataset.gold_kinds.items()) or "none"
-    refs = sum(1 for it in dataset.items if it.references)
-    lines = [f"{dataset.name} ({dataset.format}): {len(dataset.items)} items · gold {gold} · "
-             f"references {refs}/{len(dataset.items)}"]
-    for name in judges:
-        if problems := make_judge(name).unmet_needs(dataset):
-            lines.append(f"{name} cannot run: {'; '.join(problems)}")
+    def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
+        return [p for p in paths if not p.name.startswith(".") and p.name not in SKIPPED_FOLDERS
+                and (p.is_dir() or p.suffix.lower() in DATASET_SUFFIXES)]
+
+
+class FormScroll(VerticalScroll, can_focus=False):
+    """A scrolling column of fields: Tab goes to its fields, not to the column."""
+
+
+def model_choices(config: Config) -> dict[str, list[tuple[str, str]]]:
+    """(label, value) choices per model kind: the config's and the embedded ones (`qatui models` lists the same)."""
+    from qatui.report.models import model_rows
+
+    choices: dict[str, list[tuple[str, str]]] = {"backbone": [], "nli": [], "embedder": []}
+    for row in model_rows(config):
+        choices[row.kind].append((row.name, row.name))
+    choices["nli"].append(("llm (the backbone answers)", "llm"))
+    return choices
+
+
+def dataset_summary(dataset: Dataset) -> str:
+    """Rich markup: what the dataset holds and its first items with their gold."""
+    from qatui.report import clip, dataset_overview, describe_gold
+
+    o = dataset_overview(dataset)
+    c = o["candidates"]
+    gold = ", ".join(f"{k} {v}" for k, v in o["gold_kinds"].items()) or "none"
+    if o["no_gold"] and o["gold_kinds"]:
+        gold += f", none {o['no_gold']}"
+    rows = [
+        ("items", f"{o['n_items']} · {c['total']} responses ({c['min']}–{c['max']} each)"),
+        ("gold", gold),
+        ("languages", ", ".join(f"{k} {v}" for k, v in o["languages"].items())),
+        ("reference", f"{o['with_reference']} of {o['n_items']} · context {o['with_context']}"),
+    ]
+    lines = [f"[b]{escape(o['name'])}[/] [dim]({o['format']})[/]"]
+    lines += [f"[dim]{key:<10}[/]{escape(value)}" for key, value in rows]
+    for item in dataset.items[:PREVIEW_ITEMS]:
+        lines.append("")
+        lines.append(f"[b]{escape(item.id)}[/] {escape(clip(item.question, 200))}")
+        if item.references:
+            lines.append(f"  [dim]reference[/] {escape(clip(item.references[0], 120))}")
+        lines.append(f"  [dim]{len(item.candidates)} responses · gold[/] {escape(clip(describe_gold(item), 120))}")
     return "\n".join(lines)
 
 
-class NewRunScreen(ModalScreen[NewRun | None]):
+def calls_text(count: tuple[int, int] | None) -> str:
+    """'12', '10–15' or '?' calls."""
+    if count is None:
+        return "?"
+    return str(count[0]) if count[0] == count[1] else f"{count[0]}–{count[1]}"
+
+
+class NewRunScreen(QatuiScreen):
     """Dismisses with a `NewRun`, or None when cancelled."""
 
-    HELP_TITLE = "the new-run dialog"
+    HELP_TITLE = "new run"
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "start", "Start run", priority=True),
         Binding("escape", "dismiss(None)", "Cancel"),
-        Binding("ctrl+s", "start", "Start run"),
+        Binding("f2", "tab('dataset')", "Dataset"),
+        Binding("f3", "tab('judges')", "Judges"),
+        Binding("f4", "tab('models')", "Models"),
     ]
 
     DEFAULT_CSS = """
     NewRunScreen {
-        align: center middle;
-        & > VerticalScroll {
-            width: 84; max-width: 96%; height: auto; max-height: 96%;
-            border: thick $primary 60%; background: $surface; padding: 0 1;
-        }
-        & Label { color: $text-muted; margin-top: 1; }
-        & SelectionList { height: auto; max-height: 8; }
-        & Input, & Select { background: $panel; }
-        & #preview { height: auto; color: $text-muted; }
-        & #preview.-error { color: $error; }
-        & Horizontal { height: auto; }
-        & Horizontal > Input { width: 12; margin-left: 1; }
-        & Horizontal > Select { width: 1fr; }
-        & #buttons { align-horizontal: right; margin-top: 1; }
-        & Button { margin-left: 2; }
+        & TabbedContent { height: 1fr; }
+        & TabPane { padding: 0; }
+        & .pane { height: 1fr; }
+        & .side { width: 38%; min-width: 30; border-right: vkey $foreground 15%; padding-right: 1; }
+        & .main { width: 1fr; padding: 0 1; }
+        & #path-row { height: auto; }
+        & #path-row > Input { width: 1fr; }
+        & #path-row > Button { min-width: 6; margin-left: 1; }
+        & Input, & Select { background: $foreground 6%; }
+        & Input:focus, & Select:focus { background: $foreground 12%; }
+        & DatasetTree { height: 1fr; background: transparent; }
+        & #judges { height: 1fr; border: none; background: transparent; padding: 0; }
+        & #models-form > Label { color: $text-muted; margin-top: 1; }
+        & #models-form > Label.first { margin-top: 0; }
+        & #limit { width: 14; }
+        & #plan { height: auto; max-height: 3; padding: 0 1; background: $panel; }
+        & #plan.-error { color: $text-error; }
+        & #options-error { color: $text-error; height: auto; }
+        & #about { margin-bottom: 1; }
+        & #unavailable { color: $text-muted; }
     }
     """
 
-    def __init__(self, config: Config, last: NewRun | None = None) -> None:
+    def __init__(self, config: Config, last: NewRun | None = None, *, root: str | Path = ".") -> None:
         super().__init__()
         self.config = config
         self.last = last or NewRun("", ["minos"], config.models.default_backbone, None)
+        self.root = Path(root)
+        self.dataset: Dataset | None = None
+        self.dataset_error = ""
+        self.judge_classes: dict[str, type[Judge]] = {}
+        self.options: dict[str, dict[str, Any]] = {name: dict(values) for name, values in self.last.options.items()}
+        """What the form holds per judge (as typed); absent judges use their config table."""
+        self.judges: dict[str, Judge] = {}
+        """Each registered judge built with its current options (the picked ones are run)."""
+        self.option_errors: dict[str, str] = {}
+        self.unmet: dict[str, list[str]] = {}
+
+    # -- layout -----------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        backbones = dict.fromkeys([self.config.models.default_backbone, *self.config.backbones])
-        with VerticalScroll() as box:
-            box.border_title = "New run"
-            yield Label("Dataset file or folder (empty: the bundled demo set)")
-            yield Input(self.last.path, placeholder="path/to/data.jsonl", id="path", compact=True)
-            yield Static(id="preview")
-            yield Label("Judges (space toggles)")
-            yield SelectionList[str](*((f"{name}", name, name in self.last.judges) for name in JUDGES), id="judges",
-                                     compact=True)
-            yield Label("Backbone · limit (items)")
-            with Horizontal():
-                yield Select([(b, b) for b in backbones], value=self.last.backbone if self.last.backbone in backbones
-                             else self.config.models.default_backbone, allow_blank=False, id="backbone", compact=True)
-                yield Input("" if self.last.limit is None else str(self.last.limit), placeholder="all",
-                            type="integer", id="limit", compact=True)
-            with Horizontal(id="buttons"):
-                yield Button("Cancel", id="cancel", compact=True)
-                yield Button("Start (ctrl+s)", id="start", variant="primary", compact=True)
+        choices = model_choices(self.config)
+        yield Header(icon="◆")
+        with TabbedContent(id="steps", initial="dataset"):
+            with TabPane("Dataset", id="dataset"), Horizontal(classes="pane"):
+                with Vertical(classes="side"):
+                    with Horizontal(id="path-row"):
+                        yield Input(self.last.path, placeholder="empty: the bundled demo set", id="path",
+                                    compact=True)
+                        yield Button("demo", id="demo", compact=True)
+                    yield DatasetTree(self.root, id="tree")
+                with VerticalScroll(classes="main", id="preview-box"):
+                    yield Static("loading…", id="preview")
+            with TabPane("Judges", id="judges-tab"), Horizontal(classes="pane"):
+                with Vertical(classes="side"):
+                    yield SelectionList[str](id="judges", compact=True)
+                with FormScroll(classes="main"):
+                    yield Static("Highlight a judge (↑ ↓) to see what it does and its options; space ticks it.",
+                                 id="about")
+                    yield OptionsForm(id="options")
+                    yield Static(id="options-error")
+                    yield Static(id="unavailable")
+            with TabPane("Models", id="models"), Horizontal(classes="pane"):
+                with FormScroll(classes="side", id="models-form"):
+                    yield Label("Backbone", classes="first")
+                    yield self._select("backbone", choices["backbone"], self.last.backbone)
+                    yield Label("NLI model")
+                    yield self._select("nli", choices["nli"], self.last.nli or self.config.models.nli)
+                    yield Label("Embedder")
+                    yield self._select("embedder", choices["embedder"],
+                                       self.last.embedder or self.config.models.embedder)
+                    yield Label("Items (blank: all)")
+                    yield Input("" if self.last.limit is None else str(self.last.limit), placeholder="all",
+                                type="integer", id="limit", compact=True)
+                with FormScroll(classes="main"):
+                    yield Static(id="calls")
+        yield Static(id="plan")
+        yield Footer()
+
+    @staticmethod
+    def _select(name: str, choices: list[tuple[str, str]], value: str) -> Select[str]:
+        values = [v for _, v in choices]
+        if value not in values:
+            choices = [(value, value), *choices]
+        return Select(choices, value=value, allow_blank=False, id=name, compact=True)
 
     def on_mount(self) -> None:
-        self.check()
+        self.sub_title = "new run"
+        self.query_one("#path", Input).focus()
+        tree = self.query_one(DatasetTree)
+        if str(self.root) == ".":
+            tree.root.set_label("./ (working folder)")
+        self.build_judges()
+        self.load()
+
+    # -- dataset ----------------------------------------------------------------------------------
 
     @on(Input.Changed, "#path")
-    @on(SelectionList.SelectedChanged)
-    def _changed(self) -> None:
-        self.check()
+    def _path_changed(self) -> None:
+        self.load()
 
-    @work(group="check", exclusive=True, exit_on_error=False, description="checking the dataset")
-    async def check(self) -> None:
-        """Load the dataset in a thread and say what it holds and which judges it cannot feed."""
-        await asyncio.sleep(0.3)  # let typing settle
+    @on(Button.Pressed, "#demo")
+    def _use_demo(self) -> None:
+        self.query_one("#path", Input).value = ""
+
+    @on(DirectoryTree.FileSelected)
+    def _file_picked(self, event: DirectoryTree.FileSelected) -> None:
+        self.query_one("#path", Input).value = str(event.path)
+
+    @work(group="load", exclusive=True, exit_on_error=False, description="loading the dataset")
+    async def load(self) -> None:
+        """Load the dataset at the path (after typing settles) and preview it."""
+        await asyncio.sleep(0.3)
+        from qatui.data.loaders import demo_dataset, load_dataset
+
+        path = self.query_one("#path", Input).value.strip()
         preview = self.query_one("#preview", Static)
         try:
-            text = await asyncio.to_thread(dataset_preview, self.query_one("#path", Input).value.strip(),
-                                           list(self.query_one(SelectionList).selected))
+            dataset = await asyncio.to_thread(lambda: load_dataset(path) if path else demo_dataset())
         except QatuiError as e:
-            preview.update(Content(str(e)))
-            preview.add_class("-error")
+            self.dataset, self.dataset_error = None, str(e)
+            preview.update(f"[b $text-error]Cannot load this dataset[/]\n{escape(str(e))}")
+            self.refresh_judges()
             return
-        preview.update(Content(text))
-        preview.set_class("cannot run" in text, "-error")
+        self.dataset, self.dataset_error = dataset, ""
+        preview.update(dataset_summary(dataset))
+        self.refresh_judges()
 
-    @on(Button.Pressed, "#cancel")
-    def _cancel(self) -> None:
-        self.dismiss(None)
+    # -- judges -----------------------------------------------------------------------------------
 
-    @on(Button.Pressed, "#start")
-    def _start(self) -> None:
-        self.action_start()
+    @work(group="judges", exclusive=True, exit_on_error=False, description="listing the judges")
+    async def build_judges(self) -> None:
+        """Import every registered judge (off the UI thread), then build them with their options."""
+        from qatui.judges.registry import JUDGES, judge_class
+
+        self.judge_classes = await asyncio.to_thread(lambda: {name: judge_class(name) for name in JUDGES})
+        for name in self.judge_classes:
+            self._build(name)
+        self.refresh_judges()
+
+    def _build(self, name: str) -> None:
+        """Build judge `name` from the form's options (or its config table); a bad option is kept as an error."""
+        from qatui.judges.registry import make_judge
+
+        try:
+            self.judges[name] = make_judge(name, self.options.get(name, self.config.judge_options(name)))
+            self.option_errors.pop(name, None)
+        except QatuiError as e:
+            self.judges.pop(name, None)
+            self.option_errors[name] = str(e)
+
+    def refresh_judges(self) -> None:
+        """List every judge: the ones the dataset can feed are pickable; the others say why not."""
+        if not self.judge_classes:
+            return
+        listing = self.query_one("#judges", SelectionList)
+        picked = set(listing.selected) if listing.option_count else set(self.last.judges)
+        highlighted = listing.highlighted
+        self.unmet = {name: judge.unmet_needs(self.dataset) for name, judge in self.judges.items()} \
+            if self.dataset is not None else {}
+        listing.clear_options()
+        for name, cls in self.judge_classes.items():
+            problems = self.unmet.get(name, [])
+            prompt = name if not problems else f"[dim strike]{name}[/] [dim](cannot run)[/]"
+            listing.add_option(Selection(prompt, name, name in picked and not problems, name, disabled=bool(problems)))
+        unavailable = [f"[b]{name}[/]: {escape('; '.join(self.unmet[name]))}" for name in self.judge_classes
+                       if self.unmet.get(name)]
+        self.query_one("#unavailable", Static).update(
+            "\n[b]Not on this dataset[/]\n" + "\n".join(unavailable) if unavailable else "")
+        if highlighted is not None and highlighted < listing.option_count:
+            listing.highlighted = highlighted
+        self.refresh_plan()
+
+    @on(SelectionList.SelectionHighlighted, "#judges")
+    async def _judge_highlighted(self, event: SelectionList.SelectionHighlighted) -> None:
+        name = event.selection.value
+        form = self.query_one(OptionsForm)
+        if form.judge == name:
+            return
+        values = self.judges[name].describe_options() if name in self.judges else self.options.get(name, {})
+        cls = self.judge_classes[name]
+        self.query_one("#about", Static).update(f"[b]{name}[/] {escape(cls.summary)}\n[dim]options[/]")
+        await form.show(name, cls.Options, values)
+        self._show_option_error(name)
+
+    @on(SelectionList.SelectedChanged, "#judges")
+    def _judges_changed(self) -> None:
+        self.refresh_plan()
+
+    @on(OptionsForm.Changed)
+    def _options_changed(self, event: OptionsForm.Changed) -> None:
+        self.options[event.judge] = event.values
+        self._build(event.judge)
+        if self.dataset is not None and event.judge in self.judges:
+            self.unmet[event.judge] = self.judges[event.judge].unmet_needs(self.dataset)
+        self._show_option_error(event.judge)
+        self.refresh_plan()
+
+    def _show_option_error(self, name: str) -> None:
+        self.query_one("#options-error", Static).update(escape(self.option_errors.get(name, "")))
+
+    # -- models and the plan ----------------------------------------------------------------------
+
+    @on(Select.Changed, "#models-form Select")
+    @on(Input.Changed, "#limit")
+    def _models_changed(self) -> None:
+        self.refresh_plan()
+
+    def picked(self) -> list[str]:
+        """The judges ticked, in registry order."""
+        return list(self.query_one("#judges", SelectionList).selected)
+
+    def limit(self) -> int | None:
+        text = self.query_one("#limit", Input).value.strip()
+        return int(text) if text and int(text) > 0 else None
+
+    def problems(self) -> list[str]:
+        """Why the run cannot start as it stands (empty when it can)."""
+        if self.dataset is None:
+            return [self.dataset_error or "the dataset is still loading"]
+        picked = self.picked()
+        if not picked:
+            return ["pick at least one judge (F3)"]
+        found = [self.option_errors[name] for name in picked if name in self.option_errors]
+        found += [f"{name} cannot run: {'; '.join(self.unmet[name])}" for name in picked if self.unmet.get(name)]
+        return found
+
+    def refresh_plan(self) -> None:
+        """The bottom line (what will run, or what stops it) and the Models tab's call counts."""
+        from qatui.engine.jobs import expected_calls
+
+        plan = self.query_one("#plan", Static)
+        problems = self.problems()
+        plan.set_class(bool(problems), "-error")
+        if problems:
+            plan.update("✗ " + escape(problems[0]) + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""))
+            self.query_one("#calls", Static).update("")
+            return
+        assert self.dataset is not None
+        subset = self.dataset.limited(self.limit())
+        judges = [self.judges[name] for name in self.picked()]
+        calls = expected_calls(judges, subset)
+        backbone = str(self.query_one("#backbone", Select).value)
+        uses_llm = any(j.uses_llm for j in judges)
+        total = (sum(c[0] for c in calls.values() if c), sum(c[1] for c in calls.values() if c)) \
+            if all(c is not None for c in calls.values()) else None
+        plan.update(f"[b]{escape(self.dataset.name)}[/] · {len(subset.items)} items · {', '.join(calls)}"
+                    + (f" · {escape(backbone)} · [b]{calls_text(total)}[/] backbone calls" if uses_llm
+                       else " · no backbone calls") + "   [dim]ctrl+s starts[/]")
+        lines = ["[b]Backbone calls[/] [dim](before the cache; re-asks of malformed answers not counted)[/]"]
+        lines += [f"  {name:<14}{calls_text(count):>12}" for name, count in calls.items()]
+        if len(calls) > 1:
+            lines.append(f"  {'total':<14}{calls_text(total):>12}")
+        lines.append("")
+        lines.append("[b]Models used[/]")
+        lines.append(self._used("backbone", [j.name for j in judges if j.uses_llm]))
+        lines.append(self._used("nli", [j.name for j in judges if j.uses_nli]))
+        lines.append(self._used("embedder", [j.name for j in judges if j.uses_embedder]))
+        self.query_one("#calls", Static).update("\n".join(lines))
+
+    def _used(self, kind: str, by: list[str]) -> str:
+        value = escape(str(self.query_one(f"#{kind}", Select).value))
+        return f"  [dim]{kind:<9}[/]{value} [dim]by {', '.join(by)}[/]" if by else \
+            f"  [dim]{kind:<9}{value} (not used by these judges)[/]"
+
+    # -- actions ----------------------------------------------------------------------------------
+
+    def action_tab(self, pane: str) -> None:
+        """Show one step: dataset, judges or models."""
+        self.query_one(TabbedContent).active = "judges-tab" if pane == "judges" else pane
+        target = {"dataset": "#path", "judges": "#judges", "models": "#backbone"}[pane]
+        self.query_one(target).focus()
 
     def action_start(self) -> None:
-        """Return the run to start; the app reports what is wrong with it, if anything."""
-        judges = list(self.query_one(SelectionList).selected)
-        if not judges:
-            self.notify("Pick at least one judge.", severity="warning")
+        """Return the run to start, or say what stops it."""
+        if problems := self.problems():
+            self.notify(problems[0], title="Cannot start yet", severity="warning")
             return
-        limit = self.query_one("#limit", Input).value.strip()
-        self.dismiss(NewRun(self.query_one("#path", Input).value.strip(), judges,
-                            str(self.query_one("#backbone", Select).value), int(limit) if limit else None))
+        picked = self.picked()
+        self.dismiss(NewRun(
+            path=self.query_one("#path", Input).value.strip(),
+            judges=picked,
+            backbone=str(self.query_one("#backbone", Select).value),
+            limit=self.limit(),
+            options={name: self.judges[name].describe_options() for name in picked},
+            nli=str(self.query_one("#nli", Select).value),
+            embedder=str(self.query_one("#embedder", Select).value),
+        ))
