@@ -64,6 +64,15 @@ def model_rows(config: Config) -> list[ModelRow]:
     return rows
 
 
+def model_choices(config: Config) -> dict[str, list[tuple[str, str]]]:
+    """(label, value) choices per kind ("backbone", "nli", "embedder") for pickers: the rows above, plus NLI by the backbone."""
+    choices: dict[str, list[tuple[str, str]]] = {"backbone": [], "nli": [], "embedder": []}
+    for row in model_rows(config):
+        choices[row.kind].append((row.name, row.name))
+    choices["nli"].append(("llm (the backbone answers)", "llm"))
+    return choices
+
+
 async def _check_row(row: ModelRow, config: Config) -> None:
     started = time.perf_counter()
     try:

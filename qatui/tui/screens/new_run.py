@@ -44,6 +44,7 @@ from textual.widgets.selection_list import Selection
 
 from qatui.config import Config
 from qatui.errors import QatuiError
+from qatui.report.models import model_choices
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.widgets.options_form import OptionsForm
 
@@ -81,17 +82,6 @@ class DatasetTree(DirectoryTree):
 
 class FormScroll(VerticalScroll, can_focus=False):
     """A scrolling column of fields: Tab goes to its fields, not to the column."""
-
-
-def model_choices(config: Config) -> dict[str, list[tuple[str, str]]]:
-    """(label, value) choices per model kind: the config's and the embedded ones (`qatui models` lists the same)."""
-    from qatui.report.models import model_rows
-
-    choices: dict[str, list[tuple[str, str]]] = {"backbone": [], "nli": [], "embedder": []}
-    for row in model_rows(config):
-        choices[row.kind].append((row.name, row.name))
-    choices["nli"].append(("llm (the backbone answers)", "llm"))
-    return choices
 
 
 def dataset_summary(dataset: Dataset) -> str:

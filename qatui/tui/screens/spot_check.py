@@ -1,7 +1,7 @@
 """Spot check: type or paste one question, its reference and 2–6 responses (or load an item), run one judge.
 
     Header
-    #form     load: path[#item-id] · question · reference · responses 1–6 · judge
+    #form     load: path[#item-id] · question · reference · responses 1–6 · judge · backbone
     Footer
 
 Ctrl+S starts the judge on the item as a real session (`qatui.tui.spot`) and shows it on the
@@ -21,6 +21,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Header, Input, Label, Select, TextArea
 
 from qatui.errors import QatuiError
+from qatui.report.models import model_choices
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.screens.confirm import ConfirmScreen
 from qatui.tui.screens.run import RunScreen
@@ -45,6 +46,7 @@ class SpotCheckScreen(QatuiScreen):
         & #reference { height: 3; }
         & #run-row { height: auto; margin-top: 1; }
         & #run-row > Select { width: 1fr; }
+        & #run-row > #backbone { width: 2fr; }
         & #run-row > Label { width: auto; padding: 0 1; color: $text-muted; }
     }
     """
@@ -74,6 +76,10 @@ class SpotCheckScreen(QatuiScreen):
             with Horizontal(id="run-row"):
                 yield Label("Judge")
                 yield Select([], prompt="type an item first", id="judge", compact=True)
+                yield Label("Backbone")
+                yield Select(model_choices(self.qatui.config)["backbone"],
+                             value=self.qatui.config.models.default_backbone, allow_blank=False, id="backbone",
+                             compact=True)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -125,7 +131,7 @@ class SpotCheckScreen(QatuiScreen):
         select = self.query_one("#judge", Select)
         picked = select.value
         select.set_options((name, name) for name in offered)
-        select.prompt = "pick a judge" if offered else "type a question and two responses first"
+        select.prompt = "pick a judge" if offered else "type an item first"
         if picked in offered:
             select.value = picked
         elif offered:
@@ -167,12 +173,12 @@ class SpotCheckScreen(QatuiScreen):
         if not isinstance(judge, str):
             self.notify("Pick a judge first.", title="No judge", severity="warning")
             return
-        self.start(item, judge)
+        self.start(item, judge, str(self.query_one("#backbone", Select).value))
 
     @work(group="start", exclusive=True, exit_on_error=False, description="starting the spot check")
-    async def start(self, item: Item, judge: str) -> None:
+    async def start(self, item: Item, judge: str, backbone: str) -> None:
         app = self.qatui
-        job = await asyncio.to_thread(start_spot_check, app.store, item, judge, app.config, app._resources())
+        job = await asyncio.to_thread(start_spot_check, app.store, item, judge, app.config, app._resources(backbone))
         self.app.push_screen(SpotRunScreen(job))
 
 
