@@ -563,6 +563,30 @@ async def test_spot_check_runs_one_typed_item_as_a_session_then_discards_it(tmp_
         assert store.list() == []
 
 
+async def test_spot_check_runs_on_the_backbone_picked(tmp_path) -> None:
+    config = parse_config('[backbones.other]\nmodel = "openai/gpt-4o-mini"\napi_key_env = "NO_SUCH_KEY"\n', "test")
+    store = SessionStore(tmp_path / "sessions")
+    app = QatuiApp(config, store)
+    async with app.run_test(size=(100, 34)) as pilot:
+        app.open_spot_check()
+        await until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))
+        form = app.screen
+        backbone = form.query_one("#backbone", Select)
+        assert [value for _, value in backbone._options] == ["other", "local/smollm2"]  # the config's, then the embedded
+        assert backbone.value == "local/smollm2"
+        form.query_one("#question", Input).value = "What is the capital of France?"
+        form.query_one("#reference", TextArea).text = "Paris is the capital of France."
+        form.query_one("#response-1", Input).value = "Lyon."
+        form.query_one("#response-2", Input).value = "Paris is the capital."
+        await pilot.pause()
+        form.query_one("#judge", Select).value = "rouge-l"
+        backbone.value = "other"
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, SpotRunScreen) and app.screen.ended is not None)
+        session = store.open(app.screen.job.session.id)
+        assert session.meta["models"]["backbone"] == "other"
+
+
 async def test_spot_check_loads_an_item_from_a_file(tmp_path) -> None:
     app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
     async with app.run_test(size=(100, 34)) as pilot:
@@ -615,3 +639,88 @@ async def test_checklist_answers_fold_into_a_questions_by_responses_grid() -> No
         assert lines[2].startswith("Does it name the compound?") and lines[2].split()[-4:-2] == ["yes", "no"]
         assert lines[3].split()[-4:-2] == ["yes", "?"] and lines[3].split()[-2:] == ["·", "·"]
         assert lines[4].split()[-4:] == ["100%", "0%", "–", "–"]  # unanswered questions are not scored
+
+
+def _panel_host(panel_class):
+    from textual.app import App
+
+    class Host(App[None]):
+        def get_theme_variable_defaults(self) -> dict[str, str]:
+            return {"panel-border": "#808080"}
+
+        def compose(self):
+            yield panel_class()
+
+    return Host()
+
+
+async def test_pairwise_verdicts_show_both_orders_and_what_they_make_together() -> None:
+    from qatui.data.model import Item, PairwiseGold
+    from qatui.engine.events import PairJudged, Verdict
+    from qatui.tui.clipboard import panel_text
+    from qatui.tui.state import RunState
+    from qatui.tui.widgets.pairwise_panel import PairwisePanel
+
+    item = Item(id="p1", question="Q?", candidates={"x": "one", "y": "two", "z": "three"},
+                gold=PairwiseGold(a="x", b="y", labels=["A"]))
+    state = RunState([item], ["pairwise"], seed=0)
+    r = [f"Response {i}" for i in (1, 2, 3)]
+    for first, second, choice, why in [(r[0], r[1], "A", "R1 is complete."), (r[1], r[0], "B", ""),
+                                       (r[0], r[2], "A", ""), (r[2], r[0], "A", "")]:
+        state.fold(PairJudged(item_id="p1", judge="pairwise", first=first, second=second, choice=choice,
+                              rationale=why))
+    state.fold(PairJudged(item_id="p1", judge="pairwise", first=r[1], second=r[2], choice=None))
+    task = state.tasks[("p1", "pairwise")]
+    app = _panel_host(PairwisePanel)
+    async with app.run_test(size=(100, 20)) as pilot:
+        panel = app.query_one(PairwisePanel)
+        panel.show(task)
+        await pilot.pause()
+        lines = [" ".join(line.split()) for line in panel_text(panel).splitlines()]
+        assert lines[0] == "pair as shown swapped result"
+        assert "R1–R2 R1 R1 R1" in lines  # both orders chose R1
+        assert "R1–R3 R1 R3 tie (order bias)" in lines  # each order chose the response shown first
+        assert "R2–R3 ? … waiting" in lines  # one order in, unparsed
+        assert "R1 vs R2: R1 is complete." in lines
+    order = task.order
+    verdict = Verdict(item_id="p1", judge="pairwise", scores={c: 0.0 for c in order}, ranking=list(order),
+                      order=list(order), pair=("x", "y"), preference="B")
+    state.fold(verdict)
+    assert task.tau == -1.0 and task.preference == "B"  # people prefer x (A), the judge y (B)
+
+
+async def test_ragas_panel_marks_statements_questions_and_context_sentences() -> None:
+    from qatui.data.model import Item
+    from qatui.engine.events import ContextSentencesSelected, QuestionsGenerated, StatementsExtracted, \
+        StatementsVerified, StatementVerdict
+    from qatui.tui.clipboard import panel_text
+    from qatui.tui.state import RunState
+    from qatui.tui.widgets.ragas_panel import RagasPanel
+
+    item = Item(id="w1", question="When was it launched?", context=["It launched in 2023. It is red."],
+                candidates={"good": "In 2023.", "bad": "In 1990, from Mars."})
+    state = RunState([item], ["ragas"], seed=0)
+    label = "Response 1"
+    events = [
+        StatementsExtracted(response=label, statements=["It launched in 2023.", "It launched from Mars.", "It is big."]),
+        StatementsVerified(response=label, verdicts=[
+            StatementVerdict(statement="It launched in 2023.", supported=True),
+            StatementVerdict(statement="It launched from Mars.", supported=False, reason="no place is given"),
+            StatementVerdict(statement="It is big.", supported=None)]),
+        QuestionsGenerated(response=label, questions=["When did it launch?", "What colour is it?"],
+                           similarities=[0.9, 0.5]),
+        ContextSentencesSelected(response="", sentences=["It launched in 2023.", "It is red."], relevant=[0]),
+    ]
+    for event in events:
+        state.fold(event.model_copy(update={"item_id": "w1", "judge": "ragas"}))
+    task = state.tasks[("w1", "ragas")]
+    app = _panel_host(RagasPanel)
+    async with app.run_test(size=(120, 20)) as pilot:
+        panel = app.query_one(RagasPanel)
+        panel.show(task)
+        await pilot.pause()
+        lines = [" ".join(line.split()) for line in panel_text(panel).splitlines()]
+    assert lines[0] == f"Response 1 ({task.order[0]}) faithfulness 0.50 (1/2) answer relevance 0.70"
+    assert lines[1:4] == ["✓ It launched in 2023.", "✗ It launched from Mars. — no place is given", "? It is big."]
+    assert lines[4:6] == ["↺ 0.90 When did it launch?", "↺ 0.50 What colour is it?"]
+    assert lines[6:] == ["The item's context context relevance 0.50 (1/2)", "● It launched in 2023.", "· It is red."]

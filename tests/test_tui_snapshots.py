@@ -7,6 +7,7 @@ change with `pytest tests/test_tui_snapshots.py --snapshot-update`, and look at 
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import time
 
@@ -46,11 +47,25 @@ async def settle(pilot) -> None:
     """
     for _ in range(3):
         await pilot.pause(0.05)
-        await pilot.app.workers.wait_for_complete()
+        # a directory tree's loader waits for folders to open for as long as it lives: not work to wait for;
+        # a worker replaced by a newer one (exclusive groups) ends cancelled, which is fine here
+        work = [w.wait() for w in pilot.app.workers if w.group != "_loader"]
+        await asyncio.gather(*work, return_exceptions=True)
     await pilot.wait_for_scheduled_animations()
     await pilot.pause(0.5)  # tables filled by a worker lay out on the next refreshes
     pilot.app.clear_notifications()
     await pilot.pause()
+
+
+def pressing(*keys: str):
+    """A `run_before` that settles after each key, so what a key starts has finished before the next."""
+    async def run(pilot) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+
+    return run
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -61,6 +76,25 @@ def test_home(snap_compare, store, size) -> None:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_help(snap_compare, store, size) -> None:
     assert snap_compare(QatuiApp(Config(), store), run_before=settle, press=["question_mark"], terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_new_run(snap_compare, store, size) -> None:
+    """The dataset step: the working folder's tree and the demo set's preview with its first items."""
+    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("n"), terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_new_run_judges(snap_compare, store, size) -> None:
+    """The judges step with MinosEval highlighted: what it does and its options."""
+    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("n", "f3", "down", "down", "down", "down"),
+                        terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_new_run_models(snap_compare, store, size) -> None:
+    """The models step: the pickers and the backbone calls MinosEval will make on the demo set."""
+    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("n", "f4"), terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")

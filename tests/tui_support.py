@@ -19,6 +19,7 @@ from qatui.data.loaders import demo_dataset
 from qatui.engine.events import LLMCallFinished, LLMToken, emit
 from qatui.engine.jobs import RunJob, finish_run, start_run
 from qatui.judges.resources import Resources
+from qatui.llm.parse import parse_output
 from qatui.nli import NLIProbs
 from qatui.store.session import SessionStore
 
@@ -34,8 +35,20 @@ def _field(content: str, name: str) -> str:
     return match[1] if match else ""
 
 
+def pair_answers(content: str) -> tuple[str, str]:
+    """The texts shown as Answer A and Answer B in a pairwise (CALF) prompt."""
+    match = re.search(r"^Answer A:\n(.*?)\n\nAnswer B:\n(.*?)\n\nWhich answer", content, re.MULTILINE | re.DOTALL)
+    assert match, content
+    return match[1], match[2]
+
+
 class ScriptedLLM:
-    """MinosEval's backbone calls answered from their prompts; with a `gate`, each call first takes a permit."""
+    """MinosEval's and the pairwise judge's backbone calls answered from their prompts.
+
+    With a `gate`, each call first takes a permit. An answer is a dict (sent as JSON) or raw
+    text; either is read by the client's own parser, so text that does not fit the schema
+    raises `ParseError` as the real client does after its repair re-ask.
+    """
 
     model = "scripted/tui"
 
@@ -49,18 +62,23 @@ class ScriptedLLM:
         self.calls += 1
         content = messages[-1]["content"]
         answer = self.answer(purpose, content, schema)
-        text = json.dumps(answer)
+        text = answer if isinstance(answer, str) else json.dumps(answer)
         call_id = f"call-{self.calls}"
         for start in range(0, len(text), 12):
             emit(LLMToken(call_id=call_id, model=self.model, purpose=purpose, text=text[start:start + 12]))
             await asyncio.sleep(0)
         emit(LLMCallFinished(call_id=call_id, model=self.model, purpose=purpose, prompt_hash=f"h{self.calls}",
                              prompt_tokens=len(content) // 4, completion_tokens=len(text) // 4, response=text))
-        return SimpleNamespace(text=text, data=schema.model_validate(answer), event=None)
+        return SimpleNamespace(text=text, data=parse_output(text, schema), event=None)
 
     @staticmethod
-    def answer(purpose: str, content: str, schema) -> dict:
+    def answer(purpose: str, content: str, schema) -> dict | str:
         question, reference = _field(content, "Question"), _field(content, "Reference answer")
+        if purpose == "pair":  # the answer sharing more words with the reference (else the question) wins
+            target = _words(reference or question)
+            a, b = (len(target & _words(text)) for text in pair_answers(content))
+            return {"rationale": f"A shares {a} words with the reference, B {b}",
+                    "choice": "tie" if a == b else "A" if a > b else "B"}
         if purpose == "classify":
             factoid = bool(re.match(r"(What|Which|When|Who|Where|How many|A |In which)", question))
             return {"reason": "asks for a checkable fact" if factoid else "open-ended advice", "factoid": factoid}

@@ -13,7 +13,7 @@ import random
 from pydantic import BaseModel, ConfigDict
 
 from qatui.data.language import item_language
-from qatui.data.model import Item, QuestionType
+from qatui.data.model import Item, PairwiseGold, QuestionType
 
 
 def response_label(position: int) -> str:
@@ -50,6 +50,13 @@ class ItemView(BaseModel):
     responses: list[Response]
     language: str
     question_type: QuestionType | None
+    compares: str = "response"
+    """What the candidates are: "response" (answers), or "context" when the item's meta says
+    `compares: context` (WikiEval's context-relevance pairs: two retrieved passages)."""
+    pair_type: str | None = None
+    """What a pairwise item's two candidates were built to differ in (WikiEval: faithfulness,
+    answer_relevance, context_relevance), like `question_type` a property of the item, never
+    which candidate is better."""
 
     @property
     def labels(self) -> list[str]:
@@ -71,4 +78,6 @@ def present(item: Item, seed: int) -> tuple[ItemView, list[str]]:
         responses=responses,
         language=item_language(item),
         question_type=item.question_type,
+        compares=str(item.meta.get("compares") or "response"),
+        pair_type=item.gold.pair_type if isinstance(item.gold, PairwiseGold) else None,
     ), order

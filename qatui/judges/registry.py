@@ -20,6 +20,11 @@ JUDGES: dict[str, str] = {
     "minos-ialr": "qatui.judges.minos:MinosIALRJudge",
     "listwise": "qatui.judges.minos:ListwiseJudge",
     "checkeval": "qatui.judges.checkeval:CheckEvalJudge",
+    "pairwise": "qatui.judges.pairwise:PairwiseJudge",
+    "ragas": "qatui.judges.ragas:RagasJudge",
+    "ragas-faithfulness": "qatui.judges.ragas:RagasFaithfulnessJudge",
+    "ragas-answer-relevance": "qatui.judges.ragas:RagasAnswerRelevanceJudge",
+    "ragas-context-relevance": "qatui.judges.ragas:RagasContextRelevanceJudge",
 }
 
 

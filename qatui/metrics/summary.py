@@ -6,6 +6,8 @@ Keys (each omitted when it cannot be computed; every value finite, in [-1, 1] or
 - pairwise gold: `accuracy`, `accuracy_no_tie`, over human judgements (labels);
 - routing judges (MinosEval): `route_accuracy` of the factoid / non-factoid call against the
   dataset's question type, wherever the dataset gives one (no gold ranking needed);
+- pairwise judges asked in both orders (CALF): `position_consistency`, the share of pairs
+  whose two orders gave the same result, over every judged pair (no gold needed);
 - ratings gold: `pearson`, `spearman`, `kendall` at summary level (mean over documents) and
   `pearson_sample`, `spearman_sample`, `kendall_sample` over pooled (item, candidate) pairs.
   With several dimensions, `<key>/<dimension>` sits beside each plain key, which is then the
@@ -151,6 +153,24 @@ def _routing(items: Sequence[Item], verdicts: Mapping[str, Verdict]) -> dict[str
     return {"route_accuracy": estimate} if estimate else {}
 
 
+def _position_consistency(items: Sequence[Item], verdicts: Mapping[str, Verdict]) -> dict[str, _Estimate]:
+    """`position_consistency`: pairs whose two orders agreed, over the pairs judged in both orders.
+
+    Read from `details.position_consistency` (`agreed`, `judged_both`) of each verdict; one
+    unit per pair.
+    """
+    hits: list[list[float]] = []
+    for item in items:
+        if (verdict := verdicts.get(item.id)) is None:
+            continue
+        counts = verdict.details.get("position_consistency")
+        if isinstance(counts, dict):
+            agreed, judged = int(counts.get("agreed", 0)), int(counts.get("judged_both", 0))
+            hits += [[1.0]] * agreed + [[0.0]] * (judged - agreed)
+    estimate = _from_table(hits) if hits else None
+    return {"position_consistency": estimate} if estimate else {}
+
+
 def _values(estimates: dict[str, _Estimate]) -> dict[str, float]:
     """The metric values alone."""
     return {key: estimate.value for key, estimate in estimates.items()}
@@ -172,7 +192,7 @@ def summarize(
 ) -> JudgeMetrics:
     """Score one judge's verdicts (item id -> Verdict) against gold; items without either are skipped."""
     scored = [(item, verdicts[item.id]) for item in items if item.gold is not None and item.id in verdicts]
-    estimates = _estimates(scored) | _routing(items, verdicts)
+    estimates = _estimates(scored) | _routing(items, verdicts) | _position_consistency(items, verdicts)
     intervals = {}
     if ci:
         for key, estimate in estimates.items():

@@ -316,9 +316,14 @@ def print_item_detail(console: Console, data: dict[str, Any]) -> None:
             line = " > ".join(e["ranking"])
             pref = f"  preference {e['preference']} (A={e['pair'][0]}, B={e['pair'][1]})" if e.get("preference") else ""
             console.print(Text.assemble((judge, "bold"), f" ranking {line}{pref}"))
-            print_artifacts(console, e["artifacts"], {f"Response {i + 1}": cid for i, cid in enumerate(e["order"])})
+            by_label = {f"Response {i + 1}": cid for i, cid in enumerate(e["order"])}
+            print_artifacts(console, e["artifacts"], by_label)
             if isinstance(per_label := e["details"].get("dimension_scores"), dict):
                 print_dimension_scores(console, per_label, e["order"])
+            if isinstance(e["details"].get("pairs"), list):
+                print_pairs(console, e["artifacts"], e["details"], by_label)
+            if isinstance(e["details"].get("chosen_by"), str) and isinstance(e["details"].get("metric"), str):
+                print_ragas_metrics(console, e["details"], e["order"])
         else:
             console.print(f"[red]{escape(judge)} failed[/] ({escape(e['failure']['error_type'])}): {escape(e['failure']['reason'])}")
         if e["calls"]:
@@ -398,6 +403,8 @@ def print_artifacts(console: Console, artifacts: list[dict], by_label: dict[str,
                 console.print(f"    [dim]{escape(level)}[/] {escape(clip(text, 100))}")
         elif kind == "ranking_produced" and a.get("repaired"):
             console.print(f"  [yellow]ranking repaired[/]: {escape(a['repair'])} (raw: {escape(', '.join(a['raw']))})")
+        elif kind in RAGAS_ARTIFACTS:
+            print_ragas_artifact(console, a, artifacts, names)
 
 
 ANSWER_CELLS = {"yes": "[green]yes[/]", "no": "[red]no[/]", None: "[yellow]?[/]"}
@@ -444,3 +451,147 @@ def print_dimension_scores(console: Console, per_label: dict[str, dict], order: 
         scores = per_label.get(f"Response {i + 1}", {})
         table.add_row(escape(cid), *("-" if scores.get(d) is None else f"{scores[d]:.2f}" for d in dims))
     console.print(table)
+
+
+CHOICE_CELLS = {"A": "A", "B": "B", "tie": "[dim]tie[/]", None: "[yellow]unparsed[/]"}
+
+
+def _pair_outcome(votes: list[str | None], result: str | None) -> str:
+    """How a pair's orders combined, in words: agreement, position bias, or missing answers."""
+    counted = [v for v in votes if v is not None]
+    if result is None:
+        return "[yellow]no order parsed: no result[/]"
+    if len(votes) == 1:
+        return "asked in one order"
+    if len(counted) < len(votes):
+        return "[yellow]one order unparsed[/]: the other stands"
+    if len(set(counted)) == 1:
+        return "[green]both orders agree[/]"
+    return f"[red]orders disagree[/] ({'position bias' if 'tie' not in counted else 'a win against a tie'}): tie"
+
+
+def print_pairs(console: Console, artifacts: list[dict], details: dict, by_label: dict[str, str]) -> None:
+    """Pairwise (CALF): every pair, each order asked (who was A, the choice, the rationale), then the combined result."""
+    def name(label: str) -> str:
+        return by_label.get(label, label)
+
+    judged = [a for a in artifacts if a.get("type") == "pair_judged"]
+    both = details.get("both_orders", True)
+    console.print("pairwise comparisons, " + ("each pair in both orders (orders that disagree make a tie)" if both
+                                              else "each pair in one order"))  # not a table title: it would wrap
+    table = Table(box=None, padding=(0, 1, 0, 0))
+    table.add_column("shown as", no_wrap=True)
+    table.add_column("choice", no_wrap=True)
+    table.add_column("prefers", no_wrap=True)
+    table.add_column("rationale", overflow="fold", ratio=1)
+    for entry in details["pairs"]:
+        x, y = entry["pair"]
+        asked = sorted((a for a in judged if {a["first"], a["second"]} == {x, y}), key=lambda a: a["first"] != x)
+        for a in asked:
+            winner = {"A": a["first"], "B": a["second"]}.get(a.get("choice") or "", a.get("choice") or "-")
+            table.add_row(escape(f"A={name(a['first'])} B={name(a['second'])}"), CHOICE_CELLS[a.get("choice")],
+                          escape(name(winner)), escape(clip(a.get("rationale", ""), 90)))
+        result = entry["result"]
+        table.add_row("  [bold]combined[/]", "", f"[bold]{escape(name(result)) if result else '-'}[/]",
+                      _pair_outcome(entry["votes"], result))
+    console.print(table)
+    consistency, positions = details.get("position_consistency") or {}, details.get("positions") or {}
+    if both:
+        console.print(f"  [dim]position consistency[/] {consistency.get('agreed', 0)} of "
+                      f"{consistency.get('judged_both', 0)} pairs judged in both orders agree")
+    console.print("  [dim]positions chosen[/] " + ", ".join(f"{k} {v}" for k, v in positions.items()))
+
+
+RAGAS_ARTIFACTS = ("statements_extracted", "statements_verified", "questions_generated", "context_sentences_selected")
+RAGAS_MARKS = {True: "[green]✓[/]", False: "[red]✗[/]", None: "[yellow]?[/]"}
+RAGAS_SENTENCES_SHOWN = 20
+"""Contexts with more sentences show only the picked ones, the others counted between them."""
+
+
+def print_ragas_artifact(console: Console, a: dict, artifacts: list[dict], names: dict[str, str]) -> None:
+    """RAGAS: statements with ✓ / ✗ / ? (unanswered, excluded), questions written back with their
+    similarity to the item's question, context sentences with the needed ones marked ●."""
+    kind, label = a["type"], a.get("response", "")
+    who = escape(names.get(label, label))
+
+    def table(title: str, *columns: tuple[str, dict]) -> Table:
+        console.print(title)  # above the table, not its title: a narrow table would wrap it
+        grid = Table(box=None, padding=(0, 1, 0, 0), show_header=False)
+        for header, options in columns:
+            grid.add_column(header, **options)
+        return grid
+
+    if kind == "statements_extracted":
+        if not any(x.get("type") == "statements_verified" and x.get("response") == label for x in artifacts):
+            grid = table(f"statements of {who} (not verified)", ("", {"width": 3}), ("statement", {"ratio": 1}))
+            for statement in a["statements"]:
+                grid.add_row("  ·", escape(statement))
+            console.print(grid)
+    elif kind == "statements_verified":
+        verdicts = a["verdicts"]
+        answered = [v["supported"] for v in verdicts if v.get("supported") is not None]
+        open_ = len(verdicts) - len(answered)
+        title = (f"faithfulness of {who}: {sum(answered)} of {len(answered)} statements supported"
+                 + (f" ({open_} unanswered, excluded)" if open_ else ""))
+        grid = table(title, ("", {"width": 3}), ("statement", {"ratio": 3}), ("reason", {"ratio": 2, "style": "dim"}))
+        for v in verdicts:
+            grid.add_row(f"  {RAGAS_MARKS[v.get('supported')]}", escape(v["statement"]), escape(v.get("reason", "")))
+        console.print(grid)
+    elif kind == "questions_generated":
+        sims = a.get("similarities") or []
+        head = f"mean cosine {mean(sims):.3f}" if sims else "no question"
+        grid = table(f"questions written back from {who}: {head}", ("cosine", {"width": 7, "justify": "right"}),
+                     ("question", {"ratio": 1}))
+        for i, question in enumerate(a["questions"]):
+            grid.add_row(f"{sims[i]:.3f}" if i < len(sims) else "-", escape(question))
+        console.print(grid)
+    elif kind == "context_sentences_selected":
+        sentences, picked = a["sentences"], set(a.get("relevant") or [])
+        where = who if label else "the item's context"
+        grid = table(f"context sentences of {where}: {len(picked)} of {len(sentences)} needed",
+                     ("", {"width": 3}), ("k", {"width": 3, "justify": "right", "style": "dim"}),
+                     ("sentence", {"ratio": 1}))
+        skipped = 0
+        for i, sentence in enumerate(sentences):
+            if len(sentences) > RAGAS_SENTENCES_SHOWN and i not in picked:
+                skipped += 1
+                continue
+            if skipped:
+                grid.add_row("", "", f"[dim]… {skipped} not needed[/]")
+                skipped = 0
+            text = escape(clip(sentence, 240))
+            grid.add_row("  [green]●[/]" if i in picked else "  [dim]·[/]", str(i + 1),
+                         text if i in picked else f"[dim]{text}[/]")
+        if skipped:
+            grid.add_row("", "", f"[dim]… {skipped} not needed[/]")
+        console.print(grid)
+
+
+def print_ragas_metrics(console: Console, details: dict, order: list[str]) -> None:
+    """RAGAS: every metric computed, per candidate; the one that ranks is marked, failures named."""
+    metrics = [m for m in ("faithfulness", "answer_relevance", "context_relevance") if isinstance(details.get(m), dict)]
+    if not metrics:
+        return
+    ranked = details["metric"]
+    heads = [f"{m.replace('_', ' ')}{' *' if m == ranked or (ranked == 'mean' and m in details.get('mean_of', ())) else ''}"
+             for m in metrics]
+    console.print(f"  [bold]RAGAS[/] ranks by {escape(ranked.replace('_', ' '))} [dim](chosen by: "
+                  f"{escape(details['chosen_by'])}; * = the ranking score)[/]")
+    table = Table("candidate", *heads, box=None)
+    failures = details.get("failures") or {}
+    for i, cid in enumerate(order):
+        label = f"Response {i + 1}"
+        cells = []
+        for m in metrics:
+            value = details[m].get(label)
+            cells.append(f"{value:.3f}" if value is not None else "[yellow]failed[/]" if m in failures.get(label, {})
+                         else "-")
+        table.add_row(escape(cid), *cells)
+    console.print(table)
+    if (shared := details.get("context_relevance_of_context")) is not None:
+        console.print(f"  [dim]context relevance of the item's context (same for every response, not ranked)[/] {shared:.3f}")
+    for key, per_metric in failures.items():
+        name = order[int(key.removeprefix("Response ")) - 1] if key.startswith("Response ") else key
+        for metric, reason in per_metric.items():
+            console.print(f"  [yellow]{escape(metric)} failed[/] for {escape(name)}: {escape(clip(reason, 120))}")
+

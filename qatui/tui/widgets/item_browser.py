@@ -13,8 +13,10 @@ from qatui.tui.widgets.checklist_panel import ChecklistPanel
 from qatui.tui.widgets.entailment_panel import EntailmentPanel
 from qatui.tui.widgets.instances_panel import InstancesPanel
 from qatui.tui.widgets.item_list import ItemList
+from qatui.tui.widgets.pairwise_panel import PairwisePanel
 from qatui.tui.widgets.panel import TaskPanel
 from qatui.tui.widgets.question_panel import QuestionPanel
+from qatui.tui.widgets.ragas_panel import RagasPanel
 from qatui.tui.widgets.ranking_panel import RankingPanel
 from qatui.tui.widgets.routing_panel import RoutingPanel
 from qatui.tui.widgets.transcript_panel import TranscriptPanel
@@ -52,6 +54,8 @@ class ItemBrowser(Horizontal):
                 yield EntailmentPanel()
                 yield InstancesPanel()
                 yield ChecklistPanel()
+                yield PairwisePanel()
+                yield RagasPanel()
                 yield RankingPanel()
             yield TranscriptPanel(id="transcript").set_class(not self._transcript, "-hidden")
 

@@ -19,7 +19,7 @@ def row_key(key: TaskKey) -> str:
 
 
 class ItemList(VimTable):
-    """Status, item id, judge (when several) and tau; posts `Picked` as the cursor moves."""
+    """Status, tau, judge (when several) and item id; posts `Picked` as the cursor moves."""
 
     BINDING_GROUP_TITLE = "item list"
 
@@ -79,11 +79,12 @@ class ItemList(VimTable):
         self.clear(columns=True)
         self._state = state
         self._several_judges = len(state.judges) > 1
+        # status and tau first: long item ids run off the right edge instead of pushing tau out of view
         self.add_column("status", key="status", width=7)
-        self.add_column("item", key="item")
+        self.add_column("tau", key="tau", width=5)
         if self._several_judges:
             self.add_column("judge", key="judge")
-        self.add_column("tau", key="tau", width=6)
+        self.add_column("item", key="item")
         self._keys, self._drawn = {}, {}
         for task in state.tasks.values():
             self._keys[row_key(task.key)] = task.key
@@ -111,7 +112,7 @@ class ItemList(VimTable):
                 self._keys[key] = task.key
                 self.add_row(*self._cells(task), key=key)
                 continue
-            status, *_, tau = self._cells(task)
+            status, tau, *_ = self._cells(task)
             self.update_cell(key, "status", status)
             self.update_cell(key, "tau", tau)
 
@@ -131,9 +132,9 @@ class ItemList(VimTable):
 
     def _cells(self, task: TaskView) -> list[Text]:
         style = self.get_component_rich_style(f"item-list--{task.status}", partial=True)
-        cells = [Text(task.status, style=style), Text(task.item_id, no_wrap=True, overflow="ellipsis")]
+        tau = f"{task.tau:+.2f}" if task.tau is not None else "–" if task.status == "done" else ""
+        cells = [Text(task.status, style=style), Text(tau, justify="right")]
         if self._several_judges:
             cells.append(Text(task.judge, no_wrap=True))
-        tau = f"{task.tau:+.2f}" if task.tau is not None else "–" if task.status == "done" else ""
-        cells.append(Text(tau, justify="right"))
+        cells.append(Text(task.item_id, no_wrap=True, overflow="ellipsis"))
         return cells

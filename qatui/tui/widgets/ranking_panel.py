@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from qatui.data.model import RankingGold
+from qatui.data.model import PairwiseGold, RankingGold
 from qatui.tui.widgets.panel import TaskPanel
 
 
@@ -51,7 +51,7 @@ class RankingPanel(TaskPanel):
             waiting = {"queued": "not judged yet", "running": "waiting for the judge…"}.get(task.status, "no ranking")
             return Text(waiting, style=muted)
         gold = task.item.gold if task.item is not None else None
-        grades = _gold_positions(gold) if isinstance(gold, RankingGold) else {}
+        grades = _gold_positions(gold) if isinstance(gold, (RankingGold, PairwiseGold)) else {}
         table = Table(box=None, padding=(0, 1, 0, 0), expand=True, header_style=muted)
         table.add_column("#", justify="right", no_wrap=True)
         table.add_column("response", no_wrap=True)
@@ -72,12 +72,25 @@ class RankingPanel(TaskPanel):
         if task.tau is not None:
             kind = "agree" if task.tau >= 0.3 else "disagree" if task.tau < -0.3 else "muted"
             style = self.get_component_rich_style(f"ranking-panel--{kind}", partial=True)
-            parts.append(Text.assemble(("Kendall tau vs gold ", muted), (f"{task.tau:+.3f}", style)))
+            if isinstance(gold, PairwiseGold):
+                parts.append(Text.assemble(("people prefer ", muted), _side(gold, gold.label), ("  judge ", muted),
+                                           (_side(gold, task.preference), style)))
+            else:
+                parts.append(Text.assemble(("Kendall tau vs gold ", muted), (f"{task.tau:+.3f}", style)))
         if task.repair:
             parts.append(Text(f"ranking repaired: {task.repair}", style=muted))
         return Group(*parts)
 
 
-def _gold_positions(gold: RankingGold) -> dict[str, str]:
-    """Each candidate's gold tier, 1 = best; tied tiers share a number."""
+def _gold_positions(gold: RankingGold | PairwiseGold) -> dict[str, str]:
+    """Each candidate's gold tier, 1 = best; tied tiers share a number (a pair's tie: both 1)."""
+    if isinstance(gold, PairwiseGold):
+        return {gold.a: "2" if gold.label == "B" else "1", gold.b: "2" if gold.label == "A" else "1"}
     return {cid: str(i) for i, tier in enumerate(gold.tiers, 1) for cid in tier}
+
+
+def _side(gold: PairwiseGold, preference: str | None) -> str:
+    """'A (answer)', 'B (poor_answer)' or 'tie'."""
+    if preference in ("A", "B"):
+        return f"{preference} ({gold.a if preference == 'A' else gold.b})"
+    return preference or "?"
