@@ -327,6 +327,41 @@ async def test_pause_lets_the_item_in_flight_finish_then_resume_completes(tmp_pa
         assert "p" not in screen.active_bindings  # nothing left to pause
 
 
+async def test_live_pairwise_run_shows_both_orders_and_agreement_with_people(tmp_path) -> None:
+    from qatui.data.language import item_language
+    from qatui.data.model import PairwiseGold
+    from qatui.tui.clipboard import panel_text
+    from qatui.tui.widgets.pairwise_panel import PairwisePanel
+
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    demo = demo_dataset()
+    pairs = demo.model_copy(update={"items": [  # English ones: the scripted backbone reads the English prompt
+        it for it in demo.items if isinstance(it.gold, PairwiseGold) and item_language(it) == "en"]})
+    assert len(pairs.items) >= 2
+    job = start_run(store, pairs, ["pairwise"], config, concurrency=1, resources=scripted_resources(config))
+    app = QatuiApp(config, store, job=job)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
+        screen = app.screen
+        failures = {k: t.failure for k, t in screen.state.tasks.items() if t.failure}
+        assert screen.ended.status == "completed" and screen.state.count("done") == len(pairs.items), failures
+        panel = screen.query_one(PairwisePanel)
+        for item in pairs.items:
+            screen.query_one(ItemBrowser).select((item.id, "pairwise"))
+            await pilot.pause(0.05)
+            task = screen.state.tasks[(item.id, "pairwise")]
+            assert panel.display and len(task.pairs) == 2  # one pair, asked in both orders
+            assert {(j.first, j.second) for j in task.pairs} == {("Response 1", "Response 2"),
+                                                                   ("Response 2", "Response 1")}
+            verdict = screen.state.verdicts["pairwise"][item.id]
+            expected = 1.0 if verdict.preference == item.gold.label else 0.0 if "tie" in (
+                verdict.preference, item.gold.label) else -1.0
+            assert task.tau == expected
+            label = item.gold.label
+            side = label if label == "tie" else f"{label} ({item.gold.a if label == 'A' else item.gold.b})"
+            assert f"people prefer {side}" in panel_text(screen.query_one(RankingPanel))
+
+
 async def test_new_run_screen_starts_a_run_with_the_options_typed(tmp_path) -> None:
     config, store = Config(), SessionStore(tmp_path / "sessions")
     app = QatuiApp(config, store)
