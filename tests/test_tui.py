@@ -701,7 +701,7 @@ async def test_pairwise_verdicts_show_both_orders_and_what_they_make_together() 
     state = RunState([item], ["pairwise"], seed=0)
     r = [f"Response {i}" for i in (1, 2, 3)]
     for first, second, choice, why in [(r[0], r[1], "A", "R1 is complete."), (r[1], r[0], "B", ""),
-                                       (r[0], r[2], "A", ""), (r[2], r[0], "A", "")]:
+                                       (r[2], r[0], "A", ""), (r[0], r[2], "A", "")]:  # the swapped one came first
         state.fold(PairJudged(item_id="p1", judge="pairwise", first=first, second=second, choice=choice,
                               rationale=why))
     state.fold(PairJudged(item_id="p1", judge="pairwise", first=r[1], second=r[2], choice=None))

@@ -20,6 +20,12 @@ def short(label: str | None) -> str:
     return f"R{label.rsplit(' ', 1)[-1]}" if label.startswith("Response ") else label
 
 
+def _position(label: str) -> int:
+    """'Response 3' -> 3 (other labels last)."""
+    tail = label.rsplit(" ", 1)[-1]
+    return int(tail) if tail.isdigit() else 1 << 30
+
+
 class PairwisePanel(TaskPanel):
     """One row per pair: the winner as first shown (left one as A), swapped, and the two combined."""
 
@@ -65,6 +71,7 @@ class PairwisePanel(TaskPanel):
         table.add_column("result", no_wrap=True, overflow="ellipsis")
         rationales: list[Text] = []
         for orders in pairs.values():
+            orders.sort(key=lambda j: _position(j.first) > _position(j.second))  # as presented first, then swapped
             first = orders[0]
             votes = [short(j.winner) for j in orders[:2]] + ["…"] * (2 - len(orders))
             shown, kind = self._result(orders, combine([j.winner for j in orders]), task.status in ("done", "failed"))
