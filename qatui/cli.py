@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from qatui.config import Config
+    from qatui.data.model import Dataset
     from qatui.engine.jobs import RunJob
     from qatui.store.session import SessionStore
 
@@ -45,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--concurrency", type=int, metavar="N", help="items judged at once (default: config)")
     run.add_argument("--session", dest="name", metavar="NAME", help="name of the new session")
     run.add_argument("--json", action="store_true", help="print one JSON object with the results")
+    run.add_argument("--plan", action="store_true",
+                     help="check the dataset and judges, print the backbone calls each judge would make, start nothing")
     run.add_argument("--checklist", metavar="NAME_OR_PATH",
                      help="CheckEval's checklist: qa, summeval, topical_chat, or a .toml file (sets judges.checkeval.checklist)")
     _model_flags(run)
@@ -186,12 +189,40 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     if args.checklist:
         options = config.judge_options("checkeval") | {"checklist": args.checklist}
         config = config.model_copy(update={"judges": {**config.judges, "checkeval": options}})
+    if args.plan:
+        return _plan(args, config, dataset)
     job = start_run(
         _store(args, config), dataset, args.judges, config,
         seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name,
         resources=_resources(args, config),
     )
     return _run_job(job, args.json)
+
+
+def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
+    """`run --plan`: what a run would do (judges refused as a run would refuse them), with no session and no call."""
+    from qatui.engine.jobs import build_judges, expected_calls
+
+    subset = dataset.limited(args.limit)
+    resources = _resources(args, config)
+    judges = build_judges(args.judges, config, subset, resources)
+    calls = expected_calls(judges, subset)
+    known = [c for c in calls.values() if c is not None]
+    total = [sum(c[0] for c in known), sum(c[1] for c in known)] if len(known) == len(calls) else None
+    plan = {"dataset": dataset.name, "items": len(subset.items), "backbone": resources.backbone,
+            "calls": {name: list(c) if c else None for name, c in calls.items()}, "total_calls": total}
+    if args.json:
+        print(json.dumps(plan))
+        return 0
+    console = _console()
+    console.print(f"[b]{dataset.name}[/]: {len(subset.items)} items, backbone {resources.backbone}")
+    for name, count in calls.items():
+        shown = "?" if count is None else str(count[0]) if count[0] == count[1] else f"{count[0]}-{count[1]}"
+        console.print(f"  {name:<24} {shown:>10} backbone calls")
+    if total is not None and len(calls) > 1:
+        console.print(f"  {'total':<24} {total[0] if total[0] == total[1] else f'{total[0]}-{total[1]}':>10}")
+    console.print("[dim]counted before the cache; re-asks of malformed answers not counted[/]")
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace, config: Config) -> int:

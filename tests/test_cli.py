@@ -45,6 +45,24 @@ def test_run_demo_prints_the_json_contract(tmp_path, capsys) -> None:
     assert shown["judges"] == data["judges"]
 
 
+def test_run_plan_counts_the_calls_and_starts_nothing(tmp_path, capsys) -> None:
+    from qatui.data.loaders import load_dataset
+
+    sessions = tmp_path / "sessions"
+    plan = run_json(capsys, "run", str(DEMO), "--judge", "minos", "--judge", "bleu", "--limit", "5", "--plan",
+                    "--sessions-dir", str(sessions))
+    items = load_dataset(DEMO).items[:5]
+    # MinosEval: a routing call, then one key-point call per reference (factoid) or instances + ranking
+    fewest = sum(1 + min(len(it.references), 2) for it in items)
+    most = sum(1 + max(len(it.references), 2) for it in items)
+    assert plan["items"] == 5 and plan["backbone"] == "local/smollm2"
+    assert plan["calls"] == {"minos": [fewest, most], "bleu": [0, 0]} and plan["total_calls"] == [fewest, most]
+    assert not sessions.exists()  # no session, no call
+    code, out, err = run_cli(capsys, "run", str(DEMO), "--judge", "minos", "--plan", "--limit", "2",
+                             "--sessions-dir", str(sessions))
+    assert code == 0 and "minos" in out and "backbone calls" in out
+
+
 def test_item_detail_shows_scores_ranking_and_gold(tmp_path, capsys) -> None:
     data = run_json(capsys, "run", str(DEMO), "--judge", "rouge-l", "--limit", "3", "--sessions-dir", str(tmp_path))
     code, out, _ = run_cli(capsys, "sessions", "show", data["session"], "--item", "en-01", "--sessions-dir", str(tmp_path))
