@@ -201,26 +201,25 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
 
 def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     """`run --plan`: what a run would do (judges refused as a run would refuse them), with no session and no call."""
-    from qatui.engine.jobs import build_judges, expected_calls
+    from qatui.engine.jobs import build_judges, calls_text, expected_calls, total_calls
 
     subset = dataset.limited(args.limit)
     resources = _resources(args, config)
     judges = build_judges(args.judges, config, subset, resources)
     calls = expected_calls(judges, subset)
-    known = [c for c in calls.values() if c is not None]
-    total = [sum(c[0] for c in known), sum(c[1] for c in known)] if len(known) == len(calls) else None
+    total = total_calls(calls)
     plan = {"dataset": dataset.name, "items": len(subset.items), "backbone": resources.backbone,
-            "calls": {name: list(c) if c else None for name, c in calls.items()}, "total_calls": total}
+            "calls": {name: list(c) if c else None for name, c in calls.items()},
+            "total_calls": list(total) if total else None}
     if args.json:
         print(json.dumps(plan))
         return 0
     console = _console()
     console.print(f"[b]{dataset.name}[/]: {len(subset.items)} items, backbone {resources.backbone}")
     for name, count in calls.items():
-        shown = "?" if count is None else str(count[0]) if count[0] == count[1] else f"{count[0]}-{count[1]}"
-        console.print(f"  {name:<24} {shown:>10} backbone calls")
-    if total is not None and len(calls) > 1:
-        console.print(f"  {'total':<24} {total[0] if total[0] == total[1] else f'{total[0]}-{total[1]}':>10}")
+        console.print(f"  {name:<24} {calls_text(count):>10} backbone calls")
+    if len(calls) > 1:
+        console.print(f"  {'total':<24} {calls_text(total):>10}")
     console.print("[dim]counted before the cache; re-asks of malformed answers not counted[/]")
     return 0
 

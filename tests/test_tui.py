@@ -405,15 +405,27 @@ async def test_new_run_screen_offers_only_what_the_data_supports_and_counts_the_
         listing = screen.query_one("#judges", SelectionList)
         await until(pilot, lambda: listing.option_count > 0 and "71 responses" in shown(screen, "#preview"))
         screen.query_one("#path", Input).value = str(no_refs)
-        await until(pilot, lambda: listing.get_option("minos").disabled)
-        assert "minos: needs a reference answer, but 1 of 1 items have none" in \
-            shown(screen, "#unavailable")
-        assert "minos" not in listing.selected and "pick at least one judge" in shown(screen, "#plan")
+        await until(pilot, lambda: "minos: needs a reference answer, but 1 of 1 items have none"
+                    in shown(screen, "#unavailable"))
+        assert "(cannot run)" in str(listing.get_option("minos").prompt)
+        assert "minos" in listing.selected and "✗ minos cannot run: needs a reference answer" in shown(screen, "#plan")
         await pilot.press("ctrl+s")
         assert app.screen is screen and not chosen  # refused, with the reason on screen
 
+        # CheckEval's qa checklist shows the reference; its summeval one does not: the option makes it runnable
+        assert "checkeval: checklist qa shows the reference answer" in shown(screen, "#unavailable")
+        listing.deselect("minos")
+        listing.select("checkeval")
+        listing.highlighted = listing.get_option_index("checkeval")
+        await until(pilot, lambda: screen.query_one(OptionsForm).judge == "checkeval")
+        screen.query_one("#opt-checklist", Input).value = "summeval"
+        await until(pilot, lambda: "checkeval" not in shown(screen, "#unavailable"))
+        assert "(cannot run)" not in str(listing.get_option("checkeval").prompt)
+        assert "1 items · checkeval" in shown(screen, "#plan") and "backbone calls" in shown(screen, "#plan")
+        listing.deselect("checkeval")
+
         screen.query_one("#demo").press()
-        await until(pilot, lambda: not listing.get_option("minos").disabled)
+        await until(pilot, lambda: "71 responses" in shown(screen, "#preview") and "minos" not in shown(screen, "#unavailable"))
         listing.select("minos")
         dataset = demo_dataset()
         fewest = sum(min(len(it.references), 2) + 1 for it in dataset.items)

@@ -128,25 +128,15 @@ def test_run_finished(snap_compare, tmp_path, monkeypatch, size) -> None:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_compare(snap_compare, store, size) -> None:
     """Both sessions marked on Home and compared: lexical-baseline's two judges against MinosEval."""
-    async def compare(pilot) -> None:
-        await settle(pilot)
-        await pilot.press("space", "j", "space", "c")
-        await settle(pilot)
-
-    assert snap_compare(QatuiApp(Config(), store), run_before=compare, terminal_size=size)
+    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("space", "j", "space", "c"),
+                        terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_compare_side_by_side(snap_compare, store, size) -> None:
     """The item where two runs disagree most, both verdicts side by side."""
-    async def open_worst(pilot) -> None:
-        await settle(pilot)
-        await pilot.press("space", "j", "space", "c")
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-
-    assert snap_compare(QatuiApp(Config(), store), run_before=open_worst, terminal_size=size)
+    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("space", "j", "space", "c", "enter"),
+                        terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")

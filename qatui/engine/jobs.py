@@ -58,6 +58,20 @@ def expected_calls(judges: list[Judge], dataset: Dataset) -> dict[str, tuple[int
     return found
 
 
+def total_calls(calls: dict[str, tuple[int, int] | None]) -> tuple[int, int] | None:
+    """The sum of `expected_calls`' counts; None when any judge cannot say."""
+    if any(count is None for count in calls.values()):
+        return None
+    return sum(c[0] for c in calls.values() if c), sum(c[1] for c in calls.values() if c)
+
+
+def calls_text(count: tuple[int, int] | None) -> str:
+    """A call count as people read it: '12', '10–15', or '?' when unknown."""
+    if count is None:
+        return "?"
+    return str(count[0]) if count[0] == count[1] else f"{count[0]}–{count[1]}"
+
+
 @dataclass
 class RunJob:
     """An engine bound to its session and dataset, ready to be consumed."""

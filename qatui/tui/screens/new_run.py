@@ -110,13 +110,6 @@ def dataset_summary(dataset: Dataset) -> str:
     return "\n".join(lines)
 
 
-def calls_text(count: tuple[int, int] | None) -> str:
-    """'12', '10–15' or '?' calls."""
-    if count is None:
-        return "?"
-    return str(count[0]) if count[0] == count[1] else f"{count[0]}–{count[1]}"
-
-
 class NewRunScreen(QatuiScreen):
     """Dismisses with a `NewRun`, or None when cancelled."""
 
@@ -294,8 +287,9 @@ class NewRunScreen(QatuiScreen):
         listing.clear_options()
         for name, cls in self.judge_classes.items():
             problems = self.unmet.get(name, [])
+            # still pickable: its options may be what stops it (a checklist that shows the reference)
             prompt = name if not problems else f"[dim strike]{name}[/] [dim](cannot run)[/]"
-            listing.add_option(Selection(prompt, name, name in picked and not problems, name, disabled=bool(problems)))
+            listing.add_option(Selection(prompt, name, name in picked, name))
         unavailable = [f"[b]{name}[/]: {escape('; '.join(self.unmet[name]))}" for name in self.judge_classes
                        if self.unmet.get(name)]
         self.query_one("#unavailable", Static).update(
@@ -324,10 +318,8 @@ class NewRunScreen(QatuiScreen):
     def _options_changed(self, event: OptionsForm.Changed) -> None:
         self.options[event.judge] = event.values
         self._build(event.judge)
-        if self.dataset is not None and event.judge in self.judges:
-            self.unmet[event.judge] = self.judges[event.judge].unmet_needs(self.dataset)
         self._show_option_error(event.judge)
-        self.refresh_plan()
+        self.refresh_judges()  # an option can make the data fit the judge, or not
 
     def _show_option_error(self, name: str) -> None:
         self.query_one("#options-error", Static).update(escape(self.option_errors.get(name, "")))
@@ -353,14 +345,14 @@ class NewRunScreen(QatuiScreen):
             return [self.dataset_error or "the dataset is still loading"]
         picked = self.picked()
         if not picked:
-            return ["pick at least one judge (F3)"]
+            return ["tick at least one judge (F3)"]
         found = [self.option_errors[name] for name in picked if name in self.option_errors]
         found += [f"{name} cannot run: {'; '.join(self.unmet[name])}" for name in picked if self.unmet.get(name)]
         return found
 
     def refresh_plan(self) -> None:
         """The bottom line (what will run, or what stops it) and the Models tab's call counts."""
-        from qatui.engine.jobs import expected_calls
+        from qatui.engine.jobs import calls_text, expected_calls, total_calls
 
         plan = self.query_one("#plan", Static)
         problems = self.problems()
@@ -375,8 +367,7 @@ class NewRunScreen(QatuiScreen):
         calls = expected_calls(judges, subset)
         backbone = str(self.query_one("#backbone", Select).value)
         uses_llm = any(j.uses_llm for j in judges)
-        total = (sum(c[0] for c in calls.values() if c), sum(c[1] for c in calls.values() if c)) \
-            if all(c is not None for c in calls.values()) else None
+        total = total_calls(calls)
         plan.update(f"[b]{escape(self.dataset.name)}[/] · {len(subset.items)} items · {', '.join(calls)}"
                     + (f" · {escape(backbone)} · [b]{calls_text(total)}[/] backbone calls" if uses_llm
                        else " · no backbone calls") + "   [dim]ctrl+s starts[/]")
