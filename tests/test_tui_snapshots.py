@@ -51,6 +51,8 @@ async def settle(pilot) -> None:
         # a worker replaced by a newer one (exclusive groups) ends cancelled, which is fine here
         work = [w.wait() for w in pilot.app.workers if w.group != "_loader"]
         await asyncio.gather(*work, return_exceptions=True)
+    for field in pilot.app.screen.query("Input, TextArea"):
+        field.cursor_blink = False  # a steady cursor: a blinking one is caught on or off by chance
     await pilot.wait_for_scheduled_animations()
     await pilot.pause(0.5)  # tables filled by a worker lay out on the next refreshes
     pilot.app.clear_notifications()
