@@ -15,3 +15,17 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"../shared/data is not on this machine: {SHARED_DATA} does not exist")
     return SHARED_DATA
+
+
+@pytest.fixture
+def llm_server(monkeypatch):
+    """A scripted OpenAI-compatible server on 127.0.0.1 (tests/llm_server.py), stopped after the test.
+
+    Script it with `llm_server.script(responder, faults=[...])`; point a backbone at
+    `llm_server.base_url` with model "openai/fake-model".
+    """
+    from llm_server import FakeLLMServer  # tests/ is on sys.path, as for tui_support
+
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # LiteLLM must not fetch its price map
+    with FakeLLMServer(max_lifetime_s=60.0) as server:
+        yield server

@@ -1,0 +1,438 @@
+"""A scripted OpenAI-compatible HTTP server on loopback, for tests and benchmarks.
+
+It serves `POST /v1/chat/completions` (SSE when the body says `"stream": true`) and
+`GET /v1/models` from a background thread with its own event loop, so sync tests, a CLI
+run in-process with `asyncio.run`, and async tests can all call it through qatui's real
+client (LiteLLM -> the OpenAI SDK -> HTTP). Point a backbone at it with
+`BackboneConfig(model="openai/fake-model", api_base=server.base_url, api_key_env=...)`.
+
+    with FakeLLMServer(responder=lambda body: "Paris", faults=["429", "ok"]) as server:
+        ...                         # server.base_url, server.requests, server.counts
+    # or the `llm_server` fixture (tests/conftest.py), then `llm_server.script(...)`
+
+What each request gets is chosen, in order, by the script:
+
+* `faults`: an explicit sequence (the n-th completion request gets the n-th entry, then
+  `"ok"` once it is used up) or a function `(index, body) -> fault`;
+* else `fault_rates` ({"429": 0.1, "500": 0.05}) drawn from `random.Random(seed)`;
+* else `"ok"`: the responder's text (default "OK") after `latency_s`.
+
+A fault is a kind from `FAULT_KINDS`, or a `Fault(kind, ...)` carrying its own parameter
+(`Fault("hang", seconds=2)`, `Fault("429", retry_after=1)`). It is bounded: past
+`max_requests` completion requests every one is refused with a 400 (a permanent error, so a
+client stops at once), and after `max_lifetime_s` the server shuts itself down, so a
+runaway test can never loop forever against it. Only 127.0.0.1 is bound, on a free port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+FAULT_KINDS = {
+    "ok": "200 with the responder's text",
+    "429": "429 rate limited, no Retry-After header",
+    "429-retry-after": "429 rate limited with `Retry-After: <retry_after>` (seconds)",
+    "500": "500 internal server error",
+    "503": "503 service unavailable",
+    "hang": "sends nothing for `seconds` (default: the server's hang_s), then answers as ok",
+    "drop": "closes the connection: before any byte, or for a stream after the first chunks",
+    "empty": "200 whose text is empty",
+    "malformed": "200 whose text is JSON cut short (`{\"answer\": \"Par`)",
+    "long": "200 whose text is `chars` characters long (default: the server's long_chars)",
+    "garbage": "200 whose HTTP body is not JSON at all",
+}
+
+MALFORMED_TEXT = '{"answer": "Par'
+"""The answer a "malformed" fault sends: a JSON object cut off mid-string."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One scripted outcome; the optional fields override the server's defaults for it."""
+
+    kind: str = "ok"
+    retry_after: float | None = None  # "429-retry-after" (or "429" to add the header)
+    seconds: float | None = None  # "hang"
+    chars: int | None = None  # "long"
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault {self.kind!r}; known: {', '.join(FAULT_KINDS)}")
+
+
+FaultLike = str | Fault
+Script = Iterable[FaultLike] | Callable[[int, dict[str, Any]], FaultLike]
+Responder = Callable[[dict[str, Any]], Any]
+
+
+def _as_fault(value: FaultLike) -> Fault:
+    return value if isinstance(value, Fault) else Fault(str(value))
+
+
+def default_responder(body: dict[str, Any]) -> str:
+    """The default answer: "OK"."""
+    return "OK"
+
+
+def count_tokens(text: str) -> int:
+    """A stand-in tokenizer: whitespace-separated words (at least 1 for non-empty text)."""
+    return max(len(text.split()), 1 if text else 0)
+
+
+def _prompt_text(body: dict[str, Any]) -> str:
+    parts = []
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            parts.extend(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        elif content is not None:
+            parts.append(str(content))
+    return "\n".join(parts)
+
+
+class FakeLLMServer:
+    """A scripted OpenAI-compatible server; see the module docstring.
+
+    Read from the test's thread: `base_url` (`http://127.0.0.1:PORT/v1`), `requests` (the
+    JSON bodies of the completion requests served, in arrival order; refused ones are only
+    counted),
+    `headers` (their HTTP headers, same order), `counts` (a Counter of outcomes: the fault
+    kinds served, plus "refused"), `n_requests` (refused included), `n_streamed`, `n_models`, `in_flight`,
+    `max_in_flight`, `errors` (exceptions the responder raised; each was sent as a 500), and
+    `stopped_because` (None while serving; "lifetime" or "stop()").
+    """
+
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        faults: Script | None = None,
+        fault_rates: Mapping[str, float] | None = None,
+        seed: int = 0,
+        latency_s: float = 0.0,
+        chunk_chars: int = 8,
+        chunk_delay_s: float = 0.0,
+        hang_s: float = 30.0,
+        retry_after_s: float = 1.0,
+        long_chars: int = 200_000,
+        model: str = "fake-model",
+        max_requests: int = 10_000,
+        max_lifetime_s: float = 120.0,
+    ) -> None:
+        self.model = model
+        self.chunk_chars = max(1, chunk_chars)
+        self.chunk_delay_s = chunk_delay_s
+        self.hang_s = hang_s
+        self.retry_after_s = retry_after_s
+        self.long_chars = long_chars
+        self.max_requests = max_requests
+        self.max_lifetime_s = max_lifetime_s
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.counts: Counter[str] = Counter()
+        self.n_requests = 0
+        self.n_streamed = 0
+        self.n_models = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.stopped_because: str | None = None
+        self.errors: list[BaseException] = []
+        self.port: int | None = None
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self._stopping: asyncio.Event | None = None
+        self._started_at = 0.0
+        self.script(responder, faults=faults, fault_rates=fault_rates, seed=seed, latency_s=latency_s)
+
+    # -- scripting (callable from any thread, between requests) -------------------------------
+
+    def script(
+        self,
+        responder: Responder | None = None,
+        *,
+        faults: Script | None = None,
+        fault_rates: Mapping[str, float] | None = None,
+        seed: int = 0,
+        latency_s: float | None = None,
+    ) -> FakeLLMServer:
+        """Set what the next requests get; restarts the fault sequence (and the seeded RNG).
+
+        `responder(body) -> text` (or an awaitable of it) makes an "ok" answer; `faults` is
+        a sequence or a function `(index, body) -> fault`, where `index` counts completion
+        requests from 0 since this call; `fault_rates` maps fault kinds to probabilities
+        (summing to at most 1), drawn with `random.Random(seed)`.
+        """
+        for kind in fault_rates or {}:
+            _as_fault(kind)
+        if fault_rates and sum(fault_rates.values()) > 1.0 + 1e-9:
+            raise ValueError("fault_rates must sum to at most 1")
+        with self._lock:
+            self.responder: Responder = responder or default_responder
+            if faults is None or callable(faults):
+                self._faults_fn = faults
+                self._faults_seq: list[Fault] = []
+            else:
+                self._faults_fn = None
+                self._faults_seq = [_as_fault(f) for f in faults]
+            self._rates = dict(fault_rates or {})
+            self._rng = random.Random(seed)
+            self._index = 0
+            if latency_s is not None:
+                self.latency_s = latency_s
+        return self
+
+    def _next_fault(self, body: dict[str, Any]) -> Fault:
+        with self._lock:
+            index = self._index
+            self._index += 1
+            if self._faults_fn is not None:
+                return _as_fault(self._faults_fn(index, body))
+            if self._faults_seq or not self._rates:
+                return self._faults_seq[index] if index < len(self._faults_seq) else Fault("ok")
+            draw = self._rng.random()
+            for kind, rate in self._rates.items():
+                if draw < rate:
+                    return _as_fault(kind)
+                draw -= rate
+            return Fault("ok")
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        if self.port is None:
+            raise RuntimeError("the server is not started")
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self, timeout: float = 10.0) -> FakeLLMServer:
+        """Serve from a daemon thread; returns once the port is bound."""
+        if self._thread is not None:
+            raise RuntimeError("already started")
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def serve() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self._open())
+            except BaseException as e:  # noqa: BLE001 - handed to start()
+                failure.append(e)
+                ready.set()
+                loop.close()
+                return
+            loop.call_later(self.max_lifetime_s, lambda: loop.create_task(self._close("lifetime")))
+            ready.set()
+            try:
+                loop.run_forever()
+            finally:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+
+        self._thread = threading.Thread(target=serve, name="fake-llm-server", daemon=True)
+        self._thread.start()
+        if not ready.wait(timeout):
+            raise RuntimeError("the fake LLM server did not start in time")
+        if failure:
+            raise failure[0]
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop serving (any hanging request is answered at once) and end the thread."""
+        thread, loop = self._thread, self._loop
+        if thread is None or loop is None:
+            return
+        if thread.is_alive() and not loop.is_closed():
+            try:
+                future = asyncio.run_coroutine_threadsafe(self._close("stop()"), loop)
+                future.result(timeout)
+            except (RuntimeError, TimeoutError):  # the loop ended meanwhile (lifetime), or is stuck
+                pass
+        thread.join(timeout)
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start() if self._thread is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def _open(self) -> None:
+        self._stopping = asyncio.Event()
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._completions)
+        app.router.add_post("/chat/completions", self._completions)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/models", self._models)
+        # handler_cancellation: a request whose client went away (timed out) stops at once.
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None, handler_cancellation=True,
+                                     shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        self._started_at = time.monotonic()
+
+    async def _close(self, why: str) -> None:
+        if self.stopped_because is not None:
+            return
+        self.stopped_because = why
+        assert self._stopping is not None and self._runner is not None
+        self._stopping.set()  # wakes every hang
+        try:
+            await self._runner.cleanup()
+        finally:
+            asyncio.get_running_loop().call_soon(asyncio.get_running_loop().stop)
+
+    # -- handlers -------------------------------------------------------------------------------
+
+    async def _models(self, request: web.Request) -> web.Response:
+        with self._lock:
+            self.n_models += 1
+        return web.json_response({"object": "list", "data": [
+            {"id": self.model, "object": "model", "created": 0, "owned_by": "qatui-tests"}]})
+
+    async def _pause(self, seconds: float) -> None:
+        """Sleep, cut short when the server stops."""
+        if seconds > 0:
+            assert self._stopping is not None
+            try:
+                await asyncio.wait_for(self._stopping.wait(), seconds)
+            except TimeoutError:
+                pass
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return _error(400, "the request body is not JSON", "invalid_request_error")
+        if not isinstance(body, dict):
+            return _error(400, "the request body is not a JSON object", "invalid_request_error")
+        stream = bool(body.get("stream"))
+        with self._lock:
+            self.n_requests += 1
+            if self.n_requests > self.max_requests:
+                self.counts["refused"] += 1
+                refused = True
+            else:
+                refused = False
+                self.requests.append(body)
+                self.headers.append(dict(request.headers))
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        if refused:
+            return _error(400, f"fake LLM server: more than max_requests={self.max_requests} requests; refused",
+                          "invalid_request_error")
+        try:
+            fault = self._next_fault(body)
+            with self._lock:
+                self.counts[fault.kind] += 1
+                if stream:
+                    self.n_streamed += 1
+            await self._pause(self.latency_s)
+            return await self._answer(request, body, fault, stream)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    async def _answer(self, request: web.Request, body: dict[str, Any], fault: Fault,
+                      stream: bool) -> web.StreamResponse:
+        kind = fault.kind
+        if kind in ("429", "429-retry-after"):
+            headers = {}
+            after = fault.retry_after if fault.retry_after is not None else (
+                self.retry_after_s if kind == "429-retry-after" else None)
+            if after is not None:
+                headers["Retry-After"] = f"{after:g}"
+            return _error(429, "Rate limit reached (fake LLM server)", "rate_limit_exceeded", headers)
+        if kind == "500":
+            return _error(500, "The server had an error (fake LLM server)", "server_error")
+        if kind == "503":
+            return _error(503, "The engine is currently overloaded (fake LLM server)", "server_error")
+        if kind == "garbage":
+            return web.Response(status=200, text="<html>this is not JSON</html>", content_type="application/json")
+        if kind == "drop" and not stream:
+            _drop(request)
+            return web.Response(status=200)  # never sent: the connection is gone
+        if kind == "hang":
+            await self._pause(fault.seconds if fault.seconds is not None else self.hang_s)
+        try:
+            text = await self._text(body, fault)
+        except Exception as e:  # noqa: BLE001 - a broken responder: kept for the test, a 500 for the client
+            self.errors.append(e)
+            return _error(500, f"fake LLM server: the responder raised {type(e).__name__}: {e}", "server_error")
+        usage = {"prompt_tokens": count_tokens(_prompt_text(body)), "completion_tokens": count_tokens(text)}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        created = int(time.time())
+        ident = f"chatcmpl-fake-{self.n_requests}"
+        if not stream:
+            return web.json_response({
+                "id": ident, "object": "chat.completion", "created": created, "model": self.model,
+                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                             "message": {"role": "assistant", "content": text}}],
+                "usage": usage})
+        response = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream",
+                                                            "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        head = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": self.model}
+
+        async def send(choices: list[dict[str, Any]], **extra: Any) -> None:
+            await response.write(f"data: {json.dumps({**head, 'choices': choices, **extra})}\n\n".encode())
+
+        await send([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+        pieces = [text[i:i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)]
+        for n, piece in enumerate(pieces):
+            if kind == "drop" and n >= max(1, len(pieces) // 2):
+                _drop(request)
+                return response
+            await send([{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
+            await self._pause(self.chunk_delay_s)
+        if kind == "drop":  # a text too short to split: drop after the role chunk
+            _drop(request)
+            return response
+        await send([{"index": 0, "delta": {}, "finish_reason": "stop"}])
+        if (body.get("stream_options") or {}).get("include_usage"):
+            await send([], usage=usage)
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
+    async def _text(self, body: dict[str, Any], fault: Fault) -> str:
+        if fault.kind == "empty":
+            return ""
+        if fault.kind == "malformed":
+            return MALFORMED_TEXT
+        if fault.kind == "long":
+            n = fault.chars if fault.chars is not None else self.long_chars
+            unit = "lorem ipsum dolor sit amet "
+            return (unit * (n // len(unit) + 1))[:n]
+        text = self.responder(body)
+        if inspect.isawaitable(text):
+            text = await text
+        return text if isinstance(text, str) else json.dumps(text)
+
+
+def _error(status: int, message: str, code: str, headers: dict[str, str] | None = None) -> web.Response:
+    """An error in OpenAI's shape, which the OpenAI SDK (and so LiteLLM) reads."""
+    payload = {"error": {"message": message, "type": code, "param": None, "code": code}}
+    return web.json_response(payload, status=status, headers=headers)
+
+
+def _drop(request: web.Request) -> None:
+    """Close the TCP connection under the request (an abort: no orderly end of the body)."""
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
