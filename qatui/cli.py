@@ -10,12 +10,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import signal
 import sys
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from qatui import __version__
+from qatui.config import MAX_CONCURRENCY
 from qatui.errors import QatuiError
+from qatui.text import plural
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,14 +31,61 @@ if TYPE_CHECKING:
     from qatui.store.session import SessionStore
 
 
+EXIT_RUN_FAILED = 1
+"""Exit status of a run that ended with every item failed."""
+EXIT_REFUSED = 2
+"""Exit status of anything refused before work: bad option, dataset, config, backbone."""
+EXIT_INTERRUPTED = 130
+"""Exit status after Ctrl-C: the session is saved and resumable."""
+
+
+class UsageError(QatuiError):
+    """The command line itself is wrong (unknown option, bad number): reported like any other error."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises `UsageError` instead of printing usage and exiting, so `--json` gets JSON."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def _global_options(parser: argparse.ArgumentParser, *, default: object) -> None:
+    """--config and --sessions-dir: accepted before the command and after it, meaning the same.
+
+    Below the top level their default is SUPPRESS, so an option given before the command is
+    not overwritten by the subcommand's own (absent) one.
+    """
+    parser.add_argument("--config", metavar="PATH", default=default,
+                        help="config file (default: $XDG_CONFIG_HOME/qatui/config.toml)")
+    parser.add_argument("--sessions-dir", metavar="DIR", default=default,
+                        help="where sessions live (default: $QATUI_SESSIONS_DIR or ./sessions)")
+
+
+def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer within [low, high], else an error naming the allowed range."""
+    allowed = f"from {low} to {high}" if high is not None else f"{low} or more"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number {allowed}, not {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, not {value}")
+        return value
+
+    return parse
+
+
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", metavar="PATH", help="config file (default: $XDG_CONFIG_HOME/qatui/config.toml)")
-    common.add_argument("--sessions-dir", metavar="DIR", help="where sessions live (default: $QATUI_SESSIONS_DIR or ./sessions)")
+    _global_options(common, default=argparse.SUPPRESS)
 
-    p = argparse.ArgumentParser(
-        prog="qatui", parents=[common],
+    p = _Parser(
+        prog="qatui",
         description="Judge open-ended question answering with LLMs. With no command, opens the workbench (TUI).")
+    _global_options(p, default=None)
     p.add_argument("--version", action="version", version=f"qatui {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -41,9 +93,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("dataset", help="dataset file or folder (see `qatui datasets inspect`)")
     run.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
     run.add_argument("--judge", dest="judges", action="append", default=[], metavar="NAME", help="judge to run (repeatable)")
-    run.add_argument("--limit", type=int, metavar="N", help="only the first N items")
-    run.add_argument("--seed", type=int, help="seed of the candidate shuffle (default: config)")
-    run.add_argument("--concurrency", type=int, metavar="N", help="items judged at once (default: config)")
+    run.add_argument("--limit", type=int_in(1), metavar="N", help="only the first N items (1 or more)")
+    run.add_argument("--seed", type=int_in(0), help="seed of the candidate shuffle, 0 or more (default: config)")
+    run.add_argument("--concurrency", type=int_in(1, MAX_CONCURRENCY), metavar="N",
+                     help=f"items judged at once, 1 to {MAX_CONCURRENCY} (default: config)")
     run.add_argument("--session", dest="name", metavar="NAME", help="name of the new session")
     run.add_argument("--json", action="store_true", help="print one JSON object with the results")
     run.add_argument("--plan", action="store_true",
@@ -62,14 +115,14 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("open", parents=[common], help="browse a saved session in the TUI").add_argument(
         "id", help="session id, name, or a unique prefix of the id")
 
-    cl = sub.add_parser("checklist", help="CheckEval checklists: generate one from seed questions")
+    cl = sub.add_parser("checklist", parents=[common], help="CheckEval checklists: generate one from seed questions")
     cls_ = cl.add_subparsers(dest="action", metavar="ACTION")
     gen = cls_.add_parser("generate", parents=[common],
                           help="diversify and elaborate seed questions, then filter them with the backbone")
     gen.add_argument("seed", metavar="SEED.toml", help="a checklist file whose questions are the seeds")
     gen.add_argument("-o", "--output", metavar="OUT.toml", required=True, help="the reviewed checklist to write")
-    gen.add_argument("--diversify", type=int, default=2, metavar="N", help="new questions per sub-dimension (default 2)")
-    gen.add_argument("--elaborate", type=int, default=3, metavar="N",
+    gen.add_argument("--diversify", type=int_in(0, 20), default=2, metavar="N", help="new questions per sub-dimension (default 2)")
+    gen.add_argument("--elaborate", type=int_in(3, 10), default=3, metavar="N",
                      help="specific questions per seed question, 3 to 10 (default 3)")
     _model_flags(gen)
 
@@ -77,13 +130,13 @@ def _parser() -> argparse.ArgumentParser:
     models = sub.add_parser("models", parents=[common], help="list backbones, NLI models and embedders")
     models.add_argument("--check", action="store_true", help="make one small request of each and report")
 
-    ds = sub.add_parser("datasets", help="validate and preview datasets").add_subparsers(dest="action", metavar="ACTION")
-    insp = ds.add_parser("inspect", help="validate a dataset and preview it")
+    ds = sub.add_parser("datasets", parents=[common], help="validate and preview datasets").add_subparsers(dest="action", metavar="ACTION")
+    insp = ds.add_parser("inspect", parents=[common], help="validate a dataset and preview it")
     insp.add_argument("path")
     insp.add_argument("--format", dest="fmt")
     insp.add_argument("--json", action="store_true")
 
-    ss = sub.add_parser("sessions", help="list, show, export, compare, resume sessions")
+    ss = sub.add_parser("sessions", parents=[common], help="list, show, export, compare, resume sessions")
     sss = ss.add_subparsers(dest="action", metavar="ACTION")
     sss.add_parser("list", parents=[common], help="saved sessions, newest first").add_argument("--json", action="store_true")
     show = sss.add_parser("show", parents=[common], help="a session's metrics, or one item in detail")
@@ -132,53 +185,90 @@ def _store(args: argparse.Namespace, config: Config) -> SessionStore:
     return SessionStore(config.sessions_dir(args.sessions_dir))
 
 
-def _consume(job: RunJob, quiet: bool) -> str:
-    """Drive the engine with a progress bar on stderr; returns completed / cancelled."""
+def _consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
+    """Drive the engine with a progress bar on stderr, then summarise; returns (status, summary).
+
+    The first Ctrl-C says at once what happens (nothing new starts, finished items are kept,
+    the model calls in flight are being waited for) and stops the run; a second one exits
+    at once. The session is summarised before the wait, so either way it is resumable.
+    """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from qatui.engine.events import ItemFailed, RunFinished, Verdict
+    from qatui.engine.jobs import finish_run
 
     engine = job.engine
+    stderr = _console(stderr=True)
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(), TimeRemainingColumn(),
-        console=_console(stderr=True), transient=quiet, disable=False,
+        console=stderr, transient=quiet, disable=False,
     )
+    presses = 0
 
-    async def drive() -> str:
+    def on_interrupt(main: asyncio.Task) -> None:
+        nonlocal presses
+        presses += 1
+        if presses == 1:
+            progress.stop()
+            stderr.print("[yellow]Stopping[/]: no new item starts and every finished item is saved; waiting for "
+                         "the model calls in flight to return. Press Ctrl-C again to quit now.")
+            main.cancel()
+            return
+        stderr.print(f"[yellow]Quit.[/] Finished items are saved. Resume with: qatui sessions resume {job.session.id}")
+        job.session.flush()
+        os._exit(EXIT_INTERRUPTED)  # the executor's threads (a local model mid-generation) are not waited for
+
+    async def drive() -> tuple[str, dict[str, dict]]:
+        main = asyncio.current_task()
+        try:
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, on_interrupt, main)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+            pass
         status = "cancelled"
-        with progress:
-            bar = progress.add_task(job.session.id, total=len(engine.tasks), failed=0)
-            async for event in engine.run():
-                if isinstance(event, (Verdict, ItemFailed)):
-                    progress.update(bar, advance=1, failed=engine.counts.failed)
-                elif isinstance(event, RunFinished):
-                    status = event.status
-        return status
+        try:
+            with progress:
+                bar = progress.add_task(job.session.id, total=len(engine.tasks), failed=0)
+                async for event in engine.run():
+                    if isinstance(event, (Verdict, ItemFailed)):
+                        progress.update(bar, advance=1, failed=engine.counts.failed)
+                    elif isinstance(event, RunFinished):
+                        status = event.status
+        except asyncio.CancelledError:
+            if not presses:
+                raise
+            main.uncancel()
+            status = "interrupted-by-user"
+        summary = finish_run(job, "cancelled" if status == "interrupted-by-user" else status)
+        return status, summary
 
     return asyncio.run(drive())
 
 
 def _run_job(job: RunJob, as_json: bool) -> int:
-    """Run to the end, summarise, print; Ctrl-C leaves a flushed, resumable session."""
+    """Run to the end, summarise, print; Ctrl-C leaves a flushed, resumable session (exit 130)."""
     from qatui.engine.jobs import finish_run, session_json
 
     try:
-        status = _consume(job, quiet=as_json)
-    except KeyboardInterrupt:
-        finish_run(job, "cancelled")
+        status, summary = _consume(job, quiet=as_json)
+    except KeyboardInterrupt:  # before the handler was installed, or where signals cannot be handled
+        status, summary = "interrupted-by-user", finish_run(job, "cancelled")
+    if status == "interrupted-by-user":
+        done, failed = job.engine.counts.done, job.engine.counts.failed
         _console(stderr=True).print(
-            f"[yellow]Interrupted.[/] Finished items are saved. Resume with: qatui sessions resume {job.session.id}"
+            f"[yellow]Interrupted.[/] {done} finished and {failed} failed in this run are saved. "
+            f"Resume with: qatui sessions resume {job.session.id}"
         )
-        return 130
-    summary = finish_run(job, status)
+        if as_json:
+            print(json.dumps(session_json(job.session.meta, summary)))
+        return EXIT_INTERRUPTED
     if as_json:
         print(json.dumps(session_json(job.session.meta, summary)))
     else:
         from qatui.report import print_session
 
         print_session(_console(), job.session.meta, summary, failures=job.engine.counts.failures)
-    return 0
+    return EXIT_RUN_FAILED if job.session.meta.get("status") == "failed" else 0
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
@@ -201,11 +291,12 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
 
 def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     """`run --plan`: what a run would do (judges refused as a run would refuse them), with no session and no call."""
-    from qatui.engine.jobs import build_judges, calls_text, expected_calls, total_calls
+    from qatui.engine.jobs import build_judges, calls_text, check_models, expected_calls, total_calls
 
     subset = dataset.limited(args.limit)
     resources = _resources(args, config)
     judges = build_judges(args.judges, config, subset, resources)
+    check_models(judges, resources)
     calls = expected_calls(judges, subset)
     total = total_calls(calls)
     plan = {"dataset": dataset.name, "items": len(subset.items), "backbone": resources.backbone,
@@ -215,7 +306,7 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
         print(json.dumps(plan))
         return 0
     console = _console()
-    console.print(f"[b]{dataset.name}[/]: {len(subset.items)} items, backbone {resources.backbone}")
+    console.print(f"[b]{dataset.name}[/]: {plural(len(subset.items), 'item')}, backbone {resources.backbone}")
     for name, count in calls.items():
         console.print(f"  {name:<24} {calls_text(count):>10} backbone calls")
     if len(calls) > 1:
@@ -255,6 +346,7 @@ def cmd_checklist(args: argparse.Namespace, config: Config) -> int:
     if args.action != "generate":
         raise QatuiError("usage: qatui checklist generate SEED.toml -o OUT.toml [--backbone M]")
     resources = _resources(args, config)
+    resources.check_backbone()
     report = asyncio.run(generate_checklist(args.seed, args.output, resources.llm,
                                             diversify=args.diversify, elaborate=args.elaborate))
     _console(stderr=True).print(report)
@@ -338,9 +430,17 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         print(json.dumps(data)) if args.json else report.print_comparison(console, data)
         return 0
     if args.action == "resume":
-        from qatui.engine.jobs import resume_run
+        from qatui.engine.jobs import NothingToResume, resume_run, session_json
 
-        return _run_job(resume_run(store, args.id, config), args.json)
+        try:
+            job = resume_run(store, args.id, config)
+        except NothingToResume as e:
+            _console(stderr=True).print(str(e))
+            if args.json:
+                session = store.open(args.id)
+                print(json.dumps(session_json(session.meta, session.summary())))
+            return 0
+        return _run_job(job, args.json)
     if args.action == "delete":
         session = store.open(args.id)
         if not args.yes and not _confirm(f"Delete session {session.id} ({session.path})?"):
@@ -365,18 +465,28 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in argv
     try:
+        args = _parser().parse_args(argv)
+        as_json = bool(getattr(args, "json", False))
         from qatui.config import load_config
 
         config = load_config(args.config)
         return COMMANDS[args.command](args, config)
     except QatuiError as e:
-        from rich.markup import escape
-
-        _console(stderr=True).print(f"[bold red]error:[/] {escape(str(e))}", soft_wrap=True)
-        return 2
+        report_error(e, as_json)
+        return EXIT_REFUSED
     except KeyboardInterrupt:
         _console(stderr=True).print("[yellow]interrupted[/]")
-        return 130
+        return EXIT_INTERRUPTED
+
+
+def report_error(error: QatuiError, as_json: bool) -> None:
+    """One line on stderr, or with `--json` one `{"error": ...}` object on stdout (a script reads stdout)."""
+    if as_json:
+        print(json.dumps({"error": str(error), "kind": type(error).__name__}))
+        return
+    from rich.markup import escape
+
+    _console(stderr=True).print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)

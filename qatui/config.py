@@ -22,6 +22,8 @@ else:  # pragma: no cover - Python 3.10 and older
     import tomli as tomllib
 
 DEFAULT_BACKBONE = "local/smollm2"
+MAX_CONCURRENCY = 256
+"""The most items a run judges at once (`general.concurrency`, `--concurrency`)."""
 
 
 class _Section(BaseModel):
@@ -32,7 +34,7 @@ class GeneralConfig(_Section):
     """Run-wide settings."""
 
     seed: int = 0
-    concurrency: int = Field(4, ge=1, le=256)
+    concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY)
     sessions_dir: str | None = None
     theme: str = "qatui-dark"
 

@@ -487,7 +487,7 @@ def test_detect_format(tmp_path: Path, name: str, writer: Any, expected: str) ->
 def test_undetectable_and_unknown_formats(tmp_path: Path) -> None:
     text = write(tmp_path, "notes.txt", "just words")
     assert_names(error_of(text), "notes.txt", "cannot tell its format", *FORMATS)
-    assert_names(error_of(write_json(tmp_path, "odd.json", {"a": 1})), "odd.json", "cannot tell")
+    assert_names(error_of(write_json(tmp_path, "odd.json", {"a": 1})), "odd.json", "valid JSON, but not a shape qatui knows", "--format")
     assert_names(error_of(text, "yaml"), "unknown dataset format 'yaml'", "jsonl", "wikieval")
     assert_names(error_of(text, "jsonl", csv_mapping={"question": "q"}), "only to the csv format")
     assert_names(error_of(write(tmp_path, "empty.json", "")), "empty.json", "empty")

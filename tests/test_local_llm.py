@@ -91,7 +91,7 @@ async def test_streaming_emits_tokens_and_a_rerun_is_cached(client, events, monk
 async def test_check_and_label(client):
     assert client.label == "local/smollm2 (weak, embedded)" and client.is_local
     status = await client.check()
-    assert status.startswith("local/smollm2 (weak, embedded): answered ")
+    assert status.startswith("local/smollm2 (weak, embedded): replied in ")
 
 
 def test_a_stopped_generation_ends_at_the_next_token():

@@ -272,7 +272,7 @@ def test_options_are_validated_and_large_items_are_refused_up_front() -> None:
     big = ITEM.model_copy(update={"candidates": {f"c{i}": "t" for i in range(10)}, "gold": None})
     dataset = Dataset(name="big", path="big", format="jsonl", content_hash="x", items=[big, ITEM])
     (problem,) = make_judge("pairwise").unmet_needs(dataset)
-    assert "1 items have more than max_candidates = 8" in problem and "90 calls per item" in problem
+    assert "1 item has more than max_candidates = 8" in problem and "90 calls per item" in problem
     assert make_judge("pairwise", {"max_candidates": 10}).unmet_needs(dataset) == []
 
 

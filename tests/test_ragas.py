@@ -451,7 +451,7 @@ def test_a_run_that_cannot_be_fed_stops_with_a_clear_message(tmp_path, capsys) -
     data.write_text(json.dumps({"id": "1", "question": "q?", "candidates": {"a": "x", "b": "y"}}) + "\n")
     code = main(["run", str(data), "--judge", "ragas-faithfulness", "--sessions-dir", str(tmp_path / "s")])
     err = capsys.readouterr().err
-    assert code == 2 and "needs retrieved context, but 1 of 1 items have none" in err and "Traceback" not in err
+    assert code == 2 and "needs retrieved context, but 1 of 1 item has none" in err and "Traceback" not in err
 
 
 def test_expected_calls_per_metric(tmp_path) -> None:

@@ -405,7 +405,7 @@ async def test_new_run_screen_offers_only_what_the_data_supports_and_counts_the_
         listing = screen.query_one("#judges", SelectionList)
         await until(pilot, lambda: listing.option_count > 0 and "71 responses" in shown(screen, "#preview"))
         screen.query_one("#path", Input).value = str(no_refs)
-        await until(pilot, lambda: "minos: needs a reference answer, but 1 of 1 items have none"
+        await until(pilot, lambda: "minos: needs a reference answer, but 1 of 1 item has none"
                     in shown(screen, "#unavailable"))
         assert "(cannot run)" in str(listing.get_option("minos").prompt)
         assert "minos" in listing.selected and "✗ minos cannot run: needs a reference answer" in shown(screen, "#plan")

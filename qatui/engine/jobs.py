@@ -16,6 +16,12 @@ from qatui import __version__
 from qatui.errors import DatasetError, JudgeError, SessionError
 from qatui.judges.registry import make_judge
 
+
+
+class NothingToResume(SessionError):
+    """`resume` on a session with no item left to judge (not an error for the data, but no run either)."""
+
+
 if TYPE_CHECKING:
     from qatui.config import Config
     from qatui.data.model import Dataset
@@ -46,6 +52,12 @@ def build_judges(names: list[str], config: Config, dataset: Dataset, resources: 
         if problems := judge.unmet_needs(dataset):
             raise JudgeError(f"judge {judge.name!r} cannot run on {dataset.name} ({dataset.format}): {'; '.join(problems)}")
     return judges
+
+
+def check_models(judges: list[Judge], resources: Resources) -> None:
+    """Refuse a run whose backbone cannot answer, before any session exists (only when a judge calls it)."""
+    if any(j.uses_llm for j in judges) or resources.nli_name == "llm" and any(j.uses_nli for j in judges):
+        resources.check_backbone()
 
 
 def expected_calls(judges: list[Judge], dataset: Dataset) -> dict[str, tuple[int, int] | None]:
@@ -110,6 +122,7 @@ def start_run(
         raise DatasetError(f"{dataset.path}: the dataset has no items to run")
     resources = resources or Resources(config)
     judges = build_judges(judge_names, config, subset, resources, judge_options)
+    check_models(judges, resources)
     seed = config.general.seed if seed is None else seed
     concurrency = concurrency or config.general.concurrency
     meta: dict[str, Any] = {
@@ -158,6 +171,11 @@ def resume_run(store: SessionStore, session_id: str, config: Config, *, resource
     subset = dataset.limited(ds.get("limit"))
     resources = resources or resources_from_meta(meta, config)
     judges = [make_judge(name, options, resources) for name, options in meta["judges"].items()]
+    done = session.finished_keys()
+    if all((item.id, j.name) in done for item in subset.items for j in judges):
+        raise NothingToResume(f"session {session.id} is complete: every item of every judge is done, nothing to resume "
+                              f"(see it with `qatui sessions show {session.id}`)")
+    check_models(judges, resources)
     session.update_meta(status="running", pid=os.getpid(), updated=now_iso())
     return RunJob(session, subset, _engine(subset, judges, session, meta["seed"], meta["concurrency"]))
 
@@ -172,7 +190,10 @@ def resources_from_meta(meta: dict, config: Config) -> Resources:
 
 
 def finish_run(job: RunJob, status: str) -> dict[str, dict]:
-    """Summarise every judge of the session against the gold and store it; returns the summary."""
+    """Summarise every judge of the session against the gold and store it; returns the summary.
+
+    A run that ended with every item of every judge failed is stored as `failed`, not `completed`.
+    """
     from qatui.metrics import summarize
 
     session = job.session
@@ -192,6 +213,8 @@ def finish_run(job: RunJob, status: str) -> dict[str, dict]:
             "breakdown": metrics.breakdown,
         }
         session.set_summary(judge, summary[judge])
+    if status == "completed" and summary and all(doc["n_done"] == 0 and doc["n_failed"] for doc in summary.values()):
+        status = "failed"  # nothing was judged: not a result anyone should read as one
     session.update_meta(status=status, updated=now_iso(), pid=None, llm=llm_totals(results))
     session.flush()
     return summary

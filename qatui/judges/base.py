@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from qatui.engine.events import Event
+from qatui.text import have, plural
 
 if TYPE_CHECKING:
     from qatui.data.model import Dataset, Item
@@ -78,11 +79,12 @@ class Judge(ABC):
         problems = []
         items = dataset.items
         if self.needs.reference and (n := sum(1 for it in items if not it.references)):
-            problems.append(f"needs a reference answer, but {n} of {len(items)} items have none")
+            problems.append(f"needs a reference answer, but {n} of {plural(len(items), 'item')} {have(n)} none")
         if self.needs.context and (n := sum(1 for it in items if not it.context)):
-            problems.append(f"needs retrieved context, but {n} of {len(items)} items have none")
+            problems.append(f"needs retrieved context, but {n} of {plural(len(items), 'item')} {have(n)} none")
         if (n := sum(1 for it in items if len(it.candidates) < self.needs.min_candidates)):
-            problems.append(f"needs at least {self.needs.min_candidates} candidates, but {n} items have fewer")
+            problems.append(f"needs at least {self.needs.min_candidates} candidates, but {plural(n, 'item')} "
+                            f"{have(n)} fewer")
         return problems
 
     def expected_calls(self, item: Item) -> tuple[int, int] | None:

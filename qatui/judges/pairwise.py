@@ -42,6 +42,7 @@ from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.minos import bounded_text
 from qatui.judges.prompts import chat, load_prompts
 from qatui.llm.errors import ParseError
+from qatui.text import have, plural
 
 if TYPE_CHECKING:
     from qatui.data.model import Dataset, Item
@@ -150,7 +151,8 @@ class PairwiseJudge(Judge):
         limit = self.options.max_candidates
         if over := [len(it.candidates) for it in dataset.items if len(it.candidates) > limit]:
             most = max(over)
-            problems.append(f"judges every pair of candidates, but {len(over)} items have more than "
+            problems.append(f"judges every pair of candidates, but {plural(len(over), 'item')} "
+                            f"{have(len(over))} more than "
                             f"max_candidates = {limit} (up to {most}: {self._calls(most)} calls per item); "
                             "raise max_candidates to allow it")
         return problems

@@ -63,6 +63,7 @@ from qatui.errors import JudgeError
 from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.prompts import chat, load_prompts
 from qatui.llm.errors import ParseError
+from qatui.text import have, plural
 
 if TYPE_CHECKING:
     from qatui.data.model import Dataset, Item
@@ -419,15 +420,15 @@ class RagasJudge(Judge):
                                has_context=facts["has_context"])
             if key is not None:
                 counts[key] = counts.get(key, 0) + 1
-        total, metric = len(dataset.items), self.metric
+        total, metric = plural(len(dataset.items), "item"), self.metric
         if n := counts.get("no_context"):
-            problems.append(f"metric {metric} needs retrieved context, but {n} of {total} items have none "
+            problems.append(f"metric {metric} needs retrieved context, but {n} of {total} {have(n)} none "
                             "(answer_relevance works without it)")
         if n := counts.get("contexts"):
-            problems.append(f"metric {metric} scores answers, but {n} of {total} items compare contexts "
+            problems.append(f"metric {metric} scores answers, but {n} of {total} compare{'s' * (n == 1)} contexts "
                             "(meta compares = context): use metric auto")
         if n := counts.get("answers"):
-            problems.append(f"metric context_relevance ranks candidate contexts, but {n} of {total} items compare "
+            problems.append(f"metric context_relevance ranks candidate contexts, but {n} of {total} compare{'s' * (n == 1)} "
                             "answers, which share one context: use metric auto")
         return problems
 

@@ -68,6 +68,12 @@ class Resources:
 
         return load_embedder(self.embedder_name)
 
+    def check_backbone(self) -> str:
+        """Refuse now (`BackboneUnusable`) a backbone that cannot answer: before a session, never after."""
+        from qatui.llm.preflight import preflight_backbone
+
+        return preflight_backbone(self.llm)
+
     def describe(self) -> dict[str, object]:
         """What a session records about its models (names only, never keys)."""
         return {"backbone": self.backbone, "nli": self.nli_name, "embedder": self.embedder_name,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import time
 import weakref
 from collections.abc import Awaitable, Callable
@@ -25,9 +26,10 @@ T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[Any]]
 
 
-def _first_line(error: BaseException, limit: int = 300) -> str:
+def first_line(error: BaseException, limit: int = 300) -> str:
     """The provider's message without LiteLLM's 'litellm.XError: ' prefix, on one short line."""
     text = " ".join(str(error).split())
+    text = re.sub(r" ?ssl:<[^>]*>| object at 0x[0-9a-f]+", "", text)  # aiohttp's repr noise, no help to a reader
     if text.startswith("litellm.") and ": " in text:
         text = text.split(": ", 1)[1]
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -172,12 +174,12 @@ class Backbone:
         if notes:
             message += f" ({notes[0][len('stopped: '):]})"
         timed_out = isinstance(last_error, TimeoutError)  # asyncio's: no message to add
-        if last_error is not None and not timed_out and (detail := _first_line(last_error, 160)):
+        if last_error is not None and not timed_out and (detail := first_line(last_error, 160)):
             message += f"; last error: {detail}"
         return _scrub(message, api_key)
 
     def _describe_permanent(self, error: BaseException, ll: Any, api_key: str | None) -> str:
-        detail = _first_line(error)
+        detail = first_line(error)
         if isinstance(error, ll.AuthenticationError):
             if self.api_key_env:
                 why = f"authentication failed (401): the API key in ${self.api_key_env} was rejected"

@@ -188,13 +188,16 @@ class LLMClient:
                                  f"was {snippet(text)})", text=text2, reason=second.reason) from None
 
     async def check(self) -> str:
-        """One tiny real call, no cache: a one-line status, or LLMCallError with the reason."""
+        """One tiny real call, no cache: a one-line status, or LLMCallError with the reason.
+
+        It shows the endpoint answers (and how fast), not that the answers are any good.
+        """
         request = self.build_request([{"role": "user", "content": "Reply with the single word OK."}],
                                      max_tokens=8)
         started = time.perf_counter()
         text, event = await self._call(request, purpose="check", stream=False, read=False, write=False)
-        return (f"{self.label}: answered {snippet(text, 40, 0)} in {time.perf_counter() - started:.1f} s "
-                f"({event.prompt_tokens}+{event.completion_tokens} tokens)")
+        return (f"{self.label}: replied in {time.perf_counter() - started:.1f} s "
+                f"({event.prompt_tokens}+{event.completion_tokens} tokens): {snippet(text, 40, 0)}")
 
     async def _call(
         self, request: dict[str, Any], *, purpose: str, stream: bool, read: bool | None = None, write: bool = True,

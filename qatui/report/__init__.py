@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from qatui.errors import DatasetError, SessionError
+from qatui.text import clip, plural
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -26,12 +27,6 @@ if TYPE_CHECKING:
     from qatui.store.session import Session
 
 METRIC_ORDER = ("kendall", "spearman", "pearson", "rbo_0.5", "rbo_0.9", "accuracy", "accuracy_no_tie")
-
-
-def clip(text: str, width: int = 80) -> str:
-    """One line of at most `width` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def dataset_overview(dataset: Dataset) -> dict[str, Any]:
@@ -135,9 +130,10 @@ def _breakdown_table(breakdown: dict[str, dict[str, dict[str, float]]]) -> Table
 def print_session(console: Console, meta: dict, summary: dict[str, dict], failures: list[ItemFailed] = ()) -> None:
     """A session's header, each judge's metrics with 95% CIs, LLM usage and failures."""
     ds = meta["dataset"]
+    name = f" [bold]{escape(meta['name'])}[/]" if meta.get("name") and meta["name"] != meta["id"] else ""
     console.print(
-        f"[bold]session[/] {escape(meta['id'])}  [dim]{escape(session_status(meta))}[/]  "
-        f"dataset {escape(ds['name'])} ({ds['format']}, {ds['n_items']} items)"
+        f"[bold]session[/] {escape(meta['id'])}{name}  [dim]{escape(session_status(meta))}[/]  "
+        f"dataset {escape(ds['name'])} ({ds['format']}, {plural(ds['n_items'], 'item')})"
     )
     for judge, doc in summary.items():
         table = Table(title=f"[bold]{escape(judge)}[/]  done {doc['n_done']}/{doc['n_items']}, failed {doc['n_failed']}",
@@ -158,13 +154,29 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
             f"[dim]LLM calls[/] {llm['calls']} ({llm['cached']} cached), tokens {llm['prompt_tokens']}+"
             f"{llm['completion_tokens']}, cost ${llm['cost_usd']:.4f}"
         )
-    for failure in list(failures)[:5]:
-        console.print(f"[red]failed[/] {escape(failure.item_id)} / {escape(failure.judge)}: {escape(clip(failure.reason, 100))}")
-    if len(failures) > 5:
-        console.print(f"[red]... and {len(failures) - 5} more failures[/]")
-    if session_status(meta) in ("cancelled", "interrupted") or failures:
+    print_failures(console, failures)
+    if session_status(meta) == "failed":
+        console.print("[bold red]every item failed[/]: nothing was judged, so there is nothing to compare with "
+                      "the gold; fix the cause above, then resume")
+    if session_status(meta) in ("cancelled", "interrupted", "failed") or failures:
         console.print(f"[dim]resume (retries failures): qatui sessions resume {escape(meta['id'])}[/]")
     console.print(f"[dim]details: qatui sessions show {escape(meta['id'])} --item ITEM_ID[/]")
+
+
+def print_failures(console: Console, failures: list[ItemFailed], groups: int = 5) -> None:
+    """Failures grouped by reason (a dead backbone fails every item the same way), each reason whole."""
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for failure in failures:
+        by_reason.setdefault((failure.judge, failure.reason), []).append(failure.item_id)
+    ranked = sorted(by_reason.items(), key=lambda kv: -len(kv[1]))
+    for (judge, reason), items in ranked[:groups]:
+        shown = ", ".join(items[:3]) + (f" and {len(items) - 3} more" if len(items) > 3 else "")
+        console.print(f"[red]failed[/] {plural(len(items), 'item')} of {escape(judge)} ({escape(shown)}): "
+                      f"{escape(reason)}", soft_wrap=False)
+    if len(ranked) > groups:
+        rest = sum(len(items) for _, items in ranked[groups:])
+        console.print(f"[red]... and {plural(rest, 'more failure')} for other reasons[/] "
+                      "(`qatui sessions export ID` lists every result)")
 
 
 def key_metric(summary: dict[str, dict]) -> str:
@@ -181,10 +193,11 @@ def print_session_list(console: Console, rows: list[dict], root: Path) -> None:
     if not rows:
         console.print(f"no sessions in {root}; start one with `qatui run DATASET --judge NAME` or `qatui demo`")
         return
-    named = console.width >= 100 and any(meta.get("name") and meta["name"] != meta["id"] for meta in rows)
+    named = any(meta.get("name") and meta["name"] != meta["id"] for meta in rows)
+    wide = console.width >= 100  # a name column; narrower, the name goes under the id
     table = Table(box=None, padding=(0, 1, 0, 0))
     table.add_column("id", no_wrap=True)
-    if named:
+    if named and wide:
         table.add_column("name", max_width=16, overflow="ellipsis", no_wrap=True)
     table.add_column("dataset", max_width=12, overflow="ellipsis", no_wrap=True)
     table.add_column("judges", max_width=14, overflow="ellipsis", no_wrap=True)
@@ -192,15 +205,17 @@ def print_session_list(console: Console, rows: list[dict], root: Path) -> None:
     table.add_column("metric", no_wrap=True)
     table.add_column("status", no_wrap=True)
     for meta in rows:
-        name = [escape(meta.get("name") if meta.get("name") != meta["id"] else "")] if named else []
+        own = meta.get("name") if meta.get("name") != meta["id"] else ""
+        name = [escape(own or "")] if named and wide else []
+        ident = escape(meta["id"]) + (f"\n  [bold]{escape(clip(own, 18))}[/]" if own and not wide else "")
         if meta.get("status") == "damaged":
-            table.add_row(escape(meta["id"]), *name, escape(meta.get("error", "")), "", "", "", "[red]damaged[/]")
+            table.add_row(ident, *name, escape(meta.get("error", "")), "", "", "", "[red]damaged[/]")
             continue
         summary = meta.get("summary", {})
         done = sum(d.get("n_done", 0) for d in summary.values())
         failed = sum(d.get("n_failed", 0) for d in summary.values())
         table.add_row(
-            escape(meta["id"]), *name, escape(meta["dataset"]["name"]), escape(",".join(meta.get("judges", {}))),
+            ident, *name, escape(meta["dataset"]["name"]), escape(",".join(meta.get("judges", {}))),
             f"{done}/{failed}", key_metric(summary), escape(session_status(meta)),
         )
     console.print(table)
@@ -233,7 +248,8 @@ def stored_failures(session: Session) -> list[ItemFailed]:
     ]
 
 
-def _session_dataset(session: Session) -> Dataset | None:
+def session_dataset(session: Session) -> Dataset | None:
+    """The session's dataset reloaded from its path, or None when it can no longer be read."""
     from qatui.data.loaders import load_dataset
 
     ds = session.meta["dataset"]
@@ -248,7 +264,7 @@ def item_detail(session: Session, item_id: str) -> dict[str, Any]:
     results = {judge: doc for (iid, judge), doc in session.results().items() if iid == item_id}
     if not results:
         raise SessionError(f"session {session.id} has no result for item {item_id!r}")
-    dataset = _session_dataset(session)
+    dataset = session_dataset(session)
     item = next((it for it in dataset.items if it.id == item_id), None) if dataset else None
     data: dict[str, Any] = {"session": session.id, "item_id": item_id, "judges": {}}
     if item is not None:
@@ -331,38 +347,55 @@ def print_item_detail(console: Console, data: dict[str, Any]) -> None:
 
 
 def print_comparison(console: Console, data: dict[str, Any]) -> None:
-    """The `sessions compare` view: metric table with deltas, judge agreement, top disagreements."""
+    """The `sessions compare` view: runs lettered A, B, … with deltas against A, agreement per pair, disagreements."""
     runs = data["runs"]
     metrics = [k for k in METRIC_ORDER if any(k in r["metrics"] for r in runs)]
     metrics += sorted({k for r in runs for k in r["metrics"]} - set(metrics))
-    table = Table("session", "judge", *metrics, box=None, title=f"dataset {escape(data['dataset'])}", title_justify="left")
-    base = runs[0]["metrics"]
-    for i, r in enumerate(runs):
-        cells = []
-        for k in metrics:
-            v = r["metrics"].get(k)
-            cell = _fmt(v)
-            if i and v is not None and k in base:
-                delta = v - base[k]
-                cell += f" [{'green' if delta > 0 else 'red' if delta < 0 else 'dim'}]({delta:+.3f})[/]"
-            cells.append(cell)
-        table.add_row(escape(r["session"]), escape(r["judge"]), *cells)
-    console.print(table)
+    console.print(f"[bold]dataset[/] {escape(data['dataset'])}")
+    legend = Table("run", "session", "judge", "done", "failed", box=None, padding=(0, 1, 0, 0))
+    for r in runs:
+        session = r["session"] if r["label"] == r["session"] else f"{r['label']} ({r['session']})"
+        legend.add_row(f"[bold]{r['letter']}[/]", escape(session), escape(r["judge"]), str(r["n_done"]),
+                       str(r["n_failed"]))
+    console.print(legend)
+    if data.get("note"):
+        console.print(f"[yellow]note:[/] {escape(data['note'])}")
+    if metrics:
+        table = Table("run", *metrics, box=None, padding=(0, 1, 0, 0),
+                      title="metrics (delta against A)", title_justify="left")
+        base = runs[0]["metrics"]
+        for i, r in enumerate(runs):
+            cells = []
+            for k in metrics:
+                v = r["metrics"].get(k)
+                cell = _fmt(v)
+                if i and v is not None and k in base:
+                    delta = v - base[k]
+                    cell += f" [{'green' if delta > 0 else 'red' if delta < 0 else 'dim'}]({delta:+.3f})[/]"
+                cells.append(cell)
+            table.add_row(f"[bold]{r['letter']}[/]", *cells)
+        console.print(table)
     for a in data["agreement"]:
         shown = ", ".join(f"{k} {v:.3f}" for k, v in a["stats"].items() if isinstance(v, float))
-        console.print(f"[bold]agreement[/] {escape(a['a'])} vs {escape(a['b'])}: {escape(shown)}")
+        items = max(a["n"].values(), default=0)
+        console.print(f"[bold]agreement {a['pair'][0]}–{a['pair'][1]}[/]: {escape(shown) or 'nothing in common'}"
+                      f" [dim]({plural(items, 'item')})[/]")
     for group in data.get("checklist_agreement", []):
-        runs = ", ".join(f"{r} ({b})" for r, b in zip(group["runs"], group["backbones"], strict=True))
+        letters = {f"{r['session']}/{r['judge']}": r["letter"] for r in runs}
+        members = ", ".join(f"{letters.get(r, r)} ({b})" for r, b in zip(group["runs"], group["backbones"], strict=True))
         table = Table("dimension", "Krippendorff alpha", "Fleiss kappa", "units", "all answered", box=None,
-                      title=f"checklist agreement ({escape(group['checklist'])}): {escape(runs)}", title_justify="left")
+                      title=f"checklist agreement ({escape(group['checklist'])}): {escape(members)}", title_justify="left")
         for dim, stats in group["per_dimension"].items():
             table.add_row(escape(dim), _fmt(stats["alpha"]), _fmt(stats["kappa"]),
                           str(stats["n_units"]), str(stats["n_complete"]))
         console.print(table)
     if data["disagreements"]:
-        console.print("[bold]items where they disagree most[/]")
+        table = Table("item", "pair", "tau", "rankings (first run | second run)", box=None, padding=(0, 1, 0, 0),
+                      title="items where two runs disagree most", title_justify="left")
         for d in data["disagreements"]:
-            console.print(f"  {escape(d['item_id'])}  tau {d['tau']:+.3f}  {escape(' | '.join(d['rankings']))}")
+            table.add_row(escape(d["item_id"]), f"{d['pair'][0]}–{d['pair'][1]}", f"{d['tau']:+.3f}",
+                          escape(" | ".join(d["rankings"])))
+        console.print(table)
 
 
 def print_artifacts(console: Console, artifacts: list[dict], by_label: dict[str, str]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from itertools import combinations
+from string import ascii_uppercase
 from typing import TYPE_CHECKING, Any
 
 from qatui.errors import SessionError
@@ -13,12 +14,23 @@ if TYPE_CHECKING:
 TOP_DISAGREEMENTS = 10
 
 
+def letter(index: int) -> str:
+    """A, B, …, Z, AA, AB, …: how a comparison names its runs, in the CLI and the TUI alike."""
+    return ascii_uppercase[index] if index < 26 else letter(index // 26 - 1) + ascii_uppercase[index % 26]
+
+
 def compare_sessions(sessions: list[Session]) -> dict[str, Any]:
-    """Every (session, judge) run side by side; refused unless all share one dataset content."""
+    """Every (session, judge) run side by side, lettered A, B, …; refused unless all share one dataset content.
+
+    When the runs judged different items (one run limited to 3 items, another to 100), every
+    figure is computed on the items all of them judged, and `common_items` / `note` say so.
+    """
     from qatui.metrics.agreement import judge_agreement, ranking_tau
 
     if len(sessions) < 2:
         raise SessionError("compare needs at least two sessions")
+    if len({s.id for s in sessions}) < len(sessions):
+        raise SessionError("a session is named twice: compare needs two different sessions")
     hashes = {s.meta["dataset"]["content_hash"] for s in sessions}
     if len(hashes) > 1:
         named = ", ".join(f"{s.id} ({s.meta['dataset']['name']})" for s in sessions)
@@ -29,34 +41,65 @@ def compare_sessions(sessions: list[Session]) -> dict[str, Any]:
         for judge in session.meta["judges"]:
             doc = summary.get(judge, {})
             runs.append({
+                "letter": letter(len(runs)),
                 "session": session.id,
+                "label": session.meta.get("name") or session.id,
                 "judge": judge,
                 "metrics": doc.get("metrics", {}),
                 "n_done": doc.get("n_done", 0),
                 "n_failed": doc.get("n_failed", 0),
                 "verdicts": session.verdicts(judge),
             })
+    judged = [set(r["verdicts"]) for r in runs]
+    common = set.intersection(*judged)
+    note = None
+    if any(items != common for items in judged):
+        note = _restrict_to_common(sessions[0], runs, common)
     agreement = []
     worst: dict[str, dict[str, Any]] = {}
     for a, b in combinations(runs, 2):
         stats = judge_agreement(a["verdicts"], b["verdicts"])
         agreement.append({"a": f"{a['session']}/{a['judge']}", "b": f"{b['session']}/{b['judge']}",
-                          "stats": stats.metrics, "n": stats.n})
+                          "pair": [a["letter"], b["letter"]], "stats": stats.metrics, "n": stats.n})
         for item_id, va in a["verdicts"].items():
             vb = b["verdicts"].get(item_id)
             tau = ranking_tau(va, vb) if vb is not None else None
             if tau is not None and (item_id not in worst or tau < worst[item_id]["tau"]):
-                worst[item_id] = {"item_id": item_id, "tau": tau,
+                worst[item_id] = {"item_id": item_id, "tau": tau, "pair": [a["letter"], b["letter"]],
                                   "rankings": [" > ".join(va.ranking), " > ".join(vb.ranking)],
                                   "between": [a["judge"], b["judge"]]}
     disagreements = sorted(worst.values(), key=lambda d: d["tau"])[:TOP_DISAGREEMENTS]
     return {
         "dataset": sessions[0].meta["dataset"]["name"],
+        "common_items": len(common),
+        "note": note,
         "runs": [{k: v for k, v in r.items() if k != "verdicts"} for r in runs],
         "agreement": agreement,
         "disagreements": [d for d in disagreements if d["tau"] < 1.0],
         "checklist_agreement": _checklist_agreement(sessions, runs),
     }
+
+
+def _restrict_to_common(session: Session, runs: list[dict[str, Any]], common: set[str]) -> str:
+    """Keep only the common items' verdicts and recompute each run's metrics on them; the note says so."""
+    from qatui.metrics import summarize
+    from qatui.report import session_dataset
+
+    sizes = ", ".join(f"{r['letter']} {len(r['verdicts'])}" for r in runs)
+    for run in runs:
+        run["verdicts"] = {k: v for k, v in run["verdicts"].items() if k in common}
+    dataset = session_dataset(session)
+    if dataset is not None and dataset.content_hash != session.meta["dataset"]["content_hash"]:
+        dataset = None  # the file changed since: its gold is not the one these runs were judged on
+    if dataset is None:
+        for run in runs:
+            run["metrics"] = {}
+        return (f"the runs judged different items ({sizes}); agreement is on the {len(common)} items all judged, "
+                "and the metrics are left out: the dataset file cannot be reloaded to recompute them")
+    items = [item for item in dataset.items if item.id in common]
+    for run in runs:
+        run["metrics"] = summarize(items, run["verdicts"], ci=False).metrics
+    return f"the runs judged different items ({sizes}): every figure is on the {len(common)} items all of them judged"
 
 
 def _checklist_agreement(sessions: list[Session], runs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -11,6 +11,8 @@ import io
 import json
 from typing import TYPE_CHECKING
 
+from qatui.text import natural_key, plural
+
 if TYPE_CHECKING:
     from qatui.store.session import Session
 
@@ -20,7 +22,7 @@ CSV_COLUMNS = ["session", "item_id", "judge", "status", "candidate", "shown_as",
 def export_jsonl(session: Session) -> str:
     """One JSON object per (item, judge): the stored result with its verdict and calls."""
     lines = []
-    for (item_id, judge), doc in sorted(session.results().items()):
+    for (item_id, judge), doc in _in_order(session):
         lines.append(json.dumps({"session": session.id, **doc}, ensure_ascii=False))
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -30,7 +32,7 @@ def export_csv(session: Session) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
-    for (item_id, judge), doc in sorted(session.results().items()):
+    for (item_id, judge), doc in _in_order(session):
         row = {"session": session.id, "item_id": item_id, "judge": judge, "status": doc["status"]}
         if doc["status"] != "done":
             writer.writerow({**row, "failure": doc["failure"]["reason"]})
@@ -55,7 +57,8 @@ def export_md(session: Session) -> str:
     lines = [
         f"# qatui session {meta['id']}",
         "",
-        f"- dataset: `{ds['path']}` ({ds['format']}, {ds['n_items']} items, sha256 `{ds['content_hash'][:12]}`)",
+        *([f"- name: {meta['name']}"] if meta.get("name") and meta["name"] != meta["id"] else []),
+        f"- dataset: `{ds['path']}` ({ds['format']}, {plural(ds['n_items'], 'item')}, sha256 `{ds['content_hash'][:12]}`)",
         f"- status: {meta.get('status')}; seed {meta.get('seed')}; created {meta.get('created')}",
         f"- judges: {', '.join(f'{k} {json.dumps(v)}' for k, v in meta.get('judges', {}).items())}",
         "",
@@ -69,7 +72,7 @@ def export_md(session: Session) -> str:
                 lines.append(f"| {key} | {value:.3f} | {f'[{ci[0]:.3f}, {ci[1]:.3f}]' if ci else ''} |")
             lines.append("")
     lines += ["## Items", "", "| item | judge | ranking (best first) | preference |", "|---|---|---|---|"]
-    for (item_id, judge), doc in sorted(session.results().items()):
+    for (item_id, judge), doc in _in_order(session):
         if doc["status"] == "done":
             v = doc["verdict"]
             lines.append(f"| {item_id} | {judge} | {' > '.join(v['ranking'])} | {v.get('preference') or ''} |")
@@ -77,6 +80,11 @@ def export_md(session: Session) -> str:
             reason = doc["failure"]["reason"].replace("|", "/").replace("\n", " ")
             lines.append(f"| {item_id} | {judge} | failed: {reason} | |")
     return "\n".join(lines) + "\n"
+
+
+def _in_order(session: Session) -> list[tuple[tuple[str, str], dict]]:
+    """The session's results by item id in natural order (q1, q2, q10), then judge."""
+    return sorted(session.results().items(), key=lambda kv: (natural_key(kv[0][0]), kv[0][1]))
 
 
 EXPORTERS = {"jsonl": export_jsonl, "csv": export_csv, "md": export_md}

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
     from qatui.config import Config
 
+CHECKED = {"backbone": "answered", "nli": "loaded", "embedder": "loaded"}
+"""What a passed check proves, per kind: a backbone replied; a model loaded and scored the probe."""
 NLI_PROBE = ("A cat is sitting on the mat.", "An animal is on the mat.")
 EMBED_PROBE = ("A man is playing a guitar.", "Someone plays the guitar.")
 
@@ -119,12 +121,14 @@ def print_models(console: Console, rows: list[ModelRow], checked: bool) -> None:
     for row in rows:
         cells = [row.kind, f"[bold]{escape(row.name)}[/]\n[dim]{escape(row.detail)}[/]"]
         if checked:
-            mark = "[green]ok[/]" if row.ok else "[red]FAIL[/]"
+            mark = f"[green]{CHECKED[row.kind]}[/]" if row.ok else "[red]FAIL[/]"
             cells.append(f"{mark} {escape(row.status)} [dim]({row.seconds:.1f} s)[/]")
         table.add_row(*cells)
     console.print(table)
     if not checked:
         console.print("[dim]qatui models --check makes one small request of each[/]")
+    else:
+        console.print("[dim]a check shows a model loads and answers, and how fast; not that its verdicts are good[/]")
 
 
 def run_models(console: Console, config: Config, check: bool) -> int:

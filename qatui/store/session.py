@@ -35,7 +35,7 @@ from qatui.engine.events import LLMCallFinished, Verdict
 from qatui.errors import SessionError
 from qatui.store.atomic import AtomicJSONStorage, atomic_write_text
 
-STATUSES = ("running", "completed", "cancelled", "interrupted")
+STATUSES = ("running", "completed", "cancelled", "interrupted", "failed")
 SESSION_FILE = "session.json"
 DEFAULT_SHARD_SIZE = 200
 ORPHAN_AGE_S = 60.0

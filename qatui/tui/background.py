@@ -143,6 +143,7 @@ class RunHandle:
             error = f"{type(e).__name__}: {e}"
         try:
             summary = finish_run(self.job, status)
+            status = self.job.session.meta.get("status", status)  # "failed" when every item failed
         except Exception as e:  # noqa: BLE001 - shown to the user; the session stays resumable
             summary, error = {}, error or f"{type(e).__name__}: {e}"
         self._events.append(RunEnded(status, summary, error))

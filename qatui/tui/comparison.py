@@ -1,16 +1,13 @@
-"""Sessions side by side, as the compare screen draws them: runs lettered A, B, … and each disagreement's pair.
+"""Sessions side by side, as the compare screen draws them: `compare_sessions`' runs as objects.
 
-`compare_sessions` names the two judges of a disagreement but not their sessions; `load_comparison`
-finds the pair of runs again (the first pair, in the report's order, whose rankings of the item
-give the reported tau), so the screen can open both verdicts. Blocking: it reads every session's
-results, so screens call it from a thread worker.
+The report letters the runs A, B, … and names each disagreement's pair by letter; this module
+turns its JSON-shaped answer into dataclasses the screen can hold. Blocking: it reads every
+session's results, so screens call it from a thread worker.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import combinations
-from string import ascii_uppercase
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -61,35 +58,25 @@ class Comparison:
     agreement: list[tuple[Run, Run, dict[str, float], dict[str, int]]]
     disagreements: list[Disagreement]
     checklists: list[ChecklistAgreement] = field(default_factory=list)
-
-
-def letter(index: int) -> str:
-    """A, B, …, Z, AA, AB, …"""
-    return ascii_uppercase[index] if index < 26 else letter(index // 26 - 1) + ascii_uppercase[index % 26]
+    common_items: int = 0
+    note: str | None = None
+    """Set when the runs judged different items: every figure is on the common ones."""
 
 
 def load_comparison(store: SessionStore, session_ids: list[str]) -> Comparison:
     """Compare sessions (SessionError when their datasets differ, or fewer than two)."""
-    from qatui.metrics.agreement import ranking_tau
     from qatui.report.compare import compare_sessions
 
     sessions = [store.open(sid) for sid in session_ids]
     data: dict[str, Any] = compare_sessions(sessions)
-    names = {s.id: (s.meta.get("name") or s.id) for s in sessions}
-    runs = [Run(letter(i), r["session"], names[r["session"]], r["judge"], r["metrics"], r["n_done"], r["n_failed"])
-            for i, r in enumerate(data["runs"])]
+    runs = [Run(r["letter"], r["session"], r["label"], r["judge"], r["metrics"], r["n_done"], r["n_failed"])
+            for r in data["runs"]]
+    by_letter = {r.letter: r for r in runs}
     by_key = {f"{r.session}/{r.judge}": r for r in runs}
-    agreement = [(by_key[a["a"]], by_key[a["b"]], a["stats"], a["n"]) for a in data["agreement"]]
-    verdicts = {(s.id, judge): s.verdicts(judge) for s in sessions for judge in s.meta["judges"]}
-    disagreements = []
-    for d in data["disagreements"]:
-        for a, b in combinations(runs, 2):
-            if [a.judge, b.judge] != d["between"]:
-                continue
-            va, vb = verdicts[(a.session, a.judge)].get(d["item_id"]), verdicts[(b.session, b.judge)].get(d["item_id"])
-            if va is not None and vb is not None and ranking_tau(va, vb) == d["tau"]:
-                disagreements.append(Disagreement(d["item_id"], d["tau"], a, b, list(d["rankings"])))
-                break
+    agreement = [(by_letter[a["pair"][0]], by_letter[a["pair"][1]], a["stats"], a["n"]) for a in data["agreement"]]
+    disagreements = [Disagreement(d["item_id"], d["tau"], by_letter[d["pair"][0]], by_letter[d["pair"][1]],
+                                  list(d["rankings"])) for d in data["disagreements"]]
     checklists = [ChecklistAgreement(c["checklist"], [by_key[key] for key in c["runs"]], c["per_dimension"])
                   for c in data["checklist_agreement"]]
-    return Comparison(data["dataset"], runs, agreement, disagreements, checklists)
+    return Comparison(data["dataset"], runs, agreement, disagreements, checklists,
+                      common_items=data["common_items"], note=data["note"])

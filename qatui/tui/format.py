@@ -14,6 +14,22 @@ SHORT_METRICS = {
 }
 """The metrics a header shows, in order, with their short names."""
 
+METRIC_MEANINGS = {
+    "tau": "Kendall tau-b between the judge's ranking and people's, mean over questions (-1 to +1); "
+           "[a,b] is its 95% bootstrap interval",
+    "rho": "Spearman correlation of the judge's ranking with people's, mean over questions",
+    "rbo.9": "rank-biased overlap (p = 0.9) with people's ranking: agreement weighted to the top (0 to 1)",
+    "acc": "pairwise accuracy: share of pairs where the judge prefers the answer people prefer "
+           "(A / B / tie against every human label)",
+    "route": "route accuracy: how often MinosEval's factoid / non-factoid call matches the dataset's question type",
+}
+"""What each short name of `SHORT_METRICS` means, for the help screen and the header's tooltip."""
+
+
+def metrics_glossary() -> str:
+    """Every short metric name with its meaning, one per line (a tooltip)."""
+    return "\n".join(f"{short}: {METRIC_MEANINGS[short]}" for short in SHORT_METRICS.values())
+
 
 def count(n: float) -> str:
     """1234 -> 1.2k, 2_500_000 -> 2.5M."""

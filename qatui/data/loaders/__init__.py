@@ -9,6 +9,7 @@ dataset changed.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from types import ModuleType
 
@@ -74,12 +75,37 @@ def detect_format(path: str | Path) -> str:
         first = lfqa_eval.files(path)[0]
         if lfqa_eval.sniff(first, _head(first)):
             return "lfqa-eval"
-        raise DatasetError(f"{path}: a folder is read only as lfqa-eval, and {first.name} is not of that format")
+        raise DatasetError(f"{path}: is a folder, and only the lfqa-eval format reads a folder (its .json files "
+                           f"are not of that format); pass one dataset file instead, e.g. {first}")
     head = _head(path)
     for name in _SNIFF_ORDER:
         if _MODULES[name].sniff(path, head):
             return name
-    raise DatasetError(f"{path.name}: cannot tell its format; name one of: {', '.join(FORMATS)}")
+    raise _unrecognised(path, head)
+
+
+def _unrecognised(path: Path, head: str) -> DatasetError:
+    """Why no format fits: a JSON syntax error where the file is JSON (with its line and column), else the shapes known."""
+    from qatui.data.loaders._common import load_json
+
+    start = head.lstrip()[:1]
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson") or (start == "{" and suffix != ".json"):
+        for number, line in enumerate(path.read_text(encoding="utf-8-sig", errors="replace").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                json.loads(line)
+            except json.JSONDecodeError as exc:
+                return DatasetError(f"{path.name} line {number} column {exc.colno}: invalid JSON: {exc.msg}")
+        return DatasetError(f"{path.name}: JSON lines, but not records qatui reads: each line must be an object with "
+                            "'id', 'question' and 'candidates' (see the README's formats), or name one with --format")
+    if suffix == ".json" or start in ("[", "{"):
+        load_json(path)  # raises with the line and column when the JSON itself is broken
+        return DatasetError(f"{path.name}: valid JSON, but not a shape qatui knows; name its format with --format "
+                            f"({', '.join(FORMATS)}; the README describes each)")
+    return DatasetError(f"{path.name}: cannot tell its format from its content or its extension; name one with "
+                        f"--format ({', '.join(FORMATS)})")
 
 
 def load_dataset(path: str | Path, format: str | None = None, csv_mapping: dict[str, str] | None = None) -> Dataset:

@@ -18,7 +18,7 @@ import csv
 import io
 from pathlib import Path
 
-from qatui.data.loaders._common import build_item, field_error, read_text, unique_ids
+from qatui.data.loaders._common import build_item, field_error, read_text, short, unique_ids
 from qatui.data.model import Item
 from qatui.errors import DatasetError
 
@@ -35,6 +35,9 @@ def load(path: Path, mapping: dict[str, str] | None = None) -> list[Item]:
     reader = csv.reader(io.StringIO(read_text(path), newline=""))
     try:
         header = [name.strip() for name in next(reader)]
+        if header and header[0][:1] in ("{", "["):
+            raise DatasetError(f"{path.name} line 1: is JSON, not a CSV header; read it with --format jsonl "
+                               "(one object a line) or --format json (a list)")
         columns = _columns(path, header, mapping)
         candidates = _candidate_columns(path, header, mapping)
         labelled: list[tuple[str, Item]] = []
@@ -63,8 +66,14 @@ def _columns(path: Path, header: list[str], mapping: dict[str, str]) -> dict[str
         if name in header:
             found[field] = (name, header.index(name))
         elif field in mapping or field == "question":
-            raise DatasetError(f"{path.name}: missing column {name!r} (for field {field!r}); columns are {header}")
+            raise DatasetError(f"{path.name}: missing column {name!r} (for field {field!r}); columns are {_listed(header)}")
     return found
+
+
+def _listed(header: list[str], most: int = 8) -> str:
+    """The header's column names for a message: the first few, each clipped, and how many more."""
+    names = ", ".join(repr(short(name, 24)) for name in header[:most])
+    return names + (f" and {len(header) - most} more" if len(header) > most else "")
 
 
 def _candidate_columns(path: Path, header: list[str], mapping: dict[str, str]) -> dict[str, int]:
@@ -77,7 +86,7 @@ def _candidate_columns(path: Path, header: list[str], mapping: dict[str, str]) -
     for key, name in mapping.items():
         if key.startswith("candidate:"):
             if name not in header:
-                raise DatasetError(f"{path.name}: missing column {name!r} (for field {key!r}); columns are {header}")
+                raise DatasetError(f"{path.name}: missing column {name!r} (for field {key!r}); columns are {_listed(header)}")
             candidates[key.removeprefix("candidate:")] = header.index(name)
     if not candidates:
         raise DatasetError(f"{path.name}: no candidate column; name them 'candidate:<id>' or 'response:<id>'")

@@ -101,6 +101,8 @@ class CompareScreen(QatuiScreen):
     """Compares sessions `session_ids` (at least two, one dataset)."""
 
     HELP_TITLE = "compare"
+    SHOWS_METRICS = True
+    """The help screen explains the short metric names (tau, acc, route) shown here."""
     CSS_PATH = None
     DEFAULT_CSS = """
     CompareScreen {
@@ -153,6 +155,8 @@ class CompareScreen(QatuiScreen):
         self._fill_agreement()
         self._fill_checklists()
         self._fill_disagreements()
+        if self.comparison.note:
+            self.notify(self.comparison.note, title="Different item sets", severity="warning", timeout=12)
         self.refresh(layout=True)
         self.query_one("#disagreements" if self.comparison.disagreements else "#runs").focus()
         self.refresh_bindings()
@@ -191,7 +195,8 @@ class CompareScreen(QatuiScreen):
             table.add_row(*cells, key=run.letter)
         hidden = len([k for k in SHORT_METRICS if any(k in r.metrics for r in comparison.runs)]) - len(keys)
         more = f" · {hidden} more metric{'s' * (hidden > 1)} when wider" if hidden else ""
-        table.border_title = f"Runs (Δ against A) · dataset {comparison.dataset}{more}"
+        common = f" · on the {comparison.common_items} common items" if comparison.note else ""
+        table.border_title = f"Runs (Δ against A) · dataset {comparison.dataset}{common}{more}"
 
     def _fill_agreement(self) -> None:
         table = self.query_one("#agreement", DeltaTable)

@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Label
 
+from qatui.tui.format import METRIC_MEANINGS
 from qatui.tui.widgets.vim_table import VimTable
 
 
@@ -63,6 +64,7 @@ class HelpScreen(ModalScreen[None]):
     def __init__(self, under: Screen) -> None:
         super().__init__()
         self.rows = binding_rows(under)
+        self.figures = list(METRIC_MEANINGS.items()) if getattr(under, "SHOWS_METRICS", False) else []
         self.title_text = f"Keys of {getattr(under, 'HELP_TITLE', type(under).__name__)}"
 
     def compose(self) -> ComposeResult:
@@ -76,4 +78,6 @@ class HelpScreen(ModalScreen[None]):
         table.add_columns("key", "action", "where")
         for keys, what, where in self.rows:
             table.add_row(Text(keys, style="bold"), what, where)
+        for short, meaning in self.figures:
+            table.add_row(Text(short, style="bold"), Text(meaning, overflow="fold"), "figure", height=None)
         table.focus()

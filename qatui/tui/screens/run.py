@@ -43,6 +43,8 @@ class RunScreen(QatuiScreen):
     """Watches `job` from its first event to its stored summary."""
 
     HELP_TITLE = "the live run"
+    SHOWS_METRICS = True
+    """The help screen explains the short metric names (tau, acc, route) shown here."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("p", "pause", "Pause"),
         Binding("p", "resume", "Resume"),

@@ -35,6 +35,8 @@ class SessionScreen(QatuiScreen):
     """Loads session `session_id` in a thread, then shows it."""
 
     HELP_TITLE = "a saved session"
+    SHOWS_METRICS = True
+    """The help screen explains the short metric names (tau, acc, route) shown here."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("w", "worst", "Worst item"),
         Binding("r", "resume", "Resume"),

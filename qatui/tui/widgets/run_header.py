@@ -8,11 +8,11 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
 
-from qatui.tui.format import count, duration, metrics_line
+from qatui.tui.format import count, duration, metrics_glossary, metrics_line
 from qatui.tui.state import RunState
 
 STATUS_STYLE = {"running": "$accent", "completed": "$success", "cancelled": "$warning",
-                "interrupted": "$error", "starting": "$foreground-muted", "cancelling": "$warning",
+                "interrupted": "$error", "failed": "$error", "starting": "$foreground-muted", "cancelling": "$warning",
                 "paused": "$warning"}
 
 
@@ -42,7 +42,9 @@ class RunHeader(Vertical):
             yield ProgressBar(total=None, show_eta=False, id="bar")
             yield Static(id="tally")
         yield Static(id="usage")
-        yield Static(id="metrics")
+        metrics = Static(id="metrics")
+        metrics.tooltip = metrics_glossary()
+        yield metrics
 
     def watch_state(self, state: RunState | None) -> None:
         if state is None:

@@ -1,0 +1,113 @@
+"""Before a run exists: is its backbone usable at all? Refuse it now, with the reason and the fix.
+
+A run whose backbone cannot answer would make a session in which every item fails. So
+`run`, `run --plan`, resume, the TUI's New run and Spot check first check, in order: the
+provider is one LiteLLM knows; its API key is set; and one tiny real request (8 tokens, no
+cache, one attempt, a short timeout) is answered. A 429 passes: the endpoint is there and
+the key works, the run's own retries will wait. The embedded `local/...` models are only
+checked for their files (loading one takes seconds; it cannot be unreachable).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from typing import TYPE_CHECKING, Any
+
+from qatui.errors import QatuiError
+from qatui.llm.backbone import first_line
+from qatui.llm.errors import LLMCallError
+
+if TYPE_CHECKING:
+    from qatui.llm.client import LLMClient
+
+PROBE_TIMEOUT_S = 20.0
+"""The longest the live request may take; a backbone slower than this for 8 tokens is not usable."""
+
+
+class BackboneUnusable(QatuiError):
+    """The run's backbone cannot answer: unknown provider, key not set, endpoint down, key rejected."""
+
+
+def preflight_backbone(client: Any) -> str:
+    """Check `client` (an `LLMClient`) from synchronous code; returns what was checked, or raises `BackboneUnusable`.
+
+    Safe to call from a thread with no event loop (the CLI, the TUI's workers). Anything
+    that is not an `LLMClient` is a test double answering by construction, and passes.
+    """
+    from qatui.llm.client import LLMClient
+
+    if not isinstance(client, LLMClient):
+        return "scripted backbone"
+    return asyncio.run(apreflight_backbone(client))
+
+
+async def apreflight_backbone(client: LLMClient) -> str:
+    """The checks of `preflight_backbone`, on the running loop."""
+    fix = _fix(client)
+    try:
+        if client.is_local:
+            client._precheck()  # the model file and llama.cpp
+            return f"{client.label}: embedded, model file present"
+        _known_provider(client)
+        client._api_key()
+        client._precheck()
+    except LLMCallError as e:
+        raise BackboneUnusable(f"backbone {client.name!r} cannot be used: {_without_model(e, client)}{fix}") from None
+    probe = _probe_client(client)
+    try:
+        return await probe.check()
+    except LLMCallError as e:
+        if _cause_is(e, "RateLimitError"):
+            return f"{client.label}: reachable (rate limited now; the run's retries will wait)"
+        if _cause_is(e, "APIConnectionError"):
+            detail = first_line(e.__cause__) if e.__cause__ else str(e)
+            raise BackboneUnusable(f"backbone {client.name!r} cannot be reached: {detail}. Start its server or fix "
+                                   "its api_base, or run on the embedded model with --backbone local/smollm2") from None
+        raise BackboneUnusable(f"backbone {client.name!r} did not answer a one-line test request: "
+                               f"{_without_model(e, client)}{fix}") from None
+
+
+def _probe_client(client: LLMClient) -> LLMClient:
+    """The client with a private one-attempt, short-timeout backbone: a check must not wait out the run's retries."""
+    from qatui.llm.backbone import Backbone
+
+    probe = copy.copy(client)
+    probe.backbone = Backbone(client.model, max_concurrency=1, max_attempts=1,
+                              timeout_s=min(client.settings.timeout_s, PROBE_TIMEOUT_S),
+                              api_key_env=client.settings.api_key_env)
+    return probe
+
+
+def _known_provider(client: LLMClient) -> None:
+    """LiteLLM must know the provider of the model string (`openai/...`, `ollama/...`), else no call can work."""
+    from qatui.llm._lazy import get_litellm
+
+    try:
+        get_litellm().get_llm_provider(model=client.model, api_base=client.settings.api_base)
+    except Exception:  # noqa: BLE001 - LiteLLM raises its own BadRequestError here
+        raise LLMCallError(f"{client.model}: LiteLLM knows no provider for this model string; write it as "
+                           "PROVIDER/MODEL, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
+                           "ollama/qwen2.5, hosted_vllm/NAME with api_base") from None
+
+
+def _cause_is(error: LLMCallError, kind: str) -> bool:
+    """Whether the probe failed with LiteLLM's exception class `kind` (RateLimitError, APIConnectionError)."""
+    cause = error.__cause__
+    return cause is not None and any(cls.__name__ == kind for cls in type(cause).__mro__)
+
+
+def _without_model(error: LLMCallError, client: LLMClient) -> str:
+    """The error's message without the leading "MODEL: " (the refusal names the backbone already)."""
+    text = str(error)
+    prefix = f"{client.model}: "
+    return text[len(prefix):] if text.startswith(prefix) else text
+
+
+def _fix(client: LLMClient) -> str:
+    """What to try, appended to a refusal."""
+    if client.is_local:
+        return ""
+    where = f" (api_base {client.settings.api_base})" if client.settings.api_base else ""
+    return (f". Check the model name, its key and that the endpoint{where} is up with `qatui models --check`, "
+            "or run on the embedded model with --backbone local/smollm2")

@@ -1,0 +1,30 @@
+"""Words for people: counts with their noun, one-line clips. Shared by every layer that prints."""
+
+from __future__ import annotations
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """`1 item`, `2 items` (`nouns` for an irregular plural): a count with its noun agreeing."""
+    return f"{n} {noun}" if n == 1 else f"{n} {nouns or noun + 's'}"
+
+
+def clip(text: str, width: int = 80) -> str:
+    """One line of at most `width` characters, cut at a word boundary when one is near the end."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    cut = flat[: width - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space >= width * 2 // 3 else cut).rstrip(" ,;:") + "…"
+
+
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key that orders q1, q2, q10, q100 as people count (digit runs compared as numbers)."""
+    import re
+
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part)
+
+
+def have(n: int) -> str:
+    """'has' or 'have', agreeing with a count ("1 item has", "2 items have")."""
+    return "has" if n == 1 else "have"

@@ -1,0 +1,332 @@
+"""What a new user meets first: options in any position, refusals before any work, plain words.
+
+Every refusal here must happen before a session exists (the sessions dir stays absent) and
+in one line, exit 2; with `--json` the error is one JSON object on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from qatui.cli import main
+
+DEMO = Path(__file__).resolve().parents[1] / "qatui" / "data" / "demo" / "demo.jsonl"
+
+
+def cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def bad_config(tmp_path: Path) -> Path:
+    path = tmp_path / "bad.toml"
+    path.write_text("[general]\nconcurency = 3\n")
+    return path
+
+
+# -- 1. global options before or after the command --------------------------------------------------
+
+COMMANDS = [
+    ["run", str(DEMO), "--judge", "rouge-l", "--limit", "2"],
+    ["run", str(DEMO), "--judge", "rouge-l", "--plan"],
+    ["demo", "--headless"],
+    ["open", "nosuch"],
+    ["checklist", "generate", "seed.toml", "-o", "out.toml"],
+    ["judges"],
+    ["models"],
+    ["datasets", "inspect", str(DEMO)],
+    ["sessions", "list"],
+    ["sessions", "show", "nosuch"],
+    ["sessions", "export", "nosuch"],
+    ["sessions", "compare", "a", "b"],
+    ["sessions", "resume", "nosuch"],
+    ["sessions", "delete", "nosuch", "--yes"],
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c[:2]))
+@pytest.mark.parametrize("before", [True, False], ids=["before", "after"])
+def test_config_is_read_wherever_it_is_placed(tmp_path, capsys, command, before) -> None:
+    config = bad_config(tmp_path)
+    args = ["--config", str(config), *command] if before else [*command, "--config", str(config)]
+    code, out, err = cli(capsys, *args)
+    assert code == 2
+    assert "bad.toml" in err and "concurency" in err
+
+
+def test_sessions_dir_before_the_command_is_where_the_session_goes(tmp_path, capsys) -> None:
+    here = tmp_path / "here"
+    code, out, err = cli(capsys, "--sessions-dir", str(here), "run", str(DEMO), "--judge", "rouge-l", "--limit", "2",
+                         "--json")
+    assert code == 0, err
+    session = json.loads(out)["session"]
+    assert (here / session / "session.json").exists()
+    code, out, _ = cli(capsys, "--sessions-dir", str(here), "sessions", "list", "--json")
+    assert [row["id"] for row in json.loads(out)] == [session]
+    code, out, _ = cli(capsys, "sessions", "--sessions-dir", str(here), "show", session, "--json")
+    assert code == 0 and json.loads(out)["session"] == session
+    code, out, _ = cli(capsys, "sessions", "show", session, "--json", "--sessions-dir", str(here))
+    assert code == 0 and json.loads(out)["session"] == session
+
+
+def test_a_configured_backbone_is_known_when_config_comes_first(tmp_path, capsys) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[backbones.tiny]\nmodel = "local/smollm2"\n')
+    code, out, err = cli(capsys, "--config", str(config), "run", str(DEMO), "--judge", "minos", "--limit", "1",
+                         "--backbone", "tiny", "--plan", "--json")
+    assert code == 0, err
+    assert json.loads(out)["backbone"] == "tiny"
+
+
+# -- 2. a backbone that cannot work is refused before a session exists ------------------------------
+
+
+def _refused(capsys, tmp_path, *args: str) -> str:
+    sessions = tmp_path / "sessions"
+    code, out, err = cli(capsys, "run", str(DEMO), "--judge", "minos", "--limit", "2", "--sessions-dir",
+                         str(sessions), *args)
+    assert code == 2, (out, err)
+    assert not sessions.exists(), "a refused run must not create a session"
+    assert "Traceback" not in err
+    return " ".join(err.split())
+
+
+@pytest.mark.parametrize("plan", [[], ["--plan"]], ids=["run", "plan"])
+def test_unknown_backbone_name_is_refused(tmp_path, capsys, plan) -> None:
+    err = _refused(capsys, tmp_path, "--backbone", "gpt4o-mini", *plan)
+    assert "unknown backbone 'gpt4o-mini'" in err
+
+
+@pytest.mark.parametrize("plan", [[], ["--plan"]], ids=["run", "plan"])
+def test_provider_key_not_set_is_refused_with_the_variable(tmp_path, capsys, monkeypatch, plan) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    err = _refused(capsys, tmp_path, "--backbone", "openai/gpt-4o-mini", *plan)
+    assert "OPENAI_API_KEY" in err and "cannot be used" in err
+
+
+def test_provider_litellm_does_not_know_is_refused(tmp_path, capsys) -> None:
+    err = _refused(capsys, tmp_path, "--backbone", "nosuchprovider/model-x")
+    assert "knows no provider" in err
+
+
+def test_unreachable_local_server_is_refused_quickly(tmp_path, capsys) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = tmp_path / "c.toml"
+    config.write_text(f'[backbones.box]\nmodel = "ollama/qwen2.5"\napi_base = "http://127.0.0.1:{port}"\n')
+    started = time.monotonic()
+    err = _refused(capsys, tmp_path, "--config", str(config), "--backbone", "box")
+    assert time.monotonic() - started < 30
+    assert "cannot be reached" in err and f"127.0.0.1:{port}" in err
+
+
+def test_a_lexical_run_needs_no_backbone(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code, out, err = cli(capsys, "run", str(DEMO), "--judge", "rouge-l", "--limit", "2", "--backbone",
+                         "openai/gpt-4o-mini", "--sessions-dir", str(tmp_path), "--json")
+    assert code == 0, err
+
+
+# -- 3. numbers --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("option, value, allowed", [
+    ("--limit", "-3", "1 or more"),
+    ("--limit", "0", "1 or more"),
+    ("--limit", "ten", "1 or more"),
+    ("--concurrency", "0", "from 1 to 256"),
+    ("--concurrency", "1000", "from 1 to 256"),
+    ("--seed", "-1", "0 or more"),
+])
+def test_out_of_range_numbers_are_refused_with_the_range(tmp_path, capsys, option, value, allowed) -> None:
+    sessions = tmp_path / "s"
+    code, out, err = cli(capsys, "run", str(DEMO), "--judge", "rouge-l", option, value, "--sessions-dir", str(sessions))
+    assert code == 2 and allowed in err and option in err
+    assert not sessions.exists()
+    code, out, err = cli(capsys, "run", str(DEMO), "--judge", "rouge-l", option, value, "--json")
+    assert code == 2 and err == ""
+    error = json.loads(out)
+    assert allowed in error["error"]
+
+
+def test_checklist_elaborate_range(tmp_path, capsys) -> None:
+    code, _, err = cli(capsys, "checklist", "generate", "x.toml", "-o", "y.toml", "--elaborate", "2")
+    assert code == 2 and "from 3 to 10" in err
+
+
+# -- 4. errors that point the right way --------------------------------------------------------------
+
+
+def test_truncated_json_names_line_and_column(tmp_path, capsys) -> None:
+    path = tmp_path / "cut.json"
+    path.write_text('[{"id": "1", "question": "q?", "candidates": {"a": "x", "b"')
+    code, _, err = cli(capsys, "datasets", "inspect", str(path))
+    assert code == 2 and "cut.json line 1 column" in err and "invalid JSON" in err
+    assert "cannot tell its format" not in err
+
+
+def test_broken_jsonl_line_is_named(tmp_path, capsys) -> None:
+    path = tmp_path / "d.jsonl"
+    good = json.dumps({"id": "1", "question": "q?", "candidates": {"a": "x", "b": "y"}})
+    path.write_text(good + "\n" + good[:-9] + "\n")
+    code, _, err = cli(capsys, "run", str(path), "--judge", "rouge-l")
+    assert code == 2 and "d.jsonl line 2" in err
+
+
+def test_jsonl_read_as_csv_says_it_is_json(tmp_path, capsys) -> None:
+    code, _, err = cli(capsys, "datasets", "inspect", str(DEMO), "--format", "csv")
+    assert code == 2 and "is JSON, not a CSV header" in err
+    assert len(err) < 300
+
+
+def test_folder_is_reported_as_a_folder(tmp_path, capsys) -> None:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "a.json").write_text('[{"whatever": 1}]')
+    code, _, err = cli(capsys, "run", str(folder), "--judge", "rouge-l")
+    flat = " ".join(err.split())
+    assert code == 2 and f"{folder}: is a folder" in flat and "pass one dataset file" in flat
+
+
+def test_json_errors_are_json_on_stdout(tmp_path, capsys) -> None:
+    code, out, err = cli(capsys, "run", str(tmp_path / "missing.jsonl"), "--judge", "rouge-l", "--json")
+    assert code == 2 and err == ""
+    assert "no such file" in json.loads(out)["error"]
+    code, out, err = cli(capsys, "sessions", "show", "nosuch", "--json", "--sessions-dir", str(tmp_path))
+    assert code == 2 and "error" in json.loads(out)
+    code, out, err = cli(capsys, "run", str(DEMO), "--judge", "rouge-l", "--json", "--no-such-flag")
+    assert code == 2 and "unrecognized arguments" in json.loads(out)["error"]
+
+
+def test_clip_cuts_at_a_word() -> None:
+    from qatui.text import clip
+
+    text = "the backbone returned an answer that was not valid JSON after one repair re-ask"
+    short = clip(text, 40)
+    assert short.endswith("…") and len(short) <= 40
+    assert short[:-1] in text and text[len(short) - 1] == " "  # cut where a word ends
+
+
+def test_failure_reasons_in_the_summary_are_whole(tmp_path) -> None:
+    from rich.console import Console
+
+    from qatui.engine.events import ItemFailed
+    from qatui.report import print_failures
+
+    reason = "openai/gpt-4o-mini: authentication failed (401): the API key in $MY_KEY was rejected by the provider"
+    failures = [ItemFailed(item_id=f"q{i}", judge="minos", reason=reason, error_type="LLMCallError") for i in range(7)]
+    console = Console(width=80, record=True)
+    print_failures(console, failures)
+    text = " ".join(console.export_text().split())
+    assert "7 items of minos (q0, q1, q2 and 4 more)" in text and "rejected by the provider" in text
+
+
+# -- 5. Ctrl-C says at once what happens ----------------------------------------------------------
+
+
+def _big_dataset(path: Path, n: int) -> Path:
+    with path.open("w") as f:
+        for i in range(n):
+            f.write(json.dumps({"id": f"q{i}", "question": f"question {i}?", "references": [f"answer {i} is blue"],
+                                "candidates": {"a": f"answer {i} is blue", "b": "green " * 50, "c": "red"}}) + "\n")
+    return path
+
+
+def test_ctrl_c_says_at_once_what_happens_and_keeps_the_session(tmp_path) -> None:
+    data = _big_dataset(tmp_path / "big.jsonl", 20_000)
+    sessions = tmp_path / "s"
+    env = dict(os.environ, COLUMNS="100")
+    proc = subprocess.Popen([sys.executable, "-m", "qatui", "run", str(data), "--judge", "rouge-l", "--concurrency", "2",
+                             "--sessions-dir", str(sessions)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list(sessions.glob("*/results-0000.json")):
+            time.sleep(0.2)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    text = err.decode()
+    assert proc.returncode == 130, text
+    assert "Stopping" in text and "Ctrl-C again" in text and "qatui sessions resume" in text
+    from qatui.store.session import SessionStore
+
+    [row] = SessionStore(sessions).list()
+    session = SessionStore(sessions).open(row["id"])
+    assert session.meta["status"] == "cancelled"
+    assert 0 < len(session.finished_keys()) < 20_000
+
+
+# -- 6. names and comparisons --------------------------------------------------------------------------
+
+
+def test_session_names_show_everywhere(tmp_path, capsys) -> None:
+    code, out, err = cli(capsys, "run", str(DEMO), "--judge", "rouge-l", "--limit", "2", "--session", "baseline-run",
+                         "--sessions-dir", str(tmp_path))
+    assert code == 0 and "baseline-run" in out
+    code, out, _ = cli(capsys, "sessions", "list", "--sessions-dir", str(tmp_path))
+    assert "baseline-run" in out
+    code, out, _ = cli(capsys, "sessions", "show", "baseline-run", "--sessions-dir", str(tmp_path))
+    assert "baseline-run" in out
+
+
+def test_compare_letters_runs_names_pairs_and_warns_about_item_sets(tmp_path, capsys) -> None:
+    def run(limit: str, judge: str) -> str:
+        code, out, err = cli(capsys, "run", str(DEMO), "--judge", judge, "--limit", limit, "--json",
+                             "--sessions-dir", str(tmp_path))
+        assert code == 0, err
+        return json.loads(out)["session"]
+
+    a, b = run("3", "rouge-l"), run("20", "bleu")
+    code, out, _ = cli(capsys, "sessions", "compare", a, b, "--json", "--sessions-dir", str(tmp_path))
+    data = json.loads(out)
+    assert [r["letter"] for r in data["runs"]] == ["A", "B"]
+    assert data["common_items"] == 3 and "3 items all of them judged" in data["note"]
+    assert all(d["pair"] == ["A", "B"] for d in data["disagreements"])
+    assert data["agreement"][0]["n"]["kendall"] <= 3
+    code, out, _ = cli(capsys, "sessions", "compare", a, b, "--sessions-dir", str(tmp_path))
+    lines = [" ".join(line.split()) for line in out.splitlines()]
+    assert any(line.startswith(f"A {a} rouge-l") for line in lines), out  # whole ids, not one shared prefix
+    assert any(line.startswith(f"B {b} bleu") for line in lines), out
+    assert "note: the runs judged different items" in " ".join(lines)
+
+
+# -- 7. small words -----------------------------------------------------------------------------------
+
+
+def test_resume_of_a_complete_session_says_nothing_to_resume(tmp_path, capsys) -> None:
+    code, out, err = cli(capsys, "run", str(DEMO), "--judge", "rouge-l", "--limit", "2", "--json",
+                         "--sessions-dir", str(tmp_path))
+    session = json.loads(out)["session"]
+    code, out, err = cli(capsys, "sessions", "resume", session, "--sessions-dir", str(tmp_path))
+    assert code == 0 and "nothing to resume" in err and "0/0" not in err
+
+
+def test_markdown_export_is_in_natural_order_and_counts_agree(tmp_path, capsys) -> None:
+    data = tmp_path / "d.jsonl"
+    with data.open("w") as f:
+        for i in (1, 2, 10, 100, 3):
+            f.write(json.dumps({"id": f"q{i}", "question": "q?", "references": ["blue sky"],
+                                "candidates": {"a": "blue sky", "b": "red"}}) + "\n")
+    code, out, err = cli(capsys, "run", str(data), "--judge", "rouge-l", "--json", "--sessions-dir", str(tmp_path))
+    session = json.loads(out)["session"]
+    code, out, _ = cli(capsys, "sessions", "export", session, "--format", "md", "--sessions-dir", str(tmp_path))
+    rows = [line.split("|")[1].strip() for line in out.splitlines() if line.startswith("| q")]
+    assert rows == ["q1", "q2", "q3", "q10", "q100"]
+    one = tmp_path / "one.jsonl"
+    one.write_text(data.read_text().splitlines()[0] + "\n")
+    code, out, err = cli(capsys, "run", str(one), "--judge", "rouge-l", "--sessions-dir", str(tmp_path))
+    assert "1 item)" in out and "1 items" not in out
