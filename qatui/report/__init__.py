@@ -144,7 +144,8 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         for row in rows:
             table.add_row(*row)
         if not rows:
-            table.add_row("[dim]no gold labels to compare with[/]", "", "", "")
+            why = "no gold labels to compare with" if doc.get("n_done") else "nothing judged, so no metric"
+            table.add_row(f"[dim]{why}[/]", "", "", "")
         console.print(table)
         if breakdown := doc.get("breakdown"):
             console.print(_breakdown_table(breakdown))

@@ -1,0 +1,101 @@
+"""The backbone check before a run, against a real OpenAI-compatible server on 127.0.0.1.
+
+A run whose backbone cannot answer must be refused before its session exists; one that can
+must start after exactly one tiny probe; and a run where every item failed is `failed`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from qatui.cli import main
+from qatui.store.session import SessionStore
+
+PAIRS = [{"id": f"p{i}", "question": f"What colour is thing {i}?", "references": [f"Thing {i} is blue."],
+          "candidates": {"a": f"Thing {i} is blue.", "b": f"Thing {i} is red."}} for i in range(1, 4)]
+
+
+@pytest.fixture
+def fake_backbone(llm_server, tmp_path, monkeypatch):
+    """A config whose backbone `fake` is the loopback server, its key in $FAKE_KEY; returns (server, config path)."""
+    monkeypatch.setenv("FAKE_KEY", "sk-test-not-a-real-key")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                      'api_key_env = "FAKE_KEY"\nmax_attempts = 2\ntimeout_s = 5\n'
+                      f'[cache]\ndir = "{tmp_path / "cache"}"\n')
+    return llm_server, config
+
+
+def run(capsys, config: Path, sessions: Path, *args: str) -> tuple[int, str, str]:
+    data = config.parent / "pairs.jsonl"
+    data.write_text("".join(json.dumps(item) + "\n" for item in PAIRS))
+    code = main(["--config", str(config), "--sessions-dir", str(sessions), "run", str(data), "--backbone", "fake",
+                 *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_rejected_key_is_refused_before_a_session(fake_backbone, tmp_path, capsys) -> None:
+    server, config = fake_backbone
+    server.script(faults=["401"] * 5)
+    sessions = tmp_path / "sessions"
+    code, out, err = run(capsys, config, sessions, "--judge", "pairwise", "--limit", "2")
+    assert code == 2 and "authentication failed (401)" in " ".join(err.split()) and "$FAKE_KEY" in err
+    assert server.n_requests == 1  # one probe, not the run's retries
+    assert not sessions.exists()
+    assert "sk-test-not-a-real-key" not in err
+
+
+def test_plan_checks_the_backbone_too(fake_backbone, tmp_path, capsys) -> None:
+    server, config = fake_backbone
+    server.script(faults=["401"])
+    code, out, err = run(capsys, config, tmp_path / "s", "--judge", "pairwise", "--plan")
+    assert code == 2 and "authentication failed" in err
+    server.script(lambda body: "OK")
+    before = server.n_requests
+    code, out, err = run(capsys, config, tmp_path / "s", "--judge", "pairwise", "--limit", "2", "--plan", "--json")
+    assert code == 0, err
+    assert json.loads(out)["calls"]["pairwise"] == [4, 4]  # two pairs, both orders
+    assert server.n_requests == before + 1 and server.requests[-1]["max_tokens"] == 8  # the probe alone
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_rate_limited_probe_passes_and_the_run_goes_on(fake_backbone, tmp_path, capsys) -> None:
+    server, config = fake_backbone
+    answer = json.dumps({"rationale": "A is closer to the reference", "choice": "A"})
+    server.script(lambda body: answer, faults=["429"])
+    code, out, err = run(capsys, config, tmp_path / "s", "--judge", "pairwise", "--limit", "1", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["status"] == "completed" and data["judges"]["pairwise"]["n_failed"] == 0
+    assert server.n_requests == 1 + 2  # the probe, then both orders of the one pair
+
+
+def test_a_run_where_every_item_fails_is_failed_and_says_why(fake_backbone, tmp_path, capsys) -> None:
+    server, config = fake_backbone
+    server.script(lambda body: "OK" if body.get("max_tokens") == 8 else "I would rather not say.")
+    sessions = tmp_path / "s"
+    code, out, err = run(capsys, config, sessions, "--judge", "pairwise", "--limit", "3")
+    flat = " ".join(out.split())
+    assert code == 1, (out, err)
+    assert "every item failed" in flat and "failed 3 items of pairwise" in flat
+    [row] = SessionStore(sessions).list()
+    assert row["status"] == "failed"
+    code, out, err = run(capsys, config, tmp_path / "s2", "--judge", "pairwise", "--limit", "3", "--json")
+    assert code == 1 and json.loads(out)["status"] == "failed"
+
+
+def test_resume_checks_the_backbone_before_touching_the_session(fake_backbone, tmp_path, capsys, monkeypatch) -> None:
+    server, config = fake_backbone
+    server.script(lambda body: "OK" if body.get("max_tokens") == 8 else "no JSON here")
+    sessions = tmp_path / "s"
+    code, out, err = run(capsys, config, sessions, "--judge", "pairwise", "--limit", "2", "--json")
+    session = json.loads(out)["session"]
+    monkeypatch.delenv("FAKE_KEY")
+    code = main(["--config", str(config), "--sessions-dir", str(sessions), "sessions", "resume", session])
+    err = capsys.readouterr().err
+    assert code == 2 and "FAKE_KEY is not set" in err
+    assert SessionStore(sessions).open(session).meta["status"] == "failed"  # untouched

@@ -1,0 +1,47 @@
+"""The TUI refuses a run whose backbone cannot answer, before a session exists (a real loopback server)."""
+
+from __future__ import annotations
+
+import time
+
+from textual.widgets import Select, SelectionList
+
+from qatui.config import parse_config
+from qatui.store.session import SessionStore
+from qatui.tui.app import QatuiApp
+from qatui.tui.screens.home import HomeScreen
+from qatui.tui.screens.new_run import NewRunScreen
+from qatui.tui.screens.run import RunScreen
+
+
+async def until(pilot, predicate, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting for the app"
+        await pilot.pause(0.05)
+
+
+async def test_new_run_with_a_rejected_key_is_refused_and_makes_no_session(llm_server, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_KEY", "sk-test-not-a-real-key")
+    llm_server.script(faults=["401"] * 10)
+    config = parse_config(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                          f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n', "test.toml")
+    store = SessionStore(tmp_path / "sessions")
+    app = QatuiApp(config, store)
+    async with app.run_test(size=(100, 34)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await pilot.press("n")
+        screen = app.screen
+        assert isinstance(screen, NewRunScreen)
+        listing = screen.query_one("#judges", SelectionList)
+        await until(pilot, lambda: listing.option_count > 0 and "71 responses" in str(screen.query_one("#preview").content))
+        listing.deselect("minos")
+        listing.select("pairwise")
+        await pilot.press("f4")
+        screen.query_one("#backbone", Select).value = "fake"
+        screen.query_one("#limit").value = "2"
+        await pilot.pause(0.5)
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: any("authentication failed (401)" in str(n.message) for n in app._notifications))
+        assert not isinstance(app.screen, RunScreen)
+        assert store.list() == [] and llm_server.n_requests == 1
