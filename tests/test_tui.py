@@ -327,6 +327,24 @@ async def test_pause_lets_the_item_in_flight_finish_then_resume_completes(tmp_pa
         assert "p" not in screen.active_bindings  # nothing left to pause
 
 
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_ranking_is_in_view_at_every_size_without_scrolling(tmp_path, size) -> None:
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    app = QatuiApp(config, store, job=minos_job(store, config, limit=4))
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
+        await pilot.pause(0.2)
+        screen = app.screen
+        ranking, transcript = screen.query_one(RankingPanel), screen.query_one(TranscriptPanel)
+        assert ranking.task.ranking and ranking.task.tau is not None
+        assert ranking.region.height == ranking.outer_size.height >= 8  # whole: 4 responses, header, tau, border
+        assert transcript.display == (size != (80, 24))  # too short for the transcript: hidden, t shows it
+        assert not transcript.display or not ranking.region.overlaps(transcript.region)
+        for y in range(ranking.region.y, ranking.region.bottom):  # nothing drawn over any of its rows
+            assert screen.get_widget_at(ranking.region.x + 2, y)[0] is ranking
+        assert screen.query_one("#panels").scroll_y == 0  # the question stays at the top, above it
+
+
 async def test_live_pairwise_run_shows_both_orders_and_agreement_with_people(tmp_path) -> None:
     from qatui.data.language import item_language
     from qatui.data.model import PairwiseGold

@@ -22,15 +22,26 @@ from qatui.tui.widgets.routing_panel import RoutingPanel
 from qatui.tui.widgets.transcript_panel import TranscriptPanel
 
 
+class RankingBox(VerticalScroll, can_focus=False):
+    """Holds the ranking below the scrolling panels, so it is always in view; scrolls only when it is very long."""
+
+
 class ItemBrowser(Horizontal):
-    """Shows a `RunState`; the owner calls `show` once and `refresh_tasks` as tasks change."""
+    """Shows a `RunState`; the owner calls `show` once and `refresh_tasks` as tasks change.
+
+    The ranking beside the gold is the verdict people look for, so it is pinned under the
+    scrolling panels (question, routing, key points, …) and above the transcript: whatever the
+    size, it is in view without scrolling.
+    """
 
     DEFAULT_CSS = """
     ItemBrowser {
         height: 1fr;
         & > #detail { width: 1fr; }
-        & #panels { height: 1fr; scrollbar-size-vertical: 1; }
+        & #panels { height: 1fr; min-height: 3; }
         & #panels:focus { background-tint: $foreground 4%; }
+        & #panels, & RankingBox { scrollbar-size-vertical: 1; }
+        & RankingBox { height: auto; max-height: 55%; }
         & TranscriptPanel { height: 35%; min-height: 6; }
         & TranscriptPanel.-hidden { display: none; }
     }
@@ -56,6 +67,7 @@ class ItemBrowser(Horizontal):
                 yield ChecklistPanel()
                 yield PairwisePanel()
                 yield RagasPanel()
+            with RankingBox(id="ranking-box"):
                 yield RankingPanel()
             yield TranscriptPanel(id="transcript").set_class(not self._transcript, "-hidden")
 
