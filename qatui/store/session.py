@@ -9,139 +9,49 @@ the run (STYLE.md §7); here a flush rewrites only the shards that gained result
 session.json, so cost stays linear (DESIGN.md, Scale). Every result doc carries a sequence
 number and the latest per (item_id, judge) wins, so a success recorded after a failure
 supersedes it without rewriting an old shard.
+
+This module is the API (`Session`, `SessionStore`); its parts live beside it: `session_file`
+(session.json and the statuses), `shards` (the result shards), `index` (which result is
+current), `files` (TinyDB files written on flush, orphan temp files) and `credentials` (`scrub`).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import re
 import secrets
 import shutil
-import sys
 import threading
-import time
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from pydantic import ValidationError
-from tinydb import TinyDB, where
-from tinydb.middlewares import CachingMiddleware
+from tinydb import where
 
 from qatui import __version__
-from qatui.engine.events import LLMCallFinished, Verdict
 from qatui.errors import SessionError
-from qatui.store.atomic import AtomicJSONStorage, atomic_write_text
+from qatui.events import LLMCallFinished, Verdict
+from qatui.store.atomic import atomic_write_text
+from qatui.store.credentials import scrub
+from qatui.store.files import ORPHAN_AGE_S, open_db, remove_orphans
+from qatui.store.index import ResultIndex, latest
+from qatui.store.session_file import (
+    SESSION_FILE,
+    STATUSES,
+    check_status,
+    parse_session_data,
+    read_session_file,
+)
+from qatui.store.shards import DEFAULT_SHARD_SIZE, Shards
 
-STATUSES = ("running", "completed", "cancelled", "interrupted", "failed")
-SESSION_FILE = "session.json"
-DEFAULT_SHARD_SIZE = 200
-ORPHAN_AGE_S = 60.0
-"""A temp file older than this is a killed writer's orphan; a younger one may be a live writer's."""
-
-_RESULTS = "results"
-_SHARD_NAME = re.compile(r"results-(\d+)\.json")
-_SECRET_NAME = re.compile(r"api_?key|secret|password|passwd|(^|_)token$")
-
-
-def scrub(value: Any) -> Any:
-    """A copy of `value` without any key that could hold a credential, so no session file ever holds one.
-
-    At any depth of dicts and lists, drops keys whose lower-cased name contains "api_key",
-    "apikey", "secret", "password" or "passwd", or is "token" or ends in "_token". Names ending
-    in "_env" stay ("api_key_env" names an environment variable, not its value), and so do
-    counters such as "max_tokens".
-    """
-    if isinstance(value, dict):
-        return {k: scrub(v) for k, v in value.items() if not _is_secret_name(str(k))}
-    if isinstance(value, (list, tuple)):
-        return [scrub(v) for v in value]
-    return value
-
-
-def _is_secret_name(name: str) -> bool:
-    """Whether a key of this name may hold a credential (see `scrub`)."""
-    name = name.lower()
-    return not name.endswith("_env") and _SECRET_NAME.search(name) is not None
+__all__ = ["DEFAULT_SHARD_SIZE", "ORPHAN_AGE_S", "SESSION_FILE", "STATUSES", "Session", "SessionStore", "scrub"]
 
 
 def _now() -> str:
     """Local time with its UTC offset, to the millisecond (so listing order is exact): `created`, `updated`."""
     return datetime.now().astimezone().isoformat(timespec="milliseconds")
-
-
-def _check_status(status: object) -> None:
-    """Refuse a status the TUI and CLI would not know how to show."""
-    if status not in STATUSES:
-        raise ValueError(f"session status must be one of {', '.join(STATUSES)}, not {status!r}")
-
-
-def _shard_path(folder: Path, number: int) -> Path:
-    """The path of shard `number`: results-0000.json, results-0001.json, ..."""
-    return folder / f"results-{number:04d}.json"
-
-
-def _shard_numbers(folder: Path) -> list[int]:
-    """The numbers of the shard files in `folder`, ascending."""
-    return sorted(int(m[1]) for p in folder.glob("results-*.json") if (m := _SHARD_NAME.fullmatch(p.name)))
-
-
-def _remove_orphans(folder: Path) -> None:
-    """Delete temp files a killed writer left behind (STYLE.md §7), sparing young ones a live writer may own."""
-    cutoff = time.time() - ORPHAN_AGE_S
-    for tmp in folder.glob(".*.tmp"):
-        try:
-            if tmp.stat().st_mtime < cutoff:
-                tmp.unlink()
-        except FileNotFoundError:  # its writer renamed or removed it meanwhile
-            pass
-
-
-def _open_db(path: Path) -> TinyDB:
-    """A TinyDB whose writes stay in memory until `db.storage.flush()`; reads now, so damage fails at open."""
-    db = TinyDB(path, storage=CachingMiddleware(AtomicJSONStorage))
-    db.storage.WRITE_CACHE_SIZE = sys.maxsize  # per instance: never flush on its own
-    db.storage.read()
-    return db
-
-
-def _parse_session_data(path: Path, data: dict | None) -> tuple[dict, dict[str, dict]]:
-    """Meta and per-judge summaries of a session.json's content; SessionError naming the file if malformed."""
-    metas = list((data or {}).get("meta", {}).values())
-    if len(metas) != 1 or not isinstance(metas[0], dict):
-        raise SessionError(f"{path}: damaged: table 'meta' must hold exactly one document")
-    summary: dict[str, dict] = {}
-    for doc in (data or {}).get("summary", {}).values():
-        if not isinstance(doc, dict) or not isinstance(doc.get("judge"), str):
-            raise SessionError(f"{path}: damaged: a summary document names no judge")
-        summary[doc["judge"]] = {k: v for k, v in doc.items() if k != "judge"}
-    return metas[0], summary
-
-
-def _read_session_file(path: Path) -> tuple[dict, dict[str, dict]]:
-    """Meta and summaries read from a session.json; SessionError naming the file if missing or damaged."""
-    if not path.is_file():
-        raise SessionError(f"{path}: missing; {path.parent} is not a session")
-    return _parse_session_data(path, AtomicJSONStorage(path).read())
-
-
-def _shard_docs(path: Path, data: dict | None) -> list[dict]:
-    """The result docs of a shard's content; SessionError naming the file if one is malformed."""
-    docs = list((data or {}).get(_RESULTS, {}).values())
-    for doc in docs:
-        ok = (
-            isinstance(doc, dict)
-            and isinstance(doc.get("seq"), int)
-            and isinstance(doc.get("item_id"), str)
-            and isinstance(doc.get("judge"), str)
-            and (doc.get("status"), type(doc.get("verdict")), type(doc.get("failure")))
-            in (("done", dict, type(None)), ("failed", type(None), dict))
-        )
-        if not ok:
-            raise SessionError(f"{path}: damaged: malformed result document {str(doc)[:120]}")
-    return docs
 
 
 def _dump_calls(calls: list[LLMCallFinished]) -> list[dict]:
@@ -156,28 +66,15 @@ class Session:
         """Open the session folder `path`, removing orphan temp files; SessionError naming any damaged file."""
         self.path = path
         self.id = path.name
-        self._shard_size = shard_size
         self._lock = threading.RLock()
-        _remove_orphans(path)
+        remove_orphans(path)
         session_file = path / SESSION_FILE
         if not session_file.is_file():
             raise SessionError(f"{session_file}: missing; {path} is not a session")
-        self._db = _open_db(session_file)
-        _parse_session_data(session_file, self._db.storage.read())
-        self._index: dict[tuple[str, str], tuple[int, str]] = {}  # key -> (seq, status) of its latest doc
-        self._next_seq = 0
-        numbers = _shard_numbers(path)
-        for number in numbers[:-1]:
-            shard = _shard_path(path, number)
-            for doc in _shard_docs(shard, AtomicJSONStorage(shard).read()):
-                self._index_doc(doc)
-        self._shard_no = numbers[-1] if numbers else 0
-        self._shard = _open_db(_shard_path(path, self._shard_no))  # the open shard, full or not
-        last_docs = _shard_docs(_shard_path(path, self._shard_no), self._shard.storage.read())
-        for doc in last_docs:
-            self._index_doc(doc)
-        self._shard_len = len(last_docs)
-        self._full: dict[int, TinyDB] = {}  # shards filled since the last flush, not on disk yet
+        self._db = open_db(session_file)
+        parse_session_data(session_file, self._db.storage.read())
+        self._index = ResultIndex()
+        self._shards = Shards(path, shard_size, self._index.note)
         self._dirty = False  # results recorded since the last flush
 
     @property
@@ -215,37 +112,20 @@ class Session:
         )
 
     def _append(self, item_id: str, judge: str, fields: dict) -> None:
-        """Add one result doc to the open shard, in memory, opening the next shard when this one is full."""
+        """Add one result doc to the open shard, in memory, with the next sequence number."""
         if not item_id or not judge:
             raise ValueError(f"a result needs an item_id and a judge, got {item_id!r} and {judge!r}")
         with self._lock:
-            if self._shard_len >= self._shard_size:
-                self._full[self._shard_no] = self._shard
-                self._shard_no += 1
-                self._shard = _open_db(_shard_path(self.path, self._shard_no))
-                self._shard_len = 0
-            doc = {"seq": self._next_seq, "item_id": item_id, "judge": judge, **fields}
-            self._shard.table(_RESULTS).insert(doc)
-            self._shard_len += 1
-            self._index_doc(doc)
+            doc = {"seq": self._index.next_seq, "item_id": item_id, "judge": judge, **fields}
+            self._shards.append(doc)
+            self._index.note(doc)
             self._dirty = True
-
-    def _index_doc(self, doc: dict) -> None:
-        """Note a result doc in the in-memory index if it is the latest for its (item_id, judge)."""
-        key = (doc["item_id"], doc["judge"])
-        if key not in self._index or doc["seq"] > self._index[key][0]:
-            self._index[key] = (doc["seq"], doc["status"])
-        self._next_seq = max(self._next_seq, doc["seq"] + 1)
 
     def flush(self) -> None:
         """Write, atomically, every shard that gained results, then session.json if it changed."""
         with self._lock:
             if self._dirty:
-                while self._full:  # oldest first, so the files on disk never skip a shard
-                    number = next(iter(self._full))
-                    self._full[number].close()  # closing flushes
-                    del self._full[number]
-                self._shard.storage.flush()
+                self._shards.flush()
                 self._db.table("meta").update({"updated": _now()})
                 self._dirty = False
             self._db.storage.flush()
@@ -254,7 +134,7 @@ class Session:
         """Flush and release the files."""
         with self._lock:
             self.flush()
-            self._shard.close()
+            self._shards.close()
             self._db.close()
 
     def __enter__(self) -> Session:
@@ -268,18 +148,8 @@ class Session:
     def results(self) -> dict[tuple[str, str], dict]:
         """The latest result doc per (item_id, judge), unflushed ones included; reads every shard."""
         with self._lock:
-            in_memory = [*self._full.values(), self._shard]
-            docs = [copy.deepcopy(dict(d)) for db in in_memory for d in db.table(_RESULTS).all()]
-            for number in _shard_numbers(self.path):
-                if number != self._shard_no and number not in self._full:
-                    shard = _shard_path(self.path, number)
-                    docs.extend(_shard_docs(shard, AtomicJSONStorage(shard).read()))
-        latest: dict[tuple[str, str], dict] = {}
-        for doc in docs:
-            key = (doc["item_id"], doc["judge"])
-            if key not in latest or doc["seq"] > latest[key]["seq"]:
-                latest[key] = doc
-        return latest
+            docs = self._shards.docs()
+        return latest(docs)
 
     def verdicts(self, judge: str) -> dict[str, Verdict]:
         """The current verdicts of `judge`, by item id; failed items are absent."""
@@ -295,19 +165,19 @@ class Session:
     def finished_keys(self) -> set[tuple[str, str]]:
         """The (item_id, judge) pairs whose latest record is a verdict: what a resume skips."""
         with self._lock:
-            return {key for key, (_, status) in self._index.items() if status == "done"}
+            return self._index.keys_with("done")
 
     def failed_keys(self) -> set[tuple[str, str]]:
         """The (item_id, judge) pairs whose latest record is a failure: what a resume retries."""
         with self._lock:
-            return {key for key, (_, status) in self._index.items() if status == "failed"}
+            return self._index.keys_with("failed")
 
     def update_meta(self, **fields: Any) -> None:
         """Change metadata fields (scrubbed of credentials) and stamp `updated`; on disk at the next flush."""
         if "id" in fields:
             raise ValueError("a session's id cannot change")
         if "status" in fields:
-            _check_status(fields["status"])
+            check_status(fields["status"])
         with self._lock:
             self._db.table("meta").update({**scrub(fields), "updated": _now()})
 
@@ -321,7 +191,7 @@ class Session:
     def summary(self) -> dict[str, dict]:
         """The summary of each judge, by judge name."""
         with self._lock:
-            return _parse_session_data(self.path / SESSION_FILE, copy.deepcopy(self._db.storage.read()))[1]
+            return parse_session_data(self.path / SESSION_FILE, copy.deepcopy(self._db.storage.read()))[1]
 
 
 class SessionStore:
@@ -341,7 +211,7 @@ class SessionStore:
         status "running" unless `meta` gives one. A name must not already name or be a session.
         """
         status = meta.get("status", "running")
-        _check_status(status)
+        check_status(status)
         if name is not None and any(name in (e["id"], e["name"]) for e in self.list()):
             raise SessionError(f"a session named {name!r} already exists in {self.root}")
         self.root.mkdir(parents=True, exist_ok=True)
@@ -394,7 +264,7 @@ class SessionStore:
         for session_id in self._ids():
             folder = self.root / session_id
             try:
-                meta, summary = _read_session_file(folder / SESSION_FILE)
+                meta, summary = read_session_file(folder / SESSION_FILE)
                 entry = {**meta, "id": session_id, "name": str(meta.get("name") or session_id), "summary": summary}
             except SessionError as e:
                 entry = {"id": session_id, "name": session_id, "status": "damaged", "error": str(e), "summary": {}}

@@ -1,0 +1,37 @@
+"""session.json, a session's small file: its metadata (one doc), its summary per judge, and the statuses it may show."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qatui.errors import SessionError
+from qatui.store.atomic import AtomicJSONStorage
+
+STATUSES = ("running", "completed", "cancelled", "interrupted", "failed")
+SESSION_FILE = "session.json"
+
+
+def check_status(status: object) -> None:
+    """Refuse a status the TUI and CLI would not know how to show."""
+    if status not in STATUSES:
+        raise ValueError(f"session status must be one of {', '.join(STATUSES)}, not {status!r}")
+
+
+def parse_session_data(path: Path, data: dict | None) -> tuple[dict, dict[str, dict]]:
+    """Meta and per-judge summaries of a session.json's content; SessionError naming the file if malformed."""
+    metas = list((data or {}).get("meta", {}).values())
+    if len(metas) != 1 or not isinstance(metas[0], dict):
+        raise SessionError(f"{path}: damaged: table 'meta' must hold exactly one document")
+    summary: dict[str, dict] = {}
+    for doc in (data or {}).get("summary", {}).values():
+        if not isinstance(doc, dict) or not isinstance(doc.get("judge"), str):
+            raise SessionError(f"{path}: damaged: a summary document names no judge")
+        summary[doc["judge"]] = {k: v for k, v in doc.items() if k != "judge"}
+    return metas[0], summary
+
+
+def read_session_file(path: Path) -> tuple[dict, dict[str, dict]]:
+    """Meta and summaries read from a session.json; SessionError naming the file if missing or damaged."""
+    if not path.is_file():
+        raise SessionError(f"{path}: missing; {path.parent} is not a session")
+    return parse_session_data(path, AtomicJSONStorage(path).read())

@@ -1,0 +1,113 @@
+"""A session's results in bounded shards (results-0000.json, ...), so a flush rewrites only the shards that grew.
+
+TinyDB rewrites a whole file on every write, so one ever-growing file costs time quadratic in
+the run (STYLE.md §7); shards of at most `size` docs, append-only, keep it linear.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from tinydb import TinyDB
+
+from qatui.errors import SessionError
+from qatui.store.atomic import AtomicJSONStorage
+from qatui.store.files import open_db
+
+DEFAULT_SHARD_SIZE = 200
+RESULTS = "results"
+"""The table of result docs in each shard."""
+
+_SHARD_NAME = re.compile(r"results-(\d+)\.json")
+
+
+def shard_path(folder: Path, number: int) -> Path:
+    """The path of shard `number`: results-0000.json, results-0001.json, ..."""
+    return folder / f"results-{number:04d}.json"
+
+
+def shard_numbers(folder: Path) -> list[int]:
+    """The numbers of the shard files in `folder`, ascending."""
+    return sorted(int(m[1]) for p in folder.glob("results-*.json") if (m := _SHARD_NAME.fullmatch(p.name)))
+
+
+def shard_docs(path: Path, data: dict | None) -> list[dict]:
+    """The result docs of a shard's content; SessionError naming the file if one is malformed."""
+    docs = list((data or {}).get(RESULTS, {}).values())
+    for doc in docs:
+        ok = (
+            isinstance(doc, dict)
+            and isinstance(doc.get("seq"), int)
+            and isinstance(doc.get("item_id"), str)
+            and isinstance(doc.get("judge"), str)
+            and (doc.get("status"), type(doc.get("verdict")), type(doc.get("failure")))
+            in (("done", dict, type(None)), ("failed", type(None), dict))
+        )
+        if not ok:
+            raise SessionError(f"{path}: damaged: malformed result document {str(doc)[:120]}")
+    return docs
+
+
+def read_shard(path: Path) -> list[dict]:
+    """The result docs of the shard file at `path`, read from disk."""
+    return shard_docs(path, AtomicJSONStorage(path).read())
+
+
+class Shards:
+    """One session's shards: the open one and those filled since the last flush in memory, older ones on disk.
+
+    Not thread-safe by itself: the session holds its lock around every call.
+    """
+
+    def __init__(self, folder: Path, size: int, note: Callable[[dict], None]) -> None:
+        """Open the last shard of `folder` (shard 0 when none), passing every stored doc to `note`.
+
+        SessionError names a damaged shard.
+        """
+        self.folder = folder
+        self.size = size
+        numbers = shard_numbers(folder)
+        for number in numbers[:-1]:
+            for doc in read_shard(shard_path(folder, number)):
+                note(doc)
+        self.number = numbers[-1] if numbers else 0
+        self._open = open_db(shard_path(folder, self.number))  # the open shard, full or not
+        last_docs = shard_docs(shard_path(folder, self.number), self._open.storage.read())
+        for doc in last_docs:
+            note(doc)
+        self._len = len(last_docs)
+        self._full: dict[int, TinyDB] = {}  # shards filled since the last flush, not on disk yet
+
+    def append(self, doc: dict) -> None:
+        """Add a result doc to the open shard, in memory, opening the next shard when this one is full."""
+        if self._len >= self.size:
+            self._full[self.number] = self._open
+            self.number += 1
+            self._open = open_db(shard_path(self.folder, self.number))
+            self._len = 0
+        self._open.table(RESULTS).insert(doc)
+        self._len += 1
+
+    def flush(self) -> None:
+        """Write, atomically, the shards filled since the last flush (oldest first), then the open one."""
+        while self._full:  # oldest first, so the files on disk never skip a shard
+            number = next(iter(self._full))
+            self._full[number].close()  # closing flushes
+            del self._full[number]
+        self._open.storage.flush()
+
+    def close(self) -> None:
+        """Release the open shard (closing it writes what is still in memory)."""
+        self._open.close()
+
+    def docs(self) -> list[dict]:
+        """Copies of every result doc, unflushed ones included; reads every shard not in memory."""
+        in_memory = [*self._full.values(), self._open]
+        docs = [copy.deepcopy(dict(d)) for db in in_memory for d in db.table(RESULTS).all()]
+        for number in shard_numbers(self.folder):
+            if number != self.number and number not in self._full:
+                docs.extend(read_shard(shard_path(self.folder, number)))
+        return docs
