@@ -5,6 +5,7 @@ Live runs use the scripted backbone and NLI of `tui_support`, so no test loads a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -345,6 +346,102 @@ async def test_the_ranking_is_in_view_at_every_size_without_scrolling(tmp_path, 
         assert screen.query_one("#panels").scroll_y == 0  # the question stays at the top, above it
 
 
+def cut_footer_keys(screen) -> list[str]:
+    """The footer's key hints that are not wholly visible left of the palette hint."""
+    keys = list(screen.query("FooterKey"))
+    palette = [key for key in keys if key.has_class("-command-palette")]
+    edge = palette[0].region.x if palette else screen.size.width
+    return [f"{key.key_display} {key.description}" for key in keys if key not in palette and key.region.right > edge]
+
+
+def test_item_list_cuts_judge_names_apart_and_item_ids_in_the_middle() -> None:
+    from qatui.tui.widgets.item_list import clip_end, clip_middle, distinct_width
+
+    judges = ["minos", "ragas-answer-relevance", "ragas-context-relevance"]
+    assert distinct_width(judges) == 8
+    assert [clip_end(j, 8) for j in judges] == ["minos", "ragas-a…", "ragas-c…"]
+    assert distinct_width(["minos", "bleu"]) == 4 and distinct_width(["qa"]) == 2
+    assert clip_middle("hotpotqa-5a8b57f25542995d1e6f1371", 12) == "hotpo…6f1371"
+    assert clip_middle("en-01", 5) == "en-01"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_item_list_keeps_every_item_id_whole_at_every_width(store, size) -> None:
+    """Two judges (rouge-l, bleu): the status turns into a mark before an id or a judge name is cut."""
+    from qatui.tui.spot import spot_item, start_spot_check
+    from qatui.tui.widgets.item_list import ItemList
+
+    spot = spot_item("What is the capital of France?", "Paris.", ["Lyon.", "Paris is."])  # as the form makes it
+    job = start_spot_check(store, spot, "bleu", Config(), scripted_resources())
+    await asyncio.to_thread(run_headless, job)
+    spot_id = job.session.id
+    for session_id, judges in (("20261122-093000-0001", ["rouge-l", "bleu"]), (spot_id, ["bleu"])):
+        app = QatuiApp(Config(), store, open_id=session_id)
+        async with app.run_test(size=size) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
+            await pilot.pause(0.2)
+            items = app.screen.query_one(ItemList)
+            keys = [column.key.value for column in items.columns.values()]
+            assert keys == ["status", "tau", *(["judge"] if len(judges) > 1 else []), "item"]
+            used = sum(column.get_render_width(items) for column in items.columns.values())
+            assert used <= items.scrollable_content_region.width  # nothing runs off the right edge
+            rows = [[cell.plain for cell in items.get_row_at(i)] for i in range(items.row_count)]
+            ids = [item.id for item in app.screen.state.items]
+            assert {row[-1] for row in rows} == set(ids)  # whole ids, never `spot-chec`
+            if len(judges) > 1:
+                assert {row[2] for row in rows} == set(judges)
+            full = size == (120, 40) or len(judges) == 1
+            assert {row[0] for row in rows} == ({"done"} if full else {"✓"})
+
+
+async def test_no_footer_key_is_cut_at_80_columns(tmp_path, monkeypatch) -> None:
+    """Each screen in its busiest state (a failed item: resume and retry offered) at 80x24."""
+    from tui_support import failing_on
+
+    freeze_time(monkeypatch)
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    resources = failing_on("stressed")  # en-03
+    job = start_run(store, demo_dataset(), ["minos"], config, limit=4, concurrency=1, resources=resources)
+    await asyncio.to_thread(run_headless, job)  # its own event loop
+    app = QatuiApp(config, store, make_resources=lambda: resources)
+    cut: dict[str, list[str]] = {}
+
+    async def look(name: str) -> None:
+        await pilot.pause(0.3)
+        cut[name] = cut_footer_keys(app.screen)
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen) and "Resume" in footer_text(app.screen))
+        await look("home")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and "Resume" in footer_text(app.screen))
+        await look("session")
+        await pilot.press("escape")
+        app.open_new_run()
+        await until(pilot, lambda: isinstance(app.screen, NewRunScreen))
+        for step in ("f2", "f3", "f4"):
+            await pilot.press(step)
+            await look(f"new run {step}")
+        await pilot.press("escape")
+        gate = threading.Semaphore(0)
+        job = minos_job(store, config, gate, limit=4)
+        await app.push_screen(RunScreen(job))
+        await until(pilot, lambda: app.screen.state is not None and app.screen.state.status == "running")
+        await look("live run, running")
+        gate.release(1000)
+        await until(pilot, lambda: app.screen.ended is not None)
+        app.pop_screen()
+        app.open_spot_check()
+        await until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))
+        await look("spot check")
+        app.screen.fill(next(it for it in demo_dataset().items if it.id == "en-03"))
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, SpotRunScreen) and "Discard" in footer_text(app.screen))
+        assert "Retry failed" in footer_text(app.screen)
+        await look("spot check run, failed")
+    assert cut == {name: [] for name in cut}
+
+
 async def test_live_pairwise_run_shows_both_orders_and_agreement_with_people(tmp_path) -> None:
     from qatui.data.language import item_language
     from qatui.data.model import PairwiseGold
@@ -425,7 +522,7 @@ async def test_new_run_screen_offers_only_what_the_data_supports_and_counts_the_
         screen.query_one("#path", Input).value = str(no_refs)
         await until(pilot, lambda: "minos: needs a reference answer, but 1 of 1 item has none"
                     in shown(screen, "#unavailable"))
-        assert "(cannot run)" in str(listing.get_option("minos").prompt)
+        assert str(listing.get_option("minos").prompt) == "minos ✗"
         assert "minos" in listing.selected and "✗ minos cannot run: needs a reference answer" in shown(screen, "#plan")
         await pilot.press("ctrl+s")
         assert app.screen is screen and not chosen  # refused, with the reason on screen
@@ -438,7 +535,7 @@ async def test_new_run_screen_offers_only_what_the_data_supports_and_counts_the_
         await until(pilot, lambda: screen.query_one(OptionsForm).judge == "checkeval")
         screen.query_one("#opt-checklist", Input).value = "summeval"
         await until(pilot, lambda: "checkeval" not in shown(screen, "#unavailable"))
-        assert "(cannot run)" not in str(listing.get_option("checkeval").prompt)
+        assert "✗" not in str(listing.get_option("checkeval").prompt)
         assert "1 items · checkeval" in shown(screen, "#plan") and "backbone calls" in shown(screen, "#plan")
         listing.deselect("checkeval")
 

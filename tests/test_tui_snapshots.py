@@ -152,3 +152,10 @@ def test_spot_check(snap_compare, store, size) -> None:
         await settle(pilot)
 
     assert snap_compare(QatuiApp(Config(), store), run_before=fill, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_session_two_judges(snap_compare, store, size) -> None:
+    """lexical-baseline (rouge-l, bleu): at 80 columns status marks, whole judge names and item ids."""
+    assert snap_compare(QatuiApp(Config(), store, open_id="20261122-093000-0001"), run_before=settle,
+                        terminal_size=size)

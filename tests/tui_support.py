@@ -160,3 +160,17 @@ def minos_job(store: SessionStore, config: Config, gate: threading.Semaphore | N
     """A MinosEval job on the demo set with the scripted models, one item at a time (a fixed event order)."""
     return start_run(store, demo_dataset(), ["minos"], config, limit=limit, concurrency=1,
                      resources=scripted_resources(config, gate))
+
+
+def failing_on(word: str, config: Config | None = None) -> Resources:
+    """Scripted resources whose backbone fails every call about an item whose prompt holds `word`."""
+
+    class Failing(ScriptedLLM):
+        async def complete(self, messages, **kwargs):
+            if word in messages[-1]["content"]:
+                raise RuntimeError(f"scripted failure on {word!r}")
+            return await super().complete(messages, **kwargs)
+
+    resources = scripted_resources(config)
+    resources.__dict__["llm"] = Failing()
+    return resources

@@ -130,7 +130,7 @@ class CompareScreen(QatuiScreen):
         yield DeltaTable(id="agreement")
         yield DeltaTable(id="checklists")
         yield DisagreementsTable(id="disagreements")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = f"compare {len(self.session_ids)} sessions"
@@ -298,7 +298,7 @@ class SideBySideScreen(QatuiScreen):
                     yield InstancesPanel()
                     yield ChecklistPanel()
                     yield RankingPanel()
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         d = self.disagreement

@@ -110,6 +110,10 @@ def dataset_summary(dataset: Dataset) -> str:
     return "\n".join(lines)
 
 
+STEPS = Binding.Group("Steps")
+"""F2 / F3 / F4 share one footer hint, so the footer fits 80 columns (the help screen lists each)."""
+
+
 class NewRunScreen(QatuiScreen):
     """Dismisses with a `NewRun`, or None when cancelled."""
 
@@ -117,9 +121,9 @@ class NewRunScreen(QatuiScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "start", "Start run", priority=True),
         Binding("escape", "dismiss(None)", "Cancel"),
-        Binding("f2", "tab('dataset')", "Dataset"),
-        Binding("f3", "tab('judges')", "Judges"),
-        Binding("f4", "tab('models')", "Models"),
+        Binding("f2", "tab('dataset')", "Dataset", group=STEPS),
+        Binding("f3", "tab('judges')", "Judges", group=STEPS),
+        Binding("f4", "tab('models')", "Models", group=STEPS),
     ]
 
     DEFAULT_CSS = """
@@ -127,7 +131,7 @@ class NewRunScreen(QatuiScreen):
         & TabbedContent { height: 1fr; }
         & TabPane { padding: 0; }
         & .pane { height: 1fr; }
-        & .side { width: 38%; min-width: 30; border-right: vkey $foreground 15%; padding-right: 1; }
+        & .side { width: 38%; min-width: 31; border-right: vkey $foreground 15%; padding-right: 1; }
         & .main { width: 1fr; padding: 0 1; }
         & #path-row { height: auto; }
         & #path-row > Input { width: 1fr; }
@@ -171,7 +175,7 @@ class NewRunScreen(QatuiScreen):
             with TabPane("Dataset", id="dataset"), Horizontal(classes="pane"):
                 with Vertical(classes="side"):
                     with Horizontal(id="path-row"):
-                        yield Input(self.last.path, placeholder="empty: the bundled demo set", id="path",
+                        yield Input(self.last.path, placeholder="empty: the demo set", id="path",
                                     compact=True)
                         yield Button("demo", id="demo", compact=True)
                     yield DatasetTree(self.root, id="tree")
@@ -201,7 +205,7 @@ class NewRunScreen(QatuiScreen):
                 with FormScroll(classes="main"):
                     yield Static(id="calls")
         yield Static(id="plan")
-        yield Footer()
+        yield Footer(compact=True)
 
     @staticmethod
     def _select(name: str, choices: list[tuple[str, str]], value: str) -> Select[str]:
@@ -287,8 +291,9 @@ class NewRunScreen(QatuiScreen):
         listing.clear_options()
         for name, cls in self.judge_classes.items():
             problems = self.unmet.get(name, [])
-            # still pickable: its options may be what stops it (a checklist that shows the reference)
-            prompt = name if not problems else f"[dim strike]{name}[/] [dim](cannot run)[/]"
+            # still pickable: its options may be what stops it (a checklist that shows the reference);
+            # a short mark, so the longest name fits at 80 columns; the reason is listed beside the list
+            prompt = name if not problems else f"[dim strike]{name}[/] [dim]✗[/]"
             listing.add_option(Selection(prompt, name, name in picked, name))
         unavailable = [f"[b]{name}[/]: {escape('; '.join(self.unmet[name]))}" for name in self.judge_classes
                        if self.unmet.get(name)]

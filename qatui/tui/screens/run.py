@@ -68,7 +68,7 @@ class RunScreen(QatuiScreen):
         yield Header(icon="◆")
         yield RunHeader()
         yield ItemBrowser(transcript=any(j.uses_llm for j in self.job.engine.judges))
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = f"run {self.job.session.id} · {self.job.dataset.name}"

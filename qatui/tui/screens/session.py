@@ -59,7 +59,7 @@ class SessionScreen(QatuiScreen):
         yield SessionHeader()
         yield LoadingIndicator()
         yield ItemBrowser()
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = f"session {self.session_id}"

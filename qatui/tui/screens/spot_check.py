@@ -80,7 +80,7 @@ class SpotCheckScreen(QatuiScreen):
                 yield Select(model_choices(self.qatui.config)["backbone"],
                              value=self.qatui.config.models.default_backbone, allow_blank=False, id="backbone",
                              compact=True)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = "spot check: one item, one judge"

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from rich.text import Text
+from textual.events import Resize
 from textual.message import Message
 from textual.widgets import DataTable
 
@@ -13,13 +14,58 @@ from qatui.tui.state import RunState, TaskKey, TaskView
 from qatui.tui.widgets.vim_table import VimTable
 
 
+STATUS_MARKS = {"queued": "·", "running": "●", "done": "✓", "failed": "✗"}
+"""The one-character status of a narrow list (its colour still says the same)."""
+TAU_WIDTH = 5
+STATUS_WIDTH = 7
+
+
 def row_key(key: TaskKey) -> str:
     """A task's row key in the table."""
     return f"{key[0]}\t{key[1]}"
 
 
+def clip_end(text: str, width: int) -> str:
+    """`text` cut to `width` cells with an ellipsis at the end (judge names differ at their start)."""
+    return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
+
+
+def clip_middle(text: str, width: int) -> str:
+    """`text` cut to `width` cells with an ellipsis in the middle (item ids often differ only at their end)."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
+def distinct_width(names: Iterable[str]) -> int:
+    """The narrowest width (4 or more) at which `clip_end` keeps every name apart."""
+    names = list(dict.fromkeys(names))
+    longest = max((len(n) for n in names), default=0)
+    for width in range(min(4, longest), longest):
+        if len({clip_end(n, width) for n in names}) == len(names):
+            return width
+    return longest
+
+
+class Columns(NamedTuple):
+    """How the list is laid out at its current width."""
+
+    marks: bool
+    """Status as one coloured mark (✓ ✗ ● ·) rather than a word."""
+    judge: int
+    """Width of the judge column; 0 when the run has one judge."""
+    item: int
+    """Width of the item-id column, which is always shown."""
+
+
 class ItemList(VimTable):
-    """Status, tau, judge (when several) and item id; posts `Picked` as the cursor moves."""
+    """Status, tau, judge (when several) and item id; posts `Picked` as the cursor moves.
+
+    The item id is always shown. When the full columns do not fit the width, the status
+    becomes a mark first, then judge names are cut (never below the width that tells them
+    apart), and only then an item id too long for what is left loses its middle.
+    """
 
     BINDING_GROUP_TITLE = "item list"
 
@@ -38,11 +84,13 @@ class ItemList(VimTable):
     DEFAULT_CSS = """
     ItemList {
         width: 30%;
-        min-width: 28;
+        min-width: 30;
         max-width: 44;
         height: 1fr;
         border: round $panel-border;
         border-title-color: $accent;
+        scrollbar-size-vertical: 1;
+        overflow-x: hidden;
         &:focus { border: round $primary; }
         & > .item-list--queued { color: $foreground-muted; }
         & > .item-list--running { color: $accent; text-style: bold; }
@@ -73,24 +121,50 @@ class ItemList(VimTable):
         self._drawn: dict[str, tuple[str, float | None]] = {}
         self._several_judges = False
         self._state: RunState | None = None
+        self._columns = Columns(False, 0, 0)
 
     def fill(self, state: RunState) -> None:
-        """All tasks of the run, in dataset order."""
+        """All tasks of the run, in dataset order, in the columns that fit the width."""
+        keep = self.selected() if self._state is state else None
         self.clear(columns=True)
         self._state = state
         self._several_judges = len(state.judges) > 1
-        # status and tau first: long item ids run off the right edge instead of pushing tau out of view
-        self.add_column("status", key="status", width=7)
-        self.add_column("tau", key="tau", width=5)
+        self._columns = columns = self._fit(state)
+        self.add_column("" if columns.marks else "status", key="status", width=1 if columns.marks else STATUS_WIDTH)
+        self.add_column("tau", key="tau", width=TAU_WIDTH)
         if self._several_judges:
-            self.add_column("judge", key="judge")
-        self.add_column("item", key="item")
+            self.add_column("judge", key="judge", width=columns.judge)
+        self.add_column("item", key="item", width=columns.item)
         self._keys, self._drawn = {}, {}
         for task in state.tasks.values():
             self._keys[row_key(task.key)] = task.key
             self._drawn[row_key(task.key)] = (task.status, task.tau)
             self.add_row(*self._cells(task), key=row_key(task.key))
         self.border_title = f"Items ({len(state.items)})"
+        if keep is not None:
+            self.select(keep)
+
+    def _fit(self, state: RunState) -> Columns:
+        """The widest columns that fit: full status and names when they can, else marks and cut names."""
+        pad = 2 * self.cell_padding
+        judge = max((len(j) for j in state.judges), default=0) if self._several_judges else 0
+        item = max([len("item"), *(len(it.id) for it in state.items)])
+        room = self.size.width
+        if room <= 0:  # not laid out yet: full columns, narrowed on the first resize
+            return Columns(False, judge, item)
+        if len(state.tasks) + 1 > self.size.height:  # the rows scroll: the scrollbar takes a column
+            room -= self.styles.scrollbar_size_vertical
+        judge_pad = pad if judge else 0
+        if STATUS_WIDTH + TAU_WIDTH + judge + item + 3 * pad + judge_pad <= room:
+            return Columns(False, judge, item)
+        rest = room - (1 + pad) - (TAU_WIDTH + pad) - pad - judge_pad  # what the judge and item columns share
+        if judge:
+            judge = max(min(judge, rest - item), distinct_width(state.judges))
+        return Columns(True, judge, max(rest - judge, 1))
+
+    def on_resize(self, event: Resize) -> None:
+        if self._state is not None and self._fit(self._state) != self._columns:
+            self.fill(self._state)
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._recolour)
@@ -133,8 +207,9 @@ class ItemList(VimTable):
     def _cells(self, task: TaskView) -> list[Text]:
         style = self.get_component_rich_style(f"item-list--{task.status}", partial=True)
         tau = f"{task.tau:+.2f}" if task.tau is not None else "–" if task.status == "done" else ""
-        cells = [Text(task.status, style=style), Text(tau, justify="right")]
+        status = STATUS_MARKS.get(task.status, "?") if self._columns.marks else task.status
+        cells = [Text(status, style=style), Text(tau, justify="right")]
         if self._several_judges:
-            cells.append(Text(task.judge, no_wrap=True))
-        cells.append(Text(task.item_id, no_wrap=True, overflow="ellipsis"))
+            cells.append(Text(clip_end(task.judge, self._columns.judge), no_wrap=True))
+        cells.append(Text(clip_middle(task.item_id, self._columns.item), no_wrap=True))
         return cells
