@@ -14,7 +14,7 @@ TORCH_FROM := $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX),)
 .PHONY: demo test setup clean-venv
 
 $(STAMP): pyproject.toml
-	@echo "qatui set-up: 15 to 30 minutes on 2 cores and 2.1 GB the first time (llama.cpp compiles); seconds afterwards"
+	@echo "qatui set-up: about 15 minutes on 2 cores and 2.1 GB the first time (llama.cpp compiles); seconds afterwards"
 	@echo "[1/4] virtualenv $(VENV) with $$($(PYTHON) --version)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(BIN)/pip install --quiet --upgrade pip
@@ -32,6 +32,7 @@ demo: $(STAMP)
 	$(BIN)/qatui demo
 
 test: $(STAMP)
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
 
 clean-venv:

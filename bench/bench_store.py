@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from qatui.engine.events import LLMCallFinished, Verdict
+from qatui.events import LLMCallFinished, Verdict
 from qatui.store import SessionStore
 
 BATCH = 20

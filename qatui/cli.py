@@ -194,7 +194,7 @@ def _consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    from qatui.engine.events import ItemFailed, RunFinished, Verdict
+    from qatui.events import ItemFailed, RunFinished, Verdict
     from qatui.engine.jobs import finish_run
 
     engine = job.engine
@@ -471,8 +471,9 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
         as_json = bool(getattr(args, "json", False))
         from qatui.config import load_config
+        from qatui.judges.registry import check_judge_tables
 
-        config = load_config(args.config)
+        config = check_judge_tables(load_config(args.config))
         return COMMANDS[args.command](args, config)
     except QatuiError as e:
         report_error(e, as_json)

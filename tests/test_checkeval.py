@@ -12,7 +12,7 @@ import pytest
 
 from qatui.config import Config
 from qatui.data.model import Item, RatingsGold
-from qatui.engine.events import ChecklistAnswered, LLMCallFinished, Verdict, emit, event_from_dict
+from qatui.events import ChecklistAnswered, LLMCallFinished, Verdict, emit, event_from_dict
 from qatui.engine.runner import Engine
 from qatui.judges.checklist import (
     ChecklistError,

@@ -222,7 +222,7 @@ def test_clip_cuts_at_a_word() -> None:
 def test_failure_reasons_in_the_summary_are_whole(tmp_path) -> None:
     from rich.console import Console
 
-    from qatui.engine.events import ItemFailed
+    from qatui.events import ItemFailed
     from qatui.report import print_failures
 
     reason = "openai/gpt-4o-mini: authentication failed (401): the API key in $MY_KEY was rejected by the provider"

@@ -6,6 +6,7 @@ import pytest
 
 from qatui.config import Config, load_config, parse_config
 from qatui.errors import ConfigError
+from qatui.judges.registry import check_judge_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,7 +42,7 @@ def test_no_file_gives_defaults(tmp_path, monkeypatch) -> None:
 )
 def test_bad_configs_name_the_file_and_key(text: str, expected: str) -> None:
     with pytest.raises(ConfigError) as err:
-        parse_config(text, "my.toml")
+        check_judge_tables(parse_config(text, "my.toml"))
     assert str(err.value).startswith("my.toml: ") and expected in str(err.value)
 
 

@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from qatui.data.model import Item, PairwiseGold, RankingGold
-from qatui.engine.events import ItemFailed, ItemStarted, Judgement, LLMCallFinished, RunFinished, RunStarted, Verdict
+from qatui.events import ItemFailed, ItemStarted, Judgement, LLMCallFinished, RunFinished, RunStarted, Verdict
 from qatui.engine.runner import Engine
 from qatui.judges.base import Judge, JudgeOptions
 
@@ -171,7 +171,7 @@ async def test_a_ranking_that_is_not_a_permutation_fails_the_item() -> None:
 
 
 async def test_events_emitted_beneath_a_judge_reach_the_stream_and_the_verdict() -> None:
-    from qatui.engine.events import LLMToken, emit
+    from qatui.events import LLMToken, emit
 
     class Deep(Judge):
         name, summary = "deep", "emits from a helper"

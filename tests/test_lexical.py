@@ -4,7 +4,7 @@ import pytest
 
 from qatui.data.model import Item
 from qatui.data.presentation import present
-from qatui.engine.events import Judgement
+from qatui.events import Judgement
 from qatui.judges.lexical import BleuJudge, RougeLJudge, bleu_score, rouge_l_score
 
 

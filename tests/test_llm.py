@@ -20,7 +20,7 @@ import pytest
 from pydantic import BaseModel
 
 from qatui.config import BackboneConfig, CacheConfig, Config
-from qatui.engine.events import EVENT_SINK, LLMCallFinished, LLMToken
+from qatui.events import EVENT_SINK, LLMCallFinished, LLMToken
 from qatui.errors import ConfigError
 from qatui.llm import LLMCallError, ParseError, make_client
 from qatui.llm import client as client_module

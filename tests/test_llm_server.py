@@ -21,7 +21,7 @@ from llm_server import MALFORMED_TEXT, Fault, FakeLLMServer, count_tokens
 from pydantic import BaseModel
 
 from qatui.config import BackboneConfig, CacheConfig, Config
-from qatui.engine.events import EVENT_SINK, LLMToken
+from qatui.events import EVENT_SINK, LLMToken
 from qatui.llm import LLMCallError, make_client
 from qatui.llm import client as client_module
 

@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from qatui.config import CacheConfig, Config
-from qatui.engine.events import EVENT_SINK, LLMCallFinished, LLMToken
+from qatui.events import EVENT_SINK, LLMCallFinished, LLMToken
 from qatui.llm import make_client
 from qatui.llm._lazy import get_litellm
 from qatui.llm.local import LocalModel, get_model

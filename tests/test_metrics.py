@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
 from qatui.data.model import Item, PairwiseGold, RankingGold, RatingsGold
-from qatui.engine.events import Verdict
+from qatui.events import Verdict
 from qatui.metrics import JudgeMetrics, fleiss_kappa, judge_agreement, krippendorff_alpha, ranking_tau, summarize
 from qatui.metrics.bootstrap import grouped_mean, mean_ci
 from qatui.metrics.correlation import correlations

@@ -9,7 +9,7 @@ import pytest
 
 from qatui.config import Config
 from qatui.data.model import Item, RankingGold
-from qatui.engine.events import (
+from qatui.events import (
     EntailmentScored,
     InstancesGenerated,
     KeyPointsExtracted,

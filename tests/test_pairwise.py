@@ -12,7 +12,7 @@ from tui_support import ScriptedLLM, pair_answers, run_headless, scripted_resour
 from qatui.config import Config
 from qatui.data.model import Dataset, Item, PairwiseGold, RankingGold
 from qatui.data.presentation import present
-from qatui.engine.events import (
+from qatui.events import (
     ItemFailed,
     LLMCallFinished,
     PairJudged,

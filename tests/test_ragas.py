@@ -15,7 +15,7 @@ import pytest
 from qatui.config import Config
 from qatui.data.loaders import load_dataset
 from qatui.data.model import Dataset, Item, PairwiseGold
-from qatui.engine.events import (
+from qatui.events import (
     ContextSentencesSelected,
     LLMCallFinished,
     QuestionsGenerated,

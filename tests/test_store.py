@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from qatui.engine.events import LLMCallFinished, Verdict
+from qatui.events import LLMCallFinished, Verdict
 from qatui.errors import SessionError
 from qatui.store import Session, SessionStore, scrub
 
@@ -221,7 +221,7 @@ def test_open_removes_a_killed_writers_orphans_but_not_a_live_writers(tmp_path: 
 CHILD = """
 import sys
 from pathlib import Path
-from qatui.engine.events import Verdict
+from qatui.events import Verdict
 from qatui.store import SessionStore
 session = SessionStore(Path(sys.argv[1]), shard_size=7).open(sys.argv[2])
 n = len(session.results())

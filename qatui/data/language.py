@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from qatui.data.model import Item
+
+class HasLanguage(Protocol):
+    """What `item_language` reads of an item (an `Item` has all three): no import of the model needed."""
+
+    language: str | None
+    question: str
+    references: list[str]
 
 
 def detect_language(text: str) -> str:
@@ -17,7 +22,7 @@ def detect_language(text: str) -> str:
     return "zh" if cjk / len(letters) >= 0.2 else "en"
 
 
-def item_language(item: Item) -> str:
+def item_language(item: HasLanguage) -> str:
     """The item's language code, detected from its question and references when absent."""
     if item.language:
         return item.language

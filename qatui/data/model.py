@@ -11,12 +11,15 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from qatui.events import Preference
+
 QuestionType = Literal["factoid", "non-factoid"]
-Preference = Literal["A", "B", "tie"]
 GoldKind = Literal["ranking", "pairwise", "ratings"]
 
 
 class _Strict(BaseModel):
+    """A data record: unknown fields are errors, so a typo in a dataset never passes silently."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from qatui.data.model import Item, PairwiseGold
 from qatui.data.presentation import ItemView, present
-from qatui.engine.events import (
+from qatui.events import (
     EVENT_SINK,
     Event,
     ItemFailed,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from qatui.engine.events import Event
+from qatui.events import Event
 from qatui.text import have, plural
 
 if TYPE_CHECKING:

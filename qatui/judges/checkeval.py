@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from qatui.engine.events import ChecklistAnswered, Event, Judgement
+from qatui.events import ChecklistAnswered, Event, Judgement
 from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.checklist import (
     Checklist,

@@ -36,6 +36,8 @@ class ChecklistError(QatuiError):
 
 
 class _Strict(BaseModel):
+    """A checklist table: unknown keys are errors naming the key."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -51,6 +53,8 @@ class Question(_Strict):
 
 
 class SubDimension(_Strict):
+    """A named group of yes/no questions ("yes" is better), with optional weights."""
+
     name: str = Field(min_length=1)
     questions: list[Question] = Field(min_length=1)
 
@@ -79,6 +83,8 @@ class SubDimension(_Strict):
 
 
 class Dimension(_Strict):
+    """A quality dimension: its definition and its sub-dimensions."""
+
     name: str = Field(min_length=1)
     definition: str = Field(min_length=1)
     sub_dimensions: list[SubDimension] = Field(min_length=1)
@@ -184,6 +190,8 @@ def answers_schema(n: int) -> type[BaseModel]:
     }
 
     class ChecklistReply(BaseModel):
+        """The backbone's answers to one sub-dimension's questions, as parsed."""
+
         model_config = ConfigDict(extra="allow")
 
         @classmethod

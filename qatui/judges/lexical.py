@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
-from qatui.engine.events import Event, Judgement
+from qatui.events import Event, Judgement
 from qatui.judges.base import Judge, Needs
 
 if TYPE_CHECKING:
@@ -80,12 +80,16 @@ class _LexicalJudge(Judge):
 
 
 class BleuJudge(_LexicalJudge):
+    """Ranks responses by sentence BLEU (sacrebleu) against the references."""
+
     name = "bleu"
     summary = "Sentence BLEU against the references (sacrebleu); no LLM"
     metric = staticmethod(bleu_score)
 
 
 class RougeLJudge(_LexicalJudge):
+    """Ranks responses by ROUGE-L F1 (rouge-score) against the references."""
+
     name = "rouge-l"
     summary = "ROUGE-L F-measure against the best reference (rouge-score, jieba for Chinese); no LLM"
     metric = staticmethod(rouge_l_score)

@@ -27,6 +27,8 @@ ONE_HOT = {
 
 
 class EntailmentLabels(BaseModel):
+    """The backbone's answer to an entailment question: one label per hypothesis."""
+
     labels: list[Literal["entail", "neutral", "contradict"]]
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, Field, WithJsonSchema, create_model
 
-from qatui.engine.events import (
+from qatui.events import (
     EntailmentScored,
     Event,
     InstancesGenerated,
@@ -59,11 +59,15 @@ def bounded_text(max_length: int) -> WithJsonSchema:
 
 
 class Classification(BaseModel):
+    """The router's answer: factoid or not, and why (schema sent to the backbone)."""
+
     reason: Annotated[str, bounded_text(300)]
     factoid: bool
 
 
 class KeyPoints(BaseModel):
+    """The key points extracted from one reference (schema sent to the backbone)."""
+
     key_points: Annotated[
         list[str],
         WithJsonSchema({"type": "array", "items": {"type": "string", "maxLength": 300}, "maxItems": MAX_KEY_POINTS}),
@@ -71,6 +75,8 @@ class KeyPoints(BaseModel):
 
 
 class Instances(BaseModel):
+    """Five silver answers of falling quality (schema sent to the backbone)."""
+
     excellent: Annotated[str, bounded_text(800)]
     good: Annotated[str, bounded_text(800)]
     fair: Annotated[str, bounded_text(800)]
@@ -259,6 +265,8 @@ class MinosJudge(Judge):
 
 
 class MinosAKPSJudge(MinosJudge):
+    """MinosEval's ablation: key points and NLI for every question, no routing."""
+
     name = "minos-akps"
     summary = "MinosEval ablation: key points + NLI for every question"
     needs = Needs(reference=True, min_candidates=2)
@@ -266,6 +274,8 @@ class MinosAKPSJudge(MinosJudge):
 
 
 class MinosIALRJudge(MinosJudge):
+    """MinosEval's ablation: instance-aware listwise ranking for every question, no routing."""
+
     name = "minos-ialr"
     summary = "MinosEval ablation: silver instances + listwise ranking for every question"
     needs = Needs(reference=True, min_candidates=2)
@@ -274,6 +284,8 @@ class MinosIALRJudge(MinosJudge):
 
 
 class ListwiseJudge(MinosJudge):
+    """The listwise baseline: the backbone ranks the responses, with no silver instances."""
+
     name = "listwise"
     summary = "Plain listwise ranking by the backbone against the reference (no instances, no routing)"
     needs = Needs(reference=True, min_candidates=2)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from qatui.engine.events import Event, Judgement, PairJudged
+from qatui.events import Event, Judgement, PairJudged
 from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.minos import bounded_text
 from qatui.judges.prompts import chat, load_prompts
@@ -81,6 +81,8 @@ def _both_required(schema: dict) -> None:
 class PairChoice(BaseModel):
     # The backbone's answer for one ordered pair. The rationale comes first, so it reasons
     # before it picks. (A comment, not a docstring: a docstring would go out in the schema.)
+    """The backbone's verdict on one ordered pair: a rationale and A, B or tie (schema)."""
+
     model_config = ConfigDict(json_schema_extra=_both_required)
 
     rationale: Annotated[str, bounded_text(400)] = ""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from qatui.errors import JudgeError, first_problem
 
 if TYPE_CHECKING:
+    from qatui.config import Config
     from qatui.judges.base import Judge
     from qatui.judges.resources import Resources
 
@@ -49,3 +50,19 @@ def make_judge(name: str, options: dict[str, Any] | None = None, resources: Reso
         where, _, message = first_problem(e)
         raise JudgeError(f"judge {name!r}: option {where or 'options'}: {message}") from None
     return cls(opts, resources)
+
+
+def check_judge_tables(config: Config) -> Config:
+    """Each `[judges.NAME]` of the config must name a known judge and hold only its options; returns the config.
+
+    Lives here, not in `config`, so the bottom layer never imports the judges.
+    """
+    from qatui.errors import ConfigError
+
+    source = config.source or "the config"
+    for name, options in config.judges.items():
+        try:
+            make_judge(name, options)
+        except JudgeError as e:
+            raise ConfigError(f"{source}: [judges.{name}]: {e}") from None
+    return config

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from qatui.engine.events import LLMCallFinished, LLMToken, emit
+from qatui.events import LLMCallFinished, LLMToken, emit
 from qatui.errors import ConfigError
 from qatui.llm.backbone import Backbone
 from qatui.llm.cache import CallCache, cache_key

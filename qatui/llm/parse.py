@@ -178,8 +178,19 @@ def schema_name(schema: type[BaseModel] | dict[str, Any]) -> str:
 
 
 def json_schema_of(schema: type[BaseModel] | dict[str, Any]) -> dict[str, Any]:
-    """The JSON schema of a pydantic model, or the dict itself."""
-    return schema.model_json_schema() if isinstance(schema, type) else schema
+    """The JSON schema of a pydantic model, or the dict itself.
+
+    A model's docstring is for people reading the code, not for the backbone: pydantic turns
+    it into the schema's `description`, which is dropped here (top level and `$defs`), so
+    documenting a schema class never changes a request or its cache key. Field descriptions stay.
+    """
+    if not isinstance(schema, type):
+        return schema
+    found = schema.model_json_schema()
+    found.pop("description", None)
+    for definition in (found.get("$defs") or {}).values():
+        definition.pop("description", None)
+    return found
 
 
 def _validate(value: Any, schema: type[BaseModel] | dict[str, Any]) -> Any:

@@ -14,7 +14,7 @@ from qatui.metrics.correlation import correlations
 from qatui.metrics.pairwise import judge_preference
 
 if TYPE_CHECKING:
-    from qatui.engine.events import Verdict
+    from qatui.events import Verdict
 
 
 class JudgeAgreement(BaseModel):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from qatui.data.model import PairwiseGold, Preference
 
 if TYPE_CHECKING:
-    from qatui.engine.events import Verdict
+    from qatui.events import Verdict
 
 _FLIP: dict[Preference, Preference] = {"A": "B", "B": "A", "tie": "tie"}
 

@@ -19,7 +19,7 @@ from qatui.data.model import RatingsGold
 from qatui.metrics.correlation import correlations
 
 if TYPE_CHECKING:
-    from qatui.engine.events import Verdict
+    from qatui.events import Verdict
 
 
 def judge_score(verdict: Verdict, cid: str, dimension: str) -> float | None:

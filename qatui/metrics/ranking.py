@@ -16,7 +16,7 @@ from qatui.metrics.correlation import correlations
 from qatui.metrics.rbo import rbo
 
 if TYPE_CHECKING:
-    from qatui.engine.events import Verdict
+    from qatui.events import Verdict
 
 RBO_PERSISTENCES = (0.5, 0.9)
 

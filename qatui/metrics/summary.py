@@ -36,7 +36,7 @@ from qatui.metrics.pointwise import document_correlations, pooled_correlations
 from qatui.metrics.ranking import RBO_PERSISTENCES, question_ranking_stats
 
 if TYPE_CHECKING:
-    from qatui.engine.events import Verdict
+    from qatui.events import Verdict
 
 CORRELATIONS = ("kendall", "spearman", "pearson")
 QUESTION_KEYS = (*CORRELATIONS, *(f"rbo_{p}" for p in RBO_PERSISTENCES))

@@ -6,9 +6,16 @@ from itertools import combinations
 from string import ascii_uppercase
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+from rich.table import Table
+
 from qatui.errors import SessionError
+from qatui.report.session_view import METRIC_ORDER, fmt
+from qatui.text import plural
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from qatui.store.session import Session
 
 TOP_DISAGREEMENTS = 10
@@ -83,7 +90,7 @@ def compare_sessions(sessions: list[Session]) -> dict[str, Any]:
 def _restrict_to_common(session: Session, runs: list[dict[str, Any]], common: set[str]) -> str:
     """Keep only the common items' verdicts and recompute each run's metrics on them; the note says so."""
     from qatui.metrics import summarize
-    from qatui.report import session_dataset
+    from qatui.report.session_view import session_dataset
 
     sizes = ", ".join(f"{r['letter']} {len(r['verdicts'])}" for r in runs)
     for run in runs:
@@ -125,3 +132,55 @@ def _checklist_agreement(sessions: list[Session], runs: list[dict[str, Any]]) ->
             "per_dimension": checklist_agreement(answers),
         })
     return out
+
+
+def print_comparison(console: Console, data: dict[str, Any]) -> None:
+    """The `sessions compare` view: runs lettered A, B, … with deltas against A, agreement per pair, disagreements."""
+    runs = data["runs"]
+    metrics = [k for k in METRIC_ORDER if any(k in r["metrics"] for r in runs)]
+    metrics += sorted({k for r in runs for k in r["metrics"]} - set(metrics))
+    console.print(f"[bold]dataset[/] {escape(data['dataset'])}")
+    legend = Table("run", "session", "judge", "done", "failed", box=None, padding=(0, 1, 0, 0))
+    for r in runs:
+        session = r["session"] if r["label"] == r["session"] else f"{r['label']} ({r['session']})"
+        legend.add_row(f"[bold]{r['letter']}[/]", escape(session), escape(r["judge"]), str(r["n_done"]),
+                       str(r["n_failed"]))
+    console.print(legend)
+    if data.get("note"):
+        console.print(f"[yellow]note:[/] {escape(data['note'])}")
+    if metrics:
+        table = Table("run", *metrics, box=None, padding=(0, 1, 0, 0),
+                      title="metrics (delta against A)", title_justify="left")
+        base = runs[0]["metrics"]
+        for i, r in enumerate(runs):
+            cells = []
+            for k in metrics:
+                v = r["metrics"].get(k)
+                cell = fmt(v)
+                if i and v is not None and k in base:
+                    delta = v - base[k]
+                    cell += f" [{'green' if delta > 0 else 'red' if delta < 0 else 'dim'}]({delta:+.3f})[/]"
+                cells.append(cell)
+            table.add_row(f"[bold]{r['letter']}[/]", *cells)
+        console.print(table)
+    for a in data["agreement"]:
+        shown = ", ".join(f"{k} {v:.3f}" for k, v in a["stats"].items() if isinstance(v, float))
+        items = max(a["n"].values(), default=0)
+        console.print(f"[bold]agreement {a['pair'][0]}–{a['pair'][1]}[/]: {escape(shown) or 'nothing in common'}"
+                      f" [dim]({plural(items, 'item')})[/]")
+    for group in data.get("checklist_agreement", []):
+        letters = {f"{r['session']}/{r['judge']}": r["letter"] for r in runs}
+        members = ", ".join(f"{letters.get(r, r)} ({b})" for r, b in zip(group["runs"], group["backbones"], strict=True))
+        table = Table("dimension", "Krippendorff alpha", "Fleiss kappa", "units", "all answered", box=None,
+                      title=f"checklist agreement ({escape(group['checklist'])}): {escape(members)}", title_justify="left")
+        for dim, stats in group["per_dimension"].items():
+            table.add_row(escape(dim), fmt(stats["alpha"]), fmt(stats["kappa"]),
+                          str(stats["n_units"]), str(stats["n_complete"]))
+        console.print(table)
+    if data["disagreements"]:
+        table = Table("item", "pair", "tau", "rankings (first run | second run)", box=None, padding=(0, 1, 0, 0),
+                      title="items where two runs disagree most", title_justify="left")
+        for d in data["disagreements"]:
+            table.add_row(escape(d["item_id"]), f"{d['pair'][0]}–{d['pair'][1]}", f"{d['tau']:+.3f}",
+                          escape(" | ".join(d["rankings"])))
+        console.print(table)

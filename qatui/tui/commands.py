@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, cast
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
-    from qatui.tui.app import QatuiApp
+    from qatui.tui.workbench import Workbench
 
 Command = tuple[str, Callable[[], object], str]
 """(title, callback, help)."""
@@ -23,8 +23,8 @@ class QatuiCommands(Provider):
         self._sessions = await asyncio.to_thread(self.qatui.store.list)
 
     @property
-    def qatui(self) -> QatuiApp:
-        return cast("QatuiApp", self.app)
+    def qatui(self) -> Workbench:
+        return cast("Workbench", self.app)
 
     def commands(self) -> list[Command]:
         """Everything the palette offers here, in the order it lists them."""

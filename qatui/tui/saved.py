@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from qatui.engine.events import LLMCallFinished, Verdict, event_from_dict
+from qatui.events import LLMCallFinished, Verdict, event_from_dict
 from qatui.errors import DatasetError
 from qatui.report import session_status
 from qatui.tui.state import RunState

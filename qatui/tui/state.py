@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from qatui.data.model import Item, PairwiseGold, RankingGold
 from qatui.data.presentation import permutation, response_label
-from qatui.engine.events import (
+from qatui.events import (
     ChecklistAnswered,
     ContextSentencesSelected,
     EntailmentScored,

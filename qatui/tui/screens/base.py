@@ -11,7 +11,7 @@ from textual.worker import Worker, WorkerState
 from qatui.errors import QatuiError
 
 if TYPE_CHECKING:
-    from qatui.tui.app import QatuiApp
+    from qatui.tui.workbench import Workbench
 
 
 def report_failure(app: App, worker: Worker) -> None:
@@ -25,8 +25,8 @@ class QatuiScreen(Screen):
     """A screen whose workers' errors become notifications (worker messages do not bubble to the app)."""
 
     @property
-    def qatui(self) -> QatuiApp:
-        return cast("QatuiApp", self.app)
+    def qatui(self) -> Workbench:
+        return cast("Workbench", self.app)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:

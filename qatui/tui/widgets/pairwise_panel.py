@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from qatui.engine.events import PairJudged
+from qatui.events import PairJudged
 from qatui.tui.state import TaskView
 from qatui.tui.widgets.panel import TaskPanel
 

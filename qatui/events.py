@@ -14,7 +14,9 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from qatui.data.model import Preference
+Preference = Literal["A", "B", "tie"]
+"""A verdict on a pair: the first answer, the second, or neither (also the gold's labels)."""
+
 
 
 class Event(BaseModel):
@@ -28,6 +30,8 @@ class Event(BaseModel):
 
 
 class RunStarted(Event):
+    """The first event of a run: how many items and (item, judge) tasks, and how many a resume skips."""
+
     type: Literal["run_started"] = "run_started"
     session_id: str
     n_items: int
@@ -36,6 +40,8 @@ class RunStarted(Event):
 
 
 class RunFinished(Event):
+    """The last event of a run: completed or cancelled, with the counts of done and failed tasks."""
+
     type: Literal["run_finished"] = "run_finished"
     status: Literal["completed", "cancelled"]
     n_done: int
@@ -43,6 +49,8 @@ class RunFinished(Event):
 
 
 class ItemStarted(Event):
+    """A judge began one item (stamped with both by the engine)."""
+
     type: Literal["item_started"] = "item_started"
 
 

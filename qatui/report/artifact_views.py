@@ -1,0 +1,206 @@
+"""How each judge's artifacts print: CheckEval's grid, pairwise votes, RAGAS statements and metrics."""
+
+from __future__ import annotations
+
+from statistics import mean
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
+from rich.table import Table
+
+from qatui.text import clip
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+ANSWER_CELLS = {"yes": "[green]yes[/]", "no": "[red]no[/]", None: "[yellow]?[/]"}
+
+
+COMPACT_CELLS = {"yes": "[green]y[/]", "no": "[red]n[/]", None: "[yellow]?[/]"}
+
+
+def print_checklist_grid(console: Console, answers: list[dict], names: dict[str, str]) -> None:
+    """CheckEval: every question, grouped by dimension › sub-dimension, x every response: yes, no, ? (unanswered).
+
+    With more than six responses the cells shrink to y / n / ? so sixteen summaries fit 80 columns.
+    """
+    labels = sorted(dict.fromkeys(a["response"] for a in answers), key=lambda x: (len(x), x))
+    marks = COMPACT_CELLS if len(labels) > 6 else ANSWER_CELLS
+    table = Table(title="checklist: question x response (? = unanswered, excluded from the score)",
+                  title_justify="left", box=None, padding=(0, 1, 0, 0))
+    table.add_column("question", overflow="fold", min_width=24, ratio=1)
+    compact = marks is COMPACT_CELLS
+    for label in labels:
+        header = label.removeprefix("Response ") if compact else names.get(label, label)
+        table.add_column(escape(header), justify="center", no_wrap=True)
+    cells: dict[str, dict[str, str | None]] = {}
+    rows: dict[str, dict] = {}
+    for a in sorted(answers, key=lambda x: x.get("position", 0)):
+        rows.setdefault(a["question_id"], a)
+        cells.setdefault(a["question_id"], {})[a["response"]] = a["answer"]
+    group = None
+    for qid, a in rows.items():
+        if (a["dimension"], a["sub_dimension"]) != group:
+            group = (a["dimension"], a["sub_dimension"])
+            table.add_row(f"[bold]{escape(a['dimension'])}[/] [dim]› {escape(a['sub_dimension'])}[/]", *[""] * len(labels))
+        table.add_row(escape(a["question"]), *(marks.get(cells[qid][label]) if label in cells[qid] else ""
+                                               for label in labels))
+    console.print(table)
+    if compact:
+        legend = "  ".join(f"{label.removeprefix('Response ')}={names.get(label, label)}" for label in labels)
+        console.print(f"[dim]columns are Response k: {escape(legend)}[/]")
+
+
+def print_dimension_scores(console: Console, per_label: dict[str, dict], order: list[str]) -> None:
+    """CheckEval: each candidate's share of yes per dimension (- when no question was answered)."""
+    dims = list(dict.fromkeys(d for scores in per_label.values() for d in scores))
+    table = Table("candidate", *dims, title="share of yes per dimension", title_justify="left", box=None)
+    for i, cid in enumerate(order):
+        scores = per_label.get(f"Response {i + 1}", {})
+        table.add_row(escape(cid), *("-" if scores.get(d) is None else f"{scores[d]:.2f}" for d in dims))
+    console.print(table)
+
+
+CHOICE_CELLS = {"A": "A", "B": "B", "tie": "[dim]tie[/]", None: "[yellow]unparsed[/]"}
+
+
+def _pair_outcome(votes: list[str | None], result: str | None) -> str:
+    """How a pair's orders combined, in words: agreement, position bias, or missing answers."""
+    counted = [v for v in votes if v is not None]
+    if result is None:
+        return "[yellow]no order parsed: no result[/]"
+    if len(votes) == 1:
+        return "asked in one order"
+    if len(counted) < len(votes):
+        return "[yellow]one order unparsed[/]: the other stands"
+    if len(set(counted)) == 1:
+        return "[green]both orders agree[/]"
+    return f"[red]orders disagree[/] ({'position bias' if 'tie' not in counted else 'a win against a tie'}): tie"
+
+
+def print_pairs(console: Console, artifacts: list[dict], details: dict, by_label: dict[str, str]) -> None:
+    """Pairwise (CALF): every pair, each order asked (who was A, the choice, the rationale), then the combined result."""
+    def name(label: str) -> str:
+        return by_label.get(label, label)
+
+    judged = [a for a in artifacts if a.get("type") == "pair_judged"]
+    both = details.get("both_orders", True)
+    console.print("pairwise comparisons, " + ("each pair in both orders (orders that disagree make a tie)" if both
+                                              else "each pair in one order"))  # not a table title: it would wrap
+    table = Table(box=None, padding=(0, 1, 0, 0))
+    table.add_column("shown as", no_wrap=True)
+    table.add_column("choice", no_wrap=True)
+    table.add_column("prefers", no_wrap=True)
+    table.add_column("rationale", overflow="fold", ratio=1)
+    for entry in details["pairs"]:
+        x, y = entry["pair"]
+        asked = sorted((a for a in judged if {a["first"], a["second"]} == {x, y}), key=lambda a: a["first"] != x)
+        for a in asked:
+            winner = {"A": a["first"], "B": a["second"]}.get(a.get("choice") or "", a.get("choice") or "-")
+            table.add_row(escape(f"A={name(a['first'])} B={name(a['second'])}"), CHOICE_CELLS[a.get("choice")],
+                          escape(name(winner)), escape(clip(a.get("rationale", ""), 90)))
+        result = entry["result"]
+        table.add_row("  [bold]combined[/]", "", f"[bold]{escape(name(result)) if result else '-'}[/]",
+                      _pair_outcome(entry["votes"], result))
+    console.print(table)
+    consistency, positions = details.get("position_consistency") or {}, details.get("positions") or {}
+    if both:
+        console.print(f"  [dim]position consistency[/] {consistency.get('agreed', 0)} of "
+                      f"{consistency.get('judged_both', 0)} pairs judged in both orders agree")
+    console.print("  [dim]positions chosen[/] " + ", ".join(f"{k} {v}" for k, v in positions.items()))
+
+
+RAGAS_ARTIFACTS = ("statements_extracted", "statements_verified", "questions_generated", "context_sentences_selected")
+
+
+RAGAS_MARKS = {True: "[green]✓[/]", False: "[red]✗[/]", None: "[yellow]?[/]"}
+RAGAS_SENTENCES_SHOWN = 20
+"""Contexts with more sentences show only the picked ones, the others counted between them."""
+
+
+def print_ragas_artifact(console: Console, a: dict, artifacts: list[dict], names: dict[str, str]) -> None:
+    """RAGAS: statements with ✓ / ✗ / ? (unanswered, excluded), questions written back with their
+    similarity to the item's question, context sentences with the needed ones marked ●."""
+    kind, label = a["type"], a.get("response", "")
+    who = escape(names.get(label, label))
+
+    def table(title: str, *columns: tuple[str, dict]) -> Table:
+        console.print(title)  # above the table, not its title: a narrow table would wrap it
+        grid = Table(box=None, padding=(0, 1, 0, 0), show_header=False)
+        for header, options in columns:
+            grid.add_column(header, **options)
+        return grid
+
+    if kind == "statements_extracted":
+        if not any(x.get("type") == "statements_verified" and x.get("response") == label for x in artifacts):
+            grid = table(f"statements of {who} (not verified)", ("", {"width": 3}), ("statement", {"ratio": 1}))
+            for statement in a["statements"]:
+                grid.add_row("  ·", escape(statement))
+            console.print(grid)
+    elif kind == "statements_verified":
+        verdicts = a["verdicts"]
+        answered = [v["supported"] for v in verdicts if v.get("supported") is not None]
+        open_ = len(verdicts) - len(answered)
+        title = (f"faithfulness of {who}: {sum(answered)} of {len(answered)} statements supported"
+                 + (f" ({open_} unanswered, excluded)" if open_ else ""))
+        grid = table(title, ("", {"width": 3}), ("statement", {"ratio": 3}), ("reason", {"ratio": 2, "style": "dim"}))
+        for v in verdicts:
+            grid.add_row(f"  {RAGAS_MARKS[v.get('supported')]}", escape(v["statement"]), escape(v.get("reason", "")))
+        console.print(grid)
+    elif kind == "questions_generated":
+        sims = a.get("similarities") or []
+        head = f"mean cosine {mean(sims):.3f}" if sims else "no question"
+        grid = table(f"questions written back from {who}: {head}", ("cosine", {"width": 7, "justify": "right"}),
+                     ("question", {"ratio": 1}))
+        for i, question in enumerate(a["questions"]):
+            grid.add_row(f"{sims[i]:.3f}" if i < len(sims) else "-", escape(question))
+        console.print(grid)
+    elif kind == "context_sentences_selected":
+        sentences, picked = a["sentences"], set(a.get("relevant") or [])
+        where = who if label else "the item's context"
+        grid = table(f"context sentences of {where}: {len(picked)} of {len(sentences)} needed",
+                     ("", {"width": 3}), ("k", {"width": 3, "justify": "right", "style": "dim"}),
+                     ("sentence", {"ratio": 1}))
+        skipped = 0
+        for i, sentence in enumerate(sentences):
+            if len(sentences) > RAGAS_SENTENCES_SHOWN and i not in picked:
+                skipped += 1
+                continue
+            if skipped:
+                grid.add_row("", "", f"[dim]… {skipped} not needed[/]")
+                skipped = 0
+            text = escape(clip(sentence, 240))
+            grid.add_row("  [green]●[/]" if i in picked else "  [dim]·[/]", str(i + 1),
+                         text if i in picked else f"[dim]{text}[/]")
+        if skipped:
+            grid.add_row("", "", f"[dim]… {skipped} not needed[/]")
+        console.print(grid)
+
+
+def print_ragas_metrics(console: Console, details: dict, order: list[str]) -> None:
+    """RAGAS: every metric computed, per candidate; the one that ranks is marked, failures named."""
+    metrics = [m for m in ("faithfulness", "answer_relevance", "context_relevance") if isinstance(details.get(m), dict)]
+    if not metrics:
+        return
+    ranked = details["metric"]
+    heads = [f"{m.replace('_', ' ')}{' *' if m == ranked or (ranked == 'mean' and m in details.get('mean_of', ())) else ''}"
+             for m in metrics]
+    console.print(f"  [bold]RAGAS[/] ranks by {escape(ranked.replace('_', ' '))} [dim](chosen by: "
+                  f"{escape(details['chosen_by'])}; * = the ranking score)[/]")
+    table = Table("candidate", *heads, box=None)
+    failures = details.get("failures") or {}
+    for i, cid in enumerate(order):
+        label = f"Response {i + 1}"
+        cells = []
+        for m in metrics:
+            value = details[m].get(label)
+            cells.append(f"{value:.3f}" if value is not None else "[yellow]failed[/]" if m in failures.get(label, {})
+                         else "-")
+        table.add_row(escape(cid), *cells)
+    console.print(table)
+    if (shared := details.get("context_relevance_of_context")) is not None:
+        console.print(f"  [dim]context relevance of the item's context (same for every response, not ranked)[/] {shared:.3f}")
+    for key, per_metric in failures.items():
+        name = order[int(key.removeprefix("Response ")) - 1] if key.startswith("Response ") else key
+        for metric, reason in per_metric.items():
+            console.print(f"  [yellow]{escape(metric)} failed[/] for {escape(name)}: {escape(clip(reason, 120))}")

@@ -1,0 +1,85 @@
+"""`qatui datasets inspect`: what a dataset holds (counts, gold kinds, languages) and its first items."""
+
+from __future__ import annotations
+
+from collections import Counter
+from statistics import mean
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from qatui.text import clip
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from qatui.data.model import Dataset, Item
+
+
+def dataset_overview(dataset: Dataset) -> dict[str, Any]:
+    """Counts, gold kinds, languages and the first item of a loaded dataset."""
+    sizes = [len(it.candidates) for it in dataset.items]
+    first = dataset.items[0]
+    return {
+        "name": dataset.name,
+        "path": dataset.path,
+        "format": dataset.format,
+        "content_hash": dataset.content_hash,
+        "n_items": len(dataset.items),
+        "gold_kinds": dict(dataset.gold_kinds),
+        "no_gold": sum(1 for it in dataset.items if it.gold is None),
+        "languages": dict(dataset.languages),
+        "question_types": dict(Counter(it.question_type or "unknown" for it in dataset.items)),
+        "candidates": {"min": min(sizes), "max": max(sizes), "mean": round(mean(sizes), 2), "total": sum(sizes)},
+        "with_reference": sum(1 for it in dataset.items if it.references),
+        "with_context": sum(1 for it in dataset.items if it.context),
+        "first_item": first.model_dump(mode="json"),
+    }
+
+
+def _counts(counter: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counter.items()) or "-"
+
+
+def print_dataset(console: Console, dataset: Dataset) -> None:
+    """The `datasets inspect` view."""
+    o = dataset_overview(dataset)
+    table = Table(show_header=False, box=None, title=f"[bold]{escape(o['name'])}[/] ({o['format']})", title_justify="left")
+    table.add_column(style="dim")
+    table.add_column()
+    c = o["candidates"]
+    gold = _counts(o["gold_kinds"]) + (f", none {o['no_gold']}" if o["no_gold"] else "")
+    for key, value in (
+        ("path", o["path"]),
+        ("items", str(o["n_items"])),
+        ("candidates", f"{c['total']} ({c['min']}-{c['max']} per item, mean {c['mean']})"),
+        ("gold", gold),
+        ("languages", _counts(o["languages"])),
+        ("question types", _counts(o["question_types"])),
+        ("with reference", f"{o['with_reference']} of {o['n_items']}"),
+        ("with context", f"{o['with_context']} of {o['n_items']}"),
+    ):
+        table.add_row(key, escape(value))
+    console.print(table)
+    first = dataset.items[0]
+    width = max(console.width, 40)
+    console.print(f"\n[bold]first item[/] {escape(first.id)}: {escape(clip(first.question, width - len(first.id) - 13))}")
+    if first.references:
+        console.print(f"  [dim]reference[/] {escape(clip(first.references[0], width - 13))}")
+    for cid, text in first.candidates.items():
+        console.print(f"  [cyan]{escape(cid)}[/] {escape(clip(text, width - len(cid) - 4))}")
+    if first.gold is not None:
+        console.print(f"  [dim]gold[/] {escape(describe_gold(first))}")
+
+
+def describe_gold(item: Item) -> str:
+    """The item's gold label in one line."""
+    gold = item.gold
+    if gold is None:
+        return "none"
+    if gold.kind == "ranking":
+        return " > ".join(" = ".join(tier) for tier in gold.tiers)
+    if gold.kind == "pairwise":
+        return f"{gold.label} (A={gold.a}, B={gold.b}; labels {'/'.join(gold.labels)}; {gold.pair_type or 'pair'})"
+    return "; ".join(f"{cid}: " + ", ".join(f"{d} {v:g}" for d, v in dims.items()) for cid, dims in gold.ratings.items())

@@ -1,0 +1,156 @@
+"""One item of a session in detail: every judge's scores, ranking and gold, and its intermediate work."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from qatui.errors import SessionError
+from qatui.report.artifact_views import (
+    RAGAS_ARTIFACTS,
+    print_checklist_grid,
+    print_dimension_scores,
+    print_pairs,
+    print_ragas_artifact,
+    print_ragas_metrics,
+)
+from qatui.report.dataset_view import describe_gold
+from qatui.report.session_view import session_dataset
+from qatui.text import clip
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from qatui.store.session import Session
+
+
+def item_detail(session: Session, item_id: str) -> dict[str, Any]:
+    """Everything stored about one item: each judge's scores, ranking, preference and calls, and the gold."""
+    results = {judge: doc for (iid, judge), doc in session.results().items() if iid == item_id}
+    if not results:
+        raise SessionError(f"session {session.id} has no result for item {item_id!r}")
+    dataset = session_dataset(session)
+    item = next((it for it in dataset.items if it.id == item_id), None) if dataset else None
+    data: dict[str, Any] = {"session": session.id, "item_id": item_id, "judges": {}}
+    if item is not None:
+        data.update(
+            question=item.question, references=item.references, context=item.context, candidates=item.candidates,
+            gold=item.gold.model_dump(mode="json") if item.gold else None, gold_text=describe_gold(item),
+        )
+    for judge, doc in results.items():
+        entry: dict[str, Any] = {"status": doc["status"]}
+        if doc["status"] == "done":
+            v = doc["verdict"]
+            entry.update(
+                scores=v["scores"], ranking=v["ranking"], order=v["order"], pair=v.get("pair"),
+                preference=v.get("preference"), details=v.get("details", {}),
+                artifacts=[a for a in v.get("artifacts", []) if a.get("type") != "judgement"],
+            )
+        else:
+            entry["failure"] = doc["failure"]
+        entry["calls"] = doc.get("calls", [])
+        data["judges"][judge] = entry
+    return data
+
+
+SHOWN_TEXTS = 3
+"""References and context passages printed per item (SummEval has eleven references)."""
+
+
+def print_item_detail(console: Console, data: dict[str, Any]) -> None:
+    """One item: the question and reference, then a candidate × judge table of score and rank."""
+    console.print(f"[bold]item[/] {escape(data['item_id'])}  [dim]session {escape(data['session'])}[/]")
+    if "question" in data:
+        console.print(f"[bold]question[/] {escape(clip(data['question'], 300))}")
+        for kind, texts, width in (("reference", data["references"], 300), ("context", data["context"], 200)):
+            for i, text in enumerate(texts[:SHOWN_TEXTS], 1):
+                console.print(f"[dim]{kind} {i}[/] {escape(clip(text, width))}")
+            if len(texts) > SHOWN_TEXTS:
+                console.print(f"[dim]… {len(texts) - SHOWN_TEXTS} more {kind}s (--json shows all)[/]")
+    else:
+        console.print("[yellow]the dataset file cannot be reloaded: showing stored results only[/]")
+    judges = data["judges"]
+    done = {j: e for j, e in judges.items() if e["status"] == "done"}
+    candidates = data.get("candidates") or {cid: "" for e in done.values() for cid in e["order"]}
+    table = Table(box=None)
+    table.add_column("candidate")
+    table.add_column("shown as", style="dim")
+    for judge in done:
+        table.add_column(f"{judge} score", justify="right")
+        table.add_column("rank", justify="right")
+    table.add_column("text")
+    labels = {}
+    for e in done.values():
+        labels = {cid: f"Response {i + 1}" for i, cid in enumerate(e["order"])}
+        break
+    for cid, text in candidates.items():
+        cells = [escape(cid), labels.get(cid, "")]
+        for e in done.values():
+            cells += [f"{e['scores'].get(cid, float('nan')):.4f}", str(e["ranking"].index(cid) + 1)]
+        cells.append(escape(clip(text, 60)))
+        table.add_row(*cells)
+    console.print(table)
+    if data.get("gold_text"):
+        console.print(f"[bold]gold[/] {escape(data['gold_text'])}")
+    for judge, e in judges.items():
+        if e["status"] == "done":
+            line = " > ".join(e["ranking"])
+            pref = f"  preference {e['preference']} (A={e['pair'][0]}, B={e['pair'][1]})" if e.get("preference") else ""
+            console.print(Text.assemble((judge, "bold"), f" ranking {line}{pref}"))
+            by_label = {f"Response {i + 1}": cid for i, cid in enumerate(e["order"])}
+            print_artifacts(console, e["artifacts"], by_label)
+            if isinstance(per_label := e["details"].get("dimension_scores"), dict):
+                print_dimension_scores(console, per_label, e["order"])
+            if isinstance(e["details"].get("pairs"), list):
+                print_pairs(console, e["artifacts"], e["details"], by_label)
+            if isinstance(e["details"].get("chosen_by"), str) and isinstance(e["details"].get("metric"), str):
+                print_ragas_metrics(console, e["details"], e["order"])
+        else:
+            console.print(f"[red]{escape(judge)} failed[/] ({escape(e['failure']['error_type'])}): {escape(e['failure']['reason'])}")
+        if e["calls"]:
+            console.print(f"  [dim]{len(e['calls'])} LLM calls[/]")
+
+
+def print_artifacts(console: Console, artifacts: list[dict], by_label: dict[str, str]) -> None:
+    """A judge's intermediate work: routing, key points × responses entailment, instances, repairs."""
+    names = {label: f"{cid}" for label, cid in by_label.items()}
+    for a in artifacts:
+        kind = a.get("type")
+        if kind == "question_classified":
+            console.print(f"  [dim]routed[/] {a['question_type']} [dim]({a['source']}: {escape(clip(a['rationale'], 80))})[/]")
+        elif kind == "key_points_extracted":
+            points = a["points"]
+            scored = [x for x in artifacts if x.get("type") == "entailment_scored"
+                      and x["reference_index"] == a["reference_index"]]
+            table = Table(title=f"key points of reference {a['reference_index'] + 1}: P(entail) - P(contradict)",
+                          title_justify="left", box=None, padding=(0, 1, 0, 0))
+            table.add_column("key point", overflow="fold", ratio=3)
+            labels = list(dict.fromkeys(x["response"] for x in scored))
+            for label in labels:
+                table.add_column(escape(names.get(label, label)), justify="right", no_wrap=True)
+            for point in points:
+                cells = []
+                for label in labels:
+                    hit = next((x for x in scored if x["response"] == label and x["key_point"] == point), None)
+                    if hit is None:
+                        cells.append("")
+                        continue
+                    value = hit["p_entail"] - hit["p_contradict"]
+                    colour = "green" if value > 0.3 else "red" if value < -0.3 else "yellow"
+                    cells.append(f"[{colour}]{value:+.2f}[/]")
+                table.add_row(escape(point), *cells)
+            console.print(table)
+        elif kind == "checklist_answered":
+            if a is next(x for x in artifacts if x.get("type") == "checklist_answered"):
+                print_checklist_grid(console, [x for x in artifacts if x.get("type") == "checklist_answered"], names)
+        elif kind == "instances_generated":
+            console.print("  [bold]silver instances[/]")
+            for level, text in a["levels"].items():
+                console.print(f"    [dim]{escape(level)}[/] {escape(clip(text, 100))}")
+        elif kind == "ranking_produced" and a.get("repaired"):
+            console.print(f"  [yellow]ranking repaired[/]: {escape(a['repair'])} (raw: {escape(', '.join(a['raw']))})")
+        elif kind in RAGAS_ARTIFACTS:
+            print_ragas_artifact(console, a, artifacts, names)

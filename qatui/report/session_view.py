@@ -1,0 +1,185 @@
+"""A session in the shell: each judge's metrics with CIs, failures grouped by reason, the list of sessions."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
+from rich.table import Table
+
+from qatui.errors import DatasetError
+from qatui.text import clip, plural
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from qatui.data.model import Dataset
+    from qatui.events import ItemFailed
+    from qatui.store.session import Session
+
+METRIC_ORDER = ("kendall", "spearman", "pearson", "rbo_0.5", "rbo_0.9", "accuracy", "accuracy_no_tie")
+
+
+def fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _metric_rows(doc: dict) -> list[tuple[str, str, str, str]]:
+    metrics, ci, n = doc.get("metrics", {}), doc.get("ci", {}), doc.get("n", {})
+    keys = [k for k in METRIC_ORDER if k in metrics] + sorted(k for k in metrics if k not in METRIC_ORDER)
+    rows = []
+    for key in keys:
+        lo_hi = ci.get(key)
+        rows.append((key, fmt(metrics[key]), f"[{lo_hi[0]:.3f}, {lo_hi[1]:.3f}]" if lo_hi else "", str(n.get(key, ""))))
+    return rows
+
+
+BREAKDOWN_KEYS = ("kendall", "spearman", "rbo_0.9", "accuracy", "accuracy_no_tie", "pearson_sample")
+
+
+def _breakdown_table(breakdown: dict[str, dict[str, dict[str, float]]]) -> Table:
+    """Metrics per question type / pair type, the main keys only so it fits 80 columns."""
+    present = [k for k in BREAKDOWN_KEYS if any(k in m for groups in breakdown.values() for m in groups.values())]
+    table = Table(box=None, padding=(0, 1))
+    table.add_column("  by", style="dim", no_wrap=True)
+    for key in present:
+        table.add_column(key, justify="right", no_wrap=True)
+    for group, per_value in breakdown.items():
+        for value, metrics in per_value.items():
+            table.add_row(f"  {escape(value)}", *(fmt(metrics.get(k)) for k in present))
+    return table
+
+
+def print_session(console: Console, meta: dict, summary: dict[str, dict], failures: list[ItemFailed] = ()) -> None:
+    """A session's header, each judge's metrics with 95% CIs, LLM usage and failures."""
+    ds = meta["dataset"]
+    name = f" [bold]{escape(meta['name'])}[/]" if meta.get("name") and meta["name"] != meta["id"] else ""
+    console.print(
+        f"[bold]session[/] {escape(meta['id'])}{name}  [dim]{escape(session_status(meta))}[/]  "
+        f"dataset {escape(ds['name'])} ({ds['format']}, {plural(ds['n_items'], 'item')})"
+    )
+    for judge, doc in summary.items():
+        table = Table(title=f"[bold]{escape(judge)}[/]  done {doc['n_done']}/{doc['n_items']}, failed {doc['n_failed']}",
+                      title_justify="left", box=None)
+        for col, just in (("metric", "left"), ("value", "right"), ("95% CI", "right"), ("n", "right")):
+            table.add_column(col, justify=just)
+        rows = _metric_rows(doc)
+        for row in rows:
+            table.add_row(*row)
+        if not rows:
+            why = "no gold labels to compare with" if doc.get("n_done") else "nothing judged, so no metric"
+            table.add_row(f"[dim]{why}[/]", "", "", "")
+        console.print(table)
+        if breakdown := doc.get("breakdown"):
+            console.print(_breakdown_table(breakdown))
+    llm = meta.get("llm") or {}
+    if llm.get("calls"):
+        console.print(
+            f"[dim]LLM calls[/] {llm['calls']} ({llm['cached']} cached), tokens {llm['prompt_tokens']}+"
+            f"{llm['completion_tokens']}, cost ${llm['cost_usd']:.4f}"
+        )
+    print_failures(console, failures)
+    if session_status(meta) == "failed":
+        console.print("[bold red]every item failed[/]: nothing was judged, so there is nothing to compare with "
+                      "the gold; fix the cause above, then resume")
+    if session_status(meta) in ("cancelled", "interrupted", "failed") or failures:
+        console.print(f"[dim]resume (retries failures): qatui sessions resume {escape(meta['id'])}[/]")
+    console.print(f"[dim]details: qatui sessions show {escape(meta['id'])} --item ITEM_ID[/]")
+
+
+def print_failures(console: Console, failures: list[ItemFailed], groups: int = 5) -> None:
+    """Failures grouped by reason (a dead backbone fails every item the same way), each reason whole."""
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for failure in failures:
+        by_reason.setdefault((failure.judge, failure.reason), []).append(failure.item_id)
+    ranked = sorted(by_reason.items(), key=lambda kv: -len(kv[1]))
+    for (judge, reason), items in ranked[:groups]:
+        shown = ", ".join(items[:3]) + (f" and {len(items) - 3} more" if len(items) > 3 else "")
+        console.print(f"[red]failed[/] {plural(len(items), 'item')} of {escape(judge)} ({escape(shown)}): "
+                      f"{escape(reason)}", soft_wrap=False)
+    if len(ranked) > groups:
+        rest = sum(len(items) for _, items in ranked[groups:])
+        console.print(f"[red]... and {plural(rest, 'more failure')} for other reasons[/] "
+                      "(`qatui sessions export ID` lists every result)")
+
+
+def key_metric(summary: dict[str, dict]) -> str:
+    """The first headline metric of a session's first judge that has one (for listings)."""
+    for doc in summary.values():
+        for key, short in (("kendall", "tau"), ("accuracy", "acc"), ("spearman", "rho"), ("pearson", "r")):
+            if key in doc.get("metrics", {}):
+                return f"{short} {doc['metrics'][key]:+.3f}"
+    return ""
+
+
+def print_session_list(console: Console, rows: list[dict], root: Path) -> None:
+    """The `sessions list` view, newest first; fits 80 columns."""
+    if not rows:
+        console.print(f"no sessions in {root}; start one with `qatui run DATASET --judge NAME` or `qatui demo`")
+        return
+    named = any(meta.get("name") and meta["name"] != meta["id"] for meta in rows)
+    wide = console.width >= 100  # a name column; narrower, the name goes under the id
+    table = Table(box=None, padding=(0, 1, 0, 0))
+    table.add_column("id", no_wrap=True)
+    if named and wide:
+        table.add_column("name", max_width=16, overflow="ellipsis", no_wrap=True)
+    table.add_column("dataset", max_width=12, overflow="ellipsis", no_wrap=True)
+    table.add_column("judges", max_width=14, overflow="ellipsis", no_wrap=True)
+    table.add_column("done/fail", justify="right", no_wrap=True)
+    table.add_column("metric", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    for meta in rows:
+        own = meta.get("name") if meta.get("name") != meta["id"] else ""
+        name = [escape(own or "")] if named and wide else []
+        ident = escape(meta["id"]) + (f"\n  [bold]{escape(clip(own, 18))}[/]" if own and not wide else "")
+        if meta.get("status") == "damaged":
+            table.add_row(ident, *name, escape(meta.get("error", "")), "", "", "", "[red]damaged[/]")
+            continue
+        summary = meta.get("summary", {})
+        done = sum(d.get("n_done", 0) for d in summary.values())
+        failed = sum(d.get("n_failed", 0) for d in summary.values())
+        table.add_row(
+            ident, *name, escape(meta["dataset"]["name"]), escape(",".join(meta.get("judges", {}))),
+            f"{done}/{failed}", key_metric(summary), escape(session_status(meta)),
+        )
+    console.print(table)
+
+
+def session_status(meta: dict) -> str:
+    """The stored status, except that a 'running' session whose process is gone was interrupted."""
+    status = meta.get("status", "")
+    pid = meta.get("pid")
+    if status == "running" and pid:
+        import os
+
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return "interrupted"
+        except PermissionError:
+            pass
+    return status
+
+
+def stored_failures(session: Session) -> list[ItemFailed]:
+    """The failures currently standing in a session (superseded ones excluded)."""
+    from qatui.events import ItemFailed
+
+    return [
+        ItemFailed(item_id=item_id, judge=judge, reason=doc["failure"]["reason"], error_type=doc["failure"]["error_type"])
+        for (item_id, judge), doc in session.results().items()
+        if doc["status"] == "failed"
+    ]
+
+
+def session_dataset(session: Session) -> Dataset | None:
+    """The session's dataset reloaded from its path, or None when it can no longer be read."""
+    from qatui.data.loaders import load_dataset
+
+    ds = session.meta["dataset"]
+    try:
+        return load_dataset(ds["path"], ds["format"])
+    except DatasetError:
+        return None

@@ -1,0 +1,51 @@
+"""What screens, widgets and the palette may ask of the app, as a protocol.
+
+They reach the running app through Textual's `self.app`, typed as `Workbench`, so no screen
+imports `qatui.tui.app` (which imports every screen): the dependency points one way only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from qatui.config import Config
+    from qatui.store.session import SessionStore
+    from qatui.tui.background import EngineLoop
+
+
+class Workbench(Protocol):
+    """The qatui app as its screens see it: its config and store, and the moves between screens."""
+
+    config: Config
+    store: SessionStore
+    engine_loop: EngineLoop
+    own_themes: list[str]
+    theme: str
+
+    def go_home(self) -> None:
+        """Back to Home, closing the screens above it."""
+
+    def open_new_run(self) -> None:
+        """The New run screen."""
+
+    def start_demo(self) -> None:
+        """A live MinosEval run of the bundled demo set."""
+
+    def open_spot_check(self) -> None:
+        """The Spot check form."""
+
+    def open_session(self, session_id: str) -> None:
+        """A saved session's screen."""
+
+    def compare_sessions(self, session_ids: list[str]) -> None:
+        """The Compare screen for these sessions."""
+
+    def compare_marked(self) -> None:
+        """Compare the sessions marked on Home."""
+
+    def resume_session(self, session_id: str) -> None:
+        """Finish a saved session: skip what is done, retry what failed."""
+
+    def action_help(self) -> None:
+        """The keys of the current screen."""
