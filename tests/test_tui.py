@@ -704,10 +704,11 @@ async def test_spot_check_runs_one_typed_item_as_a_session_then_discards_it(tmp_
         await until(pilot, lambda: bool(form.judges))
         await pilot.press("ctrl+s")  # nothing typed: refused
         assert any("type a question" in n.message for n in app._notifications)
-        await pilot.press(*"What is the capital of France?")
+        assert form.focused is form.query_one("#load")
+        await pilot.press("tab", *"What is the capital of France?")  # tab: from the load box to Question
         form.query_one("#reference", TextArea).text = "Paris is the capital of France."
-        form.query_one("#response-1", Input).value = "It is Lyon, in the south."
-        form.query_one("#response-2", Input).value = "The capital of France is Paris."
+        form.query_one("#response-1", TextArea).text = "It is Lyon, in the south."
+        form.query_one("#response-2", TextArea).text = "The capital of France is Paris."
         await pilot.pause()
         assert form.query_one("#judge", Select).value == "minos" and {"bleu", "minos"} <= set(form._offered)
         await pilot.press("ctrl+s")
@@ -736,10 +737,10 @@ async def test_spot_check_runs_on_the_backbone_picked(tmp_path) -> None:
         backbone = form.query_one("#backbone", Select)
         assert [value for _, value in backbone._options] == ["other", "local/smollm2"]  # the config's, then the embedded
         assert backbone.value == "local/smollm2"
-        form.query_one("#question", Input).value = "What is the capital of France?"
+        form.query_one("#question", TextArea).text = "What is the capital of France?"
         form.query_one("#reference", TextArea).text = "Paris is the capital of France."
-        form.query_one("#response-1", Input).value = "Lyon."
-        form.query_one("#response-2", Input).value = "Paris is the capital."
+        form.query_one("#response-1", TextArea).text = "Lyon."
+        form.query_one("#response-2", TextArea).text = "Paris is the capital."
         await pilot.pause()
         form.query_one("#judge", Select).value = "rouge-l"
         backbone.value = "other"

@@ -8,8 +8,10 @@ change with `pytest tests/test_tui_snapshots.py --snapshot-update`, and look at 
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import time
+from pathlib import Path
 
 import pytest
 from tui_support import freeze_time, run_headless, scripted_resources
@@ -159,3 +161,22 @@ def test_session_two_judges(snap_compare, store, size) -> None:
     """lexical-baseline (rouge-l, bleu): at 80 columns status marks, whole judge names and item ids."""
     assert snap_compare(QatuiApp(Config(), store, open_id="20261122-093000-0001"), run_before=settle,
                         terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_spot_check_multiline(snap_compare, store, size) -> None:
+    """A path typed as the form opens lands in the load box; the item's line breaks stay in their fields."""
+    item = {"id": "tea", "question": "How do I make a cup of tea?\n(Black tea, with a tea bag.)",
+            "references": ["Boil water.\nPour it over the tea bag.\nSteep 3 to 5 minutes, then remove the bag."],
+            "candidates": {"a": "1. Boil water.\n2. Pour it over the bag.\n3. Wait four minutes.\n4. Take the bag out.",
+                           "b": "Put the bag in cold water\nand drink it at once."}}
+    Path("multi.jsonl").write_text(json.dumps(item) + "\n", encoding="utf-8")
+
+    async def load(pilot) -> None:
+        await settle(pilot)
+        pilot.app.open_spot_check()
+        await settle(pilot)
+        await pilot.press(*"multi.jsonl", "enter")
+        await settle(pilot)
+
+    assert snap_compare(QatuiApp(Config(), store), run_before=load, terminal_size=size)

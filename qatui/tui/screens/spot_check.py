@@ -4,6 +4,9 @@
     #form     load: path[#item-id] · question · reference · responses 1–6 · judge · backbone
     Footer
 
+Focus starts in the load box, where most spot checks begin. The question, the reference and
+the responses are text areas that grow with their text (up to a few lines, then scroll), so a
+loaded or pasted answer keeps its line breaks and edits cleanly; tab moves between fields.
 Ctrl+S starts the judge on the item as a real session (`qatui.tui.spot`) and shows it on the
 run screen's panels (`SpotRunScreen`); escape comes back to the form to edit and run again.
 The session is saved like any other; d on the run screen discards it.
@@ -43,7 +46,9 @@ class SpotCheckScreen(QatuiScreen):
         & #form Input, & #form TextArea { background: $foreground 6%; }
         & #form Input:focus, & #form TextArea:focus { background: $foreground 12%; }
         & #form Input { margin-bottom: 0; }
-        & #reference { height: 3; }
+        & #form TextArea { height: auto; min-height: 1; max-height: 6; }
+        & #form #question { max-height: 4; }
+        & #form .response { margin-bottom: 1; }
         & #run-row { height: auto; margin-top: 1; }
         & #run-row > Select { width: 1fr; }
         & #run-row > #backbone { width: 2fr; }
@@ -67,12 +72,12 @@ class SpotCheckScreen(QatuiScreen):
             yield Label("Load an item (optional): a dataset file, or file#item-id; enter loads", classes="first")
             yield Input(placeholder="path/to/data.jsonl#item-id", id="load", compact=True)
             yield Label("Question")
-            yield Input(placeholder="the question", id="question", compact=True)
+            yield TextArea(id="question", compact=True, placeholder="the question")
             yield Label("Reference answer (optional for judges that need none)")
             yield TextArea(id="reference", compact=True, placeholder="the reference answer")
             yield Label(f"Responses (2 to {MAX_RESPONSES}; blank ones are left out)")
             for i in range(1, MAX_RESPONSES + 1):
-                yield Input(placeholder=f"response {i}", id=f"response-{i}", compact=True)
+                yield TextArea(id=f"response-{i}", classes="response", compact=True, placeholder=f"response {i}")
             with Horizontal(id="run-row"):
                 yield Label("Judge")
                 yield Select([], prompt="type an item first", id="judge", compact=True)
@@ -84,7 +89,7 @@ class SpotCheckScreen(QatuiScreen):
 
     def on_mount(self) -> None:
         self.sub_title = "spot check: one item, one judge"
-        self.query_one("#question").focus()
+        self.query_one("#load").focus()  # a path typed or pasted first lands where it is read
         self.build_judges()
 
     @work(group="judges", exclusive=True, exit_on_error=False, description="listing judges")
@@ -106,18 +111,16 @@ class SpotCheckScreen(QatuiScreen):
 
     def fields(self) -> tuple[str, str, list[str]]:
         """(question, reference, responses) as typed."""
-        responses = [self.query_one(f"#response-{i}", Input).value for i in range(1, MAX_RESPONSES + 1)]
-        return self.query_one("#question", Input).value, self.query_one("#reference", TextArea).text, responses
+        responses = [self.query_one(f"#response-{i}", TextArea).text for i in range(1, MAX_RESPONSES + 1)]
+        return self.query_one("#question", TextArea).text, self.query_one("#reference", TextArea).text, responses
 
     def item(self) -> Item:
         """The item the form describes (DatasetError when it is not one yet)."""
         return spot_item(*self.fields())
 
-    @on(Input.Changed)
     @on(TextArea.Changed)
-    def _changed(self, event: Input.Changed | TextArea.Changed) -> None:
-        if getattr(event, "input", None) is None or event.input.id != "load":
-            self._refresh_judges()
+    def _changed(self) -> None:
+        self._refresh_judges()
 
     def _refresh_judges(self) -> None:
         """Offer the judges whose needs the item meets, keeping the one picked when it still applies."""
@@ -154,12 +157,12 @@ class SpotCheckScreen(QatuiScreen):
         self.notify(f"{item.id}: {len(item.candidates)} responses", title="Loaded", timeout=3)
 
     def fill(self, item: Item) -> None:
-        """Put an item's question, first reference and first responses into the form."""
-        self.query_one("#question", Input).value = item.question
+        """Put an item's question, first reference and first responses into the form, line breaks kept."""
+        self.query_one("#question", TextArea).text = item.question
         self.query_one("#reference", TextArea).text = item.references[0] if item.references else ""
         texts = list(item.candidates.values())[:MAX_RESPONSES]
         for i in range(1, MAX_RESPONSES + 1):
-            self.query_one(f"#response-{i}", Input).value = texts[i - 1] if i <= len(texts) else ""
+            self.query_one(f"#response-{i}", TextArea).text = texts[i - 1] if i <= len(texts) else ""
         self._refresh_judges()
 
     def action_run(self) -> None:
