@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 from qatui.config import Config
 from qatui.data.loaders import demo_dataset
-from qatui.engine.events import LLMCallFinished, LLMToken, emit
+from qatui.events import LLMCallFinished, LLMToken, emit
 from qatui.engine.jobs import RunJob, finish_run, start_run
 from qatui.judges.resources import Resources
 from qatui.llm.parse import parse_output
