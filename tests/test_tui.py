@@ -22,7 +22,7 @@ from tui_support import freeze_time, lexical_sessions, minos_job, run_headless, 
 from qatui.cli import main
 from qatui.config import Config, parse_config
 from qatui.data.loaders import demo_dataset, demo_path, load_dataset
-from qatui.events import AnyEvent
+from qatui.engine.events import AnyEvent
 from qatui.engine.jobs import start_run
 from qatui.store.session import SessionStore
 from qatui.tui.app import QatuiApp
@@ -759,16 +759,49 @@ async def test_spot_check_loads_an_item_from_a_file(tmp_path) -> None:
         form.query_one("#load", Input).value = f"{demo_path()}#en-02"
         form.query_one("#load", Input).focus()
         await pilot.press("enter")
-        await until(pilot, lambda: form.query_one("#question", Input).value.startswith("A train leaves at 14:40"))
-        assert form.query_one("#response-5", Input).value and not form.query_one("#response-6", Input).value
+        await until(pilot, lambda: form.query_one("#question", TextArea).text.startswith("A train leaves at 14:40"))
+        assert form.query_one("#response-5", TextArea).text and not form.query_one("#response-6", TextArea).text
         assert "17:15" in form.query_one("#reference", TextArea).text
+
+
+async def test_spot_check_starts_in_the_load_box_and_keeps_line_breaks(tmp_path) -> None:
+    """A path typed at once lands in the load box; multi-line fields load, lay out and edit cleanly."""
+    item = {"id": "tea", "question": "How do I make tea?\n(Black tea, a bag.)",
+            "references": ["Boil water.\nPour it over the bag.\nSteep 3 to 5 minutes."],
+            "candidates": {"a": "1. Boil water.\n2. Pour it over the bag.\n3. Wait four minutes.\n4. Take it out.",
+                           "b": "Put the bag in cold water\nand drink it at once."}}
+    data = tmp_path / "multi.jsonl"
+    data.write_text(json.dumps(item) + "\n")
+    app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await pilot.press("p")
+        form = app.screen
+        assert isinstance(form, SpotCheckScreen) and form.focused is form.query_one("#load")
+        await pilot.press(*str(data), "enter")
+        await until(pilot, lambda: form.query_one("#response-2", TextArea).text == item["candidates"]["b"])
+        assert form.query_one("#load", Input).value == str(data)
+        assert form.query_one("#question", TextArea).text == item["question"]
+        assert form.query_one("#reference", TextArea).text == item["references"][0]
+        assert form.query_one("#response-1", TextArea).text == item["candidates"]["a"]
+        await pilot.pause()
+        shown_fields = [w for w in form.query_one("#form").children if w.display]
+        for above, below in zip(shown_fields, shown_fields[1:]):  # each below the one before: nothing drawn over
+            assert below.region.y >= above.region.bottom, (above, below)
+        assert form.query_one("#response-1", TextArea).region.height == 4  # as tall as its four lines
+        area = form.query_one("#response-2", TextArea)
+        area.focus()
+        area.move_cursor(area.document.end)
+        await pilot.press("enter", *"Then wait.")
+        assert area.text == "Put the bag in cold water\nand drink it at once.\nThen wait."
+        assert form.item().candidates == {"r1": item["candidates"]["a"], "r2": area.text}
 
 
 async def test_checklist_answers_fold_into_a_questions_by_responses_grid() -> None:
     from textual.app import App
 
     from qatui.data.loaders import demo_dataset
-    from qatui.events import ChecklistAnswered
+    from qatui.engine.events import ChecklistAnswered
     from qatui.tui.clipboard import panel_text
     from qatui.tui.state import RunState
     from qatui.tui.widgets.checklist_panel import ChecklistPanel
@@ -819,7 +852,7 @@ def _panel_host(panel_class):
 
 async def test_pairwise_verdicts_show_both_orders_and_what_they_make_together() -> None:
     from qatui.data.model import Item, PairwiseGold
-    from qatui.events import PairJudged, Verdict
+    from qatui.engine.events import PairJudged, Verdict
     from qatui.tui.clipboard import panel_text
     from qatui.tui.state import RunState
     from qatui.tui.widgets.pairwise_panel import PairwisePanel
@@ -854,7 +887,7 @@ async def test_pairwise_verdicts_show_both_orders_and_what_they_make_together() 
 
 async def test_ragas_panel_marks_statements_questions_and_context_sentences() -> None:
     from qatui.data.model import Item
-    from qatui.events import ContextSentencesSelected, QuestionsGenerated, StatementsExtracted, \
+    from qatui.engine.events import ContextSentencesSelected, QuestionsGenerated, StatementsExtracted, \
         StatementsVerified, StatementVerdict
     from qatui.tui.clipboard import panel_text
     from qatui.tui.state import RunState
