@@ -22,7 +22,7 @@ from tui_support import freeze_time, lexical_sessions, minos_job, run_headless, 
 from qatui.cli import main
 from qatui.config import Config, parse_config
 from qatui.data.loaders import demo_dataset, demo_path, load_dataset
-from qatui.engine.events import AnyEvent
+from qatui.events import AnyEvent
 from qatui.engine.jobs import start_run
 from qatui.store.session import SessionStore
 from qatui.tui.app import QatuiApp
@@ -801,7 +801,7 @@ async def test_checklist_answers_fold_into_a_questions_by_responses_grid() -> No
     from textual.app import App
 
     from qatui.data.loaders import demo_dataset
-    from qatui.engine.events import ChecklistAnswered
+    from qatui.events import ChecklistAnswered
     from qatui.tui.clipboard import panel_text
     from qatui.tui.state import RunState
     from qatui.tui.widgets.checklist_panel import ChecklistPanel
@@ -852,7 +852,7 @@ def _panel_host(panel_class):
 
 async def test_pairwise_verdicts_show_both_orders_and_what_they_make_together() -> None:
     from qatui.data.model import Item, PairwiseGold
-    from qatui.engine.events import PairJudged, Verdict
+    from qatui.events import PairJudged, Verdict
     from qatui.tui.clipboard import panel_text
     from qatui.tui.state import RunState
     from qatui.tui.widgets.pairwise_panel import PairwisePanel
@@ -887,7 +887,7 @@ async def test_pairwise_verdicts_show_both_orders_and_what_they_make_together() 
 
 async def test_ragas_panel_marks_statements_questions_and_context_sentences() -> None:
     from qatui.data.model import Item
-    from qatui.engine.events import ContextSentencesSelected, QuestionsGenerated, StatementsExtracted, \
+    from qatui.events import ContextSentencesSelected, QuestionsGenerated, StatementsExtracted, \
         StatementsVerified, StatementVerdict
     from qatui.tui.clipboard import panel_text
     from qatui.tui.state import RunState
