@@ -1,0 +1,58 @@
+"""The `qatui` command: runs, datasets, judges and sessions from the shell; with no command, the TUI.
+
+Every foreseeable error is a `QatuiError` and is printed as one line on stderr with exit
+status 2; Ctrl-C during a run flushes the session and says how to resume it (exit 130).
+`--json` output goes to stdout as exactly one JSON object; progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from qatui.cli.commands import (
+    cmd_checklist,
+    cmd_datasets,
+    cmd_judges,
+    cmd_models,
+    cmd_sessions,
+)
+from qatui.cli.common import make_console
+from qatui.cli.parser import EXIT_INTERRUPTED, EXIT_REFUSED, build_parser
+from qatui.cli.running import cmd_demo, cmd_open, cmd_run, open_tui
+from qatui.errors import QatuiError
+
+COMMANDS = {
+    "run": cmd_run, "demo": cmd_demo, "open": cmd_open, "checklist": cmd_checklist, "judges": cmd_judges, "models": cmd_models,
+    "datasets": cmd_datasets, "sessions": cmd_sessions, None: open_tui,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        as_json = bool(getattr(args, "json", False))
+        from qatui.config import load_config
+        from qatui.judges.registry import check_judge_tables
+
+        config = check_judge_tables(load_config(args.config))
+        return COMMANDS[args.command](args, config)
+    except QatuiError as e:
+        report_error(e, as_json)
+        return EXIT_REFUSED
+    except KeyboardInterrupt:
+        make_console(stderr=True).print("[yellow]interrupted[/]")
+        return EXIT_INTERRUPTED
+
+
+def report_error(error: QatuiError, as_json: bool) -> None:
+    """One line on stderr, or with `--json` one `{"error": ...}` object on stdout (a script reads stdout)."""
+    if as_json:
+        print(json.dumps({"error": str(error), "kind": type(error).__name__}))
+        return
+    from rich.markup import escape
+
+    make_console(stderr=True).print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)

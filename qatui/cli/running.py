@@ -1,0 +1,191 @@
+"""Runs from the shell: `run`, `run --plan`, `demo`, and driving a run to its end with a progress bar and Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+from typing import TYPE_CHECKING
+
+from qatui.cli.common import make_console, open_store, run_resources
+from qatui.cli.parser import EXIT_INTERRUPTED, EXIT_RUN_FAILED
+from qatui.text import plural
+
+if TYPE_CHECKING:
+
+    from qatui.config import Config
+    from qatui.data.model import Dataset
+    from qatui.engine.jobs import RunJob
+
+
+def _consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
+    """Drive the engine with a progress bar on stderr, then summarise; returns (status, summary).
+
+    The first Ctrl-C says at once what happens (nothing new starts, finished items are kept,
+    the model calls in flight are being waited for) and stops the run; a second one exits
+    at once. The session is summarised before the wait, so either way it is resumable.
+    """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from qatui.engine.jobs import finish_run
+    from qatui.events import ItemFailed, RunFinished, Verdict
+
+    engine = job.engine
+    stderr = make_console(stderr=True)
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(), TimeRemainingColumn(),
+        console=stderr, transient=quiet, disable=False,
+    )
+    presses = 0
+
+    def on_interrupt(main: asyncio.Task) -> None:
+        nonlocal presses
+        presses += 1
+        if presses == 1:
+            progress.stop()
+            stderr.print("[yellow]Stopping[/]: no new item starts and every finished item is saved; waiting for "
+                         "the model calls in flight to return. Press Ctrl-C again to quit now.")
+            main.cancel()
+            return
+        stderr.print(f"[yellow]Quit.[/] Finished items are saved. Resume with: qatui sessions resume {job.session.id}")
+        job.session.flush()
+        os._exit(EXIT_INTERRUPTED)  # the executor's threads (a local model mid-generation) are not waited for
+
+    async def drive() -> tuple[str, dict[str, dict]]:
+        main = asyncio.current_task()
+        try:
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, on_interrupt, main)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+            pass
+        status = "cancelled"
+        try:
+            with progress:
+                bar = progress.add_task(job.session.id, total=len(engine.tasks), failed=0)
+                async for event in engine.run():
+                    if isinstance(event, (Verdict, ItemFailed)):
+                        progress.update(bar, advance=1, failed=engine.counts.failed)
+                    elif isinstance(event, RunFinished):
+                        status = event.status
+        except asyncio.CancelledError:
+            if not presses:
+                raise
+            main.uncancel()
+            status = "interrupted-by-user"
+        summary = finish_run(job, "cancelled" if status == "interrupted-by-user" else status)
+        return status, summary
+
+    return asyncio.run(drive())
+
+
+def run_job(job: RunJob, as_json: bool) -> int:
+    """Run to the end, summarise, print; Ctrl-C leaves a flushed, resumable session (exit 130)."""
+    from qatui.engine.jobs import finish_run, session_json
+
+    try:
+        status, summary = _consume(job, quiet=as_json)
+    except KeyboardInterrupt:  # before the handler was installed, or where signals cannot be handled
+        status, summary = "interrupted-by-user", finish_run(job, "cancelled")
+    if status == "interrupted-by-user":
+        done, failed = job.engine.counts.done, job.engine.counts.failed
+        make_console(stderr=True).print(
+            f"[yellow]Interrupted.[/] {done} finished and {failed} failed in this run are saved. "
+            f"Resume with: qatui sessions resume {job.session.id}"
+        )
+        if as_json:
+            print(json.dumps(session_json(job.session.meta, summary)))
+        return EXIT_INTERRUPTED
+    if as_json:
+        print(json.dumps(session_json(job.session.meta, summary)))
+    else:
+        from qatui.report import print_session
+
+        print_session(make_console(), job.session.meta, summary, failures=job.engine.counts.failures)
+    return EXIT_RUN_FAILED if job.session.meta.get("status") == "failed" else 0
+
+
+def cmd_run(args: argparse.Namespace, config: Config) -> int:
+    """`qatui run`: judge a dataset into a new session (or, with --plan, say what it would call)."""
+    from qatui.data.loaders import load_dataset
+    from qatui.engine.jobs import start_run
+
+    dataset = load_dataset(args.dataset, args.fmt)
+    if args.checklist:
+        options = config.judge_options("checkeval") | {"checklist": args.checklist}
+        config = config.model_copy(update={"judges": {**config.judges, "checkeval": options}})
+    if args.plan:
+        return _plan(args, config, dataset)
+    job = start_run(
+        open_store(args, config), dataset, args.judges, config,
+        seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name,
+        resources=run_resources(args, config),
+    )
+    return run_job(job, args.json)
+
+
+def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
+    """`run --plan`: what a run would do (judges refused as a run would refuse them), with no session and no call."""
+    from qatui.engine.jobs import (
+        build_judges,
+        calls_text,
+        check_models,
+        expected_calls,
+        total_calls,
+    )
+
+    subset = dataset.limited(args.limit)
+    resources = run_resources(args, config)
+    judges = build_judges(args.judges, config, subset, resources)
+    check_models(judges, resources)
+    calls = expected_calls(judges, subset)
+    total = total_calls(calls)
+    plan = {"dataset": dataset.name, "items": len(subset.items), "backbone": resources.backbone,
+            "calls": {name: list(c) if c else None for name, c in calls.items()},
+            "total_calls": list(total) if total else None}
+    if args.json:
+        print(json.dumps(plan))
+        return 0
+    console = make_console()
+    console.print(f"[b]{dataset.name}[/]: {plural(len(subset.items), 'item')}, backbone {resources.backbone}")
+    for name, count in calls.items():
+        console.print(f"  {name:<24} {calls_text(count):>10} backbone calls")
+    if len(calls) > 1:
+        console.print(f"  {'total':<24} {calls_text(total):>10}")
+    console.print("[dim]counted before the cache; re-asks of malformed answers not counted[/]")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, config: Config) -> int:
+    """`qatui demo`: MinosEval live on the bundled demo set in the TUI (headless: rouge-l and bleu)."""
+    from qatui.data.loaders import demo_dataset
+    from qatui.engine.jobs import start_run
+
+    if args.headless or args.json:
+        job = start_run(open_store(args, config), demo_dataset(), ["rouge-l", "bleu"], config,
+                        resources=run_resources(args, config))
+        return run_job(job, args.json)
+    job = start_run(open_store(args, config), demo_dataset(), ["minos"], config, resources=run_resources(args, config))
+    return open_tui(args, config, job=job)
+
+
+def cmd_open(args: argparse.Namespace, config: Config) -> int:
+    """`qatui open ID`: one saved session in the TUI."""
+    session = open_store(args, config).open(args.id)
+    return open_tui(args, config, open_id=session.id)
+
+
+def open_tui(args: argparse.Namespace, config: Config, **where: object) -> int:
+    """Run the Textual app (Home, plus a session or a run when given) until the user quits."""
+    from qatui.tui.app import QatuiApp
+
+    QatuiApp(config, open_store(args, config), **where).run()
+    return 0
