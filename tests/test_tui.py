@@ -210,6 +210,68 @@ async def test_palette_switches_theme_and_remembers_it(store, tmp_path) -> None:
     assert config_path.read_text() == '# my settings\n[general]\ntheme = "qatui-light"\nseed = 5\n'
 
 
+def drawn_table(table: DataTable) -> list[str]:
+    """The header and rows a table draws now, as plain text."""
+    return [table.render_line(y).text for y in range(min(table.row_count + 1, table.size.height))]
+
+
+async def test_home_columns_fit_the_width_after_the_palette_or_another_screen(store) -> None:
+    """Resized while the palette or a session is on top, Home's columns fit the new width when it shows again."""
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: table(app).row_count == 2)
+        wide = [column.key.value for column in table(app).columns.values()]
+        for size, over in (((80, 24), "palette"), ((120, 30), "session"), ((80, 24), "session")):
+            if over == "palette":
+                await pilot.press("ctrl+p")
+            else:
+                await pilot.press("enter")
+                await until(pilot, lambda: isinstance(app.screen, SessionScreen))
+            await pilot.resize_terminal(*size)
+            await pilot.pause(0.2)
+            await pilot.press("escape")
+            await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+            await pilot.pause(0.3)
+            sessions = table(app)
+            keys = [column.key.value for column in sessions.columns.values()]
+            assert keys == wide if size[0] == 120 else set(keys) < set(wide)  # fewer columns, same order
+            assert keys == [k for k in wide if k in keys]
+            used = sum(column.get_render_width(sessions) for column in sessions.columns.values())
+            assert used <= sessions.scrollable_content_region.width
+            header, *rows = drawn_table(sessions)
+            assert all(str(column.label) in header for column in sessions.columns.values())
+            cells = [str(cell) for cell in sessions.get_row_at(0)]
+            assert all(cell in rows[0] for cell in cells)  # whole, not squashed
+
+
+async def test_the_focused_form_field_is_marked_with_the_primary_colour(tmp_path) -> None:
+    """In the default theme, the field with focus has a primary bar and tint; the others do not."""
+    from textual.color import Color
+
+    app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_new_run()
+        await until(pilot, lambda: isinstance(app.screen, NewRunScreen) and app.screen.focused is not None)
+        screen = app.screen
+        assert app.theme == "qatui-dark"
+        primary = Color.parse(app.current_theme.primary)
+
+        def marked(selector: str) -> bool:
+            widget = screen.query_one(selector)
+            part = widget.query_one("SelectCurrent") if isinstance(widget, Select) else widget
+            kind, colour = part.styles.outline_left
+            return kind == "outer" and colour == primary and part.styles.background == primary.with_alpha(0.25)
+
+        fields = ["#path", "#backbone", "#nli", "#embedder", "#limit"]
+        assert [marked(f) for f in fields] == [True, False, False, False, False]
+        await pilot.press("f4")
+        assert [marked(f) for f in fields] == [False, True, False, False, False]
+        await pilot.press("tab", "tab")
+        assert [marked(f) for f in fields] == [False, False, False, True, False]
+        await pilot.press("tab")
+        assert [marked(f) for f in fields] == [False, False, False, False, True]
+
+
 async def test_palette_opens_a_session(store) -> None:
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -95,6 +95,8 @@ class HomeScreen(QatuiScreen):
 
     def on_screen_resume(self) -> None:
         self.reload()
+        # the terminal may have changed size while another screen (or the palette) was on top
+        self.call_after_refresh(self.query_one(SessionsTable).relayout)
 
     @work(group="list", exclusive=True, exit_on_error=False, description="listing sessions")
     async def reload(self) -> None:
@@ -107,6 +109,7 @@ class HomeScreen(QatuiScreen):
         empty = self.query_one("#empty", Static)
         empty.display = not sessions
         table.display = bool(sessions)
+        table.call_after_refresh(table.relayout)  # filled while hidden, it measured a stale width
         empty.update(Content.from_markup(
             "[b]No sessions yet[/] in $root\n\nPress [b $accent]n[/] for a new run, or open the palette "
             "([b $accent]ctrl+p[/]) and run the demo.", root=short_path(str(self.store.root))))

@@ -130,7 +130,11 @@ class SessionsTable(VimTable):
         self.rebuild()
 
     def on_resize(self, event: Resize) -> None:
-        if self._fitting_columns(self.shown) != self._shown_columns:
+        self.relayout()
+
+    def relayout(self) -> None:
+        """Refit the columns to the width the table has now, if they no longer fit it."""
+        if self.size.width and self._fitting_columns(self.shown) != self._shown_columns:
             self.rebuild()
 
     def rebuild(self) -> None:
