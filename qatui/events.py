@@ -240,6 +240,13 @@ class ItemFailed(Event):
     error_type: str = ""
 
 
+class ItemNotApplicable(Event):
+    """The judge cannot judge this item (too few candidates, no reference...): recorded, never scored or failed."""
+
+    type: Literal["item_not_applicable"] = "item_not_applicable"
+    reason: str
+
+
 ArtifactEvent = Annotated[
     Union[
         LLMCallFinished, QuestionClassified, KeyPointsExtracted, EntailmentScored, InstancesGenerated,
@@ -272,7 +279,8 @@ AnyEvent = Annotated[
     Union[
         RunStarted, RunFinished, ItemStarted, LLMCallFinished, LLMToken, QuestionClassified, KeyPointsExtracted,
         EntailmentScored, InstancesGenerated, RankingProduced, ChecklistAnswered, PairJudged, StatementsExtracted,
-        StatementsVerified, QuestionsGenerated, ContextSentencesSelected, Judgement, ItemFailed, Verdict,
+        StatementsVerified, QuestionsGenerated, ContextSentencesSelected, Judgement, ItemFailed, ItemNotApplicable,
+        Verdict,
     ],
     Field(discriminator="type"),
 ]

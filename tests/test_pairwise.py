@@ -264,16 +264,21 @@ def test_expected_calls_are_n_times_n_minus_one() -> None:
         assert _judge(both_orders=False).expected_calls(item) == (n * (n - 1) // 2,) * 2
 
 
-def test_options_are_validated_and_large_items_are_refused_up_front() -> None:
+def test_options_are_validated_and_large_items_are_not_applicable() -> None:
     with pytest.raises(JudgeError, match="bogus"):
         make_judge("pairwise", {"bogus": 1})
     with pytest.raises(JudgeError, match="temperature"):
         make_judge("pairwise", {"temperature": 5})
     big = ITEM.model_copy(update={"candidates": {f"c{i}": "t" for i in range(10)}, "gold": None})
     dataset = Dataset(name="big", path="big", format="jsonl", content_hash="x", items=[big, ITEM])
-    (problem,) = make_judge("pairwise").unmet_needs(dataset)
-    assert "1 item has more than max_candidates = 8" in problem and "90 calls per item" in problem
-    assert make_judge("pairwise", {"max_candidates": 10}).unmet_needs(dataset) == []
+    judge = make_judge("pairwise")
+    assert judge.unmet_needs(dataset) == []  # the small item runs; the big one is not applicable
+    assert judge.not_applicable(dataset) == {big.id: judge.item_problem(big)}
+    assert "10 > max_candidates = 8 (90 calls)" in judge.item_problem(big)
+    only_big = dataset.model_copy(update={"items": [big]})
+    (problem,) = judge.unmet_needs(only_big)  # nothing it can judge: the run is refused
+    assert "max_candidates = 8" in problem and "(1 of 1 item)" in problem
+    assert make_judge("pairwise", {"max_candidates": 10}).not_applicable(dataset) == {}
 
 
 def test_chinese_items_get_the_chinese_prompt() -> None:

@@ -425,17 +425,21 @@ def test_unmet_needs_follow_the_chosen_metric(tmp_path) -> None:
         Item(id=str(i), question="q?", candidates={"a": "x", "b": "y"}) for i in range(2)])
     llm = ScriptedLLM(rule_answer)
     assert _judge("ragas-faithfulness", llm).unmet_needs(bare) == [
-        "metric faithfulness needs retrieved context, but 2 of 2 items have none (answer_relevance works without it)"]
+        "metric faithfulness needs retrieved context, and the item has none (answer_relevance works without it) "
+        "(2 of 2 items)"]
     assert _judge("ragas", llm, metric="faithfulness").unmet_needs(bare)
     assert _judge("ragas-answer-relevance", llm).unmet_needs(bare) == []
     assert _judge("ragas", llm).unmet_needs(bare) == []  # auto: answer relevance alone
     wikieval = _wikieval_rows(tmp_path)
-    assert _judge("ragas-faithfulness", llm).unmet_needs(wikieval) == [
-        ("metric faithfulness scores answers, but 2 of 6 items compare contexts (meta compares = context): "
-         "use metric auto")]
-    assert _judge("ragas-context-relevance", llm).unmet_needs(wikieval) == [
-        ("metric context_relevance ranks candidate contexts, but 4 of 6 items compare answers, which share one "
-         "context: use metric auto")]
+    # a mixed file runs: the items the metric cannot rank are not applicable, each with its reason
+    faithfulness = _judge("ragas-faithfulness", llm)
+    assert faithfulness.unmet_needs(wikieval) == []
+    skipped = faithfulness.not_applicable(wikieval)
+    assert len(skipped) == 2 and all("compares contexts (meta compares = context): use metric auto" in reason
+                                     for reason in skipped.values())
+    context = _judge("ragas-context-relevance", llm)
+    assert len(context.not_applicable(wikieval)) == 4 and all(
+        "compares answers, which share one context: use metric auto" in r for r in context.not_applicable(wikieval).values())
     only_contexts = wikieval.model_copy(update={"items": [i for i in wikieval.items if i.meta]})
     assert _judge("ragas-context-relevance", llm).unmet_needs(only_contexts) == []
     with pytest.raises(JudgeError, match="option metric"):
@@ -451,7 +455,9 @@ def test_a_run_that_cannot_be_fed_stops_with_a_clear_message(tmp_path, capsys) -
     data.write_text(json.dumps({"id": "1", "question": "q?", "candidates": {"a": "x", "b": "y"}}) + "\n")
     code = main(["run", str(data), "--judge", "ragas-faithfulness", "--sessions-dir", str(tmp_path / "s")])
     err = capsys.readouterr().err
-    assert code == 2 and "needs retrieved context, but 1 of 1 item has none" in err and "Traceback" not in err
+    flat = " ".join(err.split())
+    assert code == 2 and "needs retrieved context, and the item has none" in flat and "(1 of 1 item)" in flat
+    assert "Traceback" not in err
 
 
 def test_expected_calls_per_metric(tmp_path) -> None:

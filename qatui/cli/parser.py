@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--concurrency", type=int_in(1, MAX_CONCURRENCY), metavar="N",
                      help=f"items judged at once, 1 to {MAX_CONCURRENCY} (default: config)")
     run.add_argument("--session", dest="name", metavar="NAME", help="name of the new session")
+    run.add_argument("--convention", choices=["strict", "paper"], default="strict",
+                     help="questions with fewer than 2 candidates: left out of the ranking figures (strict, "
+                          "the default) or counted as MinosEval's code does (paper: correlations 0, RBO computed)")
     run.add_argument("--json", action="store_true", help="print one JSON object with the results")
     run.add_argument("--plan", action="store_true",
                      help="check the dataset and judges, print the backbone calls each judge would make, start nothing")

@@ -126,7 +126,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         return _plan(args, config, dataset)
     job = start_run(
         open_store(args, config), dataset, args.judges, config,
-        seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name,
+        seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name, convention=args.convention,
         resources=run_resources(args, config),
     )
     return run_job(job, args.json)

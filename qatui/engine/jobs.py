@@ -113,8 +113,13 @@ def start_run(
     name: str | None = None,
     resources: Resources | None = None,
     judge_options: dict[str, dict[str, Any]] | None = None,
+    convention: str = "strict",
 ) -> RunJob:
-    """A new session for `dataset` (its first `limit` items) and the engine that fills it."""
+    """A new session for `dataset` (its first `limit` items) and the engine that fills it.
+
+    `convention` (`strict` or `paper`, see `metrics.ranking.CONVENTIONS`) is stored with the
+    session and decides how questions with fewer than two candidates count in its figures.
+    """
     from qatui.judges.resources import Resources
 
     subset = dataset.limited(limit)
@@ -140,6 +145,7 @@ def start_run(
         },
         "seed": seed,
         "concurrency": concurrency,
+        "convention": convention,
         "judges": {j.name: j.describe_options() for j in judges},
         "backbones": [resources.backbone] if any(j.uses_llm for j in judges) else [],
         "models": resources.describe(),
@@ -171,7 +177,7 @@ def resume_run(store: SessionStore, session_id: str, config: Config, *, resource
     subset = dataset.limited(ds.get("limit"))
     resources = resources or resources_from_meta(meta, config)
     judges = [make_judge(name, options, resources) for name, options in meta["judges"].items()]
-    done = session.finished_keys()
+    done = session.finished_keys() | session.not_applicable_keys()
     if all((item.id, j.name) in done for item in subset.items for j in judges):
         raise NothingToResume(f"session {session.id} is complete: every item of every judge is done, nothing to resume "
                               f"(see it with `qatui sessions show {session.id}`)")
@@ -199,14 +205,21 @@ def finish_run(job: RunJob, status: str) -> dict[str, dict]:
     session = job.session
     results = session.results()
     summary: dict[str, dict] = {}
+    convention = session.meta.get("convention", "strict")
     for judge in session.meta["judges"]:
         verdicts = session.verdicts(judge)
-        failed = sum(1 for (item_id, name), doc in results.items() if name == judge and doc["status"] == "failed")
-        metrics = summarize(job.dataset.items, verdicts, seed=session.meta["seed"])
+        mine = {item_id: doc for (item_id, name), doc in results.items() if name == judge}
+        failed = sum(1 for doc in mine.values() if doc["status"] == "failed")
+        not_applicable = {item_id: doc.get("not_applicable", "") for item_id, doc in mine.items()
+                          if doc["status"] == "n/a"}
+        metrics = summarize(job.dataset.items, verdicts, seed=session.meta["seed"], convention=convention,
+                            not_applicable=not_applicable)
         summary[judge] = {
             "n_items": len(job.dataset.items),
             "n_done": len(verdicts),
             "n_failed": failed,
+            "n_not_applicable": len(not_applicable),
+            "convention": convention,
             "metrics": metrics.metrics,
             "ci": {k: list(v) for k, v in metrics.ci.items()},
             "n": metrics.n,
@@ -233,6 +246,14 @@ def llm_totals(results: dict) -> dict[str, float]:
     return totals
 
 
+def coverage(doc: dict) -> dict[str, int]:
+    """What a judge's figures stand on: items in the run, scored, not applicable, failed, not yet judged."""
+    items, done = doc["n_items"], doc.get("n_done", 0)
+    na, failed = doc.get("n_not_applicable", 0), doc.get("n_failed", 0)
+    return {"items": items, "scored": done, "not_applicable": na, "failed": failed,
+            "pending": max(0, items - done - na - failed)}
+
+
 def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
     """The JSON contract of `run`, `sessions show` and `resume`: one object per session."""
     return {
@@ -244,7 +265,10 @@ def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
             name: {
                 "n_items": doc["n_items"],
                 "n_failed": doc["n_failed"],
+                "coverage": coverage(doc),
+                "convention": doc.get("convention", "strict"),
                 "metrics": doc["metrics"],
+                "n": doc.get("n", {}),
                 "ci": doc.get("ci", {}),
                 "breakdown": doc.get("breakdown", {}),
             }

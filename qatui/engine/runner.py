@@ -23,6 +23,7 @@ from qatui.events import (
     EVENT_SINK,
     Event,
     ItemFailed,
+    ItemNotApplicable,
     ItemStarted,
     Judgement,
     LLMCallFinished,
@@ -51,6 +52,7 @@ class RunCounts:
     done: int = 0
     failed: int = 0
     skipped: int = 0
+    not_applicable: int = 0
     calls: int = 0
     cached: int = 0
     prompt_tokens: int = 0
@@ -128,8 +130,11 @@ class Engine:
         self.seed = seed
         self.concurrency = max(1, concurrency)
         self.session = session
-        self.tasks = [(it, j) for it in self.items for j in judges if (it.id, j.name) not in skip]
-        self.counts = RunCounts(skipped=len(self.items) * len(judges) - len(self.tasks))
+        self.not_applicable = {(it.id, j.name): problem for it in self.items for j in judges
+                               if (problem := j.item_problem(it)) is not None}
+        self.tasks = [(it, j) for it in self.items for j in judges
+                      if (it.id, j.name) not in skip and (it.id, j.name) not in self.not_applicable]
+        self.counts = RunCounts(skipped=len(self.items) * len(judges) - len(self.tasks) - len(self.not_applicable))
         self._running = asyncio.Event()
         self._running.set()
 
@@ -160,6 +165,8 @@ class Engine:
             n_tasks=len(self.tasks),
             n_skipped=self.counts.skipped,
         )
+        for event in self._record_not_applicable():
+            yield event
         try:
             live = len(workers)
             while live:
@@ -184,6 +191,19 @@ class Engine:
             if self.session is not None:
                 self.session.flush()
         yield RunFinished(status=status, n_done=self.counts.done, n_failed=self.counts.failed)
+
+    def _record_not_applicable(self) -> list[ItemNotApplicable]:
+        """The items a judge cannot judge: stored once (a resume finds them recorded) and reported."""
+        recorded = self.session.not_applicable_keys() if self.session is not None else set()
+        events = []
+        for (item_id, judge), reason in self.not_applicable.items():
+            if self.session is not None and (item_id, judge) not in recorded:
+                self.session.record_not_applicable(item_id, judge, reason)
+            events.append(ItemNotApplicable(item_id=item_id, judge=judge, reason=reason))
+        self.counts.not_applicable = len(events)
+        if self.session is not None and events:
+            self.session.flush()
+        return events
 
     def _count(self, event: Event) -> None:
         if isinstance(event, LLMCallFinished):

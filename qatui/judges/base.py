@@ -8,6 +8,7 @@ feed fails before any work, and it takes options validated by its own pydantic m
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from qatui.events import Event
-from qatui.text import have, plural
+from qatui.text import plural
 
 if TYPE_CHECKING:
     from qatui.data.model import Dataset, Item
@@ -74,18 +75,35 @@ class Judge(ABC):
     def judge(self, view: ItemView) -> AsyncIterator[Event]:
         """Yield this judge's events for one item, ending with a `Judgement`."""
 
+    def item_problem(self, item: Item) -> str | None:
+        """Why this judge cannot judge `item` (None when it can): such an item is *not applicable*.
+
+        A not-applicable item is recorded with this reason, never judged, never scored and
+        never counted as a failure; the run goes on with the others. Subclasses add their own.
+        """
+        if self.needs.reference and not item.references:
+            return "needs a reference answer, and the item has none"
+        if self.needs.context and not item.context:
+            return "needs retrieved context, and the item has none"
+        if len(item.candidates) < self.needs.min_candidates:
+            return (f"needs at least {self.needs.min_candidates} candidates, and the item has "
+                    f"{len(item.candidates)}")
+        return None
+
     def unmet_needs(self, dataset: Dataset) -> list[str]:
-        """Why this judge cannot run on `dataset` (empty when it can)."""
-        problems = []
+        """Why this judge cannot run on `dataset` at all: no item it can judge (each reason with its count).
+
+        Empty when at least one item is applicable: the others are recorded as not applicable.
+        """
         items = dataset.items
-        if self.needs.reference and (n := sum(1 for it in items if not it.references)):
-            problems.append(f"needs a reference answer, but {n} of {plural(len(items), 'item')} {have(n)} none")
-        if self.needs.context and (n := sum(1 for it in items if not it.context)):
-            problems.append(f"needs retrieved context, but {n} of {plural(len(items), 'item')} {have(n)} none")
-        if (n := sum(1 for it in items if len(it.candidates) < self.needs.min_candidates)):
-            problems.append(f"needs at least {self.needs.min_candidates} candidates, but {plural(n, 'item')} "
-                            f"{have(n)} fewer")
-        return problems
+        reasons = Counter(problem for item in items if (problem := self.item_problem(item)) is not None)
+        if not items or sum(reasons.values()) < len(items):
+            return []
+        return [f"{reason} ({n} of {plural(len(items), 'item')})" for reason, n in reasons.most_common()]
+
+    def not_applicable(self, dataset: Dataset) -> dict[str, str]:
+        """Item id -> the reason, for every item of `dataset` this judge cannot judge."""
+        return {item.id: problem for item in dataset.items if (problem := self.item_problem(item)) is not None}
 
     def expected_calls(self, item: Item) -> tuple[int, int] | None:
         """Backbone calls this judge makes on `item`, as (fewest, most), before any cache.

@@ -42,7 +42,7 @@ from qatui.llm.errors import ParseError
 from qatui.judges.prompts import load_prompts
 
 if TYPE_CHECKING:
-    from qatui.data.model import Dataset, Item
+    from qatui.data.model import Item
     from qatui.data.presentation import ItemView, Response
 
 
@@ -104,12 +104,13 @@ class CheckEvalJudge(Judge):
         super().__init__(options, resources)
         self.checklist = load_checklist(self.options.checklist)
 
-    def unmet_needs(self, dataset: Dataset) -> list[str]:
-        problems = super().unmet_needs(dataset)
-        if "reference" in self.checklist.inputs and (n := sum(1 for it in dataset.items if not it.references)):
-            problems.append(f"checklist {self.checklist.name} shows the reference answer, but {n} of "
-                            f"{len(dataset.items)} items have none")
-        return problems
+    def item_problem(self, item: Item) -> str | None:
+        """Also not applicable: a checklist that shows the reference, on an item without one."""
+        if problem := super().item_problem(item):
+            return problem
+        if "reference" in self.checklist.inputs and not item.references:
+            return f"checklist {self.checklist.name} shows the reference answer, and the item has none"
+        return None
 
     def expected_calls(self, item: Item) -> tuple[int, int]:
         """One call per (response, sub-dimension with active questions)."""

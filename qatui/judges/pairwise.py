@@ -42,10 +42,9 @@ from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.minos import bounded_text
 from qatui.judges.prompts import chat, load_prompts
 from qatui.llm.errors import ParseError
-from qatui.text import have, plural
 
 if TYPE_CHECKING:
-    from qatui.data.model import Dataset, Item
+    from qatui.data.model import Item
     from qatui.data.presentation import ItemView
 
 Choice = Literal["A", "B", "tie"]
@@ -148,16 +147,15 @@ class PairwiseJudge(Judge):
     Options = PairwiseOptions
     uses_llm = True
 
-    def unmet_needs(self, dataset: Dataset) -> list[str]:
-        problems = super().unmet_needs(dataset)
-        limit = self.options.max_candidates
-        if over := [len(it.candidates) for it in dataset.items if len(it.candidates) > limit]:
-            most = max(over)
-            problems.append(f"judges every pair of candidates, but {plural(len(over), 'item')} "
-                            f"{have(len(over))} more than "
-                            f"max_candidates = {limit} (up to {most}: {self._calls(most)} calls per item); "
-                            "raise max_candidates to allow it")
-        return problems
+    def item_problem(self, item: Item) -> str | None:
+        """Also not applicable: more candidates than `max_candidates` (n(n-1) calls would be refused anyway)."""
+        if problem := super().item_problem(item):
+            return problem
+        limit, n = self.options.max_candidates, len(item.candidates)
+        if n > limit:
+            return (f"judges every pair of candidates, and the item has {n} > max_candidates = {limit} "
+                    f"({self._calls(n)} calls); raise max_candidates to allow it")
+        return None
 
     def _calls(self, n: int) -> int:
         return n * (n - 1) if self.options.both_orders else n * (n - 1) // 2

@@ -1,4 +1,4 @@
-"""95% percentile bootstrap confidence intervals of a mean over questions (or documents).
+"""95% percentile bootstrap confidence intervals over questions (or documents): of a mean, or of a pooled ratio.
 
 Values come as rows = resampled units and columns = groups (e.g. rating dimensions), NaN
 where a unit has no value for a group. The statistic is the mean over groups of each
@@ -50,6 +50,39 @@ def mean_ci(values: ArrayLike, *, seed: int = 0, confidence: float = 0.95) -> tu
 
     def statistic(rows: np.ndarray, axis: int) -> np.ndarray:
         return _grouped_mean(table[np.moveaxis(rows, axis, -1).astype(int)])
+
+    result = bootstrap(
+        (np.arange(len(table)),),
+        statistic,
+        n_resamples=N_RESAMPLES,
+        batch=250,
+        vectorized=True,
+        confidence_level=confidence,
+        method="percentile",
+        **{_SEED_ARG: np.random.default_rng(seed)},
+    )
+    low, high = result.confidence_interval
+    return (float(low), float(high))
+
+
+def ratio_ci(rows: ArrayLike, *, seed: int = 0, confidence: float = 0.95) -> tuple[float, float] | None:
+    """Percentile bootstrap CI of sum(numerators) / sum(denominators), resampling whole rows.
+
+    Each row is one unit (an item) as (numerator, denominator), e.g. (labels the judge agreed
+    with, labels): an item with three human labels is resampled as one, never label by label.
+    None below 2 rows.
+    """
+    table = np.asarray(rows, dtype=float).reshape(-1, 2)
+    table = table[table[:, 1] > 0]
+    if len(table) < 2:
+        return None
+    ratios = table[:, 0] / table[:, 1]
+    if np.all(ratios == ratios[0]):
+        return (float(ratios[0]), float(ratios[0]))
+
+    def statistic(picked: np.ndarray, axis: int) -> np.ndarray:
+        chosen = table[np.moveaxis(picked, axis, -1).astype(int)]
+        return chosen[..., 0].sum(axis=-1) / chosen[..., 1].sum(axis=-1)
 
     result = bootstrap(
         (np.arange(len(table)),),

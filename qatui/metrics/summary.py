@@ -16,8 +16,9 @@ Keys (each omitted when it cannot be computed; every value finite, in [-1, 1] or
 The question-level correlation keys are shared by ranking questions and rating documents:
 each is a mean over "columns" (the ranking items, each rating dimension) of a mean over the
 questions or documents that have a value there, so a dataset with one gold kind gets the
-plain mean. CIs (95% percentile bootstrap over questions or documents; over judgements for
-accuracy) exist for every key except the sample-level ones.
+plain mean. CIs (95% percentile bootstrap) resample questions or documents, never single
+labels or pairs: accuracy and position consistency are pooled ratios whose CI resamples
+items. They exist for every key except the sample-level ones.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from qatui.data.model import Item, PairwiseGold, RankingGold, RatingsGold
-from qatui.metrics.bootstrap import grouped_mean, mean_ci, unit_table
+from qatui.metrics.bootstrap import grouped_mean, mean_ci, ratio_ci, unit_table
 from qatui.metrics.pairwise import judgement_hits
 from qatui.metrics.pointwise import document_correlations, pooled_correlations
 from qatui.metrics.ranking import RBO_PERSISTENCES, question_ranking_stats
@@ -59,11 +60,26 @@ class JudgeMetrics(BaseModel):
 
 @dataclass(frozen=True)
 class _Estimate:
-    """One metric's value and unit count, with the table to bootstrap (None: no CI)."""
+    """One metric's value and unit count, with the table to bootstrap (None: no CI).
+
+    `ratio`: the units are (numerator, denominator) rows of one item each, the value is the
+    pooled ratio, and its CI resamples items (`ratio_ci`).
+    """
 
     value: float
     n: int
     units: np.ndarray | None
+    ratio: bool = False
+
+
+def _from_ratios(rows: list[tuple[float, float]]) -> _Estimate | None:
+    """The pooled ratio of per-item (hits, total) rows; n = the total (labels, pairs); None when empty."""
+    rows = [row for row in rows if row[1] > 0]
+    if not rows:
+        return None
+    table = np.asarray(rows, dtype=float)
+    total = float(table[:, 1].sum())
+    return _Estimate(float(table[:, 0].sum()) / total, int(total), table, ratio=True)
 
 
 def _from_table(table: Sequence[Sequence[float]]) -> _Estimate | None:
@@ -72,12 +88,12 @@ def _from_table(table: Sequence[Sequence[float]]) -> _Estimate | None:
     return _Estimate(grouped_mean(units), len(units), units) if len(units) else None
 
 
-def _question_level(scored: Scored, dims: list[str]) -> dict[str, _Estimate]:
+def _question_level(scored: Scored, dims: list[str], convention: str = "strict") -> dict[str, _Estimate]:
     """Per-question ranking statistics and per-document rating correlations, averaged."""
     rows: list[dict[tuple[str, str | None], float]] = []
     for item, verdict in scored:
         if isinstance(item.gold, RankingGold):
-            stats = question_ranking_stats(item.gold, verdict)
+            stats = question_ranking_stats(item.gold, verdict, convention)
             rows.append({(key, _RANKING): value for key, value in stats.items()})
         elif isinstance(item.gold, RatingsGold):
             gold = item.gold
@@ -118,22 +134,22 @@ def _sample_level(scored: Scored, dims: list[str]) -> dict[str, _Estimate]:
 
 
 def _pairwise(scored: Scored) -> dict[str, _Estimate]:
-    """Accuracy over every human label of the pairwise items."""
-    hits: dict[str, list[float]] = {key: [] for key in PAIRWISE_KEYS}
+    """Accuracy over every human label of the pairwise items; its CI resamples items, not labels."""
+    rows: dict[str, list[tuple[float, float]]] = {key: [] for key in PAIRWISE_KEYS}
     for item, verdict in scored:
         if isinstance(item.gold, PairwiseGold):
             for key, values in judgement_hits(item.gold, verdict).items():
-                hits[key] += values
-    return {key: estimate for key, values in hits.items() if (estimate := _from_table([[v] for v in values]))}
+                rows[key].append((sum(values), len(values)))
+    return {key: estimate for key, found in rows.items() if (estimate := _from_ratios(found))}
 
 
-def _estimates(scored: Scored) -> dict[str, _Estimate]:
+def _estimates(scored: Scored, convention: str = "strict") -> dict[str, _Estimate]:
     """Every computable metric of the scored items, whatever mix of gold kinds they hold."""
     dims: dict[str, None] = {}
     for item, _ in scored:
         if isinstance(item.gold, RatingsGold):
             dims.update(dict.fromkeys(item.gold.dimensions))
-    return _question_level(scored, list(dims)) | _sample_level(scored, list(dims)) | _pairwise(scored)
+    return _question_level(scored, list(dims), convention) | _sample_level(scored, list(dims)) | _pairwise(scored)
 
 
 def _routing(items: Sequence[Item], verdicts: Mapping[str, Verdict]) -> dict[str, _Estimate]:
@@ -156,18 +172,17 @@ def _routing(items: Sequence[Item], verdicts: Mapping[str, Verdict]) -> dict[str
 def _position_consistency(items: Sequence[Item], verdicts: Mapping[str, Verdict]) -> dict[str, _Estimate]:
     """`position_consistency`: pairs whose two orders agreed, over the pairs judged in both orders.
 
-    Read from `details.position_consistency` (`agreed`, `judged_both`) of each verdict; one
-    unit per pair.
+    Read from `details.position_consistency` (`agreed`, `judged_both`) of each verdict; the
+    CI resamples items (each item's pairs together).
     """
-    hits: list[list[float]] = []
+    rows: list[tuple[float, float]] = []
     for item in items:
         if (verdict := verdicts.get(item.id)) is None:
             continue
         counts = verdict.details.get("position_consistency")
         if isinstance(counts, dict):
-            agreed, judged = int(counts.get("agreed", 0)), int(counts.get("judged_both", 0))
-            hits += [[1.0]] * agreed + [[0.0]] * (judged - agreed)
-    estimate = _from_table(hits) if hits else None
+            rows.append((float(counts.get("agreed", 0)), float(counts.get("judged_both", 0))))
+    estimate = _from_ratios(rows)
     return {"position_consistency": estimate} if estimate else {}
 
 
@@ -188,18 +203,33 @@ def _groups(scored: Scored) -> dict[str, dict[str, Scored]]:
 
 
 def summarize(
-    items: Sequence[Item], verdicts: Mapping[str, Verdict], *, seed: int = 0, ci: bool = True
+    items: Sequence[Item], verdicts: Mapping[str, Verdict], *, seed: int = 0, ci: bool = True,
+    convention: str = "strict", not_applicable: Mapping[str, str] | None = None,
 ) -> JudgeMetrics:
-    """Score one judge's verdicts (item id -> Verdict) against gold; items without either are skipped."""
+    """Score one judge's verdicts (item id -> Verdict) against gold; items without either are skipped.
+
+    `convention` says how degenerate ranking questions count (`metrics.ranking.CONVENTIONS`):
+    under `paper`, a question the judge could not rank because it has fewer than 2
+    candidates (`not_applicable`) counts with its one-candidate ranking, as in MinosEval's code.
+    """
     scored = [(item, verdicts[item.id]) for item in items if item.gold is not None and item.id in verdicts]
-    estimates = _estimates(scored) | _routing(items, verdicts) | _position_consistency(items, verdicts)
+    if convention == "paper":
+        scored += [(item, _trivial_verdict(item)) for item in items
+                   if item.id in (not_applicable or {}) and item.id not in verdicts
+                   and isinstance(item.gold, RankingGold) and len(item.candidates) < 2]
+    estimates = (_estimates(scored, convention) | _routing(items, verdicts)
+                 | _position_consistency(items, verdicts))
     intervals = {}
     if ci:
         for key, estimate in estimates.items():
-            if estimate.units is not None and (interval := mean_ci(estimate.units, seed=seed)) is not None:
+            if estimate.units is None:
+                continue
+            interval = (ratio_ci(estimate.units, seed=seed) if estimate.ratio
+                        else mean_ci(estimate.units, seed=seed))
+            if interval is not None:
                 intervals[key] = interval
     breakdown = {
-        by: {name: metrics for name, group in members.items() if (metrics := _values(_estimates(group)))}
+        by: {name: metrics for name, group in members.items() if (metrics := _values(_estimates(group, convention)))}
         for by, members in _groups(scored).items()
     }
     return JudgeMetrics(
@@ -208,3 +238,11 @@ def summarize(
         n={key: estimate.n for key, estimate in estimates.items()},
         breakdown={by: groups for by, groups in breakdown.items() if groups},
     )
+
+
+def _trivial_verdict(item: Item) -> Verdict:
+    """The only ranking of an item with fewer than two candidates (for the `paper` convention)."""
+    from qatui.events import Verdict
+
+    order = list(item.candidates)
+    return Verdict(item_id=item.id, scores={cid: 0.0 for cid in order}, ranking=order, order=order)

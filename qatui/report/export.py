@@ -11,6 +11,7 @@ import io
 import json
 from typing import TYPE_CHECKING
 
+from qatui.report.session_view import coverage_text
 from qatui.text import natural_key, plural
 
 if TYPE_CHECKING:
@@ -34,6 +35,9 @@ def export_csv(session: Session) -> str:
     writer.writeheader()
     for (item_id, judge), doc in _in_order(session):
         row = {"session": session.id, "item_id": item_id, "judge": judge, "status": doc["status"]}
+        if doc["status"] == "n/a":
+            writer.writerow({**row, "failure": f"not applicable: {doc.get('not_applicable', '')}"})
+            continue
         if doc["status"] != "done":
             writer.writerow({**row, "failure": doc["failure"]["reason"]})
             continue
@@ -64,7 +68,7 @@ def export_md(session: Session) -> str:
         "",
     ]
     for judge, doc in summary.items():
-        lines += [f"## {judge}", "", f"done {doc['n_done']} of {doc['n_items']}, failed {doc['n_failed']}", ""]
+        lines += [f"## {judge}", "", coverage_text(doc), ""]
         if doc["metrics"]:
             lines += ["| metric | value | 95% CI |", "|---|---:|---:|"]
             for key, value in doc["metrics"].items():
@@ -76,6 +80,9 @@ def export_md(session: Session) -> str:
         if doc["status"] == "done":
             v = doc["verdict"]
             lines.append(f"| {item_id} | {judge} | {' > '.join(v['ranking'])} | {v.get('preference') or ''} |")
+        elif doc["status"] == "n/a":
+            reason = doc.get("not_applicable", "").replace("|", "/").replace("\n", " ")
+            lines.append(f"| {item_id} | {judge} | not applicable: {reason} | |")
         else:
             reason = doc["failure"]["reason"].replace("|", "/").replace("\n", " ")
             lines.append(f"| {item_id} | {judge} | failed: {reason} | |")

@@ -49,6 +49,8 @@ def item_detail(session: Session, item_id: str) -> dict[str, Any]:
                 preference=v.get("preference"), details=v.get("details", {}),
                 artifacts=[a for a in v.get("artifacts", []) if a.get("type") != "judgement"],
             )
+        elif doc["status"] == "n/a":
+            entry["not_applicable"] = doc.get("not_applicable", "")
         else:
             entry["failure"] = doc["failure"]
         entry["calls"] = doc.get("calls", [])
@@ -108,6 +110,8 @@ def print_item_detail(console: Console, data: dict[str, Any]) -> None:
                 print_pairs(console, e["artifacts"], e["details"], by_label)
             if isinstance(e["details"].get("chosen_by"), str) and isinstance(e["details"].get("metric"), str):
                 print_ragas_metrics(console, e["details"], e["order"])
+        elif e["status"] == "n/a":
+            console.print(f"[dim]{escape(judge)} not applicable[/]: {escape(e['not_applicable'])}")
         else:
             console.print(f"[red]{escape(judge)} failed[/] ({escape(e['failure']['error_type'])}): {escape(e['failure']['reason'])}")
         if e["calls"]:

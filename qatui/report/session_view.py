@@ -61,8 +61,7 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         f"dataset {escape(ds['name'])} ({ds['format']}, {plural(ds['n_items'], 'item')})"
     )
     for judge, doc in summary.items():
-        table = Table(title=f"[bold]{escape(judge)}[/]  done {doc['n_done']}/{doc['n_items']}, failed {doc['n_failed']}",
-                      title_justify="left", box=None)
+        table = Table(title=f"[bold]{escape(judge)}[/]  {coverage_text(doc)}", title_justify="left", box=None)
         for col, just in (("metric", "left"), ("value", "right"), ("95% CI", "right"), ("n", "right")):
             table.add_column(col, justify=just)
         rows = _metric_rows(doc)
@@ -87,6 +86,20 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
     if session_status(meta) in ("cancelled", "interrupted", "failed") or failures:
         console.print(f"[dim]resume (retries failures): qatui sessions resume {escape(meta['id'])}[/]")
     console.print(f"[dim]details: qatui sessions show {escape(meta['id'])} --item ITEM_ID[/]")
+
+
+def coverage_text(doc: dict) -> str:
+    """'scored 18 of 20 · 1 not applicable · 1 failed · strict': what a judge's figures stand on."""
+    parts = [f"scored {doc.get('n_done', 0)} of {doc['n_items']}"]
+    if na := doc.get("n_not_applicable"):
+        parts.append(f"{na} not applicable")
+    if doc.get("n_failed"):
+        parts.append(f"{doc['n_failed']} failed")
+    pending = doc["n_items"] - doc.get("n_done", 0) - (na or 0) - doc.get("n_failed", 0)
+    if pending > 0:
+        parts.append(f"{pending} not judged yet")
+    parts.append(f"{doc.get('convention', 'strict')} convention")
+    return " · ".join(parts)
 
 
 def print_failures(console: Console, failures: list[ItemFailed], groups: int = 5) -> None:

@@ -24,7 +24,7 @@ class ResultIndex:
         self.next_seq = max(self.next_seq, doc["seq"] + 1)
 
     def keys_with(self, status: str) -> set[tuple[str, str]]:
-        """The (item_id, judge) pairs whose latest result has this status ("done" or "failed")."""
+        """The (item_id, judge) pairs whose latest result has this status ("done", "failed" or "n/a")."""
         return {key for key, (_, current) in self._latest.items() if current == status}
 
 

@@ -111,6 +111,11 @@ class Session:
             },
         )
 
+    def record_not_applicable(self, item_id: str, judge: str, reason: str) -> None:
+        """Record that a judge cannot judge an item (too few candidates, no reference...): never scored, never failed."""
+        self._append(item_id, judge, {"status": "n/a", "verdict": None, "failure": None,
+                                      "not_applicable": reason, "calls": []})
+
     def _append(self, item_id: str, judge: str, fields: dict) -> None:
         """Add one result doc to the open shard, in memory, with the next sequence number."""
         if not item_id or not judge:
@@ -166,6 +171,11 @@ class Session:
         """The (item_id, judge) pairs whose latest record is a verdict: what a resume skips."""
         with self._lock:
             return self._index.keys_with("done")
+
+    def not_applicable_keys(self) -> set[tuple[str, str]]:
+        """The (item_id, judge) pairs recorded as not applicable."""
+        with self._lock:
+            return self._index.keys_with("n/a")
 
     def failed_keys(self) -> set[tuple[str, str]]:
         """The (item_id, judge) pairs whose latest record is a failure: what a resume retries."""

@@ -39,6 +39,8 @@ def replay(state: RunState, results: dict[tuple[str, str], dict]) -> None:
             state.fold(LLMCallFinished.model_validate({**call, **stamp}))
         if verdict is not None:
             state.fold(verdict)
+        elif doc["status"] == "n/a":
+            state.fold(event_from_dict({"type": "item_not_applicable", **stamp, "reason": doc.get("not_applicable", "")}))
         else:
             state.fold(event_from_dict({"type": "item_failed", **stamp, **doc["failure"]}))
     state.n_finished = 0

@@ -23,6 +23,7 @@ from qatui.events import (
     Event,
     InstancesGenerated,
     ItemFailed,
+    ItemNotApplicable,
     ItemStarted,
     Judgement,
     KeyPointsExtracted,
@@ -326,6 +327,11 @@ def _failed(state: RunState, e: ItemFailed) -> None:
     state.n_finished += 1
 
 
+def _not_applicable(state: RunState, e: ItemNotApplicable) -> None:
+    task = state.task(e, "status", "ranking")
+    task.status, task.failure = "n/a", e.reason
+
+
 def _verdict(state: RunState, e: Verdict) -> None:
     task = state.task(e, "status", "ranking")
     task.status, task.failure, task.elapsed_s = "done", "", e.elapsed_s
@@ -357,6 +363,7 @@ FOLDERS: dict[type[Event], Callable[[RunState, Event], None]] = {
     ContextSentencesSelected: _context_sentences,
     Judgement: _judgement,
     ItemFailed: _failed,
+    ItemNotApplicable: _not_applicable,
     Verdict: _verdict,
 }
 """How each event type changes the state; a test checks every event type has an entry."""

@@ -20,10 +20,9 @@ from qatui.judges.ragas.options import (
 )
 from qatui.judges.ragas.plan import Plan, item_facts, make_plan, plan_problem
 from qatui.judges.ragas.streams import merged
-from qatui.text import have, plural
 
 if TYPE_CHECKING:
-    from qatui.data.model import Dataset, Item
+    from qatui.data.model import Item
     from qatui.data.presentation import ItemView
 
 
@@ -48,27 +47,21 @@ class RagasJudge(Judge):
         """Questions generated per answer for answer relevance."""
         return getattr(self.options, "n_questions", 3)
 
-    def unmet_needs(self, dataset: Dataset) -> list[str]:
-        """The items the chosen metric cannot rank, counted per reason."""
-        problems = super().unmet_needs(dataset)
-        counts: dict[str, int] = {}
-        for item in dataset.items:
-            facts = item_facts(item)
-            key = plan_problem(self.metric, compares_context=facts["compares_context"],
-                               has_context=facts["has_context"])
-            if key is not None:
-                counts[key] = counts.get(key, 0) + 1
-        total, metric = plural(len(dataset.items), "item"), self.metric
-        if n := counts.get("no_context"):
-            problems.append(f"metric {metric} needs retrieved context, but {n} of {total} {have(n)} none "
-                            "(answer_relevance works without it)")
-        if n := counts.get("contexts"):
-            problems.append(f"metric {metric} scores answers, but {n} of {total} compare{'s' * (n == 1)} contexts "
-                            "(meta compares = context): use metric auto")
-        if n := counts.get("answers"):
-            problems.append(f"metric context_relevance ranks candidate contexts, but {n} of {total} compare{'s' * (n == 1)} "
-                            "answers, which share one context: use metric auto")
-        return problems
+    def item_problem(self, item: Item) -> str | None:
+        """Also not applicable: an item the chosen metric cannot rank (no context; answers vs contexts)."""
+        if problem := super().item_problem(item):
+            return problem
+        facts = item_facts(item)
+        key = plan_problem(self.metric, compares_context=facts["compares_context"], has_context=facts["has_context"])
+        metric = self.metric
+        return {
+            "no_context": f"metric {metric} needs retrieved context, and the item has none "
+                          "(answer_relevance works without it)",
+            "contexts": f"metric {metric} scores answers, and the item compares contexts (meta compares = context): "
+                        "use metric auto",
+            "answers": "metric context_relevance ranks candidate contexts, and the item compares answers, which "
+                       "share one context: use metric auto",
+        }.get(key) if key else None
 
     def expected_calls(self, item: Item) -> tuple[int, int]:
         """Faithfulness 2 per response, answer relevance 1 per response, context relevance 1 per

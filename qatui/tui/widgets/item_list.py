@@ -14,7 +14,7 @@ from qatui.tui.state import RunState, TaskKey, TaskView
 from qatui.tui.widgets.vim_table import VimTable
 
 
-STATUS_MARKS = {"queued": "·", "running": "●", "done": "✓", "failed": "✗"}
+STATUS_MARKS = {"queued": "·", "running": "●", "done": "✓", "failed": "✗", "n/a": "–"}
 """The one-character status of a narrow list (its colour still says the same)."""
 TAU_WIDTH = 5
 STATUS_WIDTH = 7
