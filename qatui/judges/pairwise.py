@@ -1,13 +1,19 @@
-"""CALF pairwise judging: A / B / tie between two answers, asked in both orders.
+"""CALF pairwise judging: A / B / tie between two answers, as CALF asks it or in both orders.
 
 For every unordered pair of responses {X, Y} the backbone sees the question, the reference
 answer(s) when the item has any (the judge also works without one), and the two answers as
 "Answer A" and "Answer B", and replies `{"rationale": ..., "choice": "A" | "B" | "tie"}`
-(a schema, so constrained decoding keeps the shape). With `both_orders` (the default) the
-pair is asked twice, X as A then Y as A, so that a preference for a position cannot pass
-for a preference for an answer. Each call is one `PairJudged` event (`first` = the label
-shown as A). An answer that does not parse, even after the client's one repair re-ask, is
-recorded with `choice=None` and is never counted as a vote.
+(a schema, so constrained decoding keeps the shape). Which orders are asked is the
+`protocol` (`qatui.judges.pair_protocol`):
+- `both-orders` (default, qatui's variant): each pair twice, X as A then Y as A, so that a
+  preference for a position cannot pass for a preference for an answer (`both_orders =
+  false`: once, in presentation order); the prompt names the criteria to weigh; the
+  backbone's temperature;
+- `calf` (the paper's protocol): each pair once, the order alternating across pairs and
+  items, the paper's plain triple-choice instruction against the reference, temperature 1.0.
+Each call is one `PairJudged` event (`first` = the label shown as A). An answer that does
+not parse, even after the client's one repair re-ask, is recorded with `choice=None` and is
+never counted as a vote.
 
 Combination rule, per pair, over the orders whose answer parsed:
 - every counted order names the same winner (or all say tie) -> that result;
@@ -22,9 +28,10 @@ loss 0); a response none of whose pairs has a result scores 0.5 and is listed in
 answer of an item parses at all, the item fails (it is never scored).
 
 `details` shows position bias: `position_consistency` counts the pairs judged in both orders
-(`judged_both`) and those where both orders gave the same result (`agreed`); `positions`
-counts how often each position (A, B, tie) was chosen; `pairs` lists each pair's votes (in
-order: X first, then Y first) and its combined result.
+(`judged_both`) and those where both orders gave the same result (`agreed`; none under
+`calf`); `positions` counts how often each position (A, B, tie) was chosen; `pairs` lists
+each pair's votes (in order: X first, then Y first) and its combined result; `protocol`
+names the protocol.
 """
 
 from __future__ import annotations
@@ -35,11 +42,25 @@ from collections.abc import AsyncIterator
 from itertools import combinations
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    model_validator,
+)
 
 from qatui.events import Event, Judgement, PairJudged
 from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.minos import bounded_text
+from qatui.judges.pair_protocol import (
+    CALF_TEMPERATURE,
+    Protocol,
+    asked_orders,
+    asks_both,
+    calls_per_item,
+)
 from qatui.judges.prompts import chat, load_prompts
 from qatui.llm.errors import ParseError
 
@@ -92,12 +113,28 @@ class PairChoice(BaseModel):
 class PairwiseOptions(JudgeOptions):
     """CALF pairwise settings (see the module docstring)."""
 
+    protocol: Protocol = "both-orders"
+    """both-orders: qatui's variant, each pair in both orders (disagreement = tie); calf: the paper's, each pair once, order alternated across items, temperature 1.0."""
     both_orders: bool = True
-    """Ask each pair in both orders (each answer once as A); False: once, in presentation order, half the calls."""
+    """both-orders protocol only: ask each pair in both orders (each answer once as A); False: once, in presentation order."""
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    """Per-judge override of the backbone's temperature (default: the backbone's, 0)."""
+    """Per-judge override of the backbone's temperature (default: the backbone's, 0; 1.0 under calf, as the paper)."""
     max_candidates: int = Field(default=8, ge=2)
     """Refuse datasets with items of more candidates: n candidates cost n(n-1) calls (8 -> 56)."""
+
+    @model_validator(mode="after")
+    def _one_order_under_calf(self) -> PairwiseOptions:
+        """`both_orders = true` given with `protocol = calf` is a contradiction, never silently ignored."""
+        if self.protocol == "calf" and self.both_orders and "both_orders" in self.model_fields_set:
+            raise ValueError("protocol calf asks each pair once; both_orders applies to protocol both-orders")
+        return self
+
+    @property
+    def effective_temperature(self) -> float | None:
+        """The temperature sent: the option, else 1.0 under calf, else None (the backbone's)."""
+        if self.temperature is not None:
+            return self.temperature
+        return CALF_TEMPERATURE if self.protocol == "calf" else None
 
 
 def combine(votes: list[str | None]) -> str | None:
@@ -139,10 +176,11 @@ def pair_messages(section: dict, view: ItemView, answer_a: str, answer_b: str) -
 
 
 class PairwiseJudge(Judge):
-    """CALF: every pair judged A / B / tie in both orders, combined, then ranked by win rate."""
+    """CALF: every pair judged A / B / tie (once, alternating, or in both orders), combined, ranked by win rate."""
 
     name = "pairwise"
-    summary = "CALF: A / B / tie per pair of responses, asked in both orders (disagreement = tie); win rate ranks"
+    summary = ("CALF: A / B / tie per pair of responses; protocol both-orders (default: both orders, "
+               "disagreement = tie) or calf (the paper's: once, order alternated, temperature 1.0); win rate ranks")
     needs = Needs(reference=False, min_candidates=2)
     Options = PairwiseOptions
     uses_llm = True
@@ -158,10 +196,10 @@ class PairwiseJudge(Judge):
         return None
 
     def _calls(self, n: int) -> int:
-        return n * (n - 1) if self.options.both_orders else n * (n - 1) // 2
+        return calls_per_item(n, self.options.protocol, self.options.both_orders)
 
     def expected_calls(self, item: Item) -> tuple[int, int]:
-        """n(n-1) calls for n candidates in both orders, n(n-1)/2 in one.
+        """n(n-1) calls for n candidates in both orders, n(n-1)/2 once per pair (calf, or both_orders off).
 
         The client's repair re-ask of an answer that does not parse is not counted (it
         happens only when the backbone errs).
@@ -169,29 +207,25 @@ class PairwiseJudge(Judge):
         n = self._calls(len(item.candidates))
         return n, n
 
-    def orders(self, labels: list[str]) -> list[tuple[str, str]]:
-        """The (A, B) label pairs asked, each pair in presentation order first, then swapped."""
-        asked = []
-        for x, y in combinations(labels, 2):
-            asked.append((x, y))
-            if self.options.both_orders:
-                asked.append((y, x))
-        return asked
+    def orders(self, labels: list[str], item_id: str) -> list[tuple[str, str]]:
+        """The (A, B) label pairs asked for the item `item_id`, by the protocol's rule."""
+        return asked_orders(labels, self.options.protocol, self.options.both_orders, item_id)
 
     async def _ask(self, view: ItemView, first: str, second: str, section: dict) -> PairJudged:
         texts = {r.label: r.text for r in view.responses}
         messages = pair_messages(section, view, texts[first], texts[second])
         try:
             result = await self.resources.llm.complete(messages, purpose="pair", schema=PairChoice,
-                                                       temperature=self.options.temperature)
+                                                       temperature=self.options.effective_temperature)
         except ParseError as e:
             return PairJudged(first=first, second=second, choice=None, rationale=f"unparsed: {e.reason}")
         return PairJudged(first=first, second=second, choice=result.data.choice,
                           rationale=" ".join(result.data.rationale.split()))
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
-        section = load_prompts("pairwise", view.language)["judge"]
-        tasks = [asyncio.ensure_future(self._ask(view, a, b, section)) for a, b in self.orders(view.labels)]
+        section = load_prompts("pairwise", view.language)["calf" if self.options.protocol == "calf" else "judge"]
+        tasks = [asyncio.ensure_future(self._ask(view, a, b, section))
+                 for a, b in self.orders(view.labels, view.item_id)]
         judged: list[PairJudged] = []
         try:
             for next_done in asyncio.as_completed(tasks):
@@ -220,7 +254,8 @@ class PairwiseJudge(Judge):
         for e in judged:
             positions[e.choice or "unparsed"] += 1
         details = {
-            "both_orders": self.options.both_orders,
+            "protocol": self.options.protocol,
+            "both_orders": asks_both(self.options.protocol, self.options.both_orders),
             "pairs": [{"pair": list(pair), "votes": votes[pair], "result": results[pair]} for pair in votes],
             "position_consistency": {"agreed": sum(1 for v in both if v[0] == v[1]), "judged_both": len(both)},
             "positions": positions,

@@ -85,8 +85,11 @@ def print_pairs(console: Console, artifacts: list[dict], details: dict, by_label
 
     judged = [a for a in artifacts if a.get("type") == "pair_judged"]
     both = details.get("both_orders", True)
-    console.print("pairwise comparisons, " + ("each pair in both orders (orders that disagree make a tie)" if both
-                                              else "each pair in one order"))  # not a table title: it would wrap
+    if details.get("protocol") == "calf":
+        how = "protocol calf: each pair once, the order alternated across items"
+    else:
+        how = "each pair in both orders (orders that disagree make a tie)" if both else "each pair in one order"
+    console.print(f"pairwise comparisons, {how}")  # not a table title: it would wrap
     table = Table(box=None, padding=(0, 1, 0, 0))
     table.add_column("shown as", no_wrap=True)
     table.add_column("choice", no_wrap=True)
