@@ -21,7 +21,8 @@ from qatui.judges.checklist import (
     parse_answers,
     share_of_yes,
 )
-from qatui.judges.checklist_gen import NO_VERDICT, generate_checklist, parse_verdicts, question_lines
+from qatui.judges.checklist_filter import NO_VERDICT, parse_verdicts
+from qatui.judges.checklist_gen import generate_checklist, question_lines
 from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
 from qatui.llm.errors import ParseError
@@ -133,8 +134,11 @@ def test_bundled_checklists_load_with_the_dimensions_of_their_datasets() -> None
     assert dims["summeval"] == ["coherence", "consistency", "fluency", "relevance"]
     assert dims["topical-chat"] == ["coherence", "engagingness", "groundedness", "naturalness"]
     assert dims["qa"] == ["factuality", "completeness", "relevance", "clarity"]
-    qa = load_checklist("qa")
-    assert qa.dimensions[0].sub_dimensions[0].questions[0].weight == 2.0
+    for name in ("summeval", "topical-chat", "qa"):  # seed lists, every question weighing the same (the paper's)
+        checklist = load_checklist(name)
+        assert checklist.stage == "seed"
+        assert {q.weight for _, _, _, q in checklist.question_ids()} == {1.0}
+        assert {q.origin for _, _, _, q in checklist.question_ids()} == {"seed"}
 
 
 def test_a_checklist_file_loads_by_path(tmp_path) -> None:
@@ -251,12 +255,14 @@ async def test_a_reply_that_is_not_json_is_read_line_by_line() -> None:
     assert all(0.0 <= s <= 1.0 for s in verdict.scores.values())
 
 
-async def test_nothing_answered_scores_zero_and_is_listed() -> None:
+async def test_nothing_answered_fails_the_item_instead_of_scoring_zero() -> None:
     llm = ScriptedLLM(lambda p, m: "I cannot tell.")
-    _, verdict = await _run(_judge(llm, checklist="summeval"))
-    assert sorted(verdict.details["no_answers"]) == ["Response 1", "Response 2", "Response 3"]
-    assert set(verdict.scores.values()) == {0.0}
-    assert all(v is None for per in verdict.details["dimension_scores"].values() for v in per.values())
+    events = [e async for e in Engine([ITEM], [_judge(llm, checklist="summeval")], seed=0).run()]
+    assert not [e for e in events if isinstance(e, Verdict)]
+    (failure,) = [e for e in events if e.type == "item_failed"]
+    n = len(load_checklist("summeval").question_ids())
+    assert failure.error_type == "ParseError"
+    assert f"Response 1, Response 2, Response 3: none of the {n} checklist questions" in failure.reason
 
 
 async def test_per_dimension_correlations_use_each_dimension_own_score(tmp_path) -> None:
@@ -416,7 +422,7 @@ def _generator(purpose, messages) -> str:
             return "- Do subjects agree with verbs?\n- Are tenses used consistently?\n- Are articles used correctly?"
         return "- Is the first sentence a good opening?\n- Does the summary contain errors?\n- Is the order logical?"
     assert purpose == "filter"
-    reviewed = re.findall(r"^Q(\d+): (.*)$", user.split("New questions to review:")[1], re.MULTILINE)
+    reviewed = re.findall(r"^Q(\d+): (.*)$", user, re.MULTILINE)  # seeds and new questions, one dimension
     lines = []
     for k, question in reviewed:
         if "errors" in question:
@@ -437,7 +443,7 @@ async def test_generation_records_origins_and_removal_reasons(tmp_path) -> None:
     llm = ScriptedLLM(_generator)
     report = await generate_checklist(str(seed), str(out), llm, diversify=2, elaborate=3)
     assert report.startswith(f"wrote {out}")
-    # per sub-dimension: one diversify call, one elaborate call per seed, one filter call
+    # per sub-dimension: one diversify call, one elaborate call per seed; one filter call per dimension
     assert [p for p, _ in llm.requests].count("elaborate") == 3
     assert [p for p, _ in llm.requests].count("filter") == 2
     checklist = load_checklist(str(out))

@@ -1,21 +1,26 @@
 """CheckEval (Lee et al.): a boolean checklist answered by the backbone, scored as the share of yes.
 
-For every response and every sub-dimension of the checklist, one call shows the task, the
-parts of the item the checklist names (`[inputs]`: question, context, reference), the
-response, and the sub-dimension's questions numbered Q1..Qn; the backbone is asked for
-`{"Q1": "yes"|"no", ...}` (a schema, so constrained decoding fills every key), and the
-answer is parsed strictly per question by `qatui.judges.checklist.parse_answers` (the JSON
-keys, or `Qk: yes|no` lines when a backbone writes lines instead).
-One `ChecklistAnswered` event per question is yielded as soon as its call returns.
+For every response, one call per sub-dimension of the checklist (the paper's grouping; with
+`granularity = "dimension"`, one call per dimension instead: `qatui.judges.checkeval_calls`)
+shows the task, the parts of the item the checklist names (`[inputs]`: question, context,
+reference), the response, the dimension with its definition, and the questions numbered
+Q1..Qn under their sub-dimension; the backbone is asked for `{"Q1": "yes"|"no", ...}` (a
+schema, so constrained decoding fills every key), and the answer is parsed strictly per
+question by `qatui.judges.checklist.parse_answers` (the JSON keys, or `Qk: yes|no` lines
+when a backbone writes lines instead). One `ChecklistAnswered` event per question is
+yielded as soon as its call returns.
 
-Scores: per dimension, the (weighted) share of yes among the answered questions of that
-dimension; overall (the Judgement's score of a response), the same over all its answered
-questions. Unanswered questions are excluded, never counted as no. A response with no
-answered question at all gets 0.0 and is listed in `details["no_answers"]`; its dimension
-scores are None, so the per-dimension correlations leave it out.
+Scores: per dimension, the share of yes among the answered questions of that dimension;
+overall (the Judgement's score of a response), the same over all its answered questions.
+Every question counts the same, as in the paper; a checklist file may weigh questions
+(`weights`, a qatui extension). Unanswered questions are excluded, never counted as no. A
+response with no answered question at all fails the item (it is never scored as 0.0); a
+dimension with none answered has the score None, so its correlation leaves it out.
 
 `details["dimension_scores"]` maps label -> dimension -> score; the metrics correlate each
-dimension's score with the human rating of the dimension of the same name.
+dimension's score with the human rating of the dimension of the same name. `details` also
+names the checklist, its `stage` (seed: the paper's "w/o augmentation" setting; augmented)
+and the `granularity`.
 """
 
 from __future__ import annotations
@@ -28,18 +33,20 @@ from pydantic import Field
 
 from qatui.events import ChecklistAnswered, Event, Judgement
 from qatui.judges.base import Judge, JudgeOptions, Needs
+from qatui.judges.checkeval_calls import (
+    ChecklistCall,
+    Granularity,
+    answer_messages,
+    checklist_calls,
+)
 from qatui.judges.checklist import (
-    Checklist,
-    Dimension,
-    SubDimension,
     answers_schema,
     load_checklist,
     parse_answers,
-    question_id,
     share_of_yes,
 )
-from qatui.llm.errors import ParseError
 from qatui.judges.prompts import load_prompts
+from qatui.llm.errors import ParseError
 
 if TYPE_CHECKING:
     from qatui.data.model import Item
@@ -50,52 +57,22 @@ class CheckEvalOptions(JudgeOptions):
     """CheckEval settings."""
 
     checklist: str = "qa"
-    """A bundled checklist (qa, summeval, topical_chat) or the path of a checklist TOML file."""
+    """A bundled seed list (qa, summeval, topical_chat: the paper's w/o augmentation setting) or a checklist TOML path."""
+    granularity: Granularity = "sub-dimension"
+    """Questions per call: sub-dimension (the paper's: one call per response and sub-dimension) or dimension."""
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     """Per-judge override of the backbone's temperature (default: the backbone's, 0)."""
     max_tokens_per_question: int = Field(16, ge=4, le=512)
     """Answer budget: 24 + this many tokens per question of the call."""
 
 
-def render_inputs(checklist: Checklist, view: ItemView, block: str) -> str:
-    """The item parts the checklist asks for, each under its heading (absent parts left out)."""
-    parts = []
-    for field, heading in checklist.inputs.items():
-        if field == "question":
-            texts = [view.question]
-        elif field == "context":
-            texts = view.context
-        else:
-            texts = view.references
-        if not texts:
-            continue
-        text = texts[0] if len(texts) == 1 else "\n".join(f"({i}) {t}" for i, t in enumerate(texts, 1))
-        parts.append(block.format(heading=heading, text=text))
-    return "".join(parts)
-
-
-def answer_messages(checklist: Checklist, view: ItemView, response: Response, dimension: Dimension,
-                    sub: SubDimension, prompts: dict) -> list[dict[str, str]]:
-    """The chat of one (response, sub-dimension) call."""
-    section = prompts["answer"]
-    questions = "\n".join(section["question_line"].format(k=k, question=q.text) for k, q in enumerate(sub.active, 1))
-    user = section["user"].format(
-        task=checklist.task, inputs=render_inputs(checklist, view, section["input_block"]), target=checklist.target,
-        target_lower=checklist.target.lower(), text=response.text, dimension=dimension.name,
-        sub_dimension=sub.name, definition=dimension.definition, questions=questions)
-    messages = [{"role": "system", "content": section["system"].format()}]
-    for example in section.get("examples", []):
-        shown = {k: v for k, v in example.items() if k != "answer"}
-        messages += [{"role": "user", "content": section["user"].format(**shown)},
-                     {"role": "assistant", "content": example["answer"]}]
-    return messages + [{"role": "user", "content": user}]
-
-
 class CheckEvalJudge(Judge):
-    """CheckEval: yes/no checklist per sub-dimension, score = share of yes."""
+    """CheckEval: yes/no checklist per sub-dimension (or dimension), score = share of yes."""
 
     name = "checkeval"
-    summary = "CheckEval: a yes/no checklist per quality dimension, score = share of yes (--checklist)"
+    summary = ("CheckEval: a yes/no checklist per quality dimension, score = share of yes (--checklist; "
+               "the bundled qa, summeval, topical_chat are seed lists, the paper's w/o augmentation: "
+               "augment one with `qatui checklist generate`)")
     needs = Needs()
     Options = CheckEvalOptions
     uses_llm = True
@@ -103,6 +80,7 @@ class CheckEvalJudge(Judge):
     def __init__(self, options: CheckEvalOptions | None = None, resources=None) -> None:
         super().__init__(options, resources)
         self.checklist = load_checklist(self.options.checklist)
+        self.calls = checklist_calls(self.checklist, self.options.granularity)
 
     def item_problem(self, item: Item) -> str | None:
         """Also not applicable: a checklist that shows the reference, on an item without one."""
@@ -113,14 +91,14 @@ class CheckEvalJudge(Judge):
         return None
 
     def expected_calls(self, item: Item) -> tuple[int, int]:
-        """One call per (response, sub-dimension with active questions)."""
-        n = len(item.candidates) * sum(1 for d in self.checklist.dimensions for s in d.sub_dimensions if s.active)
+        """One call per (response, sub-dimension with active questions), or per (response, dimension)."""
+        n = len(item.candidates) * len(self.calls)
         return n, n
 
-    async def _ask(self, view: ItemView, response: Response, dimension: Dimension, sub: SubDimension,
-                   prompts: dict) -> tuple[Response, Dimension, SubDimension, list]:
-        messages = answer_messages(self.checklist, view, response, dimension, sub, prompts)
-        n = len(sub.active)
+    async def _ask(self, view: ItemView, response: Response, call: ChecklistCall,
+                   prompts: dict) -> tuple[Response, ChecklistCall, list]:
+        messages = answer_messages(self.checklist, view, response, call, prompts)
+        n = len(call.questions)
         try:
             result = await self.resources.llm.complete(
                 messages, purpose="checklist", schema=answers_schema(n), temperature=self.options.temperature,
@@ -128,29 +106,26 @@ class CheckEvalJudge(Judge):
             text = result.text
         except ParseError as e:  # no JSON even after the client's re-ask: read its answer line by line
             text = e.text
-        return response, dimension, sub, parse_answers(text, n)
+        return response, call, parse_answers(text, n)
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
         prompts = load_prompts("checkeval", view.language)
         positions = {(d, s, qid): i for i, (d, s, qid, _) in enumerate(self.checklist.question_ids())}
-        tasks = [
-            asyncio.ensure_future(self._ask(view, response, dimension, sub, prompts))
-            for response in view.responses for dimension in self.checklist.dimensions
-            for sub in dimension.sub_dimensions if sub.active
-        ]
+        tasks = [asyncio.ensure_future(self._ask(view, response, call, prompts))
+                 for response in view.responses for call in self.calls]
         collected: dict[str, dict[str, list]] = {r.label: {d.name: [] for d in self.checklist.dimensions}
                                                  for r in view.responses}
         unanswered = {r.label: 0 for r in view.responses}
         try:
             for next_done in asyncio.as_completed(tasks):
-                response, dimension, sub, answers = await next_done
-                for k, (question, answer) in enumerate(zip(sub.active, answers, strict=True), 1):
-                    collected[response.label][dimension.name].append((answer, question.weight))
+                response, call, answers = await next_done
+                dimension = call.dimension.name
+                for (sub, qid, question), answer in zip(call.questions, answers, strict=True):
+                    collected[response.label][dimension].append((answer, question.weight))
                     unanswered[response.label] += answer is None
-                    qid = question_id(dimension.name, sub.name, k)
-                    yield ChecklistAnswered(dimension=dimension.name, sub_dimension=sub.name, question=question.text,
+                    yield ChecklistAnswered(dimension=dimension, sub_dimension=sub.name, question=question.text,
                                             question_id=qid, response=response.label, answer=answer,
-                                            position=positions[(dimension.name, sub.name, qid)])
+                                            position=positions[(dimension, sub.name, qid)])
         finally:
             for task in tasks:
                 task.cancel()
@@ -158,8 +133,13 @@ class CheckEvalJudge(Judge):
                             for label, per_dim in collected.items()}
         overall = {label: share_of_yes([a for found in per_dim.values() for a in found])
                    for label, per_dim in collected.items()}
+        if silent := [label for label, score in overall.items() if score is None]:
+            asked = sum(len(call.questions) for call in self.calls)
+            raise ParseError(f"{', '.join(silent)}: none of the {asked} checklist questions got a readable "
+                             "yes or no, so the item is not scored")
         yield Judgement(
-            scores={label: 0.0 if score is None else score for label, score in overall.items()},
-            details={"checklist": self.checklist.name, "dimension_scores": dimension_scores,
-                     "unanswered": unanswered, "no_answers": [label for label, s in overall.items() if s is None]},
+            scores={label: score for label, score in overall.items() if score is not None},
+            details={"checklist": self.checklist.name, "stage": self.checklist.stage,
+                     "granularity": self.options.granularity, "dimension_scores": dimension_scores,
+                     "unanswered": unanswered},
         )

@@ -2,11 +2,21 @@
 
 A checklist file (TOML) holds a task description, the name of the text under evaluation
 (`target`), which parts of an item to show (`[inputs]`: question / context / reference,
-each with its heading) and dimensions, each with a definition and sub-dimensions, each
-with yes/no questions where "yes" means better quality. A question is a plain string or a
-table `{text, weight, origin, removed, reason}` (the form `qatui checklist generate`
-writes); `weights = [...]` beside a list of strings gives per-question weights. Removed
-questions are kept in the file for review and skipped when judging.
+each with its heading), its `stage` and dimensions, each with a definition and
+sub-dimensions, each with yes/no questions where "yes" means better quality. A question is
+a plain string or a table `{text, weight, origin, parent, removed, reason}` (the form
+`qatui checklist generate` writes). Removed questions are kept in the file for review and
+skipped when judging.
+
+`stage` says what the list is: `seed` (human-written seed questions only: the paper's
+"w/o augmentation" setting; every bundled list) or `augmented` (seeds diversified,
+elaborated and filtered by `qatui checklist generate`: the paper's full CheckEval). A file
+without it is `augmented` when any question has another origin than seed, else `seed`.
+
+Every question weighs the same, as in the paper (its Appendix C.2 tried learned weights and
+found no reliable gain). As a qatui extension a file may weigh questions: `weight = 2` in a
+question's table, or `weights = [...]` beside a list of strings, one number per question;
+the share of yes is then weighted.
 
 Answers are parsed strictly per question: the keys of a JSON object `{"Q1": "yes", ...}`
 (the form the judge asks for), else lines `Qk: yes` / `Qk: no` (case-insensitive, anything
@@ -22,12 +32,20 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from qatui.errors import QatuiError, first_problem
 
 Answer = Literal["yes", "no"]
 Origin = Literal["seed", "diversified", "elaborated"]
+Stage = Literal["seed", "augmented"]
 INPUT_FIELDS = ("question", "context", "reference")
 
 
@@ -95,6 +113,7 @@ class Checklist(_Strict):
 
     name: str = Field(min_length=1)
     task: str = Field(min_length=1)
+    stage: Stage = "seed"
     target: str = "Response"
     inputs: dict[str, str] = Field(default_factory=dict)
     dimensions: list[Dimension] = Field(min_length=1)
@@ -106,6 +125,20 @@ class Checklist(_Strict):
         if unknown := sorted(set(inputs) - set(INPUT_FIELDS)):
             raise ValueError(f"unknown input(s) {unknown}; known: {', '.join(INPUT_FIELDS)}")
         return inputs
+
+    @model_validator(mode="before")
+    @classmethod
+    def _infer_stage(cls, data: object) -> object:
+        """No `stage` key: augmented when any question came from augmentation, else seed."""
+        if not isinstance(data, dict) or "stage" in data:
+            return data
+        def listed(table: object, key: str) -> list:
+            value = table.get(key) if isinstance(table, dict) else None
+            return value if isinstance(value, list) else []
+
+        origins = [q.get("origin", "seed") for d in listed(data, "dimensions") for s in listed(d, "sub_dimensions")
+                   for q in listed(s, "questions") if isinstance(q, dict)]
+        return {**data, "stage": "augmented" if any(o != "seed" for o in origins) else "seed"}
 
     @model_validator(mode="after")
     def _unique_names(self) -> Checklist:
@@ -243,7 +276,7 @@ def parse_answers(text: str, n: int) -> list[Answer | None]:
 
 
 def share_of_yes(answers: list[tuple[Answer | None, float]]) -> float | None:
-    """Weighted share of "yes" among the answered questions; None when none was answered."""
+    """Share of "yes" among the answered questions (weighted, when a file weighs them); None when none was answered."""
     answered = [(a, w) for a, w in answers if a is not None]
     total = sum(w for _, w in answered)
     if not answered or total <= 0:
