@@ -37,12 +37,16 @@ def test_calf_on_lfqa_eval_asks_each_pair_once_in_alternating_order(shared_data,
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     config = tmp_path / "qatui.toml"
     config.write_text('[judges.pairwise]\nprotocol = "calf"\n')
-    code = main(["run", str(shared_data / "LFQA-Eval_Xu2023"), "--judge", "pairwise", "--backbone", "local/smollm2",
-                 "--limit", str(LIMIT), "--json", "--config", str(config), "--sessions-dir", str(tmp_path / "s")])
+    args = ["run", str(shared_data / "LFQA-Eval_Xu2023"), "--judge", "pairwise", "--backbone", "local/smollm2",
+            "--limit", str(LIMIT), "--json", "--config", str(config), "--sessions-dir", str(tmp_path / "s")]
+    assert main([*args, "--plan"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    code = main(args)
     out, err = capsys.readouterr()
     assert code == 0, err
     data = json.loads(out)
     assert (data["llm"]["calls"], data["llm"]["cached"]) == (LIMIT, 0)  # one call per pair, all from the model
+    assert plan["calls"]["pairwise"] == [LIMIT, LIMIT]  # what --plan announced is what the run made
     summary = data["judges"]["pairwise"]
     assert summary["n_failed"] == 0 and "accuracy" in summary["metrics"]
     assert "position_consistency" not in summary["metrics"]  # no pair is asked in both orders
