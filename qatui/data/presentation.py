@@ -57,10 +57,19 @@ class ItemView(BaseModel):
     """What a pairwise item's two candidates were built to differ in (WikiEval: faithfulness,
     answer_relevance, context_relevance), like `question_type` a property of the item, never
     which candidate is better."""
+    graded_references: list[str] = []
+    """References of falling quality, best first, where the dataset grades them (item meta
+    `graded_references`; LINKAGE's WebGLM file): the list LINKAGE places each candidate in."""
 
     @property
     def labels(self) -> list[str]:
         return [r.label for r in self.responses]
+
+
+def graded_references(item: Item) -> list[str]:
+    """The item's `meta["graded_references"]` (best first), its non-blank texts; empty when it has none."""
+    found = item.meta.get("graded_references")
+    return [t for t in found if isinstance(t, str) and t.strip()] if isinstance(found, list) else []
 
 
 def present(item: Item, seed: int) -> tuple[ItemView, list[str]]:
@@ -80,4 +89,5 @@ def present(item: Item, seed: int) -> tuple[ItemView, list[str]]:
         question_type=item.question_type,
         compares=str(item.meta.get("compares") or "response"),
         pair_type=item.gold.pair_type if isinstance(item.gold, PairwiseGold) else None,
+        graded_references=graded_references(item),
     ), order

@@ -2,14 +2,17 @@
 
 The key is the sha256 of the canonical JSON of everything that can change the answer:
 model, api_base, messages, temperature, max_tokens, seed and the response format (as a
-JSON schema). Not the API key (a rotated key gives the same answer, and a key must
-never be written anywhere), not the stream flag (the final text is what is cached).
+JSON schema), and `logprobs` / `top_logprobs` when a call asks for them (absent otherwise,
+so every other call keeps its key). Not the API key (a rotated key gives the same answer,
+and a key must never be written anywhere), not the stream flag (the final text is what is
+cached).
 
 One file per call, `<dir>/<key[:2]>/<key>.json`, written atomically:
-`{"key", "request", "response": {"text", "usage", "cost_usd", "model", "finish_reason"},
-"created"}`. The key is also `LLMCallFinished.prompt_hash`, so a transcript viewer can
-read a call's prompt back with `CallCache.load(key)`. A call that failed for good leaves
-its request only (no "response"), so its prompt can be shown too; it is never a hit.
+`{"key", "request", "response": {"text", "usage", "cost_usd", "model", "finish_reason"
+[, "logprobs"]}, "created"}`. The key is also `LLMCallFinished.prompt_hash`, so a
+transcript viewer can read a call's prompt back with `CallCache.load(key)`. A call that
+failed for good leaves its request only (no "response"), so its prompt can be shown too;
+it is never a hit.
 
 `--no-cache` (`use_cache=False`) skips reads only: the fresh answer is still written (it
 replaces the old one), so every `prompt_hash` in a session can be looked up here.
@@ -30,11 +33,14 @@ CACHE_FORMAT = 1
 
 KEY_FIELDS = ("model", "api_base", "messages", "temperature", "max_tokens", "seed", "response_format")
 """The request fields the key covers; anything else in a request (stream flags, keys) is ignored."""
+OPTIONAL_KEY_FIELDS = ("logprobs", "top_logprobs")
+"""Fields the key covers only when a request sets them (so adding them changed no existing key)."""
 
 
 def canonical_request(request: dict[str, Any]) -> dict[str, Any]:
     """The part of a request that decides the answer, with the format version."""
-    return {"format": CACHE_FORMAT, **{name: request.get(name) for name in KEY_FIELDS}}
+    optional = {name: request[name] for name in OPTIONAL_KEY_FIELDS if request.get(name) is not None}
+    return {"format": CACHE_FORMAT, **{name: request.get(name) for name in KEY_FIELDS}, **optional}
 
 
 def cache_key(request: dict[str, Any]) -> str:

@@ -28,6 +28,7 @@ from qatui.errors import ConfigError
 from qatui.llm.backbone import Backbone
 from qatui.llm.cache import CallCache, cache_key
 from qatui.llm.errors import LLMCallError, ParseError, snippet
+from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_of
 from qatui.llm.parse import json_schema_of, parse_output, schema_name
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ class LLMResult:
     text: str
     data: Any
     event: LLMCallFinished
+    logprobs: TokenLogprobs | None = None  # when asked for (`logprobs=k`) and the backbone gave them
 
 
 def _call_id() -> str:
@@ -122,6 +124,10 @@ class LLMClient:
                     self._supports_schema = False
         return self._supports_schema
 
+    def supports_logprobs(self) -> bool:
+        """Whether `logprobs=k` (top k log-probabilities per token) is sent: the provider takes it, never `local/`."""
+        return backbone_gives_logprobs(self.model)
+
     # -- the call ------------------------------------------------------------------------------
 
     def build_request(
@@ -131,8 +137,10 @@ class LLMClient:
         schema: type[BaseModel] | dict[str, Any] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        logprobs: int | None = None,
+        sample: int = 0,
     ) -> dict[str, Any]:
-        """The request as sent (and as keyed in the cache), without secrets or stream flags."""
+        """The request as sent (and keyed in the cache), without secrets or stream flags; `sample` k: seed + k."""
         messages = [dict(m) for m in messages]
         request: dict[str, Any] = {
             "model": self.model,
@@ -140,9 +148,11 @@ class LLMClient:
             "messages": messages,
             "temperature": self.settings.temperature if temperature is None else temperature,
             "max_tokens": self.settings.max_tokens if max_tokens is None else max_tokens,
-            "seed": self.seed,
+            "seed": self.seed + sample,
             "response_format": None,
         }
+        if logprobs and self.supports_logprobs():
+            request.update(logprobs=True, top_logprobs=logprobs)
         if schema is not None:
             json_schema = json_schema_of(schema)
             if self.supports_schema():
@@ -161,18 +171,23 @@ class LLMClient:
         temperature: float | None = None,
         max_tokens: int | None = None,
         stream: bool = True,
+        logprobs: int | None = None,
+        sample: int = 0,
     ) -> LLMResult:
         """Ask the backbone; with `schema`, `.data` is the validated answer (one repair re-ask).
 
         Raises `LLMCallError` (the call failed) or `ParseError` (the answer, re-asked once,
-        still does not match the schema). Either way the events were emitted first.
+        still does not match the schema). Either way the events were emitted first. A call asking
+        for log-probabilities is not streamed (the chunks would not carry them back whole).
         """
-        request = self.build_request(messages, schema=schema, temperature=temperature, max_tokens=max_tokens)
-        text, event = await self._call(request, purpose=purpose, stream=stream)
+        request = self.build_request(messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
+                                     logprobs=logprobs, sample=sample)
+        stream = stream and not request.get("logprobs")
+        text, event, found = await self._call(request, purpose=purpose, stream=stream)
         if schema is None:
-            return LLMResult(text=text, data=None, event=event)
+            return LLMResult(text=text, data=None, event=event, logprobs=found)
         try:
-            return LLMResult(text=text, data=parse_output(text, schema), event=event)
+            return LLMResult(text=text, data=parse_output(text, schema), event=event, logprobs=found)
         except ParseError as first:
             repair_messages = list(request["messages"]) + [
                 {"role": "assistant", "content": text},
@@ -180,9 +195,9 @@ class LLMClient:
                     reason=first.reason, schema=json.dumps(json_schema_of(schema)))},
             ]
             repair = dict(request, messages=repair_messages)
-            text2, event2 = await self._call(repair, purpose=f"{purpose}:repair", stream=stream)
+            text2, event2, found2 = await self._call(repair, purpose=f"{purpose}:repair", stream=stream)
             try:
-                return LLMResult(text=text2, data=parse_output(text2, schema), event=event2)
+                return LLMResult(text=text2, data=parse_output(text2, schema), event=event2, logprobs=found2)
             except ParseError as second:
                 raise ParseError(f"{self.model} ({purpose}): {second} (after one repair re-ask; first answer "
                                  f"was {snippet(text)})", text=text2, reason=second.reason) from None
@@ -195,13 +210,13 @@ class LLMClient:
         request = self.build_request([{"role": "user", "content": "Reply with the single word OK."}],
                                      max_tokens=8)
         started = time.perf_counter()
-        text, event = await self._call(request, purpose="check", stream=False, read=False, write=False)
+        text, event, _ = await self._call(request, purpose="check", stream=False, read=False, write=False)
         return (f"{self.label}: replied in {time.perf_counter() - started:.1f} s "
                 f"({event.prompt_tokens}+{event.completion_tokens} tokens): {snippet(text, 40, 0)}")
 
     async def _call(
         self, request: dict[str, Any], *, purpose: str, stream: bool, read: bool | None = None, write: bool = True,
-    ) -> tuple[str, LLMCallFinished]:
+    ) -> tuple[str, LLMCallFinished, TokenLogprobs | None]:
         """One logical call: cache hit, or the backbone (with retries). Emits one LLMCallFinished."""
         read = self.use_cache if read is None else read
         key = cache_key(request)
@@ -215,7 +230,7 @@ class LLMClient:
                                     latency_s=time.perf_counter() - started, cached=True, attempts=0,
                                     response=hit["text"][:RESPONSE_CHARS])
             emit(event)
-            return hit["text"], event
+            return hit["text"], event, hit.get("logprobs")
         try:
             api_key = self._api_key()
             self._precheck()
@@ -230,16 +245,17 @@ class LLMClient:
         text, finish_reason = _text_of(response)
         usage = _usage_of(response)
         cost = self._cost(response)
+        found = logprobs_of(response) if request.get("logprobs") else None
         if write:
             self._store(key, request, {"text": text, "usage": usage, "cost_usd": cost,
                                        "model": str(getattr(response, "model", "") or self.model),
-                                       "finish_reason": finish_reason})
+                                       "finish_reason": finish_reason, **({"logprobs": found} if found else {})})
         event = LLMCallFinished(**base, prompt_tokens=usage["prompt_tokens"],
                                 completion_tokens=usage["completion_tokens"], cost_usd=cost,
                                 latency_s=time.perf_counter() - started, attempts=attempts,
                                 response=text[:RESPONSE_CHARS])
         emit(event)
-        return text, event
+        return text, event, found
 
     async def _send(self, request: dict[str, Any], *, api_key: str | None, call_id: str, purpose: str,
                     stream: bool) -> tuple[Any, int]:

@@ -51,10 +51,11 @@ def print_checklist_grid(console: Console, answers: list[dict], names: dict[str,
         console.print(f"[dim]columns are Response k: {escape(legend)}[/]")
 
 
-def print_dimension_scores(console: Console, per_label: dict[str, dict], order: list[str]) -> None:
-    """CheckEval: each candidate's share of yes per dimension (- when no question was answered)."""
+def print_dimension_scores(console: Console, per_label: dict[str, dict], order: list[str],
+                           title: str = "share of yes per dimension") -> None:
+    """CheckEval (or G-Eval, with its `title`): each candidate's score per dimension (- when there is none)."""
     dims = list(dict.fromkeys(d for scores in per_label.values() for d in scores))
-    table = Table("candidate", *dims, title="share of yes per dimension", title_justify="left", box=None)
+    table = Table("candidate", *dims, title=title, title_justify="left", box=None, min_width=len(title))
     for i, cid in enumerate(order):
         scores = per_label.get(f"Response {i + 1}", {})
         table.add_row(escape(cid), *("-" if scores.get(d) is None else f"{scores[d]:.2f}" for d in dims))

@@ -17,6 +17,7 @@ from qatui.report.artifact_views import (
     print_ragas_artifact,
     print_ragas_metrics,
 )
+from qatui.report.baseline_views import BASELINE_ARTIFACTS, print_baseline_artifact, print_length_details
 from qatui.report.dataset_view import describe_gold
 from qatui.report.session_view import session_dataset
 from qatui.text import clip
@@ -105,11 +106,15 @@ def print_item_detail(console: Console, data: dict[str, Any]) -> None:
             by_label = {f"Response {i + 1}": cid for i, cid in enumerate(e["order"])}
             print_artifacts(console, e["artifacts"], by_label)
             if isinstance(per_label := e["details"].get("dimension_scores"), dict):
-                print_dimension_scores(console, per_label, e["order"])
+                geval = "methods" in e["details"]  # G-Eval's 1-5 ratings, not CheckEval's share of yes
+                title = "G-Eval score (1-5) per dimension" if geval else "share of yes per dimension"
+                print_dimension_scores(console, per_label, e["order"], title)
             if isinstance(e["details"].get("pairs"), list):
                 print_pairs(console, e["artifacts"], e["details"], by_label)
             if isinstance(e["details"].get("chosen_by"), str) and isinstance(e["details"].get("metric"), str):
                 print_ragas_metrics(console, e["details"], e["order"])
+            if isinstance(e["details"].get("lengths"), dict) and "unit" in e["details"]:
+                print_length_details(console, e["details"])
         elif e["status"] == "n/a":
             console.print(f"[dim]{escape(judge)} not applicable[/]: {escape(e['not_applicable'])}")
         else:
@@ -158,3 +163,5 @@ def print_artifacts(console: Console, artifacts: list[dict], by_label: dict[str,
             console.print(f"  [yellow]ranking repaired[/]: {escape(a['repair'])} (raw: {escape(', '.join(a['raw']))})")
         elif kind in RAGAS_ARTIFACTS:
             print_ragas_artifact(console, a, artifacts, names)
+        elif kind in BASELINE_ARTIFACTS:
+            print_baseline_artifact(console, a, artifacts, names)

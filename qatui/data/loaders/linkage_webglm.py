@@ -3,7 +3,10 @@
 Each `doc_list` entry `{answer, model, label}` is a candidate keyed by its model name, and
 the labels (1-3, 3 best, ties possible) give ranking gold. `ground3` is the original
 WebGLM-QA human reference and the only reference; the other `ground*` texts were written
-by an LLM for the LINKAGE method and are kept in `meta["llm_references"]`.
+by an LLM for the LINKAGE method and are kept in `meta["llm_references"]`. LINKAGE's own
+list of references of falling quality, `ground3`, `ground2`, `ground1`, `ground0` (its code
+reads no other), is `meta["graded_references"]`, best first; `ground4` (13 questions, a
+near copy of `ground3`) is left out of it.
 Items are numbered `q1`, `q2`, ... in file order.
 """
 
@@ -25,6 +28,8 @@ from qatui.data.model import Item
 from qatui.errors import DatasetError
 
 REFERENCE_KEY = "ground3"
+GRADED_BELOW = ("ground2", "ground1", "ground0")
+"""The LLM-written references below `ground3`, best first: LINKAGE's graded list."""
 
 
 def load(path: Path) -> list[Item]:
@@ -63,6 +68,7 @@ def _item(item_id: str, question: str, entry: Any, where: str) -> Item:
         "references": [reference],
         "candidates": candidates,
         "gold": ranking_by_grade(grades),
-        "meta": {"labels": grades, "llm_references": others},
+        "meta": {"labels": grades, "llm_references": others,
+                 "graded_references": [reference, *(others[k] for k in GRADED_BELOW if k in others)]},
     }
     return build_item(data, where)

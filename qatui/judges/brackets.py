@@ -1,0 +1,130 @@
+"""The `[[...]]` verdict format of the MinosEval and LINKAGE baselines: a strict reader and one re-ask.
+
+The papers' prompts end with "output your final verdict strictly as [[8.12]]" (or [[A]],
+[[2]]). Reading is strict: the LAST `[[...]]` in the answer is the verdict (an answer may
+quote the format before giving its own), and its inside must be exactly the expected type
+in range (a number 0-10 with at most two decimals, the letter A or B, a whole number
+1..n); anything else is unreadable, never guessed. Model output is only matched with
+regular expressions, never evaluated.
+
+`ask_bracketed` makes the call and reads it. The judges send a JSON schema whose one string
+field is constrained to the bracket format (a pattern or an enum), so a backbone with
+constrained decoding (the embedded `local/smollm2`) cannot drift from it; the reader still
+reads the raw text, so a backbone that answers in prose is read the same way. One re-ask
+at most per answer: the client's repair re-ask when the JSON does not parse (its answer
+is then read as it is), else, when the JSON parsed but its verdict cannot be read, one
+re-ask here naming the problem (purpose `<purpose>:reask`). Still unreadable: `ParseError`
+with the reason and the answer, and the judge fails the item.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from qatui.llm.errors import ParseError, snippet
+
+T = TypeVar("T")
+
+_BRACKETED = re.compile(r"\[\[([^\[\]]*)\]\]")
+_SCORE = re.compile(r"\d{1,2}(?:\.\d{1,2})?")
+_WHOLE = re.compile(r"\d{1,3}")
+
+
+class Unreadable(ValueError):
+    """An answer whose `[[...]]` verdict is missing, of the wrong type, or out of range."""
+
+
+def last_bracketed(text: str) -> str:
+    """The inside of the last `[[...]]` in `text`, stripped; `Unreadable` when there is none."""
+    found = _BRACKETED.findall(text)
+    if not found:
+        raise Unreadable("no [[...]] verdict in the answer")
+    return found[-1].strip()
+
+
+def read_score(text: str, low: float = 0.0, high: float = 10.0) -> float:
+    """A score such as `[[8.12]]`: a number with at most two decimals, from `low` to `high`."""
+    inside = last_bracketed(text)
+    if not _SCORE.fullmatch(inside):
+        raise Unreadable(f"[[{inside}]] is not a score such as [[8.12]]")
+    value = float(inside)
+    if not low <= value <= high:
+        raise Unreadable(f"[[{inside}]] is outside {low:.2f}-{high:.2f}")
+    return value
+
+
+def read_choice(text: str, choices: Sequence[str] = ("A", "B")) -> str:
+    """One of `choices` (case ignored), such as `[[A]]`."""
+    inside = last_bracketed(text)
+    for choice in choices:
+        if inside.upper() == choice.upper():
+            return choice
+    raise Unreadable(f"[[{inside}]] is not one of {', '.join(f'[[{c}]]' for c in choices)}")
+
+
+def read_whole(text: str, low: int, high: int) -> int:
+    """A whole number from `low` to `high`, such as `[[2]]`."""
+    inside = last_bracketed(text)
+    if not _WHOLE.fullmatch(inside):
+        raise Unreadable(f"[[{inside}]] is not a whole number")
+    value = int(inside)
+    if not low <= value <= high:
+        raise Unreadable(f"[[{inside}]] is outside {low}-{high}")
+    return value
+
+
+def score_pattern() -> str:
+    """The JSON-schema pattern of `[[0.00]]`..`[[10.00]]` with two decimals (constrained decoding)."""
+    return r"^\[\[(10[.]00|[0-9][.][0-9][0-9])\]\]$"
+
+
+def bracket_enum(values: Sequence[object]) -> list[str]:
+    """The exact answers allowed, `[[v]]` for each value (an enum for constrained decoding)."""
+    return [f"[[{v}]]" for v in values]
+
+
+@dataclass(frozen=True)
+class Bracketed(Generic[T]):
+    """One answer read: the text read, its value, whether it took a re-ask, and the call's result."""
+
+    raw: str
+    value: T
+    reasked: bool
+    result: Any = None
+
+
+async def ask_bracketed(llm: Any, messages: list[dict[str, Any]], read: Callable[[str], T], *, purpose: str,
+                        schema: Any, reask: str, **call: Any) -> Bracketed[T]:
+    """Ask, read the last `[[...]]` strictly, re-ask once when it cannot be read (see the module docstring)."""
+    repaired = False
+    try:
+        result = await llm.complete(messages, purpose=purpose, schema=schema, **call)
+        text = result.text
+        repaired = str(getattr(getattr(result, "event", None), "purpose", "")).endswith(":repair")
+    except ParseError as e:  # the JSON did not parse after the client's own re-ask: read what came back
+        result, text, repaired = None, e.text, True
+    try:
+        return Bracketed(raw=text, value=read(text), reasked=repaired, result=result)
+    except Unreadable as first:
+        if repaired:
+            raise _unreadable(purpose, first, text) from None
+        again = [*messages, {"role": "assistant", "content": text},
+                 {"role": "user", "content": reask.format(reason=first)}]
+    try:
+        result = await llm.complete(again, purpose=f"{purpose}:reask", schema=schema, **call)
+        text2 = result.text
+    except ParseError as e:
+        result, text2 = None, e.text
+    try:
+        return Bracketed(raw=text2, value=read(text2), reasked=True, result=result)
+    except Unreadable as second:
+        raise _unreadable(purpose, second, text2, first_text=text) from None
+
+
+def _unreadable(purpose: str, reason: Unreadable, text: str, first_text: str | None = None) -> ParseError:
+    earlier = f"; first answer {snippet(first_text)}" if first_text is not None else ""
+    return ParseError(f"{purpose}: {reason} after one re-ask (answer {snippet(text)}{earlier})",
+                      text=text, reason=str(reason))
