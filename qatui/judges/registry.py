@@ -26,6 +26,7 @@ JUDGES: dict[str, str] = {
     "ragas-faithfulness": "qatui.judges.ragas:RagasFaithfulnessJudge",
     "ragas-answer-relevance": "qatui.judges.ragas:RagasAnswerRelevanceJudge",
     "ragas-context-relevance": "qatui.judges.ragas:RagasContextRelevanceJudge",
+    "pointwise": "qatui.judges.pointwise:PointwiseJudge",
 }
 
 
