@@ -27,6 +27,7 @@ JUDGES: dict[str, str] = {
     "ragas-answer-relevance": "qatui.judges.ragas:RagasAnswerRelevanceJudge",
     "ragas-context-relevance": "qatui.judges.ragas:RagasContextRelevanceJudge",
     "pointwise": "qatui.judges.pointwise:PointwiseJudge",
+    "pairwise-ab": "qatui.judges.pairwise_ab:PairwiseABJudge",
 }
 
 
