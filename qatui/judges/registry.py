@@ -28,6 +28,7 @@ JUDGES: dict[str, str] = {
     "ragas-context-relevance": "qatui.judges.ragas:RagasContextRelevanceJudge",
     "pointwise": "qatui.judges.pointwise:PointwiseJudge",
     "pairwise-ab": "qatui.judges.pairwise_ab:PairwiseABJudge",
+    "linkage": "qatui.judges.linkage:LinkageJudge",
 }
 
 
