@@ -29,6 +29,7 @@ JUDGES: dict[str, str] = {
     "pointwise": "qatui.judges.pointwise:PointwiseJudge",
     "pairwise-ab": "qatui.judges.pairwise_ab:PairwiseABJudge",
     "linkage": "qatui.judges.linkage:LinkageJudge",
+    "geval": "qatui.judges.geval:GEvalJudge",
 }
 
 

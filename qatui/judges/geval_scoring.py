@@ -1,0 +1,69 @@
+"""G-Eval's two ways to turn a 1-5 rating into a score: weigh it by token probabilities, or average samples.
+
+Liu et al. (G-Eval) score a form-filling answer as the sum over the possible scores of
+score × p(score), where p is the probability the model gave the score's token; CALF and
+CheckEval use it where log-probabilities are available, else the mean of several sampled
+answers (CALF samples five). Here:
+
+- `digit_probabilities` finds the token that wrote the digit of the answer's last
+  `[[d]]` (the tokens' text joined must locate it, and that token must be the digit
+  alone, as GPT and Llama tokenizers write single digits), and reads the digits 1-5 among
+  its top log-probabilities (the token itself when no alternatives came back), summing
+  variants such as "3" and " 3". Nothing usable: None, and the caller samples instead.
+- `weighted_score`: sum of d × p(d) over the digits found, divided by their total
+  probability (the top alternatives rarely cover all of it, so they are renormalised).
+- `sample_mean`: the plain mean of the sampled ratings.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+DIGITS = ("1", "2", "3", "4", "5")
+_RATING = re.compile(r"\[\[\s*([1-5])\s*\]\]")
+
+
+def digit_probabilities(logprobs: Sequence[dict[str, Any]] | None) -> dict[str, float] | None:
+    """Renormalised probabilities of the digits 1-5 at the rating's token, or None when they cannot be read."""
+    if not logprobs:
+        return None
+    tokens = [str(t.get("token", "")) for t in logprobs]
+    text = "".join(tokens)
+    found = list(_RATING.finditer(text))
+    if not found:
+        return None
+    offset = found[-1].start(1)
+    end = 0
+    for entry, token in zip(logprobs, tokens, strict=True):
+        start, end = end, end + len(token)
+        if start <= offset < end:
+            if token.strip() != text[offset]:
+                return None  # the digit shares its token with other text: no clean distribution
+            alternatives = entry.get("top_logprobs") or [entry]
+            return _renormalised(alternatives)
+    return None
+
+
+def _renormalised(alternatives: Sequence[dict[str, Any]]) -> dict[str, float] | None:
+    mass = dict.fromkeys(DIGITS, 0.0)
+    for alt in alternatives:
+        digit = str(alt.get("token", "")).strip()
+        if digit in mass:
+            mass[digit] += math.exp(float(alt.get("logprob", -math.inf)))
+    total = sum(mass.values())
+    if total <= 0.0:
+        return None
+    return {digit: p / total for digit, p in mass.items() if p > 0.0}
+
+
+def weighted_score(probabilities: dict[str, float]) -> float:
+    """Sum of d × p(d) over the digits (the probabilities already sum to 1)."""
+    return sum(int(digit) * p for digit, p in probabilities.items())
+
+
+def sample_mean(ratings: Sequence[int]) -> float:
+    """The mean of the sampled ratings."""
+    return sum(ratings) / len(ratings)
