@@ -30,6 +30,7 @@ JUDGES: dict[str, str] = {
     "pairwise-ab": "qatui.judges.pairwise_ab:PairwiseABJudge",
     "linkage": "qatui.judges.linkage:LinkageJudge",
     "geval": "qatui.judges.geval:GEvalJudge",
+    "length": "qatui.judges.length:LengthJudge",
 }
 
 
