@@ -582,7 +582,7 @@ async def test_new_run_screen_offers_only_what_the_data_supports_and_counts_the_
         listing = screen.query_one("#judges", SelectionList)
         await until(pilot, lambda: listing.option_count > 0 and "71 responses" in shown(screen, "#preview"))
         screen.query_one("#path", Input).value = str(no_refs)
-        await until(pilot, lambda: "minos: needs a reference answer, but 1 of 1 item has none"
+        await until(pilot, lambda: "minos: needs a reference answer, and the item has none (1 of 1 item)"
                     in shown(screen, "#unavailable"))
         assert str(listing.get_option("minos").prompt) == "minos ✗"
         assert "minos" in listing.selected and "✗ minos cannot run: needs a reference answer" in shown(screen, "#plan")

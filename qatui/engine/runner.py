@@ -85,7 +85,7 @@ def to_verdict(item: Item, judge: Judge, view: ItemView, order: list[str], judge
     if missing:
         raise JudgementError(f"the judge gave no score for {', '.join(missing)}")
     if judgement.ranking is None:
-        ranking_labels = strict_ranking(judgement.scores, labels)
+        ranking_labels = strict_ranking(judgement.scores, labels, judge.options.tie_digits)
     elif sorted(judgement.ranking) == sorted(labels):
         ranking_labels = list(judgement.ranking)
     else:

@@ -30,7 +30,8 @@ class JudgeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     tie_digits: int = 4
-    """Two scores equal after rounding to this many digits are a tie in pairwise mode."""
+    """Two scores equal once rounded to this many digits are a tie: in a ranking (presentation order
+    decides) and in an A / B / tie preference alike (`qatui.judges.ranking`)."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from qatui.events import Event, Judgement
-from qatui.judges.base import Judge, Needs
+from qatui.judges.base import Judge, JudgeOptions, Needs
 
 if TYPE_CHECKING:
     from qatui.data.presentation import ItemView
@@ -63,10 +63,18 @@ def rouge_l_score(response: str, references: list[str], language: str) -> float:
     return max(scorer.score(ref, response)["rougeL"].fmeasure for ref in references)
 
 
+class LexicalOptions(JudgeOptions):
+    """Options of the lexical judges: CALF's tie rule by default."""
+
+    tie_digits: int = 2
+    """Scores equal once rounded to this many digits are a tie (2, as CALF rounds its lexical baselines)."""
+
+
 class _LexicalJudge(Judge):
     """Scores every response against the references in a worker thread."""
 
     needs = Needs(reference=True)
+    Options = LexicalOptions
     metric: Callable[[str, list[str], str], float]
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:

@@ -26,6 +26,8 @@ JUDGES: dict[str, str] = {
     "ragas-faithfulness": "qatui.judges.ragas:RagasFaithfulnessJudge",
     "ragas-answer-relevance": "qatui.judges.ragas:RagasAnswerRelevanceJudge",
     "ragas-context-relevance": "qatui.judges.ragas:RagasContextRelevanceJudge",
+    "nli-ra": "qatui.judges.nli_baselines:NLIReferenceToAnswerJudge",
+    "nli-ar": "qatui.judges.nli_baselines:NLIAnswerToReferenceJudge",
     "pointwise": "qatui.judges.pointwise:PointwiseJudge",
     "pairwise-ab": "qatui.judges.pairwise_ab:PairwiseABJudge",
     "linkage": "qatui.judges.linkage:LinkageJudge",

@@ -18,6 +18,11 @@ N_RESAMPLES = 1000
 _SEED_ARG = "rng" if "rng" in inspect.signature(bootstrap).parameters else "random_state"
 
 
+def rng_arg(seed: int) -> dict[str, np.random.Generator]:
+    """The keyword that seeds `scipy.stats.bootstrap` in this SciPy release."""
+    return {_SEED_ARG: np.random.default_rng(seed)}
+
+
 def unit_table(values: ArrayLike) -> np.ndarray:
     """`values` (1-D, or units x columns) as a 2-D float table without rows that hold no value."""
     table = np.asarray(values, dtype=float)

@@ -1,0 +1,127 @@
+"""`qatui table`: run or reuse one session per (judge, backbone), then print the papers' table.
+
+Everything that could stop a row (unknown judge, data it cannot feed, a backbone that cannot
+answer) is checked for every row before the first one runs, so a refusal costs nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from qatui.cli.common import make_console, open_store
+from qatui.cli.parser import EXIT_INTERRUPTED
+from qatui.errors import JudgeError
+
+if TYPE_CHECKING:
+    from qatui.config import Config
+    from qatui.data.model import Dataset
+    from qatui.judges.base import Judge
+    from qatui.judges.resources import Resources
+
+
+def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset) -> list[tuple[Judge, Resources]]:
+    """Each (judge, its models) the table needs, every one checked before any work."""
+    from qatui.engine.jobs import build_judges, check_models
+    from qatui.judges.resources import Resources
+
+    if not args.judges:
+        raise JudgeError("no judge chosen: pass --judge NAME for each row (see `qatui judges`)")
+    if len(set(args.judges)) != len(args.judges):
+        raise JudgeError(f"a judge is named twice: {args.judges}")
+    backbones = list(dict.fromkeys(args.backbones)) or [None]
+    planned = []
+    for name in args.judges:
+        for i, backbone in enumerate(backbones):
+            resources = Resources(config, backbone_name=backbone, nli_spec=args.nli, embedder_spec=args.embedder,
+                                  use_cache=False if args.no_cache else None)
+            (judge,) = build_judges([name], config, subset, resources)
+            calls_backbone = judge.uses_llm or (judge.uses_nli and resources.nli_name == "llm")
+            if i and not calls_backbone:
+                break  # a judge that never calls a backbone gets one row, whatever --backbone says
+            check_models([judge], resources)
+            planned.append((judge, resources))
+    return planned
+
+
+def cmd_table(args: argparse.Namespace, config: Config) -> int:
+    """`qatui table`: one row per (judge, backbone), from sessions reused or run now."""
+    from qatui.cli.running import consume
+    from qatui.data.loaders import load_dataset
+    from qatui.engine.jobs import start_run
+    from qatui.report.table import KEYS, add_baseline_deltas, find_reusable, gold_kind, label, table_row
+
+    dataset = load_dataset(args.dataset, args.fmt)
+    subset = dataset.limited(args.limit)
+    planned = _rows_to_build(args, config, subset)
+    store, stderr = open_store(args, config), make_console(stderr=True)
+    rows, verdicts = [], []
+    for judge, resources in planned:
+        session = find_reusable(store, subset, judge, resources)
+        reused = session is not None
+        if session is None:
+            job = start_run(store, dataset, [judge.name], config, limit=args.limit, resources=resources,
+                            convention=args.convention, judge_options={judge.name: judge.describe_options()})
+            status, _ = consume(job, quiet=True)
+            if status == "interrupted-by-user":
+                stderr.print(f"[yellow]Interrupted.[/] Resume with: qatui sessions resume {job.session.id}, then run "
+                             "the same `qatui table` again: it reuses finished sessions")
+                return EXIT_INTERRUPTED
+            session = job.session
+        row = table_row(session, judge.name, subset, convention=args.convention, seed=config.general.seed,
+                        reused=reused)
+        row["label"] = label(row)
+        stderr.print(f"[dim]{row['label']}: {'reused' if reused else 'ran'} session {session.id}[/]")
+        rows.append(row)
+        verdicts.append(session.verdicts(judge.name))
+    kind = gold_kind(subset)
+    baseline = _baseline_index(args.baseline, rows)
+    if kind in ("ranking", "pairwise"):
+        add_baseline_deltas(rows, verdicts, subset, baseline, KEYS[kind][0], convention=args.convention,
+                            seed=config.general.seed)
+    table = {"dataset": dataset.name, "items": len(subset.items), "gold": kind, "convention": args.convention,
+             "baseline": rows[baseline]["label"] if kind in ("ranking", "pairwise") else None, "rows": rows}
+    _write(args, table)
+    return 0
+
+
+def _baseline_index(wanted: str | None, rows: list[dict]) -> int:
+    """The row named by --baseline (a label, or a judge with a single row), else the first."""
+    if wanted is None:
+        return 0
+    for i, row in enumerate(rows):
+        if wanted in (row["label"], row["judge"]):
+            return i
+    raise JudgeError(f"--baseline {wanted!r} names no row; rows are: {', '.join(r['label'] for r in rows)}")
+
+
+def _write(args: argparse.Namespace, table: dict) -> None:
+    """The table as JSON, Markdown, CSV, LaTeX or a terminal table, to stdout or -o FILE."""
+    from qatui.report.table import caption, flat_rows, to_csv, to_latex, to_markdown
+
+    if args.json or args.to != "text":
+        text = json.dumps(table) + "\n" if args.json else {"md": to_markdown, "csv": to_csv, "latex": to_latex}[args.to](table)
+        if args.output:
+            Path(args.output).write_text(text, encoding="utf-8")
+            make_console(stderr=True).print(f"wrote {args.output}")
+        else:
+            print(text, end="")
+        return
+    from rich.table import Table
+
+    header, lines = flat_rows(table)
+    view = Table(*header, box=None, padding=(0, 1, 0, 0), title=f"{table['dataset']} ({table['items']} items)",
+                 title_justify="left", caption=caption(table), caption_justify="left")
+    for line in lines:
+        view.add_row(*line)
+    console = make_console()
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as file:
+            from rich.console import Console
+
+            Console(file=file, width=200).print(view)
+        make_console(stderr=True).print(f"wrote {args.output}")
+    else:
+        console.print(view)

@@ -1,0 +1,216 @@
+"""`qatui table`: the papers' table, one row per (judge, backbone), from sessions run or reused.
+
+A row holds what a reader of a meta-evaluation weighs: agreement with people (with 95%
+CIs, under the chosen convention, and its coverage), what it cost (calls, tokens, dollars,
+wall time, failures), two biases measured on the same run (position consistency, length
+preference), and the difference against a baseline row with a paired bootstrap CI, so a
+gap that is noise shows as one. Rows come from saved sessions: one of the same dataset
+content, judge, options, models and items is reused; otherwise the CLI runs one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
+
+if TYPE_CHECKING:
+    from qatui.data.model import Dataset
+    from qatui.judges.base import Judge
+    from qatui.judges.resources import Resources
+    from qatui.store.session import Session, SessionStore
+
+KEYS = {
+    "ranking": ("kendall", "spearman", "rbo_0.5", "rbo_0.9"),
+    "pairwise": ("accuracy", "accuracy_no_tie"),
+    "ratings": ("pearson", "spearman", "kendall", "pearson_sample", "spearman_sample", "kendall_sample"),
+}
+"""The metric columns per gold kind, as the papers print them; the first is the one compared with the baseline."""
+
+
+def gold_kind(dataset: Dataset) -> str | None:
+    """The gold kind most of the dataset's items have (ranking, pairwise, ratings), None without gold."""
+    counts = {"ranking": 0, "pairwise": 0, "ratings": 0}
+    for item in dataset.items:
+        for kind, cls in (("ranking", RankingGold), ("pairwise", PairwiseGold), ("ratings", RatingsGold)):
+            counts[kind] += isinstance(item.gold, cls)
+    kind, n = max(counts.items(), key=lambda kv: kv[1])
+    return kind if n else None
+
+
+def run_signature(judge: Judge, resources: Resources) -> dict[str, Any]:
+    """What must match for a saved run of `judge` to be reused: its options and the models it uses."""
+    models = {}
+    if judge.uses_llm or (judge.uses_nli and resources.nli_name == "llm"):
+        models["backbone"] = resources.backbone
+    if judge.uses_nli:
+        models["nli"] = resources.nli_name
+    if judge.uses_embedder:
+        models["embedder"] = resources.embedder_name
+    return {"options": judge.describe_options(), "models": models}
+
+
+def find_reusable(store: SessionStore, dataset: Dataset, judge: Judge, resources: Resources) -> Session | None:
+    """The newest finished session that judged exactly these items with this judge, options and models.
+
+    Finished: not running, and every item of the judge is scored, failed or not applicable.
+    """
+    wanted = run_signature(judge, resources)
+    for meta in store.list():  # newest first
+        ds = meta.get("dataset") or {}
+        if meta.get("status") in ("running", "damaged") or ds.get("content_hash") != dataset.content_hash:
+            continue
+        if ds.get("n_items") != len(dataset.items) or judge.name not in (meta.get("judges") or {}):
+            continue
+        models = meta.get("models") or {}
+        if meta["judges"][judge.name] != wanted["options"]:
+            continue
+        if any(models.get(kind) != value for kind, value in wanted["models"].items()):
+            continue
+        doc = (meta.get("summary") or {}).get(judge.name)
+        if doc is None:
+            continue
+        accounted = doc.get("n_done", 0) + doc.get("n_failed", 0) + doc.get("n_not_applicable", 0)
+        if accounted == len(dataset.items):
+            return store.open(meta["id"])
+    return None
+
+
+def _seconds(meta: dict) -> float | None:
+    """Wall time of a session, from its creation to its last update."""
+    try:
+        return (datetime.fromisoformat(meta["updated"]) - datetime.fromisoformat(meta["created"])).total_seconds()
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str, seed: int,
+              reused: bool) -> dict[str, Any]:
+    """One row: the judge's agreement with people on `dataset`, its coverage, cost and biases."""
+    from qatui.engine.jobs import llm_totals
+    from qatui.metrics import summarize
+    from qatui.metrics.bias import length_preference
+
+    results = {key: doc for key, doc in session.results().items() if key[1] == judge}
+    verdicts = session.verdicts(judge)
+    not_applicable = {item_id: doc.get("not_applicable", "") for (item_id, _), doc in results.items()
+                      if doc["status"] == "n/a"}
+    metrics = summarize(dataset.items, verdicts, seed=seed, convention=convention, not_applicable=not_applicable)
+    failed = sum(1 for doc in results.values() if doc["status"] == "failed")
+    meta = session.meta
+    return {
+        "judge": judge,
+        "backbone": (meta.get("models") or {}).get("backbone") if meta.get("backbones") else None,
+        "session": session.id,
+        "reused": reused,
+        "convention": convention,
+        "metrics": metrics.metrics,
+        "ci": {key: list(value) for key, value in metrics.ci.items()},
+        "n": metrics.n,
+        "coverage": {"items": len(dataset.items), "scored": len(verdicts), "not_applicable": len(not_applicable),
+                     "failed": failed},
+        "llm": llm_totals(results),
+        "seconds": _seconds(meta),
+        "bias": {"position_consistency": metrics.metrics.get("position_consistency"),
+                 **length_preference(dataset.items, verdicts)},
+    }
+
+
+def add_baseline_deltas(rows: list[dict], verdicts: list[dict], dataset: Dataset, baseline: int, key: str, *,
+                        convention: str, seed: int) -> None:
+    """Each row's `key` minus the baseline row's, with a paired bootstrap CI over the items both scored."""
+    from qatui.metrics.paired import paired_difference
+
+    for i, row in enumerate(rows):
+        row["vs_baseline"] = None if i == baseline else paired_difference(
+            dataset.items, verdicts[baseline], verdicts[i], key, convention=convention, seed=seed)
+        if row["vs_baseline"] is not None:
+            row["vs_baseline"]["key"] = key
+            row["vs_baseline"]["baseline"] = rows[baseline]["label"]
+
+
+def label(row: dict) -> str:
+    """A row's name: the judge, with its backbone when it has one."""
+    return f"{row['judge']}@{row['backbone']}" if row.get("backbone") else row["judge"]
+
+
+# -- rendering ------------------------------------------------------------------------------------------
+
+
+def _cell(value: float | None, ci: list[float] | None = None, scale: float = 100.0) -> str:
+    if value is None:
+        return "–"
+    text = f"{value * scale:.1f}"
+    return f"{text} [{ci[0] * scale:.1f}, {ci[1] * scale:.1f}]" if ci else text
+
+
+def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
+    """The table as a header and rows of strings (metrics ×100 with CIs), for every output format."""
+    keys = [k for k in KEYS.get(table["gold"] or "", ()) if any(k in r["metrics"] for r in table["rows"])]
+    header = ["judge", *keys, "Δ vs " + table["baseline"] if table["baseline"] else "Δ", "scored", "n/a", "failed",
+              "calls", "tokens", "cost $", "time s", "pos. cons.", "longer: judge/people"]
+    lines = []
+    for row in table["rows"]:
+        delta = row.get("vs_baseline")
+        bias, llm, cov = row["bias"], row["llm"], row["coverage"]
+        lines.append([
+            row["label"],
+            *(_cell(row["metrics"].get(k), row["ci"].get(k)) for k in keys),
+            "baseline" if delta is None and row["label"] == table["baseline"]
+            else _cell(delta["delta"], delta["ci"]) if delta else "–",
+            f"{cov['scored']}/{cov['items']}", str(cov["not_applicable"]), str(cov["failed"]),
+            str(llm["calls"]), str(llm["prompt_tokens"] + llm["completion_tokens"]), f"{llm['cost_usd']:.4f}",
+            "–" if row["seconds"] is None else f"{row['seconds']:.0f}",
+            _cell(bias.get("position_consistency")),
+            f"{bias['judge_longer'] * 100:.0f}/{bias['people_longer'] * 100:.0f}" if "pairs" in bias else "–",
+        ])
+    return header, lines
+
+
+def to_markdown(table: dict) -> str:
+    """A Markdown table, with a line saying what the figures are."""
+    header, lines = flat_rows(table)
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(cell.replace("|", "/") for cell in line) + " |" for line in lines]
+    return "\n".join(out) + "\n\n" + caption(table) + "\n"
+
+
+def to_csv(table: dict) -> str:
+    """The same cells as CSV."""
+    header, lines = flat_rows(table)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(lines)
+    return buffer.getvalue()
+
+
+LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                 "{": r"\{", "}": r"\}", "Δ": r"$\Delta$"}
+"""Characters LaTeX would read as commands, and how to write them."""
+
+
+def to_latex(table: dict) -> str:
+    """A booktabs LaTeX tabular (needs \\usepackage{booktabs})."""
+    header, lines = flat_rows(table)
+
+    def tex(text: str) -> str:
+        return re.sub(r"[\\&%$#_{}Δ]", lambda m: LATEX_ESCAPES[m.group()], text)
+
+    out = [r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}", r"\toprule", " & ".join(tex(h) for h in header) + r" \\",
+           r"\midrule"]
+    out += [" & ".join(tex(cell) for cell in line) + r" \\" for line in lines]
+    out += [r"\bottomrule", r"\end{tabular}", "% " + caption(table)]
+    return "\n".join(out) + "\n"
+
+
+def caption(table: dict) -> str:
+    """What the figures mean, in one sentence under the table."""
+    return (f"{table['dataset']}: agreement with people ×100 with 95% bootstrap CIs over items ({table['convention']} "
+            f"convention); Δ = row minus {table['baseline'] or 'the baseline'} on the items both scored, paired "
+            "bootstrap CI (an interval across 0 is noise); longer = how often the judge / people prefer the longer "
+            "response (%).")

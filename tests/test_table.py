@@ -1,0 +1,97 @@
+"""`qatui table`: one row per judge with CIs and coverage, sessions reused, paired deltas, every output format."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from qatui.cli import main
+from qatui.store.session import SessionStore
+
+DEMO = Path(__file__).resolve().parents[1] / "qatui" / "data" / "demo" / "demo.jsonl"
+
+
+def table(capsys, tmp_path: Path, *args: str) -> tuple[int, dict | str, str]:
+    code = main(["table", str(DEMO), "--sessions-dir", str(tmp_path / "s"), *args])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if "--json" in args and code == 0 else out), err
+
+
+def sessions(tmp_path: Path) -> list[str]:
+    return sorted(meta["id"] for meta in SessionStore(tmp_path / "s").list())
+
+
+def test_rows_with_cis_and_coverage_then_reused(tmp_path, capsys) -> None:
+    code, data, err = table(capsys, tmp_path, "--judge", "rouge-l", "--judge", "bleu", "--limit", "8", "--json")
+    assert code == 0, err
+    assert [r["label"] for r in data["rows"]] == ["rouge-l", "bleu"] and data["gold"] == "ranking"
+    for row in data["rows"]:
+        assert row["coverage"] == {"items": 8, "scored": 8, "not_applicable": 0, "failed": 0}
+        assert set(row["ci"]) >= {"kendall", "spearman"} and row["reused"] is False
+        low, high = row["ci"]["kendall"]
+        assert low <= row["metrics"]["kendall"] <= high
+    first = sessions(tmp_path)
+    assert len(first) == 2
+    code, again, err = table(capsys, tmp_path, "--judge", "rouge-l", "--judge", "bleu", "--limit", "8", "--json")
+    assert code == 0 and sessions(tmp_path) == first  # nothing judged again
+    assert all(row["reused"] for row in again["rows"]) and "reused session" in err
+    assert [r["metrics"] for r in again["rows"]] == [r["metrics"] for r in data["rows"]]
+
+
+def test_other_items_or_other_options_are_not_reused(tmp_path, capsys) -> None:
+    table(capsys, tmp_path, "--judge", "bleu", "--limit", "4", "--json")
+    assert len(sessions(tmp_path)) == 1
+    table(capsys, tmp_path, "--judge", "bleu", "--limit", "5", "--json")
+    assert len(sessions(tmp_path)) == 2
+    config = tmp_path / "c.toml"
+    config.write_text("[judges.bleu]\ntie_digits = 3\n")
+    code, data, err = table(capsys, tmp_path, "--config", str(config), "--judge", "bleu", "--limit", "4", "--json")
+    assert code == 0 and len(sessions(tmp_path)) == 3 and data["rows"][0]["reused"] is False
+
+
+def test_the_delta_against_the_baseline_is_paired_on_the_same_items(tmp_path, capsys) -> None:
+    code, data, _ = table(capsys, tmp_path, "--judge", "rouge-l", "--judge", "bleu", "--baseline", "bleu",
+                          "--limit", "12", "--json")
+    bleu, rouge = data["rows"][1], data["rows"][0]
+    assert data["baseline"] == "bleu" and bleu["vs_baseline"] is None
+    delta = rouge["vs_baseline"]
+    assert delta["key"] == "kendall" and delta["n"] == rouge["n"]["kendall"]
+    assert delta["delta"] == pytest.approx(rouge["metrics"]["kendall"] - bleu["metrics"]["kendall"])
+    assert delta["ci"][0] <= delta["delta"] <= delta["ci"][1]
+
+
+def test_markdown_csv_and_latex_hold_the_same_cells(tmp_path, capsys) -> None:
+    args = ("--judge", "rouge-l", "--judge", "bleu", "--limit", "6")
+    code, md, _ = table(capsys, tmp_path, *args, "--to", "md")
+    lines = [line for line in md.splitlines() if line.startswith("|")]
+    assert code == 0 and lines[0].startswith("| judge | kendall") and len(lines) == 4
+    assert "paired bootstrap CI" in md
+    code, text, _ = table(capsys, tmp_path, *args, "--to", "csv")
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0][0] == "judge" and [r[0] for r in rows[1:]] == ["rouge-l", "bleu"]
+    assert len({len(r) for r in rows}) == 1
+    assert rows[1][1:len(lines[2].split("|")) - 2] == [c.strip() for c in lines[2].split("|")[2:-1]][:len(rows[1]) - 1]
+    code, tex, _ = table(capsys, tmp_path, *args, "--to", "latex")
+    assert r"\toprule" in tex and r"rbo\_0.5" in tex and "rbo_0.5" not in tex.split("%")[0]
+
+
+def test_a_row_that_cannot_run_refuses_the_table_before_any_work(tmp_path, capsys) -> None:
+    code, out, err = table(capsys, tmp_path, "--judge", "rouge-l", "--judge", "minos", "--backbone", "nosuch")
+    assert code == 2 and "unknown backbone 'nosuch'" in err
+    assert not (tmp_path / "s").exists()  # rouge-l did not run first
+
+
+@pytest.mark.shared_data
+def test_webglm_table_of_lexical_judges(shared_data, tmp_path, capsys) -> None:
+    path = shared_data / "LINKAGE_WebGLM" / "WEBGLM_50.json"
+    code = main(["table", str(path), "--judge", "rouge-l", "--judge", "bleu", "--json",
+                 "--sessions-dir", str(tmp_path / "s")])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["items"] == 100
+    for row in data["rows"]:
+        assert row["coverage"]["scored"] == 100 and "kendall" in row["ci"] and "rbo_0.9" in row["metrics"]
+        assert 0.0 <= row["bias"]["people_longer"] <= 1.0 and row["bias"]["pairs"] > 0
