@@ -15,7 +15,8 @@
    number in range; one re-ask when it cannot be read), a `CandidatePlaced` event with
    the raw answer. A response whose place cannot be read fails the item.
 
-Score = -k; responses placed alike keep presentation order (the engine's tie rule).
+Score = -k; responses placed alike keep presentation order (the engine's tie rule). An item
+without a reference answer is not applicable (there is nothing to grade the list from).
 Calls: n per item with a graded list, n + 1 without.
 """
 
@@ -30,7 +31,7 @@ from pydantic import BaseModel, Field, WithJsonSchema, create_model, field_valid
 
 from qatui.data.presentation import graded_references
 from qatui.events import CandidatePlaced, Event, Judgement, ReferenceListBuilt
-from qatui.judges.base import Judge, JudgeOptions
+from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.brackets import ask_bracketed, bracket_enum, read_whole
 from qatui.judges.prompts import load_prompts
 
@@ -92,17 +93,10 @@ class LinkageJudge(Judge):
     """LINKAGE: each response placed into a list of references of falling quality; score = -place."""
 
     name = "linkage"
-    summary = "LINKAGE: each response placed among references of falling quality as [[k]] (graded or written once)"
+    summary = "LINKAGE: each response placed among references of falling quality, its place as [[2]]; score = -place"
+    needs = Needs(reference=True)
     Options = LinkageOptions
     uses_llm = True
-
-    def item_problem(self, item: Item) -> str | None:
-        """Not applicable without a reference to grade from (or the dataset's own graded list)."""
-        if problem := super().item_problem(item):
-            return problem
-        if not item.references and len(graded_references(item)) < 2:
-            return "needs a reference answer (or graded references), and the item has none"
-        return None
 
     def expected_calls(self, item: Item) -> tuple[int, int]:
         """One placement per response, plus one call writing the list when the dataset grades no references."""
