@@ -8,6 +8,7 @@ group's mean over its units, which for one column is the plain mean.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -18,9 +19,24 @@ N_RESAMPLES = 1000
 _SEED_ARG = "rng" if "rng" in inspect.signature(bootstrap).parameters else "random_state"
 
 
-def rng_arg(seed: int) -> dict[str, np.random.Generator]:
-    """The keyword that seeds `scipy.stats.bootstrap` in this SciPy release."""
-    return {_SEED_ARG: np.random.default_rng(seed)}
+def percentile_ci(table: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], *, seed: int = 0,
+                  confidence: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap CI of `statistic` over the rows of `table`, resampling whole rows.
+
+    `statistic` takes resampled tables (..., rows, columns) and reduces the rows axis; one
+    seeded call of `scipy.stats.bootstrap` shared by every interval qatui reports.
+    """
+    result = bootstrap(
+        (np.arange(len(table)),),
+        lambda picked, axis: statistic(table[np.moveaxis(picked, axis, -1).astype(int)]),
+        n_resamples=N_RESAMPLES,
+        batch=250,
+        vectorized=True,
+        confidence_level=confidence,
+        method="percentile",
+        **{_SEED_ARG: np.random.default_rng(seed)},
+    )
+    return (float(result.confidence_interval.low), float(result.confidence_interval.high))
 
 
 def unit_table(values: ArrayLike) -> np.ndarray:
@@ -52,22 +68,7 @@ def mean_ci(values: ArrayLike, *, seed: int = 0, confidence: float = 0.95) -> tu
     finite = table[~np.isnan(table)]
     if np.all(finite == finite[0]):
         return (float(finite[0]), float(finite[0]))
-
-    def statistic(rows: np.ndarray, axis: int) -> np.ndarray:
-        return _grouped_mean(table[np.moveaxis(rows, axis, -1).astype(int)])
-
-    result = bootstrap(
-        (np.arange(len(table)),),
-        statistic,
-        n_resamples=N_RESAMPLES,
-        batch=250,
-        vectorized=True,
-        confidence_level=confidence,
-        method="percentile",
-        **{_SEED_ARG: np.random.default_rng(seed)},
-    )
-    low, high = result.confidence_interval
-    return (float(low), float(high))
+    return percentile_ci(table, _grouped_mean, seed=seed, confidence=confidence)
 
 
 def ratio_ci(rows: ArrayLike, *, seed: int = 0, confidence: float = 0.95) -> tuple[float, float] | None:
@@ -84,20 +85,5 @@ def ratio_ci(rows: ArrayLike, *, seed: int = 0, confidence: float = 0.95) -> tup
     ratios = table[:, 0] / table[:, 1]
     if np.all(ratios == ratios[0]):
         return (float(ratios[0]), float(ratios[0]))
-
-    def statistic(picked: np.ndarray, axis: int) -> np.ndarray:
-        chosen = table[np.moveaxis(picked, axis, -1).astype(int)]
-        return chosen[..., 0].sum(axis=-1) / chosen[..., 1].sum(axis=-1)
-
-    result = bootstrap(
-        (np.arange(len(table)),),
-        statistic,
-        n_resamples=N_RESAMPLES,
-        batch=250,
-        vectorized=True,
-        confidence_level=confidence,
-        method="percentile",
-        **{_SEED_ARG: np.random.default_rng(seed)},
-    )
-    low, high = result.confidence_interval
-    return (float(low), float(high))
+    return percentile_ci(table, lambda chosen: chosen[..., 0].sum(axis=-1) / chosen[..., 1].sum(axis=-1),
+                         seed=seed, confidence=confidence)

@@ -12,10 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.stats import bootstrap
 
 from qatui.data.model import Item, PairwiseGold, RankingGold
-from qatui.metrics.bootstrap import N_RESAMPLES, rng_arg
+from qatui.metrics.bootstrap import percentile_ci
 from qatui.metrics.pairwise import judgement_hits
 from qatui.metrics.ranking import question_ranking_stats
 
@@ -60,11 +59,5 @@ def paired_difference(items: Sequence[Item], verdicts_a: Mapping[str, Verdict], 
         if np.allclose(table[:, 2] / table[:, 3] - table[:, 0] / table[:, 1], point):
             ci = [point, point]
         else:
-            result = bootstrap(
-                (np.arange(len(table)),),
-                lambda picked, axis: delta(table[np.moveaxis(picked, axis, -1).astype(int)]),
-                n_resamples=N_RESAMPLES, batch=250, vectorized=True, confidence_level=confidence,
-                method="percentile", **rng_arg(seed),
-            )
-            ci = [float(result.confidence_interval.low), float(result.confidence_interval.high)]
+            ci = list(percentile_ci(table, delta, seed=seed, confidence=confidence))
     return {"delta": point, "ci": ci, "n": len(common)}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from qatui.data.model import Item, PairwiseGold, RankingGold
 from qatui.data.presentation import permutation, response_label
+from qatui.engine.runner import RunCounts
 from qatui.events import (
     ChecklistAnswered,
     ContextSentencesSelected,
@@ -40,7 +41,7 @@ from qatui.events import (
     StatementVerdict,
     Verdict,
 )
-from qatui.engine.runner import RunCounts
+from qatui.tui.baseline_steps import BASELINE_EVENTS, baseline_line
 
 TaskKey = tuple[str, str]
 """(item_id, judge)."""
@@ -75,6 +76,8 @@ class TaskView:
     """RAGAS: response label -> (questions written back from it, their cosine to the item's question)."""
     context_sentences: dict[str, tuple[list[str], list[int]]] = field(default_factory=dict)
     """RAGAS: response label ('' = the item's context) -> (its sentences, indices of the relevant ones)."""
+    baseline_steps: list[str] = field(default_factory=list)
+    """The baselines' steps (pointwise scores, A/B choices, LINKAGE places, G-Eval ratings), one line each."""
     ranking: list[str] = field(default_factory=list)
     """Response labels, best first."""
     preference: str | None = None
@@ -123,7 +126,9 @@ def item_tau(item: Item | None, verdict: Verdict) -> float | None:
         return 1.0 if gold == judged else 0.0 if "tie" in (gold, judged) else -1.0
     if item is None or not isinstance(item.gold, RankingGold):
         return None
-    from qatui.metrics.ranking import question_ranking_stats  # scipy: 0.5 s, imported by the run's worker first
+    from qatui.metrics.ranking import (
+        question_ranking_stats,  # scipy: 0.5 s, imported by the run's worker first
+    )
 
     return question_ranking_stats(item.gold, verdict).get("kendall")
 
@@ -327,6 +332,10 @@ def _failed(state: RunState, e: ItemFailed) -> None:
     state.n_finished += 1
 
 
+def _baseline_step(state: RunState, e: Event) -> None:
+    state.task(e, "baseline").baseline_steps.append(baseline_line(e))
+
+
 def _not_applicable(state: RunState, e: ItemNotApplicable) -> None:
     task = state.task(e, "status", "ranking")
     task.status, task.failure = "n/a", e.reason
@@ -365,5 +374,6 @@ FOLDERS: dict[type[Event], Callable[[RunState, Event], None]] = {
     ItemFailed: _failed,
     ItemNotApplicable: _not_applicable,
     Verdict: _verdict,
+    **dict.fromkeys(BASELINE_EVENTS, _baseline_step),
 }
 """How each event type changes the state; a test checks every event type has an entry."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import ClassVar
 
 from rich.text import Text
@@ -44,6 +45,10 @@ def binding_rows(under: Screen) -> list[tuple[str, str, str]]:
     return [(" / ".join(keys), what, where) for (what, where), keys in sorted(rows.items(), key=lambda r: rank[r[0]])]
 
 
+MEANING_WIDTH = 38
+"""Characters per line of a figure's meaning, so the table fits its box at 80 columns (no sideways scrolling)."""
+
+
 class HelpScreen(ModalScreen[None]):
     """A table of keys; escape, q, ? or F1 closes it."""
 
@@ -78,6 +83,6 @@ class HelpScreen(ModalScreen[None]):
         table.add_columns("key", "action", "where")
         for keys, what, where in self.rows:
             table.add_row(Text(keys, style="bold"), what, where)
-        for short, meaning in self.figures:
-            table.add_row(Text(short, style="bold"), Text(meaning, overflow="fold"), "figure", height=None)
+        for short, meaning in self.figures:  # wrapped here: a long cell would widen the column past the box
+            table.add_row(Text(short, style="bold"), Text(textwrap.fill(meaning, MEANING_WIDTH)), "figure", height=None)
         table.focus()

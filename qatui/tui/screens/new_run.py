@@ -17,7 +17,6 @@ empty path is the bundled demo set.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -46,15 +45,12 @@ from qatui.config import Config
 from qatui.errors import QatuiError
 from qatui.report.models import model_choices
 from qatui.tui.screens.base import QatuiScreen
+from qatui.tui.widgets.dataset_picker import DatasetTree, FormScroll, dataset_summary
 from qatui.tui.widgets.options_form import OptionsForm
 
 if TYPE_CHECKING:
     from qatui.data.model import Dataset
     from qatui.judges.base import Judge
-
-DATASET_SUFFIXES = {".jsonl", ".json", ".csv"}
-SKIPPED_FOLDERS = {"__pycache__", "node_modules", "site-packages"}
-PREVIEW_ITEMS = 3
 
 
 @dataclass(frozen=True)
@@ -70,44 +66,6 @@ class NewRun:
     """Each picked judge's options, validated (all fields), replacing its config table."""
     nli: str | None = None
     embedder: str | None = None
-
-
-class DatasetTree(DirectoryTree):
-    """Folders and the files qatui can load; hidden entries and virtualenv clutter left out."""
-
-    def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
-        return [p for p in paths if not p.name.startswith(".") and p.name not in SKIPPED_FOLDERS
-                and (p.is_dir() or p.suffix.lower() in DATASET_SUFFIXES)]
-
-
-class FormScroll(VerticalScroll, can_focus=False):
-    """A scrolling column of fields: Tab goes to its fields, not to the column."""
-
-
-def dataset_summary(dataset: Dataset) -> str:
-    """Rich markup: what the dataset holds and its first items with their gold."""
-    from qatui.report import clip, dataset_overview, describe_gold
-
-    o = dataset_overview(dataset)
-    c = o["candidates"]
-    gold = ", ".join(f"{k} {v}" for k, v in o["gold_kinds"].items()) or "none"
-    if o["no_gold"] and o["gold_kinds"]:
-        gold += f", none {o['no_gold']}"
-    rows = [
-        ("items", f"{o['n_items']} · {c['total']} responses ({c['min']}–{c['max']} each)"),
-        ("gold", gold),
-        ("languages", ", ".join(f"{k} {v}" for k, v in o["languages"].items())),
-        ("reference", f"{o['with_reference']} of {o['n_items']} · context {o['with_context']}"),
-    ]
-    lines = [f"[b]{escape(o['name'])}[/] [dim]({o['format']})[/]"]
-    lines += [f"[dim]{key:<10}[/]{escape(value)}" for key, value in rows]
-    for item in dataset.items[:PREVIEW_ITEMS]:
-        lines.append("")
-        lines.append(f"[b]{escape(item.id)}[/] {escape(clip(item.question, 200))}")
-        if item.references:
-            lines.append(f"  [dim]reference[/] {escape(clip(item.references[0], 120))}")
-        lines.append(f"  [dim]{len(item.candidates)} responses · gold[/] {escape(clip(describe_gold(item), 120))}")
-    return "\n".join(lines)
 
 
 STEPS = Binding.Group("Steps")

@@ -9,6 +9,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
 
 from qatui.tui.state import RunState, TaskKey
+from qatui.tui.widgets.baseline_panel import BaselinePanel
 from qatui.tui.widgets.checklist_panel import ChecklistPanel
 from qatui.tui.widgets.entailment_panel import EntailmentPanel
 from qatui.tui.widgets.instances_panel import InstancesPanel
@@ -67,6 +68,7 @@ class ItemBrowser(Horizontal):
                 yield ChecklistPanel()
                 yield PairwisePanel()
                 yield RagasPanel()
+                yield BaselinePanel()
             with RankingBox(id="ranking-box"):
                 yield RankingPanel()
             yield TranscriptPanel(id="transcript").set_class(not self._transcript, "-hidden")

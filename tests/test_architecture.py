@@ -1,0 +1,36 @@
+"""The architecture holds: no import cycle between qatui's modules, and no module a newcomer must scroll through.
+
+The layer contracts themselves are checked by `lint-imports` (pyproject.toml), which `make test` runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "qatui"
+sys.path.insert(0, str(PACKAGE.parent / "scripts"))
+
+from import_cycles import cycles  # noqa: E402
+
+MAX_LINES = 400
+
+
+def test_no_import_cycle_between_modules() -> None:
+    assert cycles("qatui") == []
+
+
+def test_no_module_is_over_400_lines() -> None:
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def test_every_class_says_what_it_is_for() -> None:
+    missing = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and not ast.get_docstring(node):
+                missing.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}")
+    assert missing == []

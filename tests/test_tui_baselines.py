@@ -1,0 +1,40 @@
+"""The baselines' steps reach the run state and the Baselines panel, one readable line each."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+
+from qatui.data.loaders import demo_dataset
+from qatui.events import DimensionRated, PairChosen, PointScored
+from qatui.tui.state import RunState
+from qatui.tui.widgets.baseline_panel import BaselinePanel
+
+
+async def test_baseline_steps_fold_into_the_state_and_show_in_the_panel() -> None:
+    item = demo_dataset().items[0]
+    state = RunState([item], ["pointwise", "pairwise-ab", "geval"], seed=0)
+    stamp = {"item_id": item.id}
+    state.fold(PointScored(**stamp, judge="pointwise", response="Response 2", score=8.12, raw="... [[8.12]]"))
+    state.fold(PairChosen(**stamp, judge="pairwise-ab", first="Response 1", second="Response 2", choice="B",
+                          rematch=True, reasked=True))
+    state.fold(DimensionRated(**stamp, judge="geval", response="Response 1", dimension="accuracy",
+                              method="samples", ratings=[4, 5], score=4.5))
+    assert state.tasks[(item.id, "pointwise")].baseline_steps == ["Response 2: 8.12 / 10"]
+    assert state.tasks[(item.id, "pairwise-ab")].baseline_steps == [
+        "Response 1 vs Response 2: Response 2 (rematch of a win-rate tie) (re-asked)"]
+    assert state.tasks[(item.id, "geval")].baseline_steps == ["Response 1 accuracy: 4.50 (samples)"]
+
+    class Host(App):
+        def get_theme_variable_defaults(self) -> dict[str, str]:
+            return {"panel-border": "#808080"}  # the variable qatui's themes define
+
+        def compose(self) -> ComposeResult:
+            yield BaselinePanel()
+
+    app = Host()
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(BaselinePanel)
+        panel.task = state.tasks[(item.id, "geval")]
+        await pilot.pause()
+        assert "Response 1 accuracy: 4.50 (samples)" in str(panel.render())
+        assert panel.has_content(panel.task)

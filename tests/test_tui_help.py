@@ -1,0 +1,43 @@
+"""The help screen explains the short metric names a screen shows (tau, acc, route), within its box."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from tui_support import freeze_time, lexical_sessions
+
+from qatui.config import Config
+from qatui.store.session import SessionStore
+from qatui.tui.app import QatuiApp
+from qatui.tui.format import METRIC_MEANINGS
+from qatui.tui.screens.help import HelpScreen
+from qatui.tui.widgets.vim_table import VimTable
+
+
+@pytest.fixture
+def saved(tmp_path, monkeypatch) -> tuple[SessionStore, str]:
+    """A finished lexical session (built before the app's event loop runs)."""
+    monkeypatch.chdir(tmp_path)
+    freeze_time(monkeypatch)
+    store = SessionStore("sessions")
+    first, _ = lexical_sessions(store, Config())
+    return store, first
+
+
+async def test_help_on_a_session_lists_what_each_figure_means(saved) -> None:
+    store, first = saved
+    app = QatuiApp(Config(), store, open_id=first)
+    async with app.run_test(size=(80, 24)) as pilot:
+        deadline = time.monotonic() + 15
+        while type(app.screen).__name__ != "SessionScreen" and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+        await pilot.press("question_mark")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, HelpScreen)
+        table = app.screen.query_one(VimTable)
+        rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+        figures = {row[0]: row[1] for row in rows if row[2] == "figure"}
+        assert set(figures) == set(METRIC_MEANINGS)
+        assert "Kendall tau-b" in figures["tau"] and "route accuracy" in figures["route"]
+        assert table.virtual_size.width <= table.size.width  # wrapped: no sideways scrolling at 80 columns
