@@ -63,6 +63,7 @@ def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Every command and option of `qatui`, global options accepted before and after the command."""
     common = argparse.ArgumentParser(add_help=False)
     _global_options(common, default=argparse.SUPPRESS)
 

@@ -49,6 +49,7 @@ class RankingGold(_Strict):
 
     @property
     def candidate_ids(self) -> list[str]:
+        """The candidate ids in gold order, best tier first."""
         return [cid for tier in self.tiers for cid in tier]
 
 
@@ -84,6 +85,7 @@ class RatingsGold(_Strict):
 
     @property
     def dimensions(self) -> list[str]:
+        """The rating dimensions any candidate has, in first-seen order."""
         dims: dict[str, None] = {}
         for per_dim in self.ratings.values():
             dims.update(dict.fromkeys(per_dim))
@@ -144,10 +146,12 @@ class Dataset(BaseModel):
 
     @property
     def gold_kinds(self) -> Counter[str]:
+        """How many items have each kind of gold (ranking, pairwise, ratings)."""
         return Counter(item.gold.kind for item in self.items if item.gold is not None)
 
     @property
     def languages(self) -> Counter[str]:
+        """How many items are in each language (given or detected)."""
         from qatui.data.language import item_language
 
         return Counter(item_language(item) for item in self.items)

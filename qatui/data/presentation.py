@@ -63,6 +63,7 @@ class ItemView(BaseModel):
 
     @property
     def labels(self) -> list[str]:
+        """The labels the judge sees, in presentation order ("Response 1", ...)."""
         return [r.label for r in self.responses]
 
 

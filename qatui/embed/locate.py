@@ -65,6 +65,7 @@ def canonical_spec(spec: str) -> str:
 
 
 def not_found(spec: str, why: str = "") -> EmbedderError:
+    """The error for an embedder that is neither bundled, on disk nor reachable."""
     extra = f" ({why})" if why else ""
     return EmbedderError(
         f"embedding model {spec!r} not found locally and the hub is unreachable: pass a local path"

@@ -61,6 +61,7 @@ class RunCounts:
     failures: list[ItemFailed] = field(default_factory=list)
 
     def count_call(self, call: LLMCallFinished) -> None:
+        """Add one backbone call to the tallies (calls, cache hits, tokens, cost)."""
         self.calls += 1
         self.cached += call.cached
         self.prompt_tokens += call.prompt_tokens

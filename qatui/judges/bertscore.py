@@ -146,6 +146,7 @@ class BertScoreJudge(Judge):
         return problems
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
+        """BERTScore of every response against the references, computed in a worker thread."""
         opts = self.options
 
         def score() -> tuple[list[PRF], dict]:

@@ -109,6 +109,7 @@ class CheckEvalJudge(Judge):
         return response, call, parse_answers(text, n)
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
+        """Ask every response's checklist questions, one call per group, then score the share of yes."""
         prompts = load_prompts("checkeval", view.language)
         positions = {(d, s, qid): i for i, (d, s, qid, _) in enumerate(self.checklist.question_ids())}
         tasks = [asyncio.ensure_future(self._ask(view, response, call, prompts))

@@ -168,6 +168,7 @@ class GEvalJudge(Judge):
                               raw=[a.raw for a in answers], ratings=ratings, score=sample_mean(ratings))
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
+        """Write (or reuse) the evaluation steps, then rate every response on every dimension."""
         prompts = load_prompts("geval", view.language)
         written = await asyncio.gather(*(self._steps(d, prompts, view.language) for d in self.options.names))
         for event in written:

@@ -52,6 +52,7 @@ class LengthJudge(Judge):
     Options = LengthOptions
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
+        """Score every response by its length; no model."""
         unit = unit_for(view.language, self.options.unit)
         lengths = {r.label: text_length(r.text, unit) for r in view.responses}
         yield Judgement(scores={label: float(n) for label, n in lengths.items()},

@@ -36,6 +36,7 @@ class _JiebaTokenizer:
     """rouge-score tokenizer for Chinese: jieba words, punctuation and spaces dropped."""
 
     def tokenize(self, text: str) -> list[str]:
+        """Chinese text segmented into words by jieba."""
         import jieba
 
         jieba.setLogLevel(logging.WARNING)
@@ -78,6 +79,7 @@ class _LexicalJudge(Judge):
     metric: Callable[[str, list[str], str], float]
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
+        """Score every response against the references in a worker thread."""
         metric = type(self).metric
 
         def score_all() -> dict[str, float]:

@@ -123,6 +123,7 @@ class LinkageJudge(Judge):
         return CandidatePlaced(response=response.label, position=read.value, raw=read.raw, reasked=read.reasked)
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
+        """Build (or read) the reference list, then place every response in it."""
         built = await self.reference_list(view)
         yield built
         section = load_prompts("linkage", view.language)["place"]

@@ -40,9 +40,11 @@ class LLMNLIScorer(NLIScorer):
         self.name = f"llm:{llm.model}"
 
     def predict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
+        """Not available synchronously: the backbone is asked through `apredict`."""
         raise NLIError("the llm NLI backend is asynchronous: use apredict")
 
     async def apredict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
+        """One backbone call per premise, labelling each of its hypotheses."""
         by_premise: dict[str, list[int]] = {}
         for index, (premise, _) in enumerate(pairs):
             by_premise.setdefault(premise, []).append(index)

@@ -139,6 +139,7 @@ class MinosJudge(Judge):
     strategy: ClassVar[Literal["route", "akps", "ialr", "listwise"]] = "route"
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
+        """Route the question, then score by key points and NLI or rank with silver instances."""
         prompts = load_prompts("minos", view.language)
         route: dict[str, str | None] = {"question_type": None, "routed_by": None}
         if self.strategy == "route":

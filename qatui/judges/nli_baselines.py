@@ -49,6 +49,7 @@ class _DirectionalNLIJudge(Judge):
         return n, n
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
+        """P(entail) − P(contradict) of every (reference, response) pair in this judge's direction."""
         pairs, keys = [], []
         for index, reference in enumerate(view.references):
             for response in view.responses:

@@ -223,6 +223,7 @@ class PairwiseJudge(Judge):
                           rationale=" ".join(result.data.rationale.split()))
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
+        """Ask every pair in the protocol's orders, then score by win rate."""
         section = load_prompts("pairwise", view.language)["calf" if self.options.protocol == "calf" else "judge"]
         tasks = [asyncio.ensure_future(self._ask(view, a, b, section))
                  for a, b in self.orders(view.labels, view.item_id)]

@@ -138,6 +138,7 @@ class PairwiseABJudge(Judge):
                 task.cancel()
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
+        """Ask every pair once, rematch the win-rate ties, then score by win rate."""
         section = load_prompts("pairwise_ab", view.language)["judge"]
         labels = view.labels
         first_round: list[PairChosen] = []

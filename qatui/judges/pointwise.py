@@ -74,6 +74,7 @@ class PointwiseJudge(Judge):
         return PointScored(response=response.label, score=read.value, raw=read.raw, reasked=read.reasked)
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
+        """Score every response 0.00–10.00, one call each."""
         section = load_prompts("pointwise", view.language)["score"]
         tasks = [asyncio.ensure_future(self._score(view, r, section)) for r in view.responses]
         scored: dict[str, float] = {}

@@ -29,18 +29,22 @@ class Resources:
 
     @property
     def backbone(self) -> str:
+        """The backbone's name: the run's choice, else the config's default."""
         return self.backbone_name or self.config.models.default_backbone
 
     @property
     def nli_name(self) -> str:
+        """The NLI model's name: the run's choice, else the config's default."""
         return self.nli_spec or self.config.models.nli
 
     @property
     def embedder_name(self) -> str:
+        """The embedder's name: the run's choice, else the config's default."""
         return self.embedder_spec or self.config.models.embedder
 
     @property
     def cache_enabled(self) -> bool:
+        """Whether LLM calls read the cache: the run's choice, else the config's."""
         return self.config.cache.enabled if self.use_cache is None else self.use_cache
 
     @cached_property

@@ -56,6 +56,7 @@ class CallCache:
         self.root = Path(root).expanduser()
 
     def path(self, key: str) -> Path:
+        """Where the entry of `key` lives (sharded by its first two characters)."""
         return self.root / key[:2] / f"{key}.json"
 
     def load(self, key: str) -> dict[str, Any] | None:

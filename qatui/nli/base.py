@@ -63,6 +63,7 @@ class NLIProbs(BaseModel):
         return "entail" if self.entail == best else "neutral" if self.neutral == best else "contradict"
 
     def as_tuple(self) -> tuple[float, float, float]:
+        """(entail, neutral, contradict)."""
         return (self.entail, self.neutral, self.contradict)
 
 

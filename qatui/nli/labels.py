@@ -46,6 +46,7 @@ class LabelMap:
         return any(_norm(name) in _NOT_ENTAIL for _, name in self.id2label)
 
     def describe(self) -> str:
+        """The label mapping as `0=entailment, 1=...`, for error messages."""
         return ", ".join(f"{i}={name}" for i, name in self.id2label)
 
 

@@ -147,9 +147,11 @@ class TransformersNLI(NLIScorer):
 
     @property
     def labels(self) -> LabelMap:
+        """The model's label mapping onto entail / neutral / contradict."""
         return self.loaded.labels
 
     def predict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
+        """Batched probabilities of every (premise, hypothesis) pair."""
         pairs = check_pairs(pairs)
         if not pairs:
             return []

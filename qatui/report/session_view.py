@@ -23,6 +23,7 @@ METRIC_ORDER = ("kendall", "spearman", "pearson", "rbo_0.5", "rbo_0.9", "accurac
 
 
 def fmt(value: float | None) -> str:
+    """A metric value with three decimals, or '-' when absent."""
     return "-" if value is None else f"{value:.3f}"
 
 

@@ -91,6 +91,7 @@ class RunHandle:
 
     @property
     def running(self) -> bool:
+        """Whether the run's engine is still working."""
         return self._loop is not None and not self.ended.is_set()
 
     def start(self, loop: EngineLoop) -> None:
@@ -100,6 +101,7 @@ class RunHandle:
 
     @property
     def paused(self) -> bool:
+        """Whether the run is paused (tasks in flight finish, none starts)."""
         return self.job.engine.paused
 
     def pause(self) -> None:

@@ -39,6 +39,7 @@ def panel_text(panel: TaskPanel) -> str:
 
 
 def titled(panel: TaskPanel) -> str:
+    """A panel's title and its text, as copied to the clipboard."""
     return f"{panel.border_title}\n{panel_text(panel)}"
 
 

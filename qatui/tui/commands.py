@@ -24,6 +24,7 @@ class QatuiCommands(Provider):
 
     @property
     def qatui(self) -> Workbench:
+        """The app, as the palette may use it."""
         return cast("Workbench", self.app)
 
     def commands(self) -> list[Command]:

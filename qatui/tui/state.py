@@ -100,6 +100,7 @@ class TaskView:
 
     @property
     def key(self) -> TaskKey:
+        """(item id, judge)."""
         return (self.item_id, self.judge)
 
     def candidate(self, label: str) -> str:

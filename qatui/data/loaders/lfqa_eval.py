@@ -53,6 +53,7 @@ class _Pair:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def item(self) -> Item:
+        """The pair as one pairwise item, with one label per expert."""
         data = {
             "id": self.id,
             "question": self.question,

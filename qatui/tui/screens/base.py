@@ -26,6 +26,7 @@ class QatuiScreen(Screen):
 
     @property
     def qatui(self) -> Workbench:
+        """The app, as screens may use it (`Workbench`)."""
         return cast("Workbench", self.app)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

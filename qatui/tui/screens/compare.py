@@ -77,6 +77,7 @@ class DeltaTable(VimTable):
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
 
     def style(self, kind: str):
+        """The Rich style of a delta-table component (better, worse, same)."""
         return self.get_component_rich_style(f"delta-table--{kind}", partial=True)
 
     def value(self, value: float | None, delta: float | None = None) -> Text:

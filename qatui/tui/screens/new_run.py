@@ -299,6 +299,7 @@ class NewRunScreen(QatuiScreen):
         return list(self.query_one("#judges", SelectionList).selected)
 
     def limit(self) -> int | None:
+        """The item limit typed in, None when blank or not a number."""
         text = self.query_one("#limit", Input).value.strip()
         return int(text) if text and int(text) > 0 else None
 

@@ -180,6 +180,7 @@ class SpotCheckScreen(QatuiScreen):
 
     @work(group="start", exclusive=True, exit_on_error=False, description="starting the spot check")
     async def start(self, item: Item, judge: str, backbone: str) -> None:
+        """Start the spot check off the UI thread (its backbone is checked first), then show it live."""
         app = self.qatui
         job = await asyncio.to_thread(start_spot_check, app.store, item, judge, app.config, app._resources(backbone))
         self.app.push_screen(SpotRunScreen(job))

@@ -113,6 +113,7 @@ class ItemList(VimTable):
 
         @property
         def control(self) -> ItemList:
+            """The item list that posted the message."""
             return self.item_list
 
     def __init__(self, *, id: str | None = None) -> None:
