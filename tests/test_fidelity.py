@@ -118,3 +118,88 @@ def test_accuracy_ci_resamples_items_not_labels() -> None:
     by_label = mean_ci([[1.0 if i % 2 == 0 else 0.0] for i in range(12) for _ in range(3)], seed=3)
     width = found.ci["accuracy"][1] - found.ci["accuracy"][0]
     assert width > (by_label[1] - by_label[0]) * 1.4  # labels of one item move together: a wider interval
+
+
+# -- no English-only NLI model ever judges Chinese text ------------------------------------------------
+
+BILINGUAL = [
+    {"id": "en", "question": "What colour is the sky on a clear day?", "references": ["The sky is blue on a clear day."],
+     "candidates": {"a": "On a clear day the sky is blue.", "b": "The sky is green."}, "question_type": "factoid",
+     "gold": {"kind": "ranking", "tiers": [["a"], ["b"]]}},
+    {"id": "zh", "question": "晴天的天空是什么颜色？", "references": ["晴天的天空是蓝色的。"],
+     "candidates": {"a": "晴天时天空是蓝色的。", "b": "天空是绿色的。"}, "question_type": "factoid",
+     "gold": {"kind": "ranking", "tiers": [["a"], ["b"]]}},
+]
+
+
+class _KeyPointsAndEntailment:
+    """A scripted backbone: the reference as its one key point; every statement entailed."""
+
+    model = "scripted/nli"
+
+    def __init__(self) -> None:
+        self.purposes: list[str] = []
+
+    async def complete(self, messages, *, purpose, schema=None, **_):
+        from types import SimpleNamespace
+
+        from qatui.llm.parse import parse_output
+
+        self.purposes.append(purpose)
+        content = messages[-1]["content"]
+        if purpose == "key_points":
+            answer = {"key_points": ["天空是蓝色的。" if "蓝" in content else "The sky is blue."]}
+        else:
+            answer = {"labels": ["entail"]}
+        text = json.dumps(answer, ensure_ascii=False)
+        return SimpleNamespace(text=text, data=parse_output(text, schema), event=None)
+
+
+def test_minos_never_sends_chinese_text_to_the_english_nli_model(tmp_path) -> None:
+    import asyncio
+
+    from qatui.judges.resources import Resources
+    from qatui.nli import load_nli
+
+    bundled = load_nli("bundled")  # the real English-only cross-encoder
+    seen: list[tuple[str, str]] = []
+
+    class Watched:
+        name = "bundled"
+
+        async def apredict(self, pairs):
+            seen.extend(pairs)
+            return await bundled.apredict(pairs)
+
+    path = tmp_path / "bilingual.jsonl"
+    path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in BILINGUAL))
+    config = Config()
+    resources = Resources(config)
+    llm = _KeyPointsAndEntailment()
+    resources.__dict__.update(llm=llm, nli=Watched())
+    job = start_run(SessionStore(tmp_path / "s"), load_dataset(path), ["minos"], config, resources=resources,
+                    judge_options={"minos": {"route": "gold"}}, concurrency=1)
+
+    async def drive() -> None:
+        async for _ in job.engine.run():
+            pass
+
+    asyncio.run(drive())
+    verdicts = job.session.verdicts("minos")
+    assert set(verdicts) == {"en", "zh"}
+    assert seen and not any("\u4e00" <= ch <= "\u9fff" for pair in seen for text in pair for ch in text)
+    assert verdicts["en"].details["nli"] == "bundled" and verdicts["zh"].details["nli"] == "llm"
+    assert llm.purposes.count("nli") == 2  # the Chinese item's two responses, one call per premise
+    assert verdicts["en"].ranking[0] == "a"  # the real model still judges the English item
+
+
+def test_plan_shows_the_nli_per_language_and_counts_its_calls(tmp_path, capsys) -> None:
+    path = tmp_path / "bilingual.jsonl"
+    path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in BILINGUAL))
+    config = tmp_path / "c.toml"
+    config.write_text('[judges.minos]\nroute = "gold"\n')
+    code = main(["--config", str(config), "run", str(path), "--judge", "minos", "--plan", "--json"])
+    plan = json.loads(capsys.readouterr().out)
+    assert code == 0 and plan["nli"] == {"en": "bundled", "zh": "llm"}
+    # factoid by gold: one key-point call per reference; the Chinese item adds one LLM-NLI call per response
+    assert plan["calls"]["minos"] == [1 + 1 + 2, 1 + 1 + 2]

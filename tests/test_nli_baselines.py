@@ -33,10 +33,12 @@ def test_a_chinese_item_never_reaches_the_english_nli_model() -> None:
     zh = Item(id="zh", question="天空是什么颜色？", references=["天空是蓝色的。"], candidates={"a": "蓝色。", "b": "绿色。"})
     en = Item.model_validate(ITEM)
     dataset = Dataset(name="mixed", path="-", format="jsonl", content_hash="x", items=[en, zh])
-    bundled = make_judge("nli-ra", {}, Resources(Config()))
-    assert bundled.not_applicable(dataset) == {"zh": bundled.item_problem(zh)}
-    assert "English-only" in bundled.item_problem(zh)
-    by_llm = make_judge("nli-ar", {}, Resources(Config(), nli_spec="llm"))
-    assert by_llm.not_applicable(dataset) == {}
-    assert by_llm.expected_calls(zh) == (2, 2) and make_judge("nli-ra", {}, Resources(Config(), nli_spec="llm")
-                                                              ).expected_calls(zh) == (1, 1)
+    resources = Resources(Config())
+    assert resources.nli_names(["en", "zh"]) == {"en": "bundled", "zh": "llm"}  # the backbone reads Chinese
+    ra, ar = make_judge("nli-ra", {}, resources), make_judge("nli-ar", {}, resources)
+    assert ra.not_applicable(dataset) == {}
+    assert (ra.expected_calls(en), ra.expected_calls(zh)) == ((0, 0), (1, 1))  # one call per premise (the reference)
+    assert ar.expected_calls(zh) == (2, 2)  # the two responses are the premises
+    configured = Resources(Config.model_validate({"models": {"nli_zh": "some/multilingual-nli"}}))
+    assert configured.nli_name_for("zh") == "some/multilingual-nli" and configured.nli_name_for("en") == "bundled"
+    assert Resources(Config(), nli_spec="llm").nli_names(["en", "zh"]) == {"en": "llm", "zh": "llm"}

@@ -605,13 +605,18 @@ async def test_new_run_screen_offers_only_what_the_data_supports_and_counts_the_
         await until(pilot, lambda: "71 responses" in shown(screen, "#preview") and "minos" not in shown(screen, "#unavailable"))
         listing.select("minos")
         dataset = demo_dataset()
-        fewest = sum(min(len(it.references), 2) + 1 for it in dataset.items)
-        most = sum(max(len(it.references), 2) + 1 for it in dataset.items)
+        from qatui.data.language import item_language
+
+        def key_point_calls(it) -> int:  # Chinese items: the English-only NLI is replaced by the backbone
+            return len(it.references) * (1 + len(it.candidates) * (item_language(it) == "zh"))
+
+        fewest = sum(min(key_point_calls(it), 2) + 1 for it in dataset.items)
+        most = sum(max(key_point_calls(it), 2) + 1 for it in dataset.items)
         await until(pilot, lambda: f"{fewest}–{most} backbone calls" in shown(screen, "#plan"))
         listing.highlighted = listing.get_option_index("minos")
         await until(pilot, lambda: screen.query_one(OptionsForm).judge == "minos")
         screen.query_one("#opt-route", Select).value = "gold"  # the dataset's question types: no router calls
-        exact = sum(len(it.references) if it.question_type == "factoid" else 2 for it in dataset.items)
+        exact = sum(key_point_calls(it) if it.question_type == "factoid" else 2 for it in dataset.items)
         await until(pilot, lambda: f" {exact} backbone calls" in shown(screen, "#plan"))
         screen.query_one("#opt-temperature", Input).value = "5"
         await until(pilot, lambda: "temperature" in shown(screen, "#plan"))

@@ -134,6 +134,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
 
 def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     """`run --plan`: what a run would do (judges refused as a run would refuse them), with no session and no call."""
+    from qatui.data.language import item_language
     from qatui.engine.jobs import (
         build_judges,
         calls_text,
@@ -148,7 +149,9 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     check_models(judges, resources)
     calls = expected_calls(judges, subset)
     total = total_calls(calls)
-    plan = {"dataset": dataset.name, "items": len(subset.items), "backbone": resources.backbone,
+    languages = [item_language(item) for item in subset.items]
+    nli = resources.nli_names(languages) if any(j.uses_nli for j in judges) else {}
+    plan = {"dataset": dataset.name, "items": len(subset.items), "backbone": resources.backbone, "nli": nli,
             "calls": {name: list(c) if c else None for name, c in calls.items()},
             "total_calls": list(total) if total else None}
     if args.json:
@@ -156,6 +159,8 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
         return 0
     console = make_console()
     console.print(f"[b]{dataset.name}[/]: {plural(len(subset.items), 'item')}, backbone {resources.backbone}")
+    if nli:
+        console.print("  NLI: " + ", ".join(f"{language} items → {name}" for language, name in nli.items()))
     for name, count in calls.items():
         console.print(f"  {name:<24} {calls_text(count):>10} backbone calls")
     if len(calls) > 1:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, Field, WithJsonSchema, create_model
 
+from qatui.data.language import item_language
 from qatui.events import (
     EntailmentScored,
     Event,
@@ -165,12 +166,15 @@ class MinosJudge(Judge):
                         details={"strategy": "listwise", **route, "repaired": produced.repaired})
 
     def expected_calls(self, item: Item) -> tuple[int, int]:
-        """Per route: classify 1; key points one per reference; instances 1 + ranking 1.
+        """Per route: classify 1; key points one per reference (plus, when the item's NLI is the
+        backbone, one NLI call per reference and response); instances 1 + ranking 1.
 
         Re-asks of a malformed answer or ranking are not counted (they happen only when
         the backbone errs).
         """
         key_points, listwise = len(item.references), 2
+        if self.uses_nli and self.resources.nli_name_for(item_language(item)) == "llm":
+            key_points += len(item.references) * len(item.candidates)  # LLM-NLI: one call per (reference, response)
         if self.strategy == "akps":
             return key_points, key_points
         if self.strategy == "ialr":
@@ -211,7 +215,7 @@ class MinosJudge(Judge):
                 points = [reference]  # nothing extracted: the reference itself is the one key point
             yield KeyPointsExtracted(points=points, reference_index=index)
             pairs = [(r.text, point) for r in view.responses for point in points]
-            probs = await self.resources.nli.apredict(pairs)
+            probs = await self.resources.nli_for(view.language).apredict(pairs)
             sums = {r.label: 0.0 for r in view.responses}
             for (response, point), p, label in zip(
                 pairs, probs, (r.label for r in view.responses for _ in points), strict=True
@@ -227,7 +231,7 @@ class MinosJudge(Judge):
         yield RankingProduced(ranking=ranking, scores=scores)
         yield Judgement(scores=scores, ranking=ranking,
                         details={"strategy": "key_points", **route, "best_reference": best_reference,
-                                 "per_reference": per_reference})
+                                 "per_reference": per_reference, "nli": self.resources.nli_name_for(view.language)})
 
     async def _listwise(self, view: ItemView, prompts: dict, levels: dict[str, str]) -> RankingProduced:
         section = prompts["rank"]

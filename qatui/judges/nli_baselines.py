@@ -3,9 +3,9 @@
 `nli-ra`: reference ⇒ response (the reference is the premise: is the response supported by
 it?). `nli-ar`: response ⇒ reference (the response is the premise: does it say what the
 reference says?). A response scores P(entail) − P(contradict), the best over the references.
-Each pair is an `EntailmentScored` event (`key_point` holds the reference). The bundled NLI
-model is English-only, so on a Chinese item it is never used: the item is not applicable
-with the reason, unless the run's NLI is `llm` or another model.
+Each pair is an `EntailmentScored` event (`key_point` holds the reference). The NLI model is
+chosen per language (`Resources.nli_name_for`): the English-only bundled model never judges a
+Chinese item, which gets `[models] nli_zh` or the backbone.
 """
 
 from __future__ import annotations
@@ -21,10 +21,6 @@ if TYPE_CHECKING:
     from qatui.data.model import Item
     from qatui.data.presentation import ItemView
 
-ENGLISH_ONLY_NLI = ("bundled",)
-"""NLI models that must never judge Chinese text (their tokenizer maps most characters to [UNK])."""
-
-
 class _DirectionalNLIJudge(Judge):
     """Ranks responses by P(entail) − P(contradict) between the response and a reference, in one direction."""
 
@@ -32,18 +28,9 @@ class _DirectionalNLIJudge(Judge):
     uses_nli = True
     reference_is_premise: ClassVar[bool]
 
-    def item_problem(self, item: Item) -> str | None:
-        """Also not applicable: a Chinese item when the run's NLI model is the English-only bundled one."""
-        if problem := super().item_problem(item):
-            return problem
-        if item_language(item) == "zh" and self.resources.nli_name in ENGLISH_ONLY_NLI:
-            return (f"the NLI model {self.resources.nli_name!r} is English-only and the item is Chinese; "
-                    "use --nli llm or a multilingual NLI model")
-        return None
-
     def expected_calls(self, item: Item) -> tuple[int, int]:
         """No backbone call, unless the NLI is the backbone (`--nli llm`): one call per premise."""
-        if self.resources.nli_name != "llm":
+        if self.resources.nli_name_for(item_language(item)) != "llm":
             return 0, 0
         n = len(item.references) if self.reference_is_premise else len(item.candidates)
         return n, n
@@ -55,7 +42,7 @@ class _DirectionalNLIJudge(Judge):
             for response in view.responses:
                 pairs.append((reference, response.text) if self.reference_is_premise else (response.text, reference))
                 keys.append((index, reference, response.label))
-        probs = await self.resources.nli.apredict(pairs)
+        probs = await self.resources.nli_for(view.language).apredict(pairs)
         scores: dict[str, float] = {}
         for (index, reference, label), p in zip(keys, probs, strict=True):
             yield EntailmentScored(response=label, key_point=reference, reference_index=index,
@@ -63,7 +50,7 @@ class _DirectionalNLIJudge(Judge):
             scores[label] = max(scores.get(label, -1.0), p.entail - p.contradict)
         yield Judgement(scores=scores, details={
             "direction": "reference ⇒ response" if self.reference_is_premise else "response ⇒ reference",
-            "nli": self.resources.nli_name})
+            "nli": self.resources.nli_name_for(view.language)})
 
 
 class NLIReferenceToAnswerJudge(_DirectionalNLIJudge):

@@ -6,9 +6,13 @@ and every judge of a run talks to the same cached client.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
+
+ENGLISH_ONLY_NLI = frozenset({"bundled"})
+"""NLI models that must never judge Chinese text (their tokenizer maps most Chinese characters to [UNK])."""
 
 if TYPE_CHECKING:
     from qatui.config import Config
@@ -26,6 +30,7 @@ class Resources:
     nli_spec: str | None = None
     embedder_spec: str | None = None
     use_cache: bool | None = None
+    _nli_scorers: dict[str, NLIScorer] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def backbone(self) -> str:
@@ -54,16 +59,42 @@ class Resources:
 
         return make_client(self.backbone, self.config, use_cache=self.cache_enabled)
 
+    def nli_name_for(self, language: str) -> str:
+        """The NLI model for items in `language`: an English-only model never judges Chinese text.
+
+        Chinese items get `[models] nli_zh` when set, else the run's NLI if it reads Chinese,
+        else the backbone (`llm`).
+        """
+        if language != "zh" or self.nli_name not in ENGLISH_ONLY_NLI:
+            return self.nli_name
+        return self.config.models.nli_zh or "llm"
+
+    def nli_names(self, languages: Iterable[str]) -> dict[str, str]:
+        """Language -> the NLI model its items use, for the plan and the session record."""
+        return {language: self.nli_name_for(language) for language in sorted(set(languages))}
+
     @cached_property
     def nli(self) -> NLIScorer:
-        """The NLI scorer: the bundled cross-encoder, a transformers model, or the backbone."""
-        if self.nli_name == "llm":
+        """The run's NLI scorer: the bundled cross-encoder, a transformers model, or the backbone."""
+        return self._load_nli(self.nli_name)
+
+    def nli_for(self, language: str) -> NLIScorer:
+        """The NLI scorer for items in `language` (see `nli_name_for`), loaded once per model."""
+        name = self.nli_name_for(language)
+        if name == self.nli_name:
+            return self.nli
+        if name not in self._nli_scorers:
+            self._nli_scorers[name] = self._load_nli(name)
+        return self._nli_scorers[name]
+
+    def _load_nli(self, name: str) -> NLIScorer:
+        if name == "llm":
             from qatui.judges.llm_nli import LLMNLIScorer
 
             return LLMNLIScorer(self.llm)
         from qatui.nli import load_nli
 
-        return load_nli(self.nli_name)
+        return load_nli(name)
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -80,5 +111,5 @@ class Resources:
 
     def describe(self) -> dict[str, object]:
         """What a session records about its models (names only, never keys)."""
-        return {"backbone": self.backbone, "nli": self.nli_name, "embedder": self.embedder_name,
-                "cache": self.cache_enabled}
+        return {"backbone": self.backbone, "nli": self.nli_name, "nli_zh": self.nli_name_for("zh"),
+                "embedder": self.embedder_name, "cache": self.cache_enabled}
