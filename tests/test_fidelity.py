@@ -97,6 +97,9 @@ def test_json_and_show_say_the_convention_and_the_coverage(tmp_path, capsys) -> 
     code = main(["run", str(path), "--judge", "rouge-l", "--json", "--sessions-dir", str(tmp_path / "s")])
     strict = json.loads(capsys.readouterr().out)["judges"]["rouge-l"]
     assert strict["convention"] == "strict" and strict["n"]["kendall"] == 3
+    # both conventions are reported, whichever is the headline
+    assert strict["by_convention"]["paper"]["metrics"] == judge["metrics"]
+    assert judge["by_convention"]["strict"]["n"]["kendall"] == 3
 
 
 def _pair_item(i: int, labels: list[str]) -> Item:
@@ -203,3 +206,32 @@ def test_plan_shows_the_nli_per_language_and_counts_its_calls(tmp_path, capsys) 
     assert code == 0 and plan["nli"] == {"en": "bundled", "zh": "llm"}
     # factoid by gold: one key-point call per reference; the Chinese item adds one LLM-NLI call per response
     assert plan["calls"]["minos"] == [1 + 1 + 2, 1 + 1 + 2]
+
+
+# -- datasets inspect warns where the gold leaks -------------------------------------------------------
+
+
+def test_inspect_warns_about_gold_order_ids_that_encode_the_gold_and_copied_references(tmp_path, capsys) -> None:
+    leaky = [{"id": f"q{i}", "question": f"Question {i}?", "references": [f"The answer to {i} is forty-two."],
+              "candidates": {"rank1": f"The answer to {i} is forty-two.", "rank2": "Maybe forty.", "rank3": "No idea."},
+              "gold": {"kind": "ranking", "tiers": [["rank1"], ["rank2"], ["rank3"]]}} for i in range(4)]
+    path = tmp_path / "leaky.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in leaky))
+    code = main(["datasets", "inspect", str(path), "--json"])
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert code == 0 and len(warnings) == 3
+    assert "stored in gold order in 4 of 4 ranked items" in warnings[0]
+    assert "ids encode the gold in 4 of 4 ranked items" in warnings[1]
+    assert warnings[2].startswith("4 candidates in 4 items copy a reference") and "q0/rank1" in warnings[2]
+    main(["datasets", "inspect", str(path)])
+    assert "warning: candidates are stored in gold order" in " ".join(capsys.readouterr().out.split())
+
+
+def test_no_warning_where_nothing_leaks(tmp_path, capsys) -> None:
+    from qatui.data.leaks import leak_warnings
+    from qatui.data.model import Item
+
+    items = [Item.model_validate({"id": f"q{i}", "question": "Q?", "references": ["The sky is blue."],
+                                  "candidates": {"x": "Green, mostly.", "y": "It is blue, as a rule.", "z": "Red."},
+                                  "gold": {"kind": "ranking", "tiers": [["y"], ["x"], ["z"]]}}) for i in range(4)]
+    assert leak_warnings(items) == []

@@ -214,12 +214,17 @@ def finish_run(job: RunJob, status: str) -> dict[str, dict]:
                           if doc["status"] == "n/a"}
         metrics = summarize(job.dataset.items, verdicts, seed=session.meta["seed"], convention=convention,
                             not_applicable=not_applicable)
+        other = "paper" if convention == "strict" else "strict"
+        by_convention = {convention: {"metrics": metrics.metrics, "n": metrics.n}}
+        alternative = summarize(job.dataset.items, verdicts, convention=other, not_applicable=not_applicable, ci=False)
+        by_convention[other] = {"metrics": alternative.metrics, "n": alternative.n}
         summary[judge] = {
             "n_items": len(job.dataset.items),
             "n_done": len(verdicts),
             "n_failed": failed,
             "n_not_applicable": len(not_applicable),
             "convention": convention,
+            "by_convention": by_convention,
             "metrics": metrics.metrics,
             "ci": {k: list(v) for k, v in metrics.ci.items()},
             "n": metrics.n,
@@ -268,6 +273,7 @@ def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
                 "coverage": coverage(doc),
                 "convention": doc.get("convention", "strict"),
                 "metrics": doc["metrics"],
+                "by_convention": doc.get("by_convention", {}),
                 "n": doc.get("n", {}),
                 "ci": doc.get("ci", {}),
                 "breakdown": doc.get("breakdown", {}),

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.table import Table
 
+from qatui.data.leaks import leak_warnings
 from qatui.text import clip
 
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def dataset_overview(dataset: Dataset) -> dict[str, Any]:
-    """Counts, gold kinds, languages and the first item of a loaded dataset."""
+    """Counts, gold kinds, languages, the first item, and where the gold leaks (`data.leaks`)."""
     sizes = [len(it.candidates) for it in dataset.items]
     first = dataset.items[0]
     return {
@@ -35,6 +36,7 @@ def dataset_overview(dataset: Dataset) -> dict[str, Any]:
         "with_reference": sum(1 for it in dataset.items if it.references),
         "with_context": sum(1 for it in dataset.items if it.context),
         "first_item": first.model_dump(mode="json"),
+        "warnings": leak_warnings(dataset.items),
     }
 
 
@@ -62,6 +64,8 @@ def print_dataset(console: Console, dataset: Dataset) -> None:
     ):
         table.add_row(key, escape(value))
     console.print(table)
+    for warning in o["warnings"]:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
     first = dataset.items[0]
     width = max(console.width, 40)
     console.print(f"\n[bold]first item[/] {escape(first.id)}: {escape(clip(first.question, width - len(first.id) - 13))}")

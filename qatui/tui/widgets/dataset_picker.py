@@ -48,6 +48,7 @@ def dataset_summary(dataset: Dataset) -> str:
     ]
     lines = [f"[b]{escape(o['name'])}[/] [dim]({o['format']})[/]"]
     lines += [f"[dim]{key:<10}[/]{escape(value)}" for key, value in rows]
+    lines += [f"[$warning]warning[/] {escape(warning)}" for warning in o["warnings"]]
     for item in dataset.items[:PREVIEW_ITEMS]:
         lines.append("")
         lines.append(f"[b]{escape(item.id)}[/] {escape(clip(item.question, 200))}")

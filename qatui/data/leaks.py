@@ -1,0 +1,78 @@
+"""What a meta-evaluator must know before trusting agreement figures on a dataset: where the gold leaks.
+
+Three leaks, each counted over the items it can occur in:
+- candidates stored in gold order (a judge that keeps the file's order looks perfect; qatui's
+  judges see a seeded shuffle, other tools may not);
+- candidate ids that encode the gold (their natural order is the gold order, or its reverse);
+- candidates that are verbatim or near-verbatim copies of a reference (any reference-based
+  judge ranks them first for free).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+
+from qatui.data.model import Item, RankingGold
+from qatui.text import natural_key, plural
+
+NEAR_COPY = 0.95
+"""Similarity (difflib ratio of whitespace-normalised, lower-cased text) from which a candidate copies a reference."""
+MOSTLY = 0.5
+"""A leak is reported when it holds in more than this share of the items it can occur in."""
+
+
+def _ranked(items: Sequence[Item], at_least: int) -> list[tuple[Item, RankingGold]]:
+    """Items with ranking gold over at least `at_least` candidates and two tiers or more."""
+    return [(item, item.gold) for item in items if isinstance(item.gold, RankingGold)
+            and len(item.candidates) >= at_least and len(item.gold.tiers) >= 2]
+
+
+def _follows(order: list[str], gold: RankingGold) -> bool:
+    """Whether `order` never puts a candidate before a better-graded one (ties in any order)."""
+    grades = gold.grade()
+    known = [grades[cid] for cid in order if cid in grades]
+    return len(known) >= 2 and all(a >= b for a, b in zip(known, known[1:]))
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def near_copy(candidate: str, reference: str) -> bool:
+    """Whether `candidate` is the reference, or the reference with a few characters changed."""
+    a, b = _normalised(candidate), _normalised(reference)
+    if a == b:
+        return True
+    if min(len(a), len(b)) < 0.9 * max(len(a), len(b)):
+        return False  # a ratio of 0.95 is out of reach: skip the quadratic comparison
+    return SequenceMatcher(None, a, b, autojunk=False).ratio() >= NEAR_COPY
+
+
+def leak_warnings(items: Sequence[Item]) -> list[str]:
+    """One sentence per leak found, with its counts; empty when none."""
+    warnings = []
+    ranked = _ranked(items, 2)
+    if ranked:
+        in_order = sum(_follows(list(item.candidates), gold) for item, gold in ranked)
+        if in_order > MOSTLY * len(ranked):
+            warnings.append(f"candidates are stored in gold order in {in_order} of {plural(len(ranked), 'ranked item')}: "
+                            "a judge that keeps the file's order looks perfect (qatui's judges see a seeded shuffle; "
+                            "other tools may not)")
+    ranked3 = _ranked(items, 3)
+    if ranked3:
+        by_id = sum(_follows(sorted(item.candidates, key=natural_key), gold)
+                    or _follows(sorted(item.candidates, key=natural_key, reverse=True), gold) for item, gold in ranked3)
+        if by_id > MOSTLY * len(ranked3):
+            warnings.append(f"candidate ids encode the gold in {by_id} of {plural(len(ranked3), 'ranked item')}: "
+                            "sorted by id, the candidates are in gold order (or its reverse); a judge that sees ids "
+                            "can read the answer")
+    copies = [(item.id, cid) for item in items for cid, text in item.candidates.items()
+              if any(near_copy(text, ref) for ref in item.references)]
+    if copies:
+        shown = ", ".join(f"{item_id}/{cid}" for item_id, cid in copies[:5]) + (" …" if len(copies) > 5 else "")
+        items_with = len({item_id for item_id, _ in copies})
+        verb = "copies" if len(copies) == 1 else "copy"
+        warnings.append(f"{plural(len(copies), 'candidate')} in {plural(items_with, 'item')} {verb} a reference "
+                        f"(verbatim or ≥ {NEAR_COPY:.0%} alike: {shown}): reference-based judges rank them first for free")
+    return warnings
