@@ -95,3 +95,18 @@ def test_webglm_table_of_lexical_judges(shared_data, tmp_path, capsys) -> None:
     for row in data["rows"]:
         assert row["coverage"]["scored"] == 100 and "kendall" in row["ci"] and "rbo_0.9" in row["metrics"]
         assert 0.0 <= row["bias"]["people_longer"] <= 1.0 and row["bias"]["pairs"] > 0
+
+
+def test_compare_shows_the_same_rows_as_the_table(tmp_path, capsys) -> None:
+    from qatui.report.compare import compare_sessions
+    from qatui.tui.comparison import load_comparison
+
+    code, data, _ = table(capsys, tmp_path, "--judge", "rouge-l", "--judge", "bleu", "--limit", "8", "--json")
+    store = SessionStore(tmp_path / "s")
+    ids = [row["session"] for row in data["rows"]]
+    compared = compare_sessions([store.open(i) for i in ids])["table"]
+    assert [r["label"] for r in compared["rows"]] == ["A rouge-l", "B bleu"]
+    for mine, theirs in zip(compared["rows"], data["rows"], strict=True):
+        assert mine["metrics"] == theirs["metrics"] and mine["ci"] == theirs["ci"] and mine["coverage"] == theirs["coverage"]
+    assert compared["rows"][1]["vs_baseline"]["delta"] == pytest.approx(data["rows"][1]["vs_baseline"]["delta"])
+    assert load_comparison(store, ids).table == compared  # the TUI's Compare screen draws these rows

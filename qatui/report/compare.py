@@ -84,7 +84,34 @@ def compare_sessions(sessions: list[Session]) -> dict[str, Any]:
         "agreement": agreement,
         "disagreements": [d for d in disagreements if d["tau"] < 1.0],
         "checklist_agreement": _checklist_agreement(sessions, runs),
+        "table": _table(sessions, runs, common),
     }
+
+
+def _table(sessions: list[Session], runs: list[dict[str, Any]], common: set[str]) -> dict[str, Any] | None:
+    """The runs as `qatui table` rows (on the common items), each compared with run A; None when the dataset is gone."""
+    from qatui.report.session_view import session_dataset
+    from qatui.report.table import KEYS, add_baseline_deltas, gold_kind, table_row
+
+    dataset = session_dataset(sessions[0])
+    if dataset is None or dataset.content_hash != sessions[0].meta["dataset"]["content_hash"]:
+        return None
+    dataset = dataset.model_copy(update={"items": [item for item in dataset.items if item.id in common]})
+    by_id = {session.id: session for session in sessions}
+    rows = []
+    for run in runs:
+        session = by_id[run["session"]]
+        row = table_row(session, run["judge"], dataset, convention=session.meta.get("convention", "strict"),
+                        seed=session.meta.get("seed", 0), reused=True)
+        row["label"] = f"{run['letter']} {run['judge']}"
+        rows.append(row)
+    kind = gold_kind(dataset)
+    convention = rows[0]["convention"] if rows else "strict"
+    if kind in ("ranking", "pairwise"):
+        add_baseline_deltas(rows, [run["verdicts"] for run in runs], dataset, 0, KEYS[kind][0],
+                            convention=convention, seed=sessions[0].meta.get("seed", 0))
+    return {"dataset": dataset.name, "items": len(dataset.items), "gold": kind, "convention": convention,
+            "baseline": rows[0]["label"] if rows and kind in ("ranking", "pairwise") else None, "rows": rows}
 
 
 def _restrict_to_common(session: Session, runs: list[dict[str, Any]], common: set[str]) -> str:
@@ -177,6 +204,15 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
             table.add_row(escape(dim), fmt(stats["alpha"]), fmt(stats["kappa"]),
                           str(stats["n_units"]), str(stats["n_complete"]))
         console.print(table)
+    if data.get("table"):
+        from qatui.report.table import caption, flat_rows
+
+        header, lines = flat_rows(data["table"])
+        view = Table(*header, box=None, padding=(0, 1, 0, 0), title="as `qatui table` (×100, 95% CIs)",
+                     title_justify="left", caption=caption(data["table"]), caption_justify="left")
+        for line in lines:
+            view.add_row(*(escape(cell) for cell in line))
+        console.print(view)
     if data["disagreements"]:
         table = Table("item", "pair", "tau", "rankings (first run | second run)", box=None, padding=(0, 1, 0, 0),
                       title="items where two runs disagree most", title_justify="left")

@@ -95,8 +95,9 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
     from qatui.metrics import summarize
     from qatui.metrics.bias import length_preference
 
-    results = {key: doc for key, doc in session.results().items() if key[1] == judge}
-    verdicts = session.verdicts(judge)
+    ids = {item.id for item in dataset.items}  # a comparison may pass the items every run judged
+    results = {key: doc for key, doc in session.results().items() if key[1] == judge and key[0] in ids}
+    verdicts = {item_id: v for item_id, v in session.verdicts(judge).items() if item_id in ids}
     not_applicable = {item_id: doc.get("not_applicable", "") for (item_id, _), doc in results.items()
                       if doc["status"] == "n/a"}
     metrics = summarize(dataset.items, verdicts, seed=seed, convention=convention, not_applicable=not_applicable)

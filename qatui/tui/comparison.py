@@ -59,6 +59,8 @@ class Comparison:
     disagreements: list[Disagreement]
     checklists: list[ChecklistAgreement] = field(default_factory=list)
     common_items: int = 0
+    table: dict[str, Any] | None = None
+    """The runs as `qatui table` rows (`report.table`), each against run A; None when the dataset is gone."""
     note: str | None = None
     """Set when the runs judged different items: every figure is on the common ones."""
 
@@ -79,4 +81,4 @@ def load_comparison(store: SessionStore, session_ids: list[str]) -> Comparison:
     checklists = [ChecklistAgreement(c["checklist"], [by_key[key] for key in c["runs"]], c["per_dimension"])
                   for c in data["checklist_agreement"]]
     return Comparison(data["dataset"], runs, agreement, disagreements, checklists,
-                      common_items=data["common_items"], note=data["note"])
+                      common_items=data["common_items"], table=data.get("table"), note=data["note"])

@@ -108,6 +108,7 @@ class CompareScreen(QatuiScreen):
     DEFAULT_CSS = """
     CompareScreen {
         & #runs { max-height: 40%; }
+        & #table { max-height: 30%; }
         & #agreement { max-height: 30%; }
         & #disagreements { height: 1fr; }
     }
@@ -128,6 +129,7 @@ class CompareScreen(QatuiScreen):
         yield Header(icon="◆")
         yield LoadingIndicator()
         yield DeltaTable(id="runs")
+        yield DeltaTable(id="table")
         yield DeltaTable(id="agreement")
         yield DeltaTable(id="checklists")
         yield DisagreementsTable(id="disagreements")
@@ -153,6 +155,7 @@ class CompareScreen(QatuiScreen):
         for table in self.query(DeltaTable):
             table.display = True  # shown before filling, so each table sizes itself to its rows
         self._fill_runs()
+        self._fill_table()
         self._fill_agreement()
         self._fill_checklists()
         self._fill_disagreements()
@@ -198,6 +201,21 @@ class CompareScreen(QatuiScreen):
         more = f" · {hidden} more metric{'s' * (hidden > 1)} when wider" if hidden else ""
         common = f" · on the {comparison.common_items} common items" if comparison.note else ""
         table.border_title = f"Runs (Δ against A) · dataset {comparison.dataset}{common}{more}"
+
+    def _fill_table(self) -> None:
+        """The runs as `qatui table` rows: ×100 with CIs, Δ against A with a paired CI, coverage, cost, bias."""
+        from qatui.report.table import flat_rows
+
+        table = self.query_one("#table", DeltaTable)
+        if self.comparison.table is None:
+            table.display = False
+            return
+        header, lines = flat_rows(self.comparison.table)
+        for name in header:
+            table.add_column(name)
+        for line in lines:
+            table.add_row(*line)
+        table.border_title = "As `qatui table` (×100, 95% CIs; Δ: paired bootstrap against A)"
 
     def _fill_agreement(self) -> None:
         table = self.query_one("#agreement", DeltaTable)
