@@ -235,3 +235,28 @@ def test_no_warning_where_nothing_leaks(tmp_path, capsys) -> None:
                                   "candidates": {"x": "Green, mostly.", "y": "It is blue, as a rule.", "z": "Red."},
                                   "gold": {"kind": "ranking", "tiers": [["y"], ["x"], ["z"]]}}) for i in range(4)]
     assert leak_warnings(items) == []
+
+
+def test_a_session_with_not_applicable_items_reopens_shows_and_resumes(tmp_path, capsys) -> None:
+    sessions = tmp_path / "s"
+    dataset = load_dataset(minos_file(tmp_path), "minos")
+    config = Config()
+    job = start_run(SessionStore(sessions), dataset, ["minos"], config, resources=scripted_resources(config))
+
+    import asyncio
+
+    async def drive() -> None:
+        async for _ in job.engine.run():
+            pass
+
+    asyncio.run(drive())
+    finish_run(job, "completed")
+    job.session.close()
+    reopened = SessionStore(sessions).open(job.session.id)  # read back from disk, every doc checked
+    assert reopened.not_applicable_keys() == {("3", "minos")}
+    assert main(["sessions", "show", job.session.id, "--item", "3", "--sessions-dir", str(sessions)]) == 0
+    assert "minos not applicable: needs at least 2 candidates" in " ".join(capsys.readouterr().out.split())
+    assert main(["sessions", "resume", job.session.id, "--sessions-dir", str(sessions)]) == 0
+    assert "nothing to resume" in capsys.readouterr().err
+    assert main(["sessions", "export", job.session.id, "--format", "csv", "--sessions-dir", str(sessions)]) == 0
+    assert "not applicable: needs at least 2 candidates" in capsys.readouterr().out

@@ -8,9 +8,9 @@ labels is an error on the item, never guessed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, WithJsonSchema, create_model
 
 from qatui.data.language import detect_language
 from qatui.judges.prompts import load_prompts
@@ -19,6 +19,7 @@ from qatui.nli import NLIError, NLIProbs, NLIScorer
 if TYPE_CHECKING:
     from qatui.llm import LLMClient
 
+LABELS = ("entail", "neutral", "contradict")
 ONE_HOT = {
     "entail": NLIProbs(entail=1.0, neutral=0.0, contradict=0.0),
     "neutral": NLIProbs(entail=0.0, neutral=1.0, contradict=0.0),
@@ -30,6 +31,14 @@ class EntailmentLabels(BaseModel):
     """The backbone's answer to an entailment question: one label per hypothesis."""
 
     labels: list[Literal["entail", "neutral", "contradict"]]
+
+
+def labels_schema(n: int) -> type[EntailmentLabels]:
+    """`EntailmentLabels` advertised with exactly `n` labels, so constrained decoding gives one per statement."""
+    advertised = WithJsonSchema({"type": "array", "items": {"type": "string", "enum": list(LABELS)},
+                                 "minItems": n, "maxItems": n})
+    return create_model("EntailmentLabels", __base__=EntailmentLabels,
+                        labels=(Annotated[list[Literal["entail", "neutral", "contradict"]], advertised], ...))
 
 
 class LLMNLIScorer(NLIScorer):
@@ -57,7 +66,7 @@ class LLMNLIScorer(NLIScorer):
             result = await self.llm.complete(
                 [{"role": "system", "content": section["system"].format()},
                  {"role": "user", "content": section["user"].format(premise=premise, statements=statements)}],
-                purpose="nli", schema=EntailmentLabels,
+                purpose="nli", schema=labels_schema(len(indexes)),
             )
             labels = result.data.labels
             if len(labels) != len(indexes):

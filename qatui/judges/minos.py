@@ -97,10 +97,12 @@ class MinosOptions(JudgeOptions):
 def ranking_schema(labels: list[str]) -> type[BaseModel]:
     """`rank`: a list of strings, advertised to the backbone as a list of the labels shown.
 
-    Constrained decoding gets the enum; validation accepts any strings, so a bad ranking
+    Constrained decoding gets the enum and the length (exactly one entry per label, so a small
+    model that loops still closes its JSON); validation accepts any strings, so a bad ranking
     reaches the repair rule instead of failing the item.
     """
-    advertised = WithJsonSchema({"type": "array", "items": {"type": "string", "enum": labels}})
+    advertised = WithJsonSchema({"type": "array", "items": {"type": "string", "enum": labels},
+                                 "minItems": len(labels), "maxItems": len(labels)})
     return create_model("Ranking", rank=(Annotated[list[str], advertised], ...))
 
 

@@ -44,7 +44,8 @@ def shard_docs(path: Path, data: dict | None) -> list[dict]:
             and isinstance(doc.get("item_id"), str)
             and isinstance(doc.get("judge"), str)
             and (doc.get("status"), type(doc.get("verdict")), type(doc.get("failure")))
-            in (("done", dict, type(None)), ("failed", type(None), dict))
+            in (("done", dict, type(None)), ("failed", type(None), dict), ("n/a", type(None), type(None)))
+            and (doc.get("status") != "n/a" or isinstance(doc.get("not_applicable"), str))
         )
         if not ok:
             raise SessionError(f"{path}: damaged: malformed result document {str(doc)[:120]}")
