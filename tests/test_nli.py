@@ -141,3 +141,22 @@ def test_accuracy_on_a_slice_of_snli_test(nli: NLIScorer, shared_data: Path) -> 
     probs = nli.predict([(r["premise"], r["hypothesis"]) for r in rows])
     accuracy = sum(p.label == names[r["label"]] for p, r in zip(probs, rows, strict=True)) / len(rows)
     assert accuracy >= 0.75, accuracy
+
+
+def test_a_premise_longer_than_the_model_reads_is_judged_in_windows_not_cut() -> None:
+    """The supporting sentence sits past token 512: cut at 512 the model never sees it; a window does."""
+    from qatui.nli import load_nli
+    from qatui.nli.windows import premise_windows, sentences
+
+    filler = " ".join(f"Item {i} in the list is a grey stone of medium size." for i in range(60))
+    premise = filler + " The capital of France is Paris."
+    hypothesis = "Paris is the capital of France."
+    model = load_nli("bundled")
+    tokens = len(model.loaded.tokenizer(premise, add_special_tokens=False)["input_ids"])
+    assert tokens > 600  # far past what the model reads at once
+    windows = premise_windows(premise, hypothesis, model.max_length, model._count, model._cut)
+    assert len(windows) >= 2 and windows[-1].endswith("The capital of France is Paris.")
+    assert all(model._count(w) + model._count(hypothesis) + 4 <= model.max_length for w in windows)
+    assert set(sentences(premise)) == {s for w in windows for s in sentences(w)}  # nothing dropped
+    (probs,) = model.predict([(premise, hypothesis)])
+    assert probs.entail > 0.5, probs

@@ -47,6 +47,10 @@ LEVELS = ("excellent", "good", "fair", "poor", "bad")
 
 
 MAX_KEY_POINTS = 16
+INSTANCE_CHARS = 4000
+"""Cap on one silver instance: only so constrained decoding always ends; far above a real answer's length."""
+INSTANCE_TOKENS = 2048
+"""Token budget of the instances call: five full answers (the backbone's default 1024 would cut them off)."""
 """Key points kept per reference after dropping blanks and repeats (small models loop)."""
 
 
@@ -78,11 +82,11 @@ class KeyPoints(BaseModel):
 class Instances(BaseModel):
     """Five silver answers of falling quality (schema sent to the backbone)."""
 
-    excellent: Annotated[str, bounded_text(800)]
-    good: Annotated[str, bounded_text(800)]
-    fair: Annotated[str, bounded_text(800)]
-    poor: Annotated[str, bounded_text(800)]
-    bad: Annotated[str, bounded_text(800)]
+    excellent: Annotated[str, bounded_text(INSTANCE_CHARS)]
+    good: Annotated[str, bounded_text(INSTANCE_CHARS)]
+    fair: Annotated[str, bounded_text(INSTANCE_CHARS)]
+    poor: Annotated[str, bounded_text(INSTANCE_CHARS)]
+    bad: Annotated[str, bounded_text(INSTANCE_CHARS)]
 
 
 class MinosOptions(JudgeOptions):
@@ -158,6 +162,7 @@ class MinosJudge(Judge):
             result = await self.resources.llm.complete(
                 chat(prompts["instances"], (), question=view.question, reference=self._reference(view)),
                 purpose="instances", schema=Instances, temperature=self.options.temperature,
+                max_tokens=INSTANCE_TOKENS,
             )
             names = prompts["levels"]
             levels = {names[k]: getattr(result.data, k) for k in LEVELS}

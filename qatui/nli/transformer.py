@@ -1,9 +1,10 @@
 """An NLI scorer backed by a transformers sequence-classification model (a cross-encoder).
 
 The pair is encoded as the model was trained: `[CLS] premise [SEP] hypothesis [SEP]` (or the
-tokenizer's own pair template). Inputs longer than `max_length` (512 tokens, or less when the
-model's positions run out) lose the END OF THE PREMISE ('only_first'): the hypothesis is what
-is being checked and is kept whole. Only a hypothesis that alone overflows is cut too
+tokenizer's own pair template). A premise too long to fit beside the hypothesis in
+`max_length` (512 tokens, or less when the model's positions run out) is split into windows of
+whole sentences, and the pair scores as its best window (`qatui.nli.windows`): nothing the
+premise says is cut away unseen. Only a hypothesis that alone overflows is cut
 ('longest_first' for that one pair).
 
 Pairs are tokenised once, sorted by length and run `batch_size` at a time with padding to the
@@ -23,6 +24,7 @@ from typing import Any
 
 from qatui.nli.base import NLIError, NLIProbs, NLIScorer, check_pairs
 from qatui.nli.labels import LabelMap, label_map
+from qatui.nli.windows import premise_windows
 
 MAX_LENGTH = 512
 DEFAULT_BATCH_SIZE = 32
@@ -156,10 +158,30 @@ class TransformersNLI(NLIScorer):
         if not pairs:
             return []
         labels = self.labels
-        out = []
-        for row in self.loaded.probabilities(pairs, self.batch_size, self.max_length):
+        expanded: list[tuple[str, str]] = []
+        owner: list[int] = []
+        with self.loaded.lock:  # the tokenizer counts the windows: one thread at a time
+            for index, (premise, hypothesis) in enumerate(pairs):
+                for window in premise_windows(premise, hypothesis, self.max_length, self._count, self._cut):
+                    expanded.append((window, hypothesis))
+                    owner.append(index)
+        best: list[NLIProbs | None] = [None] * len(pairs)
+        for index, row in zip(owner, self.loaded.probabilities(expanded, self.batch_size, self.max_length),
+                              strict=True):
             entail = sum(row[i] for i in labels.entail)
             contradict = sum(row[i] for i in labels.contradict)
             neutral = max(0.0, 1.0 - entail - contradict)  # = sum of the neutral outputs, exactly 1 in total
-            out.append(NLIProbs(entail=entail, neutral=neutral, contradict=contradict))
-        return out
+            probs = NLIProbs(entail=entail, neutral=neutral, contradict=contradict)
+            kept = best[index]
+            if kept is None or probs.entail - probs.contradict > kept.entail - kept.contradict:
+                best[index] = probs  # the premise's best window decides (`qatui.nli.windows`)
+        return [probs for probs in best if probs is not None]
+
+    def _count(self, text: str) -> int:
+        """Tokens of `text` alone, without special tokens."""
+        return len(self.loaded.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _cut(self, text: str, size: int) -> list[str]:
+        """`text` in pieces of at most `size` tokens, decoded back to text."""
+        ids = self.loaded.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return [self.loaded.tokenizer.decode(ids[i:i + size]) for i in range(0, len(ids), size)]
