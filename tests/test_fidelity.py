@@ -158,7 +158,7 @@ class _KeyPointsAndEntailment:
         return SimpleNamespace(text=text, data=parse_output(text, schema), event=None)
 
 
-def test_minos_never_sends_chinese_text_to_the_english_nli_model(tmp_path) -> None:
+def test_minos_never_sends_chinese_text_to_the_english_nli_model(tmp_path, capsys) -> None:
     import asyncio
 
     from qatui.judges.resources import Resources
@@ -193,7 +193,11 @@ def test_minos_never_sends_chinese_text_to_the_english_nli_model(tmp_path) -> No
     assert seen and not any("\u4e00" <= ch <= "\u9fff" for pair in seen for text in pair for ch in text)
     assert verdicts["en"].details["nli"] == "bundled" and verdicts["zh"].details["nli"] == "llm"
     assert llm.purposes.count("nli") == 2  # the Chinese item's two responses, one call per premise
+    planned = [job.engine.judges[0].expected_calls(item) for item in job.dataset.items]
+    assert (sum(p[0] for p in planned), sum(p[1] for p in planned)) == (len(llm.purposes), len(llm.purposes))
+    main(["sessions", "show", job.session.id, "--item", "zh", "--sessions-dir", str(tmp_path / "s")])
     assert verdicts["en"].ranking[0] == "a"  # the real model still judges the English item
+    assert "models used: nli llm" in capsys.readouterr().out
 
 
 def test_plan_shows_the_nli_per_language_and_counts_its_calls(tmp_path, capsys) -> None:

@@ -38,3 +38,31 @@ async def test_baseline_steps_fold_into_the_state_and_show_in_the_panel() -> Non
         await pilot.pause()
         assert "Response 1 accuracy: 4.50 (samples)" in str(panel.render())
         assert panel.has_content(panel.task)
+
+
+async def test_the_key_points_panel_names_the_nli_model_the_verdict_used() -> None:
+    from qatui.events import KeyPointsExtracted, Verdict
+    from qatui.tui.clipboard import panel_text
+    from qatui.tui.widgets.entailment_panel import EntailmentPanel
+
+    item = demo_dataset().items[0]
+    state = RunState([item], ["minos"], seed=0)
+    stamp = {"item_id": item.id, "judge": "minos"}
+    state.fold(KeyPointsExtracted(**stamp, points=["Salt is NaCl."], reference_index=0))
+    order = list(item.candidates)
+    state.fold(Verdict(**stamp, scores={cid: 0.0 for cid in order}, ranking=order, order=order,
+                       details={"strategy": "key_points", "nli": "llm"}))
+
+    class Host(App):
+        def get_theme_variable_defaults(self) -> dict[str, str]:
+            return {"panel-border": "#808080"}
+
+        def compose(self) -> ComposeResult:
+            yield EntailmentPanel()
+
+    app = Host()
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(EntailmentPanel)
+        panel.task = state.tasks[(item.id, "minos")]
+        await pilot.pause()
+        assert "NLI model: llm" in panel_text(panel)

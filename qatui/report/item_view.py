@@ -103,6 +103,9 @@ def print_item_detail(console: Console, data: dict[str, Any]) -> None:
             line = " > ".join(e["ranking"])
             pref = f"  preference {e['preference']} (A={e['pair'][0]}, B={e['pair'][1]})" if e.get("preference") else ""
             console.print(Text.assemble((judge, "bold"), f" ranking {line}{pref}"))
+            models = [f"{kind} {e['details'][kind]}" for kind in ("nli", "embedder") if e["details"].get(kind)]
+            if models:
+                console.print(f"  [dim]models used: {escape(', '.join(models))}[/]")
             by_label = {f"Response {i + 1}": cid for i, cid in enumerate(e["order"])}
             print_artifacts(console, e["artifacts"], by_label)
             if isinstance(per_label := e["details"].get("dimension_scores"), dict):

@@ -81,6 +81,8 @@ class TaskView:
     ranking: list[str] = field(default_factory=list)
     """Response labels, best first."""
     preference: str | None = None
+    nli: str = ""
+    """The NLI model the verdict says it used (per language: never the English model on Chinese)."""
     """The judge's A / B / tie for an item with a pairwise gold label (A, B as the gold names them)."""
     scores: dict[str, float] = field(default_factory=dict)
     """Scores by response label."""
@@ -349,6 +351,7 @@ def _verdict(state: RunState, e: Verdict) -> None:
     task.ranking = [task.label(cid) for cid in e.ranking]
     task.scores = {task.label(cid): s for cid, s in e.scores.items()}
     task.preference = e.preference
+    task.nli = str(e.details.get("nli") or "")
     task.tau = item_tau(task.item, e)
     state.verdicts.setdefault(e.judge, {})[e.item_id] = e
     state.n_finished += 1

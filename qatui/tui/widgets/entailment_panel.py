@@ -38,7 +38,7 @@ class EntailmentPanel(TaskPanel):
     """
 
     TITLE = "Key points × responses  P(e)−P(c)"
-    PARTS = ("points",)
+    PARTS = ("points", "ranking")
 
     def has_content(self, task: TaskView) -> bool:
         return bool(task.key_points)
@@ -47,7 +47,10 @@ class EntailmentPanel(TaskPanel):
         task = self.task
         if task is None:
             return ""
-        tables = [self._table(task, ref) for ref in sorted(task.key_points)]
+        tables: list[RenderableType] = [self._table(task, ref) for ref in sorted(task.key_points)]
+        if task.nli:
+            muted = self.get_component_rich_style("entailment-panel--muted", partial=True)
+            tables.append(Text(f"NLI model: {task.nli}", style=muted))
         return Group(*tables)
 
     def _table(self, task: TaskView, ref: int) -> Table:
