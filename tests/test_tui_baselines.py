@@ -10,6 +10,19 @@ from qatui.tui.state import RunState
 from qatui.tui.widgets.baseline_panel import BaselinePanel
 
 
+def host(panel_class) -> App:
+    """An app holding one panel, with the theme variable qatui's themes define for panels."""
+
+    class Host(App):
+        def get_theme_variable_defaults(self) -> dict[str, str]:
+            return {"panel-border": "#808080"}
+
+        def compose(self) -> ComposeResult:
+            yield panel_class()
+
+    return Host()
+
+
 async def test_baseline_steps_fold_into_the_state_and_show_in_the_panel() -> None:
     item = demo_dataset().items[0]
     state = RunState([item], ["pointwise", "pairwise-ab", "geval"], seed=0)
@@ -24,14 +37,7 @@ async def test_baseline_steps_fold_into_the_state_and_show_in_the_panel() -> Non
         "Response 1 vs Response 2: Response 2 (rematch of a win-rate tie) (re-asked)"]
     assert state.tasks[(item.id, "geval")].baseline_steps == ["Response 1 accuracy: 4.50 (samples)"]
 
-    class Host(App):
-        def get_theme_variable_defaults(self) -> dict[str, str]:
-            return {"panel-border": "#808080"}  # the variable qatui's themes define
-
-        def compose(self) -> ComposeResult:
-            yield BaselinePanel()
-
-    app = Host()
+    app = host(BaselinePanel)
     async with app.run_test(size=(80, 24)) as pilot:
         panel = app.query_one(BaselinePanel)
         panel.task = state.tasks[(item.id, "geval")]
@@ -53,14 +59,7 @@ async def test_the_key_points_panel_names_the_nli_model_the_verdict_used() -> No
     state.fold(Verdict(**stamp, scores={cid: 0.0 for cid in order}, ranking=order, order=order,
                        details={"strategy": "key_points", "nli": "llm"}))
 
-    class Host(App):
-        def get_theme_variable_defaults(self) -> dict[str, str]:
-            return {"panel-border": "#808080"}
-
-        def compose(self) -> ComposeResult:
-            yield EntailmentPanel()
-
-    app = Host()
+    app = host(EntailmentPanel)
     async with app.run_test(size=(80, 24)) as pilot:
         panel = app.query_one(EntailmentPanel)
         panel.task = state.tasks[(item.id, "minos")]
