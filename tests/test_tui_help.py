@@ -41,3 +41,15 @@ async def test_help_on_a_session_lists_what_each_figure_means(saved) -> None:
         assert set(figures) == set(METRIC_MEANINGS)
         assert "Kendall tau-b" in figures["tau"] and "route accuracy" in figures["route"]
         assert table.virtual_size.width <= table.size.width  # wrapped: no sideways scrolling at 80 columns
+
+
+def test_a_spot_check_of_an_item_with_gold_saves_and_reloads(tmp_path) -> None:
+    """The item file in the session keeps the gold's kind, so the spot check reopens and resumes."""
+    from qatui.data.loaders import demo_dataset, load_dataset
+    from qatui.judges.resources import Resources
+    from qatui.tui.spot import SPOT_FILE, start_spot_check
+
+    item = next(it for it in demo_dataset().items if it.gold is not None)
+    job = start_spot_check(SessionStore(tmp_path / "s"), item, "bleu", Config(), Resources(Config()))
+    reloaded = load_dataset(job.session.path / SPOT_FILE, "jsonl").items[0]
+    assert reloaded.gold == item.gold and reloaded.candidates == item.candidates

@@ -67,7 +67,7 @@ def start_spot_check(store: SessionStore, item: Item, judge: str, config: Config
     from qatui.engine.jobs import start_run
     from qatui.store.atomic import atomic_write_text
 
-    line = json.dumps(item.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False) + "\n"
+    line = json.dumps(item.model_dump(mode="json", exclude_none=True), ensure_ascii=False) + "\n"
     with tempfile.TemporaryDirectory() as staging:
         staged = Path(staging) / SPOT_FILE
         staged.write_text(line, encoding="utf-8")
