@@ -1,0 +1,153 @@
+"""Engine overhead over real HTTP: `pairwise` through the whole path against a loopback server.
+
+Run: .venv/bin/python bench/bench_engine_http.py [N_ITEMS] [LATENCY_S]   (defaults 500 and 0.05)
+The scripted OpenAI-compatible server of tests/llm_server.py (aiohttp on 127.0.0.1, in a
+child process so that its CPU is not counted as qatui's) answers every request after a fixed
+latency with a pairwise answer. The real `pairwise` judge (both orders: 2 calls per
+two-answer item) runs through `start_run` and the engine (LiteLLM's HTTP client, the call
+cache, events, the session store), as `qatui run` does, at concurrency 8, 32 and 128, with
+tokens streamed (as the TUI watches them) and not (the CLI), each on a fresh cache; then the
+last run again on its cache. Printed: calls/s and its ratio to the ideal (concurrency /
+latency), this process's CPU seconds per call (`time.process_time`), and the replay's wall
+time against the first run's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from qatui.config import BackboneConfig, CacheConfig, Config, GeneralConfig, ModelsConfig  # noqa: E402
+from qatui.data.model import Dataset, Item  # noqa: E402
+from qatui.engine.jobs import finish_run, start_run  # noqa: E402
+from qatui.llm._lazy import get_litellm  # noqa: E402
+from qatui.store import SessionStore  # noqa: E402
+
+CONCURRENCIES = (8, 32, 128)
+KEY_ENV = "QATUI_BENCH_FAKE_KEY"
+ANSWER = json.dumps({"rationale": "Answer A states the reference's facts; B does not.", "choice": "A"})
+
+
+def pairwise_answer(body: dict[str, Any]) -> str:
+    """Every request gets the same valid pairwise answer (the preflight's too)."""
+    return ANSWER
+
+
+def serve(latency_s: float, pipe: Any) -> None:
+    """Child process: serve until told to stop, then report what was served."""
+    from llm_server import FakeLLMServer
+
+    with FakeLLMServer(pairwise_answer, latency_s=latency_s, max_requests=1_000_000,
+                       max_lifetime_s=3600) as server:
+        pipe.send(server.base_url)
+        while pipe.recv() != "stop":
+            pipe.send(server.n_requests)
+        pipe.send({"n_requests": server.n_requests, "n_streamed": server.n_streamed})
+
+
+def make_dataset(n: int) -> Dataset:
+    """N synthetic two-answer items with a reference each."""
+    items = [Item(id=f"q{i}", question=f"Question {i}: what is the capital of country {i}?",
+                  references=[f"The capital of country {i} is City {i}."],
+                  candidates={"a": f"City {i} is the capital of country {i}.", "b": f"It may be Town {i}."})
+             for i in range(n)]
+    return Dataset(name="bench-pairwise", path="bench://pairwise", format="jsonl",
+                   content_hash=f"bench-{n}", items=items)
+
+
+def make_config(base_url: str, concurrency: int, cache_dir: Path) -> Config:
+    """A config whose default backbone `fake` is the loopback server."""
+    fake = BackboneConfig(model="openai/fake-model", api_base=base_url, api_key_env=KEY_ENV,
+                          max_concurrency=concurrency, timeout_s=60.0)
+    return Config(general=GeneralConfig(concurrency=concurrency), cache=CacheConfig(dir=str(cache_dir)),
+                  models=ModelsConfig(default_backbone="fake"), backbones={"fake": fake})
+
+
+def served(pipe: Any) -> int:
+    """Completion requests the server has received so far."""
+    pipe.send("count")
+    return pipe.recv()
+
+
+def run_once(dataset: Dataset, config: Config, store: SessionStore, concurrency: int, stream: bool,
+             pipe: Any) -> dict[str, float]:
+    """One `pairwise` run; wall and CPU seconds over the engine's run (the preflight excluded)."""
+    before = served(pipe)
+    job = start_run(store, dataset, ["pairwise"], config, concurrency=concurrency)
+    job.engine.watch_tokens = stream
+
+    async def drive() -> None:
+        async for _ in job.engine.run():
+            pass
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    asyncio.run(drive())
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    finish_run(job, "completed")
+    counts = job.engine.counts
+    if counts.failed:
+        raise SystemExit(f"{counts.failed} items failed, e.g. {counts.failures[0].reason}")
+    return {"wall": wall, "cpu": cpu, "calls": counts.calls, "cached": counts.cached,
+            "requests": served(pipe) - before - 1}
+
+
+def report(label: str, concurrency: int, latency_s: float, run: dict[str, float]) -> None:
+    """One line of figures."""
+    rate = run["calls"] / run["wall"]
+    ideal = concurrency / latency_s
+    print(f"{label:<22} c={concurrency:<4} {run['calls']:5.0f} calls {run['wall']:7.2f} s "
+          f"{rate:7.1f} calls/s  {rate / ideal:5.2f} of ideal {ideal:5.0f}/s  "
+          f"{run['cpu'] / run['calls'] * 1000:5.2f} ms CPU/call  {run['requests']:.0f} requests")
+
+
+def main(n: int, latency_s: float) -> None:
+    """Every configuration, then the cached replay, in one process against one server."""
+    os.environ[KEY_ENV] = "sk-bench-loopback"
+    started = time.perf_counter()
+    get_litellm()
+    print(f"{n} items x 2 orders = {2 * n} calls a run, server latency {latency_s * 1000:.0f} ms, "
+          f"litellm import {time.perf_counter() - started:.1f} s, {os.cpu_count()} CPUs")
+    ctx = multiprocessing.get_context("spawn")
+    here, there = ctx.Pipe()
+    child = ctx.Process(target=serve, args=(latency_s, there), daemon=True)
+    child.start()
+    base_url = here.recv()
+    dataset = make_dataset(n)
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            store = SessionStore(root / "sessions")
+            first: dict[str, float] = {}
+            config = make_config(base_url, CONCURRENCIES[0], root / "cache-warm-up")
+            run_once(make_dataset(4), config, store, CONCURRENCIES[0], False, here)  # first-call costs out of the timing
+            for stream in (True, False):
+                for concurrency in CONCURRENCIES:
+                    config = make_config(base_url, concurrency, root / f"cache-{concurrency}-{stream}")
+                    first = run_once(dataset, config, store, concurrency, stream, here)
+                    report("streamed" if stream else "not streamed", concurrency, latency_s, first)
+            replay = run_once(dataset, config, store, CONCURRENCIES[-1], False, here)
+            print(f"cached replay          c={CONCURRENCIES[-1]:<4} {replay['calls']:5.0f} calls "
+                  f"{replay['wall']:7.2f} s  {replay['cached']:.0f} cached, {replay['requests']:.0f} requests  "
+                  f"{replay['wall'] / first['wall']:.3f} of the first run  "
+                  f"{replay['wall'] / replay['calls'] * 1000:.2f} ms/call  "
+                  f"{replay['cpu'] / replay['calls'] * 1000:.2f} ms CPU/call")
+    finally:
+        here.send("stop")
+        totals = here.recv()
+        child.join(10)
+    print(f"server: {totals['n_requests']} requests ({totals['n_streamed']} streamed), preflights included; "
+          "requests per run above exclude the run's one preflight")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 500, float(sys.argv[2]) if len(sys.argv) > 2 else 0.05)
