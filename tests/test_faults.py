@@ -1,0 +1,114 @@
+"""Faults over real HTTP: a flaky backbone never yields a scored failure, a lost item, or a repeated call.
+
+A loopback OpenAI-compatible server (tests/llm_server.py) answers a quarter of the calls with
+a fault: 429 with and without Retry-After, 500, 503, a hang past the timeout, a dropped
+connection, empty text, malformed or non-JSON bodies, a refusal, an absurdly long answer.
+Two hundred items go through the real client and engine. Afterwards every item is done or
+failed with its reason, no failure is scored, retries stayed in bounds, the counts add up;
+once the server is healthy a resume finishes the failed items without repeating a call that
+had succeeded.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+from llm_server import FakeLLMServer, Fault
+
+from qatui.cli import main
+from qatui.store.session import SessionStore
+
+N_ITEMS = 200
+FAULT_RATE = 0.25
+MAX_ATTEMPTS = 3
+FAULTS = ["429", "429-retry-after", "500", "503", Fault("hang", seconds=3.0), "drop", "empty", "malformed",
+          "garbage", "refusal", Fault("long", chars=20_000)]
+
+
+def _items(path: Path) -> Path:
+    with path.open("w") as f:
+        for i in range(N_ITEMS):
+            f.write(json.dumps({"id": f"q{i}", "question": f"What is {i} plus {i}?", "references": [f"{2 * i}."],
+                                "candidates": {"a": f"It is {2 * i}.", "b": f"It is {2 * i + 1}."},
+                                "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n")
+    return path
+
+
+def _answer(body: dict) -> str:
+    """The pairwise judge's answer: always A (shape is what matters here)."""
+    return json.dumps({"rationale": "A states the right sum.", "choice": "A"})
+
+
+def _question(body: dict) -> str:
+    """The item a request is about, read from its prompt (a repair re-ask carries it in an earlier message)."""
+    text = "\n".join(str(message.get("content")) for message in body["messages"])
+    found = re.search(r"What is (\d+) plus", text)
+    return found[1] if found else ""
+
+
+def _flaky():
+    """Every fault kind at FAULT_RATE, seeded; the preflight probe (8 tokens) always answered."""
+    rng = random.Random(7)
+
+    def choose(index: int, body: dict):
+        if body.get("max_tokens") == 8 or rng.random() >= FAULT_RATE:
+            return "ok"
+        fault = rng.choice(FAULTS)
+        return "ok" if fault == "refusal" else fault  # a refusal is an ok answer in words: the responder writes it
+
+    return choose
+
+
+@pytest.fixture
+def llm_server(monkeypatch):
+    """The scripted server, with room for a long faulty run (bounded all the same)."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    with FakeLLMServer(max_lifetime_s=300.0, max_requests=5_000) as server:
+        yield server
+
+
+@pytest.mark.slow
+def test_two_hundred_items_through_a_flaky_backbone_then_a_clean_resume(llm_server, tmp_path, capsys,
+                                                                       monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    config = tmp_path / "c.toml"
+    config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                      f'api_key_env = "FAKE_KEY"\nmax_concurrency = 32\ntimeout_s = 1.5\nmax_attempts = {MAX_ATTEMPTS}\n'
+                      f'[cache]\ndir = "{tmp_path / "cache"}"\n[general]\nconcurrency = 32\n')
+    refusals = random.Random(3)
+    llm_server.script(lambda body: "I can't help with that." if refusals.random() < 0.03 else _answer(body),
+                      faults=_flaky())
+    sessions = tmp_path / "s"
+    data = _items(tmp_path / "sums.jsonl")
+    code = main(["--config", str(config), "--sessions-dir", str(sessions), "run", str(data), "--judge", "pairwise",
+                 "--backbone", "fake", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    first_requests = llm_server.n_requests
+    judge = out["judges"]["pairwise"]
+    assert code == 0 and out["status"] == "completed"
+    coverage = judge["coverage"]
+    assert coverage["scored"] + coverage["failed"] == N_ITEMS and coverage["pending"] == 0  # the counts add up
+    assert coverage["failed"] > 0  # the faults were felt: some items ran out of attempts
+
+    session = SessionStore(sessions).open(out["session"])
+    results = session.results()
+    failed = {item for (item, _), doc in results.items() if doc["status"] == "failed"}
+    assert not failed & set(session.verdicts("pairwise"))  # no failure was scored
+    assert all(doc["failure"]["reason"] for doc in results.values() if doc["status"] == "failed")
+    # retries stayed in bounds: at most MAX_ATTEMPTS requests per call, and one repair re-ask per answer
+    calls_planned = 2 * N_ITEMS
+    assert first_requests <= 1 + calls_planned * MAX_ATTEMPTS * 2
+
+    llm_server.script(_answer)  # healthy now
+    before = len(llm_server.requests)
+    code = main(["--config", str(config), "--sessions-dir", str(sessions), "sessions", "resume", out["session"],
+                 "--json"])
+    resumed = json.loads(capsys.readouterr().out)
+    assert code == 0 and resumed["status"] == "completed"
+    assert resumed["judges"]["pairwise"]["coverage"]["scored"] == N_ITEMS
+    asked = {_question(body) for body in llm_server.requests[before:] if body.get("max_tokens") != 8}
+    assert asked <= {item.removeprefix("q") for item in failed}  # no call that had succeeded was made again
