@@ -112,3 +112,31 @@ def test_two_hundred_items_through_a_flaky_backbone_then_a_clean_resume(llm_serv
     assert resumed["judges"]["pairwise"]["coverage"]["scored"] == N_ITEMS
     asked = {_question(body) for body in llm_server.requests[before:] if body.get("max_tokens") != 8}
     assert asked <= {item.removeprefix("q") for item in failed}  # no call that had succeeded was made again
+
+
+def test_a_corrupted_cache_entry_is_a_miss_asked_again_never_a_crash(llm_server, tmp_path, capsys,
+                                                                      monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    config = tmp_path / "c.toml"
+    config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                      f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n')
+    llm_server.script(_answer)
+    data = tmp_path / "few.jsonl"
+    data.write_text("".join(line for i, line in enumerate(_items(tmp_path / "all.jsonl").read_text().splitlines(True))
+                            if i < 4))
+
+    def run(sessions: str) -> dict:
+        code = main(["--config", str(config), "--sessions-dir", str(tmp_path / sessions), "run", str(data),
+                     "--judge", "pairwise", "--backbone", "fake", "--json"])
+        assert code == 0
+        return json.loads(capsys.readouterr().out)
+
+    run("first")
+    entries = sorted((tmp_path / "cache").rglob("*.json"))
+    assert len(entries) == 8  # four items, both orders
+    entries[0].write_text('{"key": "trunc')  # a half-written or edited entry
+    before = llm_server.n_requests
+    again = run("second")
+    assert again["judges"]["pairwise"]["coverage"]["scored"] == 4
+    assert llm_server.n_requests - before == 2  # the preflight probe, and the one call whose entry was damaged
+    assert json.loads(entries[0].read_text())["response"]["text"]  # rewritten whole
