@@ -108,3 +108,28 @@ def test_twenty_random_kills_lose_nothing_and_end_where_an_uninterrupted_run_end
                                capture_output=True, text=True, timeout=300)
         uninterrupted = json.loads(clean.stdout)
     assert uninterrupted["judges"]["pairwise"]["metrics"] == interrupted["judges"]["pairwise"]["metrics"]
+
+
+def test_a_second_process_cannot_resume_a_session_being_written(tmp_path, capsys) -> None:
+    """Two writers would corrupt a session: refused while its writer lives; a crashed writer leaves no lock."""
+    from qatui.cli import main
+
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(line for i, line in enumerate(_items(tmp_path / "all.jsonl").read_text().splitlines(True))
+                            if i < 3))
+    sessions = tmp_path / "s"
+    assert main(["run", str(data), "--judge", "bleu", "--sessions-dir", str(sessions), "--json"]) == 0
+    session_id = json.loads(capsys.readouterr().out)["session"]
+    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        session = SessionStore(sessions).open(session_id)
+        session.update_meta(status="running", pid=writer.pid)  # as a live run leaves it
+        session.close()
+        code = main(["sessions", "resume", session_id, "--sessions-dir", str(sessions)])
+        err = " ".join(capsys.readouterr().err.split())
+        assert code == 2 and f"is being written by process {writer.pid}" in err
+    finally:
+        writer.kill()
+        writer.wait()
+    code = main(["sessions", "resume", session_id, "--sessions-dir", str(sessions)])  # the writer died: no lock left
+    assert code == 0 and "nothing to resume" in capsys.readouterr().err

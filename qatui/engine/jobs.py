@@ -162,8 +162,13 @@ def resume_run(store: SessionStore, session_id: str, config: Config, *, resource
     """
     from qatui.data.loaders import load_dataset
 
+    from qatui.store.session_file import live_writer
+
     session = store.open(session_id)
     meta = session.meta
+    if (pid := live_writer(meta)) is not None and pid != os.getpid():
+        raise SessionError(f"session {session.id} is being written by process {pid}, which is still running: "
+                           "two writers would corrupt it; wait for that run to end, or stop it (Ctrl-C), then resume")
     ds = meta["dataset"]
     try:
         dataset = load_dataset(ds["path"], ds["format"])

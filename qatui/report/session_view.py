@@ -163,17 +163,11 @@ def print_session_list(console: Console, rows: list[dict], root: Path) -> None:
 
 def session_status(meta: dict) -> str:
     """The stored status, except that a 'running' session whose process is gone was interrupted."""
-    status = meta.get("status", "")
-    pid = meta.get("pid")
-    if status == "running" and pid:
-        import os
+    from qatui.store.session_file import live_writer
 
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return "interrupted"
-        except PermissionError:
-            pass
+    status = meta.get("status", "")
+    if status == "running" and meta.get("pid") and live_writer(meta) is None:
+        return "interrupted"
     return status
 
 

@@ -35,3 +35,22 @@ def read_session_file(path: Path) -> tuple[dict, dict[str, dict]]:
     if not path.is_file():
         raise SessionError(f"{path}: missing; {path.parent} is not a session")
     return parse_session_data(path, AtomicJSONStorage(path).read())
+
+
+def live_writer(meta: dict) -> int | None:
+    """The pid of the process still writing a `running` session, None when none is (finished, or it died).
+
+    A crash leaves no lock behind: a dead pid means the session was interrupted and may be resumed.
+    """
+    import os
+
+    pid = meta.get("pid")
+    if meta.get("status") != "running" or not isinstance(pid, int) or pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return pid  # alive, owned by another user
+    return pid
