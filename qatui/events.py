@@ -372,3 +372,12 @@ def emit(event: Event) -> None:
     """
     if (sink := EVENT_SINK.get()) is not None:
         sink(event)
+
+
+TOKENS_WATCHED: ContextVar[bool] = ContextVar("qatui_tokens_watched", default=True)
+"""Whether the bound sink shows `LLMToken`s; the engine sets it per run (the TUI watches, the CLI does not)."""
+
+
+def tokens_watched() -> bool:
+    """Whether anyone would see streamed tokens here: a sink is bound and it watches them."""
+    return EVENT_SINK.get() is not None and TOKENS_WATCHED.get()

@@ -447,3 +447,39 @@ def test_parse_never_evaluates():
     calls = [node.func for node in ast.walk(tree) if isinstance(node, ast.Call)]
     assert not {f.id for f in calls if isinstance(f, ast.Name)} & {"eval", "exec", "compile", "__import__"}
     assert "literal_eval" not in {f.attr for f in calls if isinstance(f, ast.Attribute)}
+
+
+def test_a_models_schema_is_built_once_and_each_caller_gets_its_own_copy():
+    from qatui.llm.parse import json_schema_of
+
+    built: list[int] = []
+
+    class Counted(BaseModel):
+        """A docstring that never reaches the schema."""
+
+        answer: str
+
+        @classmethod
+        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            built.append(1)
+            return super().model_json_schema(*args, **kwargs)
+
+    first = json_schema_of(Counted)
+    first["properties"]["answer"]["type"] = "changed by a caller"
+    second = json_schema_of(Counted)
+    assert len(built) == 1 and "description" not in second
+    assert second["properties"]["answer"]["type"] == "string" and first is not second
+
+
+def test_a_responses_cost_is_read_from_litellm_not_computed_again(monkeypatch):
+    from types import SimpleNamespace
+
+    from qatui.llm.response import cost_of
+
+    ll = get_litellm()
+    asked: list[str] = []
+    monkeypatch.setattr(ll, "completion_cost", lambda **kw: asked.append(kw["model"]) or 0.5)
+    priced = SimpleNamespace(_hidden_params={"response_cost": 0.25})
+    unpriced = SimpleNamespace(_hidden_params={"response_cost": None})
+    assert (cost_of(priced, "openai/m"), cost_of(unpriced, "openai/m"), asked) == (0.25, 0.0, [])
+    assert cost_of(SimpleNamespace(), "custom/m") == 0.5 and asked == ["custom/m"]  # no figure: computed once

@@ -202,3 +202,38 @@ def test_seeded_fault_rates_limits_and_lifetime():
         assert server.stopped_because == "lifetime"
         with pytest.raises(urllib.error.URLError):
             _post(f"{server.base_url}/chat/completions", {"messages": ASK})
+
+
+@pytest.mark.parametrize("watch_tokens", [False, True])
+def test_a_run_streams_only_when_its_tokens_are_watched(llm_server, tmp_path, watch_tokens):
+    """The CLI's engine (nobody watching) sends one plain request; the TUI's streams. Both emit and cache."""
+    from qatui.data.model import Item
+    from qatui.engine.runner import Engine
+    from qatui.events import Judgement, LLMCallFinished
+    from qatui.judges.base import Judge
+
+    text = "The capital of France is Paris, on the Seine."
+    llm_server.script(lambda body: text)
+    client, _ = _client(llm_server, tmp_path)
+
+    class Asking(Judge):
+        """Asks the backbone once (stream=True, as every judge's default), scores every response 1."""
+
+        name, summary = "asking", "one backbone call"
+
+        async def judge(self, view):
+            await client.complete(ASK, purpose="test")
+            yield Judgement(scores={r.label: 1.0 for r in view.responses})
+
+    async def run() -> list:
+        item = Item(id="q0", question="question", candidates={"a": "x", "b": "y"})
+        return [e async for e in Engine([item], [Asking()], seed=0, watch_tokens=watch_tokens).run()]
+
+    events = asyncio.run(run())
+    [call] = [e for e in events if isinstance(e, LLMCallFinished)]
+    tokens = [e.text for e in events if isinstance(e, LLMToken)]
+    assert call.ok and call.response == text and call.item_id == "q0" and not call.cached
+    assert client.cache.get(call.prompt_hash)["text"] == text  # cached as a streamed answer would be
+    assert llm_server.n_streamed == int(watch_tokens) and bool(llm_server.requests[0].get("stream")) is watch_tokens
+    assert ("".join(tokens) == text and len(tokens) > 1) if watch_tokens else tokens == []
+    assert call.completion_tokens == count_tokens(text) and call.prompt_tokens == 6  # usage either way

@@ -7,6 +7,8 @@ is flushed, so a kill at any moment loses nothing that was reported finished. Ca
 the consumer (Ctrl-C, the TUI's cancel) stops the pool, flushes, and leaves the session
 resumable: a later run skips what is done and retries what failed. `pause()` lets the tasks
 in flight finish but starts no new one until `resume()`; cancelling a paused run still ends it.
+Backbone answers are streamed as `LLMToken`s only when `watch_tokens` is set (the TUI sets it
+for its live transcript); otherwise each call is one plain request, which costs less CPU.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from qatui.data.model import Item, PairwiseGold
 from qatui.data.presentation import ItemView, present
 from qatui.events import (
     EVENT_SINK,
+    TOKENS_WATCHED,
     Event,
     ItemFailed,
     ItemNotApplicable,
@@ -125,8 +128,10 @@ class Engine:
         concurrency: int = 4,
         session: Session | None = None,
         skip: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset(),
+        watch_tokens: bool = False,
     ) -> None:
         self.items = list(items)
+        self.watch_tokens = watch_tokens
         self.judges = judges
         self.seed = seed
         self.concurrency = max(1, concurrency)
@@ -248,6 +253,7 @@ class Engine:
 
         send(ItemStarted(**stamp))
         bound = EVENT_SINK.set(forward)
+        watched = TOKENS_WATCHED.set(self.watch_tokens)
         try:
             view, order = present(item, self.seed)
             async for raw in judge.judge(view):
@@ -267,6 +273,7 @@ class Engine:
             send(failure)
             return
         finally:
+            TOKENS_WATCHED.reset(watched)
             EVENT_SINK.reset(bound)
         if self.session is not None:
             self.session.record_verdict(verdict, calls)

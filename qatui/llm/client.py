@@ -6,9 +6,9 @@ failure; a schema answer that does not parse is re-asked once (a second call, pu
 `<purpose>:repair`) before `ParseError` is raised. Defaults follow the papers: temperature
 0 and a fixed seed, overridable per call.
 
-Streaming emits an `LLMToken` per chunk as it arrives; if an attempt fails mid-stream and
-is retried, the tokens of the failed attempt were already sent (same `call_id`): a live
-pane should show the final `LLMCallFinished.response`, which holds only the answer kept.
+Streaming (only when a run's sink watches tokens: the TUI, not the CLI) emits an `LLMToken`
+per chunk as it arrives; if an attempt fails mid-stream and is retried, the tokens of the
+failed attempt were already sent (same `call_id`): a live pane should show the final `LLMCallFinished.response`, which holds only the answer kept.
 A cache hit emits no tokens, only its `LLMCallFinished` (cached=True, attempts=0).
 """
 
@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from qatui.events import LLMCallFinished, LLMToken, emit
+from qatui.events import LLMCallFinished, LLMToken, emit, tokens_watched
 from qatui.errors import ConfigError
 from qatui.llm.backbone import Backbone
 from qatui.llm.cache import CallCache, cache_key
 from qatui.llm.errors import LLMCallError, ParseError, snippet
 from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_of
 from qatui.llm.parse import json_schema_of, parse_output, schema_name
+from qatui.llm.response import cost_of, text_of, usage_of
 
 if TYPE_CHECKING:
     from qatui.config import BackboneConfig, Config
@@ -56,18 +57,6 @@ class LLMResult:
 
 def _call_id() -> str:
     return uuid.uuid4().hex[:12]
-
-
-def _usage_of(response: Any) -> dict[str, int]:
-    usage = getattr(response, "usage", None)
-    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-    completion = int(getattr(usage, "completion_tokens", 0) or 0)
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-
-
-def _text_of(response: Any) -> tuple[str, str]:
-    choice = response.choices[0]
-    return choice.message.content or "", str(getattr(choice, "finish_reason", "") or "")
 
 
 class LLMClient:
@@ -177,12 +166,13 @@ class LLMClient:
         """Ask the backbone; with `schema`, `.data` is the validated answer (one repair re-ask).
 
         Raises `LLMCallError` (the call failed) or `ParseError` (the answer, re-asked once,
-        still does not match the schema). Either way the events were emitted first. A call asking
+        still does not match the schema). Either way the events were emitted first. `stream` is
+        honoured only when someone watches the tokens (`events.tokens_watched`); a call asking
         for log-probabilities is not streamed (the chunks would not carry them back whole).
         """
         request = self.build_request(messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
                                      logprobs=logprobs, sample=sample)
-        stream = stream and not request.get("logprobs")
+        stream = stream and not request.get("logprobs") and tokens_watched()
         text, event, found = await self._call(request, purpose=purpose, stream=stream)
         if schema is None:
             return LLMResult(text=text, data=None, event=event, logprobs=found)
@@ -242,9 +232,9 @@ class LLMClient:
             emit(LLMCallFinished(**base, latency_s=time.perf_counter() - started, attempts=e.attempts, ok=False,
                                  error=str(e)))
             raise
-        text, finish_reason = _text_of(response)
-        usage = _usage_of(response)
-        cost = self._cost(response)
+        text, finish_reason = text_of(response)
+        usage = usage_of(response)
+        cost = 0.0 if self.is_local else cost_of(response, self.model)
         found = logprobs_of(response) if request.get("logprobs") else None
         if write:
             self._store(key, request, {"text": text, "usage": usage, "cost_usd": cost,
@@ -316,16 +306,6 @@ class LLMClient:
         if keys:
             raise LLMCallError(f"{self.model}: no API key: set {' or '.join(keys)} (or name the variable "
                                "with api_key_env in a [backbones.NAME] table)")
-
-    def _cost(self, response: Any) -> float:
-        if self.is_local:
-            return 0.0
-        from qatui.llm._lazy import get_litellm
-
-        try:
-            return float(get_litellm().completion_cost(completion_response=response, model=self.model) or 0.0)
-        except Exception:  # noqa: BLE001 - a model missing from the price map costs "unknown" = 0
-            return 0.0
 
     def _store(self, key: str, request: dict[str, Any], response: dict[str, Any] | None) -> None:
         try:

@@ -10,6 +10,7 @@ here evaluates model output (`eval` and `ast.literal_eval` are not used anywhere
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -183,14 +184,21 @@ def json_schema_of(schema: type[BaseModel] | dict[str, Any]) -> dict[str, Any]:
     A model's docstring is for people reading the code, not for the backbone: pydantic turns
     it into the schema's `description`, which is dropped here (top level and `$defs`), so
     documenting a schema class never changes a request or its cache key. Field descriptions stay.
+    A model's schema is built once per class (`_model_schema_text`); each call gets its own copy.
     """
     if not isinstance(schema, type):
         return schema
+    return json.loads(_model_schema_text(schema))
+
+
+@functools.lru_cache(maxsize=256)
+def _model_schema_text(schema: type[BaseModel]) -> str:
+    """The JSON text of a model's schema without docstring descriptions, built once per class."""
     found = schema.model_json_schema()
     found.pop("description", None)
     for definition in (found.get("$defs") or {}).values():
         definition.pop("description", None)
-    return found
+    return json.dumps(found)
 
 
 def _validate(value: Any, schema: type[BaseModel] | dict[str, Any]) -> Any:

@@ -83,6 +83,7 @@ class RunHandle:
 
     def __init__(self, job: RunJob) -> None:
         self.job = job
+        job.engine.watch_tokens = True  # the transcript panel shows answers as they stream
         self.ended = threading.Event()
         self._events: deque[object] = deque()
         self._loop: EngineLoop | None = None
