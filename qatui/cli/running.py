@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from qatui.engine.jobs import RunJob
 
 
+INTERRUPTED = "interrupted-by-user"
+"""The status `consume` returns when Ctrl-C stopped the run (the session itself is stored as cancelled)."""
+
+
 def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
     """Drive the engine with a progress bar on stderr, then summarise; returns (status, summary).
 
@@ -80,8 +84,8 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
             if not presses:
                 raise
             main.uncancel()
-            status = "interrupted-by-user"
-        summary = finish_run(job, "cancelled" if status == "interrupted-by-user" else status)
+            status = INTERRUPTED
+        summary = finish_run(job, "cancelled" if status == INTERRUPTED else status)
         return status, summary
 
     return asyncio.run(drive())
@@ -94,8 +98,8 @@ def run_job(job: RunJob, as_json: bool) -> int:
     try:
         status, summary = consume(job, quiet=as_json)
     except KeyboardInterrupt:  # before the handler was installed, or where signals cannot be handled
-        status, summary = "interrupted-by-user", finish_run(job, "cancelled")
-    if status == "interrupted-by-user":
+        status, summary = INTERRUPTED, finish_run(job, "cancelled")
+    if status == INTERRUPTED:
         done, failed = job.engine.counts.done, job.engine.counts.failed
         make_console(stderr=True).print(
             f"[yellow]Interrupted.[/] {done} finished and {failed} failed in this run are saved. "

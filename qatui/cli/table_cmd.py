@@ -48,10 +48,17 @@ def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset) ->
 
 def cmd_table(args: argparse.Namespace, config: Config) -> int:
     """`qatui table`: one row per (judge, backbone), from sessions reused or run now."""
-    from qatui.cli.running import consume
+    from qatui.cli.running import INTERRUPTED, consume
     from qatui.data.loaders import load_dataset
     from qatui.engine.jobs import start_run
-    from qatui.report.table import KEYS, add_baseline_deltas, find_reusable, gold_kind, label, table_row
+    from qatui.report.table import (
+        KEYS,
+        add_baseline_deltas,
+        find_reusable,
+        gold_kind,
+        label,
+        table_row,
+    )
 
     dataset = load_dataset(args.dataset, args.fmt)
     subset = dataset.limited(args.limit)
@@ -65,7 +72,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
             job = start_run(store, dataset, [judge.name], config, limit=args.limit, resources=resources,
                             convention=args.convention, judge_options={judge.name: judge.describe_options()})
             status, _ = consume(job, quiet=True)
-            if status == "interrupted-by-user":
+            if status == INTERRUPTED:
                 stderr.print(f"[yellow]Interrupted.[/] Resume with: qatui sessions resume {job.session.id}, then run "
                              "the same `qatui table` again: it reuses finished sessions")
                 return EXIT_INTERRUPTED

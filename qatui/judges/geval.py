@@ -41,6 +41,7 @@ from qatui.errors import JudgeError
 from qatui.events import DimensionRated, Event, Judgement, StepsWritten
 from qatui.judges.base import Judge, JudgeOptions
 from qatui.judges.brackets import ask_bracketed, bracket_enum, read_whole
+from qatui.judges.concurrent import as_they_finish
 from qatui.judges.geval_scoring import digit_probabilities, sample_mean, weighted_score
 from qatui.judges.item_text import reference_line
 from qatui.judges.prompts import load_prompts
@@ -173,18 +174,12 @@ class GEvalJudge(Judge):
         written = await asyncio.gather(*(self._steps(d, prompts, view.language) for d in self.options.names))
         for event in written:
             yield event
-        tasks = [asyncio.ensure_future(self._rate(view, r, steps, prompts))
-                 for r in view.responses for steps in written]
         scores: dict[str, dict[str, float]] = {r.label: {} for r in view.responses}
         methods: dict[str, int] = {"logprobs": 0, "samples": 0}
-        try:
-            for next_done in asyncio.as_completed(tasks):
-                event = await next_done
-                scores[event.response][event.dimension] = event.score
-                methods[event.method] += 1
-                yield event
-        finally:
-            for task in tasks:
-                task.cancel()
+        async for event in as_they_finish(self._rate(view, r, steps, prompts)
+                                          for r in view.responses for steps in written):
+            scores[event.response][event.dimension] = event.score
+            methods[event.method] += 1
+            yield event
         yield Judgement(scores={label: sum(per.values()) / len(per) for label, per in scores.items()},
                         details={"dimension_scores": scores, "dimensions": self.options.names, "methods": methods})

@@ -22,7 +22,6 @@ Calls: n per item with a graded list, n + 1 without.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from functools import cache
 from typing import TYPE_CHECKING, Annotated
@@ -33,6 +32,7 @@ from qatui.data.presentation import graded_references
 from qatui.events import CandidatePlaced, Event, Judgement, ReferenceListBuilt
 from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.brackets import ask_bracketed, bracket_enum, read_whole
+from qatui.judges.concurrent import as_they_finish
 from qatui.judges.prompts import load_prompts
 
 if TYPE_CHECKING:
@@ -127,16 +127,10 @@ class LinkageJudge(Judge):
         built = await self.reference_list(view)
         yield built
         section = load_prompts("linkage", view.language)["place"]
-        tasks = [asyncio.ensure_future(self._place(view, r, built.references, section)) for r in view.responses]
         placed: dict[str, int] = {}
-        try:
-            for next_done in asyncio.as_completed(tasks):
-                event = await next_done
-                placed[event.response] = event.position
-                yield event
-        finally:
-            for task in tasks:
-                task.cancel()
+        async for event in as_they_finish(self._place(view, r, built.references, section) for r in view.responses):
+            placed[event.response] = event.position
+            yield event
         yield Judgement(scores={label: -float(placed[label]) for label in view.labels},
                         details={"positions": {label: placed[label] for label in view.labels},
                                  "references": len(built.references), "reference_source": built.source})

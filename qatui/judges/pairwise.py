@@ -36,7 +36,6 @@ names the protocol.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator
 from itertools import combinations
@@ -53,6 +52,7 @@ from pydantic import (
 
 from qatui.events import Event, Judgement, PairJudged
 from qatui.judges.base import Judge, JudgeOptions, Needs
+from qatui.judges.concurrent import as_they_finish
 from qatui.judges.minos import bounded_text
 from qatui.judges.pair_protocol import (
     CALF_TEMPERATURE,
@@ -225,17 +225,11 @@ class PairwiseJudge(Judge):
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
         """Ask every pair in the protocol's orders, then score by win rate."""
         section = load_prompts("pairwise", view.language)["calf" if self.options.protocol == "calf" else "judge"]
-        tasks = [asyncio.ensure_future(self._ask(view, a, b, section))
-                 for a, b in self.orders(view.labels, view.item_id)]
         judged: list[PairJudged] = []
-        try:
-            for next_done in asyncio.as_completed(tasks):
-                event = await next_done
-                judged.append(event)
-                yield event
-        finally:
-            for task in tasks:
-                task.cancel()
+        async for event in as_they_finish(self._ask(view, a, b, section)
+                                          for a, b in self.orders(view.labels, view.item_id)):
+            judged.append(event)
+            yield event
         if all(e.choice is None for e in judged):
             raise ParseError(f"none of the {len(judged)} pairwise answers could be parsed "
                              f"(first: {judged[0].rationale.removeprefix('unparsed: ')})")

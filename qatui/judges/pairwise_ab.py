@@ -24,7 +24,6 @@ more when n is odd (every response wins (n-1)/2), (n-1)(n-2)/2 when n is even.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from itertools import combinations
 from typing import TYPE_CHECKING, Annotated
@@ -34,6 +33,7 @@ from pydantic import BaseModel, Field, WithJsonSchema
 from qatui.events import Event, Judgement, PairChosen
 from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.brackets import ask_bracketed, bracket_enum, read_choice
+from qatui.judges.concurrent import as_they_finish
 from qatui.judges.item_text import reference_line
 from qatui.judges.prompts import load_prompts
 
@@ -127,15 +127,9 @@ class PairwiseABJudge(Judge):
 
     async def _round(self, view: ItemView, asked: list[tuple[str, str]], section: dict, rematch: bool,
                      found: list[PairChosen]) -> AsyncIterator[Event]:
-        tasks = [asyncio.ensure_future(self._ask(view, a, b, section, rematch)) for a, b in asked]
-        try:
-            for next_done in asyncio.as_completed(tasks):
-                event = await next_done
-                found.append(event)
-                yield event
-        finally:
-            for task in tasks:
-                task.cancel()
+        async for event in as_they_finish(self._ask(view, a, b, section, rematch) for a, b in asked):
+            found.append(event)
+            yield event
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
         """Ask every pair once, rematch the win-rate ties, then score by win rate."""

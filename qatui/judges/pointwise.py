@@ -14,7 +14,6 @@ Ranking: by score, equal scores in presentation order (the engine's tie rule).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Annotated
 
@@ -23,6 +22,7 @@ from pydantic import BaseModel, Field, WithJsonSchema
 from qatui.events import Event, Judgement, PointScored
 from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.brackets import ask_bracketed, read_score, score_pattern
+from qatui.judges.concurrent import as_they_finish
 from qatui.judges.item_text import reference_line
 from qatui.judges.prompts import load_prompts
 
@@ -76,14 +76,8 @@ class PointwiseJudge(Judge):
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
         """Score every response 0.00–10.00, one call each."""
         section = load_prompts("pointwise", view.language)["score"]
-        tasks = [asyncio.ensure_future(self._score(view, r, section)) for r in view.responses]
         scored: dict[str, float] = {}
-        try:
-            for next_done in asyncio.as_completed(tasks):
-                event = await next_done
-                scored[event.response] = event.score
-                yield event
-        finally:
-            for task in tasks:
-                task.cancel()
+        async for event in as_they_finish(self._score(view, r, section) for r in view.responses):
+            scored[event.response] = event.score
+            yield event
         yield Judgement(scores={label: scored[label] for label in view.labels})

@@ -222,8 +222,8 @@ class LLMClient:
             emit(event)
             return hit["text"], event, hit.get("logprobs")
         try:
-            api_key = self._api_key()
-            self._precheck()
+            api_key = self.api_key()
+            self.precheck()
             response, attempts = await self._send(request, api_key=api_key, call_id=call_id, purpose=purpose,
                                                   stream=stream)
         except LLMCallError as e:
@@ -276,7 +276,7 @@ class LLMClient:
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _api_key(self) -> str | None:
+    def api_key(self) -> str | None:
         """The key from `$api_key_env`, read now and never kept; a missing variable is an error."""
         name = self.settings.api_key_env
         if not name:
@@ -287,7 +287,7 @@ class LLMClient:
                                f"(api_key_env of backbone '{self.name}'): export {name}=... and retry")
         return value
 
-    def _precheck(self) -> None:
+    def precheck(self) -> None:
         """Fail before any attempt when retrying could not help (missing model file, missing key)."""
         if self.is_local:
             from qatui.llm.local import check_available

@@ -47,11 +47,11 @@ async def apreflight_backbone(client: LLMClient) -> str:
     fix = _fix(client)
     try:
         if client.is_local:
-            client._precheck()  # the model file and llama.cpp
+            client.precheck()  # the model file and llama.cpp
             return f"{client.label}: embedded, model file present"
         _known_provider(client)
-        client._api_key()
-        client._precheck()
+        client.api_key()
+        client.precheck()
     except LLMCallError as e:
         raise BackboneUnusable(f"backbone {client.name!r} cannot be used: {_without_model(e, client)}{fix}") from None
     probe = _probe_client(client)

@@ -16,6 +16,7 @@ from qatui.text import plural
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from qatui.data.model import Dataset
     from qatui.store.session import Session
 
 TOP_DISAGREEMENTS = 10
@@ -59,9 +60,10 @@ def compare_sessions(sessions: list[Session]) -> dict[str, Any]:
             })
     judged = [set(r["verdicts"]) for r in runs]
     common = set.intersection(*judged)
+    dataset = _unchanged_dataset(sessions[0])  # read once: the common metrics and the table rows use it
     note = None
     if any(items != common for items in judged):
-        note = _restrict_to_common(sessions[0], runs, common)
+        note = _restrict_to_common(dataset, runs, common)
     agreement = []
     worst: dict[str, dict[str, Any]] = {}
     for a, b in combinations(runs, 2):
@@ -84,17 +86,26 @@ def compare_sessions(sessions: list[Session]) -> dict[str, Any]:
         "agreement": agreement,
         "disagreements": [d for d in disagreements if d["tau"] < 1.0],
         "checklist_agreement": _checklist_agreement(sessions, runs),
-        "table": _table(sessions, runs, common),
+        "table": _table(sessions, runs, common, dataset),
     }
 
 
-def _table(sessions: list[Session], runs: list[dict[str, Any]], common: set[str]) -> dict[str, Any] | None:
-    """The runs as `qatui table` rows (on the common items), each compared with run A; None when the dataset is gone."""
+def _unchanged_dataset(session: Session) -> Dataset | None:
+    """The sessions' dataset reloaded, or None when it is gone or changed (its gold is not the one judged on)."""
     from qatui.report.session_view import session_dataset
+
+    dataset = session_dataset(session)
+    if dataset is None or dataset.content_hash != session.meta["dataset"]["content_hash"]:
+        return None
+    return dataset
+
+
+def _table(sessions: list[Session], runs: list[dict[str, Any]], common: set[str],
+           dataset: Dataset | None) -> dict[str, Any] | None:
+    """The runs as `qatui table` rows (on the common items), each compared with run A; None when the dataset is gone."""
     from qatui.report.table import KEYS, add_baseline_deltas, gold_kind, table_row
 
-    dataset = session_dataset(sessions[0])
-    if dataset is None or dataset.content_hash != sessions[0].meta["dataset"]["content_hash"]:
+    if dataset is None:
         return None
     dataset = dataset.model_copy(update={"items": [item for item in dataset.items if item.id in common]})
     by_id = {session.id: session for session in sessions}
@@ -102,7 +113,7 @@ def _table(sessions: list[Session], runs: list[dict[str, Any]], common: set[str]
     for run in runs:
         session = by_id[run["session"]]
         row = table_row(session, run["judge"], dataset, convention=session.meta.get("convention", "strict"),
-                        seed=session.meta.get("seed", 0), reused=True)
+                        seed=session.meta.get("seed", 0), reused=True, verdicts=run["verdicts"])
         row["label"] = f"{run['letter']} {run['judge']}"
         rows.append(row)
     kind = gold_kind(dataset)
@@ -114,17 +125,13 @@ def _table(sessions: list[Session], runs: list[dict[str, Any]], common: set[str]
             "baseline": rows[0]["label"] if rows and kind in ("ranking", "pairwise") else None, "rows": rows}
 
 
-def _restrict_to_common(session: Session, runs: list[dict[str, Any]], common: set[str]) -> str:
+def _restrict_to_common(dataset: Dataset | None, runs: list[dict[str, Any]], common: set[str]) -> str:
     """Keep only the common items' verdicts and recompute each run's metrics on them; the note says so."""
     from qatui.metrics import summarize
-    from qatui.report.session_view import session_dataset
 
     sizes = ", ".join(f"{r['letter']} {len(r['verdicts'])}" for r in runs)
     for run in runs:
         run["verdicts"] = {k: v for k, v in run["verdicts"].items() if k in common}
-    dataset = session_dataset(session)
-    if dataset is not None and dataset.content_hash != session.meta["dataset"]["content_hash"]:
-        dataset = None  # the file changed since: its gold is not the one these runs were judged on
     if dataset is None:
         for run in runs:
             run["metrics"] = {}

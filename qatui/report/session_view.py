@@ -90,15 +90,17 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
 
 
 def coverage_text(doc: dict) -> str:
-    """'scored 18 of 20 · 1 not applicable · 1 failed · strict': what a judge's figures stand on."""
-    parts = [f"scored {doc.get('n_done', 0)} of {doc['n_items']}"]
-    if na := doc.get("n_not_applicable"):
-        parts.append(f"{na} not applicable")
-    if doc.get("n_failed"):
-        parts.append(f"{doc['n_failed']} failed")
-    pending = doc["n_items"] - doc.get("n_done", 0) - (na or 0) - doc.get("n_failed", 0)
-    if pending > 0:
-        parts.append(f"{pending} not judged yet")
+    """'scored 18 of 20 · 1 not applicable · 1 failed · strict convention': what a judge's figures stand on."""
+    from qatui.engine.jobs import coverage
+
+    counts = coverage(doc)
+    parts = [f"scored {counts['scored']} of {counts['items']}"]
+    if counts["not_applicable"]:
+        parts.append(f"{counts['not_applicable']} not applicable")
+    if counts["failed"]:
+        parts.append(f"{counts['failed']} failed")
+    if counts["pending"]:
+        parts.append(f"{counts['pending']} not judged yet")
     parts.append(f"{doc.get('convention', 'strict')} convention")
     return " · ".join(parts)
 

@@ -20,6 +20,7 @@ from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
 
 if TYPE_CHECKING:
     from qatui.data.model import Dataset
+    from qatui.events import Verdict
     from qatui.judges.base import Judge
     from qatui.judges.resources import Resources
     from qatui.store.session import Session, SessionStore
@@ -89,15 +90,19 @@ def _seconds(meta: dict) -> float | None:
 
 
 def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str, seed: int,
-              reused: bool) -> dict[str, Any]:
-    """One row: the judge's agreement with people on `dataset`, its coverage, cost and biases."""
+              reused: bool, verdicts: dict[str, Verdict] | None = None) -> dict[str, Any]:
+    """One row: the judge's agreement with people on `dataset`, its coverage, cost and biases.
+
+    `verdicts` are the judge's verdicts when the caller has read them already (else they are read).
+    """
     from qatui.engine.jobs import llm_totals
     from qatui.metrics import summarize
     from qatui.metrics.bias import length_preference
 
     ids = {item.id for item in dataset.items}  # a comparison may pass the items every run judged
     results = {key: doc for key, doc in session.results().items() if key[1] == judge and key[0] in ids}
-    verdicts = {item_id: v for item_id, v in session.verdicts(judge).items() if item_id in ids}
+    verdicts = {item_id: v for item_id, v in (session.verdicts(judge) if verdicts is None else verdicts).items()
+                if item_id in ids}
     not_applicable = {item_id: doc.get("not_applicable", "") for (item_id, _), doc in results.items()
                       if doc["status"] == "n/a"}
     metrics = summarize(dataset.items, verdicts, seed=seed, convention=convention, not_applicable=not_applicable)
