@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 
-def plural(n: int, noun: str, nouns: str | None = None) -> str:
-    """`1 item`, `2 items` (`nouns` for an irregular plural): a count with its noun agreeing."""
+def plural(n: int | None, noun: str, nouns: str | None = None) -> str:
+    """`1 item`, `2 items` (`nouns` for an irregular plural), `? items` for an unknown count."""
+    if not isinstance(n, int):
+        return f"? {nouns or noun + 's'}"
     return f"{n} {noun}" if n == 1 else f"{n} {nouns or noun + 's'}"
 
 

@@ -598,7 +598,7 @@ async def test_new_run_screen_offers_only_what_the_data_supports_and_counts_the_
         screen.query_one("#opt-checklist", Input).value = "summeval"
         await until(pilot, lambda: "checkeval" not in shown(screen, "#unavailable"))
         assert "✗" not in str(listing.get_option("checkeval").prompt)
-        assert "1 items · checkeval" in shown(screen, "#plan") and "backbone calls" in shown(screen, "#plan")
+        assert "1 item · checkeval" in shown(screen, "#plan") and "backbone calls" in shown(screen, "#plan")
         listing.deselect("checkeval")
 
         screen.query_one("#demo").press()

@@ -44,6 +44,7 @@ from textual.widgets.selection_list import Selection
 from qatui.config import Config
 from qatui.errors import QatuiError
 from qatui.report.models import model_choices
+from qatui.text import plural
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.widgets.dataset_picker import DatasetTree, FormScroll, dataset_summary
 from qatui.tui.widgets.options_form import OptionsForm
@@ -332,7 +333,7 @@ class NewRunScreen(QatuiScreen):
         backbone = str(self.query_one("#backbone", Select).value)
         uses_llm = any(j.uses_llm for j in judges)
         total = total_calls(calls)
-        plan.update(f"[b]{escape(self.dataset.name)}[/] · {len(subset.items)} items · {', '.join(calls)}"
+        plan.update(f"[b]{escape(self.dataset.name)}[/] · {plural(len(subset.items), 'item')} · {', '.join(calls)}"
                     + (f" · {escape(backbone)} · [b]{calls_text(total)}[/] backbone calls" if uses_llm
                        else " · no backbone calls") + "   [dim]ctrl+s starts[/]")
         lines = ["[b]Backbone calls[/] [dim](before the cache; re-asks of malformed answers not counted)[/]"]

@@ -9,6 +9,7 @@ from textual.content import Content
 from textual.widgets import Label, Sparkline, Static
 
 from qatui.report import session_status
+from qatui.text import plural
 from qatui.tui.format import count, metrics_line
 from qatui.tui.state import RunState
 
@@ -36,9 +37,9 @@ class SessionHeader(Vertical):
         ds = meta.get("dataset", {})
         missing = "" if dataset_found else " · dataset file not found"
         self.mount(Static(Content.from_markup(
-            "[b]$status[/] · $done/$total done · $failed failed · dataset $ds ($n items)$missing",
+            "[b]$status[/] · $done/$total done · $failed failed · dataset $ds ($n)$missing",
             status=session_status(meta), done=state.count("done"), total=len(state.tasks),
-            failed=state.count("failed"), ds=ds.get("name", "?"), n=ds.get("n_items", "?"), missing=missing),
+            failed=state.count("failed"), ds=ds.get("name", "?"), n=plural(ds.get("n_items"), "item"), missing=missing),
             id="about"))
         c = state.counts
         if c.calls:
@@ -53,3 +54,4 @@ class SessionHeader(Vertical):
                 line = Sparkline(taus, summary_function=mean)
                 line.styles.max_width = max(2 * len(taus), 16)  # a few items: short bars, not one wide block
                 self.mount(Horizontal(Label("tau per item"), line))
+

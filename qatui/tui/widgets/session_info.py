@@ -7,6 +7,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from qatui.report import session_status
+from qatui.text import plural
 from qatui.tui.format import count, metrics_line, short_path, when
 
 
@@ -19,8 +20,9 @@ def info_lines(meta: dict) -> list[Content]:
     lines = [
         Content.from_markup("[b]$id[/]$name  [$foreground-muted]$status · created $created[/]",
                             id=meta["id"], name=name, status=session_status(meta), created=when(meta.get("created"))),
-        Content.from_markup("[$foreground-muted]dataset[/] $ds ($fmt, $n items) [$foreground-muted]$path[/]",
-                            ds=ds.get("name", "?"), fmt=ds.get("format", "?"), n=ds.get("n_items", "?"),
+        Content.from_markup("[$foreground-muted]dataset[/] $ds ($fmt, $n) [$foreground-muted]$path[/]",
+                            ds=ds.get("name", "?"), fmt=ds.get("format", "?"),
+                            n=plural(ds.get("n_items"), "item"),
                             path=short_path(ds.get("path", ""))),
     ]
     if backbones := meta.get("backbones"):
