@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from qatui.data.model import Item, PairwiseGold, RankingGold
 from qatui.data.presentation import permutation, response_label
 from qatui.engine.runner import RunCounts
+from qatui.metrics.kendall import question_tau
 from qatui.events import (
     ChecklistAnswered,
     ContextSentencesSelected,
@@ -54,8 +55,8 @@ class TaskView:
     item_id: str
     judge: str
     item: Item | None
-    order: list[str]
-    """Candidate ids in presentation order: `order[i]` was shown as "Response i+1"."""
+    seed: int
+    """The run's seed: the presentation order is drawn from it the first time `order` is read."""
     status: str = "queued"
     route: QuestionClassified | None = None
     key_points: dict[int, list[str]] = field(default_factory=dict)
@@ -100,6 +101,23 @@ class TaskView:
     """How often each part changed ("status", "route", "points", "instances", "checklist", "pairs", "ragas",
     "ranking", "transcript"), so a panel redraws only when its part did."""
 
+    _order: list[str] | None = field(default=None, repr=False)
+
+    @property
+    def order(self) -> list[str]:
+        """Candidate ids in presentation order: `order[i]` was shown as "Response i+1".
+
+        Drawn when first read (a 10,000-item session need not draw them all before its first rows).
+        """
+        if self._order is None:
+            self._order = permutation(self.item, self.seed) if self.item is not None else []
+        return self._order
+
+    @order.setter
+    def order(self, value: list[str]) -> None:
+        """The order a verdict says the candidates were shown in."""
+        self._order = list(value)
+
     @property
     def key(self) -> TaskKey:
         """(item id, judge)."""
@@ -129,11 +147,7 @@ def item_tau(item: Item | None, verdict: Verdict) -> float | None:
         return 1.0 if gold == judged else 0.0 if "tie" in (gold, judged) else -1.0
     if item is None or not isinstance(item.gold, RankingGold):
         return None
-    from qatui.metrics.ranking import (
-        question_ranking_stats,  # scipy: 0.5 s, imported by the run's worker first
-    )
-
-    return question_ranking_stats(item.gold, verdict).get("kendall")
+    return question_tau(item.gold, verdict)
 
 
 class RunState:
@@ -146,7 +160,7 @@ class RunState:
         self.seed = seed
         self.clock = clock
         self.tasks: dict[TaskKey, TaskView] = {
-            (it.id, j): TaskView(it.id, j, it, permutation(it, seed)) for it in self.items for j in self.judges
+            (it.id, j): TaskView(it.id, j, it, seed) for it in self.items for j in self.judges
         }
         self.counts = RunCounts()
         self.verdicts: dict[str, dict[str, Verdict]] = {j: {} for j in self.judges}
@@ -171,9 +185,10 @@ class RunState:
         """The task an event is about (created for items the dataset did not list), its `parts` marked changed."""
         key = (event.item_id, event.judge)
         if key not in self.tasks:
-            self.tasks[key] = TaskView(event.item_id, event.judge, None, [])
+            self.tasks[key] = TaskView(event.item_id, event.judge, None, self.seed)
         task = self.tasks[key]
-        task.revision.update(parts)
+        for part in parts:  # not Counter.update: this runs for every event of a 10,000-item replay
+            task.revision[part] += 1
         self.changed.add(key)
         return task
 

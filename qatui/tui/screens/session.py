@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
@@ -20,11 +21,13 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Header, LoadingIndicator
 
 from qatui.errors import QatuiError
-from qatui.tui.saved import load_saved
+from qatui.events import Event, ItemNotApplicable
+from qatui.tui.saved import READING, page_events, saved_state
 from qatui.tui.clipboard import copy_artifact
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.state import RunState
 from qatui.tui.widgets.item_browser import ItemBrowser
+from qatui.tui.widgets.item_list import ItemList
 from qatui.tui.widgets.session_header import SessionHeader
 
 if TYPE_CHECKING:
@@ -44,6 +47,8 @@ class SessionScreen(QatuiScreen):
         Binding("y", "copy", "Copy"),
         Binding("escape", "app.pop_screen", "Home"),
     ]
+    FOLD_SLICE = 2000
+    """Stored events folded between two screen updates while a big session loads (about 40 ms of work)."""
 
     def __init__(self, store: SessionStore, session_id: str) -> None:
         super().__init__()
@@ -68,27 +73,70 @@ class SessionScreen(QatuiScreen):
 
     @work(group="load", exclusive=True, exit_on_error=False, description="reading a session")
     async def load(self) -> None:
-        """Read the session's results and dataset off the UI thread, then draw them."""
-        def read() -> tuple[dict, dict, RunState, bool]:
+        """Draw the session from its first page of results, then fold in the rest a page at a time.
+
+        Reading and validating stored results runs in threads; folding them into the state runs
+        here, a slice at a time, so a 10,000-item session paints its first rows at once and the
+        list fills in while it stays responsive. Rows not read yet show as `reading`.
+        """
+        def first() -> tuple[dict, dict, RunState, bool, list[Callable[[], list[dict]]], list[Event]]:
             session = self.store.open(self.session_id)
-            return (session.meta, session.summary(), *load_saved(session))
+            state, found = saved_state(session)
+            for task in state.tasks.values():
+                task.status = READING
+            pages = session.result_pages()
+            events = page_events(pages[0]) if pages else []
+            return session.meta, session.summary(), state, found, pages[1:], events
 
         try:
-            self.meta, summary, self.state, found = await asyncio.to_thread(read)
+            self.meta, summary, self.state, found, pages, events = await asyncio.to_thread(first)
         except QatuiError as e:
             self.notify(str(e), title="Cannot open the session", severity="error", timeout=10)
             self.app.pop_screen()
             return
+        state = self.state
+        read = self._fold(events)
         self.sub_title = f"session {self.meta.get('name') or self.session_id}"
         self.query_one(LoadingIndicator).remove()
-        self.query_one(SessionHeader).show(self.meta, summary, self.state, found)
+        header = self.query_one(SessionHeader)
+        header.show(self.meta, summary, state, found)
+        header.update(state, read)
         browser = self.query_one(ItemBrowser)
         browser.display = True
-        browser.show_transcript(self.state.counts.calls > 0)
-        browser.show(self.state)
-        self._worst = self.state.worst_first()
+        browser.show_transcript(state.counts.calls > 0)
+        browser.show(state, rest_later=True)
         self.query_one("#items").focus()
+        for page in pages:
+            try:
+                events = await asyncio.to_thread(page_events, page)
+            except QatuiError as e:
+                self.notify(f"{e}; the items whose results it held show as not judged", severity="error",
+                            title="Part of the session cannot be read", timeout=10)
+                continue
+            for start in range(0, len(events), self.FOLD_SLICE):
+                read += self._fold(events[start:start + self.FOLD_SLICE])
+                browser.refresh_tasks(state.take_changed())
+                await asyncio.sleep(0)  # let the screen answer keys between slices
+            header.update(state, read)
+        for task in state.tasks.values():
+            if task.status == READING:  # no stored result: never judged
+                task.status = "queued"
+                state.changed.add(task.key)
+        browser.refresh_tasks(state.take_changed())
+        self.query_one(ItemList).draw_rest()
+        browser.show_transcript(state.counts.calls > 0)
+        header.update(state, None)
+        self._worst = state.worst_first()
         self.refresh_bindings()
+
+    def _fold(self, events: list[Event]) -> int:
+        """Fold stored events into the state; how many results (verdicts, failures, n/a) they closed."""
+        state = self.state
+        closed = state.n_finished
+        for event in events:
+            state.fold(event)
+        na = sum(1 for event in events if isinstance(event, ItemNotApplicable))
+        return state.n_finished - closed + na
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "worst":

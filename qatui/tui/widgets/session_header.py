@@ -33,25 +33,38 @@ class SessionHeader(Vertical):
     """
 
     def show(self, meta: dict, summary: dict[str, dict], state: RunState, dataset_found: bool) -> None:
-        """Draw a session (called once it has loaded)."""
-        ds = meta.get("dataset", {})
-        missing = "" if dataset_found else " · dataset file not found"
-        self.mount(Static(Content.from_markup(
-            "[b]$status[/] · $done/$total done · $failed failed · dataset $ds ($n)$missing",
-            status=session_status(meta), done=state.count("done"), total=len(state.tasks),
-            failed=state.count("failed"), ds=ds.get("name", "?"), n=plural(ds.get("n_items"), "item"), missing=missing),
-            id="about"))
-        c = state.counts
-        if c.calls:
-            self.mount(Static(Content(f"calls {c.calls} ({c.cached} cached) · tokens "
-                                      f"{count(c.prompt_tokens)}+{count(c.completion_tokens)} · ${c.cost_usd:.4f}")))
+        """Draw a session from its metadata and stored summary; `update` adds what its results say."""
+        self._meta, self._found = meta, dataset_found
+        self.mount(Static(id="about"))
+        self.mount(Static(id="calls"))
+        self._judge_lines: dict[str, Static] = {}
         for judge in state.judges:
             doc = summary.get(judge, {})
             line = metrics_line(doc.get("metrics", {}), doc.get("ci")) or "no gold to compare with"
-            self.mount(Static(Content.from_markup("[b $accent]$judge[/]  $line", judge=judge, line=line)))
+            self._judge_lines[judge] = Static(Content.from_markup("[b $accent]$judge[/]  $line", judge=judge, line=line))
+            self.mount(self._judge_lines[judge])
+        self.update(state, read=0)
+
+    def update(self, state: RunState, read: int | None) -> None:
+        """Counts and LLM usage from the `read` results folded so far; once all are (None), the sparklines."""
+        ds = self._meta.get("dataset", {})
+        missing = "" if self._found else " · dataset file not found"
+        progress = (f"reading results… {read}/{len(state.tasks)}" if read is not None
+                    else f"{state.count('done')}/{len(state.tasks)} done · {state.count('failed')} failed")
+        self.query_one("#about", Static).update(Content.from_markup(
+            "[b]$status[/] · $progress · dataset $ds ($n)$missing",
+            status=session_status(self._meta), progress=progress, ds=ds.get("name", "?"),
+            n=plural(ds.get("n_items"), "item"), missing=missing))
+        c = state.counts
+        calls = self.query_one("#calls", Static)
+        calls.display = bool(c.calls)
+        calls.update(Content(f"calls {c.calls} ({c.cached} cached) · tokens "
+                             f"{count(c.prompt_tokens)}+{count(c.completion_tokens)} · ${c.cost_usd:.4f}"))
+        if read is not None:
+            return
+        for judge, metrics in self._judge_lines.items():
             taus = [t.tau for t in state.tasks.values() if t.judge == judge and t.tau is not None]
             if taus:
                 line = Sparkline(taus, summary_function=mean)
                 line.styles.max_width = max(2 * len(taus), 16)  # a few items: short bars, not one wide block
-                self.mount(Horizontal(Label("tau per item"), line))
-
+                self.mount(Horizontal(Label("tau per item"), line), after=metrics)
