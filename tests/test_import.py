@@ -13,7 +13,6 @@ import math
 from pathlib import Path
 
 import pytest
-
 from test_cli import DEMO, run_cli, run_json
 
 from qatui.data.loaders import load_dataset

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-
 from test_cli import DEMO, run_cli, run_json
 
 from qatui.cli.serve_cmd import loopback_only, public_url
@@ -27,8 +26,29 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-async def _page_and_screen(port: int, deadline: float) -> tuple[str, str]:
-    """The index page, then what the workbench paints over the websocket until the saved session shows."""
+def _descendants(pid: int) -> set[int]:
+    """The processes under `pid` (Linux /proc): the workbench each open tab runs."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+async def _visit_then_stop(proc: subprocess.Popen, port: int,
+                           deadline: float) -> tuple[str, str, set[int], bool, float]:
+    """Fetch the page, watch the workbench paint over the websocket, then SIGTERM the server with the tab open.
+
+    Returns the page, the screen, the tab's processes, whether the server closed the websocket itself, and when
+    the signal went.
+    """
     async with aiohttp.ClientSession() as http:
         while True:
             try:
@@ -53,7 +73,16 @@ async def _page_and_screen(port: int, deadline: float) -> tuple[str, str]:
                     screen += message.data
                 else:
                     break
-        return page, screen
+            tab = _descendants(proc.pid)
+            proc.send_signal(signal.SIGTERM)  # the tab is still open
+            signalled = time.monotonic()
+            closed = False
+            while time.monotonic() < deadline:
+                message = await ws.receive(timeout=30)
+                if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
+                    closed = True
+                    break
+        return page, screen, tab, closed, signalled
 
 
 def test_serve_answers_on_loopback_runs_the_workbench_and_stops_cleanly(tmp_path, capsys) -> None:
@@ -66,21 +95,21 @@ def test_serve_answers_on_loopback_runs_the_workbench_and_stops_cleanly(tmp_path
                              str(sessions)], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     try:
-        page, screen = asyncio.run(_page_and_screen(port, time.monotonic() + 60))
+        page, screen, tab, closed, signalled = asyncio.run(_visit_then_stop(proc, port, time.monotonic() + 60))
+        output = proc.communicate(timeout=20)[0]
+        stopped_in = time.monotonic() - signalled
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            output = proc.communicate(timeout=20)[0]
-        except subprocess.TimeoutExpired:
+        if proc.poll() is None:
             proc.kill()
-            output = proc.communicate()[0]
-            pytest.fail(f"serve did not stop on SIGTERM: {output}")
+            proc.communicate()
     # textual-serve's page for qatui: its terminal script, the app's title, the websocket on loopback
     assert "js/textual.js" in page and "<div>qatui</div>" in page
     assert f'data-session-websocket-url="ws://127.0.0.1:{port}/ws"' in page
     # the workbench itself ran behind the websocket: Home lists the saved session
     assert "served-session" in screen and "length" in screen
-    assert proc.returncode == 0, output
+    # SIGTERM with a tab open: the server closes it, its workbench ends, and the server exits 0 at once
+    assert tab and closed and not any(Path(f"/proc/{pid}").exists() for pid in tab)
+    assert proc.returncode == 0 and stopped_in < 10, output
     assert f"http://127.0.0.1:{port}" in output and "warning" not in output  # loopback: no warning
 
 

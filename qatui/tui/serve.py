@@ -21,7 +21,33 @@ def app_command(config_path: Path | None, sessions_dir: Path) -> str:
 
 
 def serve(command: str, host: str, port: int, public_url: str) -> None:
-    """Serve the workbench until SIGINT or SIGTERM (both end it cleanly); blocks."""
+    """Serve the workbench until SIGINT or SIGTERM (both end it cleanly, open tabs included); blocks."""
+    from typing import Any
+
     from textual_serve.server import Server
 
-    Server(command, host=host, port=port, title="qatui", public_url=public_url).serve()
+    class WorkbenchServer(Server):
+        """textual-serve's server, which also ends the open tabs' workbenches on shutdown.
+
+        Unchanged, aiohttp would wait for every open websocket (up to a minute) and leave their
+        `qatui` processes running meanwhile; `_process_messages` is the one hook (textual-serve
+        1.1.3, pinned) that sees each tab's websocket beside its process.
+        """
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.tabs: set[tuple[Any, Any]] = set()
+
+        async def _process_messages(self, websocket: Any, app_service: Any) -> None:
+            self.tabs.add((websocket, app_service))
+            try:
+                await super()._process_messages(websocket, app_service)
+            finally:
+                self.tabs.discard((websocket, app_service))
+
+        async def on_shutdown(self, app: Any) -> None:
+            for websocket, app_service in list(self.tabs):
+                await app_service.stop()  # asks the workbench to quit and waits for its process
+                await websocket.close()
+
+    WorkbenchServer(command, host=host, port=port, title="qatui", public_url=public_url).serve()
