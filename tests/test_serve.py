@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import aiohttp
-import pytest
 from test_cli import DEMO, run_cli, run_json
 
 from qatui.cli.serve_cmd import loopback_only, public_url
@@ -65,7 +64,7 @@ async def _visit_then_stop(proc: subprocess.Popen, port: int,
             while "served-session" not in screen and time.monotonic() < deadline:
                 try:
                     message = await ws.receive(timeout=2)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     continue
                 if message.type == aiohttp.WSMsgType.BINARY:
                     screen += message.data.decode("utf-8", "replace")
