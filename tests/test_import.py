@@ -271,3 +271,32 @@ def test_summeval_scores_from_outside_sit_beside_rouge_l_in_compare(shared_data,
     code, text, _ = run_cli(capsys, "sessions", "compare", rouge["session"], imported["session"],
                             "--sessions-dir", str(sessions))
     assert code == 0 and "words" in text and "rouge-l" in text and "agreement A–B" in text
+
+
+async def test_the_workbench_lists_an_import_and_opens_it_like_a_run(tmp_path, capsys) -> None:
+    from test_tui import table, until
+
+    from qatui.config import Config
+    from qatui.store.session import SessionStore
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.ranking_panel import RankingPanel
+    from qatui.tui.widgets.session_info import SessionInfo
+
+    sessions = tmp_path / "sessions"
+    path = _write_csv(tmp_path / "scores.csv", SCORES, [[i, c, len(c)] for i, c, _ in _good_rows()])
+    data = run_json(capsys, "sessions", "import", str(path), "--dataset", str(DEMO), "--judge-name", "ext",
+                    "--sessions-dir", str(sessions))
+    app = QatuiApp(Config(), SessionStore(sessions))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: table(app).row_count == 1)
+        info = app.screen.query_one(SessionInfo)
+        await until(pilot, lambda: "imported ext from scores.csv" in str(info.render()))
+        assert "(score, 71 rows)" in str(info.render())
+        await pilot.press("enter")  # opens like any session: its items and the judge's verdicts
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
+        await pilot.pause()
+        assert app.screen.session_id == data["session"]
+        assert len(app.screen.state.tasks) == 20 and app.screen.state.count("done") == 20
+        ranking = app.screen.query_one(RankingPanel)
+        assert ranking.display and ranking.task.tau is not None
