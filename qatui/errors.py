@@ -34,3 +34,7 @@ def first_problem(error: Exception) -> tuple[str, str, str]:
         else:
             parts.append(str(p))
     return ".".join(parts), first["type"], first["msg"]
+
+
+class ResultsFileError(QatuiError):
+    """A file of results from another tool (`sessions import`) is unreadable or holds a bad row (names row and field)."""

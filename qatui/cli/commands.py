@@ -71,7 +71,7 @@ def cmd_datasets(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
-    """`qatui sessions ACTION`: list, show, export, compare, resume or delete saved sessions."""
+    """`qatui sessions ACTION`: list, show, export, compare, resume, import or delete saved sessions."""
     from qatui import report
 
     store = open_store(args, config)
@@ -124,6 +124,10 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
                 print(json.dumps(session_json(session.meta, session.summary())))
             return 0
         return run_job(job, args.json)
+    if args.action == "import":
+        from qatui.cli.import_cmd import cmd_import
+
+        return cmd_import(args, config, store)
     if args.action == "delete":
         session = store.open(args.id)
         if not args.yes and not _confirm(f"Delete session {session.id} ({session.path})?"):

@@ -134,6 +134,12 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--json", action="store_true", help="print one JSON object with every row")
     table.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
     table.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
+    serve = sub.add_parser("serve", parents=[common], help="the workbench in a web browser (textual-serve)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1: this machine only; there is no login)")
+    serve.add_argument("--port", type=int_in(1, 65535), default=8000, help="port, 1 to 65535 (default 8000)")
+    serve.add_argument("--public-url", metavar="URL",
+                       help="the address browsers reach the server at (default http://HOST:PORT)")
     sub.add_parser("judges", parents=[common], help="list the judges and what they need")
     models = sub.add_parser("models", parents=[common], help="list backbones, NLI models and embedders")
     models.add_argument("--check", action="store_true", help="make one small request of each and report")
@@ -161,6 +167,21 @@ def build_parser() -> argparse.ArgumentParser:
     res = sss.add_parser("resume", parents=[common], help="finish an interrupted session")
     res.add_argument("id")
     res.add_argument("--json", action="store_true")
+    imp = sss.add_parser("import", parents=[common],
+                         help="another tool's scores, rankings or A/B/tie verdicts as a session (see the README)")
+    imp.add_argument("file", metavar="FILE", help="the results: CSV or JSONL keyed by item_id and candidate_id")
+    imp.add_argument("--dataset", required=True, metavar="DATA", help="the dataset the results judge")
+    imp.add_argument("--dataset-format", dest="dataset_fmt", metavar="F", help="dataset format (default: detected)")
+    imp.add_argument("--format", dest="fmt", choices=["csv", "jsonl", "ragas"],
+                     help="the results file's format (default: from its suffix, .csv or .jsonl)")
+    imp.add_argument("--judge-name", required=True, metavar="NAME", help="what the imported judge is called")
+    imp.add_argument("--kind", choices=["score", "ranking", "pairwise"], default="score",
+                     help="what each row holds: a score (default), a rank (1 = best), or an A/B/tie verdict")
+    imp.add_argument("--metric", metavar="COLUMN", help="ragas: the metric column to import (default: the only one)")
+    imp.add_argument("--partial", action="store_true",
+                     help="import even when some items have no row (they are left not judged)")
+    imp.add_argument("--session", dest="name", metavar="NAME", help="name of the new session")
+    imp.add_argument("--json", action="store_true")
     dele = sss.add_parser("delete", parents=[common], help="delete a session folder")
     dele.add_argument("id")
     dele.add_argument("--yes", action="store_true", help="do not ask for confirmation")

@@ -169,6 +169,10 @@ def resume_run(store: SessionStore, session_id: str, config: Config, *, resource
     if (pid := live_writer(meta)) is not None and pid != os.getpid():
         raise SessionError(f"session {session.id} is being written by process {pid}, which is still running: "
                            "two writers would corrupt it; wait for that run to end, or stop it (Ctrl-C), then resume")
+    if imported := meta.get("imported"):
+        raise SessionError(f"session {session.id} holds {imported['judge']!r}, imported from {imported['source']}: "
+                           "qatui cannot run that judge, so there is nothing to resume; import the file again "
+                           "(`qatui sessions import`) to replace it")
     ds = meta["dataset"]
     try:
         dataset = load_dataset(ds["path"], ds["format"])
@@ -205,9 +209,16 @@ def finish_run(job: RunJob, status: str) -> dict[str, dict]:
 
     A run that ended with every item of every judge failed is stored as `failed`, not `completed`.
     """
+    return summarize_session(job.session, job.dataset, status)
+
+
+def summarize_session(session: Session, dataset: Dataset, status: str) -> dict[str, dict]:
+    """Each judge of `session` measured against `dataset`'s gold, stored with `status`; returns the summary.
+
+    What `finish_run` does after a run, and what an import (`engine.importing`) does after writing its verdicts.
+    """
     from qatui.metrics import summarize
 
-    session = job.session
     results = session.results()
     summary: dict[str, dict] = {}
     convention = session.meta.get("convention", "strict")
@@ -217,14 +228,14 @@ def finish_run(job: RunJob, status: str) -> dict[str, dict]:
         failed = sum(1 for doc in mine.values() if doc["status"] == "failed")
         not_applicable = {item_id: doc.get("not_applicable", "") for item_id, doc in mine.items()
                           if doc["status"] == "n/a"}
-        metrics = summarize(job.dataset.items, verdicts, seed=session.meta["seed"], convention=convention,
+        metrics = summarize(dataset.items, verdicts, seed=session.meta["seed"], convention=convention,
                             not_applicable=not_applicable)
         other = "paper" if convention == "strict" else "strict"
         by_convention = {convention: {"metrics": metrics.metrics, "n": metrics.n}}
-        alternative = summarize(job.dataset.items, verdicts, convention=other, not_applicable=not_applicable, ci=False)
+        alternative = summarize(dataset.items, verdicts, convention=other, not_applicable=not_applicable, ci=False)
         by_convention[other] = {"metrics": alternative.metrics, "n": alternative.n}
         summary[judge] = {
-            "n_items": len(job.dataset.items),
+            "n_items": len(dataset.items),
             "n_done": len(verdicts),
             "n_failed": failed,
             "n_not_applicable": len(not_applicable),
@@ -265,7 +276,7 @@ def coverage(doc: dict) -> dict[str, int]:
 
 
 def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
-    """The JSON contract of `run`, `sessions show` and `resume`: one object per session."""
+    """The JSON contract of `run`, `sessions show` and `resume`: one object per session (`imported` for an import)."""
     return {
         "session": meta["id"],
         "name": meta.get("name"),
@@ -286,4 +297,5 @@ def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
             for name, doc in summary.items()
         },
         "llm": meta.get("llm") or llm_totals({}),
+        **({"imported": meta["imported"]} if meta.get("imported") else {}),
     }

@@ -62,7 +62,9 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         f"dataset {escape(ds['name'])} ({ds['format']}, {plural(ds['n_items'], 'item')})"
     )
     for judge, doc in summary.items():
-        table = Table(title=f"[bold]{escape(judge)}[/]  {coverage_text(doc)}", title_justify="left", box=None)
+        source = (meta.get("judges", {}).get(judge) or {}).get("imported_from")
+        origin = f"  [dim]imported from {escape(source)}[/]" if source else ""
+        table = Table(title=f"[bold]{escape(judge)}[/]{origin}  {coverage_text(doc)}", title_justify="left", box=None)
         for col, just in (("metric", "left"), ("value", "right"), ("95% CI", "right"), ("n", "right")):
             table.add_column(col, justify=just)
         rows = _metric_rows(doc)

@@ -29,6 +29,11 @@ def info_lines(meta: dict) -> list[Content]:
         lines.append(Content.from_markup(
             "[$foreground-muted]backbone[/] $backbone [$foreground-muted]nli[/] $nli [$foreground-muted]seed[/] $seed",
             backbone=", ".join(backbones), nli=models.get("nli", "?"), seed=meta.get("seed", "?")))
+    if imported := meta.get("imported"):
+        lines.append(Content.from_markup(
+            "[$foreground-muted]imported[/] $judge from $source [$foreground-muted]($kind, $rows)[/]",
+            judge=imported.get("judge", "?"), source=imported.get("source", "?"), kind=imported.get("kind", "?"),
+            rows=plural(imported.get("rows"), "row")))
     for judge, doc in meta.get("summary", {}).items():
         shown = metrics_line(doc.get("metrics", {}), doc.get("ci")) or "no gold to compare with"
         lines.append(Content.from_markup("[b $accent]$judge[/] $done/$n done, $failed failed  $metrics",
