@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="check the dataset and judges, print the backbone calls each judge would make, start nothing")
     run.add_argument("--checklist", metavar="NAME_OR_PATH",
                      help="CheckEval's checklist: qa, summeval, topical_chat, or a .toml file (sets judges.checkeval.checklist)")
+    run.add_argument("--jury", metavar="MEMBERS|NAME",
+                     help="with --judge jury: members separated by commas (judge@backbone, or judge when it needs no "
+                          "backbone), or the NAME of a [juries.NAME] table of the config")
     _model_flags(run)
 
     demo = sub.add_parser("demo", parents=[common],
