@@ -11,7 +11,7 @@ and the members' agreement with each other:
   responses the member scores equal sharing their mean place); Krippendorff's alpha
   (ordinal) over the (item, response) units two or more members placed.
 
-95% CIs are percentile bootstraps that resample items (`metrics.bootstrap.percentile_ci`).
+95% CIs are percentile bootstraps that resample items (`metrics.bootstrap.defined_ci`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from qatui.metrics.agreement import fleiss_kappa, krippendorff_alpha
-from qatui.metrics.bootstrap import percentile_ci
+from qatui.metrics.bootstrap import defined_ci
 
 if TYPE_CHECKING:
     from qatui.data.model import Item
@@ -139,23 +139,15 @@ def _kappa(table: np.ndarray) -> float:
     return float("nan") if value is None else value
 
 
-def _each(statistic):
-    """A statistic of one table, applied to every resampled table of a bootstrap batch."""
-    def batch(tables: np.ndarray) -> np.ndarray:
-        flat = tables.reshape(-1, *tables.shape[-3:])
-        return np.array([statistic(t) for t in flat]).reshape(tables.shape[:-3])
-    return batch
-
-
 def _figure(table: np.ndarray, statistic, seed: int, ci: bool) -> tuple[float | None, list[float] | None]:
-    """A coefficient and its bootstrap CI over items; None where undefined (a CI needs 2+ items and finite ends)."""
+    """A coefficient and its bootstrap CI over items (`defined_ci`); None where undefined (a CI needs 2+ items)."""
     value = statistic(table)
     if np.isnan(value):
         return None, None
     if not ci or len(table) < 2:
         return value, None
-    low, high = percentile_ci(table, _each(statistic), seed=seed)
-    return value, [low, high] if np.isfinite(low) and np.isfinite(high) else None
+    interval = defined_ci(table, statistic, seed=seed)
+    return value, list(interval) if interval else None
 
 
 def members_agreement(verdicts: Mapping[str, Verdict], members: list[str], *, seed: int = 0,
