@@ -100,8 +100,8 @@ class Jury(Judge):
         super().__init__(options, resources)
         opts: JuryOptions = self.options  # type: ignore[assignment]
         if len(opts.members) < 2:
-            raise JudgeError("a jury needs at least two members: --jury 'judge@backbone,judge,...' or --jury NAME "
-                             "of a [juries.NAME] table of the config")
+            raise JudgeError("a jury needs at least two members, as judge@backbone or judge separated by commas "
+                             "(command line: --jury MEMBERS, or --jury NAME of a [juries.NAME] table of the config)")
         self.members = [_member(spec, self) for spec in opts.members]
         names = [m.name for m in self.members]
         if twice := sorted({n for n in names if names.count(n) > 1}):

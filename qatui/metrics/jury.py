@@ -51,6 +51,14 @@ def shared_places(scores: Mapping[str, float], ranking: Sequence[str], digits: i
     return places
 
 
+def member_names(verdicts: Mapping[str, Verdict]) -> list[str]:
+    """The members of the jury whose verdicts these are, in the jury's order; empty for any other judge."""
+    for verdict in verdicts.values():
+        if names := verdict.details.get("members"):
+            return list(names)
+    return []
+
+
 def member_preference(member: MemberVerdict, verdict: Verdict) -> str | None:
     """A member's A / B / tie on a two-response item, oriented as the jury's verdict (`verdict.pair`)."""
     if verdict.pair is None or member.winner is None:

@@ -10,7 +10,7 @@ from textual.widgets import Label, Sparkline, Static
 
 from qatui.report import session_status
 from qatui.text import plural
-from qatui.tui.format import count, metrics_line
+from qatui.tui.format import count, members_line, metrics_line
 from qatui.tui.state import RunState
 
 
@@ -49,6 +49,8 @@ class SessionHeader(Vertical):
             doc = summary.get(judge, {})
             line = metrics_line(doc.get("metrics", {}), doc.get("ci")) or "no gold to compare with"
             self.mount(Static(Content.from_markup("[b $accent]$judge[/]  $line", judge=judge, line=line)))
+            if members := members_line(doc.get("members_agreement") or {}):
+                self.mount(Static(Content(f"  {members}")))
             taus = [t.tau for t in state.tasks.values() if t.judge == judge and t.tau is not None]
             if taus:
                 line = Sparkline(taus, summary_function=mean)
