@@ -255,3 +255,15 @@ def test_jury_tables_in_the_config_are_checked_and_usable_by_name(tmp_path, caps
     assert code == 0 and out["judges"]["jury"]["coverage"]["scored"] == 3
     assert set(out["judges"]["jury"]["members"]) == {"length", "rouge-l", "bleu"}
     assert "ranking" in out["judges"]["jury"]["members_agreement"]  # the demo set ranks several responses
+
+
+def test_a_jury_is_a_row_of_the_table_and_its_session_is_reused(tmp_path, capsys) -> None:
+    args = ["--sessions-dir", str(tmp_path / "s"), "table", str(DEMO), "--judge", "length", "--judge", "jury",
+            "--jury", "length,rouge-l,bleu", "--limit", "4", "--json"]
+    assert main(args) == 0
+    rows = {row["label"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    assert set(rows) == {"length", "jury"} and rows["jury"]["coverage"]["scored"] == 4
+    assert main(args) == 0
+    assert "jury: reused session" in capsys.readouterr().err
+    assert main(args[:-4] + ["bleu,length", "--limit", "4", "--json"]) == 0  # other members: another session
+    assert "jury: ran session" in capsys.readouterr().err

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_tui_snapshots import settle
 from tui_support import freeze_time, run_headless, scripted_resources
 
 from qatui.config import Config
@@ -101,14 +102,6 @@ def jury_session(tmp_path, monkeypatch) -> SessionStore:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_jury_session(snap_compare, jury_session, size) -> None:
     """The saved jury session, first item: members' agreement in the header, each member's verdict, the split."""
-    async def settle(pilot) -> None:
-        for _ in range(3):
-            await pilot.pause(0.1)
-            await pilot.wait_for_scheduled_animations()
-        await pilot.pause(0.5)
-        pilot.app.clear_notifications()
-        await pilot.pause()
-
     assert snap_compare(QatuiApp(Config(), jury_session, open_id="20261122-093000-0001"), run_before=settle,
                         terminal_size=size)
 
@@ -128,10 +121,6 @@ def test_jury_run_finished_on_a_ranking_item(snap_compare, tmp_path, monkeypatch
         while screen.ended is None and time.monotonic() < deadline:
             await pilot.pause(0.05)
         await pilot.press("j", "j")
-        for _ in range(3):
-            await pilot.pause(0.1)
-        await pilot.pause(0.5)
-        pilot.app.clear_notifications()
-        await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(QatuiApp(config, store), run_before=watch, terminal_size=size)

@@ -123,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
     table.add_argument("--judge", dest="judges", action="append", default=[], metavar="NAME",
                        help="a judge to compare (repeatable); LLM judges get one row per --backbone")
+    table.add_argument("--jury", metavar="MEMBERS|NAME",
+                       help="with --judge jury: the jury's members (judge@backbone,judge,...) or a [juries.NAME] name")
     table.add_argument("--backbone", dest="backbones", action="append", default=[], metavar="NAME",
                        help="a backbone for the LLM judges (repeatable; default: the config's)")
     table.add_argument("--nli", metavar="MODEL", help="'bundled', 'llm', or a transformers model id / path")
