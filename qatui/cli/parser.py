@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="check the dataset and judges, print the backbone calls each judge would make, start nothing")
     run.add_argument("--checklist", metavar="NAME_OR_PATH",
                      help="CheckEval's checklist: qa, summeval, topical_chat, or a .toml file (sets judges.checkeval.checklist)")
+    run.add_argument("--jury", metavar="MEMBERS|NAME",
+                     help="with --judge jury: members separated by commas (judge@backbone, or judge when it needs no "
+                          "backbone), or the NAME of a [juries.NAME] table of the config")
     _model_flags(run)
 
     demo = sub.add_parser("demo", parents=[common],
@@ -120,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
     table.add_argument("--judge", dest="judges", action="append", default=[], metavar="NAME",
                        help="a judge to compare (repeatable); LLM judges get one row per --backbone")
+    table.add_argument("--jury", metavar="MEMBERS|NAME",
+                       help="with --judge jury: the jury's members (judge@backbone,judge,...) or a [juries.NAME] name")
     table.add_argument("--backbone", dest="backbones", action="append", default=[], metavar="NAME",
                        help="a backbone for the LLM judges (repeatable; default: the config's)")
     table.add_argument("--nli", metavar="MODEL", help="'bundled', 'llm', or a transformers model id / path")

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qatui.cli.common import make_console, open_store
+from qatui.cli.common import make_console, open_store, with_jury
 from qatui.cli.parser import EXIT_INTERRUPTED
 from qatui.errors import JudgeError
 
@@ -75,6 +75,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
         table_row,
     )
 
+    config = with_jury(config, args.judges, args.jury)
     dataset = load_dataset(args.dataset, args.fmt)
     subset = dataset.limited(args.limit)
     store, stderr = open_store(args, config), make_console(stderr=True)

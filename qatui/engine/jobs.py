@@ -54,27 +54,53 @@ def build_judges(names: list[str], config: Config, dataset: Dataset, resources: 
     return judges
 
 
+def _model_users(judges: list[Judge], resources: Resources) -> list[tuple[Judge, Resources]]:
+    """Each judge with the models it uses: the run's; for a jury, each member with its own backbone."""
+    return [(part, resources if part is judge else part.resources) for judge in judges for part in judge.parts()]
+
+
 def check_models(judges: list[Judge], resources: Resources) -> None:
-    """Refuse a run whose backbone cannot answer, before any session exists (only when a judge calls it)."""
-    if any(j.uses_llm for j in judges) or resources.nli_name == "llm" and any(j.uses_nli for j in judges):
-        resources.check_backbone()
+    """Refuse a run whose backbones cannot answer, before any session exists: each one a judge (or member) calls."""
+    checked: set[str] = set()
+    for judge, models in _model_users(judges, resources):
+        calls = judge.uses_llm or models.nli_name == "llm" and judge.uses_nli
+        if calls and models.backbone not in checked:
+            checked.add(models.backbone)
+            models.check_backbone()
+
+
+def run_backbones(judges: list[Judge], resources: Resources) -> list[str]:
+    """The backbones a run's judges (and jury members) call, in order of first use."""
+    return list(dict.fromkeys(models.backbone for judge, models in _model_users(judges, resources) if judge.uses_llm))
 
 
 def expected_calls(judges: list[Judge], dataset: Dataset) -> dict[str, tuple[int, int] | None]:
     """Backbone calls each judge will make over the dataset, as (fewest, most); None when it cannot say."""
-    found: dict[str, tuple[int, int] | None] = {}
+    return {judge.name: _summed([judge.expected_calls(item) for item in dataset.items]) for judge in judges}
+
+
+def member_calls(judges: list[Judge], dataset: Dataset) -> dict[str, dict[str, tuple[int, int] | None]]:
+    """Jury -> member -> the backbone calls that member makes over the dataset, as (fewest, most)."""
+    from qatui.judges.jury import Jury
+
+    found = {}
     for judge in judges:
-        counts = [judge.expected_calls(item) for item in dataset.items]
-        found[judge.name] = None if any(c is None for c in counts) else (
-            sum(c[0] for c in counts if c), sum(c[1] for c in counts if c))
+        if isinstance(judge, Jury):
+            per_item = [judge.member_calls(item) for item in dataset.items]
+            found[judge.name] = {m.name: _summed([calls[m.name] for calls in per_item]) for m in judge.members}
     return found
+
+
+def _summed(counts: list[tuple[int, int] | None]) -> tuple[int, int] | None:
+    """(fewest, most) counts added up; None when any is unknown."""
+    if any(c is None for c in counts):
+        return None
+    return sum(c[0] for c in counts if c), sum(c[1] for c in counts if c)
 
 
 def total_calls(calls: dict[str, tuple[int, int] | None]) -> tuple[int, int] | None:
     """The sum of `expected_calls`' counts; None when any judge cannot say."""
-    if any(count is None for count in calls.values()):
-        return None
-    return sum(c[0] for c in calls.values() if c), sum(c[1] for c in calls.values() if c)
+    return _summed(list(calls.values()))
 
 
 def calls_text(count: tuple[int, int] | None) -> str:
@@ -147,7 +173,7 @@ def start_run(
         "concurrency": concurrency,
         "convention": convention,
         "judges": {j.name: j.describe_options() for j in judges},
-        "backbones": [resources.backbone] if any(j.uses_llm for j in judges) else [],
+        "backbones": run_backbones(judges, resources),
         "models": resources.describe(),
         "qatui_version": __version__,
     }
@@ -246,6 +272,12 @@ def summarize_session(session: Session, dataset: Dataset, status: str) -> dict[s
             "n": metrics.n,
             "breakdown": metrics.breakdown,
         }
+        if judge == "jury" and (jury := session.meta["judges"][judge].get("members")):
+            from qatui.metrics.jury import members_agreement, members_summary
+
+            summary[judge]["members"] = members_summary(job.dataset.items, verdicts, list(jury),
+                                                        seed=session.meta["seed"], convention=convention)
+            summary[judge]["members_agreement"] = members_agreement(verdicts, list(jury), seed=session.meta["seed"])
         session.set_summary(judge, summary[judge])
     if status == "completed" and summary and all(doc["n_done"] == 0 and doc["n_failed"] for doc in summary.values()):
         status = "failed"  # nothing was judged: not a result anyone should read as one
@@ -293,6 +325,7 @@ def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
                 "n": doc.get("n", {}),
                 "ci": doc.get("ci", {}),
                 "breakdown": doc.get("breakdown", {}),
+                **{key: doc[key] for key in ("members", "members_agreement") if key in doc},
             }
             for name, doc in summary.items()
         },

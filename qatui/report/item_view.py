@@ -19,6 +19,7 @@ from qatui.report.artifact_views import (
 )
 from qatui.report.baseline_views import BASELINE_ARTIFACTS, print_baseline_artifact, print_length_details
 from qatui.report.dataset_view import describe_gold
+from qatui.report.jury_view import print_members
 from qatui.report.session_view import session_dataset
 from qatui.text import clip
 
@@ -48,8 +49,10 @@ def item_detail(session: Session, item_id: str) -> dict[str, Any]:
             entry.update(
                 scores=v["scores"], ranking=v["ranking"], order=v["order"], pair=v.get("pair"),
                 preference=v.get("preference"), details=v.get("details", {}),
-                artifacts=[a for a in v.get("artifacts", []) if a.get("type") != "judgement"],
+                artifacts=[a for a in v.get("artifacts", []) if a.get("type") not in ("judgement", "member_verdict")],
             )
+            if members := [a for a in v.get("artifacts", []) if a.get("type") == "member_verdict"]:
+                entry["member_artifacts"] = members
         elif doc["status"] == "n/a":
             entry["not_applicable"] = doc.get("not_applicable", "")
         else:
@@ -108,6 +111,13 @@ def print_item_detail(console: Console, data: dict[str, Any]) -> None:
                 console.print(f"  [dim]models used: {escape(', '.join(models))}[/]")
             by_label = {f"Response {i + 1}": cid for i, cid in enumerate(e["order"])}
             print_artifacts(console, e["artifacts"], by_label)
+            if e.get("member_artifacts"):
+                print_members(console, e)
+                for member in (m for m in e["member_artifacts"] if m["status"] == "done" and m["artifacts"]):
+                    console.print(f"  [bold]{escape(member['member'])}[/] [dim]its steps[/]")
+                    print_artifacts(console, member["artifacts"], by_label)
+                    if isinstance(member["details"].get("pairs"), list):
+                        print_pairs(console, member["artifacts"], member["details"], by_label)
             if isinstance(per_label := e["details"].get("dimension_scores"), dict):
                 geval = "methods" in e["details"]  # G-Eval's 1-5 ratings, not CheckEval's share of yes
                 title = "G-Eval score (1-5) per dimension" if geval else "share of yes per dimension"

@@ -76,6 +76,10 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         console.print(table)
         if breakdown := doc.get("breakdown"):
             console.print(_breakdown_table(breakdown))
+        if "members" in doc:
+            from qatui.report.jury_view import print_jury
+
+            print_jury(console, doc, [row[0] for row in rows])
     llm = meta.get("llm") or {}
     if llm.get("calls"):
         console.print(

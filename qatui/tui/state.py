@@ -31,6 +31,7 @@ from qatui.events import (
     KeyPointsExtracted,
     LLMCallFinished,
     LLMToken,
+    MemberVerdict,
     PairJudged,
     QuestionClassified,
     QuestionsGenerated,
@@ -77,6 +78,8 @@ class TaskView:
     """RAGAS: response label -> (questions written back from it, their cosine to the item's question)."""
     context_sentences: dict[str, tuple[list[str], list[int]]] = field(default_factory=dict)
     """RAGAS: response label ('' = the item's context) -> (its sentences, indices of the relevant ones)."""
+    members: dict[str, MemberVerdict] = field(default_factory=dict)
+    """A jury: each member's verdict (or why none) as it came, by member name."""
     baseline_steps: list[str] = field(default_factory=list)
     """The baselines' steps (pointwise scores, A/B choices, LINKAGE places, G-Eval ratings), one line each."""
     ranking: list[str] = field(default_factory=list)
@@ -99,7 +102,7 @@ class TaskView:
     """call_id -> the text streamed so far, to tell streamed calls from cached ones."""
     revision: Counter[str] = field(default_factory=Counter)
     """How often each part changed ("status", "route", "points", "instances", "checklist", "pairs", "ragas",
-    "ranking", "transcript"), so a panel redraws only when its part did."""
+    "ranking", "jury", "transcript"), so a panel redraws only when its part did."""
 
     _order: list[str] | None = field(default=None, repr=False)
 
@@ -262,6 +265,7 @@ def _item_started(state: RunState, e: ItemStarted) -> None:
     task = state.task(e, "status")
     task.status = "running"
     task.failure = ""
+    task.members.clear()  # a retried jury item asks its members again
 
 
 def _token(state: RunState, e: LLMToken) -> None:
@@ -354,6 +358,10 @@ def _baseline_step(state: RunState, e: Event) -> None:
     state.task(e, "baseline").baseline_steps.append(baseline_line(e))
 
 
+def _member(state: RunState, e: MemberVerdict) -> None:
+    state.task(e, "jury").members[e.member] = e
+
+
 def _not_applicable(state: RunState, e: ItemNotApplicable) -> None:
     task = state.task(e, "status", "ranking")
     task.status, task.failure = "n/a", e.reason
@@ -390,6 +398,7 @@ FOLDERS: dict[type[Event], Callable[[RunState, Event], None]] = {
     QuestionsGenerated: _questions,
     ContextSentencesSelected: _context_sentences,
     Judgement: _judgement,
+    MemberVerdict: _member,
     ItemFailed: _failed,
     ItemNotApplicable: _not_applicable,
     Verdict: _verdict,

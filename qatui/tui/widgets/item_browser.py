@@ -14,6 +14,7 @@ from qatui.tui.widgets.checklist_panel import ChecklistPanel
 from qatui.tui.widgets.entailment_panel import EntailmentPanel
 from qatui.tui.widgets.instances_panel import InstancesPanel
 from qatui.tui.widgets.item_list import ItemList
+from qatui.tui.widgets.jury_panel import JuryPanel
 from qatui.tui.widgets.pairwise_panel import PairwisePanel
 from qatui.tui.widgets.panel import TaskPanel
 from qatui.tui.widgets.question_panel import QuestionPanel
@@ -62,6 +63,7 @@ class ItemBrowser(Horizontal):
         with Vertical(id="detail"):
             with VerticalScroll(id="panels"):
                 yield QuestionPanel()
+                yield JuryPanel()
                 yield RoutingPanel()
                 yield EntailmentPanel()
                 yield InstancesPanel()

@@ -10,7 +10,7 @@ from textual.widgets import Label, Sparkline, Static
 
 from qatui.report import session_status
 from qatui.text import plural
-from qatui.tui.format import count, metrics_line
+from qatui.tui.format import count, members_line, metrics_line
 from qatui.tui.state import RunState
 
 
@@ -37,12 +37,15 @@ class SessionHeader(Vertical):
         self._meta, self._found = meta, dataset_found
         self.mount(Static(id="about"))
         self.mount(Static(id="calls"))
-        self._judge_lines: dict[str, Static] = {}
+        self._judge_lines: dict[str, Static] = {}  # the last line of each judge: its sparkline goes under it
         for judge in state.judges:
             doc = summary.get(judge, {})
             line = metrics_line(doc.get("metrics", {}), doc.get("ci")) or "no gold to compare with"
             self._judge_lines[judge] = Static(Content.from_markup("[b $accent]$judge[/]  $line", judge=judge, line=line))
             self.mount(self._judge_lines[judge])
+            if members := members_line(doc.get("members_agreement") or {}):
+                self._judge_lines[judge] = Static(Content(f"  {members}"))  # the sparkline goes under this line
+                self.mount(self._judge_lines[judge])
         self.update(state, read=0)
 
     def update(self, state: RunState, read: int | None) -> None:
