@@ -134,6 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--json", action="store_true", help="print one JSON object with every row")
     table.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
     table.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
+    rep = sub.add_parser("report", parents=[common],
+                         help="one self-contained HTML file of one or more sessions: metrics, plots, worst items")
+    rep.add_argument("ids", nargs="+", metavar="ID",
+                     help="session id, name, or a unique prefix of the id; two or more add a comparison")
+    rep.add_argument("-o", "--output", metavar="FILE", required=True, help="the HTML file to write")
+    rep.add_argument("--items", type=int_in(0, 50), metavar="N",
+                     help="items shown where judges disagree most with people, 0 to 50 (default 5)")
     sub.add_parser("judges", parents=[common], help="list the judges and what they need")
     models = sub.add_parser("models", parents=[common], help="list backbones, NLI models and embedders")
     models.add_argument("--check", action="store_true", help="make one small request of each and report")
