@@ -87,6 +87,9 @@ def write_report(path: Path, text: str) -> Path:
 
     try:
         atomic_write_text(path, text)
+        umask = os.umask(0)
+        os.umask(umask)
+        path.chmod(0o666 & ~umask)  # a file to share: readable as any new file is, not the temp file's 0600
     except OSError as e:
         raise ReportPathError(f"cannot write {path}: {e.strerror or e}") from None
     return path.resolve()

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def _judge_metrics(judge: JudgeContent) -> str:
     """A judge's metrics with CIs and coverage, as `sessions show` prints them, and its breakdown by group."""
-    parts = [f"<h4>{escape(judge.name)}</h4>", str(paragraph(judge.coverage, "muted"))]
+    parts = [f'<div class="judge"><h4>{escape(judge.name)}</h4>', str(paragraph(judge.coverage, "muted"))]
     if judge.metric_rows:
         parts.append(table(["metric", "value", "95% CI", "n"], judge.metric_rows, classes="metrics"))
     else:
@@ -26,10 +26,11 @@ def _judge_metrics(judge: JudgeContent) -> str:
     present = [k for k in BREAKDOWN_KEYS
                if any(k in m for groups in judge.breakdown.values() for m in groups.values())]
     if present:
-        rows = [[f"{by.replace('_', ' ')}: {value}", *(fmt(metrics.get(k)) for k in present)]
-                for by, per_value in judge.breakdown.items() for value, metrics in per_value.items()]
-        parts.append(table(["by", *present], rows, classes="metrics", caption="by question type / pair type"))
-    return "".join(parts)
+        rows = [[value, *(fmt(metrics.get(k)) for k in present)]
+                for per_value in judge.breakdown.values() for value, metrics in per_value.items()]
+        groups = " and by ".join(by.replace("_", " ") for by in judge.breakdown)
+        parts.append(table(["by", *present], rows, classes="metrics", caption=f"by {groups}"))
+    return "".join(parts) + "</div>"
 
 
 def qatui_table(data: dict[str, Any], title: str) -> str:
@@ -87,7 +88,7 @@ def session_section(content: SessionContent, anchor: str) -> Raw:
         parts.append(paragraph(content.note, "note"))
     parts.append(table(["setting", "value"], content.settings, classes="settings"))
     parts.append("<h3>Metrics (95% bootstrap CIs over items)</h3>")
-    parts += [_judge_metrics(judge) for judge in content.judges]
+    parts.append('<div class="judges">' + "".join(_judge_metrics(judge) for judge in content.judges) + "</div>")
     if content.table:
         parts.append(qatui_table(content.table, "As qatui table prints it (×100)"))
     if content.table is not None:
