@@ -102,9 +102,12 @@ def ratings_scatter(judge: str, ratings: dict[str, tuple[list[float], list[float
     for i, (ax, dim) in enumerate(zip(axes, dims, strict=True)):
         human, score = (np.asarray(v, dtype=float) for v in ratings[dim])
         spread = 0.08 * (np.ptp(human) or 1.0)
-        ax.scatter(human + jitter.uniform(-spread, spread, len(human)), score, s=10, alpha=0.55,
+        ax.scatter(human + jitter.uniform(-spread, spread, len(human)), score, s=8, alpha=0.5,
                    color=COLOURS[0], linewidths=0)
-        ax.set_title(dim + (f"   r = {r[dim]:+.2f}" if dim in r else ""), loc="left")
+        ax.set_title(dim, loc="left", fontsize=9)
+        if dim in r:
+            ax.text(0.02, 0.98, f"r = {r[dim]:+.2f}", transform=ax.transAxes, va="top", fontsize=8,
+                    bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
         ax.set_xlabel("human rating")
         if i == 0:
             ax.set_ylabel(f"{judge} score")
