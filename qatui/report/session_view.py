@@ -70,8 +70,7 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         for row in rows:
             table.add_row(*row)
         if not rows:
-            why = "no gold labels to compare with" if doc.get("n_done") else "nothing judged, so no metric"
-            table.add_row(f"[dim]{why}[/]", "", "", "")
+            table.add_row(f"[dim]{no_metric_reason(doc)}[/]", "", "", "")
         console.print(table)
         if breakdown := doc.get("breakdown"):
             console.print(_breakdown_table(breakdown))
@@ -88,6 +87,11 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
     if session_status(meta) in ("cancelled", "interrupted", "failed") or failures:
         console.print(f"[dim]resume (retries failures): qatui sessions resume {escape(meta['id'])}[/]")
     console.print(f"[dim]details: qatui sessions show {escape(meta['id'])} --item ITEM_ID[/]")
+
+
+def no_metric_reason(doc: dict) -> str:
+    """Why a judge's summary has no metric: nothing judged, or no gold to compare with."""
+    return "no gold labels to compare with" if doc.get("n_done") else "nothing judged, so no metric"
 
 
 def coverage_text(doc: dict) -> str:

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from qatui.data.model import PairwiseGold, RatingsGold
-from qatui.report.session_view import coverage_text, metric_rows, session_status, unchanged_dataset
+from qatui.report.session_view import (
+    coverage_text,
+    metric_rows,
+    no_metric_reason,
+    session_status,
+    unchanged_dataset,
+)
 
 if TYPE_CHECKING:
     from qatui.data.model import Dataset, Item
@@ -34,6 +40,8 @@ class JudgeContent:
     name: str
     coverage: str
     metric_rows: list[tuple[str, str, str, str]]
+    no_metric: str
+    """Why `metric_rows` is empty, when it is."""
     breakdown: dict[str, dict[str, dict[str, float]]]
     agreement: dict[str, float] = field(default_factory=dict)
     """Item id -> agreement with people on that item, in [-1, 1] (`metrics.item.item_tau`; ratings: mean Kendall)."""
@@ -74,6 +82,7 @@ def session_content(session: Session, items_shown: int = ITEMS_SHOWN) -> Session
             name=name,
             coverage=coverage_text(doc) if doc else "not summarised yet (the run has not finished)",
             metric_rows=metric_rows(doc) if doc else [],
+            no_metric=no_metric_reason(doc or {}),
             breakdown=(doc or {}).get("breakdown", {}),
         )
         if dataset is not None:

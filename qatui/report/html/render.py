@@ -22,7 +22,7 @@ def _judge_metrics(judge: JudgeContent) -> str:
     if judge.metric_rows:
         parts.append(table(["metric", "value", "95% CI", "n"], judge.metric_rows, classes="metrics"))
     else:
-        parts.append(paragraph("no metric: no gold labels to compare with, or nothing judged", "muted"))
+        parts.append(paragraph(judge.no_metric, "muted"))
     present = [k for k in BREAKDOWN_KEYS
                if any(k in m for groups in judge.breakdown.values() for m in groups.values())]
     if present:
