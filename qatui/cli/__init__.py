@@ -15,6 +15,7 @@ from qatui.cli.commands import (
     cmd_datasets,
     cmd_judges,
     cmd_models,
+    cmd_report,
     cmd_sessions,
 )
 from qatui.cli.common import make_console
@@ -27,6 +28,7 @@ from qatui.errors import QatuiError
 COMMANDS = {
     "run": cmd_run, "demo": cmd_demo, "open": cmd_open, "checklist": cmd_checklist, "judges": cmd_judges, "models": cmd_models,
     "datasets": cmd_datasets, "sessions": cmd_sessions, "table": cmd_table, "serve": cmd_serve,
+    "report": cmd_report,
     None: open_tui,
 }
 

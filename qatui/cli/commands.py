@@ -138,6 +138,19 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
     raise QatuiError(f"unknown sessions action {args.action!r}")
 
 
+def cmd_report(args: argparse.Namespace, config: Config) -> int:
+    """`qatui report ID [ID ...] -o FILE`: the sessions as one self-contained HTML file (output and ids checked first)."""
+    from qatui.report.html import ITEMS_SHOWN, build_report, check_output, write_report
+
+    out = check_output(args.output)
+    store = open_store(args, config)
+    sessions = [store.open(key) for key in args.ids]
+    text = build_report(sessions, ITEMS_SHOWN if args.items is None else args.items)
+    path = write_report(out, text)
+    make_console(stderr=True).print(f"wrote {path} ({len(text.encode()) // 1024 + 1} KB)", soft_wrap=True)
+    return 0
+
+
 def _confirm(question: str) -> bool:
     if not sys.stdin.isatty():
         raise QatuiError("refusing to delete without confirmation: pass --yes")

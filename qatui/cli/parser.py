@@ -145,6 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int_in(1, 65535), default=8000, help="port, 1 to 65535 (default 8000)")
     serve.add_argument("--public-url", metavar="URL",
                        help="the address browsers reach the server at (default http://HOST:PORT)")
+    rep = sub.add_parser("report", parents=[common],
+                         help="one self-contained HTML file of one or more sessions: metrics, plots, worst items")
+    rep.add_argument("ids", nargs="+", metavar="ID",
+                     help="session id, name, or a unique prefix of the id; two or more add a comparison")
+    rep.add_argument("-o", "--output", metavar="FILE", required=True, help="the HTML file to write")
+    rep.add_argument("--items", type=int_in(0, 50), metavar="N",
+                     help="items shown where judges disagree most with people, 0 to 50 (default 5)")
     sub.add_parser("judges", parents=[common], help="list the judges and what they need")
     models = sub.add_parser("models", parents=[common], help="list backbones, NLI models and embedders")
     models.add_argument("--check", action="store_true", help="make one small request of each and report")

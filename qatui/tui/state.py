@@ -14,10 +14,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from qatui.data.model import Item, PairwiseGold, RankingGold
+from qatui.data.model import Item
 from qatui.data.presentation import permutation, response_label
 from qatui.engine.runner import RunCounts
-from qatui.metrics.kendall import question_tau
+from qatui.metrics.item import item_tau
 from qatui.events import (
     ChecklistAnswered,
     ContextSentencesSelected,
@@ -136,21 +136,6 @@ class TaskView:
     def label(self, candidate: str) -> str:
         """The label `candidate` was shown under."""
         return response_label(self.order.index(candidate)) if candidate in self.order else candidate
-
-
-def item_tau(item: Item | None, verdict: Verdict) -> float | None:
-    """The verdict's agreement with the item's gold; None without one.
-
-    Ranking gold: Kendall tau-b. Pairwise gold: +1 when the judge prefers the side people
-    prefer (or both say tie), -1 for the opposite side, 0 when exactly one of them says tie
-    (tau-b of two items reads the same way).
-    """
-    if item is not None and isinstance(item.gold, PairwiseGold) and verdict.preference is not None:
-        gold, judged = item.gold.label, verdict.preference
-        return 1.0 if gold == judged else 0.0 if "tie" in (gold, judged) else -1.0
-    if item is None or not isinstance(item.gold, RankingGold):
-        return None
-    return question_tau(item.gold, verdict)
 
 
 class RunState:
@@ -375,6 +360,7 @@ def _verdict(state: RunState, e: Verdict) -> None:
     task.scores = {task.label(cid): s for cid, s in e.scores.items()}
     task.preference = e.preference
     task.nli = str(e.details.get("nli") or "")
+
     task.tau = item_tau(task.item, e)
     state.verdicts.setdefault(e.judge, {})[e.item_id] = e
     state.n_finished += 1

@@ -29,6 +29,7 @@ from qatui.tui.comparison import Comparison, Disagreement, load_comparison
 from qatui.report import clip
 from qatui.tui.format import SHORT_METRICS
 from qatui.tui.clipboard import copy_artifact
+from qatui.tui.report_file import export_report
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.widgets.checklist_panel import ChecklistPanel
 from qatui.tui.widgets.entailment_panel import EntailmentPanel
@@ -115,6 +116,7 @@ class CompareScreen(QatuiScreen):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("tab", "app.focus_next", "Next table", show=False),
+        Binding("e", "export_report", "Export report (HTML)", show=False),
         Binding("escape", "app.pop_screen", "Home"),
     ]
 
@@ -265,6 +267,10 @@ class CompareScreen(QatuiScreen):
     @on(DataTable.RowSelected, "#disagreements")
     def _selected(self) -> None:
         self.action_open_item()
+
+    def action_export_report(self) -> None:
+        """Write the comparison and each session as one self-contained HTML file (as `qatui report ID ID …`)."""
+        export_report(self, self.store, self.session_ids)
 
     def action_open_item(self) -> None:
         """Open the highlighted disagreement: both runs' verdicts on the item, side by side."""

@@ -6,7 +6,7 @@
     ItemBrowser    items with status and tau | the selected item's panels | its LLM calls
     Footer
 
-`w` walks the items from the judge's worst agreement with people upwards.
+`w` walks the items from the judge's worst agreement with people upwards; `e` writes the HTML report.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from qatui.errors import QatuiError
 from qatui.events import Event, ItemNotApplicable
 from qatui.tui.saved import READING, page_events, saved_state
 from qatui.tui.clipboard import copy_artifact
+from qatui.tui.report_file import export_report
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.state import RunState
 from qatui.tui.widgets.item_browser import ItemBrowser
@@ -45,6 +46,7 @@ class SessionScreen(QatuiScreen):
         Binding("r", "resume", "Resume"),
         Binding("t", "toggle_transcript", "Transcript"),
         Binding("y", "copy", "Copy"),
+        Binding("e", "export_report", "Export report (HTML)", show=False),
         Binding("escape", "app.pop_screen", "Home"),
     ]
     FOLD_SLICE = 2000
@@ -162,6 +164,10 @@ class SessionScreen(QatuiScreen):
     def action_copy(self) -> None:
         """Copy the focused panel (or every panel of the selected item) to the clipboard as plain text."""
         copy_artifact(self)
+
+    def action_export_report(self) -> None:
+        """Write this session as one self-contained HTML file beside the sessions folder (as `qatui report`)."""
+        export_report(self, self.store, [self.session_id])
 
     def action_toggle_transcript(self) -> None:
         """Show or hide the LLM transcript pane."""
