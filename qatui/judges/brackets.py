@@ -20,6 +20,7 @@ with the reason and the answer, and the judge fails the item.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -115,7 +116,7 @@ async def ask_bracketed(llm: Any, messages: list[dict[str, Any]], read: Callable
     except ParseError as e:  # the JSON did not parse after the client's own re-ask: read what came back
         result, text, repaired = None, e.text, True
     try:
-        return Bracketed(raw=text, value=read(verdict_text(result, text)), reasked=repaired, result=result)
+        return Bracketed(raw=text, value=read(verdict_text(result, text, schema)), reasked=repaired, result=result)
     except Unreadable as first:
         if repaired:
             raise _unreadable(purpose, first, text) from None
@@ -127,25 +128,32 @@ async def ask_bracketed(llm: Any, messages: list[dict[str, Any]], read: Callable
     except ParseError as e:
         result, text2 = None, e.text
     try:
-        return Bracketed(raw=text2, value=read(verdict_text(result, text2)), reasked=True, result=result)
+        return Bracketed(raw=text2, value=read(verdict_text(result, text2, schema)), reasked=True, result=result)
     except Unreadable as second:
         raise _unreadable(purpose, second, text2, first_text=text) from None
 
 
-def verdict_text(result: Any, text: str) -> str:
-    """What the verdict is read from: the verdict field of the parsed JSON answer, else the raw `text`.
+def verdict_text(result: Any, text: str, schema: Any = None) -> str:
+    """What the verdict is read from: the verdict field of the JSON answer, else the raw `text`.
 
     Each bracket schema ends with its verdict field (`verdict`, `score`, `position`), after any
-    explanation. When the answer parsed as that JSON, only that field is read, so an explanation
-    quoting a candidate's `[[B]]` (before or after the verdict, in any key order) is never read
-    as the verdict. A prose answer is read whole (its last `[[...]]`).
+    explanation. When the answer parsed as that JSON, or the whole answer is a JSON object
+    holding that field (one that failed the schema otherwise, say without its explanation),
+    only that field is read: an explanation quoting a candidate's `[[B]]` (before or after the
+    verdict, in any key order) is never the verdict. A prose answer is read whole (its last `[[...]]`).
     """
     data = getattr(result, "data", None)
-    if isinstance(data, BaseModel) and (fields := list(type(data).model_fields)):
-        value = getattr(data, fields[-1])
-        if isinstance(value, str):
-            return value
-    return text
+    model = type(data) if isinstance(data, BaseModel) else schema
+    field = list(model.model_fields)[-1] if isinstance(model, type) and issubclass(model, BaseModel) else None
+    if field is None:
+        return text
+    if isinstance(data, BaseModel) and isinstance(value := getattr(data, field), str):
+        return value
+    try:
+        whole = json.loads(text, strict=False)
+    except ValueError:
+        return text
+    return whole[field] if isinstance(whole, dict) and isinstance(whole.get(field), str) else text
 
 
 def _unreadable(purpose: str, reason: Unreadable, text: str, first_text: str | None = None) -> ParseError:
