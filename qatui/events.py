@@ -75,6 +75,18 @@ class LLMCallFinished(Event):
     ok: bool = True
     error: str = ""
     response: str = ""
+    trimmed: dict = Field(default_factory=dict)
+    """What was cut to fit the context window (`qatui.llm.trim.Trimmed.record`); empty when nothing was."""
+
+
+class InputTrimmed(Event):
+    """Texts of a call's prompt were cut to fit the backbone's context window (`qatui.llm.trim`)."""
+
+    type: Literal["input_trimmed"] = "input_trimmed"
+    call_id: str
+    purpose: str
+    model: str
+    trimmed: dict
 
 
 class LLMToken(Event):
@@ -317,7 +329,7 @@ ArtifactEvent = Annotated[
         LLMCallFinished, QuestionClassified, KeyPointsExtracted, EntailmentScored, InstancesGenerated,
         RankingProduced, ChecklistAnswered, PairJudged, StatementsExtracted, StatementsVerified,
         QuestionsGenerated, ContextSentencesSelected, PointScored, PairChosen, ReferenceListBuilt, CandidatePlaced,
-        StepsWritten, DimensionRated, Judgement, ItemFailed,
+        StepsWritten, DimensionRated, Judgement, ItemFailed, InputTrimmed,
     ],
     Field(discriminator="type"),
 ]
@@ -347,7 +359,7 @@ AnyEvent = Annotated[
         EntailmentScored, InstancesGenerated, RankingProduced, ChecklistAnswered, PairJudged, StatementsExtracted,
         StatementsVerified, QuestionsGenerated, ContextSentencesSelected, PointScored, PairChosen,
         ReferenceListBuilt, CandidatePlaced, StepsWritten, DimensionRated, Judgement, ItemFailed, ItemNotApplicable,
-        Verdict,
+        Verdict, InputTrimmed,
     ],
     Field(discriminator="type"),
 ]

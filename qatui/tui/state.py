@@ -22,6 +22,7 @@ from qatui.events import (
     ContextSentencesSelected,
     EntailmentScored,
     Event,
+    InputTrimmed,
     InstancesGenerated,
     ItemFailed,
     ItemNotApplicable,
@@ -41,6 +42,7 @@ from qatui.events import (
     StatementVerdict,
     Verdict,
 )
+from qatui.text import trim_note
 from qatui.tui.baseline_steps import BASELINE_EVENTS, baseline_line
 
 TaskKey = tuple[str, str]
@@ -268,6 +270,8 @@ def _call(state: RunState, e: LLMCallFinished) -> None:
         task.transcript.append(f"── {e.purpose} · {e.model}{note} ──\n{e.response}")
     elif e.response and e.response != streamed:
         task.transcript.append(f"\n── kept answer ──\n{e.response}")
+    if e.trimmed:
+        task.transcript.append(f"\n!! prompt {trim_note(e.trimmed)}")
     if not e.ok:
         task.transcript.append(f"\n!! call failed: {e.error}")
     task.transcript.append("\n")
@@ -339,6 +343,10 @@ def _baseline_step(state: RunState, e: Event) -> None:
     state.task(e, "baseline").baseline_steps.append(baseline_line(e))
 
 
+def _trimmed(state: RunState, e: InputTrimmed) -> None:
+    state.task(e, "transcript")  # the call's LLMCallFinished carries the same record into the transcript
+
+
 def _not_applicable(state: RunState, e: ItemNotApplicable) -> None:
     task = state.task(e, "status", "ranking")
     task.status, task.failure = "n/a", e.reason
@@ -378,6 +386,7 @@ FOLDERS: dict[type[Event], Callable[[RunState, Event], None]] = {
     ItemFailed: _failed,
     ItemNotApplicable: _not_applicable,
     Verdict: _verdict,
+    InputTrimmed: _trimmed,
     **dict.fromkeys(BASELINE_EVENTS, _baseline_step),
 }
 """How each event type changes the state; a test checks every event type has an entry."""
