@@ -124,7 +124,7 @@ async def test_the_tui_names_each_bad_file_leaves_it_untouched_and_opens_the_oth
         for case, sid in bad.items():
             filename = str(store.root / sid / DAMAGE[case][0])
             await open_row(sid)
-            await _until(pilot, lambda: any(filename in n.message for n in app._notifications), case)
+            await _until(pilot, lambda name=filename: any(name in n.message for n in app._notifications), case)
             await _until(pilot, lambda: isinstance(app.screen, HomeScreen), case)  # back on Home, nothing opened
             app.clear_notifications()
         for sid in good:
