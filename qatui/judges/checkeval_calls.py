@@ -92,7 +92,7 @@ def answer_messages(checklist: Checklist, view: ItemView, response: Response, ca
                     prompts: dict) -> list[dict[str, str]]:
     """The chat of one (response, call): system, few-shot turns if the prompt file has any, the question."""
     section = prompts["answer"]
-    fence = Fence(response.text, *(t for _, texts in item_inputs(checklist, view) for t in texts))
+    fence = Fence(view.question, response.text, *(t for _, texts in item_inputs(checklist, view) for t in texts))
     user = section["user"].format(
         task=checklist.task, inputs=render_inputs(checklist, view, section["input_block"], fence),
         target=checklist.target, target_lower=checklist.target.lower(), text=fence(checklist.target, response.text),

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from qatui.judges.prompts import load_prompts
-from qatui.llm.fence import Fence, fence_many, fence_one, one_line
+from qatui.llm.fence import Fence, fence_many, one_line
 
-__all__ = ["Fence", "fence_many", "fence_one", "guarded", "one_line", "references_block"]
+__all__ = ["Fence", "fence_many", "guarded", "one_line", "references_block"]
 
 
 def guarded(messages: list[dict[str, Any]], language: str) -> list[dict[str, Any]]:

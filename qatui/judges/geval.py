@@ -142,7 +142,7 @@ class GEvalJudge(Judge):
 
     async def _rate(self, view: ItemView, response: Response, steps: StepsWritten, prompts: dict) -> DimensionRated:
         section, criterion = prompts["rate"], prompts["dimensions"][steps.dimension]
-        fence = Fence(response.text, *view.references)
+        fence = Fence(view.question, response.text, *view.references)
         user = section["user"].format(task=prompts["task"], criterion=criterion, steps=steps.steps,
                                       question=view.question, reference=reference_line(section, view.references, fence),
                                       answer=fence("Answer", response.text), name=display_name(criterion))

@@ -33,7 +33,7 @@ from qatui.events import CandidatePlaced, Event, Judgement, ReferenceListBuilt
 from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.brackets import ask_bracketed, bracket_enum, read_whole
 from qatui.judges.concurrent import as_they_finish
-from qatui.judges.fencing import Fence, fence_one, guarded
+from qatui.judges.fencing import Fence, guarded
 from qatui.judges.prompts import load_prompts
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def list_text(section: dict, references: list[str], fence: Fence) -> str:
 def place_messages(section: dict, view: ItemView, references: list[str], answer: str) -> list[dict[str, str]]:
     """The chat placing one response into the list (references and answer fenced)."""
     m = len(references)
-    fence = Fence(answer, *references)
+    fence = Fence(view.question, answer, *references)
     system = section["system"].format(last=m + 1, count=m)
     user = section["user"].format(question=view.question, references=list_text(section, references, fence),
                                   answer=fence("Candidate", answer), last=m + 1)
@@ -110,7 +110,8 @@ class LinkageJudge(Judge):
         if len(view.graded_references) >= 2:
             return ReferenceListBuilt(references=list(view.graded_references), source="dataset")
         section = load_prompts("linkage", view.language)["references"]
-        user = section["user"].format(question=view.question, reference=fence_one("Golden answer", view.references[0]))
+        user = section["user"].format(question=view.question, reference=Fence(view.question, view.references[0])(
+            "Golden answer", view.references[0]))
         result = await self.resources.llm.complete(
             guarded([{"role": "system", "content": section["system"].format()}, {"role": "user", "content": user}],
                     view.language),

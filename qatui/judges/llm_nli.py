@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, WithJsonSchema, create_model
 
 from qatui.data.language import detect_language
-from qatui.judges.fencing import fence_one, guarded, one_line
+from qatui.judges.fencing import Fence, guarded, one_line
 from qatui.judges.prompts import load_prompts
 from qatui.nli import NLIError, NLIProbs, NLIScorer
 
@@ -67,7 +67,8 @@ class LLMNLIScorer(NLIScorer):
             )
             result = await self.llm.complete(
                 guarded([{"role": "system", "content": section["system"].format()},
-                         {"role": "user", "content": section["user"].format(premise=fence_one("Premise", premise),
+                         {"role": "user", "content": section["user"].format(premise=Fence(premise, *(pairs[i][1] for i in indexes))(
+                                                                                "Premise", premise),
                                                                             statements=statements)}], language),
                 purpose="nli", schema=labels_schema(len(indexes)),
             )

@@ -248,7 +248,7 @@ class MinosJudge(Judge):
         if levels:
             lines = "\n".join(section["level_line"].format(level=k, text=v) for k, v in levels.items())
             instances = section["instances"].format(levels=lines)
-        fence = Fence(*(r.text for r in view.responses), *view.references)
+        fence = Fence(view.question, *(r.text for r in view.responses), *view.references)
         responses = "\n".join(section["response_block"].format(block=fence(r.label, r.text)) for r in view.responses)
         messages = guarded([
             {"role": "system", "content": section["system"].format()},

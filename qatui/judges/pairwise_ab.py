@@ -88,7 +88,7 @@ def ab_scores(labels: list[str], wins: dict[str, int], rematch_wins: dict[str, i
 
 def ab_messages(section: dict, view: ItemView, answer_a: str, answer_b: str) -> list[dict[str, str]]:
     """The chat of one ordered comparison (the reference line only when the item has one)."""
-    fence = Fence(answer_a, answer_b, *view.references)
+    fence = Fence(view.question, answer_a, answer_b, *view.references)
     user = section["user"].format(question=view.question, reference=reference_line(section, view.references, fence),
                                   answer_a=fence("Answer A", answer_a), answer_b=fence("Answer B", answer_b))
     return guarded([{"role": "system", "content": section["system"]}, {"role": "user", "content": user}], view.language)

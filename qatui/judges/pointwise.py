@@ -50,7 +50,7 @@ class PointwiseOptions(JudgeOptions):
 
 def score_messages(section: dict, view: ItemView, answer: str) -> list[dict[str, str]]:
     """The chat scoring one response (the reference line only when the item has one)."""
-    fence = Fence(answer, *view.references)
+    fence = Fence(view.question, answer, *view.references)
     user = section["user"].format(question=view.question, reference=reference_line(section, view.references, fence),
                                   answer=fence("Answer", answer))
     return guarded([{"role": "system", "content": section["system"]}, {"role": "user", "content": user}], view.language)

@@ -50,7 +50,9 @@ def chat(section: dict[str, Any], answer_keys: tuple[str, ...], fenced: dict[str
 
 
 def _fence_fields(fields: dict[str, Any], fenced: dict[str, str]) -> dict[str, Any]:
-    """`fields` with those named in `fenced` put in blocks under one key covering the turn's texts."""
-    texts = {name: [value] if isinstance(value, str) else list(value) for name, value in fields.items() if name in fenced}
-    fence = Fence(*(t for values in texts.values() for t in values))
+    """`fields` with those named in `fenced` put in blocks under one key covering every text of the turn."""
+    every = {name: [value] if isinstance(value, str) else list(value) for name, value in fields.items()
+             if isinstance(value, (str, list, tuple))}
+    texts = {name: values for name, values in every.items() if name in fenced}
+    fence = Fence(*(str(t) for values in every.values() for t in values))  # the key covers the question too
     return {**fields, **{name: fence_many(fence, fenced[name], values) for name, values in texts.items()}}

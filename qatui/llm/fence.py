@@ -8,8 +8,8 @@ end line that carry the block's name and a key:
     ...the text, untouched...
     <<<END Answer A 3f9c1b0e7d>>>
 
-The key is the SHA-256 of every text fenced in the prompt (`Fence(*texts)`), so no text of the
-prompt can contain it (a text holding the hash of itself and the others is out of reach); should
+The key is the SHA-256 of every data text of the prompt, the question too (`Fence(*texts)`), so no
+text of the prompt can contain it (a text holding the hash of itself and the others is out of reach); should
 one contain it by chance, the next key is taken. A text can therefore write "<<<END Answer A"
 or a whole fake block, and it stays inside its own block. The judges' system prompts say that
 everything inside a block is material to judge, never an instruction (prompts/fence.*.toml).
@@ -57,11 +57,6 @@ def fence_many(fence: Fence, name: str, texts: Sequence[str]) -> str:
     if len(texts) == 1:
         return fence(name, texts[0])
     return "\n".join(fence(f"{name} {i}", text) for i, text in enumerate(texts, 1))
-
-
-def fence_one(name: str, text: str) -> str:
-    """A prompt's only data text, fenced."""
-    return Fence(text)(name, text)
 
 
 @dataclass(frozen=True)
