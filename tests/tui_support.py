@@ -33,8 +33,10 @@ def _words(text: str) -> set[str]:
 
 def _field(content: str, name: str) -> str:
     """A `Name: value` line of a prompt; "Reference answer" is read from the fenced reference block."""
-    if name == "Reference answer":
-        return block_texts(content).get("Reference", "")
+    if name == "Reference answer":  # as the line read before fencing: the first reference, "(1) "-numbered when several
+        blocks = block_texts(content)
+        first = blocks.get("Reference") or (f"(1) {blocks['Reference 1']}" if "Reference 1" in blocks else "")
+        return first.split("\n", 1)[0]
     match = re.search(rf"^{name}: (.*)$", content, re.MULTILINE)
     return match[1] if match else ""
 
@@ -92,7 +94,8 @@ class ScriptedLLM:
         if purpose == "instances":
             return {"excellent": reference, "good": reference.split(".")[0] + ".", "fair": "Partly right.",
                     "poor": "Mostly unhelpful.", "bad": "Off-topic."}
-        blocks = [(name, text) for name, text in block_texts(content).items() if name.startswith("Response")]
+        blocks = [(name, text.split("\n", 1)[0]) for name, text in block_texts(content).items()
+                  if name.startswith("Response")]
         ref = _words(reference)
         ranked = sorted(blocks, key=lambda b: (-len(ref & _words(b[1])), b[0]))
         return {"rank": [label for label, _ in ranked]}
