@@ -21,7 +21,7 @@ from qatui.report.baseline_views import BASELINE_ARTIFACTS, print_baseline_artif
 from qatui.report.dataset_view import describe_gold
 from qatui.report.jury_view import print_members
 from qatui.report.session_view import session_dataset
-from qatui.text import clip
+from qatui.text import clip, trim_note
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -65,6 +65,7 @@ def stored_item(session_id: str, item_id: str, item: Item | None,
         else:
             entry["failure"] = doc["failure"]
         entry["calls"] = doc.get("calls", [])
+        entry["trimmed"] = [{"purpose": c.get("purpose", ""), **c["trimmed"]} for c in entry["calls"] if c.get("trimmed")]
         data["judges"][judge] = entry
     return data
 
@@ -146,6 +147,8 @@ def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
         console.print(f"[red]{escape(judge)} failed[/] ({escape(e['failure']['error_type'])}): {escape(e['failure']['reason'])}")
     if e["calls"]:
         console.print(f"  [dim]{len(e['calls'])} LLM calls[/]")
+    for cut in e.get("trimmed", []):
+        console.print(f"  [yellow]{escape(cut['purpose'])} prompt {escape(trim_note(cut))}[/]")
 
 
 def print_artifacts(console: Console, artifacts: list[dict], by_label: dict[str, str]) -> None:
