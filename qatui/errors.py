@@ -34,3 +34,7 @@ def first_problem(error: Exception) -> tuple[str, str, str]:
         else:
             parts.append(str(p))
     return ".".join(parts), first["type"], first["msg"]
+
+
+class LabelError(QatuiError):
+    """People's labels: a bad annotator name, a label file or import row that is wrong, a pass already open."""

@@ -18,6 +18,7 @@ from qatui.cli.commands import (
     cmd_sessions,
 )
 from qatui.cli.common import make_console
+from qatui.cli.labels_cmd import cmd_annotate, cmd_labels
 from qatui.cli.parser import EXIT_INTERRUPTED, EXIT_REFUSED, build_parser
 from qatui.cli.running import cmd_demo, cmd_open, cmd_run, open_tui
 from qatui.cli.table_cmd import cmd_table
@@ -25,7 +26,8 @@ from qatui.errors import QatuiError
 
 COMMANDS = {
     "run": cmd_run, "demo": cmd_demo, "open": cmd_open, "checklist": cmd_checklist, "judges": cmd_judges, "models": cmd_models,
-    "datasets": cmd_datasets, "sessions": cmd_sessions, "table": cmd_table, None: open_tui,
+    "datasets": cmd_datasets, "sessions": cmd_sessions, "table": cmd_table,
+    "annotate": cmd_annotate, "labels": cmd_labels, None: open_tui,
 }
 
 

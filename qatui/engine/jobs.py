@@ -24,7 +24,7 @@ class NothingToResume(SessionError):
 
 if TYPE_CHECKING:
     from qatui.config import Config
-    from qatui.data.model import Dataset
+    from qatui.data.model import Dataset, Item
     from qatui.engine.runner import Engine
     from qatui.judges.base import Judge
     from qatui.judges.resources import Resources
@@ -205,42 +205,49 @@ def finish_run(job: RunJob, status: str) -> dict[str, dict]:
 
     A run that ended with every item of every judge failed is stored as `failed`, not `completed`.
     """
-    from qatui.metrics import summarize
-
     session = job.session
     results = session.results()
     summary: dict[str, dict] = {}
-    convention = session.meta.get("convention", "strict")
     for judge in session.meta["judges"]:
-        verdicts = session.verdicts(judge)
-        mine = {item_id: doc for (item_id, name), doc in results.items() if name == judge}
-        failed = sum(1 for doc in mine.values() if doc["status"] == "failed")
-        not_applicable = {item_id: doc.get("not_applicable", "") for item_id, doc in mine.items()
-                          if doc["status"] == "n/a"}
-        metrics = summarize(job.dataset.items, verdicts, seed=session.meta["seed"], convention=convention,
-                            not_applicable=not_applicable)
-        other = "paper" if convention == "strict" else "strict"
-        by_convention = {convention: {"metrics": metrics.metrics, "n": metrics.n}}
-        alternative = summarize(job.dataset.items, verdicts, convention=other, not_applicable=not_applicable, ci=False)
-        by_convention[other] = {"metrics": alternative.metrics, "n": alternative.n}
-        summary[judge] = {
-            "n_items": len(job.dataset.items),
-            "n_done": len(verdicts),
-            "n_failed": failed,
-            "n_not_applicable": len(not_applicable),
-            "convention": convention,
-            "by_convention": by_convention,
-            "metrics": metrics.metrics,
-            "ci": {k: list(v) for k, v in metrics.ci.items()},
-            "n": metrics.n,
-            "breakdown": metrics.breakdown,
-        }
+        summary[judge] = judge_summary(session, judge, job.dataset.items, results)
         session.set_summary(judge, summary[judge])
     if status == "completed" and summary and all(doc["n_done"] == 0 and doc["n_failed"] for doc in summary.values()):
         status = "failed"  # nothing was judged: not a result anyone should read as one
     session.update_meta(status=status, updated=now_iso(), pid=None, llm=llm_totals(results))
     session.flush()
     return summary
+
+
+def judge_summary(session: Session, judge: str, items: list[Item], results: dict | None = None) -> dict:
+    """One judge's summary doc: coverage counts and its metrics against the gold of `items`, under both conventions.
+
+    `items` carry the gold to measure against: the dataset's, or people's labels (`report.gold`).
+    """
+    from qatui.metrics import summarize
+
+    results = session.results() if results is None else results
+    convention = session.meta.get("convention", "strict")
+    verdicts = session.verdicts(judge)
+    mine = {item_id: doc for (item_id, name), doc in results.items() if name == judge}
+    failed = sum(1 for doc in mine.values() if doc["status"] == "failed")
+    not_applicable = {item_id: doc.get("not_applicable", "") for item_id, doc in mine.items() if doc["status"] == "n/a"}
+    metrics = summarize(items, verdicts, seed=session.meta["seed"], convention=convention,
+                        not_applicable=not_applicable)
+    other = "paper" if convention == "strict" else "strict"
+    alternative = summarize(items, verdicts, convention=other, not_applicable=not_applicable, ci=False)
+    return {
+        "n_items": len(items),
+        "n_done": len(verdicts),
+        "n_failed": failed,
+        "n_not_applicable": len(not_applicable),
+        "convention": convention,
+        "by_convention": {convention: {"metrics": metrics.metrics, "n": metrics.n},
+                          other: {"metrics": alternative.metrics, "n": alternative.n}},
+        "metrics": metrics.metrics,
+        "ci": {k: list(v) for k, v in metrics.ci.items()},
+        "n": metrics.n,
+        "breakdown": metrics.breakdown,
+    }
 
 
 def llm_totals(results: dict) -> dict[str, float]:

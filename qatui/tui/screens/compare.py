@@ -115,13 +115,17 @@ class CompareScreen(QatuiScreen):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("tab", "app.focus_next", "Next table", show=False),
+        Binding("g", "gold", "Gold"),
         Binding("escape", "app.pop_screen", "Home"),
     ]
 
-    def __init__(self, store: SessionStore, session_ids: list[str]) -> None:
+    def __init__(self, store: SessionStore, session_ids: list[str], gold: str = "dataset") -> None:
         super().__init__()
         self.store = store
         self.session_ids = list(session_ids)
+        self.gold = gold
+        """What the metrics measure against (`report.gold`); `g` cycles it."""
+        self.golds = [gold]
         self.comparison: Comparison | None = None
         self._shown_metrics = 0
 
@@ -145,13 +149,14 @@ class CompareScreen(QatuiScreen):
     async def load(self) -> None:
         """Read the sessions and compare them off the UI thread, then fill the tables."""
         try:
-            self.comparison = await asyncio.to_thread(load_comparison, self.store, self.session_ids)
+            self.comparison = await asyncio.to_thread(load_comparison, self.store, self.session_ids, self.gold)
         except QatuiError as e:
             self.notify(str(e), title="Cannot compare", severity="error", timeout=10)
             self.app.pop_screen()
             return
         self.query_one(LoadingIndicator).remove()
-        self.sub_title = f"compare · dataset {self.comparison.dataset}"
+        self.sub_title = f"compare · dataset {self.comparison.dataset} · {self.comparison.gold}"
+        self.golds = ["dataset", *(f"annotator:{name}" for name in self.comparison.annotators), "majority"]
         for table in self.query(DeltaTable):
             table.display = True  # shown before filling, so each table sizes itself to its rows
         self._fill_runs()
@@ -216,6 +221,17 @@ class CompareScreen(QatuiScreen):
         for line in lines:
             table.add_row(*line)
         table.border_title = "As `qatui table` (×100, 95% CIs; Δ: paired bootstrap against A)"
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "gold":
+            return len(self.golds) > 2
+        return True
+
+    def action_gold(self) -> None:
+        """Measure the runs against the next gold: the dataset's, each annotator's labels, their majority."""
+        following = self.golds[(self.golds.index(self.gold) + 1) % len(self.golds)] if self.gold in self.golds \
+            else "dataset"
+        self.app.switch_screen(CompareScreen(self.store, self.session_ids, following))
 
     def _fill_agreement(self) -> None:
         table = self.query_one("#agreement", DeltaTable)

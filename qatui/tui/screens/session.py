@@ -42,6 +42,8 @@ class SessionScreen(QatuiScreen):
         Binding("r", "resume", "Resume"),
         Binding("t", "toggle_transcript", "Transcript"),
         Binding("y", "copy", "Copy"),
+        Binding("a", "label", "Label"),
+        Binding("g", "gold", "Gold"),
         Binding("escape", "app.pop_screen", "Home"),
     ]
 
@@ -51,6 +53,10 @@ class SessionScreen(QatuiScreen):
         self.session_id = session_id
         self.state: RunState | None = None
         self.meta: dict = {}
+        self.found = False
+        self.gold = "dataset"
+        self.golds = ["dataset"]
+        """The golds `g` cycles through: the dataset's, each annotator of this dataset, their majority."""
         self._worst: list[tuple[str, str]] = []
         self._worst_at = -1
 
@@ -69,18 +75,24 @@ class SessionScreen(QatuiScreen):
     @work(group="load", exclusive=True, exit_on_error=False, description="reading a session")
     async def load(self) -> None:
         """Read the session's results and dataset off the UI thread, then draw them."""
-        def read() -> tuple[dict, dict, RunState, bool]:
+        def read() -> tuple[dict, dict, RunState, bool, list[str]]:
+            from qatui.store.labels import LabelStore
+
             session = self.store.open(self.session_id)
-            return (session.meta, session.summary(), *load_saved(session))
+            people = list(LabelStore(self.store.root).labels_of(session.meta["dataset"]["content_hash"]))
+            return (session.meta, session.summary(), *load_saved(session), people)
 
         try:
-            self.meta, summary, self.state, found = await asyncio.to_thread(read)
+            self.meta, summary, self.state, found, people = await asyncio.to_thread(read)
         except QatuiError as e:
             self.notify(str(e), title="Cannot open the session", severity="error", timeout=10)
             self.app.pop_screen()
             return
         self.sub_title = f"session {self.meta.get('name') or self.session_id}"
         self.query_one(LoadingIndicator).remove()
+        self.found = found
+        if people:
+            self.golds = ["dataset", *(f"annotator:{name}" for name in people), "majority"]
         self.query_one(SessionHeader).show(self.meta, summary, self.state, found)
         browser = self.query_one(ItemBrowser)
         browser.display = True
@@ -93,6 +105,8 @@ class SessionScreen(QatuiScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "worst":
             return bool(self._worst)
+        if action == "gold":
+            return len(self.golds) > 1
         if action == "resume":
             return self.state is not None and (self.state.count("done") < len(self.state.tasks))
         return True
@@ -110,6 +124,21 @@ class SessionScreen(QatuiScreen):
         """Judge what this session has not finished: unjudged and failed items."""
         self.app.pop_screen()
         self.qatui.resume_session(self.session_id)
+
+    @work(group="gold", exclusive=True, exit_on_error=False, description="measuring against another gold")
+    async def action_gold(self) -> None:
+        """Measure the judges against the next gold: the dataset's, each annotator's labels, their majority."""
+        from qatui.report.gold import session_summary
+
+        spec = self.golds[(self.golds.index(self.gold) + 1) % len(self.golds)]
+        session = self.store.open(self.session_id)
+        summary, line = await asyncio.to_thread(session_summary, session, spec, self.store.root)
+        self.gold = spec
+        self.query_one(SessionHeader).show(self.meta, summary, self.state, self.found, gold=line)
+
+    def action_label(self) -> None:
+        """Label this session's items yourself (asks for your name)."""
+        self.qatui.ask_labels(self.session_id)
 
     def action_copy(self) -> None:
         """Copy the focused panel (or every panel of the selected item) to the clipboard as plain text."""

@@ -32,8 +32,10 @@ class SessionHeader(Vertical):
     }
     """
 
-    def show(self, meta: dict, summary: dict[str, dict], state: RunState, dataset_found: bool) -> None:
-        """Draw a session (called once it has loaded)."""
+    def show(self, meta: dict, summary: dict[str, dict], state: RunState, dataset_found: bool,
+             gold: str | None = None) -> None:
+        """Draw a session (called once it has loaded, and again when the gold changes: `gold` says which)."""
+        self.remove_children()
         ds = meta.get("dataset", {})
         missing = "" if dataset_found else " · dataset file not found"
         self.mount(Static(Content.from_markup(
@@ -41,6 +43,8 @@ class SessionHeader(Vertical):
             status=session_status(meta), done=state.count("done"), total=len(state.tasks),
             failed=state.count("failed"), ds=ds.get("name", "?"), n=plural(ds.get("n_items"), "item"), missing=missing),
             id="about"))
+        if gold is not None:
+            self.mount(Static(Content.from_markup("[b $accent]$gold[/] · g: another gold", gold=gold)))
         c = state.counts
         if c.calls:
             self.mount(Static(Content(f"calls {c.calls} ({c.cached} cached) · tokens "
