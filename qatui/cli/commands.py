@@ -96,8 +96,8 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         if args.json:
             print(json.dumps({**session_json(session.meta, summary), "gold": args.gold}))
         else:
-            report.print_session(console, session.meta, summary, failures=report.stored_failures(session))
             console.print(f"[dim]{gold}[/]")
+            report.print_session(console, session.meta, summary, failures=report.stored_failures(session))
         return 0
     if args.action == "export":
         from qatui.report.export import export_session
