@@ -90,7 +90,7 @@ class LabelScreen(QatuiScreen):
         self.draft: Draft | None = None
         self.names: dict[str, str] = {}
         self.scale = _scale(annotation)
-        self._closed = False
+        self._released = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="label-header")
@@ -115,8 +115,8 @@ class LabelScreen(QatuiScreen):
 
     def release(self) -> None:
         """Release the label file (its lock); every label is on disk already."""
-        if not self._closed:
-            self._closed = True
+        if not self._released:
+            self._released = True
             self.annotation.labels.close()
 
     # -- items ----------------------------------------------------------------------------------
@@ -255,10 +255,10 @@ class LabelScreen(QatuiScreen):
             self.notify(str(e), title="Label not saved", severity="error", timeout=10)
             return
         left = len(self.items) - len(self.annotation.labels.labels())
-        self.call_after_refresh(self.query_one("#label-question", VerticalScroll).scroll_to_widget,
-                                self.query_one("#label-judges"), animate=False, top=True)
         self.redraw(f"[green]saved[/] · {plural(left, 'item')} left · enter: next unlabelled item"
                     if left else "[green]saved[/] · every item is labelled · g: agreement with the judges")
+        self.call_after_refresh(self.query_one("#label-question", VerticalScroll).scroll_to_widget,
+                                self.query_one("#label-judges"), animate=False, top=True)
 
     def action_zoom(self) -> None:
         """Fill the screen with the focused pane (escape restores it)."""
