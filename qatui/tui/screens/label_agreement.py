@@ -74,11 +74,11 @@ class AgreementScreen(ModalScreen[None]):
                    if people else "one annotator: no agreement between people yet")
         self.query_one("#agreement-people", Static).update(f"labelled by {who}\n{between}")
         table = self.query_one(VimTable)
-        table.add_columns("judge", "session", "annotator", "alpha", "kappa", "units", "vs labels")
+        table.add_columns("judge", "annotator", "vs labels", "alpha", "kappa", "units", "session")
         for row in data["judges"]:
             metric = f"{row['metric']} {fmt(row['value'])} ({row['n_items']})" if row["metric"] else "-"
-            table.add_row(Text(row["judge"], style="bold"), row["session"], row["annotator"], fmt(row["alpha"]),
-                          fmt(row["kappa"]), str(row["n_units"]), metric)
+            table.add_row(Text(row["judge"], style="bold"), row["annotator"], metric, fmt(row["alpha"]),
+                          fmt(row["kappa"]), str(row["n_units"]), row["session"])
         if not data["judges"]:
             self.query_one("#agreement-people", Static).update(
                 f"labelled by {who}\nno session has judged this dataset yet: run judges on it to compare them")
