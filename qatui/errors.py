@@ -38,3 +38,7 @@ def first_problem(error: Exception) -> tuple[str, str, str]:
 
 class LabelError(QatuiError):
     """People's labels: a bad annotator name, a label file or import row that is wrong, a pass already open."""
+
+
+class ResultsFileError(QatuiError):
+    """A file of results from another tool (`sessions import`) is unreadable or holds a bad row (names row and field)."""

@@ -18,7 +18,6 @@ Preference = Literal["A", "B", "tie"]
 """A verdict on a pair: the first answer, the second, or neither (also the gold's labels)."""
 
 
-
 class Event(BaseModel):
     """Fields every event carries; the engine fills `item_id` and `judge`."""
 
@@ -297,6 +296,24 @@ class Judgement(Event):
     details: dict = Field(default_factory=dict)
 
 
+class MemberVerdict(Event):
+    """A jury: one member's verdict on the item in label space, or why it gave none (`status`, `reason`).
+    `ranking` is strict (the member's own tie rule, `tie_digits`); `winner` ("Response k" or "tie") is set on
+    two-response items; `artifacts` are the member's own steps (JSON), kept for `sessions show --item`.
+    """
+
+    type: Literal["member_verdict"] = "member_verdict"
+    member: str
+    status: Literal["done", "failed", "n/a"] = "done"
+    scores: dict[str, float] = Field(default_factory=dict)
+    ranking: list[str] = Field(default_factory=list)
+    winner: str | None = None
+    tie_digits: int = 4
+    reason: str = ""
+    details: dict = Field(default_factory=dict)
+    artifacts: list[dict] = Field(default_factory=list)
+
+
 class ItemFailed(Event):
     """The item could not be judged; it is recorded, never scored, and retried on resume."""
 
@@ -317,7 +334,7 @@ ArtifactEvent = Annotated[
         LLMCallFinished, QuestionClassified, KeyPointsExtracted, EntailmentScored, InstancesGenerated,
         RankingProduced, ChecklistAnswered, PairJudged, StatementsExtracted, StatementsVerified,
         QuestionsGenerated, ContextSentencesSelected, PointScored, PairChosen, ReferenceListBuilt, CandidatePlaced,
-        StepsWritten, DimensionRated, Judgement, ItemFailed,
+        StepsWritten, DimensionRated, MemberVerdict, Judgement, ItemFailed,
     ],
     Field(discriminator="type"),
 ]
@@ -346,8 +363,8 @@ AnyEvent = Annotated[
         RunStarted, RunFinished, ItemStarted, LLMCallFinished, LLMToken, QuestionClassified, KeyPointsExtracted,
         EntailmentScored, InstancesGenerated, RankingProduced, ChecklistAnswered, PairJudged, StatementsExtracted,
         StatementsVerified, QuestionsGenerated, ContextSentencesSelected, PointScored, PairChosen,
-        ReferenceListBuilt, CandidatePlaced, StepsWritten, DimensionRated, Judgement, ItemFailed, ItemNotApplicable,
-        Verdict,
+        ReferenceListBuilt, CandidatePlaced, StepsWritten, DimensionRated, MemberVerdict, Judgement, ItemFailed,
+        ItemNotApplicable, Verdict,
     ],
     Field(discriminator="type"),
 ]

@@ -9,6 +9,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
 from qatui.data.model import Item, PairwiseGold, RankingGold, RatingsGold
@@ -16,6 +18,7 @@ from qatui.events import Verdict
 from qatui.metrics import JudgeMetrics, fleiss_kappa, judge_agreement, krippendorff_alpha, ranking_tau, summarize
 from qatui.metrics.bootstrap import grouped_mean, mean_ci
 from qatui.metrics.correlation import correlations
+from qatui.metrics.kendall import kendall_tau_b
 from qatui.metrics.pairwise import judge_preference, judgement_hits
 from qatui.metrics.pointwise import document_correlations, pooled_correlations
 from qatui.metrics.ranking import question_ranking_stats
@@ -420,3 +423,15 @@ def test_krippendorff_alpha_textbook_example() -> None:
 def test_metrics_do_not_import_the_engine() -> None:
     code = "import sys, qatui.metrics; assert 'qatui.engine' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 6)), min_size=0, max_size=12))
+def test_numpy_kendall_tau_b_equals_scipy_with_ties(pairs: list[tuple[int, int]]) -> None:
+    """The TUI's per-row tau (no scipy import) is SciPy's tau-b, ties and degenerate samples included."""
+    x, y = [float(a) for a, _ in pairs], [float(b) for _, b in pairs]
+    mine = kendall_tau_b(x, y)
+    theirs = correlations(x, y).get("kendall")  # SciPy's kendalltau, variant b
+    assert (mine is None) == (theirs is None)
+    if mine is not None:
+        assert mine == pytest.approx(theirs, abs=1e-12)

@@ -165,8 +165,32 @@ def test_listing_reads_no_shard(tmp_path: Path) -> None:
     session.close()
     (session.path / "results-0000.json").write_bytes(b"\x00\xff garbage")
     assert [(e["name"], e["status"]) for e in store.list()] == [("run", "running")]
+    opened = store.open("run")  # opening reads session.json and the open (last) shard only
     with pytest.raises(SessionError, match="results-0000.json"):
-        store.open("run")
+        opened.results()
+    with pytest.raises(SessionError, match="results-0000.json"):
+        store.open("run").finished_keys()  # what a resume asks first
+    first, second = store.open("run").result_pages()  # shard 0 on disk, shard 1 open
+    with pytest.raises(SessionError, match="results-0000.json"):
+        first()
+    assert [doc["item_id"] for doc in second()] == ["q2"]  # the damaged shard does not stop the others
+
+
+def test_result_pages_come_in_sequence_order_and_agree_with_results(tmp_path: Path) -> None:
+    session = SessionStore(tmp_path, shard_size=2).create({})
+    for i in range(5):
+        session.record_failure(f"q{i}", "j", "boom", "X", [])
+    session.flush()
+    session.record_verdict(verdict("q1", "j"), [])  # supersedes the failure in shard 0; stays in memory
+    pages = [read() for read in session.result_pages()]
+    assert [len(page) for page in pages] == [2, 2, 2]
+    seqs = [doc["seq"] for page in pages for doc in page]
+    assert seqs == sorted(seqs) == list(range(6))
+    latest_by_pages = {}
+    for doc in (doc for page in pages for doc in page):
+        latest_by_pages[(doc["item_id"], doc["judge"])] = doc
+    assert latest_by_pages == session.results()
+    assert latest_by_pages[("q1", "j")]["status"] == "done"
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ from qatui.store.session import SessionStore
 from qatui.tui.app import QatuiApp
 from qatui.tui.screens.compare import CompareScreen, SideBySideScreen
 from qatui.tui.screens.confirm import ConfirmScreen
-from qatui.tui.screens.help import HelpScreen
+from qatui.tui.screens.help import HelpScreen, binding_rows
 from qatui.tui.screens.home import HomeScreen
 from qatui.tui.screens.new_run import NewRunScreen
 from qatui.tui.screens.run import RunScreen
@@ -987,3 +987,36 @@ async def test_ragas_panel_marks_statements_questions_and_context_sentences() ->
     assert lines[1:4] == ["✓ It launched in 2023.", "✗ It launched from Mars. — no place is given", "? It is big."]
     assert lines[4:6] == ["↺ 0.90 When did it launch?", "↺ 0.50 What colour is it?"]
     assert lines[6:] == ["The item's context context relevance 0.50 (1/2)", "● It launched in 2023.", "· It is red."]
+
+
+async def test_e_on_a_session_writes_its_html_report_and_says_where(store) -> None:
+    app = QatuiApp(Config(), store, open_id="lexical-baseline")  # a name: the file is named by the id
+    written = store.root / "20261122-093000-0001.html"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
+        await pilot.press("e")
+        await until(pilot, lambda: any(n.title == "Report written" for n in app._notifications), timeout=60)
+        [note] = [n for n in app._notifications if n.title == "Report written"]
+        assert "20261122-093000-0001.html" in note.message
+        assert "Export report (HTML)" in {what for _, what, _ in binding_rows(app.screen)}  # listed under ?
+    html = written.read_text(encoding="utf-8")
+    assert "Session lexical-baseline" in html and "<svg" in html and "<script" not in html
+
+
+async def test_compare_exports_its_report_by_key_and_from_the_palette(store) -> None:
+    app = QatuiApp(Config(), store)
+    written = store.root / "compare-20261122-093000-0002-20261122-093000-0001.html"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: table(app).row_count == 2)
+        await pilot.press("space", "j", "space", "c")
+        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
+        await pilot.press("e")
+        await until(pilot, written.exists, timeout=60)
+        assert '<section id="comparison">' in written.read_text(encoding="utf-8")
+        written.unlink()
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Export report")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await until(pilot, written.exists, timeout=60)
+        await until(pilot, lambda: sum(n.title == "Report written" for n in app._notifications) == 2, timeout=10)

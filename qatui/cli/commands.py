@@ -71,7 +71,7 @@ def cmd_datasets(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
-    """`qatui sessions ACTION`: list, show, export, compare, resume or delete saved sessions."""
+    """`qatui sessions ACTION`: list, show, export, compare, resume, import or delete saved sessions."""
     from qatui import report
 
     store = open_store(args, config)
@@ -92,7 +92,7 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         from qatui.engine.jobs import session_json
         from qatui.report.gold import parse_gold, session_summary
 
-        summary, gold = session_summary(session, parse_gold(args.gold), store.root)
+        summary, gold, _ = session_summary(session, parse_gold(args.gold), store.root)
         if args.json:
             print(json.dumps({**session_json(session.meta, summary), "gold": args.gold}))
         else:
@@ -129,6 +129,10 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
                 print(json.dumps(session_json(session.meta, session.summary())))
             return 0
         return run_job(job, args.json)
+    if args.action == "import":
+        from qatui.cli.import_cmd import cmd_import
+
+        return cmd_import(args, config, store)
     if args.action == "delete":
         session = store.open(args.id)
         if not args.yes and not _confirm(f"Delete session {session.id} ({session.path})?"):
@@ -137,6 +141,21 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         console.print(f"deleted {session.id}")
         return 0
     raise QatuiError(f"unknown sessions action {args.action!r}")
+
+
+def cmd_report(args: argparse.Namespace, config: Config) -> int:
+    """`qatui report ID [ID ...] -o FILE`: the sessions as one self-contained HTML file (output and ids checked first)."""
+    from qatui.report.html import ITEMS_SHOWN, build_report, check_output, write_report
+
+    from qatui.report.gold import parse_gold
+
+    out, gold = check_output(args.output), parse_gold(args.gold)
+    store = open_store(args, config)
+    sessions = [store.open(key) for key in args.ids]
+    text = build_report(sessions, ITEMS_SHOWN if args.items is None else args.items, gold, store.root)
+    path = write_report(out, text)
+    make_console(stderr=True).print(f"wrote {path} ({len(text.encode()) // 1024 + 1} KB)", soft_wrap=True)
+    return 0
 
 
 def _confirm(question: str) -> bool:

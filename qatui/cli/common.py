@@ -33,3 +33,14 @@ def open_store(args: argparse.Namespace, config: Config) -> SessionStore:
     from qatui.store.session import SessionStore
 
     return SessionStore(config.sessions_dir(args.sessions_dir))
+
+
+def with_jury(config: Config, judges: list[str], spec: str | None) -> Config:
+    """The config with `--jury SPEC` as the jury's options (a `[juries.NAME]` name, or members); refused without --judge jury."""
+    if spec is None:
+        return config
+    from qatui.cli.parser import UsageError
+
+    if "jury" not in judges:
+        raise UsageError("--jury names the members of --judge jury: add --judge jury")
+    return config.model_copy(update={"judges": {**config.judges, "jury": config.jury_options(spec)}})

@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="check the dataset and judges, print the backbone calls each judge would make, start nothing")
     run.add_argument("--checklist", metavar="NAME_OR_PATH",
                      help="CheckEval's checklist: qa, summeval, topical_chat, or a .toml file (sets judges.checkeval.checklist)")
+    run.add_argument("--jury", metavar="MEMBERS|NAME",
+                     help="with --judge jury: members separated by commas (judge@backbone, or judge when it needs no "
+                          "backbone), or the NAME of a [juries.NAME] table of the config")
     _model_flags(run)
 
     demo = sub.add_parser("demo", parents=[common],
@@ -120,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
     table.add_argument("--judge", dest="judges", action="append", default=[], metavar="NAME",
                        help="a judge to compare (repeatable); LLM judges get one row per --backbone")
+    table.add_argument("--jury", metavar="MEMBERS|NAME",
+                       help="with --judge jury: the jury's members (judge@backbone,judge,...) or a [juries.NAME] name")
     table.add_argument("--backbone", dest="backbones", action="append", default=[], metavar="NAME",
                        help="a backbone for the LLM judges (repeatable; default: the config's)")
     table.add_argument("--nli", metavar="MODEL", help="'bundled', 'llm', or a transformers model id / path")
@@ -135,6 +140,20 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
     table.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
     _gold_flag(table)
+    serve = sub.add_parser("serve", parents=[common], help="the workbench in a web browser (textual-serve)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1: this machine only; there is no login)")
+    serve.add_argument("--port", type=int_in(1, 65535), default=8000, help="port, 1 to 65535 (default 8000)")
+    serve.add_argument("--public-url", metavar="URL",
+                       help="the address browsers reach the server at (default http://HOST:PORT)")
+    rep = sub.add_parser("report", parents=[common],
+                         help="one self-contained HTML file of one or more sessions: metrics, plots, worst items")
+    rep.add_argument("ids", nargs="+", metavar="ID",
+                     help="session id, name, or a unique prefix of the id; two or more add a comparison")
+    rep.add_argument("-o", "--output", metavar="FILE", required=True, help="the HTML file to write")
+    rep.add_argument("--items", type=int_in(0, 50), metavar="N",
+                     help="items shown where judges disagree most with people, 0 to 50 (default 5)")
+    _gold_flag(rep)
     ann = sub.add_parser("annotate", parents=[common],
                          help="label a dataset's items yourself in the TUI (a gold layer judges are measured against)")
     ann.add_argument("source", metavar="DATASET_OR_SESSION", help="a dataset file, 'demo', or a session id / name")
@@ -188,6 +207,21 @@ def build_parser() -> argparse.ArgumentParser:
     res = sss.add_parser("resume", parents=[common], help="finish an interrupted session")
     res.add_argument("id")
     res.add_argument("--json", action="store_true")
+    imp = sss.add_parser("import", parents=[common],
+                         help="another tool's scores, rankings or A/B/tie verdicts as a session (see the README)")
+    imp.add_argument("file", metavar="FILE", help="the results: CSV or JSONL keyed by item_id and candidate_id")
+    imp.add_argument("--dataset", required=True, metavar="DATA", help="the dataset the results judge")
+    imp.add_argument("--dataset-format", dest="dataset_fmt", metavar="F", help="dataset format (default: detected)")
+    imp.add_argument("--format", dest="fmt", choices=["csv", "jsonl", "ragas"],
+                     help="the results file's format (default: from its suffix, .csv or .jsonl)")
+    imp.add_argument("--judge-name", required=True, metavar="NAME", help="what the imported judge is called")
+    imp.add_argument("--kind", choices=["score", "ranking", "pairwise"], default="score",
+                     help="what each row holds: a score (default), a rank (1 = best), or an A/B/tie verdict")
+    imp.add_argument("--metric", metavar="COLUMN", help="ragas: the metric column to import (default: the only one)")
+    imp.add_argument("--partial", action="store_true",
+                     help="import even when some items have no row (they are left not judged)")
+    imp.add_argument("--session", dest="name", metavar="NAME", help="name of the new session")
+    imp.add_argument("--json", action="store_true")
     dele = sss.add_parser("delete", parents=[common], help="delete a session folder")
     dele.add_argument("id")
     dele.add_argument("--yes", action="store_true", help="do not ask for confirmation")

@@ -9,7 +9,7 @@ import os
 import signal
 from typing import TYPE_CHECKING
 
-from qatui.cli.common import make_console, open_store, run_resources
+from qatui.cli.common import make_console, open_store, run_resources, with_jury
 from qatui.cli.parser import EXIT_INTERRUPTED, EXIT_RUN_FAILED
 from qatui.text import plural
 
@@ -122,6 +122,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from qatui.data.loaders import load_dataset
     from qatui.engine.jobs import start_run
 
+    config = with_jury(config, args.judges, args.jury)
     dataset = load_dataset(args.dataset, args.fmt)
     if args.checklist:
         options = config.judge_options("checkeval") | {"checklist": args.checklist}
@@ -144,6 +145,8 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
         calls_text,
         check_models,
         expected_calls,
+        member_calls,
+        run_backbones,
         total_calls,
     )
 
@@ -152,21 +155,27 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     judges = build_judges(args.judges, config, subset, resources)
     check_models(judges, resources)
     calls = expected_calls(judges, subset)
+    members = member_calls(judges, subset)
     total = total_calls(calls)
     languages = [item_language(item) for item in subset.items]
     nli = resources.nli_names(languages) if any(j.uses_nli for j in judges) else {}
+    backbones = run_backbones(judges, resources) or [resources.backbone]
     plan = {"dataset": dataset.name, "items": len(subset.items), "backbone": resources.backbone, "nli": nli,
-            "calls": {name: list(c) if c else None for name, c in calls.items()},
+            "backbones": backbones, "calls": {name: list(c) if c else None for name, c in calls.items()},
+            "member_calls": {jury: {m: list(c) if c else None for m, c in found.items()} for jury, found in members.items()},
             "total_calls": list(total) if total else None}
     if args.json:
         print(json.dumps(plan))
         return 0
     console = make_console()
-    console.print(f"[b]{dataset.name}[/]: {plural(len(subset.items), 'item')}, backbone {resources.backbone}")
+    console.print(f"[b]{dataset.name}[/]: {plural(len(subset.items), 'item')}, "
+                  f"{'backbone' if len(backbones) == 1 else 'backbones'} {', '.join(backbones)}")
     if nli:
         console.print("  NLI: " + ", ".join(f"{language} items → {name}" for language, name in nli.items()))
     for name, count in calls.items():
         console.print(f"  {name:<24} {calls_text(count):>10} backbone calls")
+        for member, member_count in members.get(name, {}).items():
+            console.print(f"    [dim]{member:<22} {calls_text(member_count):>10}[/]")
     if len(calls) > 1:
         console.print(f"  {'total':<24} {calls_text(total):>10}")
     console.print("[dim]counted before the cache; re-asks of malformed answers not counted[/]")

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qatui.cli.common import make_console, open_store
+from qatui.cli.common import make_console, open_store, with_jury
 from qatui.cli.parser import EXIT_INTERRUPTED
 from qatui.errors import JudgeError
 
@@ -20,12 +20,20 @@ if TYPE_CHECKING:
     from qatui.data.model import Dataset
     from qatui.judges.base import Judge
     from qatui.judges.resources import Resources
+    from qatui.store.session import Session, SessionStore
 
 
-def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset) -> list[tuple[Judge, Resources]]:
-    """Each (judge, its models) the table needs, every one checked before any work."""
+def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset,
+                   store: SessionStore) -> list[tuple[Judge | Session, Resources | None]]:
+    """Each (judge, its models) the table needs, every one checked before any work.
+
+    A name that is none of qatui's judges is a judge imported for this dataset (`qatui sessions
+    import`): its row is that session, never run.
+    """
     from qatui.engine.jobs import build_judges, check_models
+    from qatui.judges.registry import JUDGES
     from qatui.judges.resources import Resources
+    from qatui.report.table import find_imported
 
     if not args.judges:
         raise JudgeError("no judge chosen: pass --judge NAME for each row (see `qatui judges`)")
@@ -34,6 +42,13 @@ def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset) ->
     backbones = list(dict.fromkeys(args.backbones)) or [None]
     planned = []
     for name in args.judges:
+        if name not in JUDGES:
+            session = find_imported(store, subset, name)
+            if session is None:
+                raise JudgeError(f"unknown judge {name!r}: not one of qatui's judges ({', '.join(sorted(JUDGES))}) "
+                                 f"nor a judge imported for {subset.name} (`qatui sessions import`)")
+            planned.append((session, None))
+            continue
         for i, backbone in enumerate(backbones):
             resources = Resources(config, backbone_name=backbone, nli_spec=args.nli, embedder_spec=args.embedder,
                                   use_cache=False if args.no_cache else None)
@@ -62,13 +77,22 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
 
     from qatui.report.gold import parse_gold, with_gold
 
+    config = with_jury(config, args.judges, args.jury)
     dataset = load_dataset(args.dataset, args.fmt)
     subset = dataset.limited(args.limit)
-    planned = _rows_to_build(args, config, subset)
     store, stderr = open_store(args, config), make_console(stderr=True)
     measured, gold_line = with_gold(subset, parse_gold(args.gold), store.root)  # refused before any run
+    planned = _rows_to_build(args, config, subset, store)
     rows, verdicts = [], []
     for judge, resources in planned:
+        if resources is None:  # an imported judge: its session is the row
+            name = judge.meta["imported"]["judge"]
+            row = table_row(judge, name, measured, convention=args.convention, seed=config.general.seed, reused=True)
+            row["label"] = label(row)
+            stderr.print(f"[dim]{row['label']}: imported session {judge.id}[/]")
+            rows.append(row)
+            verdicts.append(judge.verdicts(name))
+            continue
         session = find_reusable(store, subset, judge, resources)
         reused = session is not None
         if session is None:

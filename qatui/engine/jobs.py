@@ -17,7 +17,6 @@ from qatui.errors import DatasetError, JudgeError, SessionError
 from qatui.judges.registry import make_judge
 
 
-
 class NothingToResume(SessionError):
     """`resume` on a session with no item left to judge (not an error for the data, but no run either)."""
 
@@ -54,27 +53,53 @@ def build_judges(names: list[str], config: Config, dataset: Dataset, resources: 
     return judges
 
 
+def _model_users(judges: list[Judge], resources: Resources) -> list[tuple[Judge, Resources]]:
+    """Each judge with the models it uses: the run's; for a jury, each member with its own backbone."""
+    return [(part, resources if part is judge else part.resources) for judge in judges for part in judge.parts()]
+
+
 def check_models(judges: list[Judge], resources: Resources) -> None:
-    """Refuse a run whose backbone cannot answer, before any session exists (only when a judge calls it)."""
-    if any(j.uses_llm for j in judges) or resources.nli_name == "llm" and any(j.uses_nli for j in judges):
-        resources.check_backbone()
+    """Refuse a run whose backbones cannot answer, before any session exists: each one a judge (or member) calls."""
+    checked: set[str] = set()
+    for judge, models in _model_users(judges, resources):
+        calls = judge.uses_llm or models.nli_name == "llm" and judge.uses_nli
+        if calls and models.backbone not in checked:
+            checked.add(models.backbone)
+            models.check_backbone()
+
+
+def run_backbones(judges: list[Judge], resources: Resources) -> list[str]:
+    """The backbones a run's judges (and jury members) call, in order of first use."""
+    return list(dict.fromkeys(models.backbone for judge, models in _model_users(judges, resources) if judge.uses_llm))
 
 
 def expected_calls(judges: list[Judge], dataset: Dataset) -> dict[str, tuple[int, int] | None]:
     """Backbone calls each judge will make over the dataset, as (fewest, most); None when it cannot say."""
-    found: dict[str, tuple[int, int] | None] = {}
+    return {judge.name: _summed([judge.expected_calls(item) for item in dataset.items]) for judge in judges}
+
+
+def member_calls(judges: list[Judge], dataset: Dataset) -> dict[str, dict[str, tuple[int, int] | None]]:
+    """Jury -> member -> the backbone calls that member makes over the dataset, as (fewest, most)."""
+    from qatui.judges.jury import Jury
+
+    found = {}
     for judge in judges:
-        counts = [judge.expected_calls(item) for item in dataset.items]
-        found[judge.name] = None if any(c is None for c in counts) else (
-            sum(c[0] for c in counts if c), sum(c[1] for c in counts if c))
+        if isinstance(judge, Jury):
+            per_item = [judge.member_calls(item) for item in dataset.items]
+            found[judge.name] = {m.name: _summed([calls[m.name] for calls in per_item]) for m in judge.members}
     return found
+
+
+def _summed(counts: list[tuple[int, int] | None]) -> tuple[int, int] | None:
+    """(fewest, most) counts added up; None when any is unknown."""
+    if any(c is None for c in counts):
+        return None
+    return sum(c[0] for c in counts if c), sum(c[1] for c in counts if c)
 
 
 def total_calls(calls: dict[str, tuple[int, int] | None]) -> tuple[int, int] | None:
     """The sum of `expected_calls`' counts; None when any judge cannot say."""
-    if any(count is None for count in calls.values()):
-        return None
-    return sum(c[0] for c in calls.values() if c), sum(c[1] for c in calls.values() if c)
+    return _summed(list(calls.values()))
 
 
 def calls_text(count: tuple[int, int] | None) -> str:
@@ -147,7 +172,7 @@ def start_run(
         "concurrency": concurrency,
         "convention": convention,
         "judges": {j.name: j.describe_options() for j in judges},
-        "backbones": [resources.backbone] if any(j.uses_llm for j in judges) else [],
+        "backbones": run_backbones(judges, resources),
         "models": resources.describe(),
         "qatui_version": __version__,
     }
@@ -169,6 +194,10 @@ def resume_run(store: SessionStore, session_id: str, config: Config, *, resource
     if (pid := live_writer(meta)) is not None and pid != os.getpid():
         raise SessionError(f"session {session.id} is being written by process {pid}, which is still running: "
                            "two writers would corrupt it; wait for that run to end, or stop it (Ctrl-C), then resume")
+    if imported := meta.get("imported"):
+        raise SessionError(f"session {session.id} holds {imported['judge']!r}, imported from {imported['source']}: "
+                           "qatui cannot run that judge, so there is nothing to resume; import the file again "
+                           "(`qatui sessions import`) to replace it")
     ds = meta["dataset"]
     try:
         dataset = load_dataset(ds["path"], ds["format"])
@@ -205,12 +234,18 @@ def finish_run(job: RunJob, status: str) -> dict[str, dict]:
 
     A run that ended with every item of every judge failed is stored as `failed`, not `completed`.
     """
-    session = job.session
+    return store_summary(job.session, job.dataset, status)
+
+
+def store_summary(session: Session, dataset: Dataset, status: str) -> dict[str, dict]:
+    """`summarize_session` against `dataset`'s gold, stored with `status`; returns the summary.
+
+    What `finish_run` does after a run, and what an import (`engine.importing`) does after writing its verdicts.
+    """
     results = session.results()
-    summary: dict[str, dict] = {}
-    for judge in session.meta["judges"]:
-        summary[judge] = judge_summary(session, judge, job.dataset.items, results)
-        session.set_summary(judge, summary[judge])
+    summary = summarize_session(session, dataset.items, results)
+    for judge, doc in summary.items():
+        session.set_summary(judge, doc)
     if status == "completed" and summary and all(doc["n_done"] == 0 and doc["n_failed"] for doc in summary.values()):
         status = "failed"  # nothing was judged: not a result anyone should read as one
     session.update_meta(status=status, updated=now_iso(), pid=None, llm=llm_totals(results))
@@ -218,8 +253,9 @@ def finish_run(job: RunJob, status: str) -> dict[str, dict]:
     return summary
 
 
-def judge_summary(session: Session, judge: str, items: list[Item], results: dict | None = None) -> dict:
-    """One judge's summary doc: coverage counts and its metrics against the gold of `items`, under both conventions.
+def summarize_session(session: Session, items: list[Item], results: dict | None = None) -> dict[str, dict]:
+    """Each judge's summary doc: coverage counts and metrics against the gold of `items`, under both conventions,
+    and a jury's members measured the same way with their agreement. Stores nothing.
 
     `items` carry the gold to measure against: the dataset's, or people's labels (`report.gold`).
     """
@@ -227,27 +263,36 @@ def judge_summary(session: Session, judge: str, items: list[Item], results: dict
 
     results = session.results() if results is None else results
     convention = session.meta.get("convention", "strict")
-    verdicts = session.verdicts(judge)
-    mine = {item_id: doc for (item_id, name), doc in results.items() if name == judge}
-    failed = sum(1 for doc in mine.values() if doc["status"] == "failed")
-    not_applicable = {item_id: doc.get("not_applicable", "") for item_id, doc in mine.items() if doc["status"] == "n/a"}
-    metrics = summarize(items, verdicts, seed=session.meta["seed"], convention=convention,
-                        not_applicable=not_applicable)
+    seed = session.meta["seed"]
     other = "paper" if convention == "strict" else "strict"
-    alternative = summarize(items, verdicts, convention=other, not_applicable=not_applicable, ci=False)
-    return {
-        "n_items": len(items),
-        "n_done": len(verdicts),
-        "n_failed": failed,
-        "n_not_applicable": len(not_applicable),
-        "convention": convention,
-        "by_convention": {convention: {"metrics": metrics.metrics, "n": metrics.n},
-                          other: {"metrics": alternative.metrics, "n": alternative.n}},
-        "metrics": metrics.metrics,
-        "ci": {k: list(v) for k, v in metrics.ci.items()},
-        "n": metrics.n,
-        "breakdown": metrics.breakdown,
-    }
+    summary: dict[str, dict] = {}
+    for judge, options in session.meta["judges"].items():
+        verdicts = session.verdicts(judge)
+        mine = {item_id: doc for (item_id, name), doc in results.items() if name == judge}
+        not_applicable = {item_id: doc.get("not_applicable", "") for item_id, doc in mine.items()
+                          if doc["status"] == "n/a"}
+        metrics = summarize(items, verdicts, seed=seed, convention=convention, not_applicable=not_applicable)
+        alternative = summarize(items, verdicts, convention=other, not_applicable=not_applicable, ci=False)
+        summary[judge] = {
+            "n_items": len(items),
+            "n_done": len(verdicts),
+            "n_failed": sum(1 for doc in mine.values() if doc["status"] == "failed"),
+            "n_not_applicable": len(not_applicable),
+            "convention": convention,
+            "by_convention": {convention: {"metrics": metrics.metrics, "n": metrics.n},
+                              other: {"metrics": alternative.metrics, "n": alternative.n}},
+            "metrics": metrics.metrics,
+            "ci": {k: list(v) for k, v in metrics.ci.items()},
+            "n": metrics.n,
+            "breakdown": metrics.breakdown,
+        }
+        if judge == "jury" and (members := (options or {}).get("members")):
+            from qatui.metrics.jury import members_agreement, members_summary
+
+            summary[judge]["members"] = members_summary(items, verdicts, list(members), seed=seed,
+                                                        convention=convention)
+            summary[judge]["members_agreement"] = members_agreement(verdicts, list(members), seed=seed)
+    return summary
 
 
 def llm_totals(results: dict) -> dict[str, float]:
@@ -272,7 +317,7 @@ def coverage(doc: dict) -> dict[str, int]:
 
 
 def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
-    """The JSON contract of `run`, `sessions show` and `resume`: one object per session."""
+    """The JSON contract of `run`, `sessions show` and `resume`: one object per session (`imported` for an import)."""
     return {
         "session": meta["id"],
         "name": meta.get("name"),
@@ -289,8 +334,10 @@ def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
                 "n": doc.get("n", {}),
                 "ci": doc.get("ci", {}),
                 "breakdown": doc.get("breakdown", {}),
+                **{key: doc[key] for key in ("members", "members_agreement") if key in doc},
             }
             for name, doc in summary.items()
         },
         "llm": meta.get("llm") or llm_totals({}),
+        **({"imported": meta["imported"]} if meta.get("imported") else {}),
     }

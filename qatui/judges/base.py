@@ -114,6 +114,10 @@ class Judge(ABC):
         """
         return None if self.uses_llm else (0, 0)
 
+    def parts(self) -> list[Judge]:
+        """The judges whose models this one uses, each with its own `resources`: itself; a jury's members."""
+        return [self]
+
     def describe_options(self) -> dict:
         """The options as stored in a session (JSON-safe)."""
         return self.options.model_dump(mode="json")

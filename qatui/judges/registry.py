@@ -33,6 +33,7 @@ JUDGES: dict[str, str] = {
     "linkage": "qatui.judges.linkage:LinkageJudge",
     "geval": "qatui.judges.geval:GEvalJudge",
     "length": "qatui.judges.length:LengthJudge",
+    "jury": "qatui.judges.jury:Jury",
 }
 
 
@@ -60,16 +61,22 @@ def make_judge(name: str, options: dict[str, Any] | None = None, resources: Reso
 
 
 def check_judge_tables(config: Config) -> Config:
-    """Each `[judges.NAME]` of the config must name a known judge and hold only its options; returns the config.
+    """Each `[judges.NAME]` must name a known judge and hold only its options, each `[juries.NAME]` make a jury.
 
     Lives here, not in `config`, so the bottom layer never imports the judges.
     """
     from qatui.errors import ConfigError
+    from qatui.judges.resources import Resources
 
     source = config.source or "the config"
-    for name, options in config.judges.items():
+    if "jury" in config.judges:
+        raise ConfigError(f"{source}: [judges.jury]: a jury is a [juries.NAME] table (members, aggregation, quorum), "
+                          "chosen with --judge jury --jury NAME")
+    tables = [(f"judges.{name}", name, options) for name, options in config.judges.items()]
+    tables += [(f"juries.{name}", "jury", config.jury_options(name)) for name in config.juries]
+    for where, name, options in tables:
         try:
-            make_judge(name, options)
+            make_judge(name, options, Resources(config))
         except JudgeError as e:
-            raise ConfigError(f"{source}: [judges.{name}]: {e}") from None
+            raise ConfigError(f"{source}: [{where}]: {e}") from None
     return config

@@ -103,6 +103,11 @@ class Resources:
 
         return load_embedder(self.embedder_name)
 
+    def with_backbone(self, name: str) -> Resources:
+        """The same NLI, embedder and cache setting over another backbone: a jury member's own models."""
+        return Resources(self.config, backbone_name=name, nli_spec=self.nli_spec, embedder_spec=self.embedder_spec,
+                         use_cache=self.use_cache)
+
     def check_backbone(self) -> str:
         """Refuse now (`BackboneUnusable`) a backbone that cannot answer: before a session, never after."""
         from qatui.llm.preflight import preflight_backbone

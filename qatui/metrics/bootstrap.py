@@ -87,3 +87,20 @@ def ratio_ci(rows: ArrayLike, *, seed: int = 0, confidence: float = 0.95) -> tup
         return (float(ratios[0]), float(ratios[0]))
     return percentile_ci(table, lambda chosen: chosen[..., 0].sum(axis=-1) / chosen[..., 1].sum(axis=-1),
                          seed=seed, confidence=confidence)
+
+
+def defined_ci(table: np.ndarray, statistic: Callable[[np.ndarray], float], *, seed: int = 0,
+               confidence: float = 0.95, min_defined: float = 0.95) -> tuple[float, float] | None:
+    """Percentile bootstrap CI over the rows of `table` of a statistic that some resamples leave undefined (NaN).
+
+    Krippendorff's alpha and Fleiss' kappa are undefined on a resample holding one value
+    throughout; such resamples are left out, and there is no CI when more than
+    1 - `min_defined` of them are. Seeded like `percentile_ci`; one statistic call per resample.
+    """
+    picks = np.random.default_rng(seed).integers(0, len(table), size=(N_RESAMPLES, len(table)))
+    values = np.array([statistic(table[rows]) for rows in picks])
+    defined = values[np.isfinite(values)]
+    if len(defined) < min_defined * N_RESAMPLES:
+        return None
+    tail = (1 - confidence) / 2 * 100
+    return float(np.percentile(defined, tail)), float(np.percentile(defined, 100 - tail))

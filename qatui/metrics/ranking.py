@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from qatui.data.model import RankingGold
 from qatui.metrics.correlation import correlations
+from qatui.metrics.kendall import ranked_against_gold
 from qatui.metrics.rbo import rbo
 
 if TYPE_CHECKING:
@@ -31,10 +32,7 @@ def question_ranking_stats(gold: RankingGold, verdict: Verdict, convention: str 
     the `strict` convention; under `paper` (MinosEval's code) it counts with correlations 0
     and RBO computed on what there is.
     """
-    grades = gold.grade()
-    ranking = [cid for cid in verdict.ranking if cid in grades]
-    common = set(ranking)
-    tiers = [kept for tier in gold.tiers if (kept := [cid for cid in tier if cid in common])]
+    grades, ranking, tiers = ranked_against_gold(gold, verdict)
     if len(ranking) < 2 or len(tiers) < 2:
         if convention != "paper" or not ranking:
             return {}

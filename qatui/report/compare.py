@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from qatui.errors import LabelError, SessionError
-from qatui.report.session_view import METRIC_ORDER, fmt
+from qatui.report.session_view import METRIC_ORDER, fmt, unchanged_dataset
 from qatui.text import plural
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
             })
     judged = [set(r["verdicts"]) for r in runs]
     common = set.intersection(*judged)
-    dataset = _unchanged_dataset(sessions[0])  # read once: the common metrics and the table rows use it
+    dataset = unchanged_dataset(sessions[0])  # read once: the common metrics and the table rows use it
     note, gold_line = None, "gold: the dataset's gold"
     if gold != "dataset":
         from qatui.report.gold import with_gold
@@ -102,16 +102,6 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
         "checklist_agreement": _checklist_agreement(sessions, runs),
         "table": _table(sessions, runs, common, dataset),
     }
-
-
-def _unchanged_dataset(session: Session) -> Dataset | None:
-    """The sessions' dataset reloaded, or None when it is gone or changed (its gold is not the one judged on)."""
-    from qatui.report.session_view import session_dataset
-
-    dataset = session_dataset(session)
-    if dataset is None or dataset.content_hash != session.meta["dataset"]["content_hash"]:
-        return None
-    return dataset
 
 
 def _table(sessions: list[Session], runs: list[dict[str, Any]], common: set[str],

@@ -91,12 +91,14 @@ def session_gold_items(session: Session, spec: str, sessions_root: Path) -> tupl
     return with_gold(dataset.limited(ds.get("limit")), spec, sessions_root)
 
 
-def session_summary(session: Session, spec: str, sessions_root: Path) -> tuple[dict[str, dict], str]:
-    """Every judge's summary measured against the gold `spec` names (the stored one for `dataset`), and the gold line."""
-    from qatui.engine.jobs import judge_summary
+def session_summary(session: Session, spec: str, sessions_root: Path) -> tuple[dict[str, dict], str, Dataset | None]:
+    """Every judge's summary measured against the gold `spec` names, the gold line, and the session's items with it.
+
+    For `dataset` the stored summary, and None for the dataset (its gold is the session's own).
+    """
+    from qatui.engine.jobs import summarize_session
 
     if parse_gold(spec) == DATASET:
-        return session.summary(), f"gold: {gold_name(DATASET)}"
+        return session.summary(), f"gold: {gold_name(DATASET)}", None
     dataset, line = session_gold_items(session, spec, sessions_root)
-    results = session.results()
-    return {judge: judge_summary(session, judge, dataset.items, results) for judge in session.meta["judges"]}, line
+    return summarize_session(session, dataset.items), line, dataset

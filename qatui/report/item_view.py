@@ -19,23 +19,31 @@ from qatui.report.artifact_views import (
 )
 from qatui.report.baseline_views import BASELINE_ARTIFACTS, print_baseline_artifact, print_length_details
 from qatui.report.dataset_view import describe_gold
+from qatui.report.jury_view import print_members
 from qatui.report.session_view import session_dataset
 from qatui.text import clip
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from qatui.data.model import Item
     from qatui.store.session import Session
 
 
 def item_detail(session: Session, item_id: str) -> dict[str, Any]:
     """Everything stored about one item: each judge's scores, ranking, preference and calls, and the gold."""
-    results = {judge: doc for (iid, judge), doc in session.results().items() if iid == item_id}
-    if not results:
-        raise SessionError(f"session {session.id} has no result for item {item_id!r}")
     dataset = session_dataset(session)
     item = next((it for it in dataset.items if it.id == item_id), None) if dataset else None
-    data: dict[str, Any] = {"session": session.id, "item_id": item_id, "judges": {}}
+    return stored_item(session.id, item_id, item, session.results())
+
+
+def stored_item(session_id: str, item_id: str, item: Item | None,
+                results: dict[tuple[str, str], dict]) -> dict[str, Any]:
+    """`item_detail` from what the caller has read already: the item (None when gone) and the session's results."""
+    results = {judge: doc for (iid, judge), doc in results.items() if iid == item_id}
+    if not results:
+        raise SessionError(f"session {session_id} has no result for item {item_id!r}")
+    data: dict[str, Any] = {"session": session_id, "item_id": item_id, "judges": {}}
     if item is not None:
         data.update(
             question=item.question, references=item.references, context=item.context, candidates=item.candidates,
@@ -48,8 +56,10 @@ def item_detail(session: Session, item_id: str) -> dict[str, Any]:
             entry.update(
                 scores=v["scores"], ranking=v["ranking"], order=v["order"], pair=v.get("pair"),
                 preference=v.get("preference"), details=v.get("details", {}),
-                artifacts=[a for a in v.get("artifacts", []) if a.get("type") != "judgement"],
+                artifacts=[a for a in v.get("artifacts", []) if a.get("type") not in ("judgement", "member_verdict")],
             )
+            if members := [a for a in v.get("artifacts", []) if a.get("type") == "member_verdict"]:
+                entry["member_artifacts"] = members
         elif doc["status"] == "n/a":
             entry["not_applicable"] = doc.get("not_applicable", "")
         else:
@@ -99,31 +109,36 @@ def print_item_detail(console: Console, data: dict[str, Any]) -> None:
     if data.get("gold_text"):
         console.print(f"[bold]gold[/] {escape(data['gold_text'])}")
     for judge, e in judges.items():
-        if e["status"] == "done":
-            line = " > ".join(e["ranking"])
-            pref = f"  preference {e['preference']} (A={e['pair'][0]}, B={e['pair'][1]})" if e.get("preference") else ""
-            console.print(Text.assemble((judge, "bold"), f" ranking {line}{pref}"))
-            models = [f"{kind} {e['details'][kind]}" for kind in ("nli", "embedder") if e["details"].get(kind)]
-            if models:
-                console.print(f"  [dim]models used: {escape(', '.join(models))}[/]")
-            by_label = {f"Response {i + 1}": cid for i, cid in enumerate(e["order"])}
-            print_artifacts(console, e["artifacts"], by_label)
-            if isinstance(per_label := e["details"].get("dimension_scores"), dict):
-                geval = "methods" in e["details"]  # G-Eval's 1-5 ratings, not CheckEval's share of yes
-                title = "G-Eval score (1-5) per dimension" if geval else "share of yes per dimension"
-                print_dimension_scores(console, per_label, e["order"], title)
-            if isinstance(e["details"].get("pairs"), list):
-                print_pairs(console, e["artifacts"], e["details"], by_label)
-            if isinstance(e["details"].get("chosen_by"), str) and isinstance(e["details"].get("metric"), str):
-                print_ragas_metrics(console, e["details"], e["order"])
-            if isinstance(e["details"].get("lengths"), dict) and "unit" in e["details"]:
-                print_length_details(console, e["details"])
-        elif e["status"] == "n/a":
-            console.print(f"[dim]{escape(judge)} not applicable[/]: {escape(e['not_applicable'])}")
-        else:
-            console.print(f"[red]{escape(judge)} failed[/] ({escape(e['failure']['error_type'])}): {escape(e['failure']['reason'])}")
-        if e["calls"]:
-            console.print(f"  [dim]{len(e['calls'])} LLM calls[/]")
+        print_judge_entry(console, judge, e)
+
+
+def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
+    """One judge's part of an item (an `item_detail` entry): its ranking, the models used and its work, or why none."""
+    if e["status"] == "done":
+        line = " > ".join(e["ranking"])
+        pref = f"  preference {e['preference']} (A={e['pair'][0]}, B={e['pair'][1]})" if e.get("preference") else ""
+        console.print(Text.assemble((judge, "bold"), f" ranking {line}{pref}"))
+        models = [f"{kind} {e['details'][kind]}" for kind in ("nli", "embedder") if e["details"].get(kind)]
+        if models:
+            console.print(f"  [dim]models used: {escape(', '.join(models))}[/]")
+        by_label = {f"Response {i + 1}": cid for i, cid in enumerate(e["order"])}
+        print_artifacts(console, e["artifacts"], by_label)
+        if isinstance(per_label := e["details"].get("dimension_scores"), dict):
+            geval = "methods" in e["details"]  # G-Eval's 1-5 ratings, not CheckEval's share of yes
+            title = "G-Eval score (1-5) per dimension" if geval else "share of yes per dimension"
+            print_dimension_scores(console, per_label, e["order"], title)
+        if isinstance(e["details"].get("pairs"), list):
+            print_pairs(console, e["artifacts"], e["details"], by_label)
+        if isinstance(e["details"].get("chosen_by"), str) and isinstance(e["details"].get("metric"), str):
+            print_ragas_metrics(console, e["details"], e["order"])
+        if isinstance(e["details"].get("lengths"), dict) and "unit" in e["details"]:
+            print_length_details(console, e["details"])
+    elif e["status"] == "n/a":
+        console.print(f"[dim]{escape(judge)} not applicable[/]: {escape(e['not_applicable'])}")
+    else:
+        console.print(f"[red]{escape(judge)} failed[/] ({escape(e['failure']['error_type'])}): {escape(e['failure']['reason'])}")
+    if e["calls"]:
+        console.print(f"  [dim]{len(e['calls'])} LLM calls[/]")
 
 
 def print_artifacts(console: Console, artifacts: list[dict], by_label: dict[str, str]) -> None:

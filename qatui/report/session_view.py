@@ -27,7 +27,8 @@ def fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _metric_rows(doc: dict) -> list[tuple[str, str, str, str]]:
+def metric_rows(doc: dict) -> list[tuple[str, str, str, str]]:
+    """(metric, value, '[low, high]' 95% CI, n) of a judge's summary, headline metrics first."""
     metrics, ci, n = doc.get("metrics", {}), doc.get("ci", {}), doc.get("n", {})
     keys = [k for k in METRIC_ORDER if k in metrics] + sorted(k for k in metrics if k not in METRIC_ORDER)
     rows = []
@@ -62,18 +63,23 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         f"dataset {escape(ds['name'])} ({ds['format']}, {plural(ds['n_items'], 'item')})"
     )
     for judge, doc in summary.items():
-        table = Table(title=f"[bold]{escape(judge)}[/]  {coverage_text(doc)}", title_justify="left", box=None)
+        source = (meta.get("judges", {}).get(judge) or {}).get("imported_from")
+        origin = f"  [dim]imported from {escape(source)}[/]" if source else ""
+        table = Table(title=f"[bold]{escape(judge)}[/]{origin}  {coverage_text(doc)}", title_justify="left", box=None)
         for col, just in (("metric", "left"), ("value", "right"), ("95% CI", "right"), ("n", "right")):
             table.add_column(col, justify=just)
-        rows = _metric_rows(doc)
+        rows = metric_rows(doc)
         for row in rows:
             table.add_row(*row)
         if not rows:
-            why = "no gold labels to compare with" if doc.get("n_done") else "nothing judged, so no metric"
-            table.add_row(f"[dim]{why}[/]", "", "", "")
+            table.add_row(f"[dim]{no_metric_reason(doc)}[/]", "", "", "")
         console.print(table)
         if breakdown := doc.get("breakdown"):
             console.print(_breakdown_table(breakdown))
+        if "members" in doc:
+            from qatui.report.jury_view import print_jury
+
+            print_jury(console, doc, [row[0] for row in rows])
     llm = meta.get("llm") or {}
     if llm.get("calls"):
         console.print(
@@ -87,6 +93,11 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
     if session_status(meta) in ("cancelled", "interrupted", "failed") or failures:
         console.print(f"[dim]resume (retries failures): qatui sessions resume {escape(meta['id'])}[/]")
     console.print(f"[dim]details: qatui sessions show {escape(meta['id'])} --item ITEM_ID[/]")
+
+
+def no_metric_reason(doc: dict) -> str:
+    """Why a judge's summary has no metric: nothing judged, or no gold to compare with."""
+    return "no gold labels to compare with" if doc.get("n_done") else "nothing judged, so no metric"
 
 
 def coverage_text(doc: dict) -> str:
@@ -193,3 +204,11 @@ def session_dataset(session: Session) -> Dataset | None:
         return load_dataset(ds["path"], ds["format"])
     except DatasetError:
         return None
+
+
+def unchanged_dataset(session: Session) -> Dataset | None:
+    """The session's dataset reloaded, or None when it is gone or changed (its gold is not the one judged on)."""
+    dataset = session_dataset(session)
+    if dataset is None or dataset.content_hash != session.meta["dataset"]["content_hash"]:
+        return None
+    return dataset

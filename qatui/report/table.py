@@ -81,6 +81,16 @@ def find_reusable(store: SessionStore, dataset: Dataset, judge: Judge, resources
     return None
 
 
+def find_imported(store: SessionStore, dataset: Dataset, name: str) -> Session | None:
+    """The newest completed session holding judge `name` imported (`qatui sessions import`) for this dataset."""
+    for meta in store.list():  # newest first
+        ds = meta.get("dataset") or {}
+        if ((meta.get("imported") or {}).get("judge") == name and meta.get("status") == "completed"
+                and ds.get("content_hash") == dataset.content_hash and ds.get("limit") is None):
+            return store.open(meta["id"])
+    return None
+
+
 def _seconds(meta: dict) -> float | None:
     """Wall time of a session, from its creation to its last update."""
     try:
@@ -120,7 +130,7 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
         "coverage": {"items": len(dataset.items), "scored": len(verdicts), "not_applicable": len(not_applicable),
                      "failed": failed},
         "llm": llm_totals(results),
-        "seconds": _seconds(meta),
+        "seconds": None if meta.get("imported") else _seconds(meta),  # an import took no judging time
         "bias": {"position_consistency": metrics.metrics.get("position_consistency"),
                  **length_preference(dataset.items, verdicts)},
     }

@@ -22,6 +22,7 @@ import json
 import secrets
 import shutil
 import threading
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -74,9 +75,20 @@ class Session:
             raise SessionError(f"{session_file}: missing; {path} is not a session")
         self._db = open_db(session_file)
         parse_session_data(session_file, self._db.storage.read())
-        self._index = ResultIndex()
-        self._shards = Shards(path, shard_size, self._index.note)
+        self._shards = Shards(path, shard_size)
+        self._index_built: ResultIndex | None = None  # built on first need: a viewer never reads every shard
         self._dirty = False  # results recorded since the last flush
+
+    @property
+    def _index(self) -> ResultIndex:
+        """Which result is current per (item_id, judge); reads every shard the first time (hold the lock)."""
+        if self._index_built is None:
+            index = ResultIndex()
+            for page in self._shards.pages():
+                for doc in page():
+                    index.note(doc)
+            self._index_built = index
+        return self._index_built
 
     @property
     def meta(self) -> dict:
@@ -154,8 +166,18 @@ class Session:
     def results(self) -> dict[tuple[str, str], dict]:
         """The latest result doc per (item_id, judge), unflushed ones included; reads every shard."""
         with self._lock:
-            docs = self._shards.docs()
-        return latest(docs)
+            pages = self._shards.pages()
+        return latest(doc for page in pages for doc in page())
+
+    def result_pages(self) -> list[Callable[[], list[dict]]]:
+        """Readers of every result doc ever recorded, a shard each, in sequence order; each reads when called.
+
+        For a view that draws its first rows before the rest is read: a later doc for the same
+        (item_id, judge) supersedes an earlier one, as in `results()`. A reader of a damaged
+        shard raises SessionError naming it; the other readers still work.
+        """
+        with self._lock:
+            return self._shards.pages()
 
     def verdicts(self, judge: str) -> dict[str, Verdict]:
         """The current verdicts of `judge`, by item id; failed items are absent."""

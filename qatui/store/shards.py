@@ -7,6 +7,7 @@ the run (STYLE.md §7); shards of at most `size` docs, append-only, keep it line
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -63,23 +64,17 @@ class Shards:
     Not thread-safe by itself: the session holds its lock around every call.
     """
 
-    def __init__(self, folder: Path, size: int, note: Callable[[dict], None]) -> None:
-        """Open the last shard of `folder` (shard 0 when none), passing every stored doc to `note`.
+    def __init__(self, folder: Path, size: int) -> None:
+        """Open the last shard of `folder` (shard 0 when none); older shards stay on disk until read.
 
-        SessionError names a damaged shard.
+        SessionError names the last shard if it is damaged (older ones are named when read).
         """
         self.folder = folder
         self.size = size
         numbers = shard_numbers(folder)
-        for number in numbers[:-1]:
-            for doc in read_shard(shard_path(folder, number)):
-                note(doc)
         self.number = numbers[-1] if numbers else 0
         self._open = open_db(shard_path(folder, self.number))  # the open shard, full or not
-        last_docs = shard_docs(shard_path(folder, self.number), self._open.storage.read())
-        for doc in last_docs:
-            note(doc)
-        self._len = len(last_docs)
+        self._len = len(shard_docs(shard_path(folder, self.number), self._open.storage.read()))
         self._full: dict[int, TinyDB] = {}  # shards filled since the last flush, not on disk yet
 
     def append(self, doc: dict) -> None:
@@ -104,11 +99,15 @@ class Shards:
         """Release the open shard (closing it writes what is still in memory)."""
         self._open.close()
 
-    def docs(self) -> list[dict]:
-        """Copies of every result doc, unflushed ones included; reads every shard not in memory."""
-        in_memory = [*self._full.values(), self._open]
-        docs = [copy.deepcopy(dict(d)) for db in in_memory for d in db.table(RESULTS).all()]
-        for number in shard_numbers(self.folder):
-            if number != self.number and number not in self._full:
-                docs.extend(read_shard(shard_path(self.folder, number)))
-        return docs
+    def pages(self) -> list[Callable[[], list[dict]]]:
+        """Every result doc, a shard at a time, oldest shard first (so in sequence order): one reader per shard.
+
+        A shard on disk is read when its reader is called, without the caller's lock (a shard on
+        disk is never rewritten), and a damaged one raises SessionError naming it while the
+        others still read; the shards in memory are copied now, and come last.
+        """
+        on_disk = [n for n in shard_numbers(self.folder) if n != self.number and n not in self._full]
+        in_memory = [[copy.deepcopy(dict(d)) for d in db.table(RESULTS).all()]
+                     for db in [*self._full.values(), self._open]]
+        return [*(functools.partial(read_shard, shard_path(self.folder, n)) for n in on_disk),
+                *(functools.partial(list, docs) for docs in in_memory)]

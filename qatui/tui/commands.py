@@ -41,6 +41,8 @@ class QatuiCommands(Provider):
             ("Home", app.go_home, "Back to the list of sessions"),
             ("Keys of this screen", app.action_help, "Every key binding, with what it does"),
         ]
+        if (export := getattr(self.screen, "action_export_report", None)) is not None:
+            found.insert(0, ("Export report", export, "Write what this screen shows as one self-contained HTML file"))
         for meta in self._sessions:
             label = meta["name"] if meta.get("name") and meta["name"] != meta["id"] else meta["id"]
             what = f"{meta.get('dataset', {}).get('name', '?')} · {', '.join(meta.get('judges', {}))}"

@@ -81,3 +81,17 @@ def metrics_line(metrics: dict[str, float], ci: dict[str, list[float]] | None = 
             bounds = f" [{interval[0]:+.2f},{interval[1]:+.2f}]" if interval else ""
             parts.append(f"{short} {round(metrics[key], 2) + 0.0:+.2f}{bounds}")  # + 0.0: no "-0.00"
     return "  ".join(parts)
+
+
+def members_line(agreement: dict[str, dict]) -> str:
+    """A jury's members' agreement in one line: 'members A/B/tie alpha -0.36 [-0.67,-0.36] kappa -0.64'."""
+    parts = []
+    for kind, entry in agreement.items():
+        figures = []
+        for key in ("alpha", "kappa"):
+            if (value := entry.get("metrics", {}).get(key)) is not None:
+                interval = entry.get("ci", {}).get(key)
+                bounds = f" [{interval[0]:+.2f},{interval[1]:+.2f}]" if interval else ""
+                figures.append(f"{key} {round(value, 2) + 0.0:+.2f}{bounds}")
+        parts.append(f"{'A/B/tie' if kind == 'preference' else 'rankings'} " + (" ".join(figures) or "alpha undefined"))
+    return "members' agreement  " + "; ".join(parts) if parts else ""

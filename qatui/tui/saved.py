@@ -1,13 +1,15 @@
 """A stored session replayed into a `RunState`, so saved and live runs draw the same panels.
 
-Blocking (it reads every shard and reloads the dataset): screens call it from a thread worker.
+Blocking parts (reading shards, reloading the dataset, validating stored events) are for
+thread workers; folding events into the state is for the UI thread, a slice at a time.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from qatui.events import LLMCallFinished, Verdict, event_from_dict
+from qatui.events import Event, LLMCallFinished, Verdict, event_from_dict
 from qatui.errors import DatasetError
 from qatui.report import session_status
 from qatui.tui.state import RunState
@@ -15,6 +17,9 @@ from qatui.tui.state import RunState
 if TYPE_CHECKING:
     from qatui.data.model import Item
     from qatui.store.session import Session
+
+READING = "reading"
+"""The status of a task whose stored result has not been read yet (a big session fills in page by page)."""
 
 
 def session_items(session: Session) -> list[Item] | None:
@@ -28,31 +33,68 @@ def session_items(session: Session) -> list[Item] | None:
         return None
 
 
-def replay(state: RunState, results: dict[tuple[str, str], dict]) -> None:
-    """Fold stored result docs (`Session.results()`) into `state`, as if their events had streamed."""
-    for doc in results.values():
+def stored_events(docs: list[dict]) -> list[Event]:
+    """The events stored result docs stand for, in the order a live run streamed them (validation: the costly part)."""
+    events: list[Event] = []
+    for doc in docs:
         stamp = {"item_id": doc["item_id"], "judge": doc["judge"]}
         verdict = Verdict.model_validate(doc["verdict"]) if doc["status"] == "done" else None
-        for artifact in verdict.artifacts if verdict else []:
-            state.fold(artifact)
-        for call in doc.get("calls") or []:
-            state.fold(LLMCallFinished.model_validate({**call, **stamp}))
+        events.extend(verdict.artifacts if verdict else [])
+        events.extend(LLMCallFinished.model_validate({**call, **stamp}) for call in doc.get("calls") or [])
         if verdict is not None:
-            state.fold(verdict)
+            events.append(verdict)
         elif doc["status"] == "n/a":
-            state.fold(event_from_dict({"type": "item_not_applicable", **stamp, "reason": doc.get("not_applicable", "")}))
+            events.append(event_from_dict({"type": "item_not_applicable", **stamp, "reason": doc.get("not_applicable", "")}))
         else:
-            state.fold(event_from_dict({"type": "item_failed", **stamp, **doc["failure"]}))
+            events.append(event_from_dict({"type": "item_failed", **stamp, **doc["failure"]}))
+    return events
+
+
+def page_events(page: Callable[[], list[dict]]) -> list[Event]:
+    """The events of one page of `Session.result_pages()` (blocking: reads a shard; SessionError if damaged)."""
+    return stored_events(page())
+
+
+def replay(state: RunState, results: dict[tuple[str, str], dict]) -> None:
+    """Fold stored result docs (`Session.results()`) into `state`, as if their events had streamed."""
+    for event in stored_events(list(results.values())):
+        state.fold(event)
     state.n_finished = 0
     state.take_changed()
 
 
-def load_saved(session: Session) -> tuple[RunState, bool]:
-    """A finished-or-not session as a `RunState`, and whether its dataset could be reloaded."""
+def saved_state(session: Session) -> tuple[RunState, bool]:
+    """An empty `RunState` over the session's items and judges, and whether its dataset could be reloaded."""
     meta = session.meta
     items = session_items(session)
     state = RunState(items or [], list(meta.get("judges", {})), meta.get("seed", 0))
-    replay(state, session.results())
     state.status = session_status(meta)
     return state, items is not None
 
+
+def load_saved(session: Session) -> tuple[RunState, bool]:
+    """A finished-or-not session as a `RunState` (every shard read), and whether its dataset could be reloaded."""
+    state, found = saved_state(session)
+    replay(state, session.results())
+    return state, found
+
+
+def remeasure(state: RunState, items: list[Item]) -> None:
+    """Measure every judged task against the gold of `items` (another gold: people's labels, or the dataset's again).
+
+    Each task's item becomes the one with its id in `items`, so the question and ranking panels
+    show that gold, and its tau (the list's column, the header's sparkline, `w`) is computed again.
+    """
+    from qatui.metrics.item import item_tau
+
+    by_id = {item.id: item for item in items}
+    state.items = [by_id.get(item.id, item) for item in state.items]
+    for task in state.tasks.values():
+        if (item := by_id.get(task.item_id)) is None:
+            continue
+        task.item = item
+        verdict = state.verdicts.get(task.judge, {}).get(task.item_id)
+        task.tau = item_tau(item, verdict) if verdict is not None else None
+        task.revision["status"] += 1  # the question panel shows the gold
+        task.revision["ranking"] += 1
+        state.changed.add(task.key)

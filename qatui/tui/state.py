@@ -14,9 +14,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from qatui.data.model import Item, PairwiseGold, RankingGold
+from qatui.data.model import Item
 from qatui.data.presentation import permutation, response_label
 from qatui.engine.runner import RunCounts
+from qatui.metrics.item import item_tau
 from qatui.events import (
     ChecklistAnswered,
     ContextSentencesSelected,
@@ -30,6 +31,7 @@ from qatui.events import (
     KeyPointsExtracted,
     LLMCallFinished,
     LLMToken,
+    MemberVerdict,
     PairJudged,
     QuestionClassified,
     QuestionsGenerated,
@@ -54,8 +56,8 @@ class TaskView:
     item_id: str
     judge: str
     item: Item | None
-    order: list[str]
-    """Candidate ids in presentation order: `order[i]` was shown as "Response i+1"."""
+    seed: int
+    """The run's seed: the presentation order is drawn from it the first time `order` is read."""
     status: str = "queued"
     route: QuestionClassified | None = None
     key_points: dict[int, list[str]] = field(default_factory=dict)
@@ -76,6 +78,8 @@ class TaskView:
     """RAGAS: response label -> (questions written back from it, their cosine to the item's question)."""
     context_sentences: dict[str, tuple[list[str], list[int]]] = field(default_factory=dict)
     """RAGAS: response label ('' = the item's context) -> (its sentences, indices of the relevant ones)."""
+    members: dict[str, MemberVerdict] = field(default_factory=dict)
+    """A jury: each member's verdict (or why none) as it came, by member name."""
     baseline_steps: list[str] = field(default_factory=list)
     """The baselines' steps (pointwise scores, A/B choices, LINKAGE places, G-Eval ratings), one line each."""
     ranking: list[str] = field(default_factory=list)
@@ -98,7 +102,24 @@ class TaskView:
     """call_id -> the text streamed so far, to tell streamed calls from cached ones."""
     revision: Counter[str] = field(default_factory=Counter)
     """How often each part changed ("status", "route", "points", "instances", "checklist", "pairs", "ragas",
-    "ranking", "transcript"), so a panel redraws only when its part did."""
+    "ranking", "jury", "transcript"), so a panel redraws only when its part did."""
+
+    _order: list[str] | None = field(default=None, repr=False)
+
+    @property
+    def order(self) -> list[str]:
+        """Candidate ids in presentation order: `order[i]` was shown as "Response i+1".
+
+        Drawn when first read (a 10,000-item session need not draw them all before its first rows).
+        """
+        if self._order is None:
+            self._order = permutation(self.item, self.seed) if self.item is not None else []
+        return self._order
+
+    @order.setter
+    def order(self, value: list[str]) -> None:
+        """The order a verdict says the candidates were shown in."""
+        self._order = list(value)
 
     @property
     def key(self) -> TaskKey:
@@ -117,25 +138,6 @@ class TaskView:
         return response_label(self.order.index(candidate)) if candidate in self.order else candidate
 
 
-def item_tau(item: Item | None, verdict: Verdict) -> float | None:
-    """The verdict's agreement with the item's gold; None without one.
-
-    Ranking gold: Kendall tau-b. Pairwise gold: +1 when the judge prefers the side people
-    prefer (or both say tie), -1 for the opposite side, 0 when exactly one of them says tie
-    (tau-b of two items reads the same way).
-    """
-    if item is not None and isinstance(item.gold, PairwiseGold) and verdict.preference is not None:
-        gold, judged = item.gold.label, verdict.preference
-        return 1.0 if gold == judged else 0.0 if "tie" in (gold, judged) else -1.0
-    if item is None or not isinstance(item.gold, RankingGold):
-        return None
-    from qatui.metrics.ranking import (
-        question_ranking_stats,  # scipy: 0.5 s, imported by the run's worker first
-    )
-
-    return question_ranking_stats(item.gold, verdict).get("kendall")
-
-
 class RunState:
     """Every task of a run (all items × judges, done or not) and the run's totals."""
 
@@ -146,7 +148,7 @@ class RunState:
         self.seed = seed
         self.clock = clock
         self.tasks: dict[TaskKey, TaskView] = {
-            (it.id, j): TaskView(it.id, j, it, permutation(it, seed)) for it in self.items for j in self.judges
+            (it.id, j): TaskView(it.id, j, it, seed) for it in self.items for j in self.judges
         }
         self.counts = RunCounts()
         self.verdicts: dict[str, dict[str, Verdict]] = {j: {} for j in self.judges}
@@ -171,9 +173,10 @@ class RunState:
         """The task an event is about (created for items the dataset did not list), its `parts` marked changed."""
         key = (event.item_id, event.judge)
         if key not in self.tasks:
-            self.tasks[key] = TaskView(event.item_id, event.judge, None, [])
+            self.tasks[key] = TaskView(event.item_id, event.judge, None, self.seed)
         task = self.tasks[key]
-        task.revision.update(parts)
+        for part in parts:  # not Counter.update: this runs for every event of a 10,000-item replay
+            task.revision[part] += 1
         self.changed.add(key)
         return task
 
@@ -247,6 +250,7 @@ def _item_started(state: RunState, e: ItemStarted) -> None:
     task = state.task(e, "status")
     task.status = "running"
     task.failure = ""
+    task.members.clear()  # a retried jury item asks its members again
 
 
 def _token(state: RunState, e: LLMToken) -> None:
@@ -339,6 +343,10 @@ def _baseline_step(state: RunState, e: Event) -> None:
     state.task(e, "baseline").baseline_steps.append(baseline_line(e))
 
 
+def _member(state: RunState, e: MemberVerdict) -> None:
+    state.task(e, "jury").members[e.member] = e
+
+
 def _not_applicable(state: RunState, e: ItemNotApplicable) -> None:
     task = state.task(e, "status", "ranking")
     task.status, task.failure = "n/a", e.reason
@@ -352,6 +360,7 @@ def _verdict(state: RunState, e: Verdict) -> None:
     task.scores = {task.label(cid): s for cid, s in e.scores.items()}
     task.preference = e.preference
     task.nli = str(e.details.get("nli") or "")
+
     task.tau = item_tau(task.item, e)
     state.verdicts.setdefault(e.judge, {})[e.item_id] = e
     state.n_finished += 1
@@ -375,6 +384,7 @@ FOLDERS: dict[type[Event], Callable[[RunState, Event], None]] = {
     QuestionsGenerated: _questions,
     ContextSentencesSelected: _context_sentences,
     Judgement: _judgement,
+    MemberVerdict: _member,
     ItemFailed: _failed,
     ItemNotApplicable: _not_applicable,
     Verdict: _verdict,

@@ -29,6 +29,7 @@ from qatui.tui.comparison import Comparison, Disagreement, load_comparison
 from qatui.report import clip
 from qatui.tui.format import SHORT_METRICS
 from qatui.tui.clipboard import copy_artifact
+from qatui.tui.report_file import export_report
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.widgets.checklist_panel import ChecklistPanel
 from qatui.tui.widgets.entailment_panel import EntailmentPanel
@@ -116,6 +117,7 @@ class CompareScreen(QatuiScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("tab", "app.focus_next", "Next table", show=False),
         Binding("g", "gold", "Gold"),
+        Binding("e", "export_report", "Export report (HTML)", show=False),
         Binding("escape", "app.pop_screen", "Home"),
     ]
 
@@ -155,7 +157,8 @@ class CompareScreen(QatuiScreen):
             self.app.pop_screen()
             return
         self.query_one(LoadingIndicator).remove()
-        self.sub_title = f"compare · dataset {self.comparison.dataset} · {self.comparison.gold}"
+        gold = f" · {self.comparison.gold}" if self.comparison.annotators or self.gold != "dataset" else ""
+        self.sub_title = f"compare · dataset {self.comparison.dataset}{gold}"
         self.golds = ["dataset", *(f"annotator:{name}" for name in self.comparison.annotators), "majority"]
         for table in self.query(DeltaTable):
             table.display = True  # shown before filling, so each table sizes itself to its rows
@@ -282,12 +285,16 @@ class CompareScreen(QatuiScreen):
     def _selected(self) -> None:
         self.action_open_item()
 
+    def action_export_report(self) -> None:
+        """Write the comparison and each session as one self-contained HTML file (as `qatui report ID ID …`)."""
+        export_report(self, self.store, self.session_ids, self.gold)
+
     def action_open_item(self) -> None:
         """Open the highlighted disagreement: both runs' verdicts on the item, side by side."""
         table = self.query_one("#disagreements", DeltaTable)
         if self.comparison is None or (key := table.row_key_at_cursor()) is None:
             return
-        self.app.push_screen(SideBySideScreen(self.store, self.comparison.disagreements[int(key)]))
+        self.app.push_screen(SideBySideScreen(self.store, self.comparison.disagreements[int(key)], self.gold))
 
 
 class SideBySideScreen(QatuiScreen):
@@ -313,10 +320,12 @@ class SideBySideScreen(QatuiScreen):
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
-    def __init__(self, store: SessionStore, disagreement: Disagreement) -> None:
+    def __init__(self, store: SessionStore, disagreement: Disagreement, gold: str = "dataset") -> None:
         super().__init__()
         self.store = store
         self.disagreement = disagreement
+        self.gold = gold
+        """The gold the ranking panels show and measure tau against (the compare screen's)."""
         self.tasks: list[TaskView] = []
 
     def compose(self) -> ComposeResult:
@@ -343,14 +352,18 @@ class SideBySideScreen(QatuiScreen):
     @work(group="load", exclusive=True, exit_on_error=False, description="reading two verdicts")
     async def load(self) -> None:
         """Replay both sessions off the UI thread, then draw the item from each."""
-        from qatui.tui.saved import load_saved
+        from qatui.report.gold import DATASET, session_gold_items
+        from qatui.tui.saved import load_saved, remeasure
 
         d = self.disagreement
 
         def read() -> list[TaskView]:
             found = []
             for run in (d.a, d.b):
-                state, _ = load_saved(self.store.open(run.session))
+                session = self.store.open(run.session)
+                state, _ = load_saved(session)
+                if self.gold != DATASET:
+                    remeasure(state, session_gold_items(session, self.gold, self.store.root)[0].items)
                 found.append(state.tasks[(d.item_id, run.judge)])
             return found
 

@@ -69,7 +69,7 @@ class HomeScreen(QatuiScreen):
         Binding("r", "resume", "Resume"),
         Binding("space", "toggle_mark", "Mark", key_display="␣"),
         Binding("c", "compare", "Compare"),
-        Binding("a", "label", "Label"),
+        Binding("a", "label", "Label items", show=False),
         Binding("e", "export", "Export", show=False),
         Binding("d", "delete", "Delete", show=False),
         Binding("slash", "filter", "Filter", key_display="/"),

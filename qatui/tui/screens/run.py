@@ -125,6 +125,7 @@ class RunScreen(QatuiScreen):
     async def _recompute_metrics(self) -> None:
         """Metrics of the verdicts so far with their bootstrap CIs, computed off the UI thread."""
         from qatui.metrics import summarize
+        from qatui.metrics.jury import member_names, members_agreement
 
         state = self.state
         verdicts = {judge: dict(v) for judge, v in state.verdicts.items()}
@@ -134,6 +135,8 @@ class RunScreen(QatuiScreen):
             for judge, judged in verdicts.items():
                 scored = summarize(state.items, judged, seed=state.seed, ci=True)
                 result[judge] = {"metrics": scored.metrics, "ci": scored.ci}
+                if names := member_names(judged):  # a jury: its members' agreement so far (CIs at the end)
+                    result[judge]["members_agreement"] = members_agreement(judged, names, ci=False)
             return result
 
         result = await asyncio.to_thread(compute)
@@ -144,7 +147,8 @@ class RunScreen(QatuiScreen):
         self.ended = ended
         self.state.end(ended.status)
         self.query_one(RunHeader).metrics = {
-            j: {"metrics": d.get("metrics", {}), "ci": d.get("ci", {})} for j, d in ended.summary.items()}
+            j: {"metrics": d.get("metrics", {}), "ci": d.get("ci", {}), "members_agreement": d.get("members_agreement")}
+            for j, d in ended.summary.items()}
         failed = self.state.count("failed")
         if ended.error:
             self.notify(ended.error, title="The run stopped on an error", severity="error", timeout=15)

@@ -14,6 +14,7 @@ from qatui.tui.widgets.checklist_panel import ChecklistPanel
 from qatui.tui.widgets.entailment_panel import EntailmentPanel
 from qatui.tui.widgets.instances_panel import InstancesPanel
 from qatui.tui.widgets.item_list import ItemList
+from qatui.tui.widgets.jury_panel import JuryPanel
 from qatui.tui.widgets.pairwise_panel import PairwisePanel
 from qatui.tui.widgets.panel import TaskPanel
 from qatui.tui.widgets.question_panel import QuestionPanel
@@ -62,6 +63,7 @@ class ItemBrowser(Horizontal):
         with Vertical(id="detail"):
             with VerticalScroll(id="panels"):
                 yield QuestionPanel()
+                yield JuryPanel()
                 yield RoutingPanel()
                 yield EntailmentPanel()
                 yield InstancesPanel()
@@ -77,11 +79,11 @@ class ItemBrowser(Horizontal):
         if self._transcript and not self._chosen:
             self.query_one(TranscriptPanel).set_class(event.size.height < self.SMALL, "-hidden")
 
-    def show(self, state: RunState) -> None:
-        """Draw a run from scratch and select its first task."""
+    def show(self, state: RunState, *, rest_later: bool = False) -> None:
+        """Draw a run from scratch and select its first task (`rest_later`: see `ItemList.fill`)."""
         self.state = state
         items = self.query_one(ItemList)
-        items.fill(state)
+        items.fill(state, rest_later=rest_later)
         if state.tasks:
             self._draw(next(iter(state.tasks)))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from collections.abc import Iterable
 from typing import ClassVar, NamedTuple
 
@@ -14,7 +16,7 @@ from qatui.tui.state import RunState, TaskKey, TaskView
 from qatui.tui.widgets.vim_table import VimTable
 
 
-STATUS_MARKS = {"queued": "·", "running": "●", "done": "✓", "failed": "✗", "n/a": "–"}
+STATUS_MARKS = {"queued": "·", "running": "●", "done": "✓", "failed": "✗", "n/a": "–", "reading": "…"}
 """The one-character status of a narrow list (its colour still says the same)."""
 TAU_WIDTH = 5
 STATUS_WIDTH = 7
@@ -68,9 +70,12 @@ class ItemList(VimTable):
     """
 
     BINDING_GROUP_TITLE = "item list"
+    FIRST_ROWS = 200
+    """Rows drawn at once by `fill`; the rest follow `ROWS_PER_STEP` a frame."""
+    ROWS_PER_STEP = 500
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "item-list--queued", "item-list--running", "item-list--done", "item-list--failed",
+        "item-list--queued", "item-list--running", "item-list--done", "item-list--failed", "item-list--reading",
     }
     """
     | Class | Description |
@@ -79,6 +84,7 @@ class ItemList(VimTable):
     | `item-list--running` | A task being judged. |
     | `item-list--done` | A task with a verdict. |
     | `item-list--failed` | A task that failed (resume retries it). |
+    | `item-list--reading` | A saved task whose result is still being read. |
     """
 
     DEFAULT_CSS = """
@@ -96,6 +102,7 @@ class ItemList(VimTable):
         & > .item-list--running { color: $accent; text-style: bold; }
         & > .item-list--done { color: $success; }
         & > .item-list--failed { color: $error; text-style: bold; }
+        & > .item-list--reading { color: $foreground-muted; text-style: italic; }
     }
     """
 
@@ -123,9 +130,21 @@ class ItemList(VimTable):
         self._several_judges = False
         self._state: RunState | None = None
         self._columns = Columns(False, 0, 0)
+        self._pending: dict[str, TaskView] = {}
+        """Rows not drawn yet, by row key, in dataset order."""
+        self._draining = False
+        self._draining_allowed = True
+        """False between a `fill(rest_later=True)` and `draw_rest`: a refill (on resize) holds the rows back too."""
+        self._drain_scheduled = False
 
-    def fill(self, state: RunState) -> None:
-        """All tasks of the run, in dataset order, in the columns that fit the width."""
+    def fill(self, state: RunState, *, rest_later: bool = False) -> None:
+        """All tasks of the run, in dataset order, in the columns that fit the width.
+
+        The first `FIRST_ROWS` rows are drawn now, the rest `ROWS_PER_STEP` at a time between
+        frames (a 10,000-item run paints at once and stays responsive while it fills), or, with
+        `rest_later`, once `draw_rest` is called: a table of few rows stays cheap to update while
+        a saved session's results are still being folded in.
+        """
         keep = self.selected() if self._state is state else None
         self.clear(columns=True)
         self._state = state
@@ -137,13 +156,36 @@ class ItemList(VimTable):
             self.add_column("judge", key="judge", width=columns.judge)
         self.add_column("item", key="item", width=columns.item)
         self._keys, self._drawn = {}, {}
-        for task in state.tasks.values():
-            self._keys[row_key(task.key)] = task.key
-            self._drawn[row_key(task.key)] = (task.status, task.tau)
-            self.add_row(*self._cells(task), key=row_key(task.key))
+        self._pending = {row_key(task.key): task for task in state.tasks.values()}
+        if rest_later:
+            self._draining_allowed = False
+        self._draining = self._draining_allowed
+        self._add_pending(self.FIRST_ROWS)
         self.border_title = f"Items ({len(state.items)})"
         if keep is not None:
             self.select(keep)
+
+    def _add_pending(self, n: int) -> None:
+        """Draw the next `n` rows not drawn yet, in order; schedule the rest for the next frame."""
+        for key in list(itertools.islice(self._pending, n)):
+            task = self._pending.pop(key)
+            self._keys[key] = task.key
+            self._drawn[key] = (task.status, task.tau)
+            self.add_row(*self._cells(task), key=key)
+        if self._pending and self._draining and not self._drain_scheduled:
+            self._drain_scheduled = True
+            self.call_after_refresh(self._drain_step)
+
+    def _drain_step(self) -> None:
+        """One frame's worth of the rows not drawn yet."""
+        self._drain_scheduled = False
+        self._add_pending(self.ROWS_PER_STEP)
+
+    def draw_rest(self) -> None:
+        """Draw the rows `fill(rest_later=True)` held back, a step per frame."""
+        self._draining_allowed = True
+        self._draining = True
+        self._add_pending(self.ROWS_PER_STEP)
 
     def _fit(self, state: RunState) -> Columns:
         """The widest columns that fit: full status and names when they can, else marks and cut names."""
@@ -180,8 +222,8 @@ class ItemList(VimTable):
         """Redraw the status and tau of these tasks where they changed."""
         for task in tasks:
             key = row_key(task.key)
-            if self._drawn.get(key) == (task.status, task.tau):
-                continue
+            if key in self._pending or self._drawn.get(key) == (task.status, task.tau):
+                continue  # a row not drawn yet shows the task as it is when it is drawn
             self._drawn[key] = (task.status, task.tau)
             if key not in self._keys:
                 self._keys[key] = task.key
@@ -192,7 +234,9 @@ class ItemList(VimTable):
             self.update_cell(key, "tau", tau)
 
     def select(self, key: TaskKey) -> None:
-        """Put the cursor on a task's row."""
+        """Put the cursor on a task's row (drawing the rows up to it if they are not yet)."""
+        if (pending := list(self._pending)).count(row_key(key)):
+            self._add_pending(pending.index(row_key(key)) + 1)
         self.move_cursor(row=self.get_row_index(row_key(key)), scroll=True)
 
     def selected(self) -> TaskKey | None:
@@ -202,7 +246,7 @@ class ItemList(VimTable):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
-        if event.row_key.value in self._keys:
+        if event.row_key is not None and event.row_key.value in self._keys:  # None: the rows were just redrawn
             self.post_message(self.Picked(self, self._keys[event.row_key.value]))
 
     def _cells(self, task: TaskView) -> list[Text]:

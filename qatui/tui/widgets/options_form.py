@@ -28,7 +28,8 @@ def _editor(name: str, annotation: Any, value: Any) -> Input | Select | Switch:
     kinds = {a for a in (args if typing.get_origin(annotation) in (typing.Union, types.UnionType) else (annotation,))
              if a is not type(None)}
     kind = "integer" if kinds == {int} else "number" if kinds <= {int, float} else "text"
-    return Input("" if value is None else str(value), type=kind, placeholder="default", id=widget_id, compact=True)
+    text = "" if value is None else ",".join(map(str, value)) if isinstance(value, list) else str(value)
+    return Input(text, type=kind, placeholder="default", id=widget_id, compact=True)
 
 
 class OptionsForm(Vertical):
@@ -62,11 +63,12 @@ class OptionsForm(Vertical):
         """Rebuild the form for `judge`, filled with `values` over the model's defaults."""
         self.judge = None  # changes posted by the old editors while they go are not this judge's
         await self.remove_children()
-        self.fields = dict(options.model_fields)
+        self.fields = {name: field for name, field in options.model_fields.items()  # stored, not typed (a jury's
+                       if (field.json_schema_extra or {}).get("form", True)}         # member options)
         widgets: list = []
         for i, (name, field) in enumerate(self.fields.items()):
             widgets.append(Label(name, classes="first" if i == 0 else ""))
-            widgets.append(_editor(name, field.annotation, values.get(name, field.default)))
+            widgets.append(_editor(name, field.annotation, values.get(name, field.get_default(call_default_factory=True))))
             if field.description:
                 widgets.append(Static(field.description, classes="help"))
         await self.mount_all(widgets)

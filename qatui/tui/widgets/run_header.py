@@ -8,7 +8,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
 
-from qatui.tui.format import count, duration, metrics_glossary, metrics_line
+from qatui.tui.format import count, duration, members_line, metrics_glossary, metrics_line
 from qatui.tui.state import RunState
 
 STATUS_STYLE = {"running": "$accent", "completed": "$success", "cancelled": "$warning",
@@ -67,6 +67,9 @@ class RunHeader(Vertical):
         ))
 
     def watch_metrics(self, metrics: dict[str, dict]) -> None:
-        lines = [f"{judge}  {metrics_line(doc.get('metrics', {}), doc.get('ci')) or 'no gold to compare with yet'}"
-                 for judge, doc in metrics.items()]
+        lines = []
+        for judge, doc in metrics.items():
+            lines.append(f"{judge}  {metrics_line(doc.get('metrics', {}), doc.get('ci')) or 'no gold to compare with yet'}")
+            if members := members_line(doc.get("members_agreement") or {}):
+                lines.append(f"  {members}")
         self.query_one("#metrics", Static).update(Content("\n".join(lines) or "metrics appear as items finish"))

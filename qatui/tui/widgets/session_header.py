@@ -10,7 +10,7 @@ from textual.widgets import Label, Sparkline, Static
 
 from qatui.report import session_status
 from qatui.text import plural
-from qatui.tui.format import count, metrics_line
+from qatui.tui.format import count, members_line, metrics_line
 from qatui.tui.state import RunState
 
 
@@ -32,30 +32,50 @@ class SessionHeader(Vertical):
     }
     """
 
-    def show(self, meta: dict, summary: dict[str, dict], state: RunState, dataset_found: bool,
-             gold: str | None = None) -> None:
-        """Draw a session (called once it has loaded, and again when the gold changes: `gold` says which)."""
-        self.remove_children()
-        ds = meta.get("dataset", {})
-        missing = "" if dataset_found else " · dataset file not found"
-        self.mount(Static(Content.from_markup(
-            "[b]$status[/] · $done/$total done · $failed failed · dataset $ds ($n)$missing",
-            status=session_status(meta), done=state.count("done"), total=len(state.tasks),
-            failed=state.count("failed"), ds=ds.get("name", "?"), n=plural(ds.get("n_items"), "item"), missing=missing),
-            id="about"))
+    async def show(self, meta: dict, summary: dict[str, dict], state: RunState, dataset_found: bool,
+                   gold: str | None = None) -> None:
+        """Draw a session from its metadata and a summary; `update` adds what its results say.
+
+        Called once the session has loaded, and again with `gold` (the line saying which gold) when the
+        judges are measured against another one.
+        """
+        self._meta, self._found = meta, dataset_found
+        await self.remove_children()
+        self.mount(Static(id="about"))
         if gold is not None:
-            self.mount(Static(Content.from_markup("[b $accent]$gold[/] · g: another gold", gold=gold)))
-        c = state.counts
-        if c.calls:
-            self.mount(Static(Content(f"calls {c.calls} ({c.cached} cached) · tokens "
-                                      f"{count(c.prompt_tokens)}+{count(c.completion_tokens)} · ${c.cost_usd:.4f}")))
+            self.mount(Static(Content.from_markup("[b $accent]$gold[/] · g: another gold", gold=gold), id="gold"))
+        self.mount(Static(id="calls"))
+        self._judge_lines: dict[str, Static] = {}  # the last line of each judge: its sparkline goes under it
         for judge in state.judges:
             doc = summary.get(judge, {})
             line = metrics_line(doc.get("metrics", {}), doc.get("ci")) or "no gold to compare with"
-            self.mount(Static(Content.from_markup("[b $accent]$judge[/]  $line", judge=judge, line=line)))
+            self._judge_lines[judge] = Static(Content.from_markup("[b $accent]$judge[/]  $line", judge=judge, line=line))
+            self.mount(self._judge_lines[judge])
+            if members := members_line(doc.get("members_agreement") or {}):
+                self._judge_lines[judge] = Static(Content(f"  {members}"))  # the sparkline goes under this line
+                self.mount(self._judge_lines[judge])
+        self.update(state, read=0)
+
+    def update(self, state: RunState, read: int | None) -> None:
+        """Counts and LLM usage from the `read` results folded so far; once all are (None), the sparklines."""
+        ds = self._meta.get("dataset", {})
+        missing = "" if self._found else " · dataset file not found"
+        progress = (f"reading results… {read}/{len(state.tasks)}" if read is not None
+                    else f"{state.count('done')}/{len(state.tasks)} done · {state.count('failed')} failed")
+        self.query_one("#about", Static).update(Content.from_markup(
+            "[b]$status[/] · $progress · dataset $ds ($n)$missing",
+            status=session_status(self._meta), progress=progress, ds=ds.get("name", "?"),
+            n=plural(ds.get("n_items"), "item"), missing=missing))
+        c = state.counts
+        calls = self.query_one("#calls", Static)
+        calls.display = bool(c.calls)
+        calls.update(Content(f"calls {c.calls} ({c.cached} cached) · tokens "
+                             f"{count(c.prompt_tokens)}+{count(c.completion_tokens)} · ${c.cost_usd:.4f}"))
+        if read is not None:
+            return
+        for judge, metrics in self._judge_lines.items():
             taus = [t.tau for t in state.tasks.values() if t.judge == judge and t.tau is not None]
             if taus:
                 line = Sparkline(taus, summary_function=mean)
                 line.styles.max_width = max(2 * len(taus), 16)  # a few items: short bars, not one wide block
-                self.mount(Horizontal(Label("tau per item"), line))
-
+                self.mount(Horizontal(Label("tau per item"), line), after=metrics)

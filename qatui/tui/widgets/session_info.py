@@ -8,7 +8,7 @@ from textual.widgets import Static
 
 from qatui.report import session_status
 from qatui.text import plural
-from qatui.tui.format import count, metrics_line, short_path, when
+from qatui.tui.format import count, members_line, metrics_line, short_path, when
 
 
 def info_lines(meta: dict) -> list[Content]:
@@ -29,11 +29,18 @@ def info_lines(meta: dict) -> list[Content]:
         lines.append(Content.from_markup(
             "[$foreground-muted]backbone[/] $backbone [$foreground-muted]nli[/] $nli [$foreground-muted]seed[/] $seed",
             backbone=", ".join(backbones), nli=models.get("nli", "?"), seed=meta.get("seed", "?")))
+    if imported := meta.get("imported"):
+        lines.append(Content.from_markup(
+            "[$foreground-muted]imported[/] $judge from $source [$foreground-muted]($kind, $rows)[/]",
+            judge=imported.get("judge", "?"), source=imported.get("source", "?"), kind=imported.get("kind", "?"),
+            rows=plural(imported.get("rows"), "row")))
     for judge, doc in meta.get("summary", {}).items():
         shown = metrics_line(doc.get("metrics", {}), doc.get("ci")) or "no gold to compare with"
         lines.append(Content.from_markup("[b $accent]$judge[/] $done/$n done, $failed failed  $metrics",
                                          judge=judge, done=doc.get("n_done", 0), n=doc.get("n_items", 0),
                                          failed=doc.get("n_failed", 0), metrics=shown))
+        if members := members_line(doc.get("members_agreement") or {}):
+            lines.append(Content(f"  {members}"))
     if (llm := meta.get("llm")) and llm.get("calls"):
         lines.append(Content.from_markup(
             "[$foreground-muted]LLM[/] $calls calls ($cached cached) · tokens $tokens · $$$cost",

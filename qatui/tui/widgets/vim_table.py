@@ -28,6 +28,6 @@ class VimTable(DataTable):
 
     def row_key_at_cursor(self) -> str | None:
         """The key of the row under the cursor, None when the table is empty."""
-        if not self.row_count:
+        if not self.is_valid_row_index(self.cursor_row):
             return None
         return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value

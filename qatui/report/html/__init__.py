@@ -1,0 +1,103 @@
+"""`qatui report`: one self-contained HTML file about one or more sessions, for people who never open a terminal.
+
+Inline CSS and inline SVG plots (matplotlib), no script, no font, no image and no URL (a
+Content-Security-Policy forbids loading anything, should a later change try), readable
+offline and printable. Every dataset or model text is escaped. The layout is a data file
+(`template.html`, `report.css`) beside this module.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from importlib.resources import files
+from pathlib import Path
+from string import Template
+from typing import TYPE_CHECKING
+
+from qatui import __version__
+from qatui.errors import QatuiError, SessionError
+from qatui.report.html.gather import ITEMS_SHOWN, session_content
+from qatui.report.html.render import comparison_section, session_section
+
+if TYPE_CHECKING:
+    from qatui.store.session import Session
+
+__all__ = ["ITEMS_SHOWN", "ReportPathError", "build_report", "check_output", "write_report"]
+
+
+class ReportPathError(QatuiError):
+    """The report cannot be written where asked: a folder, a missing folder, no permission."""
+
+
+def check_output(path: str | os.PathLike[str]) -> Path:
+    """The output file, refused before any work when it is a folder or its folder is missing or read-only."""
+    out = Path(path).expanduser()
+    if out.is_dir():
+        raise ReportPathError(f"{out} is a folder: -o takes a file name, e.g. {out / 'report.html'}")
+    folder = out.parent
+    if not folder.is_dir():
+        raise ReportPathError(f"cannot write {out}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ReportPathError(f"cannot write {out}: no permission to write in {folder}")
+    return out
+
+
+def build_report(sessions: list[Session], items_shown: int = ITEMS_SHOWN, gold: str = "dataset",
+                 sessions_root: Path | None = None) -> str:
+    """The report of `sessions` as one HTML document; with two or more, a comparison (as `sessions compare`) first.
+
+    Every figure measures the judges against `gold` (`report.gold`: the dataset's, an annotator's
+    labels or their majority, read from `sessions_root`); the subtitle and each session's settings name it.
+    """
+    from html import escape
+
+    from qatui.report.compare import compare_sessions
+    from qatui.report.gold import gold_name, parse_gold
+
+    if not sessions:
+        raise SessionError("a report needs at least one session")
+    if len({s.id for s in sessions}) < len(sessions):
+        raise SessionError("a session is named twice: name each session once")
+    gold = parse_gold(gold)
+    contents = [session_content(session, items_shown, gold, sessions_root) for session in sessions]
+    sections, links = [], []
+    if len(sessions) > 1:
+        try:
+            sections.append(comparison_section(compare_sessions(sessions, gold, sessions_root), "comparison"))
+            links.append(("comparison", "Comparison"))
+        except SessionError as e:  # different datasets: each session is still reported
+            sections.append(f'<p class="note">No comparison: {escape(str(e))}</p>')
+    for i, content in enumerate(contents, 1):
+        anchor = f"session-{i}"
+        sections.append(session_section(content, anchor))
+        links.append((anchor, f"Session {content.title}"))
+    datasets = sorted({s.meta["dataset"]["name"] for s in sessions})
+    title = (f"{contents[0].title} on {datasets[0]}" if len(sessions) == 1
+             else f"{len(sessions)} sessions on {', '.join(datasets)}")
+    judges = sorted({judge for s in sessions for judge in s.meta["judges"]})
+    template = Template(files(__package__).joinpath("template.html").read_text(encoding="utf-8"))
+    return template.substitute(
+        title=escape(title),
+        subtitle=escape(f"judges: {', '.join(judges)} · sessions: {', '.join(s.id for s in sessions)} · "
+                        f"measured against {gold_name(gold)}"),
+        css=files(__package__).joinpath("report.css").read_text(encoding="utf-8"),
+        contents="".join(f'<li><a href="#{escape(anchor)}">{escape(name)}</a></li>' for anchor, name in links),
+        body="\n".join(str(s) for s in sections),
+        version=escape(__version__),
+        written=datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+    )
+
+
+def write_report(path: Path, text: str) -> Path:
+    """Write the report atomically (the old file or the new, never half of one); the absolute path written."""
+    from qatui.store.atomic import atomic_write_text
+
+    try:
+        atomic_write_text(path, text)
+        umask = os.umask(0)
+        os.umask(umask)
+        path.chmod(0o666 & ~umask)  # a file to share: readable as any new file is, not the temp file's 0600
+    except OSError as e:
+        raise ReportPathError(f"cannot write {path}: {e.strerror or e}") from None
+    return path.resolve()

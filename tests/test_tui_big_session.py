@@ -1,0 +1,131 @@
+"""A saved session too big to read before painting: the Session screen draws its first rows, then fills in.
+
+A real `length` run on 450 generated items, stored in shards of 50 results, is opened in the
+real app. Reading the pages after the first is held on a gate, so the test sees the screen as a
+user does while a 10,000-item session loads, then lets it finish.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tui_support import run_headless
+
+from qatui.config import Config
+from qatui.data.loaders import load_dataset
+from qatui.engine.jobs import start_run
+from qatui.store.session import SessionStore
+from qatui.tui import saved
+from qatui.tui.app import QatuiApp
+from qatui.tui.screens import session as session_screen
+from qatui.tui.screens.session import SessionScreen
+from qatui.tui.widgets.item_list import ItemList
+from qatui.tui.widgets.session_header import SessionHeader
+
+N_ITEMS = 450
+SHARD = 50
+
+
+async def until(pilot, predicate, timeout: float = 20.0) -> None:
+    """Let the app run until `predicate()` holds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting for the app"
+        await pilot.pause(0.05)
+
+
+@pytest.fixture
+def big(tmp_path) -> tuple[SessionStore, str, list[str]]:
+    """A finished `length` session of 450 items in 9 shards; item q120 failed first (shard 0), was judged later (shard 2)."""
+    path = tmp_path / "big.jsonl"
+    with path.open("w") as out:
+        for i in range(N_ITEMS):
+            out.write(json.dumps({"id": f"q{i}", "question": f"Question {i}?", "references": ["A reference."],
+                                  "candidates": {"a": "short", "b": "a longer answer " * (1 + i % 3)},
+                                  "gold": {"kind": "ranking", "tiers": [["b"], ["a"]]}}) + "\n")
+    store = SessionStore(tmp_path / "sessions", shard_size=SHARD)
+    job = start_run(store, load_dataset(str(path)), ["length"], Config())
+    job.session.record_failure("q120", "length", "the backbone timed out", "TimeoutError", [])
+    job.session.flush()
+    run_headless(job)  # judges every item, q120 included: its verdict supersedes the failure
+    return store, job.session.id, [f"q{i}" for i in range(N_ITEMS)]
+
+
+def row_ids(items: ItemList) -> list[str]:
+    """The item ids of the list's rows, top to bottom."""
+    return [items.get_row_at(i)[-1].plain for i in range(items.row_count)]
+
+
+def statuses(items: ItemList) -> list[str]:
+    """The status cells of the list's rows."""
+    return [items.get_row_at(i)[0].plain for i in range(items.row_count)]
+
+
+async def test_first_rows_paint_before_the_rest_is_read(big, monkeypatch) -> None:
+    store, session_id, ids = big
+    gate = threading.Event()
+    pages_read = []
+
+    def gated(pages):
+        if pages_read:  # the first page is read at once; later ones wait for the gate
+            assert gate.wait(20), "the test never opened the gate"
+        pages_read.append(1)
+        return saved.page_events(pages)
+
+    monkeypatch.setattr(session_screen, "page_events", gated)
+    monkeypatch.setattr(ItemList, "FIRST_ROWS", 60)
+    app = QatuiApp(Config(), store, open_id=session_id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen))
+        await pilot.press("G", "j", "g")  # keys before anything is drawn change nothing and break nothing
+        await until(pilot, lambda: app.screen.query_one(ItemList).row_count)
+        screen = app.screen
+        items = screen.query_one(ItemList)
+        await pilot.pause(0.3)
+        assert items.row_count == 60  # the first rows, not 450, while the other pages wait
+        assert row_ids(items) == ids[:60]
+        first = statuses(items)  # page 0: q120's failure and the verdicts on q0-q48
+        assert first[:49] == ["done"] * 49 and set(first[49:]) == {"reading"}
+        assert screen.state.tasks[("q120", "length")].status == "failed"  # so far
+        assert "reading results… " in str(screen.query_one("#about").render())
+        await pilot.press("j", "j")  # the screen answers keys while loading
+        assert items.cursor_row == 2
+        await pilot.press("G")  # the last row drawn so far
+        assert items.selected() == ("q59", "length")
+        gate.set()
+        await until(pilot, lambda: items.row_count == N_ITEMS and screen._worst)
+        await pilot.press("G")
+        assert items.selected() == ("q449", "length")
+        assert row_ids(items) == ids
+        assert set(statuses(items)) == {"done"}
+        q120 = screen.state.tasks[("q120", "length")]
+        assert q120.status == "done" and q120.failure == ""  # superseded, as `Session.results()` has it
+        about = str(screen.query_one("#about").render())
+        assert f"{N_ITEMS}/{N_ITEMS} done · 0 failed" in about and "reading" not in about
+        assert screen.query_one(SessionHeader).query("Sparkline")  # drawn once every tau is known
+        await pilot.press("w")  # the worst item, wherever its row is
+        worst = screen.query_one(ItemList).selected()
+        assert screen.state.tasks[worst].tau == min(t.tau for t in screen.state.tasks.values() if t.tau is not None)
+
+
+async def test_a_damaged_later_shard_is_named_and_the_rest_still_shows(big) -> None:
+    store, session_id, ids = big
+    damaged = Path(store.root) / session_id / "results-0004.json"
+    damaged.write_bytes(b'{"results": {"1": {"seq": 0')
+    app = QatuiApp(Config(), store, open_id=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None
+                    and app.screen.query_one(ItemList).row_count == N_ITEMS)
+        screen = app.screen
+        messages = [n.message for n in app._notifications]
+        assert any("results-0004.json" in m and "not judged" in m for m in messages)
+        shown = dict(zip(row_ids(screen.query_one(ItemList)), statuses(screen.query_one(ItemList)), strict=True))
+        assert shown["q0"] == "done" and shown["q198"] == "done"  # pages 0-3 (seq 0-199: q120's failure, q0-q198)
+        assert {shown[f"q{i}"] for i in range(199, 249)} == {"queued"}  # page 4: unread, shown as not judged
+        assert shown["q249"] == "done" and shown["q449"] == "done"  # the pages after the damaged one still read
+        assert damaged.read_bytes() == b'{"results": {"1": {"seq": 0'  # left as it was
