@@ -4,7 +4,8 @@ One row per (annotator, item), the same fields in both formats (README, "Label f
 `annotator`, `dataset` (the content hash), `dataset_name`, `dataset_path`, `format`,
 `item_id`, `kind`, `label` (`r2>r4=r1>r3`, `A` / `B` / `tie`, or ratings as JSON), `a`, `b`
 (a pair's responses, A then B) and `updated`. An import checks every row against its
-dataset before it writes anything, so a bad row leaves every label file as it was.
+dataset before it writes anything, so a bad row leaves every label file as it was; a file that
+cannot be written (another writer holds it, a full disk) puts back every file the import touched.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qatui.data.labels import check_annotator, label_text, parse_label
-from qatui.errors import DatasetError, LabelError, QatuiError
+from qatui.errors import DatasetError, LabelError
 
 if TYPE_CHECKING:
     from qatui.data.labels import Label
@@ -150,26 +151,25 @@ def check_rows(path: Path, rows: list[tuple[str, dict[str, str]]],
 
 
 def import_labels(store: LabelStore, path: Path, dataset: Dataset | None = None) -> dict[str, int]:
-    """Merge a label file into the store: every row checked first, then each (annotator, dataset) file written whole.
+    """Merge a label file into the store, all or nothing: every row checked, every lock taken, then each
+    (annotator, dataset) file written; a failure on any file puts every file back as it was.
 
     An imported label replaces that annotator's earlier label of the item. Returns counts:
     `rows`, `new`, `replaced`, `files`.
     """
     groups = check_rows(path, read_rows(path), dataset)
-    passes = []
+    counts = {"rows": 0, "new": 0, "replaced": 0, "files": len(groups)}
     try:
-        for (annotator, _), (meta, _) in groups.items():
-            passes.append(store.open_pass(annotator, meta))  # takes every lock before the first write
-    except QatuiError:
-        for labels in passes:
-            labels.close()
-        raise
-    counts = {"rows": 0, "new": 0, "replaced": 0, "files": len(passes)}
-    for labels, (_, new) in zip(passes, groups.values(), strict=True):
-        before = labels.labels()
-        labels.put_many(new)
-        counts["rows"] += len(new)
-        counts["replaced"] += sum(label.item_id in before for label in new)
-        counts["new"] += sum(label.item_id not in before for label in new)
-        labels.close()
+        with store.writing([(annotator, meta) for (annotator, _), (meta, _) in groups.items()]) as passes:
+            for labels, (_, new) in zip(passes, groups.values(), strict=True):
+                before = labels.labels()
+                labels.put_many(new)
+                counts["rows"] += len(new)
+                counts["replaced"] += sum(label.item_id in before for label in new)
+                counts["new"] += sum(label.item_id not in before for label in new)
+    except OSError as e:
+        where = e.filename or store.root
+        raise LabelError(f"cannot write the labels in {where}: {e.strerror or e}; nothing was imported") from None
+    except LabelError as e:
+        raise LabelError(f"{e}; nothing was imported") from None
     return counts

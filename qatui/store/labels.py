@@ -15,6 +15,8 @@ crashed one leaves no lock (`session_file.live_writer`, as for sessions).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -115,6 +117,10 @@ class LabelPass:
         self._db.table("meta").update(fields)
         self._db.storage.flush()
 
+    def abandon(self) -> None:
+        """Let go of the file without writing to it again (`LabelStore.writing` puts it back as it was)."""
+        self.write = False
+
     def close(self) -> None:
         """Release the lock (status "closed") and the file."""
         if self.write:
@@ -144,6 +150,32 @@ class LabelStore:
         """`annotator`'s pass over `dataset` (name, path, format, content_hash), open for writing."""
         return LabelPass(self.path(annotator, dataset["content_hash"]), annotator, dataset, write=True)
 
+    @contextmanager
+    def writing(self, wanted: list[tuple[str, dict]]) -> Iterator[list[LabelPass]]:
+        """A pass for each (annotator, dataset), all or nothing: an error inside (or while taking the
+        locks) puts every file opened back as it was, removing the files and folders it created.
+
+        Every lock is taken before the caller writes anything; a file another writer holds is refused
+        and never touched. On success each pass is closed (its lock released).
+        """
+        passes: list[LabelPass] = []
+        before: dict[Path, tuple[str | None, bool]] = {}
+        try:
+            for annotator, dataset in wanted:
+                path = self.path(annotator, dataset["content_hash"])
+                state = (path.read_text(encoding="utf-8") if path.is_file() else None, path.parent.is_dir())
+                passes.append(self.open_pass(annotator, dataset))
+                before[path] = state
+            yield passes
+        except BaseException:
+            for labelled in passes:
+                labelled.abandon()
+            for path, (text, had_folder) in before.items():
+                _put_back(path, text, had_folder)
+            raise
+        for labelled in passes:
+            labelled.close()
+
     def annotators(self) -> list[str]:
         """Everyone who has labelled anything here, sorted."""
         if not self.root.is_dir():
@@ -166,3 +198,17 @@ class LabelStore:
                     found[annotator] = labels
                 reader.close()
         return found
+
+
+def _put_back(path: Path, text: str | None, had_folder: bool) -> None:
+    """A label file as it was before a failed import: its old text, or gone (with its folder, if that was new)."""
+    from qatui.store.atomic import atomic_write_text
+
+    if text is not None:
+        atomic_write_text(path, text)
+        return
+    path.unlink(missing_ok=True)
+    if not had_folder:
+        remove_orphans(path.parent)
+        with suppress(OSError):  # not empty: another writer put something there meanwhile
+            path.parent.rmdir()

@@ -230,6 +230,10 @@ class LabelScreen(QatuiScreen):
 
     def action_rate(self, value: int) -> None:
         """Rate the selected response on the current dimension, then select the next response."""
+        low, high = self.scale
+        if not low <= value <= high:
+            self.redraw(f"[yellow]{value} is off the scale[/]: rate {low}-{high}")
+            return
         self.draft.rate(value)
         self.draft.step(1)
         self.redraw()
