@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from qatui.data.labels import Label, pair_of, rating_dimensions
 from qatui.data.model import GoldKind, Item, Preference
+from qatui.text import plural
 
 
 class Draft:
@@ -91,7 +92,7 @@ class Draft:
         if self.kind == "ratings":
             unrated = [(cid, dim) for cid in self.order for dim in self.dimensions if dim not in self.ratings.get(cid, {})]
             if unrated:
-                return f"{len(unrated)} ratings to give"
+                return f"{plural(len(unrated), 'rating')} to give"
         return None
 
     def label(self) -> Label:

@@ -33,8 +33,10 @@ def response_heading(draft: Draft, cid: str, names: dict[str, str]) -> str:
         mark = " [b]✓ preferred[/]" if chosen == cid else " [b]= tie[/]" if draft.preference == "tie" else ""
         return f"[b]{name}[/]{mark}"
     given = draft.ratings.get(cid, {})
-    shown = ", ".join(f"{dim} {given[dim]:g}" if dim in given else f"{dim} ·" for dim in draft.dimensions)
-    return f"[b]{name}[/]  {escape(shown)}"
+    shown = [escape(f"{dim} {given[dim]:g}" if dim in given else f"{dim} ·") for dim in draft.dimensions]
+    if len(shown) > 1:  # the dimension the digit keys rate now
+        shown[draft.dimension] = f"[b u]{shown[draft.dimension]}[/]"
+    return f"[b]{name}[/]  " + ", ".join(shown)
 
 
 def ranking_text(ranking: list[str], names: dict[str, str]) -> str:

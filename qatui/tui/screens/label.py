@@ -71,10 +71,10 @@ class LabelScreen(QatuiScreen):
         Binding("b", "choose('B')", "B"),
         *(Binding(str(n), f"rate({n})", "Rate", key_display="1-9", show=n == 1) for n in range(1, 10)),
         Binding("d", "dimension", "Dimension"),
-        Binding("n", "go(1)", "Next"),
+        Binding("n", "go(1)", "Next", show=False),  # enter goes to the next unlabelled item; ? lists n and p
         Binding("p", "go(-1)", "Previous", show=False),
         Binding("u", "unlabelled", "Next unlabelled", show=False),
-        Binding("tab", "app.focus_next", "Pane"),
+        Binding("tab", "app.focus_next", "Pane", show=False),
         Binding("z", "zoom", "Zoom pane (escape: back)", show=False),
         Binding("g", "agreement", "Agreement"),
         Binding("escape", "close", "Back", show=False),
@@ -185,7 +185,8 @@ class LabelScreen(QatuiScreen):
             return "[green]saved[/] · enter: next unlabelled item"
         hint = {"ranking": "order best first (⇧↑↓ move, t ties with the one above), then enter",
                 "pairwise": "a, b or t (tie) saves your choice",
-                "ratings": f"rate each response {self.scale[0]}-{self.scale[1]} (d: next dimension), then enter"}
+                "ratings": f"rate [b]{escape(self.draft.dimensions[self.draft.dimension])}[/] "
+                           f"{self.scale[0]}-{self.scale[1]} · d: other dimension · enter saves"}
         changed = "[yellow]changed, not saved[/] · " if saved is not None else ""
         return changed + (missing + " · " if missing else "") + hint[self.draft.kind]
 
@@ -195,6 +196,8 @@ class LabelScreen(QatuiScreen):
         kind = self.draft.kind if self.draft else None
         if action in ("choose",):
             return kind == "pairwise"
+        if action == "tie":
+            return kind in ("ranking", "pairwise")
         if action in ("rate",):
             return kind == "ratings"
         if action == "dimension":
@@ -241,7 +244,8 @@ class LabelScreen(QatuiScreen):
     def action_dimension(self) -> None:
         """Rate another dimension."""
         self.draft.next_dimension()
-        self.redraw(f"rating {self.draft.dimensions[self.draft.dimension]}")
+        self.redraw()
+        self.refresh_bindings()
 
     def action_save(self) -> None:
         """Save the label (on disk when this returns) and reveal the judges; on a saved item, go to the next unlabelled."""
