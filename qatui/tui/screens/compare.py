@@ -116,7 +116,7 @@ class CompareScreen(QatuiScreen):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("tab", "app.focus_next", "Next table", show=False),
-        Binding("g", "gold", "Gold"),
+        Binding("g", "gold", "Gold", priority=True),  # before a focused table's g (first row), when labels exist
         Binding("e", "export_report", "Export report (HTML)", show=False),
         Binding("escape", "app.pop_screen", "Home"),
     ]

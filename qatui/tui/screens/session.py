@@ -49,7 +49,7 @@ class SessionScreen(QatuiScreen):
         Binding("t", "toggle_transcript", "Transcript"),
         Binding("y", "copy", "Copy"),
         Binding("a", "label", "Label items", show=False),
-        Binding("g", "gold", "Gold"),
+        Binding("g", "gold", "Gold", priority=True),  # before a focused table's g (first row), when labels exist
         Binding("e", "export_report", "Export report (HTML)", show=False),
         Binding("escape", "app.pop_screen", "Home"),
     ]
@@ -64,6 +64,8 @@ class SessionScreen(QatuiScreen):
         self.meta: dict = {}
         self.found = False
         self.gold = "dataset"
+        """The gold the figures on screen measure against (`report.gold`)."""
+        self._asked = self.gold
         self.golds = ["dataset"]
         """The golds `g` cycles through: the dataset's, each annotator of this dataset, their majority."""
         self.dataset_items: list[Item] = []
@@ -179,16 +181,24 @@ class SessionScreen(QatuiScreen):
         self.app.pop_screen()
         self.qatui.resume_session(self.session_id)
 
+    def action_gold(self) -> None:
+        """Measure the judges against the next gold: the dataset's, each annotator's labels, their majority.
+
+        Pressed again before the figures come, the gold after that one: the last asked is shown.
+        """
+        self._asked = self.golds[(self.golds.index(self._asked) + 1) % len(self.golds)]
+        self.measure(self._asked)
+
     @work(group="gold", exclusive=True, exit_on_error=False, description="measuring against another gold")
-    async def action_gold(self) -> None:
-        """Measure the judges against the next gold: the dataset's, each annotator's labels, their majority."""
+    async def measure(self, spec: str) -> None:
+        """Measure every judge and task against gold `spec` off the UI thread, then redraw the header and the list."""
         from qatui.report.gold import session_summary
 
-        spec = self.golds[(self.golds.index(self.gold) + 1) % len(self.golds)]
         try:
             session = self.store.open(self.session_id)
             summary, line, dataset = await asyncio.to_thread(session_summary, session, spec, self.store.root)
         except QatuiError as e:
+            self._asked = self.gold
             self.notify(str(e), title="Cannot measure against that gold", severity="error", timeout=10)
             return
         self.gold = spec

@@ -43,7 +43,7 @@ class SessionHeader(Vertical):
         await self.remove_children()
         self.mount(Static(id="about"))
         if gold is not None:
-            self.mount(Static(Content.from_markup("[b $accent]$gold[/] · g: another gold", gold=gold), id="gold"))
+            self.mount(Static(Content.from_markup("[b $accent]$gold[/]", gold=gold), id="gold"))
         self.mount(Static(id="calls"))
         self._judge_lines: dict[str, Static] = {}  # the last line of each judge: its sparkline goes under it
         for judge in state.judges:
