@@ -59,6 +59,8 @@ class BackboneConfig(_Section):
     max_attempts: int = Field(3, ge=1, le=10)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(1024, ge=1)
+    context_window: int | None = Field(None, ge=256)
+    """Tokens the model reads at most (prompt + answer); unset: LiteLLM's max_input_tokens, or n_ctx for local/."""
 
     @field_validator("api_key_env")
     @classmethod

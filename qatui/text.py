@@ -30,3 +30,10 @@ def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
 def have(n: int) -> str:
     """'has' or 'have', agreeing with a count ("1 item has", "2 items have")."""
     return "has" if n == 1 else "have"
+
+
+def trim_note(trimmed: dict) -> str:
+    """One line on a prompt cut to fit the context window (`qatui.llm.trim`), e.g. for `sessions show --item`."""
+    cuts = "; ".join(f"{t['name']} {t['tokens']:,} → {t['kept']:,} tokens" for t in trimmed.get("texts", []))
+    return (f"trimmed to fit the {trimmed.get('window', 0):,}-token context window "
+            f"({trimmed.get('answer_tokens', 0):,} kept for the answer): {cuts or 'nothing cut'}")

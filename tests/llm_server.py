@@ -43,7 +43,7 @@ FAULT_KINDS = {
     "ok": "200 with the responder's text",
     "429": "429 rate limited, no Retry-After header",
     "429-retry-after": "429 rate limited with `Retry-After: <retry_after>` (seconds)",
-    "401": "401 invalid API key (a key the provider rejects)",
+    "401": "401 invalid API key (a key the provider rejects); the message quotes the key it got, as providers do",
     "500": "500 internal server error",
     "503": "503 service unavailable",
     "hang": "sends nothing for `seconds` (default: the server's hang_s), then answers as ok",
@@ -360,7 +360,8 @@ class FakeLLMServer:
                 headers["Retry-After"] = f"{after:g}"
             return _error(429, "Rate limit reached (fake LLM server)", "rate_limit_exceeded", headers)
         if kind == "401":
-            return _error(401, "Incorrect API key provided (fake LLM server)", "invalid_api_key")
+            key = request.headers.get("Authorization", "").removeprefix("Bearer ")  # echoed, as real providers do
+            return _error(401, f"Incorrect API key provided: {key} (fake LLM server)", "invalid_api_key")
         if kind == "500":
             return _error(500, "The server had an error (fake LLM server)", "server_error")
         if kind == "503":

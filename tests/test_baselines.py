@@ -30,6 +30,7 @@ from qatui.judges.pairwise_ab import ab_scores, most_rematches
 from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
 from qatui.llm.errors import ParseError
+from qatui.llm.fence import block_texts
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning")  # LiteLLM's types
 
@@ -84,9 +85,9 @@ async def _run(judge, items=(ITEM,)):
     return events, [e for e in events if isinstance(e, Verdict)], failures
 
 
-def _shown(user: str, heading: str) -> str:
-    """The text of the response under `heading` in a prompt."""
-    return next(t for t in QUALITY if f"{heading}\n{t}" in user)
+def _shown(user: str, block: str) -> str:
+    """The text of the response in the fenced block named `block` of a prompt."""
+    return block_texts(user)[block]
 
 
 # -- the strict [[...]] readers --------------------------------------------------------------------
@@ -114,7 +115,7 @@ def test_the_last_bracketed_verdict_is_read_with_its_type_and_range() -> None:
 
 
 def _pointwise(purpose, user, call):
-    return f"[[{QUALITY[_shown(user, 'Answer to grade:')] * 3:.2f}]]"
+    return f"[[{QUALITY[_shown(user, 'Answer')] * 3:.2f}]]"
 
 
 async def test_pointwise_scores_each_response_once_and_ranks_by_score() -> None:
@@ -126,7 +127,7 @@ async def test_pointwise_scores_each_response_once_and_ranks_by_score() -> None:
     scored = [e for e in events if e.type == "point_scored"]
     assert sorted(e.raw for e in scored) == ["[[3.00]]", "[[6.00]]", "[[9.00]]"]
     user = llm.requests[0]["messages"][-1]["content"]
-    assert "Reference answer: Air molecules" in user and "good" not in user  # no candidate ids, ever
+    assert block_texts(user)["Reference"].startswith("Air molecules") and "good" not in user  # no candidate ids, ever
 
 
 async def test_an_unreadable_score_is_asked_again_once() -> None:
@@ -160,7 +161,7 @@ async def test_after_the_clients_own_repair_re_ask_there_is_no_second_one() -> N
 
 def _ab(prefer):
     def reply(purpose, user, call):
-        a, b = _shown(user, "Answer A:"), _shown(user, "Answer B:")
+        a, b = _shown(user, "Answer A"), _shown(user, "Answer B")
         return f"A is {QUALITY[a]}, B is {QUALITY[b]}. [[{'A' if prefer(a, b, purpose) == a else 'B'}]]"
     return reply
 
@@ -221,7 +222,7 @@ GRADED = ["Blue light is scattered most by air.", "Air scatters light.", "Light 
 def _placing(purpose, user, call):
     if purpose == "linkage:references":
         return {"answers": ["Scattering happens.", "The air is blue.", "Because of clouds."]}
-    return f"It sits at [[{4 - QUALITY[_shown(user, 'Candidate answer:')]}]]."
+    return f"It sits at [[{4 - QUALITY[_shown(user, 'Candidate')]}]]."
 
 
 async def test_linkage_places_each_response_in_the_datasets_graded_list() -> None:
@@ -233,7 +234,8 @@ async def test_linkage_places_each_response_in_the_datasets_graded_list() -> Non
     [built] = [e for e in events if e.type == "reference_list_built"]
     assert built.source == "dataset" and built.references == GRADED
     user = llm.requests[0]["messages"][-1]["content"]
-    assert "Reference 1: Blue light is scattered most by air." in user and "Reference 4: The sea is blue." in user
+    assert block_texts(user)["Reference 1"] == "Blue light is scattered most by air."
+    assert block_texts(user)["Reference 4"] == "The sea is blue."
     assert "[[5]]" in user  # worse than all four references
     assert verdict.scores == {"good": -1.0, "mid": -2.0, "bad": -3.0}
 
@@ -295,7 +297,7 @@ async def test_geval_weighs_by_log_probabilities_when_the_backbone_gives_them() 
         if purpose == "geval:steps":
             return "1. Read the reference.\n2. Compare the answer.\n3. Score it."
         assert call["logprobs"] == 5 and call["temperature"] == 1.0 and call["sample"] == 0
-        q = QUALITY[_shown(user, "Answer:")]
+        q = QUALITY[_shown(user, "Answer")]
         text = f'{{"score": "[[{q + 1}]]"}}'
         return text, _tokens(text, {str(q + 1): 0.5, str(q + 2): 0.5})
 
@@ -316,7 +318,7 @@ async def test_without_log_probabilities_geval_averages_samples_on_new_seeds() -
     def reply(purpose, user, call):
         if purpose == "geval:steps":
             return "1. Check the facts."
-        return f"[[{min(5, QUALITY[_shown(user, 'Answer:')] + call['sample'] % 2)}]]"  # 3, 4, 3, 4, 3 for good
+        return f"[[{min(5, QUALITY[_shown(user, 'Answer')] + call['sample'] % 2)}]]"  # 3, 4, 3, 4, 3 for good
 
     llm = ScriptedLLM(reply)
     judge = _judge("geval", llm, backbone="openai/gpt-4o-mini", dimensions="accuracy")

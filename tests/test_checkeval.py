@@ -12,8 +12,14 @@ import pytest
 
 from qatui.config import Config
 from qatui.data.model import Item, RatingsGold
-from qatui.events import ChecklistAnswered, LLMCallFinished, Verdict, emit, event_from_dict
 from qatui.engine.runner import Engine
+from qatui.events import (
+    ChecklistAnswered,
+    LLMCallFinished,
+    Verdict,
+    emit,
+    event_from_dict,
+)
 from qatui.judges.checklist import (
     ChecklistError,
     bundled_checklists,
@@ -26,6 +32,7 @@ from qatui.judges.checklist_gen import generate_checklist, question_lines
 from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
 from qatui.llm.errors import ParseError
+from qatui.llm.fence import block_texts
 from qatui.metrics import summarize
 from qatui.metrics.agreement import checklist_agreement, fleiss_kappa
 
@@ -58,8 +65,8 @@ def _questions(messages) -> list[str]:
 
 
 def _text(messages) -> str:
-    user = messages[-1]["content"]
-    return user.split(" to evaluate:\n", 1)[1].split("\n\nQuality aspect", 1)[0]
+    """The text under evaluation: the last fenced block of the prompt (after the item's inputs)."""
+    return list(block_texts(messages[-1]["content"]).values())[-1]
 
 
 # -- parsing ---------------------------------------------------------------------------------------
@@ -222,7 +229,7 @@ async def test_one_call_per_response_and_sub_dimension_and_an_event_per_question
     assert len(llm.requests) == 3 * 2
     assert judge.expected_calls(ITEM) == (6, 6)  # what the new-run screen announces
     first = llm.requests[0][1][-1]["content"]
-    assert "Source:\nThe council approved" in first and "Q1: " in first
+    assert block_texts(first)["Source"].startswith("The council approved") and "Q1: " in first
     assert "A park was approved." not in first.split("Summary to evaluate")[0]  # the reference is not an input here
     answered = [e for e in events if isinstance(e, ChecklistAnswered)]
     assert len(answered) == 3 * 3

@@ -16,6 +16,7 @@ from qatui.events import ChecklistAnswered, LLMCallFinished, Verdict, emit
 from qatui.judges.checklist import load_checklist, parse_checklist
 from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
+from qatui.llm.fence import block_texts
 
 CHECKLIST = """
 name = "two-level"
@@ -66,7 +67,7 @@ class Backbone:
 
     async def complete(self, messages, *, purpose, schema=None, temperature=None, max_tokens=None, **_):
         user = messages[-1]["content"]
-        text = user.split(" to evaluate:\n", 1)[1].split("\n\nQuality aspect", 1)[0]
+        text = list(block_texts(user).values())[-1]  # the text under evaluation: the last fenced block
         cid = next(c for c, t in ITEM.candidates.items() if t == text)
         numbered = re.findall(r"^Q(\d+): (.*)$", user, re.MULTILINE)
         self.calls.append({"cid": cid, "questions": [q for _, q in numbered], "user": user,

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from llm_server import FakeLLMServer
 
+from qatui.llm.fence import block_texts
 from qatui.store.session import SessionStore
 
 N_ITEMS = 300
@@ -32,7 +33,8 @@ CONCURRENCY = 4
 def _answer(body: dict) -> str:
     """Prefer the answer that names the right sum (so the metrics mean something and are deterministic)."""
     text = body["messages"][-1]["content"]
-    return json.dumps({"rationale": "scripted", "choice": "A" if "Answer A:\nRight" in text else "B"})
+    return json.dumps({"rationale": "scripted",
+                       "choice": "A" if block_texts(text).get("Answer A", "").startswith("Right") else "B"})
 
 
 def _items(path: Path) -> Path:

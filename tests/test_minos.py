@@ -9,6 +9,7 @@ import pytest
 
 from qatui.config import Config
 from qatui.data.model import Item, RankingGold
+from qatui.engine.runner import Engine
 from qatui.events import (
     EntailmentScored,
     InstancesGenerated,
@@ -20,9 +21,9 @@ from qatui.events import (
     emit,
     event_from_dict,
 )
-from qatui.engine.runner import Engine
 from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
+from qatui.llm.fence import block_texts
 from qatui.nli import NLIProbs
 
 
@@ -147,8 +148,8 @@ async def test_non_factoid_route_writes_instances_then_ranks_with_them() -> None
         assert level in rank_prompt
     for cid in ITEM.candidates:
         assert f"[{cid}]" not in rank_prompt and cid not in rank_prompt.split()  # ids never shown
-    labels_seen = [line for line in rank_prompt.splitlines() if line.startswith("[Response")]
-    assert labels_seen == ["[Response 1]", "[Response 2]", "[Response 3]"]
+    assert [name for name in block_texts(rank_prompt) if name != "Reference"] == ["Response 1", "Response 2",
+                                                                                "Response 3"]
     assert isinstance(next(e for e in events if isinstance(e, InstancesGenerated)), InstancesGenerated)
     order = verdict.order
     assert verdict.ranking == [order[1], order[2], order[0]]

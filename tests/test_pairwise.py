@@ -12,6 +12,9 @@ from tui_support import ScriptedLLM, pair_answers, run_headless, scripted_resour
 from qatui.config import Config
 from qatui.data.model import Dataset, Item, PairwiseGold, RankingGold
 from qatui.data.presentation import present
+from qatui.engine.jobs import finish_run, start_run
+from qatui.engine.runner import Engine
+from qatui.errors import JudgeError
 from qatui.events import (
     ItemFailed,
     LLMCallFinished,
@@ -19,12 +22,10 @@ from qatui.events import (
     Verdict,
     event_from_dict,
 )
-from qatui.engine.jobs import finish_run, start_run
-from qatui.engine.runner import Engine
-from qatui.errors import JudgeError
 from qatui.judges.pairwise import combine, pair_messages, read_choice
 from qatui.judges.prompts import load_prompts
 from qatui.judges.registry import make_judge
+from qatui.llm.fence import block_texts
 from qatui.store.session import SessionStore
 
 GOOD = "Air molecules scatter the blue part of sunlight much more than the red part."
@@ -110,7 +111,7 @@ async def test_the_prompt_shows_question_reference_and_answers_but_never_candida
     await _run(_judge(Keep()))
     for content in seen:
         assert "Question: Why is the sky blue on a clear day?" in content
-        assert "Reference answer: Air molecules scatter blue sunlight" in content
+        assert block_texts(content)["Reference"].startswith("Air molecules scatter blue sunlight")
         assert "c-good" not in content and "c-bad" not in content and "Response" not in content
 
 
@@ -122,7 +123,8 @@ async def test_without_a_reference_the_judge_still_runs_and_shows_none() -> None
     view, _ = present(item, 0)
     messages = pair_messages(load_prompts("pairwise", "en")["judge"], view, GOOD, BAD)
     assert "Reference answer" not in messages[-1]["content"]
-    assert messages[-1]["content"].startswith(f"Question: {item.question}\n\nAnswer A:\n{GOOD}\n\nAnswer B:\n{BAD}")
+    assert messages[-1]["content"].startswith(f"Question: {item.question}\n\nAnswer A:\n<<<BEGIN Answer A ")
+    assert block_texts(messages[-1]["content"]) == {"Answer A": GOOD, "Answer B": BAD}
     _, (verdict,), _ = await _run(judge, items=[item])
     assert verdict.preference == "A"
 
@@ -287,7 +289,9 @@ def test_chinese_items_get_the_chinese_prompt() -> None:
     assert view.language == "zh"
     messages = pair_messages(load_prompts("pairwise", view.language)["judge"], view, "甲", "乙")
     assert "阅卷专家" in messages[0]["content"]
-    assert messages[-1]["content"].startswith("问题：天空为什么是蓝色的？\n参考答案：空气散射蓝光。\n\n回答 A：\n甲\n\n回答 B：\n乙")
+    assert messages[-1]["content"].startswith("问题：天空为什么是蓝色的？\n参考答案：<<<BEGIN Reference ")
+    assert block_texts(messages[-1]["content"]) == {"Reference": "空气散射蓝光。", "Answer A": "甲", "Answer B": "乙"}
+    assert "<<<BEGIN" in messages[0]["content"] and "待评估" in messages[0]["content"]  # the fence note, in Chinese
 
 
 # -- through the run machinery --------------------------------------------------------------------------

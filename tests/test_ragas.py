@@ -15,6 +15,8 @@ import pytest
 from qatui.config import Config
 from qatui.data.loaders import load_dataset
 from qatui.data.model import Dataset, Item, PairwiseGold
+from qatui.engine.runner import Engine
+from qatui.errors import JudgeError
 from qatui.events import (
     ContextSentencesSelected,
     LLMCallFinished,
@@ -25,11 +27,10 @@ from qatui.events import (
     emit,
     event_from_dict,
 )
-from qatui.engine.runner import Engine
-from qatui.errors import JudgeError
 from qatui.judges.ragas import map_selection, salvage_verdicts, split_sentences
 from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
+from qatui.llm.fence import block_texts
 from qatui.llm.parse import parse_output
 
 Answer = Callable[[str, str], dict | str]
@@ -69,6 +70,8 @@ def _judge(name: str, llm: ScriptedLLM, **options):
 
 
 def _field(content: str, name: str) -> str:
+    if name in (blocks := block_texts(content)):
+        return blocks[name]
     match = re.search(rf"^{name}: (.*)$", content, re.MULTILINE)
     return match[1] if match else ""
 

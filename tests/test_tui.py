@@ -263,6 +263,7 @@ async def test_the_focused_form_field_is_marked_with_the_primary_colour(tmp_path
             return kind == "outer" and colour == primary and part.styles.background == primary.with_alpha(0.25)
 
         fields = ["#path", "#backbone", "#nli", "#embedder", "#limit"]
+        await until(pilot, lambda: marked("#path"))  # focus styles apply on a refresh after focus moves
         assert [marked(f) for f in fields] == [True, False, False, False, False]
         await pilot.press("f4")
         assert [marked(f) for f in fields] == [False, True, False, False, False]

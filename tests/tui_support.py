@@ -19,6 +19,7 @@ from qatui.data.loaders import demo_dataset
 from qatui.events import LLMCallFinished, LLMToken, emit
 from qatui.engine.jobs import RunJob, finish_run, start_run
 from qatui.judges.resources import Resources
+from qatui.llm.fence import block_texts
 from qatui.llm.parse import parse_output
 from qatui.nli import NLIProbs
 from qatui.store.session import SessionStore
@@ -31,15 +32,20 @@ def _words(text: str) -> set[str]:
 
 
 def _field(content: str, name: str) -> str:
+    """A `Name: value` line of a prompt; "Reference answer" is read from the fenced reference block."""
+    if name == "Reference answer":  # as the line read before fencing: the first reference, "(1) "-numbered when several
+        blocks = block_texts(content)
+        first = blocks.get("Reference") or (f"(1) {blocks['Reference 1']}" if "Reference 1" in blocks else "")
+        return first.split("\n", 1)[0]
     match = re.search(rf"^{name}: (.*)$", content, re.MULTILINE)
     return match[1] if match else ""
 
 
 def pair_answers(content: str) -> tuple[str, str]:
-    """The texts shown as Answer A and Answer B in a pairwise (CALF) prompt."""
-    match = re.search(r"^Answer A:\n(.*?)\n\nAnswer B:\n(.*?)\n\nWhich answer", content, re.MULTILINE | re.DOTALL)
-    assert match, content
-    return match[1], match[2]
+    """The texts shown as Answer A and Answer B in a pairwise (CALF) prompt (their fenced blocks)."""
+    blocks = block_texts(content)
+    assert "Answer A" in blocks and "Answer B" in blocks, content
+    return blocks["Answer A"], blocks["Answer B"]
 
 
 class ScriptedLLM:
@@ -88,7 +94,8 @@ class ScriptedLLM:
         if purpose == "instances":
             return {"excellent": reference, "good": reference.split(".")[0] + ".", "fair": "Partly right.",
                     "poor": "Mostly unhelpful.", "bad": "Off-topic."}
-        blocks = re.findall(r"\[(Response \d+)\]\n(.*)", content)
+        blocks = [(name, text.split("\n", 1)[0]) for name, text in block_texts(content).items()
+                  if name.startswith("Response")]
         ref = _words(reference)
         ranked = sorted(blocks, key=lambda b: (-len(ref & _words(b[1])), b[0]))
         return {"rank": [label for label, _ in ranked]}

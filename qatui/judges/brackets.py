@@ -10,7 +10,8 @@ regular expressions, never evaluated.
 `ask_bracketed` makes the call and reads it. The judges send a JSON schema whose one string
 field is constrained to the bracket format (a pattern or an enum), so a backbone with
 constrained decoding (the embedded `local/smollm2`) cannot drift from it; the reader still
-reads the raw text, so a backbone that answers in prose is read the same way. One re-ask
+reads the verdict field of the parsed JSON (`verdict_text`), and a backbone that answers in prose
+is read from its raw text the same way. One re-ask
 at most per answer: the client's repair re-ask when the JSON does not parse (its answer
 is then read as it is), else, when the JSON parsed but its verdict cannot be read, one
 re-ask here naming the problem (purpose `<purpose>:reask`). Still unreadable: `ParseError`
@@ -19,12 +20,16 @@ with the reason and the answer, and the judge fails the item.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from pydantic import BaseModel
+
 from qatui.llm.errors import ParseError, snippet
+from qatui.llm.fence import without_fenced
 
 T = TypeVar("T")
 
@@ -38,8 +43,12 @@ class Unreadable(ValueError):
 
 
 def last_bracketed(text: str) -> str:
-    """The inside of the last `[[...]]` in `text`, stripped; `Unreadable` when there is none."""
-    found = _BRACKETED.findall(text)
+    """The inside of the last `[[...]]` in `text`, stripped; `Unreadable` when there is none.
+
+    Fenced blocks the answer echoes back from the prompt (`qatui.llm.fence`) are left out first:
+    a `[[A]]` inside a candidate the model quoted whole is the candidate's, never the verdict.
+    """
+    found = _BRACKETED.findall(without_fenced(text))
     if not found:
         raise Unreadable("no [[...]] verdict in the answer")
     return found[-1].strip()
@@ -107,7 +116,7 @@ async def ask_bracketed(llm: Any, messages: list[dict[str, Any]], read: Callable
     except ParseError as e:  # the JSON did not parse after the client's own re-ask: read what came back
         result, text, repaired = None, e.text, True
     try:
-        return Bracketed(raw=text, value=read(text), reasked=repaired, result=result)
+        return Bracketed(raw=text, value=read(verdict_text(result, text, schema)), reasked=repaired, result=result)
     except Unreadable as first:
         if repaired:
             raise _unreadable(purpose, first, text) from None
@@ -119,9 +128,32 @@ async def ask_bracketed(llm: Any, messages: list[dict[str, Any]], read: Callable
     except ParseError as e:
         result, text2 = None, e.text
     try:
-        return Bracketed(raw=text2, value=read(text2), reasked=True, result=result)
+        return Bracketed(raw=text2, value=read(verdict_text(result, text2, schema)), reasked=True, result=result)
     except Unreadable as second:
         raise _unreadable(purpose, second, text2, first_text=text) from None
+
+
+def verdict_text(result: Any, text: str, schema: Any = None) -> str:
+    """What the verdict is read from: the verdict field of the JSON answer, else the raw `text`.
+
+    Each bracket schema ends with its verdict field (`verdict`, `score`, `position`), after any
+    explanation. When the answer parsed as that JSON, or the whole answer is a JSON object
+    holding that field (one that failed the schema otherwise, say without its explanation),
+    only that field is read: an explanation quoting a candidate's `[[B]]` (before or after the
+    verdict, in any key order) is never the verdict. A prose answer is read whole (its last `[[...]]`).
+    """
+    data = getattr(result, "data", None)
+    model = type(data) if isinstance(data, BaseModel) else schema
+    field = list(model.model_fields)[-1] if isinstance(model, type) and issubclass(model, BaseModel) else None
+    if field is None:
+        return text
+    if isinstance(data, BaseModel) and isinstance(value := getattr(data, field), str):
+        return value
+    try:
+        whole = json.loads(text, strict=False)
+    except ValueError:
+        return text
+    return whole[field] if isinstance(whole, dict) and isinstance(whole.get(field), str) else text
 
 
 def _unreadable(purpose: str, reason: Unreadable, text: str, first_text: str | None = None) -> ParseError:

@@ -22,6 +22,7 @@ from qatui.judges.checklist import (
     SubDimension,
     question_id,
 )
+from qatui.judges.fencing import Fence, fence_many, guarded
 
 if TYPE_CHECKING:
     from qatui.data.presentation import ItemView, Response
@@ -55,8 +56,8 @@ def checklist_calls(checklist: Checklist, granularity: Granularity) -> list[Chec
     return calls
 
 
-def render_inputs(checklist: Checklist, view: ItemView, block: str) -> str:
-    """The item parts the checklist asks for, each under its heading (absent parts left out)."""
+def item_inputs(checklist: Checklist, view: ItemView) -> list[tuple[str, list[str]]]:
+    """(heading, texts) of each item part the checklist asks for and the item has, in the checklist's order."""
     parts = []
     for field, heading in checklist.inputs.items():
         if field == "question":
@@ -65,11 +66,15 @@ def render_inputs(checklist: Checklist, view: ItemView, block: str) -> str:
             texts = view.context
         else:
             texts = view.references
-        if not texts:
-            continue
-        text = texts[0] if len(texts) == 1 else "\n".join(f"({i}) {t}" for i, t in enumerate(texts, 1))
-        parts.append(block.format(heading=heading, text=text))
-    return "".join(parts)
+        if texts:
+            parts.append((heading, list(texts)))
+    return parts
+
+
+def render_inputs(checklist: Checklist, view: ItemView, block: str, fence: Fence) -> str:
+    """The item parts the checklist asks for, each under its heading and fenced (absent parts left out)."""
+    return "".join(block.format(heading=heading, text=fence_many(fence, heading, texts))
+                   for heading, texts in item_inputs(checklist, view))
 
 
 def render_questions(call: ChecklistCall, section: dict) -> str:
@@ -87,13 +92,15 @@ def answer_messages(checklist: Checklist, view: ItemView, response: Response, ca
                     prompts: dict) -> list[dict[str, str]]:
     """The chat of one (response, call): system, few-shot turns if the prompt file has any, the question."""
     section = prompts["answer"]
+    fence = Fence(view.question, response.text, *(t for _, texts in item_inputs(checklist, view) for t in texts))
     user = section["user"].format(
-        task=checklist.task, inputs=render_inputs(checklist, view, section["input_block"]), target=checklist.target,
-        target_lower=checklist.target.lower(), text=response.text, dimension=call.dimension.name,
+        task=checklist.task, inputs=render_inputs(checklist, view, section["input_block"], fence),
+        target=checklist.target, target_lower=checklist.target.lower(), text=fence(checklist.target, response.text),
+        dimension=call.dimension.name,
         definition=call.dimension.definition, questions=render_questions(call, section))
     messages = [{"role": "system", "content": section["system"].format()}]
     for example in section.get("examples", []):
         shown = {k: v for k, v in example.items() if k != "answer"}
         messages += [{"role": "user", "content": section["user"].format(**shown)},
                      {"role": "assistant", "content": example["answer"]}]
-    return messages + [{"role": "user", "content": user}]
+    return guarded(messages + [{"role": "user", "content": user}], view.language)

@@ -42,6 +42,7 @@ from pydantic import (
 )
 
 from qatui.errors import QatuiError, first_problem
+from qatui.llm.fence import without_fenced
 
 Answer = Literal["yes", "no"]
 Origin = Literal["seed", "diversified", "elaborated"]
@@ -205,7 +206,7 @@ def load_checklist(name_or_path: str) -> Checklist:
     return parse_checklist(resource.read_text(encoding="utf-8"), f"{bundled}.toml (bundled)")
 
 
-_ANSWER = re.compile(r"^[\s>*_#-]*Q\s*(\d+)\s*[*_]*\s*[:.)\-=]\s*[*_\"']*\s*(yes|no)\b", re.IGNORECASE | re.MULTILINE)
+_ANSWER = re.compile(r"^[ \t*_#-]*Q\s*(\d+)\s*[*_]*\s*[:.)\-=]\s*[*_\"']*\s*(yes|no)\b", re.IGNORECASE | re.MULTILINE)
 
 
 def answers_schema(n: int) -> type[BaseModel]:
@@ -235,22 +236,27 @@ def answers_schema(n: int) -> type[BaseModel]:
 
 
 def _json_answers(text: str) -> dict[int, set[str]] | None:
-    """Qk -> answers from the first JSON object in `text` with a Qk key; None when there is none."""
+    """Qk -> answers from every JSON object in `text` with a Qk key, merged; None when there is none.
+
+    Merged, not the first one: an answer that quotes a `{"Q1": "yes"}` from the text being
+    judged beside its own `{"Q1": "no"}` leaves Q1 ambiguous (unanswered), never the quote's.
+    """
     from qatui.llm.parse import extract_json_values
 
+    found: dict[int, set[str]] | None = None
     for value in extract_json_values(text):
         if not isinstance(value, dict):
             continue
-        found: dict[int, set[str]] = {}
+        if not any(re.fullmatch(r"\s*Q\s*\d+\s*", str(k), re.IGNORECASE) for k in value):
+            continue
+        found = {} if found is None else found
         for key, answer in value.items():
             if (m := re.fullmatch(r"\s*Q\s*(\d+)\s*", str(key), re.IGNORECASE)) is None:
                 continue
             word = re.match(r"\s*(yes|no)\b", answer, re.IGNORECASE) if isinstance(answer, str) else None
             if word:
                 found.setdefault(int(m.group(1)), set()).add(word.group(1).lower())
-        if found or any(re.fullmatch(r"\s*Q\s*\d+\s*", str(k), re.IGNORECASE) for k in value):
-            return found
-    return None
+    return found
 
 
 def parse_answers(text: str, n: int) -> list[Answer | None]:
@@ -259,10 +265,12 @@ def parse_answers(text: str, n: int) -> list[Answer | None]:
     A JSON object with keys "Q1".. (the form asked for) is read key by key: a value that
     does not start with yes or no leaves its question unanswered. Otherwise a line counts
     when it starts with `Qk:` (also `Qk.` / `Qk)` / `Qk -`, markdown emphasis allowed)
-    followed by yes or no; the rest of the line is ignored. Lines may come in any
+    followed by yes or no; the rest of the line is ignored. A `> ` quoted line and a fenced
+    block echoed from the prompt are quotes of the text being judged, never answers. Lines may come in any
     order; numbers outside 1..n are ignored; a question answered twice the same way keeps
     that answer, answered both ways it is unanswered (ambiguous).
     """
+    text = without_fenced(text)
     found = _json_answers(text)
     if found is None:
         found = {}

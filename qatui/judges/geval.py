@@ -42,6 +42,7 @@ from qatui.events import DimensionRated, Event, Judgement, StepsWritten
 from qatui.judges.base import Judge, JudgeOptions
 from qatui.judges.brackets import ask_bracketed, bracket_enum, read_whole
 from qatui.judges.concurrent import as_they_finish
+from qatui.judges.fencing import Fence, guarded
 from qatui.judges.geval_scoring import digit_probabilities, sample_mean, weighted_score
 from qatui.judges.item_text import reference_line
 from qatui.judges.prompts import load_prompts
@@ -141,10 +142,12 @@ class GEvalJudge(Judge):
 
     async def _rate(self, view: ItemView, response: Response, steps: StepsWritten, prompts: dict) -> DimensionRated:
         section, criterion = prompts["rate"], prompts["dimensions"][steps.dimension]
+        fence = Fence(view.question, response.text, *view.references)
         user = section["user"].format(task=prompts["task"], criterion=criterion, steps=steps.steps,
-                                      question=view.question, reference=reference_line(section, view.references),
-                                      answer=response.text, name=display_name(criterion))
-        messages = [{"role": "system", "content": section["system"]}, {"role": "user", "content": user}]
+                                      question=view.question, reference=reference_line(section, view.references, fence),
+                                      answer=fence("Answer", response.text), name=display_name(criterion))
+        messages = guarded([{"role": "system", "content": section["system"]}, {"role": "user", "content": user}],
+                           view.language)
         method = self.options.method
 
         async def ask(k: int, logprobs: int | None = None) -> Any:

@@ -33,6 +33,7 @@ from qatui.events import CandidatePlaced, Event, Judgement, ReferenceListBuilt
 from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.brackets import ask_bracketed, bracket_enum, read_whole
 from qatui.judges.concurrent import as_they_finish
+from qatui.judges.fencing import Fence, guarded
 from qatui.judges.prompts import load_prompts
 
 if TYPE_CHECKING:
@@ -75,18 +76,19 @@ class LinkageOptions(JudgeOptions):
     """Per-judge override of the backbone's temperature (default: the backbone's, 0)."""
 
 
-def list_text(section: dict, references: list[str]) -> str:
-    """The reference list as shown, one numbered reference per paragraph."""
-    return "\n\n".join(section["reference_item"].format(k=k, text=text) for k, text in enumerate(references, 1))
+def list_text(section: dict, references: list[str], fence: Fence) -> str:
+    """The reference list as shown, one fenced block per reference, named "Reference k" (the prompt's `reference_item`)."""
+    return "\n\n".join(fence(section["reference_item"].format(k=k), text) for k, text in enumerate(references, 1))
 
 
 def place_messages(section: dict, view: ItemView, references: list[str], answer: str) -> list[dict[str, str]]:
-    """The chat placing one response into the list."""
+    """The chat placing one response into the list (references and answer fenced)."""
     m = len(references)
+    fence = Fence(view.question, answer, *references)
     system = section["system"].format(last=m + 1, count=m)
-    user = section["user"].format(question=view.question, references=list_text(section, references), answer=answer,
-                                  last=m + 1)
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    user = section["user"].format(question=view.question, references=list_text(section, references, fence),
+                                  answer=fence("Candidate", answer), last=m + 1)
+    return guarded([{"role": "system", "content": system}, {"role": "user", "content": user}], view.language)
 
 
 class LinkageJudge(Judge):
@@ -108,9 +110,11 @@ class LinkageJudge(Judge):
         if len(view.graded_references) >= 2:
             return ReferenceListBuilt(references=list(view.graded_references), source="dataset")
         section = load_prompts("linkage", view.language)["references"]
-        user = section["user"].format(question=view.question, reference=view.references[0])
+        user = section["user"].format(question=view.question, reference=Fence(view.question, view.references[0])(
+            "Golden answer", view.references[0]))
         result = await self.resources.llm.complete(
-            [{"role": "system", "content": section["system"].format()}, {"role": "user", "content": user}],
+            guarded([{"role": "system", "content": section["system"].format()}, {"role": "user", "content": user}],
+                    view.language),
             purpose="linkage:references", schema=WrittenReferences, temperature=self.options.temperature)
         return ReferenceListBuilt(references=[view.references[0], *result.data.answers], source="llm")
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, WithJsonSchema, create_model
 
 from qatui.data.language import detect_language
+from qatui.judges.fencing import Fence, guarded, one_line
 from qatui.judges.prompts import load_prompts
 from qatui.nli import NLIError, NLIProbs, NLIScorer
 
@@ -59,13 +60,16 @@ class LLMNLIScorer(NLIScorer):
             by_premise.setdefault(premise, []).append(index)
         out: list[NLIProbs | None] = [None] * len(pairs)
         for premise, indexes in by_premise.items():
-            section = load_prompts("nli", detect_language(premise))["entail"]
+            language = detect_language(premise)
+            section = load_prompts("nli", language)["entail"]
             statements = "\n".join(
-                section["statement_line"].format(number=n, text=pairs[i][1]) for n, i in enumerate(indexes, 1)
+                section["statement_line"].format(number=n, text=one_line(pairs[i][1])) for n, i in enumerate(indexes, 1)
             )
             result = await self.llm.complete(
-                [{"role": "system", "content": section["system"].format()},
-                 {"role": "user", "content": section["user"].format(premise=premise, statements=statements)}],
+                guarded([{"role": "system", "content": section["system"].format()},
+                         {"role": "user", "content": section["user"].format(premise=Fence(premise, *(pairs[i][1] for i in indexes))(
+                                                                                "Premise", premise),
+                                                                            statements=statements)}], language),
                 purpose="nli", schema=labels_schema(len(indexes)),
             )
             labels = result.data.labels

@@ -37,6 +37,7 @@ from qatui.events import (
     RankingProduced,
 )
 from qatui.judges.base import Judge, JudgeOptions, Needs
+from qatui.judges.fencing import Fence, guarded, references_block
 from qatui.judges.prompts import chat, load_prompts
 
 if TYPE_CHECKING:
@@ -161,7 +162,7 @@ class MinosJudge(Judge):
         levels: dict[str, str] = {}
         if self.strategy in ("route", "ialr"):
             result = await self.resources.llm.complete(
-                chat(prompts["instances"], (), question=view.question, reference=self._reference(view)),
+                self._asked(prompts["instances"], (), view, view.references),
                 purpose="instances", schema=Instances, temperature=self.options.temperature,
                 max_tokens=INSTANCE_TOKENS,
             )
@@ -195,17 +196,17 @@ class MinosJudge(Judge):
         return 1 + min(key_points, listwise), 1 + max(key_points, listwise)
 
     @staticmethod
-    def _reference(view: ItemView) -> str:
-        if len(view.references) == 1:
-            return view.references[0]
-        return "\n".join(f"({i}) {ref}" for i, ref in enumerate(view.references, 1))
+    def _asked(section: dict, answer_keys: tuple[str, ...], view: ItemView, references: list[str]) -> list[dict]:
+        """The chat of a call that shows the question and `references` (fenced), with the fence note."""
+        return guarded(chat(section, answer_keys, {"reference": "Reference"}, question=view.question,
+                            reference=references), view.language)
 
     async def _classify(self, view: ItemView, prompts: dict) -> QuestionClassified:
         if self.options.route == "gold" and view.question_type is not None:
             return QuestionClassified(question_type=view.question_type, source="gold",
                                       rationale="taken from the dataset's label")
         result = await self.resources.llm.complete(
-            chat(prompts["classify"], ("reason", "factoid"), question=view.question, reference=self._reference(view)),
+            self._asked(prompts["classify"], ("reason", "factoid"), view, view.references),
             purpose="classify", schema=Classification, temperature=self.options.temperature,
         )
         return QuestionClassified(question_type="factoid" if result.data.factoid else "non-factoid",
@@ -215,7 +216,7 @@ class MinosJudge(Judge):
         per_reference: list[dict[str, float]] = []
         for index, reference in enumerate(view.references):
             result = await self.resources.llm.complete(
-                chat(prompts["key_points"], ("key_points",), question=view.question, reference=reference),
+                self._asked(prompts["key_points"], ("key_points",), view, [reference]),
                 purpose="key_points", schema=KeyPoints, temperature=self.options.temperature,
             )
             points = list(dict.fromkeys(p.strip() for p in result.data.key_points if p.strip()))[:MAX_KEY_POINTS]
@@ -247,12 +248,14 @@ class MinosJudge(Judge):
         if levels:
             lines = "\n".join(section["level_line"].format(level=k, text=v) for k, v in levels.items())
             instances = section["instances"].format(levels=lines)
-        responses = "\n".join(section["response_block"].format(label=r.label, text=r.text) for r in view.responses)
-        messages = [
+        fence = Fence(view.question, *(r.text for r in view.responses), *view.references)
+        responses = "\n".join(section["response_block"].format(block=fence(r.label, r.text)) for r in view.responses)
+        messages = guarded([
             {"role": "system", "content": section["system"].format()},
             {"role": "user", "content": section["user"].format(
-                question=view.question, reference=self._reference(view), instances=instances, responses=responses)},
-        ]
+                question=view.question, reference=references_block(fence, view.references), instances=instances,
+                responses=responses)},
+        ], view.language)
         labels = view.labels
         schema = ranking_schema(labels)
         result = await self.resources.llm.complete(messages, purpose="rank", schema=schema,

@@ -53,6 +53,8 @@ from pydantic import (
 from qatui.events import Event, Judgement, PairJudged
 from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.concurrent import as_they_finish
+from qatui.judges.fencing import Fence, guarded
+from qatui.judges.item_text import reference_line
 from qatui.judges.minos import bounded_text
 from qatui.judges.pair_protocol import (
     CALF_TEMPERATURE,
@@ -162,17 +164,13 @@ def win_rates(labels: list[str], results: dict[tuple[str, str], str | None]) -> 
     return {label: points[label] / counted[label] if counted[label] else None for label in labels}
 
 
-def _reference(view: ItemView) -> str:
-    if len(view.references) == 1:
-        return view.references[0]
-    return "\n".join(f"({i}) {ref}" for i, ref in enumerate(view.references, 1))
-
-
 def pair_messages(section: dict, view: ItemView, answer_a: str, answer_b: str) -> list[dict[str, str]]:
-    """The chat of one ordered comparison; the reference line only when the item has one."""
-    reference = section["reference"].format(reference=_reference(view)) if view.references else ""
-    return chat(section, ("rationale", "choice"), question=view.question, reference=reference,
-                answer_a=answer_a, answer_b=answer_b)
+    """The chat of one ordered comparison, answers and references fenced; the reference line only when the item has one."""
+    fence = Fence(view.question, answer_a, answer_b, *view.references)
+    messages = chat(section, ("rationale", "choice"), question=view.question,
+                    reference=reference_line(section, view.references, fence),
+                    answer_a=fence("Answer A", answer_a), answer_b=fence("Answer B", answer_b))
+    return guarded(messages, view.language)
 
 
 class PairwiseJudge(Judge):

@@ -34,6 +34,7 @@ from qatui.events import Event, Judgement, PairChosen
 from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.brackets import ask_bracketed, bracket_enum, read_choice
 from qatui.judges.concurrent import as_they_finish
+from qatui.judges.fencing import Fence, guarded
 from qatui.judges.item_text import reference_line
 from qatui.judges.prompts import load_prompts
 
@@ -87,9 +88,10 @@ def ab_scores(labels: list[str], wins: dict[str, int], rematch_wins: dict[str, i
 
 def ab_messages(section: dict, view: ItemView, answer_a: str, answer_b: str) -> list[dict[str, str]]:
     """The chat of one ordered comparison (the reference line only when the item has one)."""
-    user = section["user"].format(question=view.question, reference=reference_line(section, view.references),
-                                  answer_a=answer_a, answer_b=answer_b)
-    return [{"role": "system", "content": section["system"]}, {"role": "user", "content": user}]
+    fence = Fence(view.question, answer_a, answer_b, *view.references)
+    user = section["user"].format(question=view.question, reference=reference_line(section, view.references, fence),
+                                  answer_a=fence("Answer A", answer_a), answer_b=fence("Answer B", answer_b))
+    return guarded([{"role": "system", "content": section["system"]}, {"role": "user", "content": user}], view.language)
 
 
 class PairwiseABJudge(Judge):

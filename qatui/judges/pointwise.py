@@ -23,6 +23,7 @@ from qatui.events import Event, Judgement, PointScored
 from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.brackets import ask_bracketed, read_score, score_pattern
 from qatui.judges.concurrent import as_they_finish
+from qatui.judges.fencing import Fence, guarded
 from qatui.judges.item_text import reference_line
 from qatui.judges.prompts import load_prompts
 
@@ -49,9 +50,10 @@ class PointwiseOptions(JudgeOptions):
 
 def score_messages(section: dict, view: ItemView, answer: str) -> list[dict[str, str]]:
     """The chat scoring one response (the reference line only when the item has one)."""
-    user = section["user"].format(question=view.question, reference=reference_line(section, view.references),
-                                  answer=answer)
-    return [{"role": "system", "content": section["system"]}, {"role": "user", "content": user}]
+    fence = Fence(view.question, answer, *view.references)
+    user = section["user"].format(question=view.question, reference=reference_line(section, view.references, fence),
+                                  answer=fence("Answer", answer))
+    return guarded([{"role": "system", "content": section["system"]}, {"role": "user", "content": user}], view.language)
 
 
 class PointwiseJudge(Judge):

@@ -14,6 +14,7 @@ from importlib.resources import files
 from typing import Any
 
 from qatui.errors import JudgeError
+from qatui.llm.fence import Fence, fence_many
 
 PROMPT_LANGUAGES = ("en", "zh")
 
@@ -29,17 +30,29 @@ def load_prompts(method: str, language: str) -> dict[str, Any]:
         raise JudgeError(f"no prompt file {method}.{lang}.toml in qatui/judges/prompts") from None
 
 
-def chat(section: dict[str, Any], answer_keys: tuple[str, ...], **fields: str) -> list[dict[str, str]]:
+def chat(section: dict[str, Any], answer_keys: tuple[str, ...], fenced: dict[str, str] | None = None,
+         **fields: Any) -> list[dict[str, str]]:
     """System, few-shot turns, then the user turn filled with `fields`.
 
     An example's answer is the JSON object of its `answer_keys`; its other keys fill the
-    user template the same way the real question does.
+    user template the same way the real question does. `fenced` maps a field to its block
+    name: that field (a text, or a list of texts: one block each) is fenced (`qatui.llm.fence`)
+    in every turn, the examples' too, so the few-shot turns look like the real one.
     """
     messages = [{"role": "system", "content": section["system"].format()}]
     for example in section.get("examples", []):
         shown = {k: v for k, v in example.items() if k not in answer_keys}
-        messages.append({"role": "user", "content": section["user"].format(**shown)})
+        messages.append({"role": "user", "content": section["user"].format(**_fence_fields(shown, fenced or {}))})
         answer = {k: example[k] for k in answer_keys}
         messages.append({"role": "assistant", "content": json.dumps(answer, ensure_ascii=False)})
-    messages.append({"role": "user", "content": section["user"].format(**fields)})
+    messages.append({"role": "user", "content": section["user"].format(**_fence_fields(fields, fenced or {}))})
     return messages
+
+
+def _fence_fields(fields: dict[str, Any], fenced: dict[str, str]) -> dict[str, Any]:
+    """`fields` with those named in `fenced` put in blocks under one key covering every text of the turn."""
+    every = {name: [value] if isinstance(value, str) else list(value) for name, value in fields.items()
+             if isinstance(value, (str, list, tuple))}
+    texts = {name: values for name, values in every.items() if name in fenced}
+    fence = Fence(*(str(t) for values in every.values() for t in values))  # the key covers the question too
+    return {**fields, **{name: fence_many(fence, fenced[name], values) for name, values in texts.items()}}

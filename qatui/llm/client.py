@@ -23,14 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from qatui.events import LLMCallFinished, LLMToken, emit, tokens_watched
 from qatui.errors import ConfigError
+from qatui.events import InputTrimmed, LLMCallFinished, LLMToken, emit, tokens_watched
 from qatui.llm.backbone import Backbone
 from qatui.llm.cache import CallCache, cache_key
 from qatui.llm.errors import LLMCallError, ParseError, snippet
 from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_of
 from qatui.llm.parse import json_schema_of, parse_output, schema_name
 from qatui.llm.response import cost_of, text_of, usage_of
+from qatui.llm.trim import Counter, Trimmed, counter_for, fit
 
 if TYPE_CHECKING:
     from qatui.config import BackboneConfig, Config
@@ -81,6 +82,7 @@ class LLMClient:
         self.use_cache = use_cache
         self.seed = seed
         self._supports_schema: bool | None = None
+        self._counter: Counter | None | bool = False  # False: not looked up yet
 
     # -- description ---------------------------------------------------------------------------
 
@@ -172,8 +174,9 @@ class LLMClient:
         """
         request = self.build_request(messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
                                      logprobs=logprobs, sample=sample)
+        request["messages"], trimmed = self.fit(request["messages"], request["max_tokens"])
         stream = stream and not request.get("logprobs") and tokens_watched()
-        text, event, found = await self._call(request, purpose=purpose, stream=stream)
+        text, event, found = await self._call(request, purpose=purpose, stream=stream, trimmed=trimmed)
         if schema is None:
             return LLMResult(text=text, data=None, event=event, logprobs=found)
         try:
@@ -192,6 +195,12 @@ class LLMClient:
                 raise ParseError(f"{self.model} ({purpose}): {second} (after one repair re-ask; first answer "
                                  f"was {snippet(text)})", text=text2, reason=second.reason) from None
 
+    def fit(self, messages: list[dict[str, Any]], answer_tokens: int) -> tuple[list[dict[str, Any]], Trimmed | None]:
+        """`messages` trimmed to the context window with room for the answer (`qatui.llm.trim`), and what was cut."""
+        if self._counter is False:
+            self._counter = counter_for(self.model, self.settings.context_window)
+        return (messages, None) if self._counter is None else fit(messages, self._counter, answer_tokens)
+
     async def check(self) -> str:
         """One tiny real call, no cache: a one-line status, or LLMCallError with the reason.
 
@@ -206,13 +215,17 @@ class LLMClient:
 
     async def _call(
         self, request: dict[str, Any], *, purpose: str, stream: bool, read: bool | None = None, write: bool = True,
+        trimmed: Trimmed | None = None,
     ) -> tuple[str, LLMCallFinished, TokenLogprobs | None]:
-        """One logical call: cache hit, or the backbone (with retries). Emits one LLMCallFinished."""
+        """One logical call: cache hit, or the backbone (with retries). Emits one LLMCallFinished (and InputTrimmed)."""
         read = self.use_cache if read is None else read
         key = cache_key(request)
         call_id = _call_id()
         started = time.perf_counter()
-        base = {"call_id": call_id, "model": self.model, "purpose": purpose, "prompt_hash": key}
+        base = {"call_id": call_id, "model": self.model, "purpose": purpose, "prompt_hash": key,
+                "trimmed": trimmed.record() if trimmed else {}}
+        if trimmed is not None:
+            emit(InputTrimmed(call_id=call_id, purpose=purpose, model=self.model, trimmed=trimmed.record()))
         if read and (hit := self.cache.get(key)) is not None:
             usage = hit.get("usage") or {}
             event = LLMCallFinished(**base, prompt_tokens=int(usage.get("prompt_tokens", 0)),

@@ -162,6 +162,16 @@ class LocalModel:
                 self._llm.close()
                 self._llm = None
 
+    def count_prompt(self, messages: list[dict[str, Any]]) -> int:
+        """Tokens of a chat as this model reads it (its chat template), to fit prompts into `n_ctx`."""
+        with self._lock:
+            return self._count_prompt(self._ensure(), _flatten(messages))
+
+    def count_text(self, text: str) -> int:
+        """Tokens of a bare text in this model's tokenizer."""
+        with self._lock:
+            return len(self._ensure().tokenize(text.encode("utf-8", "surrogatepass"), add_bos=False, special=False))
+
     def _count_prompt(self, llm: Any, messages: list[dict[str, str]]) -> int:
         if self._formatter is None:
             text = "\n".join(m["content"] for m in messages)

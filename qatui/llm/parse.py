@@ -102,8 +102,8 @@ def repair_json(text: str) -> str:
     return "".join(out)
 
 
-def _balanced_spans(text: str) -> Iterator[str]:
-    """Every balanced {...} or [...] span, by position of its opener (strings respected)."""
+def _balanced_spans(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of every balanced {...} or [...] span, by position of its opener (strings respected)."""
     found = tried = 0
     for start, ch in enumerate(text):
         if ch not in _CLOSERS:
@@ -127,40 +127,92 @@ def _balanced_spans(text: str) -> Iterator[str]:
                 stack.pop()
             i += 1
         if not stack:
-            yield text[start:i]
+            yield start, i
             found += 1
             if found >= _MAX_SPANS:
                 return
 
 
-def _candidates(text: str) -> list[str]:
-    """Pieces of `text` that may be the JSON value, best guess first, without duplicates."""
+def _parse_any(piece: str) -> tuple[bool, Any]:
+    """(True, value) when `piece` is JSON, strictly or once repaired; (False, None) otherwise."""
+    try:
+        return True, _loads(piece)
+    except ValueError:
+        pass
+    repaired = repair_json(piece)
+    if repaired != piece:
+        try:
+            return True, _loads(repaired)
+        except ValueError:
+            pass
+    return False, None
+
+
+def _open_depths(text: str) -> list[int]:
+    """For each position, how many {, [ are open before it, counted plainly (quotes ignored, never below 0)."""
+    depths, depth = [], 0
+    for ch in text:
+        depths.append(depth)
+        if ch in _CLOSERS:
+            depth += 1
+        elif ch in "}]":
+            depth = max(0, depth - 1)
+    return depths
+
+
+def _candidates(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, piece) of the pieces of `text` that may be the JSON value, best guess first.
+
+    The whole text, fenced blocks, then balanced spans. A span that opens inside brackets is
+    taken only when it lies within a span that is JSON itself: otherwise it is a value quoted
+    inside text that is not JSON (say `{"rationale": "it says {"choice": "B"}", ...` with the
+    inner quotes unescaped), never the answer.
+    """
     stripped = text.strip()
-    pieces = [stripped]
-    pieces += [m.group(2).strip() for m in _FENCE.finditer(text)]
-    pieces += list(_balanced_spans(text))
-    return [p for p in dict.fromkeys(pieces) if p]
+    lead = len(text) - len(text.lstrip())
+    found = [(lead, lead + len(stripped), stripped)]
+    found += [(m.start(2), m.end(2), m.group(2)) for m in _FENCE.finditer(text)]
+    spans = list(_balanced_spans(text))
+    json_spans = [(s, e) for s, e in spans if _parse_any(text[s:e])[0]]
+    depths = _open_depths(text)
+    for s, e in spans:
+        if depths[s] > 0 and not any(ps < s and e <= pe for ps, pe in json_spans):
+            continue
+        found.append((s, e, text[s:e]))
+    out, seen = [], set()
+    for s, e, piece in found:
+        piece_stripped = piece.strip()
+        if piece_stripped and piece_stripped not in seen:
+            seen.add(piece_stripped)
+            out.append((s, e, piece_stripped))
+    return out
 
 
 def extract_json_values(text: str) -> Iterator[Any]:
     """Every JSON value found in `text`, best guess first: strict parses, then repaired ones."""
+    for value, _, _ in _located_values(text):
+        yield value
+
+
+def _located_values(text: str) -> Iterator[tuple[Any, int, int]]:
+    """(value, start, end) of every JSON value found in `text`: strict parses first, then repaired ones."""
     candidates = _candidates(text)
-    seen: list[str] = []
-    for candidate in candidates:
+    strict: set[int] = set()
+    for index, (start, end, candidate) in enumerate(candidates):
         try:
             value = _loads(candidate)
         except ValueError:
             continue
-        seen.append(candidate)
-        yield value
-    for candidate in candidates:
-        if candidate in seen:
+        strict.add(index)
+        yield value, start, end
+    for index, (start, end, candidate) in enumerate(candidates):
+        if index in strict:
             continue
         repaired = repair_json(candidate)
         if repaired == candidate:
             continue
         try:
-            yield _loads(repaired)
+            yield _loads(repaired), start, end
         except ValueError:
             continue
 
@@ -222,21 +274,41 @@ def _reason(error: Exception) -> str:
 
 
 def parse_output(text: str, schema: type[BaseModel] | dict[str, Any]) -> Any:
-    """The first JSON value in `text` that satisfies `schema`.
+    """The JSON value in `text` that satisfies `schema`.
 
-    A pydantic model gives a validated instance; a JSON schema dict gives the value.
-    Raises `ParseError` naming the schema, the reason and a snippet of the output.
+    A pydantic model gives a validated instance; a JSON schema dict gives the value. The whole
+    text, when it is such a value, is the answer. Otherwise the values found in it that satisfy
+    the schema are taken outermost first (one nested inside another is part of it); when they
+    differ, the answer quotes one it did not give (a candidate's `{"rank": [...]}`, say) or gives
+    two, and neither is guessed: `ParseError` (the client then re-asks once). Raises `ParseError`
+    naming the schema, the reason and a snippet of the output.
     """
     first_error: Exception | None = None
-    for value in extract_json_values(text):
+    matches: list[tuple[Any, int, int]] = []
+    for value, start, end in _located_values(text):
         try:
-            return _validate(value, schema)
+            valid = _validate(value, schema)
         except Exception as e:  # noqa: BLE001 - pydantic or jsonschema ValidationError
             if type(e).__name__ != "ValidationError":
                 raise
             first_error = first_error or e
+            continue
+        if start == len(text) - len(text.lstrip()) and end == len(text.rstrip()):
+            return valid  # the whole answer is this value
+        matches.append((valid, start, end))
+    outermost = [m for m in matches if not any(o[1] <= m[1] and m[2] <= o[2] and (o[1], o[2]) != (m[1], m[2])
+                                               for o in matches)]
+    distinct: list[Any] = []
+    for valid, _, _ in outermost:
+        if all(valid != other for other in distinct):
+            distinct.append(valid)
     name = schema_name(schema)
-    if first_error is None:
+    if len(distinct) == 1:
+        return distinct[0]
+    if len(distinct) > 1:
+        reason = (f"the answer holds {len(distinct)} different JSON values for {name} (one may quote the text "
+                  "being judged): give only your own answer")
+    elif first_error is None:
         reason = f"expected JSON for {name}, found none"
     else:
         reason = f"the JSON does not match {name}: {_reason(first_error)}"

@@ -21,7 +21,7 @@ from qatui.report.baseline_views import BASELINE_ARTIFACTS, print_baseline_artif
 from qatui.report.dataset_view import describe_gold
 from qatui.report.jury_view import print_members
 from qatui.report.session_view import session_dataset
-from qatui.text import clip
+from qatui.text import clip, trim_note
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -65,6 +65,7 @@ def stored_item(session_id: str, item_id: str, item: Item | None,
         else:
             entry["failure"] = doc["failure"]
         entry["calls"] = doc.get("calls", [])
+        entry["trimmed"] = [{"purpose": c.get("purpose", ""), **c["trimmed"]} for c in entry["calls"] if c.get("trimmed")]
         data["judges"][judge] = entry
     return data
 
@@ -123,6 +124,13 @@ def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
             console.print(f"  [dim]models used: {escape(', '.join(models))}[/]")
         by_label = {f"Response {i + 1}": cid for i, cid in enumerate(e["order"])}
         print_artifacts(console, e["artifacts"], by_label)
+        if e.get("member_artifacts"):
+            print_members(console, e)
+            for member in (m for m in e["member_artifacts"] if m["status"] == "done" and m["artifacts"]):
+                console.print(f"  [bold]{escape(member['member'])}[/] [dim]its steps[/]")
+                print_artifacts(console, member["artifacts"], by_label)
+                if isinstance(member["details"].get("pairs"), list):
+                    print_pairs(console, member["artifacts"], member["details"], by_label)
         if isinstance(per_label := e["details"].get("dimension_scores"), dict):
             geval = "methods" in e["details"]  # G-Eval's 1-5 ratings, not CheckEval's share of yes
             title = "G-Eval score (1-5) per dimension" if geval else "share of yes per dimension"
@@ -139,6 +147,8 @@ def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
         console.print(f"[red]{escape(judge)} failed[/] ({escape(e['failure']['error_type'])}): {escape(e['failure']['reason'])}")
     if e["calls"]:
         console.print(f"  [dim]{len(e['calls'])} LLM calls[/]")
+    for cut in e.get("trimmed", []):
+        console.print(f"  [yellow]{escape(cut['purpose'])} prompt {escape(trim_note(cut))}[/]")
 
 
 def print_artifacts(console: Console, artifacts: list[dict], by_label: dict[str, str]) -> None:

@@ -11,6 +11,11 @@ from tinydb.middlewares import CachingMiddleware
 
 from qatui.store.atomic import AtomicJSONStorage
 
+SCHEMA = 1
+"""The version of the session format (session.json's meta `schema`, each shard's `format` table) this qatui
+writes and reads. A file stating a higher one was written by a newer qatui: it is refused with its name and
+left untouched, never read half-understood nor rewritten in the older format. A file stating none is schema 1."""
+
 ORPHAN_AGE_S = 60.0
 """A temp file older than this is a killed writer's orphan; a younger one may be a live writer's."""
 
@@ -32,3 +37,16 @@ def open_db(path: Path) -> TinyDB:
     db.storage.WRITE_CACHE_SIZE = sys.maxsize  # per instance: never flush on its own
     db.storage.read()
     return db
+
+
+def check_schema(path: Path, stated: object) -> None:
+    """SessionError naming `path` when the schema it states is not one this qatui reads (None: schema 1)."""
+    from qatui import __version__
+    from qatui.errors import SessionError
+
+    version = 1 if stated is None else stated
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise SessionError(f"{path}: damaged: schema must be a whole number, not {stated!r}")
+    if version > SCHEMA:
+        raise SessionError(f"{path}: written by a newer qatui (session schema {version}; qatui {__version__} reads "
+                           f"schema {SCHEMA} and older): upgrade qatui to open this session; the file was left as it is")

@@ -36,7 +36,7 @@ from qatui.errors import SessionError
 from qatui.events import LLMCallFinished, Verdict
 from qatui.store.atomic import atomic_write_text
 from qatui.store.credentials import scrub
-from qatui.store.files import ORPHAN_AGE_S, open_db, remove_orphans
+from qatui.store.files import ORPHAN_AGE_S, SCHEMA, open_db, remove_orphans
 from qatui.store.index import ResultIndex, latest
 from qatui.store.labels import LABELS_DIR
 from qatui.store.session_file import (
@@ -265,6 +265,7 @@ class SessionStore:
             "created": now,
             "updated": now,
             "qatui_version": __version__,
+            "schema": SCHEMA,
         }
         path = self.root / session_id
         try:

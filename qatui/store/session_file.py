@@ -6,6 +6,7 @@ from pathlib import Path
 
 from qatui.errors import SessionError
 from qatui.store.atomic import AtomicJSONStorage
+from qatui.store.files import check_schema
 
 STATUSES = ("running", "completed", "cancelled", "interrupted", "failed")
 SESSION_FILE = "session.json"
@@ -22,6 +23,7 @@ def parse_session_data(path: Path, data: dict | None) -> tuple[dict, dict[str, d
     metas = list((data or {}).get("meta", {}).values())
     if len(metas) != 1 or not isinstance(metas[0], dict):
         raise SessionError(f"{path}: damaged: table 'meta' must hold exactly one document")
+    check_schema(path, metas[0].get("schema"))
     summary: dict[str, dict] = {}
     for doc in (data or {}).get("summary", {}).values():
         if not isinstance(doc, dict) or not isinstance(doc.get("judge"), str):

@@ -16,11 +16,13 @@ from tinydb import TinyDB
 
 from qatui.errors import SessionError
 from qatui.store.atomic import AtomicJSONStorage
-from qatui.store.files import open_db
+from qatui.store.files import SCHEMA, check_schema, open_db
 
 DEFAULT_SHARD_SIZE = 200
 RESULTS = "results"
 """The table of result docs in each shard."""
+FORMAT = "format"
+"""The table holding a shard's one `{"schema": SCHEMA}` doc, written with its first result."""
 
 _SHARD_NAME = re.compile(r"results-(\d+)\.json")
 
@@ -36,7 +38,9 @@ def shard_numbers(folder: Path) -> list[int]:
 
 
 def shard_docs(path: Path, data: dict | None) -> list[dict]:
-    """The result docs of a shard's content; SessionError naming the file if one is malformed."""
+    """The result docs of a shard's content; SessionError naming the file if one is malformed or its schema newer."""
+    formats = list((data or {}).get(FORMAT, {}).values())
+    check_schema(path, formats[0].get("schema") if formats and isinstance(formats[0], dict) else None)
     docs = list((data or {}).get(RESULTS, {}).values())
     for doc in docs:
         ok = (
@@ -84,6 +88,8 @@ class Shards:
             self.number += 1
             self._open = open_db(shard_path(self.folder, self.number))
             self._len = 0
+        if self._len == 0 and not self._open.table(FORMAT).all():
+            self._open.table(FORMAT).insert({"schema": SCHEMA})
         self._open.table(RESULTS).insert(doc)
         self._len += 1
 

@@ -23,6 +23,7 @@ from qatui.events import (
     ContextSentencesSelected,
     EntailmentScored,
     Event,
+    InputTrimmed,
     InstancesGenerated,
     ItemFailed,
     ItemNotApplicable,
@@ -43,6 +44,7 @@ from qatui.events import (
     StatementVerdict,
     Verdict,
 )
+from qatui.text import trim_note
 from qatui.tui.baseline_steps import BASELINE_EVENTS, baseline_line
 
 TaskKey = tuple[str, str]
@@ -272,6 +274,8 @@ def _call(state: RunState, e: LLMCallFinished) -> None:
         task.transcript.append(f"── {e.purpose} · {e.model}{note} ──\n{e.response}")
     elif e.response and e.response != streamed:
         task.transcript.append(f"\n── kept answer ──\n{e.response}")
+    if e.trimmed:
+        task.transcript.append(f"\n!! prompt {trim_note(e.trimmed)}")
     if not e.ok:
         task.transcript.append(f"\n!! call failed: {e.error}")
     task.transcript.append("\n")
@@ -329,8 +333,7 @@ def _ranking(state: RunState, e: RankingProduced) -> None:
 def _judgement(state: RunState, e: Judgement) -> None:
     task = state.task(e, "ranking")
     task.scores = dict(e.scores)
-    if e.ranking:
-        task.ranking = list(e.ranking)
+    task.ranking = list(e.ranking) if e.ranking else task.ranking
 
 
 def _failed(state: RunState, e: ItemFailed) -> None:
@@ -347,6 +350,10 @@ def _member(state: RunState, e: MemberVerdict) -> None:
     state.task(e, "jury").members[e.member] = e
 
 
+def _trimmed(state: RunState, e: InputTrimmed) -> None:
+    state.task(e, "transcript")  # the call's LLMCallFinished carries the same record into the transcript
+
+
 def _not_applicable(state: RunState, e: ItemNotApplicable) -> None:
     task = state.task(e, "status", "ranking")
     task.status, task.failure = "n/a", e.reason
@@ -360,7 +367,6 @@ def _verdict(state: RunState, e: Verdict) -> None:
     task.scores = {task.label(cid): s for cid, s in e.scores.items()}
     task.preference = e.preference
     task.nli = str(e.details.get("nli") or "")
-
     task.tau = item_tau(task.item, e)
     state.verdicts.setdefault(e.judge, {})[e.item_id] = e
     state.n_finished += 1
@@ -388,6 +394,7 @@ FOLDERS: dict[type[Event], Callable[[RunState, Event], None]] = {
     ItemFailed: _failed,
     ItemNotApplicable: _not_applicable,
     Verdict: _verdict,
+    InputTrimmed: _trimmed,
     **dict.fromkeys(BASELINE_EVENTS, _baseline_step),
 }
 """How each event type changes the state; a test checks every event type has an entry."""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, create_model
 
 from qatui.events import Event, QuestionsGenerated
+from qatui.judges.fencing import guarded
 from qatui.judges.prompts import chat
 from qatui.judges.ragas.schemas import capped_strings, token_budget
 from qatui.llm.errors import ParseError
@@ -48,7 +49,8 @@ async def answer_relevance(view: ItemView, label: str, answer: str, prompts: dic
     """Score one response's answer relevance from `n` questions: `record("answer_relevance", label, ...)`."""
     try:
         result = await resources.llm.complete(
-            chat(prompts["questions"], ("questions",), n=str(n), answer=answer),
+            guarded(chat(prompts["questions"], ("questions",), {"answer": "Answer"}, n=str(n), answer=answer),
+                    view.language),
             purpose="questions", schema=questions_schema(n), temperature=temperature,
             max_tokens=token_budget(n, QUESTION_CHARS))
     except ParseError as e:

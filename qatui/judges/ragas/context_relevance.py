@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, WithJsonSchema, create_model
 
 from qatui.events import ContextSentencesSelected, Event
+from qatui.judges.fencing import guarded, one_line
 from qatui.judges.prompts import chat
 from qatui.judges.ragas.sentences import split_sentences
 from qatui.llm.errors import ParseError
@@ -107,10 +108,11 @@ async def context_relevance(view: ItemView, key: str, context: str, prompts: dic
         record("context_relevance", key, None, "the context has no sentence")
         return
     section = prompts["sentences"]
-    numbered = "\n".join(section["sentence_line"].format(number=k, text=s) for k, s in enumerate(sentences, 1))
+    numbered = "\n".join(section["sentence_line"].format(number=k, text=one_line(s)) for k, s in enumerate(sentences, 1))
     try:
         result = await resources.llm.complete(
-            chat(section, ("relevant",), question=view.question, sentences=numbered),
+            guarded(chat(section, ("relevant",), {"sentences": "Context sentences"}, question=view.question,
+                         sentences=numbered), view.language),
             purpose="sentences", schema=selection_schema(len(sentences)), temperature=temperature,
             max_tokens=16 + 6 * len(sentences))
     except ParseError as e:

@@ -19,6 +19,7 @@ from qatui.events import (
     StatementsVerified,
     StatementVerdict,
 )
+from qatui.judges.fencing import guarded, one_line
 from qatui.judges.prompts import chat
 from qatui.judges.ragas.schemas import capped_strings, token_budget
 from qatui.judges.ragas.sentences import split_sentences
@@ -112,8 +113,8 @@ async def faithfulness(view: ItemView, label: str, answer: str, prompts: dict, r
     """Score one response's faithfulness: `record("faithfulness", label, score, failure)`, events as it goes."""
     llm = resources.llm
     try:
-        result = await llm.complete(chat(prompts["statements"], ("statements",), question=view.question,
-                                         answer=answer),
+        result = await llm.complete(guarded(chat(prompts["statements"], ("statements",), {"answer": "Answer"},
+                                                 question=view.question, answer=answer), view.language),
                                     purpose="statements", schema=Statements, temperature=temperature,
                                     max_tokens=token_budget(MAX_STATEMENTS, STATEMENT_CHARS))
         raw = list(result.data.statements)
@@ -130,10 +131,11 @@ async def faithfulness(view: ItemView, label: str, answer: str, prompts: dict, r
         record("faithfulness", label, None, "the answer has no statement to check")
         return
     section = prompts["verify"]
-    numbered = "\n".join(section["statement_line"].format(number=k, text=s) for k, s in enumerate(statements, 1))
+    numbered = "\n".join(section["statement_line"].format(number=k, text=one_line(s)) for k, s in enumerate(statements, 1))
     try:
-        result = await llm.complete(chat(section, ("verdicts",), context="\n\n".join(view.context),
-                                         statements=numbered),
+        result = await llm.complete(guarded(chat(section, ("verdicts",), {"context": "Context"},
+                                                 context="\n\n".join(view.context), statements=numbered),
+                                            view.language),
                                     purpose="verify", schema=verdicts_schema(len(statements)),
                                     temperature=temperature, max_tokens=token_budget(len(statements), REASON_CHARS, 20))
         verdicts = read_verdicts(list(result.data.verdicts), statements)

@@ -181,6 +181,11 @@ class ItemList(VimTable):
         self._drain_scheduled = False
         self._add_pending(self.ROWS_PER_STEP)
 
+    def action_scroll_bottom(self) -> None:
+        """The last row of the run, drawing the rows held back first (G / End)."""
+        self._add_pending(len(self._pending))
+        super().action_scroll_bottom()
+
     def draw_rest(self) -> None:
         """Draw the rows `fill(rest_later=True)` held back, a step per frame."""
         self._draining_allowed = True

@@ -3,29 +3,27 @@
 Judges yield them (in label space: "Response 1"...), the engine stamps `item_id` and
 `judge` on them and turns a judge's closing `Judgement` into a `Verdict` in candidate-id
 space. The TUI, the CLI and the session store are three subscribers to the same stream.
+The root `Event` lives in `events.base`, the baselines' step events in `events.baselines`;
+every event is importable from here.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-Preference = Literal["A", "B", "tie"]
-"""A verdict on a pair: the first answer, the second, or neither (also the gold's labels)."""
-
-
-class Event(BaseModel):
-    """Fields every event carries; the engine fills `item_id` and `judge`."""
-
-    model_config = ConfigDict(frozen=True)
-
-    item_id: str = ""
-    judge: str = ""
-    at: float = Field(default_factory=time.time)
+from qatui.events.base import Event, Preference
+from qatui.events.baselines import (
+    CandidatePlaced,
+    DimensionRated,
+    PairChosen,
+    PointScored,
+    ReferenceListBuilt,
+    StepsWritten,
+)
 
 
 class RunStarted(Event):
@@ -74,6 +72,18 @@ class LLMCallFinished(Event):
     ok: bool = True
     error: str = ""
     response: str = ""
+    trimmed: dict = Field(default_factory=dict)
+    """What was cut to fit the context window (`qatui.llm.trim.Trimmed.record`); empty when nothing was."""
+
+
+class InputTrimmed(Event):
+    """Texts of a call's prompt were cut to fit the backbone's context window (`qatui.llm.trim`)."""
+
+    type: Literal["input_trimmed"] = "input_trimmed"
+    call_id: str
+    purpose: str
+    model: str
+    trimmed: dict
 
 
 class LLMToken(Event):
@@ -217,71 +227,6 @@ class ContextSentencesSelected(Event):
     relevant: list[int] = Field(default_factory=list)
 
 
-class PointScored(Event):
-    """Pointwise: one response scored 0.00-10.00; `raw` is the answer the score was read from."""
-
-    type: Literal["point_scored"] = "point_scored"
-    response: str
-    score: float
-    raw: str = ""
-    reasked: bool = False
-
-
-class PairChosen(Event):
-    """Pairwise A/B (MinosEval): `first` shown as A, `second` as B; `rematch` = a re-comparison of a win-rate tie."""
-
-    type: Literal["pair_chosen"] = "pair_chosen"
-    first: str
-    second: str
-    choice: Literal["A", "B"]
-    raw: str = ""
-    rematch: bool = False
-    reasked: bool = False
-
-
-class ReferenceListBuilt(Event):
-    """LINKAGE: the references of falling quality (best first) a candidate is placed among, and where they came from."""
-
-    type: Literal["reference_list_built"] = "reference_list_built"
-    references: list[str]
-    source: Literal["dataset", "llm"]
-
-
-class CandidatePlaced(Event):
-    """LINKAGE: the 1-based position the backbone gave one response in the reference list (score = -position)."""
-
-    type: Literal["candidate_placed"] = "candidate_placed"
-    response: str
-    position: int
-    raw: str = ""
-    reasked: bool = False
-
-
-class StepsWritten(Event):
-    """G-Eval: the evaluation steps the backbone wrote for one dimension (its chain of thought)."""
-
-    type: Literal["steps_written"] = "steps_written"
-    dimension: str
-    steps: str
-
-
-class DimensionRated(Event):
-    """G-Eval: one response rated 1-5 on one dimension, by log-probabilities or as the mean of samples.
-
-    `raw` holds each answer read, `ratings` their readings; `probabilities` the digit weights when
-    `method` is "logprobs"; `score` the probability-weighted or sample mean.
-    """
-
-    type: Literal["dimension_rated"] = "dimension_rated"
-    response: str
-    dimension: str
-    method: Literal["logprobs", "samples"]
-    raw: list[str] = Field(default_factory=list)
-    ratings: list[int] = Field(default_factory=list)
-    probabilities: dict[str, float] = Field(default_factory=dict)
-    score: float
-
-
 class Judgement(Event):
     """A judge's last word, in label space. The engine turns it into a `Verdict`.
 
@@ -334,7 +279,7 @@ ArtifactEvent = Annotated[
         LLMCallFinished, QuestionClassified, KeyPointsExtracted, EntailmentScored, InstancesGenerated,
         RankingProduced, ChecklistAnswered, PairJudged, StatementsExtracted, StatementsVerified,
         QuestionsGenerated, ContextSentencesSelected, PointScored, PairChosen, ReferenceListBuilt, CandidatePlaced,
-        StepsWritten, DimensionRated, MemberVerdict, Judgement, ItemFailed,
+        StepsWritten, DimensionRated, MemberVerdict, Judgement, ItemFailed, InputTrimmed,
     ],
     Field(discriminator="type"),
 ]
@@ -364,7 +309,7 @@ AnyEvent = Annotated[
         EntailmentScored, InstancesGenerated, RankingProduced, ChecklistAnswered, PairJudged, StatementsExtracted,
         StatementsVerified, QuestionsGenerated, ContextSentencesSelected, PointScored, PairChosen,
         ReferenceListBuilt, CandidatePlaced, StepsWritten, DimensionRated, MemberVerdict, Judgement, ItemFailed,
-        ItemNotApplicable, Verdict,
+        InputTrimmed, ItemNotApplicable, Verdict,
     ],
     Field(discriminator="type"),
 ]

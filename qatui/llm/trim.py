@@ -1,0 +1,152 @@
+"""Fitting a prompt into the backbone's context window: the fenced data texts are trimmed, counted in tokens.
+
+The rule (README, "Oversized inputs"): a request must leave room for its answer, so its
+prompt may hold at most `window - max_tokens - MARGIN_TOKENS` tokens, where `window` is the
+backbone's context window: `context_window` of its `[backbones.NAME]` table when set, else
+LiteLLM's `max_input_tokens` for the model (`get_model_info`), else, for `local/...`, the
+llama.cpp context (`n_ctx`). A model whose window is unknown is sent as it is.
+
+Tokens are counted with the backbone's own tokenizer: LiteLLM's `token_counter` for
+providers (tiktoken for OpenAI models), the GGUF's tokenizer and chat template for the
+embedded model. A prompt over its budget has its fenced texts (answers, references,
+context: `qatui.llm.fence`) cut, never its instructions: the longest texts first, each cut to
+a common cap so that the shortest keep all they have ("water filling"), keeping the head of
+each text and ending it with a note saying how many tokens were kept. The fence lines stay,
+so a trimmed text is still fenced. The result is recounted and cut again if a count was short.
+
+Trimming is recorded, never silent: `Trimmed.record()` goes on the call's `LLMCallFinished`
+(`trimmed`) and an `InputTrimmed` event on the item; `qatui sessions show --item`, its JSON
+and the TUI's transcript show it. A prompt needs counting only when its UTF-8 size could
+exceed the budget (a token is at least one byte), so short prompts cost nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from qatui.llm.fence import fenced_blocks
+
+MARGIN_TOKENS = 32
+"""Room kept beside the prompt and the answer (chat-template tokens a counter may miss)."""
+OVERHEAD_PER_MESSAGE = 16
+"""Upper bound of a message's own tokens (role and separators) in the quick byte-size bound."""
+MIN_KEPT_TOKENS = 16
+"""No text is cut below this many tokens."""
+NOTE = "\n[… trimmed by qatui to fit the context window: the first {kept} of {total} tokens kept]"
+
+
+@dataclass
+class Trimmed:
+    """What trimming did to one request: the window, the room for the answer, and each text cut."""
+
+    window: int
+    answer_tokens: int
+    prompt_tokens: int
+    """The prompt's tokens before trimming."""
+    kept_tokens: int = 0
+    """The prompt's tokens after trimming."""
+    texts: list[dict[str, Any]] = field(default_factory=list)
+    """One {"name", "tokens", "kept"} per text cut."""
+
+    def record(self) -> dict[str, Any]:
+        """The JSON-safe form stored on the call and in the event."""
+        return {"window": self.window, "answer_tokens": self.answer_tokens, "prompt_tokens": self.prompt_tokens,
+                "kept_tokens": self.kept_tokens, "texts": self.texts}
+
+
+@dataclass(frozen=True)
+class Counter:
+    """A backbone's tokenizer: the tokens of a chat and of a text, and its context window."""
+
+    window: int
+    messages: Callable[[list[dict[str, Any]]], int]
+    text: Callable[[str], int]
+
+
+def _contents(messages: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    return [(i, m["content"]) for i, m in enumerate(messages) if isinstance(m.get("content"), str)]
+
+
+def _cut(text: str, keep: int, tokens: int, count: Callable[[str], int]) -> str:
+    """The head of `text` holding at most `keep` tokens (found by proportion, then shrunk), with the note."""
+    size = max(1, int(len(text) * keep / max(tokens, 1)))
+    head = text[:size]
+    while size > 1 and count(head) > keep:
+        size = int(size * 0.9)
+        head = text[:size]
+    return head + NOTE.format(kept=keep, total=tokens)
+
+
+def fit(messages: list[dict[str, Any]], counter: Counter, answer_tokens: int) -> tuple[list[dict[str, Any]],
+                                                                                     Trimmed | None]:
+    """`messages` within the window with room for `answer_tokens` (see the module docstring), and what was cut.
+
+    Returns the messages unchanged and None when they fit, or when nothing fenced could be cut.
+    """
+    budget = counter.window - answer_tokens - MARGIN_TOKENS
+    contents = _contents(messages)
+    size = sum(len(text.encode("utf-8", "surrogatepass")) + OVERHEAD_PER_MESSAGE for _, text in contents)
+    if budget <= 0 or size <= budget:
+        return messages, None
+    total = counter.messages(messages)
+    if total <= budget:
+        return messages, None
+    found = [(i, b, counter.text(text[b.start:b.end])) for i, text in contents for b in fenced_blocks(text)]
+    if not found:
+        return messages, None
+    record = Trimmed(window=counter.window, answer_tokens=answer_tokens, prompt_tokens=total)
+    out = messages
+    excess = total - budget
+    for _ in range(4):  # a cut text recounts a little differently: cut again what is still over
+        caps = _cap([t for _, _, t in found], excess + len(found) * 24)  # 24: the note's own tokens
+        out = [dict(m) for m in messages]
+        record.texts = []
+        for i in sorted({i for i, _, _ in found}, reverse=True):
+            text = messages[i]["content"]
+            for _, block, tokens in sorted((f for f in found if f[0] == i), key=lambda f: -f[1].start):
+                keep = max(MIN_KEPT_TOKENS, caps)
+                if tokens > keep:
+                    text = text[:block.start] + _cut(text[block.start:block.end], keep, tokens, counter.text) \
+                        + text[block.end:]
+                    record.texts.insert(0, {"name": block.name, "tokens": tokens, "kept": keep})
+            out[i]["content"] = text
+        record.kept_tokens = counter.messages(out)
+        if record.kept_tokens <= budget:
+            break
+        excess += record.kept_tokens - budget
+    return out, record
+
+
+def _cap(tokens: list[int], excess: int) -> int:
+    """The largest cap c with sum(max(0, t - c)) >= excess: cutting every text above c to c frees enough."""
+    low, high = 0, max(tokens)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if sum(max(0, t - mid) for t in tokens) >= excess:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def counter_for(model: str, window: int | None) -> Counter | None:
+    """The tokenizer and window of `model` (`window` overrides the known one); None when the window is unknown."""
+    if model.startswith("local/"):
+        from qatui.llm.local import get_model, model_name
+
+        local = get_model(model_name(model))
+        return Counter(window or local.n_ctx, local.count_prompt, local.count_text)
+    from qatui.llm._lazy import get_litellm
+
+    ll = get_litellm()
+    if window is None:
+        try:
+            window = ll.get_model_info(model).get("max_input_tokens")
+        except Exception:  # noqa: BLE001 - a model LiteLLM does not know: its window is unknown
+            window = None
+    if not window:
+        return None
+    return Counter(int(window), lambda messages: ll.token_counter(model=model, messages=messages),
+                   lambda text: ll.token_counter(model=model, text=text))

@@ -1,0 +1,96 @@
+"""Quitting the TUI in the middle of a live run: a clean stop, nothing finished lost, then a CLI resume finishes it.
+
+A pairwise run over HTTP against a loopback backbone that answers only when the test lets it
+(one permit per call), so the run is exactly mid-way when ctrl+q is pressed. After "Cancel run
+and quit" the app exits with status 0; the session on disk is `cancelled` (resumable) and holds
+every item the screen showed done; `qatui sessions resume` then asks only for the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from pathlib import Path
+
+from qatui.cli import main
+from qatui.config import load_config
+from qatui.data.loaders import load_dataset
+from qatui.engine.jobs import start_run
+from qatui.judges.resources import Resources
+from qatui.store.session import SessionStore
+
+N_ITEMS = 10
+
+
+def _data(path: Path) -> Path:
+    with path.open("w") as f:
+        for i in range(N_ITEMS):
+            f.write(json.dumps({"id": f"q{i}", "question": f"What is {i} plus {i}?", "references": [f"{2 * i}"],
+                                "candidates": {"a": f"It is {2 * i}.", "b": f"It is {2 * i + 1}."}}) + "\n")
+    return path
+
+
+async def _until(pilot, predicate, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting for the app"
+        await pilot.pause(0.05)
+
+
+async def test_quitting_mid_run_saves_the_finished_items_and_a_resume_completes_the_session(
+        llm_server, tmp_path, monkeypatch, capsys) -> None:
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.confirm import ConfirmScreen
+    from qatui.tui.screens.run import RunScreen
+
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    gate = threading.Semaphore(0)
+    answer = json.dumps({"rationale": "A has the right sum.", "choice": "A"})
+
+    async def gated(body: dict) -> str:
+        while body.get("max_tokens") != 8 and not gate.acquire(blocking=False):  # the preflight probe passes
+            await asyncio.sleep(0.01)
+        return answer
+
+    llm_server.script(gated)
+    config_path = tmp_path / "c.toml"
+    config_path.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                           f'api_key_env = "FAKE_KEY"\n[models]\ndefault_backbone = "fake"\n'
+                           f'[cache]\ndir = "{tmp_path / "cache"}"\n')
+    config = load_config(config_path)
+    store = SessionStore(tmp_path / "sessions")
+    job = await asyncio.to_thread(start_run, store, load_dataset(_data(tmp_path / "sums.jsonl")), ["pairwise"], config,
+                                  concurrency=1, resources=Resources(config, backbone_name="fake"))
+    app = QatuiApp(config, store, job=job)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)
+        screen = app.screen
+        while screen.state.count("done") < 3:  # call by call, until three items are finished
+            gate.release()
+            await pilot.pause(0.05)
+        await pilot.press("ctrl+q")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")  # "Cancel run and quit": the call in flight is cancelled, not waited for
+        await _until(pilot, lambda: screen.handle.ended.is_set())
+        shown_done = {key[0] for key, task in screen.state.tasks.items() if task.status == "done"}
+    assert app.return_code == 0
+    session = store.open(job.session.id)
+    stored = set(session.verdicts("pairwise"))
+    assert session.meta["status"] == "cancelled"  # resumable: `sessions resume` and Home's r take it
+    assert shown_done <= stored and 3 <= len(stored) < N_ITEMS  # nothing the screen showed finished was lost
+    session.close()
+
+    llm_server.script(lambda body: answer)  # no gate any more
+    before = len(llm_server.requests)
+    code = await asyncio.to_thread(main, ["--config", str(config_path), "--sessions-dir", str(store.root),
+                                          "sessions", "resume", job.session.id, "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["status"] == "completed"
+    assert out["judges"]["pairwise"]["coverage"]["scored"] == N_ITEMS
+    asked = {json.dumps(b["messages"]) for b in llm_server.requests[before:] if b.get("max_tokens") != 8}
+    assert not any(f"What is {item[1:]} plus" in text for text in asked for item in stored)  # finished: not asked
+    session = store.open(job.session.id)
+    assert session.meta["status"] == "completed" and len(session.verdicts("pairwise")) == N_ITEMS
