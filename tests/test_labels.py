@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -76,20 +78,26 @@ def test_labels_persist_per_annotator_and_the_labels_folder_is_no_session(data) 
         LabelStore(store.root).open_pass("../evil", meta)
 
 
-def test_a_second_writer_is_refused_while_the_first_lives_and_a_dead_one_leaves_no_lock(data) -> None:
-    _, store, _, meta = data
-    give(store, meta, "ana", pair("A"))
-    path = LabelStore(store.root).path("ana", meta["content_hash"])
+@contextmanager
+def held_open(path: Path) -> Iterator[int]:
+    """The label file at `path` marked open by another live process (its pid), which ends on leaving."""
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         doc = json.loads(path.read_text())
         doc["meta"]["1"].update(status="running", pid=other.pid)
         path.write_text(json.dumps(doc))
-        with pytest.raises(LabelError, match=f"open in process {other.pid}"):
-            LabelStore(store.root).open_pass("ana", meta)
+        yield other.pid
     finally:
         other.kill()
         other.wait()
+
+
+def test_a_second_writer_is_refused_while_the_first_lives_and_a_dead_one_leaves_no_lock(data) -> None:
+    _, store, _, meta = data
+    give(store, meta, "ana", pair("A"))
+    with held_open(LabelStore(store.root).path("ana", meta["content_hash"])) as pid:
+        with pytest.raises(LabelError, match=f"open in process {pid}"):
+            LabelStore(store.root).open_pass("ana", meta)
     LabelStore(store.root).open_pass("ana", meta).close()  # the dead pid frees it
 
 

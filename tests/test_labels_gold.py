@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import pytest
+from test_labels import held_open
 from tui_support import run_headless
 
 from qatui.cli import main
@@ -200,17 +199,9 @@ def test_an_import_meeting_a_live_writer_touches_no_file(three, tmp_path) -> Non
     """bo's labels are open in another live process: refused with its pid, new-1's new file removed."""
     _, store, _, meta = three
     path = label_file(three, tmp_path, "new-1", "bo")
-    bo = LabelStore(store.root).path("bo", meta["content_hash"])
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        doc = json.loads(bo.read_text())
-        doc["meta"]["1"].update(status="running", pid=other.pid)
-        bo.write_text(json.dumps(doc))
+    with held_open(LabelStore(store.root).path("bo", meta["content_hash"])) as pid:
         before = snapshot(store.root)
-        with pytest.raises(LabelError, match=f"open in process {other.pid}.*nothing was imported"):
+        with pytest.raises(LabelError, match=f"open in process {pid}.*nothing was imported"):
             import_labels(LabelStore(store.root), path)
         assert snapshot(store.root) == before
         assert not (store.root / "labels" / "new-1").exists()
-    finally:
-        other.kill()
-        other.wait()

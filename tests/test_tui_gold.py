@@ -9,10 +9,10 @@ import io
 import math
 
 import pytest
+from rich.console import Console
 from test_labels_gold import ROUGE_ANA, ROUGE_MAJORITY, three  # noqa: F401 (a fixture)
 from test_tui import until
 from test_tui_jury import panel_text_of
-from rich.console import Console
 from textual.widgets import Sparkline
 
 from qatui.config import Config
@@ -65,7 +65,7 @@ async def test_g_on_the_session_screen_measures_everything_shown_against_the_nex
         screen = app.screen
         assert screen.golds == ["dataset", "annotator:ana", "annotator:bo", "majority"]
         assert tau_column(screen) == {"q1": "+1.00", "q2": "+1.00", "q3": "+1.00"}
-        assert "Gold" in " ".join(key.description for key in screen.query("FooterKey"))
+        await until(pilot, lambda: "Gold" in " ".join(key.description for key in screen.query("FooterKey")))
 
         await pilot.press("g")  # the item list has focus: its own g (first row) gives way
         header = await gold_shown(pilot, screen, "annotator:ana")
@@ -74,10 +74,10 @@ async def test_g_on_the_session_screen_measures_everything_shown_against_the_nex
         assert tau_column(screen) == drawn(TAU_ANA)
         assert sparkline(screen) == pytest.approx(list(TAU_ANA.values()))
         await pilot.press("down")  # q2: the panels show ana's gold and tau
-        assert "gold c2 > c1 > c3" in str(screen.query_one(QuestionPanel).render())
+        await until(pilot, lambda: "gold c2 > c1 > c3" in str(screen.query_one(QuestionPanel).render()))
         assert "Kendall tau vs gold +0.333" in rendered(screen.query_one(RankingPanel))
         await pilot.press("w")  # the worst item against ana: q3
-        assert screen.query_one(ItemList).selected() == ("q3", "rouge-l")
+        await until(pilot, lambda: screen.query_one(ItemList).selected() == ("q3", "rouge-l"))
 
         await pilot.press("g")
         header = await gold_shown(pilot, screen, "annotator:bo")
@@ -147,8 +147,6 @@ async def test_g_on_the_compare_screen_and_the_two_verdicts_follow_the_gold(thre
         assert taus == pytest.approx([1 / 3, -1.0])  # rouge-l and length against ana on q2
         await pilot.press("escape")
         for expected in ("annotator:bo", "majority", "dataset"):
-            previous = app.screen
             await pilot.press("g")
-            await until(pilot, lambda: app.screen is not previous and app.screen.comparison is not None)
-            assert app.screen.gold == expected
+            await until(pilot, lambda want=expected: app.screen.gold == want and app.screen.comparison is not None)
         assert [run.metrics["kendall"] for run in app.screen.comparison.runs] == pytest.approx([1.0, -1 / 3])

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from qatui.events import Event, LLMCallFinished, Verdict, event_from_dict
 from qatui.errors import DatasetError
+from qatui.events import Event, LLMCallFinished, Verdict, event_from_dict
 from qatui.report import session_status
 from qatui.tui.state import RunState
 

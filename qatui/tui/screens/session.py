@@ -23,9 +23,9 @@ from textual.widgets import Footer, Header, LoadingIndicator
 
 from qatui.errors import QatuiError
 from qatui.events import Event, ItemNotApplicable
-from qatui.tui.saved import READING, page_events, remeasure, saved_state
 from qatui.tui.clipboard import copy_artifact
 from qatui.tui.report_file import export_report
+from qatui.tui.saved import READING, page_events, remeasure, saved_state
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.state import RunState
 from qatui.tui.widgets.item_browser import ItemBrowser
