@@ -36,5 +36,9 @@ def first_problem(error: Exception) -> tuple[str, str, str]:
     return ".".join(parts), first["type"], first["msg"]
 
 
+class LabelError(QatuiError):
+    """People's labels: a bad annotator name, a label file or import row that is wrong, a pass already open."""
+
+
 class ResultsFileError(QatuiError):
     """A file of results from another tool (`sessions import`) is unreadable or holds a bad row (names row and field)."""

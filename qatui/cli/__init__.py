@@ -19,6 +19,7 @@ from qatui.cli.commands import (
     cmd_sessions,
 )
 from qatui.cli.common import make_console
+from qatui.cli.labels_cmd import cmd_annotate, cmd_labels
 from qatui.cli.parser import EXIT_INTERRUPTED, EXIT_REFUSED, build_parser
 from qatui.cli.running import cmd_demo, cmd_open, cmd_run, open_tui
 from qatui.cli.serve_cmd import cmd_serve
@@ -28,7 +29,7 @@ from qatui.errors import QatuiError
 COMMANDS = {
     "run": cmd_run, "demo": cmd_demo, "open": cmd_open, "checklist": cmd_checklist, "judges": cmd_judges, "models": cmd_models,
     "datasets": cmd_datasets, "sessions": cmd_sessions, "table": cmd_table, "serve": cmd_serve,
-    "report": cmd_report,
+    "report": cmd_report, "annotate": cmd_annotate, "labels": cmd_labels,
     None: open_tui,
 }
 

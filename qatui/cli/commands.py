@@ -90,11 +90,14 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
             print(json.dumps(data)) if args.json else report.print_item_detail(console, data)
             return 0
         from qatui.engine.jobs import session_json
+        from qatui.report.gold import parse_gold, session_summary
 
+        summary, gold, _ = session_summary(session, parse_gold(args.gold), store.root)
         if args.json:
-            print(json.dumps(session_json(session.meta, session.summary())))
+            print(json.dumps({**session_json(session.meta, summary), "gold": args.gold}))
         else:
-            report.print_session(console, session.meta, session.summary(), failures=report.stored_failures(session))
+            console.print(f"[dim]{gold}[/]")
+            report.print_session(console, session.meta, summary, failures=report.stored_failures(session))
         return 0
     if args.action == "export":
         from qatui.report.export import export_session
@@ -109,7 +112,9 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
     if args.action == "compare":
         from qatui.report.compare import compare_sessions
 
-        data = compare_sessions([store.open(i) for i in args.ids])
+        from qatui.report.gold import parse_gold
+
+        data = compare_sessions([store.open(i) for i in args.ids], gold=parse_gold(args.gold), sessions_root=store.root)
         print(json.dumps(data)) if args.json else report.print_comparison(console, data)
         return 0
     if args.action == "resume":
@@ -142,10 +147,12 @@ def cmd_report(args: argparse.Namespace, config: Config) -> int:
     """`qatui report ID [ID ...] -o FILE`: the sessions as one self-contained HTML file (output and ids checked first)."""
     from qatui.report.html import ITEMS_SHOWN, build_report, check_output, write_report
 
-    out = check_output(args.output)
+    from qatui.report.gold import parse_gold
+
+    out, gold = check_output(args.output), parse_gold(args.gold)
     store = open_store(args, config)
     sessions = [store.open(key) for key in args.ids]
-    text = build_report(sessions, ITEMS_SHOWN if args.items is None else args.items)
+    text = build_report(sessions, ITEMS_SHOWN if args.items is None else args.items, gold, store.root)
     path = write_report(out, text)
     make_console(stderr=True).print(f"wrote {path} ({len(text.encode()) // 1024 + 1} KB)", soft_wrap=True)
     return 0

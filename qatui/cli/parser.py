@@ -139,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--json", action="store_true", help="print one JSON object with every row")
     table.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
     table.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
+    _gold_flag(table)
     serve = sub.add_parser("serve", parents=[common], help="the workbench in a web browser (textual-serve)")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1: this machine only; there is no login)")
@@ -152,6 +153,31 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("-o", "--output", metavar="FILE", required=True, help="the HTML file to write")
     rep.add_argument("--items", type=int_in(0, 50), metavar="N",
                      help="items shown where judges disagree most with people, 0 to 50 (default 5)")
+    _gold_flag(rep)
+    ann = sub.add_parser("annotate", parents=[common],
+                         help="label a dataset's items yourself in the TUI (a gold layer judges are measured against)")
+    ann.add_argument("source", metavar="DATASET_OR_SESSION", help="a dataset file, 'demo', or a session id / name")
+    ann.add_argument("--annotator", required=True, metavar="NAME", help="whose labels these are (letters, digits, . _ -)")
+    ann.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
+    ann.add_argument("--limit", type=int_in(1), metavar="N", help="only the first N items (1 or more)")
+    ann.add_argument("--no-blind", action="store_true", help="show the judges' verdicts before an item is labelled")
+
+    lab = sub.add_parser("labels", parents=[common], help="people's labels: export, import, agreement")
+    labs = lab.add_subparsers(dest="action", metavar="ACTION")
+    lexp = labs.add_parser("export", parents=[common], help="write annotators' labels as JSONL or CSV")
+    lexp.add_argument("--annotator", dest="annotators", action="append", required=True, metavar="NAME",
+                      help="whose labels (repeatable)")
+    lexp.add_argument("-o", "--output", metavar="FILE.jsonl|csv", required=True, help="the file to write")
+    limp = labs.add_parser("import", parents=[common], help="merge a JSONL or CSV label file into the labels")
+    limp.add_argument("file", metavar="FILE", help="a .jsonl or .csv file as `labels export` writes")
+    limp.add_argument("--dataset", metavar="PATH", help="the dataset the labels are of (default: each row's path)")
+    limp.add_argument("--format", dest="fmt", help="that dataset's format (default: detected)")
+    lagr = labs.add_parser("agreement", parents=[common],
+                           help="agreement between people, and between each judge and each person (alpha, kappa)")
+    lagr.add_argument("source", metavar="DATASET_OR_SESSION", help="a dataset file, 'demo', or a session id / name")
+    lagr.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
+    lagr.add_argument("--json", action="store_true")
+
     sub.add_parser("judges", parents=[common], help="list the judges and what they need")
     models = sub.add_parser("models", parents=[common], help="list backbones, NLI models and embedders")
     models.add_argument("--check", action="store_true", help="make one small request of each and report")
@@ -169,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("id")
     show.add_argument("--item", metavar="ITEM_ID", help="show one item: every judge's scores, ranking and gold")
     show.add_argument("--json", action="store_true")
+    _gold_flag(show)
     exp = sss.add_parser("export", parents=[common], help="write a session's results as csv, jsonl or markdown")
     exp.add_argument("id")
     exp.add_argument("--format", dest="fmt", choices=["csv", "jsonl", "md"], default="jsonl")
@@ -176,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_ = sss.add_parser("compare", parents=[common], help="two or more sessions on the same dataset")
     cmp_.add_argument("ids", nargs="+", metavar="ID")
     cmp_.add_argument("--json", action="store_true")
+    _gold_flag(cmp_)
     res = sss.add_parser("resume", parents=[common], help="finish an interrupted session")
     res.add_argument("id")
     res.add_argument("--json", action="store_true")
@@ -198,6 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
     dele.add_argument("id")
     dele.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     return p
+
+
+def _gold_flag(parser: argparse.ArgumentParser) -> None:
+    """--gold: which gold the judges are measured against (`report.gold`)."""
+    parser.add_argument("--gold", default="dataset", metavar="dataset|annotator:NAME|majority",
+                        help="measure against the dataset's gold (default), one annotator's labels, or their majority")
 
 
 def _model_flags(parser: argparse.ArgumentParser) -> None:

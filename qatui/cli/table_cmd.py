@@ -75,16 +75,19 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
         table_row,
     )
 
+    from qatui.report.gold import parse_gold, with_gold
+
     config = with_jury(config, args.judges, args.jury)
     dataset = load_dataset(args.dataset, args.fmt)
     subset = dataset.limited(args.limit)
     store, stderr = open_store(args, config), make_console(stderr=True)
+    measured, gold_line = with_gold(subset, parse_gold(args.gold), store.root)  # refused before any run
     planned = _rows_to_build(args, config, subset, store)
     rows, verdicts = [], []
     for judge, resources in planned:
         if resources is None:  # an imported judge: its session is the row
             name = judge.meta["imported"]["judge"]
-            row = table_row(judge, name, subset, convention=args.convention, seed=config.general.seed, reused=True)
+            row = table_row(judge, name, measured, convention=args.convention, seed=config.general.seed, reused=True)
             row["label"] = label(row)
             stderr.print(f"[dim]{row['label']}: imported session {judge.id}[/]")
             rows.append(row)
@@ -101,18 +104,20 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
                              "the same `qatui table` again: it reuses finished sessions")
                 return EXIT_INTERRUPTED
             session = job.session
-        row = table_row(session, judge.name, subset, convention=args.convention, seed=config.general.seed,
+        row = table_row(session, judge.name, measured, convention=args.convention, seed=config.general.seed,
                         reused=reused)
         row["label"] = label(row)
         stderr.print(f"[dim]{row['label']}: {'reused' if reused else 'ran'} session {session.id}[/]")
         rows.append(row)
         verdicts.append(session.verdicts(judge.name))
-    kind = gold_kind(subset)
+    kind = gold_kind(measured)
     baseline = _baseline_index(args.baseline, rows)
     if kind in ("ranking", "pairwise"):
-        add_baseline_deltas(rows, verdicts, subset, baseline, KEYS[kind][0], convention=args.convention,
+        add_baseline_deltas(rows, verdicts, measured, baseline, KEYS[kind][0], convention=args.convention,
                             seed=config.general.seed)
-    table = {"dataset": dataset.name, "items": len(subset.items), "gold": kind, "convention": args.convention,
+    stderr.print(f"[dim]{gold_line}[/]")
+    table = {"dataset": dataset.name, "items": len(subset.items), "gold": kind, "gold_source": args.gold,
+             "convention": args.convention,
              "baseline": rows[baseline]["label"] if kind in ("ranking", "pairwise") else None, "rows": rows}
     _write(args, table)
     return 0

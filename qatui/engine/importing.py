@@ -2,7 +2,7 @@
 
 The file is read and every row checked against the dataset first (`data.results_file`,
 `data.imported`); only then is a session created, through the same store calls a run makes
-(`SessionStore.create`, `Session.record_verdict`, `summarize_session`), so the table, Compare,
+(`SessionStore.create`, `Session.record_verdict`, `store_summary`), so the table, Compare,
 the TUI and the exports read it like any other. Each verdict is built by the engine's own rules:
 candidates in the seeded presentation order, a strict ranking with equal scores broken by that
 order, the A / B / tie preference on two-candidate items. Should writing fail midway, the new
@@ -20,7 +20,7 @@ from qatui import __version__
 from qatui.data.imported import ItemResult, match_rows
 from qatui.data.presentation import permutation
 from qatui.data.results_file import read_results
-from qatui.engine.jobs import now_iso, summarize_session
+from qatui.engine.jobs import now_iso, store_summary
 from qatui.engine.runner import item_pair
 from qatui.errors import JudgeError, ResultsFileError
 from qatui.events import Verdict
@@ -94,7 +94,7 @@ def import_results(store: SessionStore, dataset: Dataset, request: ImportRequest
                 session.record_failure(item.id, request.judge, result.failure or "", "ImportedFailure", [])
             else:
                 session.record_verdict(verdict, [])
-        summarize_session(session, dataset, "completed")
+        store_summary(session, dataset, "completed")
         session.close()
     except BaseException:
         session.close()

@@ -17,14 +17,13 @@ from qatui.errors import DatasetError, JudgeError, SessionError
 from qatui.judges.registry import make_judge
 
 
-
 class NothingToResume(SessionError):
     """`resume` on a session with no item left to judge (not an error for the data, but no run either)."""
 
 
 if TYPE_CHECKING:
     from qatui.config import Config
-    from qatui.data.model import Dataset
+    from qatui.data.model import Dataset, Item
     from qatui.engine.runner import Engine
     from qatui.judges.base import Judge
     from qatui.judges.resources import Resources
@@ -235,54 +234,64 @@ def finish_run(job: RunJob, status: str) -> dict[str, dict]:
 
     A run that ended with every item of every judge failed is stored as `failed`, not `completed`.
     """
-    return summarize_session(job.session, job.dataset, status)
+    return store_summary(job.session, job.dataset, status)
 
 
-def summarize_session(session: Session, dataset: Dataset, status: str) -> dict[str, dict]:
-    """Each judge of `session` measured against `dataset`'s gold, stored with `status`; returns the summary.
+def store_summary(session: Session, dataset: Dataset, status: str) -> dict[str, dict]:
+    """`summarize_session` against `dataset`'s gold, stored with `status`; returns the summary.
 
     What `finish_run` does after a run, and what an import (`engine.importing`) does after writing its verdicts.
     """
+    results = session.results()
+    summary = summarize_session(session, dataset.items, results)
+    for judge, doc in summary.items():
+        session.set_summary(judge, doc)
+    if status == "completed" and summary and all(doc["n_done"] == 0 and doc["n_failed"] for doc in summary.values()):
+        status = "failed"  # nothing was judged: not a result anyone should read as one
+    session.update_meta(status=status, updated=now_iso(), pid=None, llm=llm_totals(results))
+    session.flush()
+    return summary
+
+
+def summarize_session(session: Session, items: list[Item], results: dict | None = None) -> dict[str, dict]:
+    """Each judge's summary doc: coverage counts and metrics against the gold of `items`, under both conventions,
+    and a jury's members measured the same way with their agreement. Stores nothing.
+
+    `items` carry the gold to measure against: the dataset's, or people's labels (`report.gold`).
+    """
     from qatui.metrics import summarize
 
-    results = session.results()
-    summary: dict[str, dict] = {}
+    results = session.results() if results is None else results
     convention = session.meta.get("convention", "strict")
-    for judge in session.meta["judges"]:
+    seed = session.meta["seed"]
+    other = "paper" if convention == "strict" else "strict"
+    summary: dict[str, dict] = {}
+    for judge, options in session.meta["judges"].items():
         verdicts = session.verdicts(judge)
         mine = {item_id: doc for (item_id, name), doc in results.items() if name == judge}
-        failed = sum(1 for doc in mine.values() if doc["status"] == "failed")
         not_applicable = {item_id: doc.get("not_applicable", "") for item_id, doc in mine.items()
                           if doc["status"] == "n/a"}
-        metrics = summarize(dataset.items, verdicts, seed=session.meta["seed"], convention=convention,
-                            not_applicable=not_applicable)
-        other = "paper" if convention == "strict" else "strict"
-        by_convention = {convention: {"metrics": metrics.metrics, "n": metrics.n}}
-        alternative = summarize(dataset.items, verdicts, convention=other, not_applicable=not_applicable, ci=False)
-        by_convention[other] = {"metrics": alternative.metrics, "n": alternative.n}
+        metrics = summarize(items, verdicts, seed=seed, convention=convention, not_applicable=not_applicable)
+        alternative = summarize(items, verdicts, convention=other, not_applicable=not_applicable, ci=False)
         summary[judge] = {
-            "n_items": len(dataset.items),
+            "n_items": len(items),
             "n_done": len(verdicts),
-            "n_failed": failed,
+            "n_failed": sum(1 for doc in mine.values() if doc["status"] == "failed"),
             "n_not_applicable": len(not_applicable),
             "convention": convention,
-            "by_convention": by_convention,
+            "by_convention": {convention: {"metrics": metrics.metrics, "n": metrics.n},
+                              other: {"metrics": alternative.metrics, "n": alternative.n}},
             "metrics": metrics.metrics,
             "ci": {k: list(v) for k, v in metrics.ci.items()},
             "n": metrics.n,
             "breakdown": metrics.breakdown,
         }
-        if judge == "jury" and (jury := session.meta["judges"][judge].get("members")):
+        if judge == "jury" and (members := (options or {}).get("members")):
             from qatui.metrics.jury import members_agreement, members_summary
 
-            summary[judge]["members"] = members_summary(dataset.items, verdicts, list(jury),
-                                                        seed=session.meta["seed"], convention=convention)
-            summary[judge]["members_agreement"] = members_agreement(verdicts, list(jury), seed=session.meta["seed"])
-        session.set_summary(judge, summary[judge])
-    if status == "completed" and summary and all(doc["n_done"] == 0 and doc["n_failed"] for doc in summary.values()):
-        status = "failed"  # nothing was judged: not a result anyone should read as one
-    session.update_meta(status=status, updated=now_iso(), pid=None, llm=llm_totals(results))
-    session.flush()
+            summary[judge]["members"] = members_summary(items, verdicts, list(members), seed=seed,
+                                                        convention=convention)
+            summary[judge]["members_agreement"] = members_agreement(verdicts, list(members), seed=seed)
     return summary
 
 

@@ -118,12 +118,22 @@ def checklist_agreement(
         chosen = [k for k in keys if dim == "all" or dimension_of[k] == dim]
         table = np.array([[{"yes": 1.0, "no": 0.0}.get(run[k][1], np.nan) if k in run else np.nan for k in chosen]
                           for run in runs])
-        complete = table[:, ~np.isnan(table).any(axis=0)] if chosen else table
-        counts = np.stack([(complete == 1.0).sum(axis=0), (complete == 0.0).sum(axis=0)], axis=1)
-        out[dim] = {
-            "alpha": krippendorff_alpha(table) if chosen and (~np.isnan(table)).sum(axis=0).max() >= 2 else None,
-            "kappa": fleiss_kappa(counts) if complete.shape[1] else None,
-            "n_units": int(((~np.isnan(table)).sum(axis=0) >= 2).sum()) if chosen else 0,
-            "n_complete": int(complete.shape[1]),
-        }
+        out[dim] = nominal_agreement(table, (1.0, 0.0))
     return out
+
+
+def nominal_agreement(table: np.ndarray, categories: tuple[float, ...]) -> dict[str, float | int | None]:
+    """Krippendorff's alpha (nominal) and Fleiss' kappa of a raters x units table of category codes (NaN = missing).
+
+    Alpha uses every unit two or more raters coded (`n_units`); Fleiss' kappa, which needs
+    every rater on every unit, the units all of them coded (`n_complete`). None where undefined.
+    """
+    coded = (~np.isnan(table)).sum(axis=0) if table.size else np.zeros(0)
+    complete = table[:, ~np.isnan(table).any(axis=0)] if table.size else table
+    counts = np.stack([(complete == c).sum(axis=0) for c in categories], axis=1)
+    return {
+        "alpha": krippendorff_alpha(table) if table.size and coded.max() >= 2 else None,
+        "kappa": fleiss_kappa(counts) if complete.shape[1] else None,
+        "n_units": int((coded >= 2).sum()),
+        "n_complete": int(complete.shape[1]) if table.size else 0,
+    }

@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.table import Table
 
-from qatui.errors import SessionError
+from qatui.errors import LabelError, SessionError
 from qatui.report.session_view import METRIC_ORDER, fmt, unchanged_dataset
 from qatui.text import plural
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from rich.console import Console
 
     from qatui.data.model import Dataset
@@ -27,11 +29,13 @@ def letter(index: int) -> str:
     return ascii_uppercase[index] if index < 26 else letter(index // 26 - 1) + ascii_uppercase[index % 26]
 
 
-def compare_sessions(sessions: list[Session]) -> dict[str, Any]:
+def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_root: Path | None = None) -> dict[str, Any]:
     """Every (session, judge) run side by side, lettered A, B, …; refused unless all share one dataset content.
 
     When the runs judged different items (one run limited to 3 items, another to 100), every
     figure is computed on the items all of them judged, and `common_items` / `note` say so.
+    `gold` (`report.gold`) is what the metrics and table rows measure against; people's
+    labels are read from `sessions_root`.
     """
     from qatui.metrics.agreement import judge_agreement, ranking_tau
 
@@ -61,9 +65,18 @@ def compare_sessions(sessions: list[Session]) -> dict[str, Any]:
     judged = [set(r["verdicts"]) for r in runs]
     common = set.intersection(*judged)
     dataset = unchanged_dataset(sessions[0])  # read once: the common metrics and the table rows use it
-    note = None
+    note, gold_line = None, "gold: the dataset's gold"
+    if gold != "dataset":
+        from qatui.report.gold import with_gold
+
+        if dataset is None:
+            raise LabelError(f"{sessions[0].meta['dataset']['path']} is gone or changed, so its items cannot be "
+                             "matched with people's labels")
+        dataset, gold_line = with_gold(dataset, gold, sessions_root or sessions[0].path.parent)
     if any(items != common for items in judged):
         note = _restrict_to_common(dataset, runs, common)
+    elif gold != "dataset":
+        _remeasure(dataset, runs, common)
     agreement = []
     worst: dict[str, dict[str, Any]] = {}
     for a, b in combinations(runs, 2):
@@ -80,6 +93,7 @@ def compare_sessions(sessions: list[Session]) -> dict[str, Any]:
     disagreements = sorted(worst.values(), key=lambda d: d["tau"])[:TOP_DISAGREEMENTS]
     return {
         "dataset": sessions[0].meta["dataset"]["name"],
+        "gold": gold_line,
         "common_items": len(common),
         "note": note,
         "runs": [{k: v for k, v in r.items() if k != "verdicts"} for r in runs],
@@ -117,8 +131,6 @@ def _table(sessions: list[Session], runs: list[dict[str, Any]], common: set[str]
 
 def _restrict_to_common(dataset: Dataset | None, runs: list[dict[str, Any]], common: set[str]) -> str:
     """Keep only the common items' verdicts and recompute each run's metrics on them; the note says so."""
-    from qatui.metrics import summarize
-
     sizes = ", ".join(f"{r['letter']} {len(r['verdicts'])}" for r in runs)
     for run in runs:
         run["verdicts"] = {k: v for k, v in run["verdicts"].items() if k in common}
@@ -127,10 +139,17 @@ def _restrict_to_common(dataset: Dataset | None, runs: list[dict[str, Any]], com
             run["metrics"] = {}
         return (f"the runs judged different items ({sizes}); agreement is on the {len(common)} items all judged, "
                 "and the metrics are left out: the dataset file cannot be reloaded to recompute them")
+    _remeasure(dataset, runs, common)
+    return f"the runs judged different items ({sizes}): every figure is on the {len(common)} items all of them judged"
+
+
+def _remeasure(dataset: Dataset, runs: list[dict[str, Any]], common: set[str]) -> None:
+    """Each run's metrics computed again, on the common items and against `dataset`'s gold."""
+    from qatui.metrics import summarize
+
     items = [item for item in dataset.items if item.id in common]
     for run in runs:
         run["metrics"] = summarize(items, run["verdicts"], ci=False).metrics
-    return f"the runs judged different items ({sizes}): every figure is on the {len(common)} items all of them judged"
 
 
 def _checklist_agreement(sessions: list[Session], runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -163,7 +182,7 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
     runs = data["runs"]
     metrics = [k for k in METRIC_ORDER if any(k in r["metrics"] for r in runs)]
     metrics += sorted({k for r in runs for k in r["metrics"]} - set(metrics))
-    console.print(f"[bold]dataset[/] {escape(data['dataset'])}")
+    console.print(f"[bold]dataset[/] {escape(data['dataset'])}  [dim]{escape(data.get('gold') or '')}[/]")
     legend = Table("run", "session", "judge", "done", "failed", box=None, padding=(0, 1, 0, 0))
     for r in runs:
         session = r["session"] if r["label"] == r["session"] else f"{r['label']} ({r['session']})"

@@ -38,6 +38,7 @@ from qatui.store.atomic import atomic_write_text
 from qatui.store.credentials import scrub
 from qatui.store.files import ORPHAN_AGE_S, SCHEMA, open_db, remove_orphans
 from qatui.store.index import ResultIndex, latest
+from qatui.store.labels import LABELS_DIR
 from qatui.store.session_file import (
     SESSION_FILE,
     STATUSES,
@@ -316,10 +317,11 @@ class SessionStore:
         shutil.rmtree(self.root / session_id)
 
     def _ids(self) -> list[str]:
-        """Names of the (non-hidden) folders in the root: the session ids."""
+        """Names of the (non-hidden) folders in the root but the labels folder: the session ids."""
         if not self.root.is_dir():
             return []
-        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith("."))
+        return sorted(p.name for p in self.root.iterdir()
+                      if p.is_dir() and not p.name.startswith(".") and p.name != LABELS_DIR)
 
 
 def _describe(entries: list[dict], limit: int = 10) -> str:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from qatui.engine.jobs import RunJob
     from qatui.judges.resources import Resources
+    from qatui.tui.screens.label_prompt import LabelRequest
     from qatui.tui.screens.new_run import NewRun
 
 ResourcesFactory = Callable[[], "Resources"]
@@ -54,7 +55,8 @@ class QatuiApp(App[None]):
 
     def __init__(self, config: Config | None = None, store: SessionStore | None = None, *,
                  open_id: str | None = None, job: RunJob | None = None,
-                 make_resources: ResourcesFactory | None = None, config_path: Path | None = None) -> None:
+                 make_resources: ResourcesFactory | None = None, config_path: Path | None = None,
+                 annotate: LabelRequest | None = None) -> None:
         super().__init__()
         self.config = config or Config()
         self.store = store or SessionStore(self.config.sessions_dir())
@@ -70,6 +72,8 @@ class QatuiApp(App[None]):
         self.initial_job = job
         """A run to show (and start) over Home at start."""
         self._save_timer: Timer | None = None
+        self.initial_labels = annotate
+        """A labelling pass to open over Home at start (`qatui annotate`)."""
 
     def on_mount(self) -> None:
         themes, problems = discover_themes()
@@ -89,6 +93,8 @@ class QatuiApp(App[None]):
             self.open_session(self.open_id)
         if self.initial_job:
             self.show_run(self.initial_job)
+        if self.initial_labels:
+            self.open_labels(self.initial_labels)
 
     def on_unmount(self) -> None:
         self.engine_loop.close()
@@ -144,6 +150,26 @@ class QatuiApp(App[None]):
             self.go_home()
             if self.screen is home:
                 home.action_compare()
+
+    def ask_labels(self, source: str = "") -> None:
+        """Ask for a dataset (or session) and an annotator name, then open the Label screen."""
+        from qatui.tui.screens.label_prompt import LabelPrompt
+
+        def chosen(request: LabelRequest | None) -> None:
+            if request is not None:
+                self.open_labels(request)
+
+        self.push_screen(LabelPrompt(source), chosen)
+
+    @work(group="labels", exclusive=True, exit_on_error=False, description="opening the labels")
+    async def open_labels(self, request: LabelRequest) -> None:
+        """Open a labelling pass off the UI thread (datasets load, sessions are read), then the Label screen."""
+        from qatui.report.annotation import open_annotation
+        from qatui.tui.screens.label import LabelScreen
+
+        annotation = await asyncio.to_thread(open_annotation, request.source, request.annotator, self.store,
+                                             fmt=request.fmt, limit=request.limit)
+        self.push_screen(LabelScreen(annotation, blind=request.blind, seed=self.config.general.seed))
 
     def show_run(self, job: RunJob) -> None:
         """Push the live view of a job and start it."""

@@ -63,14 +63,20 @@ class Comparison:
     """The runs as `qatui table` rows (`report.table`), each against run A; None when the dataset is gone."""
     note: str | None = None
     """Set when the runs judged different items: every figure is on the common ones."""
+    gold: str = "gold: the dataset's gold"
+    """What the metrics measure against, in words (`report.gold`)."""
+    annotators: list[str] = field(default_factory=list)
+    """Who has labelled this dataset (the golds `g` offers)."""
 
 
-def load_comparison(store: SessionStore, session_ids: list[str]) -> Comparison:
-    """Compare sessions (SessionError when their datasets differ, or fewer than two)."""
+def load_comparison(store: SessionStore, session_ids: list[str], gold: str = "dataset") -> Comparison:
+    """Compare sessions against `gold` (SessionError when their datasets differ, or fewer than two)."""
     from qatui.report.compare import compare_sessions
+    from qatui.store.labels import LabelStore
 
     sessions = [store.open(sid) for sid in session_ids]
-    data: dict[str, Any] = compare_sessions(sessions)
+    data: dict[str, Any] = compare_sessions(sessions, gold, store.root)
+    annotators = list(LabelStore(store.root).labels_of(sessions[0].meta["dataset"]["content_hash"]))
     runs = [Run(r["letter"], r["session"], r["label"], r["judge"], r["metrics"], r["n_done"], r["n_failed"])
             for r in data["runs"]]
     by_letter = {r.letter: r for r in runs}
@@ -81,4 +87,5 @@ def load_comparison(store: SessionStore, session_ids: list[str]) -> Comparison:
     checklists = [ChecklistAgreement(c["checklist"], [by_key[key] for key in c["runs"]], c["per_dimension"])
                   for c in data["checklist_agreement"]]
     return Comparison(data["dataset"], runs, agreement, disagreements, checklists,
-                      common_items=data["common_items"], table=data.get("table"), note=data["note"])
+                      common_items=data["common_items"], table=data.get("table"), note=data["note"],
+                      gold=data["gold"], annotators=annotators)

@@ -17,20 +17,20 @@ def report_path(store: SessionStore, session_ids: list[str]) -> Path:
     return store.root / f"{name}.html"
 
 
-def write_report_file(store: SessionStore, session_ids: list[str]) -> Path:
-    """Build the report of these sessions and write it atomically; the absolute path written."""
+def write_report_file(store: SessionStore, session_ids: list[str], gold: str = "dataset") -> Path:
+    """Build the report of these sessions against `gold` (the screen's) and write it atomically; the path written."""
     from qatui.report.html import build_report, write_report
 
     sessions = [store.open(key) for key in session_ids]  # an id, a name or a prefix: the file is named by ids
-    return write_report(report_path(store, [session.id for session in sessions]), build_report(sessions))
+    return write_report(report_path(store, [session.id for session in sessions]), build_report(sessions, gold=gold, sessions_root=store.root))
 
 
-def export_report(screen: Screen, store: SessionStore, session_ids: list[str]) -> None:
+def export_report(screen: Screen, store: SessionStore, session_ids: list[str], gold: str = "dataset") -> None:
     """Write the report in a thread worker, then a toast with its path (a failure: the screen's error toast)."""
     from qatui.tui.format import short_path
 
     def write() -> None:
-        path = write_report_file(store, session_ids)
+        path = write_report_file(store, session_ids, gold)
         screen.app.call_from_thread(screen.notify, f"{short_path(str(path))}\nopen it in any browser; it works offline",
                                     title="Report written", timeout=10)
 

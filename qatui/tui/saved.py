@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from qatui.events import Event, LLMCallFinished, Verdict, event_from_dict
 from qatui.errors import DatasetError
+from qatui.events import Event, LLMCallFinished, Verdict, event_from_dict
 from qatui.report import session_status
 from qatui.tui.state import RunState
 
@@ -77,3 +77,24 @@ def load_saved(session: Session) -> tuple[RunState, bool]:
     state, found = saved_state(session)
     replay(state, session.results())
     return state, found
+
+
+def remeasure(state: RunState, items: list[Item]) -> None:
+    """Measure every judged task against the gold of `items` (another gold: people's labels, or the dataset's again).
+
+    Each task's item becomes the one with its id in `items`, so the question and ranking panels
+    show that gold, and its tau (the list's column, the header's sparkline, `w`) is computed again.
+    """
+    from qatui.metrics.item import item_tau
+
+    by_id = {item.id: item for item in items}
+    state.items = [by_id.get(item.id, item) for item in state.items]
+    for task in state.tasks.values():
+        if (item := by_id.get(task.item_id)) is None:
+            continue
+        task.item = item
+        verdict = state.verdicts.get(task.judge, {}).get(task.item_id)
+        task.tau = item_tau(item, verdict) if verdict is not None else None
+        task.revision["status"] += 1  # the question panel shows the gold
+        task.revision["ranking"] += 1
+        state.changed.add(task.key)

@@ -47,5 +47,8 @@ class Workbench(Protocol):
     def resume_session(self, session_id: str) -> None:
         """Finish a saved session: skip what is done, retry what failed."""
 
+    def ask_labels(self, source: str = "") -> None:
+        """Ask for a dataset or session and an annotator, then open the Label screen."""
+
     def action_help(self) -> None:
         """The keys of the current screen."""

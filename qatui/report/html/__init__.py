@@ -43,21 +43,28 @@ def check_output(path: str | os.PathLike[str]) -> Path:
     return out
 
 
-def build_report(sessions: list[Session], items_shown: int = ITEMS_SHOWN) -> str:
-    """The report of `sessions` as one HTML document; with two or more, a comparison (as `sessions compare`) first."""
+def build_report(sessions: list[Session], items_shown: int = ITEMS_SHOWN, gold: str = "dataset",
+                 sessions_root: Path | None = None) -> str:
+    """The report of `sessions` as one HTML document; with two or more, a comparison (as `sessions compare`) first.
+
+    Every figure measures the judges against `gold` (`report.gold`: the dataset's, an annotator's
+    labels or their majority, read from `sessions_root`); the subtitle and each session's settings name it.
+    """
     from html import escape
 
     from qatui.report.compare import compare_sessions
+    from qatui.report.gold import gold_name, parse_gold
 
     if not sessions:
         raise SessionError("a report needs at least one session")
     if len({s.id for s in sessions}) < len(sessions):
         raise SessionError("a session is named twice: name each session once")
-    contents = [session_content(session, items_shown) for session in sessions]
+    gold = parse_gold(gold)
+    contents = [session_content(session, items_shown, gold, sessions_root) for session in sessions]
     sections, links = [], []
     if len(sessions) > 1:
         try:
-            sections.append(comparison_section(compare_sessions(sessions), "comparison"))
+            sections.append(comparison_section(compare_sessions(sessions, gold, sessions_root), "comparison"))
             links.append(("comparison", "Comparison"))
         except SessionError as e:  # different datasets: each session is still reported
             sections.append(f'<p class="note">No comparison: {escape(str(e))}</p>')
@@ -72,7 +79,8 @@ def build_report(sessions: list[Session], items_shown: int = ITEMS_SHOWN) -> str
     template = Template(files(__package__).joinpath("template.html").read_text(encoding="utf-8"))
     return template.substitute(
         title=escape(title),
-        subtitle=escape(f"judges: {', '.join(judges)} · sessions: {', '.join(s.id for s in sessions)}"),
+        subtitle=escape(f"judges: {', '.join(judges)} · sessions: {', '.join(s.id for s in sessions)} · "
+                        f"measured against {gold_name(gold)}"),
         css=files(__package__).joinpath("report.css").read_text(encoding="utf-8"),
         contents="".join(f'<li><a href="#{escape(anchor)}">{escape(name)}</a></li>' for anchor, name in links),
         body="\n".join(str(s) for s in sections),

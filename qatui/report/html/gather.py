@@ -23,6 +23,8 @@ from qatui.report.session_view import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from qatui.data.model import Dataset, Item
     from qatui.events import Verdict
     from qatui.store.session import Session
@@ -68,11 +70,18 @@ class SessionContent:
     note: str | None = None
 
 
-def session_content(session: Session, items_shown: int = ITEMS_SHOWN) -> SessionContent:
-    """Read one session for the report: settings, each judge's metrics, per-item figures and the worst items."""
-    meta, summary = session.meta, session.summary()
-    dataset = unchanged_dataset(session)
-    if dataset is not None:
+def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str = "dataset",
+                    sessions_root: Path | None = None) -> SessionContent:
+    """Read one session for the report: settings, each judge's metrics, per-item figures and the worst items.
+
+    `gold` (`report.gold`) is what every figure measures against; people's labels are read from
+    `sessions_root` (default: the session's own folder's parent).
+    """
+    from qatui.report.gold import session_summary
+
+    meta = session.meta
+    summary, gold_line, dataset = session_summary(session, gold, sessions_root or session.path.parent)
+    if dataset is None and (dataset := unchanged_dataset(session)) is not None:
         dataset = dataset.limited(meta["dataset"].get("limit"))
     verdicts = {judge: session.verdicts(judge) for judge in meta["judges"]}
     judges = []
@@ -95,7 +104,7 @@ def session_content(session: Session, items_shown: int = ITEMS_SHOWN) -> Session
     return SessionContent(
         id=session.id,
         title=meta.get("name") or session.id,
-        settings=settings(meta, verdicts),
+        settings=[*settings(meta, verdicts), ("gold", gold_line.removeprefix("gold: "))],
         judges=judges,
         table=None if dataset is None else session_table(session, dataset, verdicts),
         worst=[] if dataset is None else worst_items(session, dataset, judges, items_shown),

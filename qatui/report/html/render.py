@@ -112,6 +112,8 @@ def comparison_section(data: dict[str, Any], anchor: str) -> Raw:
                      r["judge"], r["n_done"], r["n_failed"]] for r in runs], classes="settings")]
     if data.get("note"):
         parts.append(paragraph(data["note"], "note"))
+    if data.get("gold"):
+        parts.append(paragraph(data["gold"], "muted"))
     keys = [k for k in METRIC_ORDER if any(k in r["metrics"] for r in runs)]
     keys += sorted({k for r in runs for k in r["metrics"]} - set(keys))
     if keys:

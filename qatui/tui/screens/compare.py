@@ -116,14 +116,18 @@ class CompareScreen(QatuiScreen):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("tab", "app.focus_next", "Next table", show=False),
+        Binding("g", "gold", "Gold", priority=True),  # before a focused table's g (first row), when labels exist
         Binding("e", "export_report", "Export report (HTML)", show=False),
         Binding("escape", "app.pop_screen", "Home"),
     ]
 
-    def __init__(self, store: SessionStore, session_ids: list[str]) -> None:
+    def __init__(self, store: SessionStore, session_ids: list[str], gold: str = "dataset") -> None:
         super().__init__()
         self.store = store
         self.session_ids = list(session_ids)
+        self.gold = gold
+        """What the metrics measure against (`report.gold`); `g` cycles it."""
+        self.golds = [gold]
         self.comparison: Comparison | None = None
         self._shown_metrics = 0
 
@@ -147,13 +151,15 @@ class CompareScreen(QatuiScreen):
     async def load(self) -> None:
         """Read the sessions and compare them off the UI thread, then fill the tables."""
         try:
-            self.comparison = await asyncio.to_thread(load_comparison, self.store, self.session_ids)
+            self.comparison = await asyncio.to_thread(load_comparison, self.store, self.session_ids, self.gold)
         except QatuiError as e:
             self.notify(str(e), title="Cannot compare", severity="error", timeout=10)
             self.app.pop_screen()
             return
         self.query_one(LoadingIndicator).remove()
-        self.sub_title = f"compare · dataset {self.comparison.dataset}"
+        gold = f" · {self.comparison.gold}" if self.comparison.annotators or self.gold != "dataset" else ""
+        self.sub_title = f"compare · dataset {self.comparison.dataset}{gold}"
+        self.golds = ["dataset", *(f"annotator:{name}" for name in self.comparison.annotators), "majority"]
         for table in self.query(DeltaTable):
             table.display = True  # shown before filling, so each table sizes itself to its rows
         self._fill_runs()
@@ -219,6 +225,17 @@ class CompareScreen(QatuiScreen):
             table.add_row(*line)
         table.border_title = "As `qatui table` (×100, 95% CIs; Δ: paired bootstrap against A)"
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "gold":
+            return len(self.golds) > 2
+        return True
+
+    def action_gold(self) -> None:
+        """Measure the runs against the next gold: the dataset's, each annotator's labels, their majority."""
+        following = self.golds[(self.golds.index(self.gold) + 1) % len(self.golds)] if self.gold in self.golds \
+            else "dataset"
+        self.app.switch_screen(CompareScreen(self.store, self.session_ids, following))
+
     def _fill_agreement(self) -> None:
         table = self.query_one("#agreement", DeltaTable)
         table.add_column("pair", key="pair")
@@ -270,14 +287,14 @@ class CompareScreen(QatuiScreen):
 
     def action_export_report(self) -> None:
         """Write the comparison and each session as one self-contained HTML file (as `qatui report ID ID …`)."""
-        export_report(self, self.store, self.session_ids)
+        export_report(self, self.store, self.session_ids, self.gold)
 
     def action_open_item(self) -> None:
         """Open the highlighted disagreement: both runs' verdicts on the item, side by side."""
         table = self.query_one("#disagreements", DeltaTable)
         if self.comparison is None or (key := table.row_key_at_cursor()) is None:
             return
-        self.app.push_screen(SideBySideScreen(self.store, self.comparison.disagreements[int(key)]))
+        self.app.push_screen(SideBySideScreen(self.store, self.comparison.disagreements[int(key)], self.gold))
 
 
 class SideBySideScreen(QatuiScreen):
@@ -303,10 +320,12 @@ class SideBySideScreen(QatuiScreen):
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
-    def __init__(self, store: SessionStore, disagreement: Disagreement) -> None:
+    def __init__(self, store: SessionStore, disagreement: Disagreement, gold: str = "dataset") -> None:
         super().__init__()
         self.store = store
         self.disagreement = disagreement
+        self.gold = gold
+        """The gold the ranking panels show and measure tau against (the compare screen's)."""
         self.tasks: list[TaskView] = []
 
     def compose(self) -> ComposeResult:
@@ -333,14 +352,18 @@ class SideBySideScreen(QatuiScreen):
     @work(group="load", exclusive=True, exit_on_error=False, description="reading two verdicts")
     async def load(self) -> None:
         """Replay both sessions off the UI thread, then draw the item from each."""
-        from qatui.tui.saved import load_saved
+        from qatui.report.gold import DATASET, session_gold_items
+        from qatui.tui.saved import load_saved, remeasure
 
         d = self.disagreement
 
         def read() -> list[TaskView]:
             found = []
             for run in (d.a, d.b):
-                state, _ = load_saved(self.store.open(run.session))
+                session = self.store.open(run.session)
+                state, _ = load_saved(session)
+                if self.gold != DATASET:
+                    remeasure(state, session_gold_items(session, self.gold, self.store.root)[0].items)
                 found.append(state.tasks[(d.item_id, run.judge)])
             return found
 

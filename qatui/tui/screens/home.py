@@ -69,6 +69,7 @@ class HomeScreen(QatuiScreen):
         Binding("r", "resume", "Resume"),
         Binding("space", "toggle_mark", "Mark", key_display="␣"),
         Binding("c", "compare", "Compare"),
+        Binding("a", "label", "Label items", show=False),
         Binding("e", "export", "Export", show=False),
         Binding("d", "delete", "Delete", show=False),
         Binding("slash", "filter", "Filter", key_display="/"),
@@ -188,6 +189,11 @@ class HomeScreen(QatuiScreen):
         """The marked sessions that still exist, in the table's order."""
         table = self.query_one(SessionsTable)
         return [m["id"] for m in table.shown if m["id"] in table.marked]
+
+    def action_label(self) -> None:
+        """Label the highlighted session's dataset yourself (asks for your name; any dataset can be typed)."""
+        meta = self._highlighted()
+        self.qatui.ask_labels(meta["id"] if meta and meta.get("status") != "damaged" else "demo")
 
     def action_spot_check(self) -> None:
         """Judge one typed or loaded item with one judge."""

@@ -6,7 +6,8 @@
     ItemBrowser    items with status and tau | the selected item's panels | its LLM calls
     Footer
 
-`w` walks the items from the judge's worst agreement with people upwards; `e` writes the HTML report.
+`w` walks the items from the judge's worst agreement with people upwards; `e` writes the HTML report;
+`a` labels the items yourself; `g` measures the judges against another gold (an annotator, the majority).
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from textual.widgets import Footer, Header, LoadingIndicator
 
 from qatui.errors import QatuiError
 from qatui.events import Event, ItemNotApplicable
-from qatui.tui.saved import READING, page_events, saved_state
 from qatui.tui.clipboard import copy_artifact
 from qatui.tui.report_file import export_report
+from qatui.tui.saved import READING, page_events, remeasure, saved_state
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.state import RunState
 from qatui.tui.widgets.item_browser import ItemBrowser
@@ -32,6 +33,7 @@ from qatui.tui.widgets.item_list import ItemList
 from qatui.tui.widgets.session_header import SessionHeader
 
 if TYPE_CHECKING:
+    from qatui.data.model import Item
     from qatui.store.session import SessionStore
 
 
@@ -46,6 +48,8 @@ class SessionScreen(QatuiScreen):
         Binding("r", "resume", "Resume"),
         Binding("t", "toggle_transcript", "Transcript"),
         Binding("y", "copy", "Copy"),
+        Binding("a", "label", "Label items", show=False),
+        Binding("g", "gold", "Gold", priority=True),  # before a focused table's g (first row), when labels exist
         Binding("e", "export_report", "Export report (HTML)", show=False),
         Binding("escape", "app.pop_screen", "Home"),
     ]
@@ -58,6 +62,14 @@ class SessionScreen(QatuiScreen):
         self.session_id = session_id
         self.state: RunState | None = None
         self.meta: dict = {}
+        self.found = False
+        self.gold = "dataset"
+        """The gold the figures on screen measure against (`report.gold`)."""
+        self._asked = self.gold
+        self.golds = ["dataset"]
+        """The golds `g` cycles through: the dataset's, each annotator of this dataset, their majority."""
+        self.dataset_items: list[Item] = []
+        """The session's items with the dataset's gold, to measure against it again after another gold."""
         self._worst: list[tuple[str, str]] = []
         self._worst_at = -1
 
@@ -81,17 +93,20 @@ class SessionScreen(QatuiScreen):
         here, a slice at a time, so a 10,000-item session paints its first rows at once and the
         list fills in while it stays responsive. Rows not read yet show as `reading`.
         """
-        def first() -> tuple[dict, dict, RunState, bool, list[Callable[[], list[dict]]], list[Event]]:
+        def first() -> tuple[dict, dict, RunState, bool, list[Callable[[], list[dict]]], list[Event], list[str]]:
+            from qatui.store.labels import LabelStore
+
             session = self.store.open(self.session_id)
+            people = list(LabelStore(self.store.root).labels_of(session.meta["dataset"]["content_hash"]))
             state, found = saved_state(session)
             for task in state.tasks.values():
                 task.status = READING
             pages = session.result_pages()
             events = page_events(pages[0]) if pages else []
-            return session.meta, session.summary(), state, found, pages[1:], events
+            return session.meta, session.summary(), state, found, pages[1:], events, people
 
         try:
-            self.meta, summary, self.state, found, pages, events = await asyncio.to_thread(first)
+            self.meta, summary, self.state, found, pages, events, people = await asyncio.to_thread(first)
         except QatuiError as e:
             self.notify(str(e), title="Cannot open the session", severity="error", timeout=10)
             self.app.pop_screen()
@@ -100,8 +115,9 @@ class SessionScreen(QatuiScreen):
         read = self._fold(events)
         self.sub_title = f"session {self.meta.get('name') or self.session_id}"
         self.query_one(LoadingIndicator).remove()
+        self.found, self.dataset_items = found, list(state.items)
         header = self.query_one(SessionHeader)
-        header.show(self.meta, summary, state, found)
+        await header.show(self.meta, summary, state, found)
         header.update(state, read)
         browser = self.query_one(ItemBrowser)
         browser.display = True
@@ -129,6 +145,8 @@ class SessionScreen(QatuiScreen):
         browser.show_transcript(state.counts.calls > 0)
         header.update(state, None)
         self._worst = state.worst_first()
+        if people:  # `g` is offered once every result is read: a gold change measures them all again
+            self.golds = ["dataset", *(f"annotator:{name}" for name in people), "majority"]
         self.refresh_bindings()
 
     def _fold(self, events: list[Event]) -> int:
@@ -143,6 +161,8 @@ class SessionScreen(QatuiScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "worst":
             return bool(self._worst)
+        if action == "gold":
+            return len(self.golds) > 1
         if action == "resume":
             return self.state is not None and (self.state.count("done") < len(self.state.tasks))
         return True
@@ -161,13 +181,46 @@ class SessionScreen(QatuiScreen):
         self.app.pop_screen()
         self.qatui.resume_session(self.session_id)
 
+    def action_gold(self) -> None:
+        """Measure the judges against the next gold: the dataset's, each annotator's labels, their majority.
+
+        Pressed again before the figures come, the gold after that one: the last asked is shown.
+        """
+        self._asked = self.golds[(self.golds.index(self._asked) + 1) % len(self.golds)]
+        self.measure(self._asked)
+
+    @work(group="gold", exclusive=True, exit_on_error=False, description="measuring against another gold")
+    async def measure(self, spec: str) -> None:
+        """Measure every judge and task against gold `spec` off the UI thread, then redraw the header and the list."""
+        from qatui.report.gold import session_summary
+
+        try:
+            session = self.store.open(self.session_id)
+            summary, line, dataset = await asyncio.to_thread(session_summary, session, spec, self.store.root)
+        except QatuiError as e:
+            self._asked = self.gold
+            self.notify(str(e), title="Cannot measure against that gold", severity="error", timeout=10)
+            return
+        self.gold = spec
+        remeasure(self.state, dataset.items if dataset is not None else self.dataset_items)
+        self.query_one(ItemBrowser).refresh_tasks(self.state.take_changed())
+        header = self.query_one(SessionHeader)
+        await header.show(self.meta, summary, self.state, self.found, gold=line)
+        header.update(self.state, None)
+        self._worst, self._worst_at = self.state.worst_first(), -1
+        self.refresh_bindings()
+
+    def action_label(self) -> None:
+        """Label this session's items yourself (asks for your name)."""
+        self.qatui.ask_labels(self.session_id)
+
     def action_copy(self) -> None:
         """Copy the focused panel (or every panel of the selected item) to the clipboard as plain text."""
         copy_artifact(self)
 
     def action_export_report(self) -> None:
         """Write this session as one self-contained HTML file beside the sessions folder (as `qatui report`)."""
-        export_report(self, self.store, [self.session_id])
+        export_report(self, self.store, [self.session_id], self.gold)
 
     def action_toggle_transcript(self) -> None:
         """Show or hide the LLM transcript pane."""

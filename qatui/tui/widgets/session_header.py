@@ -32,10 +32,18 @@ class SessionHeader(Vertical):
     }
     """
 
-    def show(self, meta: dict, summary: dict[str, dict], state: RunState, dataset_found: bool) -> None:
-        """Draw a session from its metadata and stored summary; `update` adds what its results say."""
+    async def show(self, meta: dict, summary: dict[str, dict], state: RunState, dataset_found: bool,
+                   gold: str | None = None) -> None:
+        """Draw a session from its metadata and a summary; `update` adds what its results say.
+
+        Called once the session has loaded, and again with `gold` (the line saying which gold) when the
+        judges are measured against another one.
+        """
         self._meta, self._found = meta, dataset_found
+        await self.remove_children()
         self.mount(Static(id="about"))
+        if gold is not None:
+            self.mount(Static(Content.from_markup("[b $accent]$gold[/]", gold=gold), id="gold"))
         self.mount(Static(id="calls"))
         self._judge_lines: dict[str, Static] = {}  # the last line of each judge: its sparkline goes under it
         for judge in state.judges:

@@ -1,0 +1,180 @@
+"""People's labels on a dataset's items, and how they become the `Gold` the metrics read.
+
+A label is one annotator's judgement of one item: a ranking of its responses in tiers (ties
+share a tier), a preference A / B / tie between the two responses of a pair, or ratings of
+each response per dimension. `label_gold` turns one label into the item's gold, and
+`majority_gold` several annotators' labels into one, so judges are measured against people
+by the same code that measures them against the dataset's gold (`metrics.summary`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from qatui.data.model import Gold, GoldKind, Item, PairwiseGold, Preference, RankingGold, RatingsGold
+from qatui.errors import LabelError, first_problem
+
+ANNOTATOR = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+"""An annotator's name: letters, digits, '.', '_' and '-', at most 64, not starting with a dot (it names a folder)."""
+OVERALL = "overall"
+"""The rating dimension of an item whose dataset names none."""
+
+
+class Label(BaseModel):
+    """One annotator's label on one item: `tiers` (ranking), `preference` of `a` over `b` (pairwise) or `ratings`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    item_id: str = Field(min_length=1)
+    kind: GoldKind
+    tiers: list[list[str]] | None = None
+    a: str | None = None
+    b: str | None = None
+    preference: Preference | None = None
+    ratings: dict[str, dict[str, float]] | None = None
+    updated: str = ""
+
+    @model_validator(mode="after")
+    def _fields_of_its_kind(self) -> Label:
+        needed = {"ranking": ("tiers",), "pairwise": ("a", "b", "preference"), "ratings": ("ratings",)}[self.kind]
+        missing = [name for name in needed if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"a {self.kind} label needs {', '.join(missing)}")
+        return self
+
+    def as_gold(self) -> Gold:
+        """The label as the gold model of its kind (validated: no empty or repeated tier)."""
+        if self.kind == "ranking":
+            return RankingGold(tiers=self.tiers or [])
+        if self.kind == "pairwise":
+            return PairwiseGold(a=self.a or "", b=self.b or "", labels=[self.preference or "tie"])
+        return RatingsGold(ratings=self.ratings or {})
+
+
+def label_kind(item: Item, dataset_kind: str | None = None) -> GoldKind:
+    """What people label on `item`: its gold's kind, else ratings on a ratings dataset, a pair, or a ranking."""
+    if item.gold is not None:
+        return item.gold.kind
+    if dataset_kind == "ratings":
+        return "ratings"
+    return "pairwise" if len(item.candidates) == 2 else "ranking"
+
+
+def pair_of(item: Item) -> tuple[str, str]:
+    """The two candidates a pairwise label compares, as (A, B): the gold's pair, else the first two."""
+    if isinstance(item.gold, PairwiseGold):
+        return item.gold.a, item.gold.b
+    first, second = list(item.candidates)[:2]
+    return first, second
+
+
+def rating_dimensions(item: Item) -> list[str]:
+    """The dimensions people rate on `item`: its gold's, else one `overall`."""
+    return item.gold.dimensions if isinstance(item.gold, RatingsGold) else [OVERALL]
+
+
+def check_label(item: Item, label: Label) -> Label:
+    """`label`, checked against the item it labels; ValueError saying what is wrong."""
+    ids = set(item.candidates)
+    if label.kind == "ranking":
+        named = [cid for tier in label.tiers or [] for cid in tier]
+        label.as_gold()
+        if set(named) != ids or len(named) != len(ids):
+            raise ValueError(f"a ranking must name every response once: {sorted(ids)}, got {named}")
+    elif label.kind == "pairwise":
+        if (label.a, label.b) != pair_of(item):
+            raise ValueError(f"the pair is {pair_of(item)}, not {(label.a, label.b)}")
+    else:
+        unknown = sorted(set(label.ratings or {}) - ids)
+        if unknown:
+            raise ValueError(f"ratings name unknown responses {unknown}; responses are {sorted(ids)}")
+    return label
+
+
+def label_gold(item: Item, label: Label | None) -> Gold | None:
+    """One annotator's label as the item's gold; None when the item is unlabelled."""
+    return None if label is None else label.as_gold()
+
+
+def majority_gold(item: Item, labels: list[Label]) -> Gold | None:
+    """Several annotators' labels on one item as one gold; None when nobody labelled it.
+
+    Pairs: the label most annotators gave, a tie when none has a strict majority (the
+    dataset gold's rule). Rankings: responses ordered by their mean grade across annotators
+    (a grade counts tiers from the bottom, scaled to 0..1), equal means tied. Ratings: the
+    mean rating per response and dimension.
+    """
+    if not labels:
+        return None
+    kind = labels[0].kind
+    if kind == "pairwise":
+        a, b = pair_of(item)
+        return PairwiseGold(a=a, b=b, labels=[PairwiseGold(a=a, b=b, labels=[x.preference for x in labels]).label])
+    if kind == "ranking":
+        grades: Counter[str] = Counter()
+        for label in labels:
+            gold = label.as_gold()
+            top = max(len(gold.tiers) - 1, 1)
+            grades.update({cid: grade / top for cid, grade in gold.grade().items()})
+        means = {cid: round(grades[cid] / len(labels), 9) for cid in item.candidates}
+        return RankingGold(tiers=[[c for c in item.candidates if means[c] == m] for m in sorted(set(means.values()),
+                                                                                             reverse=True)])
+    sums: dict[str, dict[str, list[float]]] = {}
+    for label in labels:
+        for cid, per_dim in (label.ratings or {}).items():
+            for dim, value in per_dim.items():
+                sums.setdefault(cid, {}).setdefault(dim, []).append(value)
+    return RatingsGold(ratings={cid: {dim: sum(v) / len(v) for dim, v in dims.items()} for cid, dims in sums.items()})
+
+
+# -- the label file's text form (export / import) ---------------------------------------------------------
+
+
+def label_text(label: Label) -> str:
+    """The `label` cell of an export row: `r2>r4=r1>r3`, `A` / `B` / `tie`, or the ratings as JSON."""
+    if label.kind == "ranking":
+        return ">".join("=".join(tier) for tier in label.tiers or [])
+    if label.kind == "pairwise":
+        return label.preference or ""
+    return json.dumps(label.ratings, ensure_ascii=False, sort_keys=True)
+
+
+def parse_label(item: Item, kind: str, text: str, updated: str = "") -> Label:
+    """A label read back from its `label_text`, checked against the item; ValueError saying what is wrong."""
+    text = text.strip()
+    if kind == "ranking":
+        tiers = [[cid.strip() for cid in tier.split("=")] for tier in text.split(">")]
+        if any(not cid for tier in tiers for cid in tier):
+            raise ValueError(f"a ranking reads like r2>r4=r1>r3, not {text!r}")
+        fields: dict = {"tiers": tiers}
+    elif kind == "pairwise":
+        if text not in ("A", "B", "tie"):
+            raise ValueError(f"a pairwise label is A, B or tie, not {text!r}")
+        a, b = pair_of(item)
+        fields = {"a": a, "b": b, "preference": text}
+    elif kind == "ratings":
+        try:
+            fields = {"ratings": json.loads(text)}
+        except ValueError:
+            raise ValueError(f'ratings are a JSON object like {{"r1": {{"overall": 4}}}}, not {text!r}') from None
+    else:
+        raise ValueError(f"kind is ranking, pairwise or ratings, not {kind!r}")
+    try:
+        label = Label(item_id=item.id, kind=kind, updated=updated, **fields)
+        return check_label(item, label)
+    except ValidationError as e:
+        where, _, message = first_problem(e)
+        raise ValueError(f"{where}: {message}" if where else message) from None
+
+
+def check_annotator(name: str) -> str:
+    """`name` if it may name an annotator, else LabelError saying what a name may hold."""
+    if not ANNOTATOR.fullmatch(name or ""):
+        raise LabelError(f"annotator {name!r}: a name is 1 to 64 letters, digits, '.', '_' or '-', "
+                           "not starting with '.' or '-'")
+    return name

@@ -1,0 +1,96 @@
+"""`qatui labels agreement`: how far people agree with each other, and each judge with each person.
+
+Units are the decisions every label and verdict makes on each pair of an item's responses
+(`metrics.people`): Krippendorff's alpha (nominal) and Fleiss' kappa between all annotators,
+then for every judge of every session of the dataset and every annotator, alpha and kappa
+between the two, beside the judge's headline metric against that annotator's labels as gold.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from qatui.errors import LabelError
+from qatui.report.session_view import fmt
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from qatui.data.model import Dataset
+    from qatui.events import Verdict
+    from qatui.store.session import SessionStore
+
+HEADLINE = ("kendall", "accuracy", "spearman", "pearson")
+
+
+def judge_runs(store: SessionStore, content_hash: str) -> list[tuple[str, str, dict[str, Verdict]]]:
+    """(session id, judge, verdicts) of every judge of every session run on the dataset with this content hash."""
+    runs = []
+    for meta in store.list():
+        if meta.get("status") == "damaged" or (meta.get("dataset") or {}).get("content_hash") != content_hash:
+            continue
+        session = store.open(meta["id"])
+        runs += [(session.id, judge, session.verdicts(judge)) for judge in meta.get("judges", {})]
+    return runs
+
+
+def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path) -> dict[str, Any]:
+    """People with people and each judge with each person, on `dataset`; LabelError when nobody labelled it."""
+    from qatui.metrics import summarize
+    from qatui.metrics.people import gold_decisions, rater_agreement, verdict_decisions
+    from qatui.report.gold import relabel
+    from qatui.store.labels import LabelStore
+
+    labels = LabelStore(sessions_root).labels_of(dataset.content_hash)
+    if not labels:
+        raise LabelError(f"nobody has labelled {dataset.name} yet: label with `qatui annotate {dataset.path} "
+                         "--annotator NAME`")
+    by_id = {item.id: item for item in dataset.items}
+    people = {name: {unit: code for item_id, label in mine.items() if item_id in by_id
+                     for unit, code in gold_decisions(item_id, label.as_gold()).items()}
+              for name, mine in labels.items()}
+    data: dict[str, Any] = {
+        "dataset": dataset.name, "content_hash": dataset.content_hash,
+        "annotators": {name: len(mine) for name, mine in labels.items()},
+        "people": rater_agreement(people) if len(people) > 1 else None,
+        "judges": [],
+    }
+    for session_id, judge, verdicts in judge_runs(store, dataset.content_hash):
+        decisions = {unit: code for item_id, verdict in verdicts.items() if item_id in by_id
+                     for unit, code in verdict_decisions(by_id[item_id], verdict).items()}
+        for name, mine in labels.items():
+            metrics = summarize(relabel(dataset, {name: mine}).items, verdicts, ci=False)
+            key = next((k for k in HEADLINE if k in metrics.metrics), None)
+            data["judges"].append({
+                "session": session_id, "judge": judge, "annotator": name,
+                **rater_agreement({name: people[name], judge: decisions}),
+                "metric": key, "value": metrics.metrics.get(key) if key else None,
+                "n_items": metrics.n.get(key, 0) if key else 0,
+            })
+    return data
+
+
+def print_agreement(console: Console, data: dict[str, Any]) -> None:
+    """The agreement view: who labelled how much, people with people, then each judge with each person."""
+    who = ", ".join(f"{escape(name)} ({n})" for name, n in data["annotators"].items())
+    console.print(f"[bold]{escape(data['dataset'])}[/]  labelled by {who}")
+    console.print("[dim]units: each item's pairs of responses (which is better, or a tie); alpha nominal over units "
+                  "two or more raters decided, kappa over units all of them decided[/]")
+    if (people := data["people"]) is not None:
+        console.print(f"[bold]people[/]: alpha {fmt(people['alpha'])}, kappa {fmt(people['kappa'])} "
+                      f"[dim]({people['n_units']} units, {people['n_complete']} decided by all)[/]")
+    if not data["judges"]:
+        console.print("[dim]no session of this dataset yet: run judges on it (`qatui run`) to compare them[/]")
+        return
+    table = Table("session", "judge", "annotator", "alpha", "kappa", "units", "vs labels", "items", box=None,
+                  padding=(0, 1, 0, 0), title="each judge with each person", title_justify="left")
+    for row in data["judges"]:
+        metric = f"{row['metric']} {fmt(row['value'])}" if row["metric"] else "-"
+        table.add_row(escape(row["session"]), escape(row["judge"]), escape(row["annotator"]), fmt(row["alpha"]),
+                      fmt(row["kappa"]), str(row["n_units"]), metric, str(row["n_items"]))
+    console.print(table)

@@ -1,0 +1,175 @@
+"""Label files: `qatui labels export` writes people's labels as JSONL or CSV, `qatui labels import` merges them.
+
+One row per (annotator, item), the same fields in both formats (README, "Label files"):
+`annotator`, `dataset` (the content hash), `dataset_name`, `dataset_path`, `format`,
+`item_id`, `kind`, `label` (`r2>r4=r1>r3`, `A` / `B` / `tie`, or ratings as JSON), `a`, `b`
+(a pair's responses, A then B) and `updated`. An import checks every row against its
+dataset before it writes anything, so a bad row leaves every label file as it was; a file that
+cannot be written (another writer holds it, a full disk) puts back every file the import touched.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from qatui.data.labels import check_annotator, label_text, parse_label
+from qatui.errors import DatasetError, LabelError
+
+if TYPE_CHECKING:
+    from qatui.data.labels import Label
+    from qatui.data.model import Dataset
+    from qatui.store.labels import LabelStore
+
+FIELDS = ("annotator", "dataset", "dataset_name", "dataset_path", "format", "item_id", "kind", "label", "a", "b",
+          "updated")
+REQUIRED = ("annotator", "dataset", "item_id", "kind", "label")
+
+
+def _suffix(path: Path) -> str:
+    """`jsonl` or `csv` from a file name; LabelError otherwise."""
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in ("jsonl", "csv"):
+        raise LabelError(f"{path}: a label file ends in .jsonl or .csv")
+    return suffix
+
+
+def export_rows(store: LabelStore, annotators: list[str]) -> list[dict[str, str]]:
+    """Every label of these annotators, over every dataset, as rows (annotator, dataset, item order kept)."""
+    rows = []
+    for annotator in annotators:
+        passes = store.passes(annotator)
+        if not passes:
+            known = ", ".join(store.annotators()) or "nobody has labelled anything yet"
+            raise LabelError(f"annotator {annotator!r} has no labels in {store.root}; annotators: {known}")
+        for labels in passes:
+            ds = labels.dataset
+            for label in labels.labels().values():
+                rows.append({"annotator": annotator, "dataset": ds["content_hash"], "dataset_name": ds["name"],
+                             "dataset_path": ds["path"], "format": ds["format"], "item_id": label.item_id,
+                             "kind": label.kind, "label": label_text(label), "a": label.a or "", "b": label.b or "",
+                             "updated": label.updated})
+            labels.close()
+    return rows
+
+
+def write_rows(rows: list[dict[str, str]], path: Path) -> None:
+    """The rows as JSONL or CSV, by the file's suffix."""
+    if _suffix(path) == "jsonl":
+        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    else:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        text = buffer.getvalue()
+    path.write_text(text, encoding="utf-8")
+
+
+def read_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
+    """The rows of a label file, each with where it is ('line 3'); LabelError naming the line of a broken one."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise LabelError(f"{path}: cannot read it ({e})") from None
+    rows: list[tuple[str, dict[str, str]]] = []
+    if _suffix(path) == "jsonl":
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as e:
+                raise LabelError(f"{path}, line {number}: not JSON ({e})") from None
+            if not isinstance(row, dict):
+                raise LabelError(f"{path}, line {number}: a row is a JSON object")
+            rows.append((f"line {number}", {k: "" if v is None else str(v) for k, v in row.items()}))
+    else:
+        reader = csv.DictReader(io.StringIO(text))
+        for row in reader:
+            rows.append((f"line {reader.line_num}", {k: v or "" for k, v in row.items() if k is not None}))
+    if not rows:
+        raise LabelError(f"{path}: no label rows")
+    return rows
+
+
+def check_rows(path: Path, rows: list[tuple[str, dict[str, str]]],
+               dataset: Dataset | None = None) -> dict[tuple[str, str], tuple[dict, list[Label]]]:
+    """Every row parsed and checked against its dataset: (annotator, content hash) -> (dataset meta, labels).
+
+    A row's dataset is loaded from its `dataset_path` and `format` (or is `dataset`, given
+    when the labels were made elsewhere) and must still have the row's content hash.
+    LabelError names the file, the line and the field of the first bad row.
+    """
+    from qatui.data.loaders import load_dataset
+
+    loaded: dict[tuple[str, str], Dataset] = {}
+    groups: dict[tuple[str, str], tuple[dict, list[Label]]] = {}
+    seen: dict[tuple[str, str, str], str] = {}
+    for where, row in rows:
+        def bad(message: str, where: str = where) -> LabelError:
+            return LabelError(f"{path}, {where}: {message}")
+
+        missing = [name for name in REQUIRED if not row.get(name, "").strip()]
+        if missing:
+            raise bad(f"missing {', '.join(missing)}")
+        try:
+            annotator = check_annotator(row["annotator"])
+        except LabelError as e:
+            raise bad(str(e)) from None
+        source = dataset
+        if source is None:
+            key = (row.get("dataset_path", ""), row.get("format", ""))
+            if not key[0]:
+                raise bad("no dataset_path: pass --dataset PATH to say which dataset these labels are of")
+            if key not in loaded:
+                try:
+                    loaded[key] = load_dataset(key[0], key[1] or None)
+                except DatasetError as e:
+                    raise bad(f"its dataset cannot be loaded ({e}); pass --dataset PATH") from None
+            source = loaded[key]
+        if row["dataset"] != source.content_hash:
+            raise bad(f"dataset {row['dataset'][:16]}… is not {source.name} as it is now ({source.content_hash[:16]}…): "
+                      "the file changed since these labels were made")
+        item = next((i for i in source.items if i.id == row["item_id"]), None)
+        if item is None:
+            raise bad(f"item_id {row['item_id']!r} is not an item of {source.name}")
+        try:
+            label = parse_label(item, row["kind"], row["label"], row.get("updated", ""))
+        except ValueError as e:
+            raise bad(f"label of item {item.id}: {e}") from None
+        if (earlier := seen.get((annotator, source.content_hash, item.id))) is not None:
+            raise bad(f"{annotator}'s label of item {item.id} is given twice ({earlier} and {where})")
+        seen[(annotator, source.content_hash, item.id)] = where
+        meta = {"name": source.name, "path": source.path, "format": source.format,
+                "content_hash": source.content_hash}
+        groups.setdefault((annotator, source.content_hash), (meta, []))[1].append(label)
+    return groups
+
+
+def import_labels(store: LabelStore, path: Path, dataset: Dataset | None = None) -> dict[str, int]:
+    """Merge a label file into the store, all or nothing: every row checked, every lock taken, then each
+    (annotator, dataset) file written; a failure on any file puts every file back as it was.
+
+    An imported label replaces that annotator's earlier label of the item. Returns counts:
+    `rows`, `new`, `replaced`, `files`.
+    """
+    groups = check_rows(path, read_rows(path), dataset)
+    counts = {"rows": 0, "new": 0, "replaced": 0, "files": len(groups)}
+    try:
+        with store.writing([(annotator, meta) for (annotator, _), (meta, _) in groups.items()]) as passes:
+            for labels, (_, new) in zip(passes, groups.values(), strict=True):
+                before = labels.labels()
+                labels.put_many(new)
+                counts["rows"] += len(new)
+                counts["replaced"] += sum(label.item_id in before for label in new)
+                counts["new"] += sum(label.item_id not in before for label in new)
+    except OSError as e:
+        where = e.filename or store.root
+        raise LabelError(f"cannot write the labels in {where}: {e.strerror or e}; nothing was imported") from None
+    except LabelError as e:
+        raise LabelError(f"{e}; nothing was imported") from None
+    return counts

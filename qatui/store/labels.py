@@ -1,0 +1,214 @@
+"""People's labels beside the sessions: one small TinyDB file per (annotator, dataset), written atomically.
+
+    <sessions-dir>/labels/<annotator>/<content-hash[:16]>.json
+        table "meta"   (one doc): annotator, dataset {name, path, format, content_hash}, status, pid, created, updated
+        table "labels" (one doc per item): a `qatui.data.labels.Label`, the latest one given
+
+Every label is on disk when `put` returns (temp file, fsync, rename: STYLE.md §7), so a kill
+at any moment leaves the file as it was before the label or after it, never half of one.
+Labels are made by hand, so a file stays small (1,000 labels ≈ 200 KB) and one file per
+pass suffices. A pass open for writing records its pid with status "running"; a second
+writer (another labelling screen, an import) is refused while that process lives, and a
+crashed one leaves no lock (`session_file.live_writer`, as for sessions).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+
+from pydantic import ValidationError
+from tinydb import where
+
+from qatui.data.labels import Label, check_annotator
+from qatui.errors import LabelError, SessionError
+from qatui.store.files import open_db, remove_orphans
+from qatui.store.session_file import live_writer
+
+LABELS_DIR = "labels"
+"""The folder of the sessions dir that holds labels (never listed as a session)."""
+
+
+def _now() -> str:
+    """Local time with its UTC offset, to the second: when a label was given."""
+    return datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def dataset_key(content_hash: str) -> str:
+    """The file name part that names a dataset: the first 16 characters of its content hash."""
+    return content_hash[:16]
+
+
+class LabelPass:
+    """One annotator's labels on one dataset, open for writing (`put` saves at once) or reading only."""
+
+    def __init__(self, path: Path, annotator: str, dataset: dict | None = None, *, write: bool = False) -> None:
+        """Open (creating when `dataset` is given) the file `path`; a writer takes the lock or LabelError says who holds it."""
+        self.path = path
+        self.annotator = annotator
+        self.write = write
+        if write:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            remove_orphans(path.parent)
+        elif not path.is_file():
+            raise LabelError(f"{path}: no such label file")
+        try:
+            self._db = open_db(path)
+            meta = self._db.table("meta").all()
+            docs = list(self._db.table("labels").all())
+        except SessionError as e:
+            raise LabelError(f"damaged label file: {e}") from None
+        if not meta:
+            if dataset is None or not write:
+                raise LabelError(f"{path}: damaged label file: table 'meta' is empty")
+            self._db.table("meta").insert({"annotator": annotator, "dataset": dataset, "created": _now(),
+                                           "updated": _now(), "status": "closed", "pid": None})
+            meta = self._db.table("meta").all()
+        self.meta = dict(meta[0])
+        self._labels: dict[str, Label] = {}
+        for doc in docs:
+            try:
+                label = Label.model_validate(dict(doc))
+            except ValidationError as e:
+                raise LabelError(f"{path}: damaged label of item {doc.get('item_id')!r}: "
+                                 f"{e.errors()[0]['msg']}") from None
+            self._labels[label.item_id] = label
+        if write:
+            if (pid := live_writer(self.meta)) is not None and pid != os.getpid():
+                raise LabelError(f"{annotator}'s labels of {self.meta['dataset'].get('name')} are open in process "
+                                 f"{pid}, which is still running: two writers would lose labels; close it first")
+            self._set_meta(status="running", pid=os.getpid())
+
+    @property
+    def dataset(self) -> dict:
+        """The labelled dataset: name, path, format, content_hash."""
+        return dict(self.meta["dataset"])
+
+    def labels(self) -> dict[str, Label]:
+        """The current label of every labelled item, by item id."""
+        return dict(self._labels)
+
+    def put(self, label: Label) -> Label:
+        """Save `label` (stamped now), replacing the item's earlier one; on disk when this returns."""
+        return self.put_many([label])[0]
+
+    def put_many(self, labels: list[Label]) -> list[Label]:
+        """Save several labels (those without a time stamped now) in one atomic write; on disk when this returns."""
+        if not self.write:
+            raise LabelError(f"{self.path}: opened for reading only")
+        table = self._db.table("labels")
+        saved = []
+        for label in labels:
+            label = label.model_copy(update={"updated": label.updated or _now()})
+            table.remove(where("item_id") == label.item_id)
+            table.insert(label.model_dump(mode="json", exclude_none=True))
+            self._labels[label.item_id] = label
+            saved.append(label)
+        self._set_meta(updated=_now())
+        return saved
+
+    def _set_meta(self, **fields: object) -> None:
+        """Change the meta doc and write the file, atomically."""
+        self.meta.update(fields)
+        self._db.table("meta").update(fields)
+        self._db.storage.flush()
+
+    def abandon(self) -> None:
+        """Let go of the file without writing to it again (`LabelStore.writing` puts it back as it was)."""
+        self.write = False
+
+    def close(self) -> None:
+        """Release the lock (status "closed") and the file."""
+        if self.write:
+            self._set_meta(status="closed", pid=None)
+        self._db.close()
+
+    def __enter__(self) -> LabelPass:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+class LabelStore:
+    """The labels folder of a sessions dir: every annotator's labelling passes."""
+
+    def __init__(self, sessions_root: Path) -> None:
+        """The label store beside the sessions in `sessions_root` (created on the first label)."""
+        self.root = Path(sessions_root) / LABELS_DIR
+
+    def path(self, annotator: str, content_hash: str) -> Path:
+        """Where `annotator`'s labels of the dataset with this content hash live."""
+        return self.root / check_annotator(annotator) / f"{dataset_key(content_hash)}.json"
+
+    def open_pass(self, annotator: str, dataset: dict) -> LabelPass:
+        """`annotator`'s pass over `dataset` (name, path, format, content_hash), open for writing."""
+        return LabelPass(self.path(annotator, dataset["content_hash"]), annotator, dataset, write=True)
+
+    @contextmanager
+    def writing(self, wanted: list[tuple[str, dict]]) -> Iterator[list[LabelPass]]:
+        """A pass for each (annotator, dataset), all or nothing: an error inside (or while taking the
+        locks) puts every file opened back as it was, removing the files and folders it created.
+
+        Every lock is taken before the caller writes anything; a file another writer holds is refused
+        and never touched. On success each pass is closed (its lock released).
+        """
+        passes: list[LabelPass] = []
+        before: dict[Path, tuple[str | None, bool]] = {}
+        try:
+            for annotator, dataset in wanted:
+                path = self.path(annotator, dataset["content_hash"])
+                state = (path.read_text(encoding="utf-8") if path.is_file() else None, path.parent.is_dir())
+                passes.append(self.open_pass(annotator, dataset))
+                before[path] = state
+            yield passes
+        except BaseException:
+            for labelled in passes:
+                labelled.abandon()
+            for path, (text, had_folder) in before.items():
+                _put_back(path, text, had_folder)
+            raise
+        for labelled in passes:
+            labelled.close()
+
+    def annotators(self) -> list[str]:
+        """Everyone who has labelled anything here, sorted."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+    def passes(self, annotator: str) -> list[LabelPass]:
+        """`annotator`'s passes over every dataset, read only."""
+        folder = self.root / check_annotator(annotator)
+        return [LabelPass(path, annotator) for path in sorted(folder.glob("*.json"))] if folder.is_dir() else []
+
+    def labels_of(self, content_hash: str) -> dict[str, dict[str, Label]]:
+        """Every annotator's labels of the dataset with this content hash: annotator -> item id -> label."""
+        found = {}
+        for annotator in self.annotators():
+            path = self.path(annotator, content_hash)
+            if path.is_file():
+                reader = LabelPass(path, annotator)
+                if reader.dataset.get("content_hash") == content_hash and (labels := reader.labels()):
+                    found[annotator] = labels
+                reader.close()
+        return found
+
+
+def _put_back(path: Path, text: str | None, had_folder: bool) -> None:
+    """A label file as it was before a failed import: its old text, or gone (with its folder, if that was new)."""
+    from qatui.store.atomic import atomic_write_text
+
+    if text is not None:
+        atomic_write_text(path, text)
+        return
+    path.unlink(missing_ok=True)
+    if not had_folder:
+        remove_orphans(path.parent)
+        with suppress(OSError):  # not empty: another writer put something there meanwhile
+            path.parent.rmdir()

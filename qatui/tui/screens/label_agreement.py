@@ -1,0 +1,85 @@
+"""Each judge's agreement with each person's labels, and people's with each other, in a dialog (`g` on the Label screen).
+
+The figures are `qatui labels agreement`'s (`report.label_agreement`), computed in a thread worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static
+
+from qatui.errors import QatuiError
+from qatui.report.session_view import fmt
+from qatui.tui.widgets.vim_table import VimTable
+
+if TYPE_CHECKING:
+    from qatui.data.model import Dataset
+    from qatui.store.session import SessionStore
+
+
+class AgreementScreen(ModalScreen[None]):
+    """Alpha, kappa and the headline metric of every (session, judge) against every annotator; escape closes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,g", "dismiss", "Close")]
+
+    DEFAULT_CSS = """
+    AgreementScreen {
+        align: center middle;
+        & > Vertical {
+            width: 110; max-width: 98%; height: 80%;
+            border: thick $primary 60%; background: $surface; padding: 0 1;
+        }
+        & Static { height: auto; }
+        & VimTable { height: 1fr; }
+        & Label { width: 1fr; color: $text-muted; }
+    }
+    """
+
+    def __init__(self, dataset: Dataset, store: SessionStore) -> None:
+        super().__init__()
+        self.dataset = dataset
+        self.store = store
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = f"Agreement with people: {self.dataset.name}"
+            yield Static("computing…", id="agreement-people")
+            yield VimTable(cursor_type="row", zebra_stripes=True)
+            yield Label("units: each item's pairs of responses · alpha nominal, Fleiss kappa · escape: close")
+
+    def on_mount(self) -> None:
+        self.load()
+
+    @work(exclusive=True, exit_on_error=False, description="computing agreement")
+    async def load(self) -> None:
+        """Compute the figures off the UI thread, then fill the table."""
+        from qatui.report.label_agreement import agreement_data
+
+        try:
+            data = await asyncio.to_thread(agreement_data, self.dataset, self.store, self.store.root)
+        except QatuiError as e:
+            self.query_one("#agreement-people", Static).update(str(e))
+            return
+        who = ", ".join(f"{name} ({n} labels)" for name, n in data["annotators"].items())
+        people = data["people"]
+        between = (f"people: alpha {fmt(people['alpha'])}, kappa {fmt(people['kappa'])} ({people['n_units']} units)"
+                   if people else "one annotator: no agreement between people yet")
+        self.query_one("#agreement-people", Static).update(f"labelled by {who}\n{between}")
+        table = self.query_one(VimTable)
+        table.add_columns("judge", "annotator", "vs labels", "alpha", "kappa", "units", "session")
+        for row in data["judges"]:
+            metric = f"{row['metric']} {fmt(row['value'])} ({row['n_items']})" if row["metric"] else "-"
+            table.add_row(Text(row["judge"], style="bold"), row["annotator"], metric, fmt(row["alpha"]),
+                          fmt(row["kappa"]), str(row["n_units"]), row["session"])
+        if not data["judges"]:
+            self.query_one("#agreement-people", Static).update(
+                f"labelled by {who}\nno session has judged this dataset yet: run judges on it to compare them")
+        table.focus()

@@ -1,0 +1,253 @@
+"""People's labels: the store (atomic, locked, kill-safe), the gold layer, agreement figures, label files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from tui_support import run_headless
+
+from qatui.cli import main
+from qatui.config import Config
+from qatui.data.labels import Label, majority_gold, parse_label
+from qatui.data.loaders import load_dataset
+from qatui.data.model import RankingGold
+from qatui.engine.jobs import start_run
+from qatui.errors import LabelError
+from qatui.metrics import summarize
+from qatui.metrics.people import gold_decisions, rater_agreement, verdict_decisions
+from qatui.report.gold import with_gold
+from qatui.report.label_files import export_rows, import_labels, write_rows
+from qatui.store.labels import LabelPass, LabelStore
+from qatui.store.session import SessionStore
+
+REFERENCE = "the cat sat on the mat"
+ITEMS = [
+    {"id": "q1", "question": "Where did the cat sit?", "references": [REFERENCE],
+     "candidates": {"c1": REFERENCE, "c2": "the cat sat", "c3": "dogs bark loudly"},
+     "gold": {"kind": "ranking", "tiers": [["c1"], ["c2"], ["c3"]]}},
+    {"id": "q2", "question": "Which is better?", "references": [REFERENCE],
+     "candidates": {"a": REFERENCE, "b": "dogs bark"},
+     "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}},
+]
+
+
+@pytest.fixture
+def data(tmp_path):
+    """A two-item dataset (a 3-response ranking, a pair), its store, and a finished rouge-l session of it."""
+    path = tmp_path / "small.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in ITEMS), encoding="utf-8")
+    dataset = load_dataset(str(path))
+    store = SessionStore(tmp_path / "sessions")
+    job = start_run(store, dataset, ["rouge-l"], Config())
+    run_headless(job)
+    meta = {"name": dataset.name, "path": dataset.path, "format": dataset.format, "content_hash": dataset.content_hash}
+    return dataset, store, job.session, meta
+
+
+def ranking(item_id: str, *tiers: list[str]) -> Label:
+    return Label(item_id=item_id, kind="ranking", tiers=list(tiers))
+
+
+def pair(preference: str) -> Label:
+    return Label(item_id="q2", kind="pairwise", a="a", b="b", preference=preference)
+
+
+def give(store: SessionStore, meta: dict, annotator: str, *labels: Label) -> None:
+    with LabelStore(store.root).open_pass(annotator, meta) as labelled:
+        labelled.put_many(list(labels))
+
+
+def test_labels_persist_per_annotator_and_the_labels_folder_is_no_session(data) -> None:
+    dataset, store, session, meta = data
+    give(store, meta, "ana", ranking("q1", ["c2"], ["c1"], ["c3"]))
+    give(store, meta, "ana", ranking("q1", ["c1", "c2"], ["c3"]), pair("B"))  # a later label replaces the earlier
+    labels = LabelStore(store.root).labels_of(dataset.content_hash)
+    assert labels["ana"]["q1"].tiers == [["c1", "c2"], ["c3"]] and labels["ana"]["q2"].preference == "B"
+    assert [entry["id"] for entry in store.list()] == [session.id]  # labels/ is not listed as a damaged session
+    with pytest.raises(LabelError, match="letters, digits"):
+        LabelStore(store.root).open_pass("../evil", meta)
+
+
+@contextmanager
+def held_open(path: Path) -> Iterator[int]:
+    """The label file at `path` marked open by another live process (its pid), which ends on leaving."""
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        doc = json.loads(path.read_text())
+        doc["meta"]["1"].update(status="running", pid=other.pid)
+        path.write_text(json.dumps(doc))
+        yield other.pid
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_a_second_writer_is_refused_while_the_first_lives_and_a_dead_one_leaves_no_lock(data) -> None:
+    _, store, _, meta = data
+    give(store, meta, "ana", pair("A"))
+    with held_open(LabelStore(store.root).path("ana", meta["content_hash"])) as pid:
+        with pytest.raises(LabelError, match=f"open in process {pid}"):
+            LabelStore(store.root).open_pass("ana", meta)
+    LabelStore(store.root).open_pass("ana", meta).close()  # the dead pid frees it
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from qatui.data.labels import Label
+    from qatui.store.labels import LabelStore
+    meta = {"name": "x", "path": "x", "format": "jsonl", "content_hash": "h" * 64}
+    labels = LabelStore(sys.argv[1]).open_pass("ana", meta)
+    n = 0
+    while True:
+        labels.put(Label(item_id=f"i{n % 400}", kind="pairwise", a="a", b="b", preference="AB"[n % 2] ,
+                         updated=str(n)))
+        print(n, flush=True)
+        n += 1
+""")
+
+
+def test_kill_9_mid_write_leaves_every_saved_label_loadable(tmp_path) -> None:
+    """A writer saving labels as fast as it can, SIGKILLed 6 times: the file always loads with every reported label."""
+    for kill in range(6):
+        child = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True,
+                                 cwd=Path(__file__).parents[1])
+        reported = -1
+        deadline = time.monotonic() + 0.3 + 0.2 * kill
+        while time.monotonic() < deadline or reported < 5:
+            reported = int(child.stdout.readline())
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+        reader = LabelPass(LabelStore(tmp_path).path("ana", "h" * 64), "ana")
+        labels = reader.labels()
+        reader.close()
+        last = labels[f"i{reported % 400}"]
+        assert int(last.updated) >= reported  # the last label reported saved is there (or a newer one)
+        assert len(labels) >= min(reported + 1, 400)
+
+
+def test_gold_layer_metrics_against_hand_computation(data) -> None:
+    """rouge-l ranks c1 > c2 > c3; against a person's c2 > c1 > c3, tau = (2 - 1) / 3; against c1 = c2 > c3, tau-b = 2 / sqrt(6)."""
+    dataset, store, session, meta = data
+    verdicts = session.verdicts("rouge-l")
+    assert verdicts["q1"].ranking == ["c1", "c2", "c3"]
+    give(store, meta, "ana", ranking("q1", ["c2"], ["c1"], ["c3"]), pair("B"))
+    give(store, meta, "bo", ranking("q1", ["c1", "c2"], ["c3"]), pair("A"))
+    give(store, meta, "cy", pair("A"))
+    ana, line = with_gold(dataset, "annotator:ana", store.root)
+    assert line == "gold: annotator ana, 2 of 2 items labelled"
+    metrics = summarize(ana.items, verdicts, ci=False).metrics
+    assert metrics["kendall"] == pytest.approx(1 / 3) and metrics["accuracy"] == 0.0  # rouge-l prefers a: A
+    assert summarize(with_gold(dataset, "annotator:bo", store.root)[0].items, verdicts).metrics["kendall"] == \
+        pytest.approx(2 / 6 ** 0.5)
+    majority, line = with_gold(dataset, "majority", store.root)
+    assert line == "gold: the annotators' majority of 3 annotators, 2 of 2 items labelled"
+    assert majority.items[1].gold.labels == ["A"]  # B, A, A
+    # ranking majority: mean grades c1 (0.5 + 1) / 2, c2 (1 + 1) / 2, c3 0: c2 > c1 > c3
+    assert majority.items[0].gold.tiers == [["c2"], ["c1"], ["c3"]]
+    assert main(["--sessions-dir", str(store.root), "sessions", "show", session.id, "--gold", "annotator:ana",
+                 "--json"]) == 0
+    with pytest.raises(LabelError, match="has labelled no item"):
+        with_gold(dataset, "annotator:nobody", store.root)
+
+
+def test_majority_of_rankings_ties_equal_means() -> None:
+    item = load_item()
+    gold = majority_gold(item, [ranking("q1", ["c1"], ["c2"], ["c3"]), ranking("q1", ["c2"], ["c1"], ["c3"])])
+    assert gold == RankingGold(tiers=[["c1", "c2"], ["c3"]])
+
+
+def load_item():
+    from qatui.data.model import Item
+
+    return Item.model_validate(ITEMS[0])
+
+
+def test_agreement_figures_against_hand_computation() -> None:
+    """Units: 3 pairs of q1 and the pair of q2. X codes 0,0,0,0; Y 2,0,0,0.
+
+    Fleiss: P = (0 + 1 + 1 + 1) / 4, p0 = 7/8, p2 = 1/8, Pe = 50/64, kappa = (0.75 - 50/64) / (14/64) = -1/7.
+    Krippendorff (nominal): o00 = 6, o02 = o20 = 1, n = 8, Do = 2/8, De = 2*7*1 / (8*7) = 1/4, alpha = 0.
+    """
+    x = gold_decisions("q1", RankingGold(tiers=[["c1"], ["c2"], ["c3"]])) | gold_decisions("q2", pair("A").as_gold())
+    y = gold_decisions("q1", RankingGold(tiers=[["c2"], ["c1"], ["c3"]])) | gold_decisions("q2", pair("A").as_gold())
+    assert x[("q1", "c1", "c2")] == 0.0 and y[("q1", "c1", "c2")] == 2.0
+    figures = rater_agreement({"x": x, "y": y})
+    assert figures["kappa"] == pytest.approx(-1 / 7)
+    assert figures["alpha"] == pytest.approx(0.0)
+    assert figures["n_units"] == 4 and figures["n_complete"] == 4
+
+
+def test_people_and_judges_agreement_command(data, capsys) -> None:
+    dataset, store, session, meta = data
+    item = dataset.items[0]
+    assert verdict_decisions(item, session.verdicts("rouge-l")["q1"]) == {
+        ("q1", "c1", "c2"): 0.0, ("q1", "c1", "c3"): 0.0, ("q1", "c2", "c3"): 0.0}
+    give(store, meta, "ana", ranking("q1", ["c1"], ["c2"], ["c3"]), pair("A"))
+    give(store, meta, "bo", ranking("q1", ["c1"], ["c2"], ["c3"]), pair("A"))
+    assert main(["--sessions-dir", str(store.root), "labels", "agreement", dataset.path, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["annotators"] == {"ana": 2, "bo": 2}
+    assert out["people"]["n_units"] == 4  # every decision the same: alpha is undefined (one value), kappa too
+    rows = {(r["judge"], r["annotator"]): r for r in out["judges"]}
+    assert rows[("rouge-l", "ana")]["metric"] == "kendall" and rows[("rouge-l", "ana")]["value"] == 1.0
+
+
+def test_export_import_round_trip_in_both_formats(data, tmp_path) -> None:
+    dataset, store, _, meta = data
+    give(store, meta, "ana", ranking("q1", ["c2", "c1"], ["c3"]), pair("tie"))
+    for suffix in ("csv", "jsonl"):
+        out = tmp_path / f"ana.{suffix}"
+        assert main(["--sessions-dir", str(store.root), "labels", "export", "--annotator", "ana", "-o", str(out)]) == 0
+        other = SessionStore(tmp_path / f"other-{suffix}")
+        assert import_labels(LabelStore(other.root), out) == {"rows": 2, "new": 2, "replaced": 0, "files": 1}
+        mine = LabelStore(store.root).labels_of(dataset.content_hash)["ana"]
+        theirs = LabelStore(other.root).labels_of(dataset.content_hash)["ana"]
+        assert theirs == mine
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"item_id": "q9"}, "line 2: item_id 'q9' is not an item of small"),
+    ({"label": "c1>c2"}, "line 2: label of item q1: a ranking must name every response once"),
+    ({"label": "c1>c1>c3"}, "line 2: label of item q1: "),
+    ({"kind": "stars"}, "line 2: label of item q1: kind is ranking, pairwise or ratings"),
+    ({"dataset": "0" * 64}, "line 2: dataset 0000000000000000… is not small as it is now"),
+    ({"annotator": "a b"}, "line 2: annotator 'a b'"),
+    ({"label": ""}, "line 2: missing label"),
+])
+def test_a_bad_row_is_named_and_nothing_is_imported(data, tmp_path, change, message) -> None:
+    dataset, store, _, meta = data
+    give(store, meta, "ana", ranking("q1", ["c1"], ["c2"], ["c3"]), pair("A"))
+    rows = export_rows(LabelStore(store.root), ["ana"])
+    rows = sorted(({**row, "annotator": "new"} for row in rows), key=lambda row: row["item_id"] == "q1")
+    rows[1] = {**rows[1], **change}  # line 2 of the JSONL file: the ranking item, changed
+    path = tmp_path / "bad.jsonl"
+    write_rows(rows, path)
+    fresh = SessionStore(tmp_path / "fresh")
+    with pytest.raises(LabelError) as error:
+        import_labels(LabelStore(fresh.root), path)
+    assert str(path) in str(error.value) and message in str(error.value)
+    assert LabelStore(fresh.root).labels_of(dataset.content_hash) == {}  # the good row went nowhere either
+    assert main(["--sessions-dir", str(fresh.root), "labels", "import", str(path)]) == 2
+
+
+def test_parse_label_reads_every_kind() -> None:
+    from qatui.data.model import Item
+
+    rated = Item.model_validate({"id": "d", "question": "q", "candidates": {"s1": "x", "s2": "y"},
+                                 "gold": {"kind": "ratings", "ratings": {"s1": {"coherence": 4.0}}}})
+    label = parse_label(rated, "ratings", '{"s1": {"coherence": 2}, "s2": {"coherence": 5}}')
+    assert label.as_gold().ratings["s2"]["coherence"] == 5.0
+    assert parse_label(load_item(), "ranking", "c3 > c1=c2").tiers == [["c3"], ["c1", "c2"]]
+    with pytest.raises(ValueError, match="unknown responses"):
+        parse_label(rated, "ratings", '{"s9": {"coherence": 2}}')
