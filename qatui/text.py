@@ -30,3 +30,24 @@ def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
 def have(n: int) -> str:
     """'has' or 'have', agreeing with a count ("1 item has", "2 items have")."""
     return "has" if n == 1 else "have"
+
+
+def count(n: float) -> str:
+    """1234 -> 1.2k, 2_500_000 -> 2.5M."""
+    for size, suffix in ((1e6, "M"), (1e3, "k")):
+        if abs(n) >= size:
+            return f"{n / size:.1f}{suffix}"
+    return f"{n:g}"
+
+
+def deployments_line(tally: dict[str, dict[str, int]]) -> str:
+    """'pool/a 12 calls, 3×429 · pool/b 40 calls, 1 failed': what each deployment of a backbone did."""
+    parts = []
+    for label, row in tally.items():
+        words = [plural(row.get("calls", 0), "call"), f"{count(row.get('tokens', 0))} tokens"]
+        if row.get("rate_limited"):
+            words.append(f"{row['rate_limited']}×429")
+        if row.get("failures"):
+            words.append(f"{row['failures']} failed")
+        parts.append(f"{label} {', '.join(words)}")
+    return " · ".join(parts)
