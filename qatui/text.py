@@ -43,7 +43,7 @@ def count(n: float) -> str:
 def deployments_line(tally: dict[str, dict[str, int]]) -> str:
     """'pool/a 12 calls, 3×429 · pool/b 40 calls, 1 failed': what each deployment of a backbone did."""
     parts = []
-    for label, row in tally.items():
+    for label, row in sorted(tally.items()):
         words = [plural(row.get("calls", 0), "call"), f"{count(row.get('tokens', 0))} tokens"]
         if row.get("rate_limited"):
             words.append(f"{row['rate_limited']}×429")
