@@ -12,7 +12,8 @@ What each deployment did for a call is collected while the Router works (`_acomp
 subclass appends to the call's `hops` through a context variable): the deployment that
 answered, and each one that failed on the way with its status ("fast/a 429"). Keys are read
 from each deployment's `api_key_env` when the Router is built and live only in its memory.
-When every deployment states an `rpm`, calls to the backbone are spaced at their sum (`Pacer`).
+A deployment that states an `rpm` is sent at most that many requests a minute, evenly spaced
+(`Pacer`, waited for once the Router has chosen it): LiteLLM only counts rpm within a minute.
 """
 
 from __future__ import annotations
@@ -79,6 +80,13 @@ def _counting_router() -> type:
                     hops.append((str((getattr(response, "_hidden_params", None) or {}).get("model_id")), "ok"))
                 return response
 
+            async def async_routing_strategy_pre_call_checks(self, deployment: dict, *args: Any, **kwargs: Any) -> Any:
+                """Called with the chosen deployment just before its request: wait for its `rpm` slot first."""
+                pacer = self.qatui_pacers.get((deployment.get("model_info") or {}).get("id"))
+                if pacer is not None:
+                    await pacer.wait()
+                return await super().async_routing_strategy_pre_call_checks(deployment, *args, **kwargs)
+
         _router_class = CountingRouter
     return _router_class
 
@@ -106,8 +114,8 @@ class DeploymentRouter:
         self.name = name
         self.settings = settings
         self.labels = [f"{name}/{n}" for n in settings.deployment_names()]
-        rpms = [d.rpm for d in settings.deployments]
-        self.pacer = Pacer(sum(rpms) / 60.0) if rpms and all(rpms) else None  # type: ignore[arg-type]
+        self.pacers = {label: Pacer(d.rpm / 60.0) for label, d in zip(self.labels, settings.deployments, strict=True)
+                       if d.rpm}
         self._routers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
     def check_keys(self) -> None:
@@ -143,7 +151,17 @@ class DeploymentRouter:
                 model_list=self.model_list(), routing_strategy=s.routing_strategy, num_retries=0, retry_after=0,
                 cooldown_time=s.cooldown_s or None, disable_cooldowns=s.cooldown_s == 0, timeout=s.timeout_s,
                 enable_weighted_failover=s.routing_strategy == "simple-shuffle", max_fallbacks=len(self.labels))
+            router.qatui_pacers = self.pacers
         return router
+
+    def _cooldown_left(self, router: Any) -> float:
+        """Seconds until the first of the deployments comes out of its cooldown."""
+        try:
+            active = router.cooldown_cache.get_active_cooldowns(self.labels, None)
+            now = time.time()
+            return max(0.0, min(v["timestamp"] + v["cooldown_time"] - now for _, v in active))
+        except Exception:  # noqa: BLE001 - none active (min of nothing) or another LiteLLM: the configured time
+            return self.settings.cooldown_s
 
     async def acompletion(self, kwargs: dict[str, Any], hops: list[Hop]) -> Any:
         """One call through the Router; a transient failure moves on at once while a deployment is left untried.
@@ -157,8 +175,6 @@ class DeploymentRouter:
         token = HOPS.set(hops)
         try:
             for turn in range(1, len(self.labels) + 1):  # a Router may pick a failing deployment again: bounded
-                if self.pacer is not None:
-                    await self.pacer.wait()
                 try:
                     return await router.acompletion(**dict(kwargs, model=self.name))
                 except (ll.RateLimitError, ll.Timeout, ll.APIConnectionError, ll.ServiceUnavailableError,
@@ -169,8 +185,10 @@ class DeploymentRouter:
                 except ValueError as e:  # the Router's "no deployments available": each one is cooling down
                     if type(e).__name__ not in ("RouterRateLimitError", "RouterRateLimitErrorBasic"):
                         raise
-                    raise ll.RateLimitError(message=f"every deployment of {self.name} is cooling down after "
-                                            "failures", model=self.settings.model, llm_provider="router") from None
+                    error = ll.RateLimitError(message=f"every deployment of {self.name} is cooling down after "
+                                              "failures", model=self.settings.model, llm_provider="router")
+                    error.litellm_response_headers = {"retry-after": f"{self._cooldown_left(router):.2f}"}
+                    raise error from None  # waited out like a 429's Retry-After
             raise AssertionError("unreachable: the last turn returns or raises")
         finally:
             HOPS.reset(token)
