@@ -245,3 +245,10 @@ async def test_the_run_header_shows_what_each_deployment_did(servers, tmp_path) 
         await pilot.pause(0.3)
         header = "\n".join(str(s.render()) for s in app.screen.query_one(RunHeader).query("Static"))
     assert "deployments: pool/a 0 calls, 0 tokens," in header and "×429 · pool/b 6 calls" in header
+
+
+def test_the_readme_example_reads() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("[backbones.pool]", readme.index("### Many endpoints"))
+    config = parse_config(readme[start:readme.index("```", start)], "README.md")
+    assert config.backbones["pool"].deployment_names() == ["east", "west", "spare"]

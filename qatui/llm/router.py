@@ -92,19 +92,23 @@ def _counting_router() -> type:
 
 
 class Pacer:
-    """Spaces calls evenly at `rate` a second (a virtual schedule): a burst never outruns the stated limits."""
+    """Keeps requests at least `1 / rate` seconds apart, measured when each leaves (one event loop's).
+
+    One at a time: a late wake-up (a busy loop) never lets two go out together, so a burst never
+    outruns the stated limit; under load the pace falls a little short of it instead.
+    """
 
     def __init__(self, rate: float) -> None:
         self.interval = 1.0 / rate
-        self._next = 0.0
+        self._last = float("-inf")
+        self._lock = asyncio.Lock()
 
     async def wait(self) -> None:
-        """Sleep until this call's slot."""
-        now = time.monotonic()
-        slot = max(now, self._next)
-        self._next = slot + self.interval
-        if slot > now:
-            await asyncio.sleep(slot - now)
+        """Sleep until this request may leave."""
+        async with self._lock:
+            if (delay := self._last + self.interval - time.monotonic()) > 0:
+                await asyncio.sleep(delay)
+            self._last = time.monotonic()
 
 
 class DeploymentRouter:
@@ -114,8 +118,6 @@ class DeploymentRouter:
         self.name = name
         self.settings = settings
         self.labels = [f"{name}/{n}" for n in settings.deployment_names()]
-        self.pacers = {label: Pacer(d.rpm / 60.0) for label, d in zip(self.labels, settings.deployments, strict=True)
-                       if d.rpm}
         self._routers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
     def check_keys(self) -> None:
@@ -151,7 +153,8 @@ class DeploymentRouter:
                 model_list=self.model_list(), routing_strategy=s.routing_strategy, num_retries=0, retry_after=0,
                 cooldown_time=s.cooldown_s or None, disable_cooldowns=s.cooldown_s == 0, timeout=s.timeout_s,
                 enable_weighted_failover=s.routing_strategy == "simple-shuffle", max_fallbacks=len(self.labels))
-            router.qatui_pacers = self.pacers
+            router.qatui_pacers = {label: Pacer(d.rpm / 60.0)
+                                   for label, d in zip(self.labels, s.deployments, strict=True) if d.rpm}
         return router
 
     def _cooldown_left(self, router: Any) -> float:
