@@ -8,11 +8,12 @@ file and the key. API keys never live here: a backbone names the environment var
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from qatui.errors import ConfigError, first_problem
 
@@ -48,8 +49,41 @@ class CacheConfig(_Section):
     dir: str | None = None
 
 
+def _variable_name(name: str | None) -> str | None:
+    """`api_key_env` must name an environment variable, never hold a key."""
+    if name is not None and not name.replace("_", "").isalnum():
+        raise ValueError("must be the NAME of an environment variable (e.g. OPENAI_API_KEY), not a key")
+    return name
+
+
+ROUTING_STRATEGIES = ("simple-shuffle", "least-busy", "usage-based-routing-v2", "latency-based-routing")
+"""LiteLLM Router strategies a backbone with deployments may use (`routing_strategy`)."""
+
+
+class DeploymentConfig(_Section):
+    """One endpoint of a backbone served by several (`[[backbones.NAME.deployments]]`); see README "Many endpoints"."""
+
+    name: str | None = Field(None, min_length=1, pattern=r"^[A-Za-z0-9_.:-]+$")
+    model: str = Field(min_length=1)
+    api_base: str | None = None
+    api_key_env: str | None = None
+    rpm: int | None = Field(None, ge=1)
+    tpm: int | None = Field(None, ge=1)
+    weight: float | None = Field(None, gt=0)
+    order: int | None = Field(None, ge=1)
+
+    _key_env = field_validator("api_key_env")(_variable_name)
+
+    @field_validator("model")
+    @classmethod
+    def _not_embedded(cls, model: str) -> str:
+        if model.startswith("local/"):
+            raise ValueError("an embedded local/ model runs in this process and cannot be a deployment")
+        return model
+
+
 class BackboneConfig(_Section):
-    """One LLM reachable through LiteLLM."""
+    """One LLM reachable through LiteLLM: one endpoint, or several `deployments` behind LiteLLM's Router."""
 
     model: str = Field(min_length=1)
     api_base: str | None = None
@@ -61,13 +95,46 @@ class BackboneConfig(_Section):
     max_tokens: int = Field(1024, ge=1)
     context_window: int | None = Field(None, ge=256)
     """Tokens the model reads at most (prompt + answer); unset: LiteLLM's max_input_tokens, or n_ctx for local/."""
+    deployments: list[DeploymentConfig] = Field(default_factory=list)
+    routing_strategy: Literal[ROUTING_STRATEGIES] = "simple-shuffle"  # type: ignore[valid-type]
+    cooldown_s: float = Field(5.0, ge=0)
 
-    @field_validator("api_key_env")
+    _key_env = field_validator("api_key_env")(_variable_name)
+
+    @model_validator(mode="before")
     @classmethod
-    def _names_a_variable(cls, name: str | None) -> str | None:
-        if name is not None and not name.replace("_", "").isalnum():
-            raise ValueError("must be the NAME of an environment variable (e.g. OPENAI_API_KEY), not a key")
-        return name
+    def _model_of_deployments(cls, data: Any) -> Any:
+        """With deployments, `model` (the cache's name for what they serve) defaults to their one model string."""
+        if isinstance(data, dict) and "model" not in data and isinstance(data.get("deployments"), list):
+            models = {d.get("model") for d in data["deployments"] if isinstance(d, dict)}
+            if len(models) > 1:
+                raise ValueError("model: the deployments name different model strings; set model = \"...\" to "
+                                 "name the one model they all serve (it keys the cache)")
+            if models:  # a deployment without a model gets its own error, at its own key
+                data = {**data, "model": models.pop() or "?"}
+        return data
+
+    @model_validator(mode="after")
+    def _deployments_fit(self) -> BackboneConfig:
+        """Endpoint and key belong to each deployment; Router settings need deployments; names are unique."""
+        if not self.deployments:
+            if unused := [k for k in ("routing_strategy", "cooldown_s") if k in self.model_fields_set]:
+                raise ValueError(f"{unused[0]}: only a backbone with [[deployments]] is routed")
+            return self
+        if self.model.startswith("local/"):
+            raise ValueError("model: an embedded local/ model cannot be served by deployments")
+        for key in ("api_base", "api_key_env"):
+            if getattr(self, key) is not None:
+                raise ValueError(f"{key}: with deployments, set it in each [[deployments]] table instead")
+        names = self.deployment_names()
+        if len(set(names)) != len(names):
+            twice = next(n for n in names if names.count(n) > 1)
+            raise ValueError(f"deployments: the name {twice!r} is used twice")
+        return self
+
+    def deployment_names(self) -> list[str]:
+        """Each deployment's name: its own `name`, else d1, d2... by position."""
+        return [d.name or f"d{i}" for i, d in enumerate(self.deployments, 1)]
 
 
 class ModelsConfig(_Section):
@@ -133,6 +200,8 @@ def _describe(error: ValidationError) -> str:
     if kind == "extra_forbidden":
         hint = " (API keys are never stored in the config: set api_key_env to a variable name)" if "key" in key else ""
         return f"unknown key '{key}'{hint}"
+    if kind == "value_error" and (found := re.match(r"Value error, ([a-z_]+): (.*)", message)):
+        return f"key '{key}.{found[1]}': {found[2]}"  # a table's own check, about one of its keys
     return f"key '{key}': {message}"
 
 

@@ -37,3 +37,24 @@ def trim_note(trimmed: dict) -> str:
     cuts = "; ".join(f"{t['name']} {t['tokens']:,} → {t['kept']:,} tokens" for t in trimmed.get("texts", []))
     return (f"trimmed to fit the {trimmed.get('window', 0):,}-token context window "
             f"({trimmed.get('answer_tokens', 0):,} kept for the answer): {cuts or 'nothing cut'}")
+
+
+def count(n: float) -> str:
+    """1234 -> 1.2k, 2_500_000 -> 2.5M."""
+    for size, suffix in ((1e6, "M"), (1e3, "k")):
+        if abs(n) >= size:
+            return f"{n / size:.1f}{suffix}"
+    return f"{n:g}"
+
+
+def deployments_line(tally: dict[str, dict[str, int]]) -> str:
+    """'pool/a 12 calls, 3×429 · pool/b 40 calls, 1 failed': what each deployment of a backbone did."""
+    parts = []
+    for label, row in sorted(tally.items()):
+        words = [plural(row.get("calls", 0), "call"), f"{count(row.get('tokens', 0))} tokens"]
+        if row.get("rate_limited"):
+            words.append(f"{row['rate_limited']}×429")
+        if row.get("failures"):
+            words.append(f"{row['failures']} failed")
+        parts.append(f"{label} {', '.join(words)}")
+    return " · ".join(parts)

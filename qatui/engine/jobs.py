@@ -295,17 +295,26 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
     return summary
 
 
-def llm_totals(results: dict) -> dict[str, float]:
-    """Calls, cache hits, tokens and cost over every stored result of a session."""
-    totals = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+def llm_totals(results: dict) -> dict[str, Any]:
+    """Calls, cache hits, tokens and cost over every stored result of a session; per deployment when any.
+
+    `deployments` ({"BACKBONE/NAME": {"calls", "rate_limited", "failures", "tokens"}}) is there only when
+    a backbone with deployments was called.
+    """
+    from qatui.engine.runner import tally_deployments
+
+    totals: dict[str, Any] = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+    deployments: dict[str, dict[str, int]] = {}
     for doc in results.values():
         for call in doc.get("calls") or []:
+            tokens = (int(call.get("prompt_tokens") or 0), int(call.get("completion_tokens") or 0))
             totals["calls"] += 1
             totals["cached"] += int(bool(call.get("cached")))
-            totals["prompt_tokens"] += int(call.get("prompt_tokens") or 0)
-            totals["completion_tokens"] += int(call.get("completion_tokens") or 0)
+            totals["prompt_tokens"] += tokens[0]
+            totals["completion_tokens"] += tokens[1]
             totals["cost_usd"] += float(call.get("cost_usd") or 0.0)
-    return totals
+            tally_deployments(deployments, call.get("deployment") or "", call.get("hop_errors") or [], sum(tokens))
+    return {**totals, "deployments": deployments} if deployments else totals
 
 
 def coverage(doc: dict) -> dict[str, int]:

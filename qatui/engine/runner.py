@@ -62,14 +62,33 @@ class RunCounts:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     failures: list[ItemFailed] = field(default_factory=list)
+    deployments: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per deployment of a backbone with deployments ("BACKBONE/NAME"): see `tally_deployments`."""
 
     def count_call(self, call: LLMCallFinished) -> None:
-        """Add one backbone call to the tallies (calls, cache hits, tokens, cost)."""
+        """Add one backbone call to the tallies (calls, cache hits, tokens, cost, deployments)."""
         self.calls += 1
         self.cached += call.cached
         self.prompt_tokens += call.prompt_tokens
         self.completion_tokens += call.completion_tokens
         self.cost_usd += call.cost_usd
+        tally_deployments(self.deployments, call.deployment, call.hop_errors,
+                          call.prompt_tokens + call.completion_tokens)
+
+
+DEPLOYMENT_COUNTS = ("calls", "rate_limited", "failures", "tokens")
+"""What is counted per deployment: calls it answered, 429s it gave, other failures, tokens of its answers."""
+
+
+def tally_deployments(tally: dict[str, dict[str, int]], deployment: str, hop_errors: list[str], tokens: int) -> None:
+    """Add one call to per-deployment counts: the deployment that answered it, and each that failed on the way."""
+    if deployment:
+        row = tally.setdefault(deployment, dict.fromkeys(DEPLOYMENT_COUNTS, 0))
+        row["calls"] += 1
+        row["tokens"] += tokens
+    for hop in hop_errors:
+        label, _, kind = hop.rpartition(" ")
+        tally.setdefault(label, dict.fromkeys(DEPLOYMENT_COUNTS, 0))["rate_limited" if kind == "429" else "failures"] += 1
 
 
 def item_pair(item: Item) -> tuple[str, str] | None:

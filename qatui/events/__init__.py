@@ -55,7 +55,8 @@ class LLMCallFinished(Event):
     """One backbone call: what it cost, whether the cache answered it, and what came back.
 
     `prompt_hash` is the cache key: the full request is in the call cache under that key.
-    `ok` is False for a call that failed after its retries (`error` says why).
+    `ok` is False for a call that failed after its retries (`error` says why). With deployments: the one that
+    answered (`deployment`, "BACKBONE/NAME"), each that failed on the way (`hop_errors`: "BACKBONE/NAME 429").
     """
 
     type: Literal["llm_call_finished"] = "llm_call_finished"
@@ -74,6 +75,9 @@ class LLMCallFinished(Event):
     response: str = ""
     trimmed: dict = Field(default_factory=dict)
     """What was cut to fit the context window (`qatui.llm.trim.Trimmed.record`); empty when nothing was."""
+    deployment: str = ""
+    """Which deployment of a backbone with several answered (`[backbones.NAME.deployments]`); empty otherwise."""
+    hop_errors: list[str] = Field(default_factory=list)
 
 
 class InputTrimmed(Event):
@@ -327,11 +331,8 @@ EVENT_SINK: ContextVar[Callable[[Event], None] | None] = ContextVar("qatui_event
 
 
 def emit(event: Event) -> None:
-    """Send an event from deep inside a judge (an LLM call, an NLI batch) to the run's stream.
-
-    Outside a run (no sink bound) the event is dropped: a backbone used from `qatui models
-    --check` or a test has nobody listening.
-    """
+    """Send an event from deep inside a judge (an LLM call, an NLI batch) to the run's stream; outside a run
+    (no sink bound: `qatui models --check`, a test) it is dropped."""
     if (sink := EVENT_SINK.get()) is not None:
         sink(event)
 

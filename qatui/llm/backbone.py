@@ -16,10 +16,14 @@ import re
 import time
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from qatui.llm._lazy import get_litellm
 from qatui.llm.errors import LLMCallError
+from qatui.llm.router import Hop, hop_kind, hop_text
+
+if TYPE_CHECKING:
+    from qatui.llm.router import DeploymentRouter
 
 T = TypeVar("T")
 
@@ -56,6 +60,7 @@ class Backbone:
         max_delay_s: float = 30.0,
         api_key_env: str | None = None,
         sleep: Sleep | None = None,
+        router: DeploymentRouter | None = None,
     ) -> None:
         self.model = model
         self.max_concurrency = max_concurrency
@@ -65,6 +70,7 @@ class Backbone:
         self.base_delay_s = base_delay_s
         self.max_delay_s = max_delay_s
         self.api_key_env = api_key_env
+        self.router = router
         self.sleep: Sleep = sleep or asyncio.sleep
         self.in_flight = 0
         self.max_in_flight = 0
@@ -94,18 +100,22 @@ class Backbone:
         *,
         api_key: str | None = None,
         consume: Callable[[Any], Awaitable[T]] | None = None,
+        hops: list[Hop] | None = None,
     ) -> tuple[T, int]:
         """Call `litellm.acompletion(**request)`; returns (result, attempts made).
 
         `consume` turns the raw response into the result *inside* the semaphore and the
-        timeout (a stream must be read while the slot is held). Raises `LLMCallError`.
+        timeout (a stream must be read while the slot is held). Raises `LLMCallError`. With deployments
+        (`router`), `hops` collects which ones were asked and how each ended.
         """
         ll = get_litellm()
         transient = _transient_classes(ll)
         failures: list[str] = []
         started: float | None = None
         last_error: BaseException | None = None
+        hops = [] if hops is None else hops
         for attempt in range(1, self.max_attempts + 1):
+            start = len(hops)
             try:
                 async with self._semaphore():
                     if started is None:
@@ -113,11 +123,12 @@ class Backbone:
                     self.in_flight += 1
                     self.max_in_flight = max(self.max_in_flight, self.in_flight)
                     try:
-                        async with asyncio.timeout(self.timeout_s):
+                        async with asyncio.timeout(self.timeout_s * (len(self.router.labels) if self.router else 1)):
                             kwargs = dict(request, max_retries=0, timeout=self.timeout_s)
                             if api_key is not None:
                                 kwargs["api_key"] = api_key
-                            response = await ll.acompletion(**kwargs)
+                            response = await (ll.acompletion(**kwargs) if self.router is None
+                                              else self.router.acompletion(kwargs, hops))
                             result = await consume(response) if consume is not None else response
                     finally:
                         self.in_flight -= 1
@@ -126,7 +137,7 @@ class Backbone:
                 last_error = _unwrap(e)
                 if not isinstance(last_error, transient):  # a permanent error that surfaced mid-stream
                     raise LLMCallError(self._describe_permanent(last_error, ll, api_key), attempts=attempt) from e
-                failures.append(self._describe_transient(last_error, ll))
+                failures.extend(self._transient_failures(last_error, ll, hops, start))
             except LLMCallError:
                 raise
             except Exception as e:  # noqa: BLE001 - anything else is not worth retrying
@@ -144,6 +155,13 @@ class Backbone:
             [f for f in failures if not f.startswith("stopped:")]), transient=True) from last_error
 
     # -- messages -------------------------------------------------------------------------------
+
+    def _transient_failures(self, error: BaseException, ll: Any, hops: list[Hop], start: int) -> list[str]:
+        """What went wrong in one attempt: each deployment that failed, or the one error."""
+        if hops[start:] and hops[-1][1] == "ok":  # the answer broke off after it began (a stream)
+            hops[-1] = (hops[-1][0], hop_kind(error))
+        failed = [hop_text(hop) for hop in hops[start:] if hop[1] != "ok"]
+        return failed or [self._describe_transient(error, ll)]
 
     def _describe_transient(self, error: BaseException, ll: Any) -> str:
         if isinstance(error, ll.RateLimitError):
@@ -176,7 +194,7 @@ class Backbone:
         timed_out = isinstance(last_error, TimeoutError)  # asyncio's: no message to add
         if last_error is not None and not timed_out and (detail := first_line(last_error, 160)):
             message += f"; last error: {detail}"
-        return _scrub(message, api_key)
+        return _scrub(message, api_key, *(self.router.keys() if self.router else ()))
 
     def _describe_permanent(self, error: BaseException, ll: Any, api_key: str | None) -> str:
         detail = first_line(error)
@@ -203,7 +221,7 @@ class Backbone:
             why = "budget exceeded"
         else:
             why = type(error).__name__
-        return _scrub(f"{self.model}: {why}: {detail}", api_key)
+        return _scrub(f"{self.model}: {why}: {detail}", api_key, *(self.router.keys() if self.router else ()))
 
 
 def _transient_classes(ll: Any) -> tuple[type[BaseException], ...]:
@@ -234,8 +252,9 @@ def _retry_after(error: BaseException | None) -> float | None:
         return None
 
 
-def _scrub(text: str, api_key: str | None) -> str:
+def _scrub(text: str, *keys: str | None) -> str:
     """Never let a key's value reach a message."""
-    if api_key and len(api_key) >= 4:
-        text = text.replace(api_key, "***")
+    for key in keys:
+        if key and len(key) >= 4:
+            text = text.replace(key, "***")
     return text

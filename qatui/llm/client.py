@@ -32,6 +32,7 @@ from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_
 from qatui.llm.parse import json_schema_of, parse_output, schema_name
 from qatui.llm.response import cost_of, text_of, usage_of
 from qatui.llm.trim import Counter, Trimmed, counter_for, fit
+from qatui.llm.router import DeploymentRouter, Hop, hop_fields
 
 if TYPE_CHECKING:
     from qatui.config import BackboneConfig, Config
@@ -109,8 +110,9 @@ class LLMClient:
             else:
                 from qatui.llm._lazy import get_litellm
 
+                models = [d.model for d in self.settings.deployments] or [self.model]
                 try:
-                    self._supports_schema = bool(get_litellm().supports_response_schema(model=self.model))
+                    self._supports_schema = all(get_litellm().supports_response_schema(model=m) for m in models)
                 except Exception:  # noqa: BLE001 - an unknown model: ask in the prompt instead
                     self._supports_schema = False
         return self._supports_schema
@@ -234,16 +236,17 @@ class LLMClient:
                                     response=hit["text"][:RESPONSE_CHARS])
             emit(event)
             return hit["text"], event, hit.get("logprobs")
+        hops: list[Hop] = []
         try:
             api_key = self.api_key()
             self.precheck()
             response, attempts = await self._send(request, api_key=api_key, call_id=call_id, purpose=purpose,
-                                                  stream=stream)
+                                                  stream=stream, hops=hops)
         except LLMCallError as e:
             if write:
                 self._store(key, request, None)
             emit(LLMCallFinished(**base, latency_s=time.perf_counter() - started, attempts=e.attempts, ok=False,
-                                 error=str(e)))
+                                 error=str(e), **hop_fields(hops)))
             raise
         text, finish_reason = text_of(response)
         usage = usage_of(response)
@@ -256,19 +259,19 @@ class LLMClient:
         event = LLMCallFinished(**base, prompt_tokens=usage["prompt_tokens"],
                                 completion_tokens=usage["completion_tokens"], cost_usd=cost,
                                 latency_s=time.perf_counter() - started, attempts=attempts,
-                                response=text[:RESPONSE_CHARS])
+                                response=text[:RESPONSE_CHARS], **hop_fields(hops))
         emit(event)
         return text, event, found
 
     async def _send(self, request: dict[str, Any], *, api_key: str | None, call_id: str, purpose: str,
-                    stream: bool) -> tuple[Any, int]:
+                    stream: bool, hops: list[Hop]) -> tuple[Any, int]:
         from qatui.llm._lazy import get_litellm
 
         ll = get_litellm()
         kwargs = {k: v for k, v in request.items() if v is not None}
         kwargs["drop_params"] = True  # a provider without `seed` (say) still answers
         if not stream:
-            return await self.backbone.run(kwargs, api_key=api_key)
+            return await self.backbone.run(kwargs, api_key=api_key, hops=hops)
         kwargs.update(stream=True, stream_options={"include_usage": True})
         messages = request["messages"]
 
@@ -285,7 +288,7 @@ class LLMClient:
                                             llm_provider=self.model.split("/", 1)[0])
             return built
 
-        return await self.backbone.run(kwargs, api_key=api_key, consume=consume)
+        return await self.backbone.run(kwargs, api_key=api_key, consume=consume, hops=hops)
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -307,6 +310,8 @@ class LLMClient:
 
             check_available(self.model)
             return
+        if self.backbone.router is not None:
+            return self.backbone.router.check_keys()
         if self.settings.api_key_env or self.settings.api_base:
             return
         from qatui.llm._lazy import get_litellm
@@ -345,14 +350,16 @@ def _append_to_last_user(messages: list[dict[str, Any]], text: str) -> None:
 _backbones: dict[tuple, Backbone] = {}
 
 
-def _shared_backbone(settings: BackboneConfig) -> Backbone:
+def _shared_backbone(name: str, settings: BackboneConfig) -> Backbone:
     """One Backbone (one concurrency limit) per distinct backbone settings in this process."""
-    key = (settings.model, settings.api_base, settings.api_key_env, settings.max_concurrency,
-           settings.timeout_s, settings.max_attempts)
+    routed = settings.model_dump_json(include={"deployments", "routing_strategy", "cooldown_s"})
+    key = (name if settings.deployments else None, routed, settings.model, settings.api_base, settings.api_key_env,
+           settings.max_concurrency, settings.timeout_s, settings.max_attempts)
     if key not in _backbones:
         _backbones[key] = Backbone(settings.model, max_concurrency=settings.max_concurrency,
                                    timeout_s=settings.timeout_s, max_attempts=settings.max_attempts,
-                                   api_key_env=settings.api_key_env)
+                                   api_key_env=settings.api_key_env,
+                                   router=DeploymentRouter(name, settings) if settings.deployments else None)
     return _backbones[key]
 
 
@@ -384,7 +391,7 @@ def make_client(backbone: str, config: Config, *, use_cache: bool | None = None)
         model=settings.model,
         name=backbone,
         settings=settings,
-        backbone=_shared_backbone(settings),
+        backbone=_shared_backbone(backbone, settings),
         cache=CallCache(config.cache_dir()),
         use_cache=config.cache.enabled if use_cache is None else use_cache,
         seed=config.general.seed,

@@ -5,7 +5,8 @@ A run whose backbone cannot answer would make a session in which every item fail
 provider is one LiteLLM knows; its API key is set; and one tiny real request (8 tokens, no
 cache, one attempt, a short timeout) is answered. A 429 passes: the endpoint is there and
 the key works, the run's own retries will wait. The embedded `local/...` models are only
-checked for their files (loading one takes seconds; it cannot be unreachable).
+checked for their files (loading one takes seconds; it cannot be unreachable). A backbone
+with deployments has each deployment checked so, and a refusal names the deployment.
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ def preflight_backbone(client: Any) -> str:
 
 
 async def apreflight_backbone(client: LLMClient) -> str:
-    """The checks of `preflight_backbone`, on the running loop."""
+    """The checks of `preflight_backbone`, on the running loop; a backbone with deployments checks each one."""
+    if client.settings.deployments:
+        return "; ".join([await _check_deployment(client, i) for i in range(len(client.settings.deployments))])
     fix = _fix(client)
     try:
         if client.is_local:
@@ -66,6 +69,25 @@ async def apreflight_backbone(client: LLMClient) -> str:
                                    "its api_base, or run on the embedded model with --backbone local/smollm2") from None
         raise BackboneUnusable(f"backbone {client.name!r} did not answer a one-line test request: "
                                f"{_without_model(e, client)}{fix}") from None
+
+
+async def _check_deployment(client: LLMClient, index: int) -> str:
+    """One deployment checked as a backbone of its own (key set, one 8-token request); a refusal names it."""
+    from qatui.config import BackboneConfig
+    from qatui.llm.backbone import Backbone
+
+    dep = client.settings.deployments[index]
+    label = f"{client.name}/{client.settings.deployment_names()[index]}"
+    single = copy.copy(client)
+    single.name, single.model = label, dep.model
+    single.backbone = Backbone(dep.model, api_key_env=dep.api_key_env)
+    single.settings = BackboneConfig(model=dep.model, api_base=dep.api_base, api_key_env=dep.api_key_env,
+                                     timeout_s=client.settings.timeout_s, max_tokens=client.settings.max_tokens)
+    try:
+        return await apreflight_backbone(single)
+    except BackboneUnusable as e:
+        raise BackboneUnusable(str(e).replace(f"backbone {label!r}", f"backbone {client.name!r}: deployment "
+                                              f"{label!r}", 1)) from None
 
 
 def _probe_client(client: LLMClient) -> LLMClient:

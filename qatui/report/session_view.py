@@ -8,7 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from qatui.errors import DatasetError
-from qatui.text import clip, plural
+from qatui.text import clip, deployments_line, plural
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -86,6 +86,8 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
             f"[dim]LLM calls[/] {llm['calls']} ({llm['cached']} cached), tokens {llm['prompt_tokens']}+"
             f"{llm['completion_tokens']}, cost ${llm['cost_usd']:.4f}"
         )
+        if llm.get("deployments"):
+            console.print(f"[dim]deployments[/] {escape(deployments_line(llm['deployments']))}")
     print_failures(console, failures)
     if session_status(meta) == "failed":
         console.print("[bold red]every item failed[/]: nothing was judged, so there is nothing to compare with "

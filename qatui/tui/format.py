@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from qatui.text import count  # noqa: F401 - screens take it from here with the other forms
+
 SHORT_METRICS = {
     "kendall": "tau",
     "spearman": "rho",
@@ -29,14 +31,6 @@ METRIC_MEANINGS = {
 def metrics_glossary() -> str:
     """Every short metric name with its meaning, one per line (a tooltip)."""
     return "\n".join(f"{short}: {METRIC_MEANINGS[short]}" for short in SHORT_METRICS.values())
-
-
-def count(n: float) -> str:
-    """1234 -> 1.2k, 2_500_000 -> 2.5M."""
-    for size, suffix in ((1e6, "M"), (1e3, "k")):
-        if abs(n) >= size:
-            return f"{n / size:.1f}{suffix}"
-    return f"{n:g}"
 
 
 def duration(seconds: float | None) -> str:

@@ -8,6 +8,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
 
+from qatui.text import deployments_line
 from qatui.tui.format import count, duration, members_line, metrics_glossary, metrics_line
 from qatui.tui.state import RunState
 
@@ -17,7 +18,7 @@ STATUS_STYLE = {"running": "$accent", "completed": "$success", "cancelled": "$wa
 
 
 class RunHeader(Vertical):
-    """Three lines: bar and tally; calls, tokens, cost, elapsed, ETA; one metrics line per judge."""
+    """Three lines: bar and tally; calls, tokens, cost, elapsed, ETA (and what each deployment did); metrics per judge."""
 
     DEFAULT_CSS = """
     RunHeader {
@@ -61,9 +62,10 @@ class RunHeader(Vertical):
             done=done, total=len(state.tasks), failed=failed, status=state.status,
         ))
         c = state.counts
+        routed = f"\ndeployments: {deployments_line(c.deployments)}" if c.deployments else ""
         self.query_one("#usage", Static).update(Content(
             f"calls {c.calls} ({c.cached} cached) · tokens {count(c.prompt_tokens)}+{count(c.completion_tokens)}"
-            f" · ${c.cost_usd:.4f} · elapsed {duration(state.elapsed())} · ETA {duration(state.eta())}"
+            f" · ${c.cost_usd:.4f} · elapsed {duration(state.elapsed())} · ETA {duration(state.eta())}{routed}"
         ))
 
     def watch_metrics(self, metrics: dict[str, dict]) -> None:

@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.widgets import Label, Sparkline, Static
 
 from qatui.report import session_status
-from qatui.text import plural
+from qatui.text import deployments_line, plural
 from qatui.tui.format import count, members_line, metrics_line
 from qatui.tui.state import RunState
 
@@ -69,8 +69,9 @@ class SessionHeader(Vertical):
         c = state.counts
         calls = self.query_one("#calls", Static)
         calls.display = bool(c.calls)
+        routed = f"\ndeployments: {deployments_line(c.deployments)}" if c.deployments else ""
         calls.update(Content(f"calls {c.calls} ({c.cached} cached) · tokens "
-                             f"{count(c.prompt_tokens)}+{count(c.completion_tokens)} · ${c.cost_usd:.4f}"))
+                             f"{count(c.prompt_tokens)}+{count(c.completion_tokens)} · ${c.cost_usd:.4f}{routed}"))
         if read is not None:
             return
         for judge, metrics in self._judge_lines.items():

@@ -7,7 +7,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from qatui.report import session_status
-from qatui.text import plural
+from qatui.text import deployments_line, plural
 from qatui.tui.format import count, members_line, metrics_line, short_path, when
 
 
@@ -46,6 +46,8 @@ def info_lines(meta: dict) -> list[Content]:
             "[$foreground-muted]LLM[/] $calls calls ($cached cached) · tokens $tokens · $$$cost",
             calls=llm["calls"], cached=llm["cached"],
             tokens=count(llm["prompt_tokens"] + llm["completion_tokens"]), cost=f"{llm['cost_usd']:.4f}"))
+        if llm.get("deployments"):
+            lines.append(Content(f"  {deployments_line(llm['deployments'])}"))
     return lines
 
 
