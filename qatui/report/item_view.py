@@ -123,6 +123,13 @@ def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
             console.print(f"  [dim]models used: {escape(', '.join(models))}[/]")
         by_label = {f"Response {i + 1}": cid for i, cid in enumerate(e["order"])}
         print_artifacts(console, e["artifacts"], by_label)
+        if e.get("member_artifacts"):
+            print_members(console, e)
+            for member in (m for m in e["member_artifacts"] if m["status"] == "done" and m["artifacts"]):
+                console.print(f"  [bold]{escape(member['member'])}[/] [dim]its steps[/]")
+                print_artifacts(console, member["artifacts"], by_label)
+                if isinstance(member["details"].get("pairs"), list):
+                    print_pairs(console, member["artifacts"], member["details"], by_label)
         if isinstance(per_label := e["details"].get("dimension_scores"), dict):
             geval = "methods" in e["details"]  # G-Eval's 1-5 ratings, not CheckEval's share of yes
             title = "G-Eval score (1-5) per dimension" if geval else "share of yes per dimension"
