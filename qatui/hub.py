@@ -10,11 +10,31 @@ from __future__ import annotations
 import os
 import re
 import socket
+import threading
 from pathlib import Path
+from types import ModuleType
 from urllib.parse import urlparse
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 _TRUE = {"1", "true", "yes", "on"}
+_TRANSFORMERS_LOCK = threading.Lock()
+_TRANSFORMERS_NAMES = ("AutoConfig", "AutoModel", "AutoModelForSequenceClassification", "AutoTokenizer")
+
+
+def import_transformers() -> ModuleType:
+    """transformers with the classes the loaders use resolved, under one process-wide lock.
+
+    Its lazy module is not thread-safe: an NLI model and an embedder loading at once in two
+    worker threads made one of them fail with "cannot import name 'AutoConfig'". Loaders
+    call this before their own `from transformers import ...`.
+    """
+    with _TRANSFORMERS_LOCK:
+        import transformers
+        from transformers.utils import logging  # noqa: F401 - resolved here, under the lock
+
+        for name in _TRANSFORMERS_NAMES:
+            getattr(transformers, name)
+        return transformers
 
 
 class HubMiss(Exception):

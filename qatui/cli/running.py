@@ -153,13 +153,13 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     subset = dataset.limited(args.limit)
     resources = run_resources(args, config)
     judges = build_judges(args.judges, config, subset, resources)
-    check_models(judges, resources)
+    check_models(judges, resources, subset)
     calls = expected_calls(judges, subset)
     members = member_calls(judges, subset)
     total = total_calls(calls)
     languages = [item_language(item) for item in subset.items]
     nli = resources.nli_names(languages) if any(j.uses_nli for j in judges) else {}
-    backbones = run_backbones(judges, resources) or [resources.backbone]
+    backbones = run_backbones(judges, resources, subset) or [resources.backbone]
     plan = {"dataset": dataset.name, "items": len(subset.items), "backbone": resources.backbone, "nli": nli,
             "backbones": backbones, "calls": {name: list(c) if c else None for name, c in calls.items()},
             "member_calls": {jury: {m: list(c) if c else None for m, c in found.items()} for jury, found in members.items()},

@@ -30,7 +30,7 @@ def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset,
     A name that is none of qatui's judges is a judge imported for this dataset (`qatui sessions
     import`): its row is that session, never run.
     """
-    from qatui.engine.jobs import build_judges, check_models
+    from qatui.engine.jobs import build_judges, calls_backbone, check_models
     from qatui.judges.registry import JUDGES
     from qatui.judges.resources import Resources
     from qatui.report.table import find_imported
@@ -53,10 +53,9 @@ def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset,
             resources = Resources(config, backbone_name=backbone, nli_spec=args.nli, embedder_spec=args.embedder,
                                   use_cache=False if args.no_cache else None)
             (judge,) = build_judges([name], config, subset, resources)
-            calls_backbone = judge.uses_llm or (judge.uses_nli and resources.nli_name == "llm")
-            if i and not calls_backbone:
+            if i and not calls_backbone(judge, resources, subset):
                 break  # a judge that never calls a backbone gets one row, whatever --backbone says
-            check_models([judge], resources)
+            check_models([judge], resources, subset)
             planned.append((judge, resources))
     return planned
 

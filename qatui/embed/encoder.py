@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from qatui import hub
 from qatui.embed.base import EmbedderError
 from qatui.embed.locate import ModelFolder, canonical_spec, locate
 
@@ -48,6 +49,8 @@ class TokenEncoder:
     def __init__(self, folder: ModelFolder) -> None:
         try:
             import torch
+
+            hub.import_transformers()
             from transformers import AutoModel, AutoTokenizer
             from transformers.utils import logging as hf_logging
         except ImportError as e:  # pragma: no cover - both are qatui dependencies

@@ -58,24 +58,42 @@ def _model_users(judges: list[Judge], resources: Resources) -> list[tuple[Judge,
     return [(part, resources if part is judge else part.resources) for judge in judges for part in judge.parts()]
 
 
-def check_models(judges: list[Judge], resources: Resources) -> None:
+def calls_backbone(judge: Judge, models: Resources, dataset: Dataset | None) -> bool:
+    """Whether `judge` asks its backbone: an LLM judge, or an NLI judge whose NLI is the backbone for some
+    item's language (`llm`, or the fallback of Chinese items from an English-only model). Without a
+    dataset, any language counts."""
+    if judge.uses_llm:
+        return True
+    if not judge.uses_nli:
+        return False
+    from qatui.data.language import item_language
+
+    languages = {item_language(item) for item in dataset.items} if dataset is not None else {"en", "zh"}
+    return "llm" in models.nli_names(languages).values()
+
+
+def check_models(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> None:
     """Refuse a run whose backbones cannot answer, before any session exists: each one a judge (or member) calls."""
     checked: set[str] = set()
     for judge, models in _model_users(judges, resources):
-        calls = judge.uses_llm or models.nli_name == "llm" and judge.uses_nli
-        if calls and models.backbone not in checked:
+        if calls_backbone(judge, models, dataset) and models.backbone not in checked:
             checked.add(models.backbone)
             models.check_backbone()
 
 
-def run_backbones(judges: list[Judge], resources: Resources) -> list[str]:
+def run_backbones(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> list[str]:
     """The backbones a run's judges (and jury members) call, in order of first use."""
-    return list(dict.fromkeys(models.backbone for judge, models in _model_users(judges, resources) if judge.uses_llm))
+    return list(dict.fromkeys(models.backbone for judge, models in _model_users(judges, resources)
+                              if calls_backbone(judge, models, dataset)))
 
 
 def expected_calls(judges: list[Judge], dataset: Dataset) -> dict[str, tuple[int, int] | None]:
-    """Backbone calls each judge will make over the dataset, as (fewest, most); None when it cannot say."""
-    return {judge.name: _summed([judge.expected_calls(item) for item in dataset.items]) for judge in judges}
+    """Backbone calls each judge will make over the dataset, as (fewest, most); None when it cannot say.
+
+    An item the judge cannot judge (not applicable) costs nothing: it is recorded, never asked.
+    """
+    return {judge.name: _summed([(0, 0) if judge.item_problem(item) else judge.expected_calls(item)
+                                 for item in dataset.items]) for judge in judges}
 
 
 def member_calls(judges: list[Judge], dataset: Dataset) -> dict[str, dict[str, tuple[int, int] | None]]:
@@ -152,7 +170,7 @@ def start_run(
         raise DatasetError(f"{dataset.path}: the dataset has no items to run")
     resources = resources or Resources(config)
     judges = build_judges(judge_names, config, subset, resources, judge_options)
-    check_models(judges, resources)
+    check_models(judges, resources, subset)
     seed = config.general.seed if seed is None else seed
     concurrency = concurrency or config.general.concurrency
     meta: dict[str, Any] = {
@@ -172,7 +190,7 @@ def start_run(
         "concurrency": concurrency,
         "convention": convention,
         "judges": {j.name: j.describe_options() for j in judges},
-        "backbones": run_backbones(judges, resources),
+        "backbones": run_backbones(judges, resources, subset),
         "models": resources.describe(),
         "qatui_version": __version__,
     }
@@ -215,7 +233,7 @@ def resume_run(store: SessionStore, session_id: str, config: Config, *, resource
     if all((item.id, j.name) in done for item in subset.items for j in judges):
         raise NothingToResume(f"session {session.id} is complete: every item of every judge is done, nothing to resume "
                               f"(see it with `qatui sessions show {session.id}`)")
-    check_models(judges, resources)
+    check_models(judges, resources, subset)
     session.update_meta(status="running", pid=os.getpid(), updated=now_iso())
     return RunJob(session, subset, _engine(subset, judges, session, meta["seed"], meta["concurrency"]))
 

@@ -138,13 +138,14 @@ class Jury(Judge):
         return None
 
     def member_calls(self, item: Item) -> dict[str, tuple[int, int] | None]:
-        """Backbone calls each member makes on `item` (0 for a member that cannot judge it)."""
-        return {m.name: (0, 0) if m.judge.item_problem(item) else m.judge.expected_calls(item) for m in self.members}
+        """Backbone calls each member makes on `item`: 0 for a member that cannot judge it, and for every
+        member when the jury itself cannot (too few members can, or majority on more than two responses)."""
+        jury_na = self.item_problem(item) is not None
+        return {m.name: (0, 0) if jury_na or m.judge.item_problem(item) else m.judge.expected_calls(item)
+                for m in self.members}
 
     def expected_calls(self, item: Item) -> tuple[int, int] | None:
         """The members' calls summed; None when a member cannot say."""
-        if self.item_problem(item):
-            return (0, 0)
         counts = list(self.member_calls(item).values())
         if any(c is None for c in counts):
             return None

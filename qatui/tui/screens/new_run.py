@@ -52,6 +52,7 @@ from qatui.tui.widgets.options_form import OptionsForm
 if TYPE_CHECKING:
     from qatui.data.model import Dataset
     from qatui.judges.base import Judge
+    from qatui.judges.resources import Resources
 
 
 @dataclass(frozen=True)
@@ -317,6 +318,7 @@ class NewRunScreen(QatuiScreen):
 
     def refresh_plan(self) -> None:
         """The bottom line (what will run, or what stops it) and the Models tab's call counts."""
+        from qatui.data.language import item_language
         from qatui.engine.jobs import calls_text, expected_calls, total_calls
 
         plan = self.query_one("#plan", Static)
@@ -328,7 +330,8 @@ class NewRunScreen(QatuiScreen):
             return
         assert self.dataset is not None
         subset = self.dataset.limited(self.limit())
-        judges = [self.judges[name] for name in self.picked()]
+        resources = self.resources()
+        judges = [self._with_models(self.judges[name], resources) for name in self.picked()]
         calls = expected_calls(judges, subset)
         backbone = str(self.query_one("#backbone", Select).value)
         uses_llm = any(j.uses_llm for j in judges)
@@ -343,12 +346,31 @@ class NewRunScreen(QatuiScreen):
         lines.append("")
         lines.append("[b]Models used[/]")
         lines.append(self._used("backbone", [j.name for j in judges if j.uses_llm]))
-        lines.append(self._used("nli", [j.name for j in judges if j.uses_nli]))
+        names = resources.nli_names(item_language(item) for item in subset.items)
+        nli = ", ".join(f"{n} ({lang})" for lang, n in names.items()) if len(set(names.values())) > 1 else None
+        lines.append(self._used("nli", [j.name for j in judges if j.uses_nli], nli))
         lines.append(self._used("embedder", [j.name for j in judges if j.uses_embedder]))
         self.query_one("#calls", Static).update("\n".join(lines))
 
-    def _used(self, kind: str, by: list[str]) -> str:
-        value = escape(str(self.query_one(f"#{kind}", Select).value))
+    def resources(self) -> Resources:
+        """The models picked on the Models tab, as a run would use them (the plan counts with these)."""
+        from qatui.judges.resources import Resources
+
+        value = {kind: str(self.query_one(f"#{kind}", Select).value) for kind in ("backbone", "nli", "embedder")}
+        return Resources(self.config, value["backbone"], value["nli"], value["embedder"])
+
+    @staticmethod
+    def _with_models(judge: Judge, resources: Resources) -> Judge:
+        """`judge` with the picked models (its calls depend on them: LLM-NLI, G-Eval's log-probabilities)."""
+        from qatui.judges.registry import make_judge
+
+        try:
+            return make_judge(judge.name, judge.describe_options(), resources)
+        except QatuiError:  # a member the picked models cannot build: count with the defaults
+            return judge
+
+    def _used(self, kind: str, by: list[str], shown: str | None = None) -> str:
+        value = escape(shown or str(self.query_one(f"#{kind}", Select).value))
         return f"  [dim]{kind:<9}[/]{value} [dim]by {', '.join(by)}[/]" if by else \
             f"  [dim]{kind:<9}{value} (not used by these judges)[/]"
 
