@@ -44,6 +44,7 @@ FAULT_KINDS = {
     "429": "429 rate limited, no Retry-After header",
     "429-retry-after": "429 rate limited with `Retry-After: <retry_after>` (seconds)",
     "401": "401 invalid API key (a key the provider rejects); the message quotes the key it got, as providers do",
+    "400-echo": "400 bad request whose message quotes the key it got (a permanent error a client prints)",
     "500": "500 internal server error",
     "503": "503 service unavailable",
     "hang": "sends nothing for `seconds` (default: the server's hang_s), then answers as ok",
@@ -362,6 +363,9 @@ class FakeLLMServer:
         if kind == "401":
             key = request.headers.get("Authorization", "").removeprefix("Bearer ")  # echoed, as real providers do
             return _error(401, f"Incorrect API key provided: {key} (fake LLM server)", "invalid_api_key")
+        if kind == "400-echo":
+            key = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            return _error(400, f"Invalid request for key {key}: unsupported value (fake LLM server)", "invalid_request")
         if kind == "500":
             return _error(500, "The server had an error (fake LLM server)", "server_error")
         if kind == "503":

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from qatui.cli import main
+from qatui.store.session import SessionStore
 
 KEY = "sk-test-7f3a9c1e5b2d4a6f8e0c"
 
@@ -56,6 +57,12 @@ def test_the_key_is_used_and_never_written_or_shown(llm_server, tmp_path, capsys
         assert cli("sessions", "export", session, "--format", fmt, "-o", str(tmp_path / f"export.{fmt}")) == 0
     llm_server.script(faults=["401"] * 20)  # a rejected key: the refusal must not quote it either
     assert cli("run", str(data), "--judge", "pairwise", "--backbone", "fake", "--no-cache") == 2
+    # a provider error that quotes the key (a 400, permanent): the item fails with the message, key masked
+    llm_server.script(lambda body: "{}", faults=lambda index, body: "ok" if body.get("max_tokens") == 8 else "400-echo")
+    assert cli("run", str(data), "--judge", "pairwise", "--backbone", "fake", "--no-cache", "--json") == 1
+    failed = SessionStore(tmp_path / "s").open(json.loads(outputs[-2])["session"]).results().values()
+    reasons = [doc["failure"]["reason"] for doc in failed]
+    assert reasons and all("request rejected (400)" in r and "key ***" in r for r in reasons)
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".csv", ".md", ".toml")]
     assert any(p.parent.parent == tmp_path / "cache" or "cache" in p.parts for p in written)  # the cache was searched
     leaks = [str(p) for p in written if KEY in p.read_text(encoding="utf-8", errors="replace")]
