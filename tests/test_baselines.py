@@ -378,10 +378,12 @@ async def test_length_prefers_the_longer_in_words_or_in_chinese_characters() -> 
 class StubBackbone:
     """Answers every request with `[[3]]` and log-probabilities; records the requests it got."""
 
+    router = None  # one endpoint, as `llm.backbone.Backbone` without deployments
+
     def __init__(self) -> None:
         self.requests: list[dict] = []
 
-    async def run(self, kwargs, *, api_key=None, consume=None):
+    async def run(self, kwargs, *, api_key=None, consume=None, hops=None):
         from qatui.llm._lazy import get_litellm
 
         self.requests.append(kwargs)
