@@ -275,7 +275,7 @@ def summarize_session(session: Session, dataset: Dataset, status: str) -> dict[s
         if judge == "jury" and (jury := session.meta["judges"][judge].get("members")):
             from qatui.metrics.jury import members_agreement, members_summary
 
-            summary[judge]["members"] = members_summary(job.dataset.items, verdicts, list(jury),
+            summary[judge]["members"] = members_summary(dataset.items, verdicts, list(jury),
                                                         seed=session.meta["seed"], convention=convention)
             summary[judge]["members_agreement"] = members_agreement(verdicts, list(jury), seed=session.meta["seed"])
         session.set_summary(judge, summary[judge])
