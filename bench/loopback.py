@@ -71,13 +71,40 @@ def instance(schema: dict[str, Any], defs: dict[str, Any], index: int = 0) -> An
     return text[:schema["maxLength"]] if "maxLength" in schema else text
 
 
+def sentences(text: str) -> list[str]:
+    """The sentences of `text` (the statements a faithfulness extractor would list)."""
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()] or [text]
+
+
+def ragas_answer(text: str) -> str:
+    """The ragas library's prompts (JSON schema named in the text, the input as JSON after the last `Input:`)."""
+    title = json.JSONDecoder().raw_decode(text.split("JSON Schema:\n", 1)[1])[0].get("title")
+    given = json.loads(re.split(r"(?i)\binput: ", text)[-1].rsplit("Output:", 1)[0])
+    if title == "StatementGeneratorOutput":
+        return json.dumps({"statements": sentences(given["answer"])})
+    if title == "NLIStatementOutput":
+        return json.dumps({"statements": [{"statement": s, "reason": "The context says so.", "verdict": 1}
+                                          for s in given["statements"]]})
+    if title == "ResponseRelevanceOutput":
+        return json.dumps({"question": "What does " + " ".join(given["response"].split()[:8]) + "?",
+                           "noncommittal": 0})
+    raise ValueError(f"no scripted answer for the ragas prompt {title!r}")
+
+
 def answer(body: dict[str, Any]) -> str:
-    """The loopback backbone's answer to one chat request."""
+    """The loopback backbone's answer to one chat request (qatui's or the ragas library's)."""
     text = last_user_text(body)
+    if "JSON Schema:\n" in text:
+        return ragas_answer(text)
     if SCHEMA_MARK not in text:
         return "4"
     prompt, raw = text.rsplit(SCHEMA_MARK, 1)
     schema = json.loads(raw)
+    if schema.get("title") == "Statements":  # the same statements the ragas library is given: one a sentence
+        found = re.search(r"^Answer: (.*)$", prompt, re.MULTILINE)
+        items = (schema.get("properties") or {}).get("statements") or {}
+        listed = sentences(found[1] if found else prompt)[:items.get("maxItems", 1000)]
+        return json.dumps({"statements": listed})
     purpose = SCRIPTED.get(schema.get("title", ""))
     if purpose:
         from tui_support import ScriptedLLM
@@ -96,8 +123,8 @@ def _serve(responder: Callable[[dict[str, Any]], str], latency_s: float, pipe: A
     with FakeLLMServer(responder, latency_s=latency_s, max_requests=1_000_000, max_lifetime_s=3600) as server:
         pipe.send(server.base_url)
         while pipe.recv() != "stop":
-            pipe.send(server.n_requests)
-        pipe.send(server.n_requests)
+            pipe.send((server.n_requests, server.n_embeddings))
+        pipe.send((server.n_requests, server.n_embeddings))
 
 
 class Served:
@@ -109,6 +136,10 @@ class Served:
 
     def count(self) -> int:
         """Completion requests the server has received so far."""
+        return self.counts()[0]
+
+    def counts(self) -> tuple[int, int]:
+        """Completion and embedding requests the server has received so far."""
         self.pipe.send("count")
         return self.pipe.recv()
 

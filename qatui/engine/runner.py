@@ -4,8 +4,8 @@
 are stamped with item and judge, forwarded in order of arrival, and each finished
 (item, judge) is recorded in the session. After every drained batch of events the session
 is flushed, so a kill at any moment loses nothing that was reported finished; results that
-arrive faster than one flush in `FLUSH_EVERY_S` (a cached replay) wait that long and share
-one flush, since each flush rewrites the open shard whole. Cancelling
+arrive faster than flushes pay (a cached replay) wait and share one flush, since each flush
+rewrites the open shard whole (`FLUSH_SHARE`). Cancelling
 the consumer (Ctrl-C, the TUI's cancel) stops the pool, flushes, and leaves the session
 resumable: a later run skips what is done and retries what failed. `pause()` lets the tasks
 in flight finish but starts no new one until `resume()`; cancelling a paused run still ends it.
@@ -44,8 +44,9 @@ if TYPE_CHECKING:
     from qatui.store.session import Session
 
 _DONE = object()
-FLUSH_EVERY_S = 0.2
-"""The shortest time between two flushes while results keep arriving; a result is reported at most this late."""
+FLUSH_SHARE = 0.1
+"""While results keep arriving, flushes take at most about this share of the run's time: after a flush
+that took t seconds, the next waits until 9 t has passed (a result is reported at most that late)."""
 
 
 class JudgementError(Exception):
@@ -178,17 +179,20 @@ class Engine:
         for event in self._record_not_applicable():
             yield event
         try:
-            live, last_flush = len(workers), 0.0
+            live, next_flush = len(workers), 0.0
             while live:
                 batch = [await queue.get()]
                 live -= self._take(batch, queue, 0)
                 results = self.session is not None and any(isinstance(e, (Verdict, ItemFailed)) for e in batch)
-                if results and live and (wait := last_flush + FLUSH_EVERY_S - time.monotonic()) > 0:
-                    await asyncio.sleep(wait)  # results arrive faster than flushes pay: gather more first
+                if results and live and (wait := next_flush - time.monotonic()) > 0:
+                    await asyncio.wait(workers, timeout=wait)  # results come faster than flushes pay: gather more
                     live -= self._take(batch, queue, len(batch))
                 if self.session is not None:
+                    started = time.monotonic()
                     self.session.flush()
-                    last_flush = time.monotonic() if results else last_flush
+                    if results:
+                        ended = time.monotonic()
+                        next_flush = ended + (ended - started) * (1 / FLUSH_SHARE - 1)
                 for event in batch:
                     if event is not _DONE:
                         yield event
