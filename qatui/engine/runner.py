@@ -44,9 +44,9 @@ if TYPE_CHECKING:
     from qatui.store.session import Session
 
 _DONE = object()
-FLUSH_SHARE = 0.1
+FLUSH_SHARE = 0.05
 """While results keep arriving, flushes take at most about this share of the run's time: after a flush
-that took t seconds, the next waits until 9 t has passed (a result is reported at most that late)."""
+that took t seconds, the next waits until 19 t has passed (a result is reported at most that late)."""
 
 
 class JudgementError(Exception):
