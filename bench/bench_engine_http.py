@@ -128,6 +128,7 @@ def main(n: int, latency_s: float) -> None:
             root = Path(folder)
             store = SessionStore(root / "sessions")
             first: dict[str, float] = {}
+            rates: dict[int, float] = {}
             config = make_config(base_url, CONCURRENCIES[0], root / "cache-warm-up")
             run_once(make_dataset(4), config, store, CONCURRENCIES[0], False, here)  # first-call costs out of the timing
             for stream in (True, False):
@@ -135,6 +136,8 @@ def main(n: int, latency_s: float) -> None:
                     config = make_config(base_url, concurrency, root / f"cache-{concurrency}-{stream}")
                     first = run_once(dataset, config, store, concurrency, stream, here)
                     report("streamed" if stream else "not streamed", concurrency, latency_s, first)
+                    if not stream:
+                        rates[concurrency] = first["calls"] / first["wall"]
             replay = run_once(dataset, config, store, CONCURRENCIES[-1], False, here)
             print(f"cached replay          c={CONCURRENCIES[-1]:<4} {replay['calls']:5.0f} calls "
                   f"{replay['wall']:7.2f} s  {replay['cached']:.0f} cached, {replay['requests']:.0f} requests  "
@@ -145,6 +148,11 @@ def main(n: int, latency_s: float) -> None:
         here.send("stop")
         totals = here.recv()
         child.join(10)
+    at_32 = rates[32] / (32 / latency_s)
+    rising = all(rates[a] < rates[b] for a, b in zip(CONCURRENCIES, CONCURRENCIES[1:]))
+    print(f"goal >= 0.9 of the ideal at concurrency 32, rising to 128 (not streamed): "
+          f"{'met' if at_32 >= 0.9 and rising else 'missed'} ({at_32:.2f} of ideal at 32; calls/s "
+          + " / ".join(f"{rates[c]:.0f}" for c in CONCURRENCIES) + ")")
     print(f"server: {totals['n_requests']} requests ({totals['n_streamed']} streamed), preflights included; "
           "requests per run above exclude the run's one preflight")
 

@@ -105,6 +105,9 @@ def main(runs: int, sessions: int) -> None:
           f"{(app - bare) / (textual - bare):.2f}x")
     heavy = heavy_imports()
     print(f"torch / transformers / litellm imported by qatui.tui.app: {', '.join(heavy) if heavy else 'none'}")
+    first = statistics.median(ready)
+    print(f"goal first frame under 1 s (lazy imports): {'met' if first < 1 and not heavy else 'missed'} "
+          f"({first:.2f} s median)")
 
 
 if __name__ == "__main__":

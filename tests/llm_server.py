@@ -1,7 +1,8 @@
 """A scripted OpenAI-compatible HTTP server on loopback, for tests and benchmarks.
 
-It serves `POST /v1/chat/completions` (SSE when the body says `"stream": true`) and
-`GET /v1/models` from a background thread with its own event loop, so sync tests, a CLI
+It serves `POST /v1/chat/completions` (SSE when the body says `"stream": true`; `n` copies of
+the answer when the body asks for `n` choices), `POST /v1/embeddings` (hashed bag-of-words
+vectors, counted in `n_embeddings`) and `GET /v1/models` from a background thread with its own event loop, so sync tests, a CLI
 run in-process with `asyncio.run`, and async tests can all call it through qatui's real
 client (LiteLLM -> the OpenAI SDK -> HTTP). Point a backbone at it with
 `BackboneConfig(model="openai/fake-model", api_base=server.base_url, api_key_env=...)`.
@@ -32,6 +33,7 @@ import json
 import random
 import threading
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -54,6 +56,9 @@ FAULT_KINDS = {
     "long": "200 whose text is `chars` characters long (default: the server's long_chars)",
     "garbage": "200 whose HTTP body is not JSON at all",
 }
+
+EMBED_DIM = 64
+"""The length of the vectors `POST /v1/embeddings` answers (hashed bag of words)."""
 
 MALFORMED_TEXT = '{"answer": "Par'
 """The answer a "malformed" fault sends: a JSON object cut off mid-string."""
@@ -146,6 +151,7 @@ class FakeLLMServer:
         self.n_requests = 0
         self.n_streamed = 0
         self.n_models = 0
+        self.n_embeddings = 0
         self.in_flight = 0
         self.max_in_flight = 0
         self.stopped_because: str | None = None
@@ -277,6 +283,8 @@ class FakeLLMServer:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._completions)
         app.router.add_post("/chat/completions", self._completions)
+        app.router.add_post("/v1/embeddings", self._embeddings)
+        app.router.add_post("/embeddings", self._embeddings)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/models", self._models)
         # handler_cancellation: a request whose client went away (timed out) stops at once.
@@ -306,6 +314,24 @@ class FakeLLMServer:
             self.n_models += 1
         return web.json_response({"object": "list", "data": [
             {"id": self.model, "object": "model", "created": 0, "owned_by": "qatui-tests"}]})
+
+    async def _embeddings(self, request: web.Request) -> web.Response:
+        """`POST /v1/embeddings`: a unit vector per input, its words hashed into EMBED_DIM buckets (deterministic)."""
+        body = await request.json()
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else list(texts or [])
+        with self._lock:
+            self.n_embeddings += 1
+        data = []
+        for index, text in enumerate(texts):
+            vector = [0.0] * EMBED_DIM
+            for word in str(text).lower().split():
+                vector[zlib.crc32(word.encode()) % EMBED_DIM] += 1.0
+            norm = sum(v * v for v in vector) ** 0.5 or 1.0
+            data.append({"object": "embedding", "index": index, "embedding": [v / norm for v in vector]})
+        tokens = sum(count_tokens(str(t)) for t in texts)
+        return web.json_response({"object": "list", "data": data, "model": body.get("model", self.model),
+                                  "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
     async def _pause(self, seconds: float) -> None:
         """Sleep, cut short when the server stops."""
@@ -389,8 +415,9 @@ class FakeLLMServer:
         if not stream:
             return web.json_response({
                 "id": ident, "object": "chat.completion", "created": created, "model": self.model,
-                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                             "message": {"role": "assistant", "content": text}}],
+                "choices": [{"index": i, "finish_reason": "stop", "logprobs": None,
+                             "message": {"role": "assistant", "content": text}}
+                            for i in range(max(1, int(body.get("n") or 1)))],
                 "usage": usage})
         response = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream",
                                                             "Cache-Control": "no-cache"})

@@ -502,3 +502,12 @@ def test_cli_checklist_flag_sets_the_judge_option(tmp_path, monkeypatch) -> None
         cli.main(["run", str(data), "--judge", "checkeval", "--checklist", "summeval",
                   "--sessions-dir", str(tmp_path / "s")])
     assert seen["options"] == {"checklist": "summeval"}
+
+
+def test_a_chinese_item_is_asked_with_the_english_prompt_when_the_method_has_no_chinese_one() -> None:
+    from qatui.judges.prompts import load_prompts
+
+    # CheckEval's checklists and prompt are English only: a Chinese item gets them (as the
+    # loader's docstring says), never the failure "no prompt file checkeval.zh.toml"
+    assert load_prompts("checkeval", "zh") == load_prompts("checkeval", "en")
+    assert load_prompts("minos", "zh") != load_prompts("minos", "en")  # a method with its own Chinese prompt keeps it

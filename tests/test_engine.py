@@ -247,3 +247,38 @@ async def test_cancel_while_paused_ends_promptly() -> None:
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 1)
     assert not any(isinstance(e, Verdict) for e in seen)
+
+
+class QuickJudge(Judge):
+    """Answers after a millisecond, as a cached replay does: results arrive faster than flushes pay."""
+
+    name = "quick"
+    summary = "test judge"
+
+    async def judge(self, view):
+        await asyncio.sleep(0.001)
+        yield Judgement(scores={r.label: float(r.text.split()[-1]) for r in view.responses})
+
+
+async def test_results_faster_than_flushes_share_them_and_none_is_reported_before_it_is_on_disk(tmp_path) -> None:
+    from qatui.store import SessionStore
+
+    store = SessionStore(tmp_path, shard_size=50)
+    session = store.create({})
+    flushes = 0
+    flush = session.flush
+
+    def counted() -> None:
+        nonlocal flushes
+        flushes += 1
+        flush()
+
+    session.flush = counted
+    items = [_item(i) for i in range(300)]
+    on_disk: set = set()
+    async for event in Engine(items, [QuickJudge()], seed=1, concurrency=8, session=session).run():
+        if isinstance(event, Verdict) and (event.item_id, "quick") not in on_disk:
+            on_disk = set(store.open(session.id).results())  # what a kill at this moment would leave
+            assert (event.item_id, "quick") in on_disk
+    assert set(store.open(session.id).results()) == {(f"q{i}", "quick") for i in range(300)}
+    assert flushes < 20  # measured: 5 here, and 40 when every drained batch was flushed (FLUSH_SHARE = 1)

@@ -3,7 +3,9 @@
 `Engine.run()` is an async generator. Judges work in a bounded pool of tasks; their events
 are stamped with item and judge, forwarded in order of arrival, and each finished
 (item, judge) is recorded in the session. After every drained batch of events the session
-is flushed, so a kill at any moment loses nothing that was reported finished. Cancelling
+is flushed, so a kill at any moment loses nothing that was reported finished; results that
+arrive faster than flushes pay (a cached replay) wait and share one flush, since each flush
+rewrites the open shard whole (`FLUSH_SHARE`). Cancelling
 the consumer (Ctrl-C, the TUI's cancel) stops the pool, flushes, and leaves the session
 resumable: a later run skips what is done and retries what failed. `pause()` lets the tasks
 in flight finish but starts no new one until `resume()`; cancelling a paused run still ends it.
@@ -42,6 +44,9 @@ if TYPE_CHECKING:
     from qatui.store.session import Session
 
 _DONE = object()
+FLUSH_SHARE = 0.05
+"""While results keep arriving, flushes take at most about this share of the run's time: after a flush
+that took t seconds, the next waits until 19 t has passed (a result is reported at most that late)."""
 
 
 class JudgementError(Exception):
@@ -193,18 +198,20 @@ class Engine:
         for event in self._record_not_applicable():
             yield event
         try:
-            live = len(workers)
+            live, next_flush = len(workers), 0.0
             while live:
                 batch = [await queue.get()]
-                while not queue.empty():
-                    batch.append(queue.get_nowait())
-                for event in batch:
-                    if event is _DONE:
-                        live -= 1
-                        continue
-                    self._count(event)
+                live -= self._take(batch, queue, 0)
+                results = self.session is not None and any(isinstance(e, (Verdict, ItemFailed)) for e in batch)
+                if results and live and (wait := next_flush - time.monotonic()) > 0:
+                    await asyncio.wait(workers, timeout=wait)  # results come faster than flushes pay: gather more
+                    live -= self._take(batch, queue, len(batch))
                 if self.session is not None:
+                    started = time.monotonic()
                     self.session.flush()
+                    if results:
+                        ended = time.monotonic()
+                        next_flush = ended + (ended - started) * (1 / FLUSH_SHARE - 1)
                 for event in batch:
                     if event is not _DONE:
                         yield event
@@ -216,6 +223,18 @@ class Engine:
             if self.session is not None:
                 self.session.flush()
         yield RunFinished(status=status, n_done=self.counts.done, n_failed=self.counts.failed)
+
+    def _take(self, batch: list, queue: asyncio.Queue, start: int) -> int:
+        """Move what is queued into `batch` and count its events from `start` on; returns how many workers ended."""
+        while not queue.empty():
+            batch.append(queue.get_nowait())
+        ended = 0
+        for event in batch[start:]:
+            if event is _DONE:
+                ended += 1
+            else:
+                self._count(event)
+        return ended
 
     def _record_not_applicable(self) -> list[ItemNotApplicable]:
         """The items a judge cannot judge: stored once (a resume finds them recorded) and reported."""

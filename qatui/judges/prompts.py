@@ -24,6 +24,8 @@ def load_prompts(method: str, language: str) -> dict[str, Any]:
     """The prompt file of `method` in `language` (English when there is none for it)."""
     lang = language if language in PROMPT_LANGUAGES else "en"
     resource = files("qatui.judges") / "prompts" / f"{method}.{lang}.toml"
+    if lang != "en" and not resource.is_file():
+        return load_prompts(method, "en")
     try:
         return tomllib.loads(resource.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -80,18 +80,30 @@ class Shards:
         self._open = open_db(shard_path(folder, self.number))  # the open shard, full or not
         self._len = len(shard_docs(shard_path(folder, self.number), self._open.storage.read()))
         self._full: dict[int, TinyDB] = {}  # shards filled since the last flush, not on disk yet
+        self._pending: list[dict] = []  # docs of the open shard not yet inserted into it (`_settle`)
 
     def append(self, doc: dict) -> None:
-        """Add a result doc to the open shard, in memory, opening the next shard when this one is full."""
+        """Add a result doc to the open shard, in memory, opening the next shard when this one is full.
+
+        Docs wait in a list until the next flush (or the shard filling) inserts them at once:
+        TinyDB copies its whole table on each insert, so one at a time costs the square of the shard.
+        """
         if self._len >= self.size:
+            self._settle()
             self._full[self.number] = self._open
             self.number += 1
             self._open = open_db(shard_path(self.folder, self.number))
             self._len = 0
         if self._len == 0 and not self._open.table(FORMAT).all():
             self._open.table(FORMAT).insert({"schema": SCHEMA})
-        self._open.table(RESULTS).insert(doc)
+        self._pending.append(doc)
         self._len += 1
+
+    def _settle(self) -> None:
+        """Insert the docs waiting for the open shard into it (in memory)."""
+        if self._pending:
+            self._open.table(RESULTS).insert_multiple(self._pending)
+            self._pending = []
 
     def flush(self) -> None:
         """Write, atomically, the shards filled since the last flush (oldest first), then the open one."""
@@ -99,10 +111,12 @@ class Shards:
             number = next(iter(self._full))
             self._full[number].close()  # closing flushes
             del self._full[number]
+        self._settle()
         self._open.storage.flush()
 
     def close(self) -> None:
         """Release the open shard (closing it writes what is still in memory)."""
+        self._settle()
         self._open.close()
 
     def pages(self) -> list[Callable[[], list[dict]]]:
@@ -113,6 +127,7 @@ class Shards:
         others still read; the shards in memory are copied now, and come last.
         """
         on_disk = [n for n in shard_numbers(self.folder) if n != self.number and n not in self._full]
+        self._settle()
         in_memory = [[copy.deepcopy(dict(d)) for d in db.table(RESULTS).all()]
                      for db in [*self._full.values(), self._open]]
         return [*(functools.partial(read_shard, shard_path(self.folder, n)) for n in on_disk),
