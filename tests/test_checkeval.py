@@ -504,10 +504,18 @@ def test_cli_checklist_flag_sets_the_judge_option(tmp_path, monkeypatch) -> None
     assert seen["options"] == {"checklist": "summeval"}
 
 
-def test_a_chinese_item_is_asked_with_the_english_prompt_when_the_method_has_no_chinese_one() -> None:
-    from qatui.judges.prompts import load_prompts
+def test_a_chinese_item_gets_checkevals_chinese_prompt_and_a_method_without_one_gets_english(tmp_path,
+                                                                                             monkeypatch) -> None:
+    from qatui.judges import prompts
 
-    # CheckEval's checklists and prompt are English only: a Chinese item gets them (as the
-    # loader's docstring says), never the failure "no prompt file checkeval.zh.toml"
-    assert load_prompts("checkeval", "zh") == load_prompts("checkeval", "en")
-    assert load_prompts("minos", "zh") != load_prompts("minos", "en")  # a method with its own Chinese prompt keeps it
+    assert prompts.load_prompts("checkeval", "zh") != prompts.load_prompts("checkeval", "en")  # its own, since #12
+    assert prompts.load_prompts("checkeval", "fr") == prompts.load_prompts("checkeval", "en")  # no French prompts
+    # a method with an English prompt file only: a Chinese item gets it, never "no prompt file x.zh.toml"
+    (tmp_path / "judges" / "prompts").mkdir(parents=True)
+    (tmp_path / "judges" / "prompts" / "onlyen.en.toml").write_text('[ask]\nsystem = "Judge."\nuser = "{q}"\n')
+    monkeypatch.setattr(prompts, "files", lambda package: tmp_path / "judges")
+    prompts.load_prompts.cache_clear()
+    try:
+        assert prompts.load_prompts("onlyen", "zh") == {"ask": {"system": "Judge.", "user": "{q}"}}
+    finally:
+        prompts.load_prompts.cache_clear()
