@@ -6,14 +6,13 @@ and an item right after its label is saved, the judges revealed.
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 from test_tui_snapshots import pressing, settle
-from tui_support import freeze_time, run_headless
+from tui_support import demo_workdir, run_headless
 
 from qatui.config import Config
-from qatui.data.loaders import demo_path, load_dataset
+from qatui.data.loaders import load_dataset
 from qatui.data.presentation import permutation
 from qatui.engine.jobs import start_run
 from qatui.store.labels import LabelStore
@@ -28,12 +27,9 @@ SIZES = [(80, 24), (120, 40)]
 @pytest.fixture
 def store(tmp_path, monkeypatch) -> SessionStore:
     """A fresh working directory with demo.jsonl and one finished rouge-l + bleu session of it (fixed id)."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    freeze_time(monkeypatch)
-    shutil.copy(demo_path(), tmp_path / "demo.jsonl")
+    dataset = demo_workdir(tmp_path, monkeypatch)
     store = SessionStore("sessions")
-    run_headless(start_run(store, load_dataset("demo.jsonl"), ["rouge-l", "bleu"], Config(), name="lexical"))
+    run_headless(start_run(store, dataset, ["rouge-l", "bleu"], Config(), name="lexical"))
     return store
 
 

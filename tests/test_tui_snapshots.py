@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import time
 from pathlib import Path
 
 import pytest
-from tui_support import freeze_time, run_headless, scripted_resources
+from tui_support import demo_workdir, freeze_time, run_headless, scripted_resources
 
 from qatui.config import Config
 from qatui.data.loaders import demo_path, load_dataset
@@ -29,11 +28,7 @@ SIZES = [(80, 24), (120, 40)]
 @pytest.fixture
 def store(tmp_path, monkeypatch) -> SessionStore:
     """In a fresh working directory: 20261122-093000-0001 (lexical-baseline: rouge-l, bleu), -0002 (minos, 6 items)."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    freeze_time(monkeypatch)
-    shutil.copy(demo_path(), tmp_path / "demo.jsonl")
-    dataset = load_dataset("demo.jsonl")
+    dataset = demo_workdir(tmp_path, monkeypatch)
     store, config = SessionStore("sessions"), Config()
     run_headless(start_run(store, dataset, ["rouge-l", "bleu"], config, name="lexical-baseline"))
     run_headless(start_run(store, dataset, ["minos"], config, limit=6, concurrency=1,

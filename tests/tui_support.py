@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from types import SimpleNamespace
 
 from qatui.config import Config
+from qatui.data.model import Dataset
 from qatui.data.loaders import demo_dataset
 from qatui.events import LLMCallFinished, LLMToken, emit
 from qatui.engine.jobs import RunJob, finish_run, start_run
@@ -121,6 +122,19 @@ def scripted_resources(config: Config | None = None, gate: threading.Semaphore |
     resources.__dict__["llm"] = ScriptedLLM(gate)  # cached_property slots: the run's shared models
     resources.__dict__["nli"] = OverlapNLI()
     return resources
+
+
+def demo_workdir(tmp_path, monkeypatch) -> Dataset:
+    """A fresh working directory holding demo.jsonl, no user config, frozen time: the demo dataset, loaded from it."""
+    import shutil
+
+    from qatui.data.loaders import demo_path, load_dataset
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    freeze_time(monkeypatch)
+    shutil.copy(demo_path(), tmp_path / "demo.jsonl")
+    return load_dataset("demo.jsonl")
 
 
 def freeze_time(monkeypatch) -> None:
