@@ -3,9 +3,10 @@
 `Engine.run()` is an async generator. Judges work in a bounded pool of tasks; their events
 are stamped with item and judge, forwarded in order of arrival, and each finished
 (item, judge) is recorded in the session. After every drained batch of events the session
-is flushed, so a kill at any moment loses nothing that was reported finished; results that
-arrive faster than flushes pay (a cached replay) wait and share one flush, since each flush
-rewrites the open shard whole (`FLUSH_SHARE`). Cancelling
+is flushed before its results are reported, so a kill at any moment loses nothing that was
+reported finished; results that arrive faster than flushes pay (a cached replay) wait and
+share one flush, since each flush rewrites the open shard whole (`FLUSH_SHARE`), while every
+other event (an item started, its steps, its tokens) is passed on at once. Cancelling
 the consumer (Ctrl-C, the TUI's cancel) stops the pool, flushes, and leaves the session
 resumable: a later run skips what is done and retries what failed. `pause()` lets the tasks
 in flight finish but starts no new one until `resume()`; cancelling a paused run still ends it.
@@ -46,7 +47,8 @@ if TYPE_CHECKING:
 _DONE = object()
 FLUSH_SHARE = 0.05
 """While results keep arriving, flushes take at most about this share of the run's time: after a flush
-that took t seconds, the next waits until 19 t has passed (a result is reported at most that late)."""
+that took t seconds, the next waits until 19 t has passed (a result, never another event, is reported at most
+that late)."""
 
 
 class JudgementError(Exception):
@@ -198,23 +200,24 @@ class Engine:
         for event in self._record_not_applicable():
             yield event
         try:
-            live, next_flush = len(workers), 0.0
-            while live:
-                batch = [await queue.get()]
-                live -= self._take(batch, queue, 0)
-                results = self.session is not None and any(isinstance(e, (Verdict, ItemFailed)) for e in batch)
-                if results and live and (wait := next_flush - time.monotonic()) > 0:
-                    await asyncio.wait(workers, timeout=wait)  # results come faster than flushes pay: gather more
-                    live -= self._take(batch, queue, len(batch))
-                if self.session is not None:
+            live, next_flush, held = len(workers), 0.0, []
+            while live or held:
+                wait = max(0.0, next_flush - time.monotonic()) if held else None
+                batch = await self._next_batch(queue, wait) if live else []
+                live -= self._take(batch, queue)
+                for event in batch:
+                    if isinstance(event, (Verdict, ItemFailed)) and self.session is not None:
+                        held.append(event)  # reported once it is on disk
+                    elif event is not _DONE:
+                        yield event  # steps, tokens, starts: at once, so a live view never lags a flush
+                if held and (not live or time.monotonic() >= next_flush):
                     started = time.monotonic()
                     self.session.flush()
-                    if results:
-                        ended = time.monotonic()
-                        next_flush = ended + (ended - started) * (1 / FLUSH_SHARE - 1)
-                for event in batch:
-                    if event is not _DONE:
+                    ended = time.monotonic()
+                    next_flush = ended + (ended - started) * (1 / FLUSH_SHARE - 1)
+                    for event in held:
                         yield event
+                    held = []
             status = "completed"
         finally:
             for w in workers:
@@ -224,12 +227,28 @@ class Engine:
                 self.session.flush()
         yield RunFinished(status=status, n_done=self.counts.done, n_failed=self.counts.failed)
 
-    def _take(self, batch: list, queue: asyncio.Queue, start: int) -> int:
-        """Move what is queued into `batch` and count its events from `start` on; returns how many workers ended."""
+    @staticmethod
+    async def _next_batch(queue: asyncio.Queue, wait: float | None) -> list:
+        """The next queued event, waiting at most `wait` seconds (None: for as long as it takes); [] on timeout.
+
+        Not `asyncio.wait_for`: in Python 3.11 it swallows a cancellation (Ctrl-C) that lands as the get completes.
+        """
+        if wait is None:
+            return [await queue.get()]
+        getter = asyncio.ensure_future(queue.get())
+        try:
+            await asyncio.wait({getter}, timeout=wait)
+        finally:
+            if not getter.done():
+                getter.cancel()
+        return [getter.result()] if getter.done() and not getter.cancelled() else []
+
+    def _take(self, batch: list, queue: asyncio.Queue) -> int:
+        """Move what is queued into `batch` and count its events; returns how many workers ended."""
         while not queue.empty():
             batch.append(queue.get_nowait())
         ended = 0
-        for event in batch[start:]:
+        for event in batch:
             if event is _DONE:
                 ended += 1
             else:
