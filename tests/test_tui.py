@@ -363,7 +363,9 @@ async def test_pause_lets_the_item_in_flight_finish_then_resume_completes(tmp_pa
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)
         screen = app.screen
+        deadline = time.monotonic() + 30
         while screen.state.tasks[("en-03", "minos")].status != "running":
+            assert time.monotonic() < deadline, f"en-03 never seen running: {screen.state.tasks[('en-03', 'minos')]}"
             gate.release()
             await pilot.pause(0.05)
         assert screen.active_bindings["p"].binding.description == "Pause"
