@@ -323,9 +323,13 @@ async def test_live_run_fills_panels_then_cancel_and_resume(tmp_path) -> None:
         ranking = screen.query_one(RankingPanel)
         assert "waiting" in str(ranking.render())
         assert not screen.query_one(RoutingPanel).display
-        while screen.state.tasks[("en-03", "minos")].status != "done":  # call by call: the run stops mid-item
+        deadline = time.monotonic() + 60
+        while screen.state.tasks[("en-04", "minos")].status != "running":  # call by call: the run stops mid-item
+            assert time.monotonic() < deadline, "en-04 never started"
             gate.release()
             await pilot.pause(0.1)
+        # one item at a time: en-03 is finished; its verdict may wait for a shared flush (engine.FLUSH_SHARE)
+        await until(pilot, lambda: screen.state.tasks[("en-03", "minos")].status == "done")
         # en-01 is factoid: routing, key points × responses, the ranking with its tau, the transcript
         assert screen.query_one(RoutingPanel).display
         entail = screen.query_one(EntailmentPanel)
