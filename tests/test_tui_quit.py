@@ -68,9 +68,11 @@ async def test_quitting_mid_run_saves_the_finished_items_and_a_resume_completes_
     async with app.run_test(size=(120, 40)) as pilot:
         await _until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)
         screen = app.screen
-        while screen.state.count("done") < 3:  # call by call, until three items are finished
+        started = lambda: sum(task.status in ("running", "done") for task in screen.state.tasks.values())  # noqa: E731
+        while started() < 4:  # call by call, until the fourth item starts (one at a time: three are finished)
             gate.release()
             await pilot.pause(0.05)
+        await _until(pilot, lambda: screen.state.count("done") >= 3)  # verdicts may wait for a shared flush
         await pilot.press("ctrl+q")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")  # "Cancel run and quit": the call in flight is cancelled, not waited for
