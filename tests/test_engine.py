@@ -282,3 +282,44 @@ async def test_results_faster_than_flushes_share_them_and_none_is_reported_befor
             assert (event.item_id, "quick") in on_disk
     assert set(store.open(session.id).results()) == {(f"q{i}", "quick") for i in range(300)}
     assert flushes < 20  # measured: 5 here, and 40 when every drained batch was flushed (FLUSH_SHARE = 1)
+
+
+async def test_what_outlives_a_run_is_frozen_for_the_collector_only_while_runs_go_on() -> None:
+    """engine.heap: objects alive at the start leave the collector's sight during a run (half a replay's CPU, #14),
+    come back when the last run ends, also a cancelled one, and garbage made before the run is still collected."""
+    import gc
+    import weakref
+
+    class Cycle:
+        pass
+
+    seen: list[int] = []
+
+    class Probe(Judge):
+        name, summary = "probe", "records what the collector sees"
+
+        async def judge(self, view):
+            seen.append(gc.get_freeze_count())
+            if view.item_id == "q9":
+                await asyncio.sleep(3600)
+            yield Judgement(scores={r.label: 0.0 for r in view.responses})
+
+    assert gc.get_freeze_count() == 0
+    garbage = Cycle()
+    garbage.me = garbage  # a cycle only the collector can free
+    gone = weakref.ref(garbage)
+    del garbage
+    events = await _collect(Engine([_item(i) for i in range(3)], [Probe()], seed=0, concurrency=2))
+    assert isinstance(events[-1], RunFinished) and len(seen) == 3 and min(seen) > 0
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert gone() is None
+
+    task = asyncio.create_task(_collect(Engine([_item(9)], [Probe()], seed=0)))
+    while len(seen) < 4:
+        await asyncio.sleep(0.01)
+    assert gc.get_freeze_count() > 0
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert gc.get_freeze_count() == 0

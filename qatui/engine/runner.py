@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from qatui.data.model import Item, PairwiseGold
 from qatui.data.presentation import ItemView, present
+from qatui.engine.heap import frozen_heap
 from qatui.events import (
     EVENT_SINK,
     TOKENS_WATCHED,
@@ -199,32 +200,33 @@ class Engine:
         )
         for event in self._record_not_applicable():
             yield event
-        try:
-            live, next_flush, held = len(workers), 0.0, []
-            while live or held:
-                wait = max(0.0, next_flush - time.monotonic()) if held else None
-                batch = await self._next_batch(queue, wait) if live else []
-                live -= self._take(batch, queue)
-                for event in batch:
-                    if isinstance(event, (Verdict, ItemFailed)) and self.session is not None:
-                        held.append(event)  # reported once it is on disk
-                    elif event is not _DONE:
-                        yield event  # steps, tokens, starts: at once, so a live view never lags a flush
-                if held and (not live or time.monotonic() >= next_flush):
-                    started = time.monotonic()
+        with frozen_heap():  # modules, dataset and models outlive the run: out of the collector's way
+            try:
+                live, next_flush, held = len(workers), 0.0, []
+                while live or held:
+                    wait = max(0.0, next_flush - time.monotonic()) if held else None
+                    batch = await self._next_batch(queue, wait) if live else []
+                    live -= self._take(batch, queue)
+                    for event in batch:
+                        if isinstance(event, (Verdict, ItemFailed)) and self.session is not None:
+                            held.append(event)  # reported once it is on disk
+                        elif event is not _DONE:
+                            yield event  # steps, tokens, starts: at once, so a live view never lags a flush
+                    if held and (not live or time.monotonic() >= next_flush):
+                        started = time.monotonic()
+                        self.session.flush()
+                        ended = time.monotonic()
+                        next_flush = ended + (ended - started) * (1 / FLUSH_SHARE - 1)
+                        for event in held:
+                            yield event
+                        held = []
+                status = "completed"
+            finally:
+                for w in workers:
+                    w.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                if self.session is not None:
                     self.session.flush()
-                    ended = time.monotonic()
-                    next_flush = ended + (ended - started) * (1 / FLUSH_SHARE - 1)
-                    for event in held:
-                        yield event
-                    held = []
-            status = "completed"
-        finally:
-            for w in workers:
-                w.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
-            if self.session is not None:
-                self.session.flush()
         yield RunFinished(status=status, n_done=self.counts.done, n_failed=self.counts.failed)
 
     @staticmethod

@@ -3,6 +3,12 @@
 `import litellm` costs about 3 s, and without `LITELLM_LOCAL_MODEL_COST_MAP` it also tries
 to fetch a price map from the network. Everything in `qatui.llm` reaches LiteLLM through
 `get_litellm()`, so importing `qatui.llm` (or the CLI) stays fast and offline.
+
+OpenAI and OpenAI-compatible backbones go through LiteLLM's own HTTP handler
+(`EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER`) rather than the OpenAI SDK, which re-walks every
+request's parameters: measured 5.3 -> 3.0 ms of CPU per call (bench/NOTES.md, issue #14), with
+the same errors, streams and retries (tests/test_llm_server.py, test_faults.py over HTTP).
+Set the variable to `false` to go back to the SDK.
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ from types import ModuleType
 
 # LiteLLM's own types trip a pydantic UserWarning on their first streaming call; not ours to fix.
 warnings.filterwarnings("ignore", message=".*is using the `ReadOnly` qualifier.*", category=UserWarning)
+
+HTTP_HANDLER_FLAG = "EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER"
+"""LiteLLM's switch from the OpenAI SDK to its own HTTP client for OpenAI-style providers; on unless set."""
 
 _lock = threading.Lock()
 _ready = False
@@ -30,6 +39,7 @@ def get_litellm() -> ModuleType:
     with _lock:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         os.environ.setdefault("LITELLM_LOG", "ERROR")
+        os.environ.setdefault(HTTP_HANDLER_FLAG, "true")
         import litellm
 
         litellm.suppress_debug_info = True  # no "Provider List: ..." banners on stdout

@@ -7,7 +7,8 @@ so every other call keeps its key). Not the API key (a rotated key gives the sam
 and a key must never be written anywhere), not the stream flag (the final text is what is
 cached).
 
-One file per call, `<dir>/<key[:2]>/<key>.json`, written atomically:
+One file per call, `<dir>/<key[:2]>/<key>.json`, written atomically but not fsync'd (an entry
+lost to a power cut is a miss, asked again; the session itself is durable):
 `{"key", "request", "response": {"text", "usage", "cost_usd", "model", "finish_reason"
 [, "logprobs"]}, "created"}`. The key is also `LLMCallFinished.prompt_hash`, so a
 transcript viewer can read a call's prompt back with `CallCache.load(key)`. A call that
@@ -54,6 +55,7 @@ class CallCache:
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root).expanduser()
+        self._folders: set[Path] = set()  # shard folders known to exist: one mkdir each, not one per call
 
     def path(self, key: str) -> Path:
         """Where the entry of `key` lives (sharded by its first two characters)."""
@@ -80,9 +82,11 @@ class CallCache:
         path = self.path(key)
         if response is None and self.get(key) is not None:
             return path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent not in self._folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._folders.add(path.parent)
         entry: dict[str, Any] = {"key": key, "request": canonical_request(request), "created": time.time()}
         if response is not None:
             entry["response"] = response
-        atomic_write_text(path, json.dumps(entry, ensure_ascii=False, indent=1, default=str))
+        atomic_write_text(path, json.dumps(entry, ensure_ascii=False, indent=1, default=str), durable=False)
         return path
