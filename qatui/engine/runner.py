@@ -10,8 +10,10 @@ other event (an item started, its steps, its tokens) is passed on at once. Cance
 the consumer (Ctrl-C, the TUI's cancel) stops the pool, flushes, and leaves the session
 resumable: a later run skips what is done and retries what failed. `pause()` lets the tasks
 in flight finish but starts no new one until `resume()`; cancelling a paused run still ends it.
-Backbone answers are streamed as `LLMToken`s only when `watch_tokens` is set (the TUI sets it
-for its live transcript); otherwise each call is one plain request, which costs less CPU.
+Backbone answers are streamed as `LLMToken`s only where `watch_tokens` says so: True or False
+for the whole run, or a function of (item id, judge) asked at each call (the TUI streams only
+the task whose transcript is on screen); otherwise each call is one plain request, which costs
+a third of the CPU (LiteLLM builds objects for every chunk).
 """
 
 from __future__ import annotations
@@ -155,7 +157,7 @@ class Engine:
         concurrency: int = 4,
         session: Session | None = None,
         skip: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset(),
-        watch_tokens: bool = False,
+        watch_tokens: bool | Callable[[str, str], bool] = False,
     ) -> None:
         self.items = list(items)
         self.watch_tokens = watch_tokens
@@ -312,7 +314,8 @@ class Engine:
 
         send(ItemStarted(**stamp))
         bound = EVENT_SINK.set(forward)
-        watched = TOKENS_WATCHED.set(self.watch_tokens)
+        watch = self.watch_tokens
+        watched = TOKENS_WATCHED.set(watch if isinstance(watch, bool) else lambda: watch(item.id, judge.name))
         try:
             view, order = present(item, self.seed)
             async for raw in judge.judge(view):

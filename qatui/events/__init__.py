@@ -337,10 +337,12 @@ def emit(event: Event) -> None:
         sink(event)
 
 
-TOKENS_WATCHED: ContextVar[bool] = ContextVar("qatui_tokens_watched", default=True)
-"""Whether the bound sink shows `LLMToken`s; the engine sets it per run (the TUI watches, the CLI does not)."""
+TOKENS_WATCHED: ContextVar[bool | Callable[[], bool]] = ContextVar("qatui_tokens_watched", default=True)
+"""Whether the bound sink shows `LLMToken`s, or a function that says so at each call; the engine sets it
+per (item, judge): the CLI watches none, the TUI the one task whose transcript is on screen."""
 
 
 def tokens_watched() -> bool:
-    """Whether anyone would see streamed tokens here: a sink is bound and it watches them."""
-    return EVENT_SINK.get() is not None and TOKENS_WATCHED.get()
+    """Whether anyone would see streamed tokens here, now: a sink is bound and it watches them."""
+    watched = TOKENS_WATCHED.get()
+    return EVENT_SINK.get() is not None and (watched() if callable(watched) else watched)

@@ -83,12 +83,18 @@ class RunHandle:
 
     def __init__(self, job: RunJob) -> None:
         self.job = job
-        job.engine.watch_tokens = True  # the transcript panel shows answers as they stream
+        self.watching: tuple[str, str] | None = None
+        """The (item id, judge) whose transcript is on screen: only its calls stream (the screen sets it)."""
+        job.engine.watch_tokens = self._watched
         self.ended = threading.Event()
         self._events: deque[object] = deque()
         self._loop: EngineLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._cancelled = False
+
+    def _watched(self, item_id: str, judge: str) -> bool:
+        """Asked by the engine at each call, on its loop: stream it only if its transcript is on screen."""
+        return self.watching == (item_id, judge)
 
     @property
     def running(self) -> bool:

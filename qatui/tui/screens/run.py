@@ -11,7 +11,9 @@ since the last tick into the `RunState` and redraws what changed (STYLE.md §2).
 their bootstrap CIs are recomputed off the UI thread at most once a second (about 20 ms on the
 20-item demo set, 90 ms on 100 items, the CIs a tenth of that); at the end the session's stored
 summary replaces them. `p` pauses the engine (tasks in flight finish, no new one starts) and
-resumes it.
+resumes it. Only the selected task's calls stream their tokens, and only while the transcript
+is shown (`t`): every other call is one plain request, a third of a streamed one's CPU, and its
+answer reaches the transcript whole when it ends.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class RunScreen(QatuiScreen):
         self.state = await asyncio.to_thread(self._initial_state)
         self.query_one(ItemBrowser).show(self.state)
         self.query_one(RunHeader).state = self.state
+        self.handle.watching = self.query_one(ItemBrowser).watched()  # the first task on screen streams from its first call
         self.handle.start(self.qatui.engine_loop)
         self.set_interval(1 / 20, self._flush)
         self.set_interval(1.0, self._tick)
@@ -96,7 +99,8 @@ class RunScreen(QatuiScreen):
         return state
 
     def _flush(self) -> None:
-        """Apply the events queued since the last tick and redraw what they changed."""
+        """Apply the events queued since the last tick and redraw what they changed; say which task is watched."""
+        self.handle.watching = self.query_one(ItemBrowser).watched()
         events = self.handle.take()
         if not events or self.state is None:
             return

@@ -104,6 +104,11 @@ class ItemBrowser(Horizontal):
         """The task whose panels are shown."""
         return self.query_one(ItemList).selected()
 
+    def watched(self) -> TaskKey | None:
+        """The task whose transcript is on screen (None when the transcript is hidden): the one worth streaming."""
+        transcript = self.query_one(TranscriptPanel)
+        return None if transcript.has_class("-hidden") or not self.display else self.selected()
+
     def toggle_transcript(self) -> None:
         """Show or hide the transcript pane, whatever the size."""
         self._chosen = True

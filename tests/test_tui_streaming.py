@@ -1,0 +1,100 @@
+"""The live run streams tokens only for the task whose transcript is on screen (issue #14).
+
+A streamed call costs LiteLLM about three times the CPU of a plain one (it builds objects for
+every chunk), and a screen shows one transcript at a time. So the TUI streams the calls of the
+selected task while its transcript is shown, and asks every other call as one plain request; its
+answer still reaches the transcript, whole, when the call ends. Over real HTTP against the
+loopback server, whose own log says which requests were streamed and for which item.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from qatui.config import load_config
+from qatui.data.loaders import load_dataset
+from qatui.engine.jobs import start_run
+from qatui.judges.resources import Resources
+from qatui.store.session import SessionStore
+
+N_ITEMS = 6
+ANSWER = json.dumps({"rationale": "A has the right sum.", "choice": "A"})
+
+
+def _data(path: Path) -> Path:
+    with path.open("w") as f:
+        for i in range(N_ITEMS):
+            f.write(json.dumps({"id": f"q{i}", "question": f"What is {i} plus {i}?", "references": [f"{2 * i}"],
+                                "candidates": {"a": f"It is {2 * i}.", "b": f"It is {2 * i + 1}."}}) + "\n")
+    return path
+
+
+async def _until(pilot, predicate, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting for the app"
+        await pilot.pause(0.05)
+
+
+def _asked(llm_server) -> list[tuple[str, bool]]:
+    """(item id, streamed) of every judging request the server saw (the preflight probe left out)."""
+    out = []
+    for body in llm_server.requests:
+        if body.get("max_tokens") == 8:
+            continue
+        text = json.dumps(body["messages"])
+        [item] = [f"q{i}" for i in range(N_ITEMS) if f"What is {i} plus {i}?" in text]
+        out.append((item, bool(body.get("stream"))))
+    return out
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+async def test_only_the_task_whose_transcript_is_on_screen_streams(llm_server, tmp_path, monkeypatch, size) -> None:
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.run import RunScreen
+    from qatui.tui.widgets.transcript_panel import TranscriptPanel
+
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    gate = threading.Event()
+
+    async def held(body: dict) -> str:
+        if body.get("max_tokens") != 8:
+            while not gate.is_set():  # judging calls wait until the screen is up and the test lets them go
+                await asyncio.sleep(0.01)
+        return ANSWER
+
+    llm_server.script(held)
+    config_path = tmp_path / "c.toml"
+    config_path.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                           f'api_key_env = "FAKE_KEY"\n[models]\ndefault_backbone = "fake"\n'
+                           f'[cache]\ndir = "{tmp_path / "cache"}"\n')
+    config = load_config(config_path)
+    store = SessionStore(tmp_path / "sessions")
+    job = await asyncio.to_thread(start_run, store, load_dataset(_data(tmp_path / "sums.jsonl")), ["pairwise"], config,
+                                  concurrency=1, resources=Resources(config, backbone_name="fake"))
+    app = QatuiApp(config, store, job=job)
+    async with app.run_test(size=size) as pilot:
+        await _until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)
+        screen = app.screen
+        shown = screen.query_one(TranscriptPanel).display
+        assert shown == (size == (120, 40))  # 80x24 is too short for the transcript: hidden until t
+        await pilot.pause(0.2)  # let the run get going, its first calls held at the server
+        gate.set()
+        await _until(pilot, lambda: screen.handle.ended.is_set(), timeout=60)
+        await pilot.pause(0.1)
+        first = screen.state.tasks[("q0", "pairwise")]
+        transcript = "".join(first.transcript)
+    asked = _asked(llm_server)
+    assert len(asked) == 2 * N_ITEMS and screen.ended is not None
+    streamed = {item for item, was in asked if was}
+    assert streamed == ({"q0"} if shown else set())  # q0 is selected first; nobody watches the others
+    assert transcript.count('"choice": "A"') == 2  # both of q0's answers reached its transcript, streamed or not
+    session = store.open(job.session.id)
+    assert len(session.verdicts("pairwise")) == N_ITEMS
