@@ -9,7 +9,10 @@ cache, events, the session store), as `qatui run` does, at concurrency 8, 32 and
 tokens streamed (as the TUI watches them) and not (the CLI), each on a fresh cache; then the
 last run again on its cache. Printed: calls/s and its ratio to the ideal (concurrency /
 latency), this process's CPU seconds per call (`time.process_time`), and the replay's wall
-time against the first run's.
+time against the first run's. Then LiteLLM alone: the very requests qatui sent at concurrency
+32 (recorded as they went out), sent again straight through `litellm.acompletion` under a
+semaphore of 32, with no judge, cache, events or store: the ceiling one Python process reaches
+through LiteLLM, and the share of it qatui keeps.
 """
 
 from __future__ import annotations
@@ -101,6 +104,38 @@ def run_once(dataset: Dataset, config: Config, store: SessionStore, concurrency:
             "requests": served(pipe) - before - 1}
 
 
+def record_requests(sink: list[dict[str, Any]]) -> Any:
+    """Wrap `litellm.acompletion` so that every request qatui sends is also kept in `sink`; returns the original."""
+    ll = get_litellm()
+    original = ll.acompletion
+
+    async def recording(**kwargs: Any) -> Any:
+        sink.append(dict(kwargs))
+        return await original(**kwargs)
+
+    ll.acompletion = recording
+    return original
+
+
+def litellm_alone(requests: list[dict[str, Any]], concurrency: int) -> dict[str, float]:
+    """The same requests straight through `litellm.acompletion`, `concurrency` at a time: wall and CPU seconds."""
+    ll = get_litellm()
+
+    async def drive() -> None:
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(kwargs: dict[str, Any]) -> None:
+            async with gate:
+                await ll.acompletion(**kwargs)
+
+        await asyncio.gather(*(one(kwargs) for kwargs in requests))
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    asyncio.run(drive())
+    return {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu, "calls": len(requests),
+            "requests": len(requests)}
+
+
 def report(label: str, concurrency: int, latency_s: float, run: dict[str, float]) -> None:
     """One line of figures."""
     rate = run["calls"] / run["wall"]
@@ -129,12 +164,17 @@ def main(n: int, latency_s: float) -> None:
             store = SessionStore(root / "sessions")
             first: dict[str, float] = {}
             rates: dict[int, float] = {}
+            sent: list[dict[str, Any]] = []
             config = make_config(base_url, CONCURRENCIES[0], root / "cache-warm-up")
             run_once(make_dataset(4), config, store, CONCURRENCIES[0], False, here)  # first-call costs out of the timing
             for stream in (True, False):
                 for concurrency in CONCURRENCIES:
                     config = make_config(base_url, concurrency, root / f"cache-{concurrency}-{stream}")
+                    keep = not stream and concurrency == 32
+                    original = record_requests(sent) if keep else None
                     first = run_once(dataset, config, store, concurrency, stream, here)
+                    if original is not None:
+                        get_litellm().acompletion = original
                     report("streamed" if stream else "not streamed", concurrency, latency_s, first)
                     if not stream:
                         rates[concurrency] = first["calls"] / first["wall"]
@@ -144,6 +184,11 @@ def main(n: int, latency_s: float) -> None:
                   f"{replay['wall'] / first['wall']:.3f} of the first run  "
                   f"{replay['wall'] / replay['calls'] * 1000:.2f} ms/call  "
                   f"{replay['cpu'] / replay['calls'] * 1000:.2f} ms CPU/call")
+            alone = litellm_alone([r for r in sent if r.get("max_tokens") != 8], 32)  # the preflight left out
+            report("litellm alone", 32, latency_s, alone)
+            print(f"qatui at c=32 keeps {rates[32] / (alone['calls'] / alone['wall']):.2f} of LiteLLM alone's calls/s "
+                  f"(the ceiling of one process through LiteLLM: {alone['calls'] / alone['wall'] / (32 / latency_s):.2f} "
+                  "of the ideal)")
     finally:
         here.send("stop")
         totals = here.recv()
