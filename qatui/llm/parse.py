@@ -283,6 +283,16 @@ def parse_output(text: str, schema: type[BaseModel] | dict[str, Any]) -> Any:
     two, and neither is guessed: `ParseError` (the client then re-asks once). Raises `ParseError`
     naming the schema, the reason and a snippet of the output.
     """
+    try:
+        whole = _loads(text.strip())
+    except ValueError:
+        pass
+    else:  # the usual answer, one JSON value and nothing else: no need to look for spans inside it
+        try:
+            return _validate(whole, schema)
+        except Exception as e:  # noqa: BLE001 - as below; the search that follows names the reason
+            if type(e).__name__ != "ValidationError":
+                raise
     first_error: Exception | None = None
     matches: list[tuple[Any, int, int]] = []
     for value, start, end in _located_values(text):
