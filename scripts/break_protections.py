@@ -19,7 +19,7 @@ from pathlib import Path
 os.chdir(Path(__file__).resolve().parents[1])
 CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("fault: failure reasons", "qatui/engine/runner.py", "failure = ItemFailed(**stamp, reason=str(e) or type(e).__name__,", "failure = ItemFailed(**stamp, reason='',", "tests/test_faults.py::test_two_hundred_items_through_a_flaky_backbone_then_a_clean_resume"),
- ("cache: damaged entry is a miss", "qatui/llm/cache.py", "        except (OSError, ValueError):\n            return None", "        except OSError:\n            return None", "tests/test_faults.py::test_a_corrupted_cache_entry_is_a_miss_asked_again_never_a_crash"),
+ ("cache: damaged entry is a miss", "qatui/llm/cache.py", "        try:\n            data = json.loads(text)\n        except ValueError:\n            return None", "        data = json.loads(text)", "tests/test_faults.py::test_a_corrupted_cache_entry_is_a_miss_asked_again_never_a_crash"),
  ("crash: flush after each batch", "qatui/engine/runner.py", "                if self.session is not None:\n                    self.session.flush()\n                for event in batch:", "                for event in batch:", "tests/test_crash_resume.py::test_twenty_random_kills_lose_nothing_and_end_where_an_uninterrupted_run_ends"),
  ("ctrl-c: first press cancels and saves", "qatui/cli/running.py", "            main.cancel()\n            return", "            os._exit(EXIT_INTERRUPTED)", "tests/test_cli_first_hour.py::test_ctrl_c_says_at_once_what_happens_and_keeps_the_session"),
  ("preflight", "qatui/llm/preflight.py", "    if not isinstance(client, LLMClient):\n        return \"scripted backbone\"", "    return \"skipped\"", "tests/test_preflight.py"),

@@ -12,6 +12,7 @@ had succeeded.
 from __future__ import annotations
 
 import json
+import sqlite3
 import random
 import re
 from pathlib import Path
@@ -141,11 +142,23 @@ def test_a_corrupted_cache_entry_is_a_miss_asked_again_never_a_crash(llm_server,
         return json.loads(capsys.readouterr().out)
 
     run("first")
-    entries = sorted((tmp_path / "cache").rglob("*.json"))
-    assert len(entries) == 8  # four items, both orders
-    entries[0].write_text('{"key": "trunc')  # a half-written or edited entry
+    db = sqlite3.connect(tmp_path / "cache" / "calls.sqlite3")
+    keys = sorted(key for (key,) in db.execute("SELECT key FROM calls"))
+    assert len(keys) == 8  # four items, both orders
+    with db:
+        db.execute("UPDATE calls SET entry = ? WHERE key = ?", ('{"key": "trunc', keys[0]))  # an edited entry
     before = llm_server.n_requests
     again = run("second")
     assert again["judges"]["pairwise"]["coverage"]["scored"] == 4
     assert llm_server.n_requests - before == 2  # the preflight probe, and the one call whose entry was damaged
-    assert json.loads(entries[0].read_text())["response"]["text"]  # rewritten whole
+    [(entry,)] = db.execute("SELECT entry FROM calls WHERE key = ?", (keys[0],))
+    assert json.loads(entry)["response"]["text"]  # rewritten whole
+    db.close()
+    for log in ("calls.sqlite3-wal", "calls.sqlite3-shm"):
+        (tmp_path / "cache" / log).unlink(missing_ok=True)
+    (tmp_path / "cache" / "calls.sqlite3").write_bytes(b"not a database at all " * 64)  # the whole file damaged
+    before = llm_server.n_requests
+    assert run("third")["judges"]["pairwise"]["coverage"]["scored"] == 4  # every call asked again, none failed
+    assert llm_server.n_requests - before == 1 + 8
+    assert len(list((tmp_path / "cache").glob("calls.sqlite3.damaged-*"))) == 1  # kept aside, not deleted
+    assert run("fourth") and llm_server.n_requests - before == 1 + 8 + 1  # the new file answers them all

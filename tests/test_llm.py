@@ -320,10 +320,27 @@ async def test_api_key_never_reaches_the_cache(tmp_path, scripted, events, monke
     monkeypatch.setenv("QATUI_TEST_KEY", "sk-another-key-rotated")
     second = await client.complete(ASK, purpose="grade", schema=Answer)
     assert second.event.cached and second.event.prompt_hash == first.event.prompt_hash  # key not in the key
-    files = list((tmp_path / "cache").rglob("*.json"))
-    assert files and all(SECRET not in f.read_text(encoding="utf-8") for f in files)
-    assert files[0].parent.name == files[0].stem[:2]  # <dir>/<key[:2]>/<key>.json
-    assert json.loads(files[0].read_text())["key"] == files[0].stem
+    files = [f for f in (tmp_path / "cache").rglob("*") if f.is_file()]  # the database, its log and index
+    assert files and all(SECRET.encode() not in f.read_bytes() for f in files)
+    entry = client.cache.load(first.event.prompt_hash)
+    assert entry["key"] == first.event.prompt_hash and SECRET not in json.dumps(entry)
+
+
+async def test_entries_of_the_file_per_call_layout_are_still_read(tmp_path, scripted, events):
+    """Caches written before the SQLite file (one JSON file per call) still answer their calls."""
+    client, _ = _client(tmp_path)
+    scripted.script.append(VALID)
+    first = await client.complete(ASK, purpose="grade", schema=Answer)
+    key = first.event.prompt_hash
+    old = client.cache.legacy_path(key)
+    old.parent.mkdir(parents=True)
+    old.write_text(json.dumps(client.cache.load(key)), encoding="utf-8")
+    (tmp_path / "cache" / "calls.sqlite3").unlink()
+    for extra in ("-wal", "-shm"):
+        (tmp_path / "cache" / f"calls.sqlite3{extra}").unlink(missing_ok=True)
+    fresh, _ = _client(tmp_path)
+    again = await fresh.complete(ASK, purpose="grade", schema=Answer)
+    assert again.event.cached and again.data == first.data and len(scripted.calls) == 1
 
 
 # -- concurrency, streaming, schema passing ---------------------------------------------------------

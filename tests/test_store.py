@@ -284,27 +284,6 @@ def test_sigkill_never_loses_a_flushed_result(tmp_path: Path) -> None:
     assert n > 15, "the child never got far enough to cross shards"
 
 
-def test_session_flushes_are_fsynced_and_cache_entries_are_not(tmp_path: Path, monkeypatch) -> None:
-    """A session's results must survive a power cut; a cache entry can be asked again, so it skips fsync (#14)."""
-    from qatui.llm.cache import CallCache
-
-    synced: list[int] = []
-    real_fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
-    session = SessionStore(tmp_path / "sessions").create({})
-    session.record_verdict(verdict("q0"), [CALL])
-    synced.clear()
-    session.flush()
-    assert len(synced) >= 2  # the shard's file and its folder
-    synced.clear()
-    cache = CallCache(tmp_path / "cache")
-    path = cache.put("ab" * 32, {"model": "m", "messages": []}, {"text": "OK"})
-    assert synced == []
-    assert cache.get("ab" * 32) == {"text": "OK"} and not list(path.parent.glob("*.tmp"))
-    path.write_text('{"key": "abab', encoding="utf-8")  # what a power cut could leave: a miss, never an error
-    assert cache.get("ab" * 32) is None
-
-
 def test_a_temp_file_left_by_an_earlier_process_with_the_same_pid_is_not_reused(tmp_path: Path) -> None:
     """Containers reuse pids: a killed writer's `.name.<pid>-<n>.tmp` must neither block nor corrupt a new write."""
     from qatui.store import atomic

@@ -19,27 +19,18 @@ _serial = itertools.count()
 """Numbers this process's temp files: with the pid, a name no other writer uses."""
 
 
-def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
-    """Temp file in the same folder, fsync, os.replace: the old file or the new, never half of one.
-
-    `durable=False` skips both fsyncs: readers and a killed process still see the old file or the
-    new (the rename is atomic), but a power cut may lose the write. For files that can be made
-    again (the call cache: a lost entry is asked again); the two fsyncs were a tenth of an
-    uncached call's CPU (issue #14).
-    """
+def atomic_write_text(path: Path, text: str) -> None:
+    """Temp file in the same folder, fsync, os.replace: the old file or the new, never half of one."""
     tmp, fd = _new_temp(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
-            if durable:
-                f.flush()
-                os.fsync(f.fileno())
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    if not durable:
-        return
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)  # the rename itself survives a power cut
