@@ -141,6 +141,18 @@ def test_an_export_that_disagrees_with_torch_is_refused(own_cache: Path, monkeyp
     assert not any(p.is_dir() for p in own_cache.iterdir())
 
 
+def test_a_model_torch_cannot_load_is_an_error_not_a_remembered_refusal(own_cache: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from qatui.nli import BUNDLED_DIR
+
+    folder = tmp_path / "no-weights"
+    shutil.copytree(BUNDLED_DIR, folder, ignore=shutil.ignore_patterns("*.safetensors"))
+    with pytest.raises(NLIError, match="could not be loaded"):
+        load_nli(str(folder))
+    assert list(own_cache.glob("*.refused")) == []
+
+
 def test_the_runtime_comes_from_the_config() -> None:
     config = parse_config('[models]\nnli_runtime = "torch"\n', "test.toml")
     assert Resources(config).nli.runtime == "torch"  # type: ignore[attr-defined]

@@ -1,8 +1,8 @@
 """A sequence-classification model exported to ONNX once, checked against torch, and kept in the user's cache.
 
 The copy lives in `$XDG_CACHE_HOME/qatui/onnx/<digest>/model.onnx` (default ~/.cache), where
-the digest hashes the model's config and weights, the graph's inputs, torch's version and this
-module's export format: a changed model gets a new copy, never a stale one, and the package
+the digest hashes the model's config and weights, the graph's inputs, torch's and transformers'
+versions and this module's export format: a changed model gets a new copy, never a stale one, and the package
 and the repository are never written. The export (torch's TorchScript exporter, which needs
 the `onnx` package, with dynamic batch and sequence axes, attention in eager form) runs under
 a file lock, so two processes loading at once export once; it goes to a temporary folder that
@@ -63,10 +63,12 @@ def cache_root() -> Path:
 
 
 def model_digest(folder: Path, inputs: list[str]) -> str:
-    """A hash of what the exported graph depends on: config, weights, inputs, torch and the export format."""
+    """A hash of what the exported graph depends on: config, weights, inputs, torch, transformers, the export format."""
     import torch
+    import transformers
 
-    digest = hashlib.sha256(json.dumps([EXPORT_FORMAT, OPSET, torch.__version__, inputs]).encode())
+    versions = [EXPORT_FORMAT, OPSET, torch.__version__, transformers.__version__, inputs]
+    digest = hashlib.sha256(json.dumps(versions).encode())
     files = [folder / "config.json"] + sorted(p for p in folder.iterdir() if p.name.endswith(WEIGHT_SUFFIXES))
     for path in files:
         digest.update(path.name.encode() + b"\0")
@@ -131,10 +133,11 @@ def _export_once(root: Path, digest: str, folder: Path, inputs: list[str],
     except ImportError:
         raise ExportRefused("the onnx package is not installed (torch needs it to export the model)") from None
     started = time.perf_counter()
+    model = load_model()  # a model torch cannot load is the caller's error, not a refusal to remember
     work = Path(tempfile.mkdtemp(prefix=f"{digest}.", suffix=".tmp", dir=root))
     try:
         try:
-            drift = _export_and_check(load_model(), inputs, batch_of, work / "model.onnx")
+            drift = _export_and_check(model, inputs, batch_of, work / "model.onnx")
         except Exception as e:  # noqa: BLE001 - any exporter or runtime failure means: use torch
             reason = f"the export to ONNX failed: {one_line(e)}"
             refused.write_text(reason + "\n", encoding="utf-8")

@@ -127,6 +127,8 @@ class LoadedModel:
             return OnnxForward(self.export.path, threads=torch.get_num_threads())
         except ExportRefused as refused:
             reason = str(refused)
+        except NLIError:
+            raise  # torch cannot load the model either
         except Exception as e:  # noqa: BLE001 - a cached copy ONNX Runtime cannot open
             reason = f"ONNX Runtime cannot open the exported model: {one_line(e)}"
         if runtime == "onnx":
