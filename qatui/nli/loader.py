@@ -24,8 +24,8 @@ BUNDLED_DIR = Path(__file__).resolve().parent / "bundled"
 
 _HUB_FILES = ["*.json", "*.safetensors", "*.txt", "*.model", "tokenizer*", "spm*", "*.bpe", "merges.txt"]
 
-_MODELS: dict[tuple[str, str | None], object] = {}  # (key, device) → LoadedModel
-_SCORERS: dict[tuple[str, int, int, str | None], NLIScorer] = {}
+_MODELS: dict[tuple[str, str | None, str], object] = {}  # (key, device, runtime) → LoadedModel
+_SCORERS: dict[tuple[str, int, int, str | None, str], NLIScorer] = {}
 _LOCK = threading.Lock()
 
 
@@ -76,12 +76,13 @@ def resolve(spec: str) -> tuple[str, Path]:
 
 
 def load_nli(spec: str = BUNDLED, *, batch_size: int = 32, max_length: int = 512,
-             device: str | None = None) -> NLIScorer:
+             device: str | None = None, runtime: str = "auto") -> NLIScorer:
     """The NLI scorer named by `spec`; the model is loaded once per process and shared.
 
     `batch_size` pairs run per forward pass (default 32); inputs are cut at `max_length`
     tokens (default 512), the premise's end first. `device` defaults to CUDA when there is
-    one, else CPU. A model that cannot be found or read raises `NLIError` (a `QatuiError`).
+    one, else CPU. `runtime` ("auto", "onnx", "torch"; `[models] nli_runtime`) picks what runs the
+    model (`transformer.LoadedModel`). A model that cannot be found or read raises `NLIError`.
     """
     from qatui.nli.transformer import LoadedModel, TransformersNLI
 
@@ -89,13 +90,14 @@ def load_nli(spec: str = BUNDLED, *, batch_size: int = 32, max_length: int = 512
         raise TypeError(f"load_nli() takes a model name or path, got {type(spec).__name__}")
     key, folder = resolve(spec)
     with _LOCK:
-        scorer = _SCORERS.get((key, batch_size, max_length, device))
+        scorer = _SCORERS.get((key, batch_size, max_length, device, runtime))
         if scorer is None:
-            loaded = _MODELS.get((key, device))
+            loaded = _MODELS.get((key, device, runtime))
             if loaded is None:
-                loaded = _MODELS[(key, device)] = LoadedModel(folder, key if key == BUNDLED else spec.strip(), device=device)
+                name = key if key == BUNDLED else spec.strip()
+                loaded = _MODELS[(key, device, runtime)] = LoadedModel(folder, name, device=device, runtime=runtime)
             name = BUNDLED if key == BUNDLED else spec.strip()
-            scorer = _SCORERS[(key, batch_size, max_length, device)] = TransformersNLI(
+            scorer = _SCORERS[(key, batch_size, max_length, device, runtime)] = TransformersNLI(
                 loaded, name=name, batch_size=batch_size, max_length=max_length)  # type: ignore[arg-type]
         return scorer
 

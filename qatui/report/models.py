@@ -88,8 +88,11 @@ async def _check_row(row: ModelRow, config: Config) -> None:
         elif row.kind == "nli":
             from qatui.judges.resources import load_nli_scorer
 
-            probs = (await load_nli_scorer(row.name).apredict([NLI_PROBE]))[0]
+            scorer = load_nli_scorer(row.name, config.models.nli_runtime)
+            probs = (await scorer.apredict([NLI_PROBE]))[0]
             row.status = f"cat/mat: entail {probs.entail:.2f}, neutral {probs.neutral:.2f}, contradict {probs.contradict:.2f}"
+            if runtime := getattr(scorer, "runtime", None):  # a cross-encoder: on ONNX Runtime or torch
+                row.status += f" (on {runtime})"
         else:
             import numpy as np
 
