@@ -154,9 +154,9 @@ def test_a_corrupted_cache_entry_is_a_miss_asked_again_never_a_crash(llm_server,
     [(entry,)] = db.execute("SELECT entry FROM calls WHERE key = ?", (keys[0],))
     assert json.loads(entry)["response"]["text"]  # rewritten whole
     db.close()
-    for log in ("calls.sqlite3-wal", "calls.sqlite3-shm"):
-        (tmp_path / "cache" / log).unlink(missing_ok=True)
-    (tmp_path / "cache" / "calls.sqlite3").write_bytes(b"not a database at all " * 64)  # the whole file damaged
+    for part in ("", "-wal", "-shm"):  # the whole file damaged: replaced by one that is no database (a new inode,
+        (tmp_path / "cache" / f"calls.sqlite3{part}").unlink(missing_ok=True)  # as a copy or an editor leaves it)
+    (tmp_path / "cache" / "calls.sqlite3").write_bytes(b"not a database at all " * 64)
     before = llm_server.n_requests
     assert run("third")["judges"]["pairwise"]["coverage"]["scored"] == 4  # every call asked again, none failed
     assert llm_server.n_requests - before == 1 + 8
