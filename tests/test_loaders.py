@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from qatui.data.loaders import FORMATS, detect_format, load_dataset
+from qatui.data.loaders import FORMATS, detect_format, iter_items, load_dataset
 from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
 from qatui.errors import DatasetError
 
@@ -105,6 +105,30 @@ BAD_JSONL = {
 def test_jsonl_errors_name_file_record_and_field(tmp_path: Path, case: str) -> None:
     text, parts = BAD_JSONL[case]
     assert_names(error_of(write(tmp_path, "demo.jsonl", text), "jsonl"), *parts)
+
+
+@pytest.mark.parametrize("format", ["jsonl", "json"])
+def test_iter_items_gives_the_loaded_items_and_each_error_where_it_is_reached(tmp_path: Path, format: str) -> None:
+    records = [{"id": f"q{i}", "question": f"Q{i}?", "candidates": {"a": "x"}} for i in range(5)]
+    write_file = write_jsonl if format == "jsonl" else write_json
+    good = write_file(tmp_path, f"good.{format}", records)
+    assert list(iter_items(good, format)) == load_dataset(good, format).items
+    bad = write_file(tmp_path, f"bad.{format}", [*records[:3], {"id": "q1", "question": "again?", "candidates": {}}])
+    items = iter_items(bad, format)
+    assert [next(items).id for _ in range(3)] == ["q0", "q1", "q2"]  # the items before the bad record come
+    with pytest.raises(DatasetError, match="candidates"):
+        next(items)
+    dup = write_file(tmp_path, f"dup.{format}", [*records[:2], records[0]])
+    assert error_of(dup, format) == next_error(iter_items(dup, format))  # the same message as a whole load
+    with pytest.raises(DatasetError, match="no such file"):
+        next(iter_items(tmp_path / "missing.jsonl", format))
+
+
+def next_error(items: Any) -> str:
+    """The message of the DatasetError reading `items` to its end raises."""
+    with pytest.raises(DatasetError) as caught:
+        list(items)
+    return str(caught.value)
 
 
 def test_json_list_errors(tmp_path: Path) -> None:

@@ -193,6 +193,25 @@ def test_result_pages_come_in_sequence_order_and_agree_with_results(tmp_path: Pa
     assert latest_by_pages[("q1", "j")]["status"] == "done"
 
 
+def test_a_viewer_reads_the_open_shard_when_asked_and_a_writer_gets_its_unflushed_docs(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path, shard_size=2)
+    session = store.create({}, name="run")
+    for i in range(3):
+        session.record_verdict(verdict(f"q{i}"), [])
+    session.close()
+    first, last = store.open("run").result_pages()  # opened to view: nothing copied, each shard read when called
+    (session.path / "results-0001.json").write_bytes(b"\x00\xff garbage")  # damaged after the pages were listed
+    assert [doc["item_id"] for doc in first()] == ["q0", "q1"]
+    with pytest.raises(SessionError, match="results-0001.json"):
+        last()
+    (session.path / "results-0001.json").unlink()
+    writer = store.open("run")
+    writer.record_verdict(verdict("q9"), [])  # in memory, in the open shard
+    assert [[doc["item_id"] for doc in read()] for read in writer.result_pages()] == [["q0", "q1"], ["q9"]]
+    writer.flush()
+    assert [[doc["item_id"] for doc in read()] for read in writer.result_pages()] == [["q0", "q1"], ["q9"]]
+
+
 @pytest.mark.parametrize(
     "content",
     [b'{"meta": {"1": {"id": "x"', b"\x89PNG\x00\xff", b"[1, 2]", b'{"meta": {}}', b'{"meta": {"1": 5}}'],

@@ -1,8 +1,9 @@
 """A saved session too big to read before painting: the Session screen draws its first rows, then fills in.
 
 A real `length` run on 450 generated items, stored in shards of 50 results, is opened in the
-real app. Reading the pages after the first is held on a gate, so the test sees the screen as a
-user does while a 10,000-item session loads, then lets it finish.
+real app. Reading the result pages after the first, or the dataset's items after the first
+rows', is held on a gate, so the test sees the screen as a user does while a 10,000-item
+session loads, then lets it finish.
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ import pytest
 from tui_support import run_headless
 
 from qatui.config import Config
-from qatui.data.loaders import load_dataset
+from qatui.data.loaders import jsonl, load_dataset
 from qatui.engine.jobs import start_run
 from qatui.store.session import SessionStore
 from qatui.tui import saved
 from qatui.tui.app import QatuiApp
 from qatui.tui.screens import session as session_screen
 from qatui.tui.screens.session import SessionScreen
+from qatui.tui.widgets.item_browser import ItemBrowser
 from qatui.tui.widgets.item_list import ItemList
 from qatui.tui.widgets.session_header import SessionHeader
 
@@ -130,3 +132,73 @@ async def test_a_damaged_later_shard_is_named_and_the_rest_still_shows(big) -> N
         assert {shown[f"q{i}"] for i in range(199, 249)} == {"queued"}  # page 4: unread, shown as not judged
         assert shown["q249"] == "done" and shown["q449"] == "done"  # the pages after the damaged one still read
         assert damaged.read_bytes() == b'{"results": {"1": {"seq": 0'  # left as it was
+
+
+async def test_first_rows_paint_before_the_dataset_is_read(big, monkeypatch) -> None:
+    """Only the items of the first rows are validated before they are drawn; the other 390 wait on a gate."""
+    store, session_id, ids = big
+    gate = threading.Event()
+    validated = []
+    to_item = jsonl.record_to_item
+
+    def gated(record, where):
+        validated.append(record["id"])
+        if len(validated) > 60:  # the first rows' items pass; the next one waits
+            assert gate.wait(30), "the test never opened the gate"
+        return to_item(record, where)
+
+    monkeypatch.setattr(jsonl, "record_to_item", gated)
+    monkeypatch.setattr(ItemList, "FIRST_ROWS", 60)
+    app = QatuiApp(Config(), store, open_id=session_id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.query_one(ItemList).row_count)
+        screen = app.screen
+        items = screen.query_one(ItemList)
+        await pilot.pause(0.3)
+        assert not gate.is_set() and len(validated) <= 61  # drawn from the first 60 items of 450
+        assert row_ids(items) == ids[:60] and items.border_title == f"Items ({N_ITEMS})"
+        first = statuses(items)  # results page 0: q120's failure (its item not read yet) and verdicts on q0-q48
+        assert first[:49] == ["done"] * 49 and set(first[49:]) == {"reading"}
+        assert f"reading results… 49/{N_ITEMS}" in str(screen.query_one("#about").render())
+        await pilot.press("j", "j")  # the screen answers keys while the dataset is read
+        assert items.cursor_row == 2 and screen.query_one(ItemBrowser).selected() == ("q2", "length")
+        gate.set()
+        await until(pilot, lambda: items.row_count == N_ITEMS and screen._worst)
+        assert row_ids(items) == ids and set(statuses(items)) == {"done"}
+        assert [item.id for item in screen.state.items] == ids and screen.dataset_items == screen.state.items
+        q120 = screen.state.tasks[("q120", "length")]
+        assert q120.status == "done" and q120.item is not None and q120.tau is not None  # failure, then its verdict
+        assert f"{N_ITEMS}/{N_ITEMS} done · 0 failed" in str(screen.query_one("#about").render())
+
+
+def changed_question(path: Path) -> None:
+    """q0 asks something else now (a valid file, another sha256)."""
+    lines = path.read_text().splitlines(keepends=True)
+    lines[0] = lines[0].replace("Question 0?", "Another question?")
+    path.write_text("".join(lines))
+
+
+def broken_at_the_end(path: Path) -> None:
+    """A record far past the first rows is malformed."""
+    path.write_text(path.read_text() + '{"id": "q450", "question": "?"}\n')
+
+
+@pytest.mark.parametrize(("change", "found"), [(changed_question, True), (broken_at_the_end, False),
+                                               (Path.unlink, False)], ids=["changed", "broken", "missing"])
+async def test_a_changed_or_missing_dataset_is_read_whole_as_ever(big, change, found) -> None:
+    """Not the file the session ran on: it loads whole before the rows are drawn, or the screen says it is not found."""
+    store, session_id, ids = big
+    change(Path(store.open(session_id).meta["dataset"]["path"]))
+    app = QatuiApp(Config(), store, open_id=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen._worst is not None
+                    and app.screen.query_one(ItemList).row_count == N_ITEMS and not app.screen.workers)
+        screen = app.screen
+        about = str(screen.query_one("#about").render())
+        assert ("dataset file not found" in about) is not found
+        assert f"{N_ITEMS}/{N_ITEMS} done · 0 failed" in about
+        rows = row_ids(screen.query_one(ItemList))  # without the file, from the results, in their order
+        assert rows == ids if found else (rows[0] == "q120" and sorted(rows) == sorted(ids))
+        q0 = screen.state.tasks[("q0", "length")].item
+        assert (q0.question if q0 else None) == ("Another question?" if found else None)
+        assert len(screen.state.items) == (N_ITEMS if found else 0)

@@ -81,6 +81,7 @@ class Shards:
         self._len = len(shard_docs(shard_path(folder, self.number), self._open.storage.read()))
         self._full: dict[int, TinyDB] = {}  # shards filled since the last flush, not on disk yet
         self._pending: list[dict] = []  # docs of the open shard not yet inserted into it (`_settle`)
+        self._unwritten = False  # the open shard holds docs its file does not (appended since the last flush)
 
     def append(self, doc: dict) -> None:
         """Add a result doc to the open shard, in memory, opening the next shard when this one is full.
@@ -98,6 +99,7 @@ class Shards:
             self._open.table(FORMAT).insert({"schema": SCHEMA})
         self._pending.append(doc)
         self._len += 1
+        self._unwritten = True
 
     def _settle(self) -> None:
         """Insert the docs waiting for the open shard into it (in memory)."""
@@ -113,6 +115,7 @@ class Shards:
             del self._full[number]
         self._settle()
         self._open.storage.flush()
+        self._unwritten = False
 
     def close(self) -> None:
         """Release the open shard (closing it writes what is still in memory)."""
@@ -122,13 +125,16 @@ class Shards:
     def pages(self) -> list[Callable[[], list[dict]]]:
         """Every result doc, a shard at a time, oldest shard first (so in sequence order): one reader per shard.
 
-        A shard on disk is read when its reader is called, without the caller's lock (a shard on
-        disk is never rewritten), and a damaged one raises SessionError naming it while the
-        others still read; the shards in memory are copied now, and come last.
+        A shard on disk is read when its reader is called, without the caller's lock (a full shard
+        on disk is never rewritten; the open one only grows, atomically), and a damaged one raises
+        SessionError naming it while the others still read; the shards holding docs not on disk
+        yet are copied now, and come last. The open shard as it is on disk is read from there:
+        a viewer that only reads a session never copies it.
         """
-        on_disk = [n for n in shard_numbers(self.folder) if n != self.number and n not in self._full]
+        written = not self._unwritten and not self._full
+        on_disk = [n for n in shard_numbers(self.folder) if (written or n != self.number) and n not in self._full]
         self._settle()
         in_memory = [[copy.deepcopy(dict(d)) for d in db.table(RESULTS).all()]
-                     for db in [*self._full.values(), self._open]]
+                     for db in [*self._full.values(), *([] if written else [self._open])]]
         return [*(functools.partial(read_shard, shard_path(self.folder, n)) for n in on_disk),
                 *(functools.partial(list, docs) for docs in in_memory)]

@@ -2,17 +2,20 @@
 
 Blocking parts (reading shards, reloading the dataset, validating stored events) are for
 thread workers; folding events into the state is for the UI thread, a slice at a time.
+A big session's dataset is read the same way: the items of the first rows first, the rest
+a page at a time (`reading_state`, `next_items`), when the file is the one the session ran on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from qatui.errors import DatasetError
 from qatui.events import Event, LLMCallFinished, Verdict, event_from_dict
 from qatui.report import session_status
-from qatui.tui.state import RunState
+from qatui.tui.state import RunState, TaskView
 
 if TYPE_CHECKING:
     from qatui.data.model import Item
@@ -20,6 +23,33 @@ if TYPE_CHECKING:
 
 READING = "reading"
 """The status of a task whose stored result has not been read yet (a big session fills in page by page)."""
+
+
+class SavedState(RunState):
+    """A saved session's `RunState`, whose items may still be coming: a big dataset is read after the first rows."""
+
+    def __init__(self, items: Iterable[Item], judges: list[str], seed: int, n_items: int | None = None) -> None:
+        super().__init__(items, judges, seed)
+        self.n_items = max(len(self.items), n_items or 0)
+        """The session's items, read or not (its dataset's `n_items`, while they are still being read)."""
+
+    def add_items(self, items: Iterable[Item]) -> list[TaskView]:
+        """Items read after the state was made, in dataset order: their tasks, appended so `tasks` keeps that order."""
+        added = []
+        for item in items:
+            self.items.append(item)
+            for judge in self.judges:
+                if (task := self.tasks.get((item.id, judge))) is None:
+                    task = self.tasks[(item.id, judge)] = TaskView(item.id, judge, item, self.seed)
+                    added.append(task)
+                else:  # made by an event before its item was read
+                    task.item = item
+        self.n_items = max(self.n_items, len(self.items))
+        return added
+
+    def n_tasks(self) -> int:
+        """The session's tasks: those known, or as many as its items will give once they are all read."""
+        return max(len(self.tasks), self.n_items * len(self.judges))
 
 
 def session_items(session: Session) -> list[Item] | None:
@@ -63,13 +93,51 @@ def replay(state: RunState, results: dict[tuple[str, str], dict]) -> None:
     state.take_changed()
 
 
-def saved_state(session: Session) -> tuple[RunState, bool]:
+def saved_state(session: Session) -> tuple[SavedState, bool]:
     """An empty `RunState` over the session's items and judges, and whether its dataset could be reloaded."""
     meta = session.meta
     items = session_items(session)
-    state = RunState(items or [], list(meta.get("judges", {})), meta.get("seed", 0))
+    state = SavedState(items or [], list(meta.get("judges", {})), meta.get("seed", 0))
     state.status = session_status(meta)
     return state, items is not None
+
+
+def reading_state(session: Session, rows: int) -> tuple[SavedState, bool, Iterator[Item] | None]:
+    """`saved_state` over only the items of the first `rows` tasks, and the iterator that reads the other items.
+
+    Only a dataset file that is byte for byte the one the session ran on (same sha256) is read
+    this way: it loaded whole then, so its later items load now too. Any other (changed,
+    missing, unreadable) is loaded whole, as `saved_state` does, and no iterator comes back.
+    """
+    meta = session.meta
+    ds, judges = meta["dataset"], list(meta.get("judges", {}))
+    if (rest := unchanged_items(ds)) is not None:
+        try:
+            first = next_items(rest, -(-rows // max(len(judges), 1)))
+        except DatasetError:
+            rest = None
+    if rest is None:
+        return (*saved_state(session), None)
+    state = SavedState(first, judges, meta.get("seed", 0), ds.get("n_items"))
+    state.status = session_status(meta)
+    return state, True, rest
+
+
+def unchanged_items(ds: dict) -> Iterator[Item] | None:
+    """The items of a session's dataset (`meta["dataset"]`) one at a time, or None unless the file is the one it ran on."""
+    from qatui.data.loaders import content_hash, iter_items
+
+    try:
+        if content_hash(ds["path"]) != ds["content_hash"]:
+            return None
+        return itertools.islice(iter_items(ds["path"], ds["format"]), ds.get("limit"))
+    except (DatasetError, KeyError, OSError):
+        return None
+
+
+def next_items(items: Iterator[Item], n: int) -> list[Item]:
+    """The next `n` items (fewer at the end; blocking: reads and validates them; DatasetError as a load would)."""
+    return list(itertools.islice(items, n))
 
 
 def load_saved(session: Session) -> tuple[RunState, bool]:

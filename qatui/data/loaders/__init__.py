@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -27,8 +28,8 @@ from qatui.data.loaders import (
     topical_chat,
     wikieval,
 )
-from qatui.data.loaders._common import HEAD_CHARS
-from qatui.data.model import Dataset
+from qatui.data.loaders._common import HEAD_CHARS, unique_items
+from qatui.data.model import Dataset, Item
 from qatui.errors import DatasetError
 
 _MODULES: dict[str, ModuleType] = {
@@ -110,6 +111,34 @@ def _unrecognised(path: Path, head: str) -> DatasetError:
 
 def load_dataset(path: str | Path, format: str | None = None, csv_mapping: dict[str, str] | None = None) -> Dataset:
     """The dataset in `path` read as `format` (detected when None); any problem is a DatasetError."""
+    path, format = _checked(path, format, csv_mapping)
+    items = csvtable.load(path, csv_mapping) if format == "csv" else _MODULES[format].load(path)
+    return Dataset(
+        name=path.name if path.is_dir() else path.stem,
+        path=str(path.resolve()),
+        format=format,
+        content_hash=content_hash(path),
+        items=items,
+    )
+
+
+def iter_items(path: str | Path, format: str) -> Iterator[Item]:
+    """The items `load_dataset(path, format)` gives, one at a time, its errors raised where they are reached.
+
+    The formats whose loader has `labelled` (jsonl, json, minos, lfqa-e) validate an item only
+    when it is asked for, so a viewer of a big dataset gets its first items at once; the others
+    load the whole file at the first item.
+    """
+    path, format = _checked(path, format, None)
+    labelled = getattr(_MODULES[format], "labelled", None)
+    if labelled is None:
+        yield from _MODULES[format].load(path)
+    else:
+        yield from unique_items(labelled(path), path.name)
+
+
+def _checked(path: str | Path, format: str | None, csv_mapping: dict[str, str] | None) -> tuple[Path, str]:
+    """The path, expanded, and its format (detected when None), once both are known to be readable together."""
     path = Path(path).expanduser()
     if format is None:
         format = detect_format(path)
@@ -121,14 +150,7 @@ def load_dataset(path: str | Path, format: str | None = None, csv_mapping: dict[
         raise DatasetError(f"a CSV column mapping applies only to the csv format, not to {format!r}")
     if path.is_dir() and format != "lfqa-eval":
         raise DatasetError(f"{path}: is a folder; only the lfqa-eval format reads a folder")
-    items = csvtable.load(path, csv_mapping) if format == "csv" else _MODULES[format].load(path)
-    return Dataset(
-        name=path.name if path.is_dir() else path.stem,
-        path=str(path.resolve()),
-        format=format,
-        content_hash=_content_hash(path),
-        items=items,
-    )
+    return path, format
 
 
 def _head(path: Path) -> str:
@@ -143,8 +165,9 @@ def _head(path: Path) -> str:
     return head
 
 
-def _content_hash(path: Path) -> str:
-    """sha256 of the file's bytes; for a folder, of its data files' bytes in name order."""
+def content_hash(path: str | Path) -> str:
+    """sha256 of the file's bytes; for a folder, of its data files' bytes in name order (OSError if unreadable)."""
+    path = Path(path).expanduser()
     digest = hashlib.sha256()
     for file in lfqa_eval.files(path) if path.is_dir() else [path]:
         digest.update(file.read_bytes())

@@ -223,16 +223,19 @@ def question_keyed_items(path: Path, make: Callable[[str, str, Any, str], Item])
 
 def unique_ids(labelled: Iterable[tuple[str, Item]], source: str) -> list[Item]:
     """The items of `source`, after checking there is one and no id occurs twice (naming both records)."""
+    return list(unique_items(labelled, source))
+
+
+def unique_items(labelled: Iterable[tuple[str, Item]], source: str) -> Iterator[Item]:
+    """The items of `source` as they come, with `unique_ids`' checks raised where they fail (a duplicate, no item)."""
     seen: dict[str, str] = {}
-    items = []
     for where, item in labelled:
         if item.id in seen:
             raise field_error(where, "id", f"duplicate item id {item.id!r} (first used at {seen[item.id]})")
         seen[item.id] = where
-        items.append(item)
-    if not items:
+        yield item
+    if not seen:
         raise DatasetError(f"{source}: holds no items")
-    return items
 
 
 def first_list_element(head: str) -> Any:

@@ -7,6 +7,7 @@ one-element list, and an integer `id`. Gold takes the model's form, e.g.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,12 @@ from qatui.data.model import Item
 
 def load(path: Path) -> list[Item]:
     """Every line of the file as an item."""
-    return unique_ids(((where, record_to_item(record, where)) for where, record in jsonl_records(path)), path.name)
+    return unique_ids(labelled(path), path.name)
+
+
+def labelled(path: Path) -> Iterator[tuple[str, Item]]:
+    """Each line as an item with its label, validated as it is reached (a viewer reads a big file's first lines first)."""
+    return ((where, record_to_item(record, where)) for where, record in jsonl_records(path))
 
 
 def sniff(path: Path, head: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from qatui.data.loaders._common import first_list_element, json_records, unique_ids
@@ -11,7 +12,12 @@ from qatui.data.model import Item
 
 def load(path: Path) -> list[Item]:
     """Every element of the list as an item."""
-    return unique_ids(((where, record_to_item(record, where)) for where, record in json_records(path)), path.name)
+    return unique_ids(labelled(path), path.name)
+
+
+def labelled(path: Path) -> Iterator[tuple[str, Item]]:
+    """Each element as an item with its label: the JSON is parsed at once, each item validated as it is reached."""
+    return ((where, record_to_item(record, where)) for where, record in json_records(path))
 
 
 def sniff(path: Path, head: str) -> bool:

@@ -8,6 +8,7 @@ Each record is one pairwise item: candidates `response_a` and `response_b`, and 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,12 @@ _RAW_NAMES = {"references": "reference", "gold": "label"}
 
 def load(path: Path) -> list[Item]:
     """Every record of the list as a pairwise item."""
-    return unique_ids(((where, _item(record, where)) for where, record in json_records(path)), path.name)
+    return unique_ids(labelled(path), path.name)
+
+
+def labelled(path: Path) -> Iterator[tuple[str, Item]]:
+    """Each record as an item with its label: the JSON is parsed at once, each item validated as it is reached."""
+    return ((where, _item(record, where)) for where, record in json_records(path))
 
 
 def sniff(path: Path, head: str) -> bool:

@@ -10,6 +10,7 @@ scripts write them; those are parsed with `ast.literal_eval`, never executed.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,12 @@ _RAW_NAMES = {"references": "answer", "candidates": "response", "gold": "rank", 
 
 def load(path: Path) -> list[Item]:
     """Every record of the list as an item, with ranking gold when `rank` is present."""
-    return unique_ids(((where, _item(record, where)) for where, record in json_records(path)), path.name)
+    return unique_ids(labelled(path), path.name)
+
+
+def labelled(path: Path) -> Iterator[tuple[str, Item]]:
+    """Each record as an item with its label: the JSON is parsed at once, each item validated as it is reached."""
+    return ((where, _item(record, where)) for where, record in json_records(path))
 
 
 def sniff(path: Path, head: str) -> bool:

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
@@ -21,13 +21,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Header, LoadingIndicator
 
-from qatui.errors import QatuiError
+from qatui.errors import DatasetError, QatuiError
 from qatui.events import Event, ItemNotApplicable
 from qatui.tui.clipboard import copy_artifact
 from qatui.tui.report_file import export_report
-from qatui.tui.saved import READING, page_events, remeasure, saved_state
+from qatui.tui.saved import READING, SavedState, next_items, page_events, reading_state, remeasure
 from qatui.tui.screens.base import QatuiScreen
-from qatui.tui.state import RunState
 from qatui.tui.widgets.item_browser import ItemBrowser
 from qatui.tui.widgets.item_list import ItemList
 from qatui.tui.widgets.session_header import SessionHeader
@@ -55,12 +54,14 @@ class SessionScreen(QatuiScreen):
     ]
     FOLD_SLICE = 2000
     """Stored events folded between two screen updates while a big session loads (about 40 ms of work)."""
+    ITEM_PAGE = 1000
+    """Dataset items read and validated in a thread between two screen updates while a big session loads."""
 
     def __init__(self, store: SessionStore, session_id: str) -> None:
         super().__init__()
         self.store = store
         self.session_id = session_id
-        self.state: RunState | None = None
+        self.state: SavedState | None = None
         self.meta: dict = {}
         self.found = False
         self.gold = "dataset"
@@ -72,6 +73,10 @@ class SessionScreen(QatuiScreen):
         """The session's items with the dataset's gold, to measure against it again after another gold."""
         self._worst: list[tuple[str, str]] = []
         self._worst_at = -1
+        self._items_coming = False
+        """Whether the dataset's later items are still being read (`_read_items`)."""
+        self._held: list[Event] = []
+        """Stored events about items not read yet, folded once they are (`_fold`)."""
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")
@@ -87,43 +92,48 @@ class SessionScreen(QatuiScreen):
 
     @work(group="load", exclusive=True, exit_on_error=False, description="reading a session")
     async def load(self) -> None:
-        """Draw the session from its first page of results, then fold in the rest a page at a time.
+        """Draw the session from its first items and first page of results, then fold in the rest a page at a time.
 
-        Reading and validating stored results runs in threads; folding them into the state runs
-        here, a slice at a time, so a 10,000-item session paints its first rows at once and the
-        list fills in while it stays responsive. Rows not read yet show as `reading`.
+        Reading and validating the dataset and the stored results runs in threads; folding them
+        into the state runs here, a slice at a time, so a 10,000-item session paints its first rows
+        at once and the list fills in while it stays responsive. Rows not read yet show as `reading`.
         """
-        def first() -> tuple[dict, dict, RunState, bool, list[Callable[[], list[dict]]], list[Event], list[str]]:
+        def first() -> tuple[dict, dict, SavedState, bool, Iterator[Item] | None, list[Callable[[], list[dict]]],
+                             list[Event], list[str]]:
             from qatui.store.labels import LabelStore
 
             session = self.store.open(self.session_id)
             people = list(LabelStore(self.store.root).labels_of(session.meta["dataset"]["content_hash"]))
-            state, found = saved_state(session)
+            state, found, rest = reading_state(session, ItemList.FIRST_ROWS)
             for task in state.tasks.values():
                 task.status = READING
             pages = session.result_pages()
             events = page_events(pages[0]) if pages else []
-            return session.meta, session.summary(), state, found, pages[1:], events, people
+            return session.meta, session.summary(), state, found, rest, pages[1:], events, people
 
         try:
-            self.meta, summary, self.state, found, pages, events, people = await asyncio.to_thread(first)
+            self.meta, summary, self.state, found, rest, pages, events, people = await asyncio.to_thread(first)
         except QatuiError as e:
             self.notify(str(e), title="Cannot open the session", severity="error", timeout=10)
             self.app.pop_screen()
             return
         state = self.state
+        self._items_coming = rest is not None
         read = self._fold(events)
         self.sub_title = f"session {self.meta.get('name') or self.session_id}"
         self.query_one(LoadingIndicator).remove()
-        self.found, self.dataset_items = found, list(state.items)
+        self.found = found
         header = self.query_one(SessionHeader)
         await header.show(self.meta, summary, state, found)
         header.update(state, read)
         browser = self.query_one(ItemBrowser)
         browser.display = True
         browser.show_transcript(state.counts.calls > 0)
-        browser.show(state, rest_later=True)
+        browser.show(state, rest_later=True, n_items=state.n_items)
         self.query_one("#items").focus()
+        if rest is not None:
+            read += await self._read_items(rest)
+            header.update(state, read)
         for page in pages:
             try:
                 events = await asyncio.to_thread(page_events, page)
@@ -131,10 +141,7 @@ class SessionScreen(QatuiScreen):
                 self.notify(f"{e}; the items whose results it held show as not judged", severity="error",
                             title="Part of the session cannot be read", timeout=10)
                 continue
-            for start in range(0, len(events), self.FOLD_SLICE):
-                read += self._fold(events[start:start + self.FOLD_SLICE])
-                browser.refresh_tasks(state.take_changed())
-                await asyncio.sleep(0)  # let the screen answer keys between slices
+            read += await self._fold_slices(events)
             header.update(state, read)
         for task in state.tasks.values():
             if task.status == READING:  # no stored result: never judged
@@ -144,14 +151,59 @@ class SessionScreen(QatuiScreen):
         self.query_one(ItemList).draw_rest()
         browser.show_transcript(state.counts.calls > 0)
         header.update(state, None)
+        self.dataset_items = list(state.items)
         self._worst = state.worst_first()
         if people:  # `g` is offered once every result is read: a gold change measures them all again
             self.golds = ["dataset", *(f"annotator:{name}" for name in people), "majority"]
         self.refresh_bindings()
 
+    async def _read_items(self, rest: Iterator[Item]) -> int:
+        """The dataset's items after the first rows', a page at a time, their rows added; then the results held for them.
+
+        Returns how many results those held events closed.
+        """
+        state, rows = self.state, self.query_one(ItemList)
+        while True:
+            try:
+                items = await asyncio.to_thread(next_items, rest, self.ITEM_PAGE)
+            except DatasetError as e:  # the file is the one the session ran on: only a stricter qatui gets here
+                state.n_items = len(state.items)
+                self.notify(f"{e}; items after the first {len(state.items)} show without their question",
+                            title="Part of the dataset cannot be read", severity="error", timeout=10)
+                rows.fill(state, n_items=state.n_items)
+                break
+            if not items:
+                break
+            added = state.add_items(items)
+            for task in added:
+                task.status = READING
+            rows.extend(added)
+            await asyncio.sleep(0)  # let the screen answer keys between pages
+        self._items_coming = False
+        held, self._held = self._held, []
+        return await self._fold_slices(held)
+
+    async def _fold_slices(self, events: list[Event]) -> int:
+        """Fold `events` a slice at a time, redrawing what changed between slices; how many results they closed."""
+        read = 0
+        for start in range(0, len(events), self.FOLD_SLICE):
+            read += self._fold(events[start:start + self.FOLD_SLICE])
+            self.query_one(ItemBrowser).refresh_tasks(self.state.take_changed())
+            await asyncio.sleep(0)  # let the screen answer keys between slices
+        return read
+
     def _fold(self, events: list[Event]) -> int:
-        """Fold stored events into the state; how many results (verdicts, failures, n/a) they closed."""
+        """Fold stored events into the state; how many results (verdicts, failures, n/a) they closed.
+
+        While the dataset's later items are still being read, an event about an item not read yet
+        waits in `_held` (its task does not exist yet: made now, it would have no item and come last).
+        """
         state = self.state
+        if self._items_coming:
+            known = [event for event in events if (event.item_id, event.judge) in state.tasks]
+            if len(known) < len(events):
+                self._held.extend(event for event in events if (event.item_id, event.judge) not in state.tasks)
+            events = known
         closed = state.n_finished
         for event in events:
             state.fold(event)

@@ -79,11 +79,11 @@ class ItemBrowser(Horizontal):
         if self._transcript and not self._chosen:
             self.query_one(TranscriptPanel).set_class(event.size.height < self.SMALL, "-hidden")
 
-    def show(self, state: RunState, *, rest_later: bool = False) -> None:
-        """Draw a run from scratch and select its first task (`rest_later`: see `ItemList.fill`)."""
+    def show(self, state: RunState, *, rest_later: bool = False, n_items: int | None = None) -> None:
+        """Draw a run from scratch and select its first task (`rest_later`, `n_items`: see `ItemList.fill`)."""
         self.state = state
         items = self.query_one(ItemList)
-        items.fill(state, rest_later=rest_later)
+        items.fill(state, rest_later=rest_later, n_items=n_items)
         if state.tasks:
             self._draw(next(iter(state.tasks)))
 

@@ -136,15 +136,20 @@ class ItemList(VimTable):
         self._draining_allowed = True
         """False between a `fill(rest_later=True)` and `draw_rest`: a refill (on resize) holds the rows back too."""
         self._drain_scheduled = False
+        self._n_items = 0
+        """The run's item count given to `fill`, for the title while the state holds fewer."""
 
-    def fill(self, state: RunState, *, rest_later: bool = False) -> None:
+    def fill(self, state: RunState, *, rest_later: bool = False, n_items: int | None = None) -> None:
         """All tasks of the run, in dataset order, in the columns that fit the width.
 
         The first `FIRST_ROWS` rows are drawn now, the rest `ROWS_PER_STEP` at a time between
         frames (a 10,000-item run paints at once and stays responsive while it fills), or, with
         `rest_later`, once `draw_rest` is called: a table of few rows stays cheap to update while
-        a saved session's results are still being folded in.
+        a saved session's results are still being folded in. `n_items` is the run's item count
+        when `state` does not hold every item yet (their tasks come later, through `extend`).
         """
+        if n_items is not None:
+            self._n_items = n_items
         keep = self.selected() if self._state is state else None
         self.clear(columns=True)
         self._state = state
@@ -161,9 +166,18 @@ class ItemList(VimTable):
             self._draining_allowed = False
         self._draining = self._draining_allowed
         self._add_pending(self.FIRST_ROWS)
-        self.border_title = f"Items ({len(state.items)})"
+        self.border_title = f"Items ({max(len(state.items), self._n_items)})"
         if keep is not None:
             self.select(keep)
+
+    def extend(self, tasks: Iterable[TaskView]) -> None:
+        """Rows for tasks added to the state after `fill` (a saved session's later items): last, held back like the rest."""
+        for task in tasks:
+            self._pending[row_key(task.key)] = task
+        if self._state is not None and self._fit(self._state) != self._columns:
+            self.fill(self._state)  # a longer item id: the columns change
+        else:
+            self._add_pending(0)
 
     def _add_pending(self, n: int) -> None:
         """Draw the next `n` rows not drawn yet, in order; schedule the rest for the next frame."""

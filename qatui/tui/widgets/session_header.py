@@ -11,7 +11,7 @@ from textual.widgets import Label, Sparkline, Static
 from qatui.report import session_status
 from qatui.text import deployments_line, plural
 from qatui.tui.format import count, members_line, metrics_line
-from qatui.tui.state import RunState
+from qatui.tui.saved import SavedState
 
 
 class SessionHeader(Vertical):
@@ -32,7 +32,7 @@ class SessionHeader(Vertical):
     }
     """
 
-    async def show(self, meta: dict, summary: dict[str, dict], state: RunState, dataset_found: bool,
+    async def show(self, meta: dict, summary: dict[str, dict], state: SavedState, dataset_found: bool,
                    gold: str | None = None) -> None:
         """Draw a session from its metadata and a summary; `update` adds what its results say.
 
@@ -56,11 +56,11 @@ class SessionHeader(Vertical):
                 self.mount(self._judge_lines[judge])
         self.update(state, read=0)
 
-    def update(self, state: RunState, read: int | None) -> None:
+    def update(self, state: SavedState, read: int | None) -> None:
         """Counts and LLM usage from the `read` results folded so far; once all are (None), the sparklines."""
         ds = self._meta.get("dataset", {})
         missing = "" if self._found else " · dataset file not found"
-        progress = (f"reading results… {read}/{len(state.tasks)}" if read is not None
+        progress = (f"reading results… {read}/{state.n_tasks()}" if read is not None
                     else f"{state.count('done')}/{len(state.tasks)} done · {state.count('failed')} failed")
         self.query_one("#about", Static).update(Content.from_markup(
             "[b]$status[/] · $progress · dataset $ds ($n)$missing",
