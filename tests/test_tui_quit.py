@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
-from pathlib import Path
 
 from qatui.cli import main
 from qatui.config import load_config
@@ -20,23 +18,9 @@ from qatui.data.loaders import load_dataset
 from qatui.engine.jobs import start_run
 from qatui.judges.resources import Resources
 from qatui.store.session import SessionStore
+from tui_support import wait_until, write_sums
 
 N_ITEMS = 10
-
-
-def _data(path: Path) -> Path:
-    with path.open("w") as f:
-        for i in range(N_ITEMS):
-            f.write(json.dumps({"id": f"q{i}", "question": f"What is {i} plus {i}?", "references": [f"{2 * i}"],
-                                "candidates": {"a": f"It is {2 * i}.", "b": f"It is {2 * i + 1}."}}) + "\n")
-    return path
-
-
-async def _until(pilot, predicate, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for the app"
-        await pilot.pause(0.05)
 
 
 async def test_quitting_mid_run_saves_the_finished_items_and_a_resume_completes_the_session(
@@ -62,21 +46,22 @@ async def test_quitting_mid_run_saves_the_finished_items_and_a_resume_completes_
                            f'[cache]\ndir = "{tmp_path / "cache"}"\n')
     config = load_config(config_path)
     store = SessionStore(tmp_path / "sessions")
-    job = await asyncio.to_thread(start_run, store, load_dataset(_data(tmp_path / "sums.jsonl")), ["pairwise"], config,
+    data = write_sums(tmp_path / "sums.jsonl", N_ITEMS)
+    job = await asyncio.to_thread(start_run, store, load_dataset(data), ["pairwise"], config,
                                   concurrency=1, resources=Resources(config, backbone_name="fake"))
     app = QatuiApp(config, store, job=job)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)
         screen = app.screen
         started = lambda: sum(task.status in ("running", "done") for task in screen.state.tasks.values())  # noqa: E731
         while started() < 4:  # call by call, until the fourth item starts (one at a time: three are finished)
             gate.release()
             await pilot.pause(0.05)
-        await _until(pilot, lambda: screen.state.count("done") >= 3)  # verdicts may wait for a shared flush
+        await wait_until(pilot, lambda: screen.state.count("done") >= 3)  # verdicts may wait for a shared flush
         await pilot.press("ctrl+q")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")  # "Cancel run and quit": the call in flight is cancelled, not waited for
-        await _until(pilot, lambda: screen.handle.ended.is_set())
+        await wait_until(pilot, lambda: screen.handle.ended.is_set())
         shown_done = {key[0] for key, task in screen.state.tasks.items() if task.status == "done"}
     assert app.return_code == 0
     session = store.open(job.session.id)

@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
-from pathlib import Path
 
 import pytest
 
@@ -22,24 +20,10 @@ from qatui.data.loaders import load_dataset
 from qatui.engine.jobs import start_run
 from qatui.judges.resources import Resources
 from qatui.store.session import SessionStore
+from tui_support import wait_until, write_sums
 
 N_ITEMS = 6
 ANSWER = json.dumps({"rationale": "A has the right sum.", "choice": "A"})
-
-
-def _data(path: Path) -> Path:
-    with path.open("w") as f:
-        for i in range(N_ITEMS):
-            f.write(json.dumps({"id": f"q{i}", "question": f"What is {i} plus {i}?", "references": [f"{2 * i}"],
-                                "candidates": {"a": f"It is {2 * i}.", "b": f"It is {2 * i + 1}."}}) + "\n")
-    return path
-
-
-async def _until(pilot, predicate, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for the app"
-        await pilot.pause(0.05)
 
 
 def _asked(llm_server) -> list[tuple[str, bool]]:
@@ -77,17 +61,18 @@ async def test_only_the_task_whose_transcript_is_on_screen_streams(llm_server, t
                            f'[cache]\ndir = "{tmp_path / "cache"}"\n')
     config = load_config(config_path)
     store = SessionStore(tmp_path / "sessions")
-    job = await asyncio.to_thread(start_run, store, load_dataset(_data(tmp_path / "sums.jsonl")), ["pairwise"], config,
+    data = write_sums(tmp_path / "sums.jsonl", N_ITEMS)
+    job = await asyncio.to_thread(start_run, store, load_dataset(data), ["pairwise"], config,
                                   concurrency=1, resources=Resources(config, backbone_name="fake"))
     app = QatuiApp(config, store, job=job)
     async with app.run_test(size=size) as pilot:
-        await _until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)
         screen = app.screen
         shown = screen.query_one(TranscriptPanel).display
         assert shown == (size == (120, 40))  # 80x24 is too short for the transcript: hidden until t
         await pilot.pause(0.2)  # let the run get going, its first calls held at the server
         gate.set()
-        await _until(pilot, lambda: screen.handle.ended.is_set(), timeout=60)
+        await wait_until(pilot, lambda: screen.handle.ended.is_set(), timeout=60)
         await pilot.pause(0.1)
         first = screen.state.tasks[("q0", "pairwise")]
         transcript = "".join(first.transcript)

@@ -11,7 +11,10 @@ import asyncio
 import json
 import re
 import threading
+import time
+from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 from types import SimpleNamespace
 
 from qatui.config import Config
@@ -195,3 +198,20 @@ def failing_on(word: str, config: Config | None = None) -> Resources:
     resources = scripted_resources(config)
     resources.__dict__["llm"] = Failing()
     return resources
+
+
+def write_sums(path: Path, n: int) -> Path:
+    """`n` two-answer items "What is i plus i?" (a right and a wrong sum), as native JSONL."""
+    with path.open("w") as f:
+        for i in range(n):
+            f.write(json.dumps({"id": f"q{i}", "question": f"What is {i} plus {i}?", "references": [f"{2 * i}"],
+                                "candidates": {"a": f"It is {2 * i}.", "b": f"It is {2 * i + 1}."}}) + "\n")
+    return path
+
+
+async def wait_until(pilot, predicate: Callable[[], bool], timeout: float = 20.0) -> None:
+    """Let the app run until `predicate()` holds; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting for the app"
+        await pilot.pause(0.05)

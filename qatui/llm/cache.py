@@ -152,20 +152,18 @@ def _open(path: Path) -> sqlite3.Connection:
     `synchronous = NORMAL`: a power cut may lose the last entries (asked again later), never
     corrupt the file; the session, not the cache, is what must survive.
     """
-    for attempt in range(1, SETUP_ATTEMPTS + 1):
+    attempt = 1
+    while True:
         db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         try:
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
             db.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, entry TEXT NOT NULL)")
             return db
-        except sqlite3.OperationalError as e:
+        except sqlite3.Error as e:
             db.close()
             # two processes making the file at once: switching it to WAL answers "locked" without waiting
-            if "locked" not in str(e) or attempt == SETUP_ATTEMPTS:
+            if not isinstance(e, sqlite3.OperationalError) or "locked" not in str(e) or attempt == SETUP_ATTEMPTS:
                 raise
-            time.sleep(0.02 * attempt)
-        except sqlite3.Error:
-            db.close()
-            raise
-    raise AssertionError("unreachable")
+        time.sleep(0.02 * attempt)
+        attempt += 1
