@@ -488,6 +488,20 @@ def test_a_models_schema_is_built_once_and_each_caller_gets_its_own_copy():
     assert second["properties"]["answer"]["type"] == "string" and first is not second
 
 
+def test_judges_sized_schemas_are_one_class_per_size_so_their_schema_text_is_built_once():
+    """A schema sized per item (n statements, n labels) is made once per size: a new pydantic class per
+    call cost ~1 ms to create and defeated the per-class schema cache (a cached rerun spent half its time there)."""
+    from qatui.judges import checklist, llm_nli, minos
+    from qatui.judges.ragas import answer_relevance, context_relevance, faithfulness
+
+    for make, size, other in ((faithfulness.verdicts_schema, 3, 4), (answer_relevance.questions_schema, 3, 2),
+                              (context_relevance.selection_schema, 5, 6), (llm_nli.labels_schema, 2, 3),
+                              (checklist.answers_schema, 4, 5), (minos.ranking_schema, ("A", "B"), ("B", "A"))):
+        assert make(size) is make(size), make.__name__
+        assert make(other) is not make(size), make.__name__
+    assert minos.ranking_schema(("B", "A")).model_json_schema()["properties"]["rank"]["items"]["enum"] == ["B", "A"]
+
+
 def test_a_responses_cost_is_read_from_litellm_not_computed_again(monkeypatch):
     from types import SimpleNamespace
 

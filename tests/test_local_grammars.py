@@ -23,7 +23,7 @@ SCHEMAS = {
     "minos.Classification": minos.Classification,
     "minos.KeyPoints": minos.KeyPoints,
     "minos.Instances": minos.Instances,
-    "minos.ranking": minos.ranking_schema(LABELS),
+    "minos.ranking": minos.ranking_schema(tuple(LABELS)),
     "pairwise.PairChoice": pairwise.PairChoice,
     "llm_nli.labels": llm_nli.labels_schema(8),
     "ragas.Statements": faithfulness.Statements,

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from functools import cache
 from importlib.resources import files
 from pathlib import Path
 from typing import Literal
@@ -209,6 +210,7 @@ def load_checklist(name_or_path: str) -> Checklist:
 _ANSWER = re.compile(r"^[ \t*_#-]*Q\s*(\d+)\s*[*_]*\s*[:.)\-=]\s*[*_\"']*\s*(yes|no)\b", re.IGNORECASE | re.MULTILINE)
 
 
+@cache
 def answers_schema(n: int) -> type[BaseModel]:
     """The reply advertised to the backbone: {"Q1": "yes"|"no", ..., "Qn": ...}, all required.
 

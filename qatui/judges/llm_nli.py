@@ -8,6 +8,7 @@ labels is an error on the item, never guessed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, WithJsonSchema, create_model
@@ -34,6 +35,7 @@ class EntailmentLabels(BaseModel):
     labels: list[Literal["entail", "neutral", "contradict"]]
 
 
+@cache
 def labels_schema(n: int) -> type[EntailmentLabels]:
     """`EntailmentLabels` advertised with exactly `n` labels, so constrained decoding gives one per statement."""
     advertised = WithJsonSchema({"type": "array", "items": {"type": "string", "enum": list(LABELS)},

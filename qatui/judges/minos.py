@@ -22,6 +22,7 @@ question) and `listwise` (the ranking call alone, no instances, no routing).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from functools import cache
 from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, Field, WithJsonSchema, create_model
@@ -100,14 +101,15 @@ class MinosOptions(JudgeOptions):
     """Per-judge override of the backbone's temperature (default: the backbone's, 0)."""
 
 
-def ranking_schema(labels: list[str]) -> type[BaseModel]:
+@cache
+def ranking_schema(labels: tuple[str, ...]) -> type[BaseModel]:
     """`rank`: a list of strings, advertised to the backbone as a list of the labels shown.
 
     Constrained decoding gets the enum and the length (exactly one entry per label, so a small
     model that loops still closes its JSON); validation accepts any strings, so a bad ranking
     reaches the repair rule instead of failing the item.
     """
-    advertised = WithJsonSchema({"type": "array", "items": {"type": "string", "enum": labels},
+    advertised = WithJsonSchema({"type": "array", "items": {"type": "string", "enum": list(labels)},
                                  "minItems": len(labels), "maxItems": len(labels)})
     return create_model("Ranking", rank=(Annotated[list[str], advertised], ...))
 
@@ -257,7 +259,7 @@ class MinosJudge(Judge):
                 responses=responses)},
         ], view.language)
         labels = view.labels
-        schema = ranking_schema(labels)
+        schema = ranking_schema(tuple(labels))
         result = await self.resources.llm.complete(messages, purpose="rank", schema=schema,
                                                    temperature=self.options.temperature)
         raw = list(result.data.rank)

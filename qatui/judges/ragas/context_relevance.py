@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import AsyncIterator, Callable
+from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, WithJsonSchema, create_model
@@ -27,6 +28,7 @@ ITEM_CONTEXT = "context"
 """The key of the item's own context in `details["failures"]` (responses use their labels)."""
 
 
+@cache
 def selection_schema(n: int) -> type[BaseModel]:
     """`relevant`: advertised as sentence numbers 1..n (an enum, which llama.cpp's grammar supports);
     validation takes anything in a list, so copied sentences and stray numbers reach `map_selection`."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator, Callable
+from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, WithJsonSchema, create_model
@@ -41,6 +42,7 @@ class Statements(BaseModel):
     statements: Annotated[list[str], capped_strings(MAX_STATEMENTS, STATEMENT_CHARS, 1)]
 
 
+@cache
 def verdicts_schema(n: int) -> type[BaseModel]:
     """`verdicts`: advertised as exactly `n` {reason, verdict: yes|no} objects; any list validates,
     so a short or odd answer reaches `read_verdicts` and its gaps become unanswered."""
