@@ -18,10 +18,14 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from qatui.errors import QatuiError
+
+if TYPE_CHECKING:
+    from qatui.embed.stored import StoredVectors
 
 
 @dataclass
@@ -29,6 +33,7 @@ class _Request:
     """One `aembed` call waiting for the worker thread: its texts and the future its task awaits."""
 
     texts: list[str]
+    stored: StoredVectors | None
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future[np.ndarray]
 
@@ -97,8 +102,16 @@ class Embedder(ABC):
     def _encode(self, texts: list[str]) -> np.ndarray:
         """One batch of texts → (len(texts), dim) vectors (the caller normalises them)."""
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """(len(texts), dim) float32 rows of unit norm, in the order of `texts`."""
+    def identity(self) -> str | None:
+        """What names this model's vectors in the model-output store (files and settings), None to keep none."""
+        return None
+
+    def embed(self, texts: Sequence[str], stored: StoredVectors | None = None) -> np.ndarray:
+        """(len(texts), dim) float32 rows of unit norm, in the order of `texts`.
+
+        With `stored`, vectors missing from memory are read from the model-output store first,
+        and the ones computed are written to it.
+        """
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts; wrap a single text in a list")
         texts = list(texts)
@@ -106,7 +119,11 @@ class Embedder(ABC):
         with self._lock:
             fresh: dict[str, np.ndarray] = {}
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+            if stored is not None and missing:
+                fresh.update(stored.read(missing, self.dim))
+                missing = [t for t in missing if t not in fresh]
             missing.sort(key=len, reverse=True)
+            computed: list[str] = []
             for start in range(0, len(missing), self.batch_size):
                 batch = missing[start : start + self.batch_size]
                 vectors = normalise(self._encode(batch))
@@ -117,6 +134,9 @@ class Embedder(ABC):
                 for text, vector in zip(batch, vectors):
                     vector.setflags(write=False)
                     fresh[text] = vector
+                computed.extend(batch)
+            if stored is not None and computed:
+                stored.write({t: fresh[t] for t in computed})
             for i, text in enumerate(texts):
                 vector = fresh.get(text)
                 if vector is None:
@@ -129,15 +149,15 @@ class Embedder(ABC):
                 self._cache.popitem(last=False)
         return out
 
-    async def aembed(self, texts: Sequence[str]) -> np.ndarray:
-        """`embed` without blocking the event loop: from the cache at once, else pooled with the
-        requests of other tasks and computed in a worker thread."""
+    async def aembed(self, texts: Sequence[str], stored: StoredVectors | None = None) -> np.ndarray:
+        """`embed` without blocking the event loop: from memory at once, else pooled with the
+        requests of other tasks and computed (or read from `stored`) in a worker thread."""
         texts = list(texts)
         known = self._from_cache(texts)
         if known is not None:
             return known
         loop = asyncio.get_running_loop()
-        request = _Request(texts, loop, loop.create_future())
+        request = _Request(texts, stored, loop, loop.create_future())
         with self._queue_lock:
             self._queued.append(request)
             start, self._draining = not self._draining, True
@@ -168,16 +188,20 @@ class Embedder(ABC):
                 if not requests:
                     self._draining = False
                     return
-            try:
-                rows = self.embed([t for r in requests for t in r.texts])
-            except BaseException as error:  # noqa: BLE001 - every waiting task gets the error, none waits forever
-                for r in requests:
-                    r.settle(None, error)
-                continue
-            at = 0
+            by_store: dict[StoredVectors | None, list[_Request]] = {}
             for r in requests:
-                r.settle(rows[at : at + len(r.texts)], None)
-                at += len(r.texts)
+                by_store.setdefault(r.stored, []).append(r)
+            for stored, group in by_store.items():
+                try:
+                    rows = self.embed([t for r in group for t in r.texts], stored)
+                except BaseException as error:  # noqa: BLE001 - every waiting task gets the error, none waits forever
+                    for r in group:
+                        r.settle(None, error)
+                    continue
+                at = 0
+                for r in group:
+                    r.settle(rows[at : at + len(r.texts)], None)
+                    at += len(r.texts)
 
     def similarity(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         """Cosine similarity of every text of `a` with every text of `b`: (len(a), len(b))."""

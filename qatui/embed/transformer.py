@@ -25,6 +25,13 @@ class TransformerEmbedder(Embedder):
         self.pooling = encoder.folder.pooling
         self.max_length = encoder.folder.max_seq_length or encoder.max_length
 
+    def identity(self) -> str:
+        """The model folder's files, the pooling and the length cut: what the vectors depend on."""
+        from qatui.store.model_outputs import files_identity
+
+        return files_identity(self.encoder.folder.transformer_dir, "sentence vectors", self.name, self.pooling,
+                              str(self.max_length))
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         torch = self.encoder._torch
         batch = self.encoder.forward(texts, max_length=self.max_length)

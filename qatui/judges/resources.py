@@ -19,8 +19,10 @@ ENGLISH_ONLY_NLI = frozenset({"bundled"})
 if TYPE_CHECKING:
     from qatui.config import Config
     from qatui.embed import Embedder
+    from qatui.embed.stored import StoredVectors
     from qatui.llm import LLMClient
     from qatui.nli import NLIScorer
+    from qatui.store.model_outputs import ModelOutputs
 
 
 @dataclass
@@ -33,6 +35,7 @@ class Resources:
     embedder_spec: str | None = None
     use_cache: bool | None = None
     _nli_scorers: dict[str, NLIScorer] = field(default_factory=dict, repr=False, compare=False)
+    _stored_vectors: dict[str, StoredVectors | None] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def backbone(self) -> str:
@@ -91,11 +94,36 @@ class Resources:
         return self._nli_scorers[name]
 
     def _load_nli(self, name: str) -> NLIScorer:
+        """The scorer, its probabilities kept in the model-output store when it has an identity
+        (an LLM's answers are in the call cache already)."""
         if name == "llm":
             from qatui.judges.llm_nli import LLMNLIScorer
 
             return LLMNLIScorer(self.llm)
-        return load_nli_scorer(name, self.config.models.nli_runtime)
+        scorer = load_nli_scorer(name, self.config.models.nli_runtime)
+        identity = scorer.identity()
+        if identity is None:
+            return scorer
+        from qatui.nli.stored import StoredNLI
+
+        return StoredNLI(scorer, self.model_outputs, identity, reads=self.cache_enabled)
+
+    @cached_property
+    def model_outputs(self) -> ModelOutputs:
+        """The store of what local models computed (`models.sqlite3` in the cache folder)."""
+        from qatui.store.model_outputs import ModelOutputs
+
+        return ModelOutputs(self.config.cache_dir())
+
+    def stored_vectors(self, embedder: Embedder) -> StoredVectors | None:
+        """Where `embedder`'s vectors are kept between runs (`embed(texts, stored)`); None when it names none."""
+        if embedder.name not in self._stored_vectors:
+            from qatui.embed.stored import StoredVectors
+
+            identity = embedder.identity()
+            self._stored_vectors[embedder.name] = (
+                None if identity is None else StoredVectors(self.model_outputs, identity, reads=self.cache_enabled))
+        return self._stored_vectors[embedder.name]
 
     @cached_property
     def embedder(self) -> Embedder:

@@ -26,10 +26,11 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from qatui.store.sqlite_file import SqliteFile
 
 CACHE_FORMAT = 1
 """Bumped when the meaning of a cached answer changes; part of every key."""
@@ -40,10 +41,7 @@ OPTIONAL_KEY_FIELDS = ("logprobs", "top_logprobs")
 """Fields the key covers only when a request sets them (so adding them changed no existing key)."""
 
 DB_NAME = "calls.sqlite3"
-BUSY_TIMEOUT_S = 30.0
-"""How long a write waits for another process's write to the same file before it gives up."""
-SETUP_ATTEMPTS = 20
-"""Tries at opening the file while another process is making it (about 4 s in all)."""
+TABLE = "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, entry TEXT NOT NULL)"
 
 
 def canonical_request(request: dict[str, Any]) -> dict[str, Any]:
@@ -61,16 +59,15 @@ def cache_key(request: dict[str, Any]) -> str:
 class CallCache:
     """The cache folder. Reads never raise: a missing or damaged entry, or an unreadable file, is a miss.
 
-    A write that fails raises `OSError` (the caller goes on without caching). Each thread gets
-    its own connection, made on first use; a file that is not a SQLite database at all is moved
-    aside (`calls.sqlite3.damaged-<time>`) and a new one begun, so one bad file never turns the
-    cache off for good.
+    A write that fails raises `OSError` (the caller goes on without caching). The file is a
+    `SqliteFile`: a connection per thread, and a file that is no database set aside
+    (`calls.sqlite3.damaged-<time>`) for a new one.
     """
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root).expanduser()
         self.db_path = self.root / DB_NAME
-        self._local = threading.local()
+        self._file = SqliteFile(self.db_path, (TABLE,))
 
     def legacy_path(self, key: str) -> Path:
         """Where an earlier version kept the entry of `key` (a file per call, by its first two characters)."""
@@ -107,8 +104,9 @@ class CallCache:
             entry["response"] = response
         text = json.dumps(entry, ensure_ascii=False, default=str)
         try:
-            self._connection(create=True).execute("INSERT OR REPLACE INTO calls (key, entry) VALUES (?, ?)",
-                                                  (key, text))
+            db = self._file.connection(create=True)
+            assert db is not None  # made when missing
+            db.execute("INSERT OR REPLACE INTO calls (key, entry) VALUES (?, ?)", (key, text))
         except sqlite3.Error as e:
             raise OSError(f"{self.db_path}: {e}") from e
 
@@ -117,53 +115,8 @@ class CallCache:
     def _read(self, key: str) -> str | None:
         """The entry's JSON text from the database, or None (no file, no row, or unreadable)."""
         try:
-            db = self._connection(create=False)
+            db = self._file.connection(create=False)
             row = db.execute("SELECT entry FROM calls WHERE key = ?", (key,)).fetchone() if db else None
         except (sqlite3.Error, OSError):
             return None
         return row[0] if row else None
-
-    def _connection(self, *, create: bool) -> sqlite3.Connection | None:
-        """This thread's connection; None when the file does not exist and `create` is False."""
-        db = getattr(self._local, "db", None)
-        if db is not None:
-            return db
-        if not create and not self.db_path.exists():
-            return None
-        self.root.mkdir(parents=True, exist_ok=True)
-        try:
-            db = _open(self.db_path)
-        except sqlite3.DatabaseError as e:
-            if isinstance(e, sqlite3.OperationalError):  # locked, read-only, full: not damage
-                raise
-            stamp = int(time.time())
-            for part in ("", "-wal", "-shm"):  # its log goes with it: never replayed into the new file
-                damaged = self.root / f"{DB_NAME}{part}"
-                if damaged.exists():
-                    damaged.replace(self.root / f"{DB_NAME}.damaged-{stamp}{part}")
-            db = _open(self.db_path)
-        self._local.db = db
-        return db
-
-
-def _open(path: Path) -> sqlite3.Connection:
-    """A connection in autocommit, write-ahead-log mode; the table made if missing.
-
-    `synchronous = NORMAL`: a power cut may lose the last entries (asked again later), never
-    corrupt the file; the session, not the cache, is what must survive.
-    """
-    attempt = 1
-    while True:
-        db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        try:
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = NORMAL")
-            db.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, entry TEXT NOT NULL)")
-            return db
-        except sqlite3.Error as e:
-            db.close()
-            # two processes making the file at once: switching it to WAL answers "locked" without waiting
-            if not isinstance(e, sqlite3.OperationalError) or "locked" not in str(e) or attempt == SETUP_ATTEMPTS:
-                raise
-        time.sleep(0.02 * attempt)
-        attempt += 1

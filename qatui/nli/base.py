@@ -78,6 +78,10 @@ class NLIScorer(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 
+    def identity(self) -> str | None:
+        """What names this model's outputs in the model-output store (files and settings), None to keep none."""
+        return None
+
     @abstractmethod
     def predict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
         """One `NLIProbs` per (premise, hypothesis) pair, in order; batched inside."""

@@ -225,6 +225,13 @@ class TransformersNLI(NLIScorer):
         """"onnx" or "torch": what runs the model (`loaded.runtime_note` says why torch, when it fell back)."""
         return self.loaded.runtime
 
+    def identity(self) -> str:
+        """The model folder's files and the length windows are cut at: what the probabilities depend on
+        (the key of the model-output store, `qatui.nli.stored`)."""
+        from qatui.store.model_outputs import files_identity
+
+        return files_identity(self.loaded.folder, "nli", self.name, str(self.max_length))
+
     def predict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
         """Batched probabilities of every (premise, hypothesis) pair."""
         pairs = check_pairs(pairs)

@@ -64,7 +64,7 @@ async def answer_relevance(view: ItemView, label: str, answer: str, prompts: dic
         record("answer_relevance", label, None, "no question was generated")
         return
     embedder, extra["embedder"] = pick_embedder(resources, view.language)
-    vectors = await embedder.aembed([view.question, *questions])
+    vectors = await embedder.aembed([view.question, *questions], resources.stored_vectors(embedder))
     similarities = [float(x) for x in vectors[1:] @ vectors[0]]  # rows are unit-norm: dot = cosine
     yield QuestionsGenerated(response=label, questions=questions, similarities=similarities)
     record("answer_relevance", label, fmean(similarities))
