@@ -7,7 +7,10 @@ engine as `qatui run` does (concurrency 32, not streamed):
   * `pairwise` on N two-answer items (2 calls an item);
   * `minos` on N six-answer items, half factoid (classify, key points, then the NLI: the
     scripted word-overlap NLI of tests/tui_support.py, so no model is loaded) and half not
-    (classify, silver instances, listwise ranking).
+    (classify, silver instances, listwise ranking);
+  * `minos` again on N/10 of those items with the real NLI model (the bundled cross-encoder on
+    ONNX Runtime): its replay runs no NLI either, since the probabilities are read back from
+    `models.sqlite3` beside the call cache (the model's forward passes are counted).
 The replay's requests are read from the server's own count and must be 0 (the preflight's one
 live request, made before any session exists and never cached, is counted apart). Printed:
 wall and CPU seconds of each run, the replay's share of the first run (goal: < 5% for
@@ -53,10 +56,10 @@ def minos_dataset(n: int) -> Dataset:
 
 
 def run(dataset: Dataset, judge: str, config: Config, store: SessionStore, served: Any,
-        profile: cProfile.Profile | None = None) -> dict[str, float]:
+        profile: cProfile.Profile | None = None, real_nli: bool = False) -> dict[str, float]:
     """One run; its wall and CPU seconds (the engine's run), calls, cache hits, and requests served during it."""
     resources = Resources(config)
-    if judge == "minos":
+    if judge == "minos" and not real_nli:
         from tui_support import OverlapNLI
 
         resources.__dict__["nli"] = OverlapNLI()  # scripted NLI: the replay measures the cache, not a model
@@ -82,8 +85,11 @@ def run(dataset: Dataset, judge: str, config: Config, store: SessionStore, serve
     counts = job.engine.counts
     if counts.failed:
         raise SystemExit(f"{judge}: {counts.failed} items failed, e.g. {counts.failures[0].reason}")
-    return {"wall": wall, "cpu": cpu, "calls": counts.calls, "cached": counts.cached, "requests": requests,
-            "preflight": preflight}
+    figures = {"wall": wall, "cpu": cpu, "calls": counts.calls, "cached": counts.cached, "requests": requests,
+               "preflight": preflight}
+    if real_nli:
+        figures["nli_forwards"] = resources.nli.inner.loaded.forward_calls  # type: ignore[attr-defined]
+    return figures
 
 
 def line(label: str, figures: dict[str, float]) -> str:
@@ -116,6 +122,20 @@ def main(n: int, latency_s: float, profile: bool) -> None:
             if prof:
                 prof.dump_stats(Path(__file__).with_name("replay.prof"))
                 pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
+        real = minos_dataset(max(1, n // 10))
+        from qatui.nli import load_nli
+
+        model = load_nli(Config().models.nli)
+        model.predict([("warm", "up")])  # the model's load (seconds, once) out of the timing
+        warm = model.loaded.forward_calls
+        config = make_config(served.base_url, CONCURRENCY, root / "cache-minos-real-nli")
+        first = run(real, "minos", config, store, served, real_nli=True)
+        replay = run(real, "minos", config, store, served, real_nli=True)
+        forwards = replay["nli_forwards"] - first["nli_forwards"]
+        print(line("minos, real NLI, first", first) + f"  {first['nli_forwards'] - warm} NLI forward passes")
+        print(line("minos, real NLI, replay", replay) + f"  {forwards} NLI forward passes")
+        print(f"minos with the real NLI ({len(real.items)} items): replay / first run wall "
+              f"{replay['wall'] / first['wall']:.3f}, CPU {replay['cpu'] / first['cpu']:.3f}")
     first, replay = results["pairwise"]
     ratio = replay["wall"] / first["wall"]
     zero = all(r[1]["requests"] == 0 and r[1]["cached"] == r[1]["calls"] for r in results.values())
