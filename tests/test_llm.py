@@ -488,6 +488,17 @@ def test_a_models_schema_is_built_once_and_each_caller_gets_its_own_copy():
     assert second["properties"]["answer"]["type"] == "string" and first is not second
 
 
+def test_a_prompts_schema_text_is_the_one_built_per_class_and_unchanged_from_before():
+    """The schema written into a prompt is the cached text itself, byte for byte what `json.dumps` of the
+    schema gave before, so every cached call keeps its key."""
+    from qatui.judges.pairwise import PairChoice
+    from qatui.llm.parse import json_schema_of, json_schema_text
+
+    for schema in (PairChoice, {"type": "object", "properties": {"choice": {"enum": ["A", "B"]}}}):
+        assert json_schema_text(schema) == json.dumps(json_schema_of(schema))
+    assert json_schema_text(PairChoice) is json_schema_text(PairChoice)
+
+
 def test_judges_sized_schemas_are_one_class_per_size_so_their_schema_text_is_built_once():
     """A schema sized per item (n statements, n labels) is made once per size: a new pydantic class per
     call cost ~1 ms to create and defeated the per-class schema cache (a cached rerun spent half its time there)."""

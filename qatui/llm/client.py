@@ -14,7 +14,6 @@ A cache hit emits no tokens, only its `LLMCallFinished` (cached=True, attempts=0
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import uuid
@@ -29,7 +28,7 @@ from qatui.llm.backbone import Backbone
 from qatui.llm.cache import CallCache, cache_key
 from qatui.llm.errors import LLMCallError, ParseError, snippet
 from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_of
-from qatui.llm.parse import json_schema_of, parse_output, schema_name
+from qatui.llm.parse import json_schema_of, json_schema_text, parse_output, schema_name
 from qatui.llm.response import cost_of, text_of, usage_of
 from qatui.llm.trim import Counter, Trimmed, counter_for, fit
 from qatui.llm.router import DeploymentRouter, Hop, hop_fields
@@ -147,12 +146,11 @@ class LLMClient:
         if logprobs and self.supports_logprobs():
             request.update(logprobs=True, top_logprobs=logprobs)
         if schema is not None:
-            json_schema = json_schema_of(schema)
             if self.supports_schema():
                 request["response_format"] = {"type": "json_schema", "json_schema": {
-                    "name": schema_name(schema), "schema": json_schema, "strict": True}}
+                    "name": schema_name(schema), "schema": json_schema_of(schema), "strict": True}}
             else:
-                _append_to_last_user(messages, JSON_INSTRUCTION.format(schema=json.dumps(json_schema)))
+                _append_to_last_user(messages, JSON_INSTRUCTION.format(schema=json_schema_text(schema)))
         return request
 
     async def complete(
@@ -187,7 +185,7 @@ class LLMClient:
             repair_messages = list(request["messages"]) + [
                 {"role": "assistant", "content": text},
                 {"role": "user", "content": REPAIR_MESSAGE.format(
-                    reason=first.reason, schema=json.dumps(json_schema_of(schema)))},
+                    reason=first.reason, schema=json_schema_text(schema))},
             ]
             repair = dict(request, messages=repair_messages)
             text2, event2, found2 = await self._call(repair, purpose=f"{purpose}:repair", stream=stream)

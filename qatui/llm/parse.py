@@ -243,6 +243,11 @@ def json_schema_of(schema: type[BaseModel] | dict[str, Any]) -> dict[str, Any]:
     return json.loads(_model_schema_text(schema))
 
 
+def json_schema_text(schema: type[BaseModel] | dict[str, Any]) -> str:
+    """`json_schema_of(schema)` as JSON text: a model's is the text built once per class, not rebuilt per call."""
+    return _model_schema_text(schema) if isinstance(schema, type) else json.dumps(schema)
+
+
 @functools.lru_cache(maxsize=256)
 def _model_schema_text(schema: type[BaseModel]) -> str:
     """The JSON text of a model's schema without docstring descriptions, built once per class."""
