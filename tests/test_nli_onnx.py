@@ -16,7 +16,7 @@ from qatui.config import parse_config
 from qatui.errors import ConfigError
 from qatui.judges.resources import Resources
 from qatui.nli import NLIError, clear_cache, load_nli
-from qatui.nli import onnx_export
+from qatui.onnx import export as onnx_export
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIRS = [  # SNLI-style: a caption, and a hypothesis that follows, may hold, or cannot
