@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,22 +55,6 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-@contextmanager
-def _quiet() -> Iterator[None]:
-    """transformers' load reports and progress bars off (they would tear the TUI / CLI output), then as they were."""
-    from transformers.utils import logging as hf_logging
-
-    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
-
-
 class LoadedModel:
     """One model, its tokenizer and label map in memory, and what runs it; shared by the scorers of one spec.
 
@@ -90,7 +73,7 @@ class LoadedModel:
             raise NLIError(f"unknown NLI runtime {runtime!r}: use one of {', '.join(RUNTIMES)}")
         self.spec = spec
         self.folder = folder
-        with _quiet():
+        with hub.quiet_loading():
             try:
                 config = AutoConfig.from_pretrained(folder, local_files_only=True)
             except Exception as e:  # noqa: BLE001 - a folder that is not a transformers model
@@ -150,7 +133,7 @@ class LoadedModel:
         from transformers import AutoModelForSequenceClassification
 
         extra = {"attn_implementation": attention} if attention else {}
-        with _quiet():
+        with hub.quiet_loading():
             try:
                 model = AutoModelForSequenceClassification.from_pretrained(self.folder, local_files_only=True, **extra)
             except Exception as e:  # noqa: BLE001 - missing weights, unknown architecture
