@@ -35,7 +35,8 @@ PROBE_TEXTS = [
 
 
 def pool(states: np.ndarray, mask: np.ndarray, mode: str) -> np.ndarray:
-    """Sentence vectors (B, H) from token states (B, T, H) and the attention mask (B, T), as sentence-transformers pools.
+    """Sentence vectors (B, H) from token states (B, T, H) and the attention mask (B, T), as sentence-transformers
+    pools them.
 
     "mean" averages the kept tokens ([CLS] and [SEP] included), "cls" takes the first token,
     "max" the largest value per dimension over kept tokens, "lasttoken" the last kept token.
@@ -85,7 +86,7 @@ class LastLayer:
         return self.forward(batch)
 
     def _graph(self) -> Graph:
-        """The last-hidden-state graph to export, traced and checked on `PROBE_TEXTS`, compared as pooled unit vectors."""
+        """The last hidden state's graph, traced and checked on `PROBE_TEXTS`, compared as pooled unit vectors."""
         encoder, mode = self.encoder, self.encoder.folder.pooling
         return Graph(folder=encoder.folder.transformer_dir, output="last_hidden_state",
                      sample=encoder.batch(PROBE_TEXTS[:2]),

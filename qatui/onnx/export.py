@@ -84,7 +84,7 @@ def cache_root() -> Path:
 
 
 def model_digest(folder: Path, inputs: list[str], output: str) -> str:
-    """A hash of what the exported graph depends on: config, weights, inputs, output, torch, transformers, the format."""
+    """A hash of what the graph depends on: config, weights, inputs, output, torch, transformers, the format."""
     import torch
     import transformers
 

@@ -26,7 +26,7 @@ class Picked:
 
 def pick_forward(runtime: str, device: str, graph: Callable[[], Graph],
                  torch_forward: Callable[[], TorchForward]) -> Picked:
-    """The forward for `runtime` on `device` ("cpu", "cuda:0"); `graph()` and `torch_forward()` are built only if used."""
+    """The forward for `runtime` on `device` ("cpu", "cuda:0"); `graph()`, `torch_forward()` run only if needed."""
     on_cpu = device.split(":")[0] == "cpu"
     if runtime == "torch" or (runtime == "auto" and not on_cpu):
         return Picked(torch_forward())
