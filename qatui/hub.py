@@ -11,6 +11,8 @@ import os
 import re
 import socket
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from urllib.parse import urlparse
@@ -35,6 +37,25 @@ def import_transformers() -> ModuleType:
         for name in _TRANSFORMERS_NAMES:
             getattr(transformers, name)
         return transformers
+
+
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """transformers' load reports and progress bars off (they would tear the TUI / CLI output), then as they were.
+
+    Call `import_transformers` first.
+    """
+    from transformers.utils import logging as hf_logging
+
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 class HubMiss(Exception):

@@ -1,7 +1,8 @@
-"""Shared fixtures: where the real datasets live (../shared/data beside the repo)."""
+"""Shared fixtures: where the real datasets live (../shared/data beside the repo), a scripted LLM server, an own ONNX cache."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,3 +30,18 @@ def llm_server(monkeypatch):
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # LiteLLM must not fetch its price map
     with FakeLLMServer(max_lifetime_s=60.0) as server:
         yield server
+
+
+@pytest.fixture
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An empty ONNX cache for this test (`$XDG_CACHE_HOME/qatui/onnx`), and no NLI model or embedder loaded
+    before or kept after it."""
+    from qatui.embed import clear_cache as clear_embedders
+    from qatui.nli import clear_cache as clear_nli
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    clear_nli()
+    clear_embedders()
+    yield tmp_path / "qatui" / "onnx"
+    clear_nli()
+    clear_embedders()

@@ -7,7 +7,6 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from qatui.config import parse_config
 from qatui.errors import ConfigError
 from qatui.judges.resources import Resources
 from qatui.nli import NLIError, clear_cache, load_nli
-from qatui.nli import onnx_export
+from qatui.onnx import export as onnx_export
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIRS = [  # SNLI-style: a caption, and a hypothesis that follows, may hold, or cannot
@@ -36,15 +35,6 @@ PAIRS = [  # SNLI-style: a caption, and a hypothesis that follows, may hold, or 
 ]
 LONG = (" ".join(f"Item {i} in the list is a grey stone of medium size." for i in range(60))
         + " The capital of France is Paris.", "Paris is the capital of France.")  # windows of ~500 tokens
-
-
-@pytest.fixture
-def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """An empty ONNX cache for this test, and no model loaded before or kept after it."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    clear_cache()
-    yield tmp_path / "qatui" / "onnx"
-    clear_cache()
 
 
 def test_onnx_gives_the_probabilities_torch_gives() -> None:

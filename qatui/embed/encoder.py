@@ -1,9 +1,12 @@
 """A transformers encoder that yields contextual token vectors at a chosen layer.
 
-Shared by the sentence embedder (pooling the last layer) and the BERTScore judge (token
-vectors, special tokens dropped). One instance per model per process (`load_encoder`);
-a lock serialises tokenizer and forward, because a fast tokenizer must not be driven
-from two threads at once. torch and transformers are imported here, on first load only.
+Shared by the sentence embedder (pooling the last layer, on ONNX Runtime or torch:
+`last_layer`) and the BERTScore judge (token vectors at any layer, special tokens dropped,
+on torch). One instance per model per process (`load_encoder`); a lock serialises tokenizer
+and forward, because a fast tokenizer must not be driven from two threads at once. The
+tokenizer and config load at once; the torch model only when something runs on torch, so an
+embedder on ONNX Runtime never builds it. torch and transformers are imported here, on first
+load only.
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from qatui import hub
 from qatui.embed.base import EmbedderError
@@ -44,34 +49,27 @@ def resolve_layer(layer: int | None, num_layers: int) -> int:
 
 
 class TokenEncoder:
-    """Tokenizer + AutoModel from one local folder, in eval mode, float32, on CPU."""
+    """Tokenizer and config from one local folder at once; the AutoModel (eval, float32, CPU) on first use."""
 
     def __init__(self, folder: ModelFolder) -> None:
         try:
             import torch
 
             hub.import_transformers()
-            from transformers import AutoModel, AutoTokenizer
-            from transformers.utils import logging as hf_logging
+            from transformers import AutoConfig, AutoTokenizer
         except ImportError as e:  # pragma: no cover - both are qatui dependencies
             raise EmbedderError(f"loading {folder.spec!r} needs torch and transformers: {e}") from None
         self.folder = folder
         self.spec = folder.spec
         self._torch = torch
+        self._model: Any = None
         path = str(folder.transformer_dir)
-        verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-        hf_logging.set_verbosity_error()  # "weights not used: pooler" etc. are expected for encoders
-        hf_logging.disable_progress_bar()  # a "Loading weights" bar would tear the TUI / CLI output
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-            self.model = AutoModel.from_pretrained(path, local_files_only=True).float().eval()
-        except (OSError, ValueError) as e:
-            raise EmbedderError(f"embedding model {folder.spec!r} in {path} could not be loaded: {e}") from None
-        finally:
-            hf_logging.set_verbosity(verbosity)
-            if bars:
-                hf_logging.enable_progress_bar()
-        config = self.model.config
+        with hub.quiet_loading():
+            try:
+                self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+                config = AutoConfig.from_pretrained(path, local_files_only=True)
+            except (OSError, ValueError) as e:
+                raise EmbedderError(f"embedding model {folder.spec!r} in {path} could not be loaded: {e}") from None
         self.num_layers: int = int(getattr(config, "num_hidden_layers", 0) or 0)
         self.dim: int = int(getattr(config, "hidden_size", 0) or 0)
         limits = [n for n in (self.tokenizer.model_max_length, getattr(config, "max_position_embeddings", None))
@@ -79,12 +77,41 @@ class TokenEncoder:
         self.max_length: int = min(limits) if limits else 512
         self.forward_calls = 0
         self.lock = threading.RLock()
+        self.last_layers: dict[str, Any] = {}
+        """What runs the last layer for sentence vectors, by `[models] embedder_runtime` (`last_layer`)."""
+
+    @property
+    def model(self) -> Any:
+        """The torch model (float32, eval, CPU), loaded on first use; `EmbedderError` when it cannot be."""
+        with self.lock:
+            if self._model is None:
+                self._model = self.torch_model()
+            return self._model
+
+    def torch_model(self, attention: str | None = None) -> Any:
+        """A new float32 torch model in eval mode on the CPU; `attention` ("eager") picks its attention code."""
+        from transformers import AutoModel
+
+        path = str(self.folder.transformer_dir)
+        extra = {"attn_implementation": attention} if attention else {}
+        with hub.quiet_loading():
+            try:
+                return AutoModel.from_pretrained(path, local_files_only=True, **extra).float().eval()
+            except (OSError, ValueError) as e:
+                raise EmbedderError(f"embedding model {self.spec!r} in {path} could not be loaded: {e}") from None
 
     def __repr__(self) -> str:
         return f"TokenEncoder({self.spec!r}, layers={self.num_layers}, dim={self.dim})"
 
+    def batch(self, texts: Sequence[str], max_length: int | None = None) -> dict[str, np.ndarray]:
+        """One padded batch as int64 numpy arrays by input name (input_ids, attention_mask, token_type_ids)."""
+        limit = min(max_length or self.max_length, self.max_length)
+        with self.lock:
+            encoded = self.tokenizer(list(texts), padding=True, truncation=True, max_length=limit, return_tensors="np")
+        return {key: np.asarray(value, dtype=np.int64) for key, value in encoded.items()}
+
     def forward(self, texts: Sequence[str], *, layer: int | None = None, max_length: int | None = None) -> TokenBatch:
-        """One padded batch through the model; `layer` as in `resolve_layer`."""
+        """One padded batch through the torch model; `layer` as in `resolve_layer`."""
         torch = self._torch
         target = resolve_layer(layer, self.num_layers)
         limit = min(max_length or self.max_length, self.max_length)
@@ -135,3 +162,9 @@ def load_encoder(spec: str) -> TokenEncoder:
         if encoder is None:
             encoder = _ENCODERS[key] = TokenEncoder(locate(key))
         return encoder
+
+
+def clear_encoders() -> None:
+    """Forget every loaded encoder (tests; a long-lived process that swaps models)."""
+    with _ENCODERS_LOCK:
+        _ENCODERS.clear()

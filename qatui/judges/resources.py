@@ -127,10 +127,10 @@ class Resources:
 
     @cached_property
     def embedder(self) -> Embedder:
-        """The sentence embedder, loaded on first use."""
+        """The sentence embedder, loaded on first use, run by `[models] embedder_runtime`."""
         from qatui.embed import load_embedder
 
-        return load_embedder(self.embedder_name)
+        return load_embedder(self.embedder_name, runtime=self.config.models.embedder_runtime)
 
     def with_backbone(self, name: str) -> Resources:
         """The same NLI, embedder and cache setting over another backbone: a jury member's own models."""

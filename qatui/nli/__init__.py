@@ -15,7 +15,7 @@ Specs:
 
 Which output is which class is read from the model's `config.id2label`, never assumed.
 On a CPU a cross-encoder runs on ONNX Runtime over a copy exported once into the user's cache
-and checked against torch (`runtime`, `onnx_export`); torch runs it where that cannot be had.
+and checked against torch (`qatui.onnx`); torch runs it where that cannot be had.
 Importing this package imports neither torch nor transformers: they load with the first model.
 """
 

@@ -13,16 +13,15 @@ The model runs in float32 (fp16 weights are cast up: CPUs are slow or inexact in
 precision) under a lock: judges call `predict` from worker threads, and two threads must not
 drive one fast tokenizer at once ("Already borrowed"); on a small machine one forward at a
 time is also the fastest. On a CPU the forward pass runs on ONNX Runtime over a copy exported
-once and checked against torch (`onnx_export`, `runtime`): the same probabilities within 1e-5,
-about twice as fast; where that cannot be had, torch runs it and `runtime_note` says why.
+once and checked against torch (`qatui.onnx`): the same probabilities within 1e-5, about twice
+as fast; where that cannot be had, torch runs it and `runtime_note` says why.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,37 +30,36 @@ import numpy as np
 from qatui import hub
 from qatui.nli.base import NLIError, NLIProbs, NLIScorer, check_pairs
 from qatui.nli.labels import LabelMap, label_map
-from qatui.nli.onnx_export import Export, ExportRefused, exported, one_line
-from qatui.nli.runtime import RUNTIMES, Batch, OnnxForward, TorchForward, softmax
 from qatui.nli.windows import premise_windows
+from qatui.onnx.export import Export, ExportRefused, Graph
+from qatui.onnx.pick import pick_forward
+from qatui.onnx.runtime import RUNTIMES, Batch, OnnxForward, TorchForward
 
 log = logging.getLogger(__name__)
 
 MAX_LENGTH = 512
 DEFAULT_BATCH_SIZE = 32
+PROBE_PAIRS = [
+    ("A man in a blue shirt is playing a guitar on a small stage.", "A person is making music."),
+    ("Two dogs run through a snowy field.", "The animals are asleep indoors."),
+    ("A woman reads.", "A woman in a red coat is reading a newspaper in a busy cafe while it rains outside."),
+    ("Children are building a sandcastle at the beach on a sunny afternoon.", "Kids are outside."),
+]
+"""The ONNX export traces the first two (batch 2); its check runs all four and the third alone (other shapes)."""
 
 
-@contextmanager
-def _quiet() -> Iterator[None]:
-    """transformers' load reports and progress bars off (they would tear the TUI / CLI output), then as they were."""
-    from transformers.utils import logging as hf_logging
-
-    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise softmax in float64 (one formula for both runtimes)."""
+    shifted = logits.astype(np.float64) - logits.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 class LoadedModel:
     """One model, its tokenizer and label map in memory, and what runs it; shared by the scorers of one spec.
 
     `runtime` (`[models] nli_runtime`): "auto" runs ONNX Runtime on a CPU when the model exports
-    and agrees with torch (`onnx_export`), else torch, recording why in `runtime_note`; "onnx"
+    and agrees with torch (`qatui.onnx`), else torch, recording why in `runtime_note`; "onnx"
     insists (an `NLIError` with the reason); "torch" never tries ONNX.
     """
 
@@ -75,7 +73,7 @@ class LoadedModel:
             raise NLIError(f"unknown NLI runtime {runtime!r}: use one of {', '.join(RUNTIMES)}")
         self.spec = spec
         self.folder = folder
-        with _quiet():
+        with hub.quiet_loading():
             try:
                 config = AutoConfig.from_pretrained(folder, local_files_only=True)
             except Exception as e:  # noqa: BLE001 - a folder that is not a transformers model
@@ -110,40 +108,32 @@ class LoadedModel:
         return self.forward.name
 
     def _runtime(self, runtime: str) -> TorchForward | OnnxForward:
-        """ONNX Runtime when asked for (or "auto" on a CPU) and the export works, else torch."""
-        import torch
-
-        if runtime == "torch" or (runtime == "auto" and self.device.type != "cpu"):
-            return TorchForward(self._torch_model(), self.device)
+        """ONNX Runtime when asked for (or "auto" on a CPU) and the export works, else torch (`qatui.onnx.pick`)."""
         try:
-            if runtime == "onnx" and self.device.type != "cpu":
-                raise ExportRefused(f"ONNX Runtime runs on the CPU here, not on {self.device}")
-            try:
-                import onnxruntime  # noqa: F401
-            except ImportError:
-                raise ExportRefused("onnxruntime is not installed") from None
-            self.export = exported(self.folder, lambda pairs: self.pad(self.encode(pairs, self.max_length)),
-                                   lambda: self._torch_model(attention="eager"))
-            return OnnxForward(self.export.path, threads=torch.get_num_threads())
+            picked = pick_forward(runtime, str(self.device), self._graph,
+                                  lambda: TorchForward(self._torch_model(), self.device, "logits"))
         except ExportRefused as refused:
-            reason = str(refused)
-        except NLIError:
-            raise  # torch cannot load the model either
-        except Exception as e:  # noqa: BLE001 - a cached copy ONNX Runtime cannot open
-            reason = f"ONNX Runtime cannot open the exported model: {one_line(e)}"
-        if runtime == "onnx":
-            raise NLIError(f"NLI model {self.spec!r} cannot run on ONNX Runtime: {reason}; "
-                           "set [models] nli_runtime = \"auto\" or \"torch\"")
-        self.runtime_note = f"torch, not ONNX Runtime: {reason}"
-        log.info("NLI model %r runs on %s", self.spec, self.runtime_note)
-        return TorchForward(self._torch_model(), self.device)
+            raise NLIError(f"NLI model {self.spec!r} cannot run on ONNX Runtime: {refused}; "
+                           "set [models] nli_runtime = \"auto\" or \"torch\"") from None
+        self.export, self.runtime_note = picked.export, picked.note
+        if picked.note:
+            log.info("NLI model %r runs on %s", self.spec, picked.note)
+        return picked.forward
+
+    def _graph(self) -> Graph:
+        """The logits graph to export, traced and checked on `PROBE_PAIRS` padded as `probabilities` pads."""
+        batch = lambda pairs: self.pad(self.encode(pairs, self.max_length))  # noqa: E731
+        return Graph(folder=self.folder, output="logits", sample=batch(PROBE_PAIRS[:2]),
+                     probes=(batch(PROBE_PAIRS), batch(PROBE_PAIRS[2:3])),
+                     load_model=lambda: self._torch_model(attention="eager"),
+                     outcome=lambda logits, _: softmax(logits), compared="probabilities")
 
     def _torch_model(self, attention: str | None = None) -> Any:
         """The float32 torch model in eval mode (fp16 weights, as bundled, are cast up: CPUs are slow in fp16)."""
         from transformers import AutoModelForSequenceClassification
 
         extra = {"attn_implementation": attention} if attention else {}
-        with _quiet():
+        with hub.quiet_loading():
             try:
                 model = AutoModelForSequenceClassification.from_pretrained(self.folder, local_files_only=True, **extra)
             except Exception as e:  # noqa: BLE001 - missing weights, unknown architecture

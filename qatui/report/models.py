@@ -98,8 +98,11 @@ async def _check_row(row: ModelRow, config: Config) -> None:
 
             from qatui.embed import load_embedder
 
-            vectors = await load_embedder(row.name).aembed(list(EMBED_PROBE))
+            embedder = load_embedder(row.name, runtime=config.models.embedder_runtime)
+            vectors = await embedder.aembed(list(EMBED_PROBE))
             row.status = f"dim {vectors.shape[1]}, cosine of a paraphrase {float(np.dot(vectors[0], vectors[1])):.2f}"
+            if runtime := getattr(embedder, "runtime", None):  # a transformers encoder: on ONNX Runtime or torch
+                row.status += f" (on {runtime})"
         row.ok = True
     except QatuiError as e:
         row.ok, row.status = False, str(e)

@@ -1,9 +1,10 @@
-"""What runs a cross-encoder's forward pass: torch, or ONNX Runtime over an exported copy of the model.
+"""What runs a transformers model's forward pass: torch, or ONNX Runtime over an exported copy of the model.
 
-Both take one padded batch (numpy arrays named as the tokenizer names them) and give its
-logits as float32 numpy rows, so the scorer around them is the same for either. ONNX Runtime
-runs the same float32 graph 1.7-2.5x faster than torch on a CPU (bench/bench_nli.py), with
-probabilities within 1e-5 of torch's; `onnx_export` makes and checks the copy.
+Both take one padded batch (numpy arrays named as the tokenizer names them) and give the one
+output the caller wants (a cross-encoder's logits, an encoder's last hidden state) as a float32
+numpy array, so the code around them is the same for either. ONNX Runtime runs the same float32
+graph faster than torch on a CPU (bench/bench_nli.py, bench/bench_embed.py) with the same
+results within 1e-5; `export` makes and checks the copy, `pick` chooses between the two.
 """
 
 from __future__ import annotations
@@ -14,34 +15,29 @@ from typing import Any
 import numpy as np
 
 RUNTIMES = ("auto", "onnx", "torch")
-"""`[models] nli_runtime`: "auto" is ONNX Runtime on a CPU where the export works and agrees, else torch."""
+"""`[models] nli_runtime` / `embedder_runtime`: "auto" is ONNX Runtime on a CPU where the export works
+and agrees, else torch."""
 
 Batch = dict[str, np.ndarray]
 
 
-def softmax(logits: np.ndarray) -> np.ndarray:
-    """Row-wise softmax in float64 (one formula for both runtimes)."""
-    shifted = logits.astype(np.float64) - logits.max(axis=-1, keepdims=True)
-    e = np.exp(shifted)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 class TorchForward:
-    """The transformers model itself, float32, in inference mode on its device."""
+    """The transformers model itself, float32, in inference mode on its device; `output` names what it gives."""
 
     name = "torch"
 
-    def __init__(self, model: Any, device: Any) -> None:
+    def __init__(self, model: Any, device: Any, output: str) -> None:
         self.model = model
         self.device = device
+        self.output = output
 
     def __call__(self, batch: Batch) -> np.ndarray:
-        """Logits of one padded batch."""
+        """The model's `output` (e.g. "logits", "last_hidden_state") for one padded batch."""
         import torch
 
         with torch.inference_mode():
             inputs = {k: torch.from_numpy(v).to(self.device) for k, v in batch.items()}
-            return self.model(**inputs).logits.float().cpu().numpy()
+            return getattr(self.model(**inputs), self.output).float().cpu().numpy()
 
 
 class OnnxForward:
@@ -65,6 +61,6 @@ class OnnxForward:
         self.output = self.session.get_outputs()[0].name
 
     def __call__(self, batch: Batch) -> np.ndarray:
-        """Logits of one padded batch; a graph input the batch lacks is a KeyError naming it."""
+        """The graph's one output for one padded batch; a graph input the batch lacks is a KeyError naming it."""
         feed = {name: np.ascontiguousarray(batch[name], dtype=np.int64) for name in self.inputs}
         return np.asarray(self.session.run([self.output], feed)[0], dtype=np.float32)
