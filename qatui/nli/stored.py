@@ -37,6 +37,12 @@ class StoredNLI(NLIScorer):
     def __repr__(self) -> str:
         return f"StoredNLI({self.inner!r})"
 
+    def __getattr__(self, name: str) -> object:
+        """What the inner scorer says about itself (its runtime, labels, model) reads through the wrapper."""
+        if name == "inner":  # not set yet (during unpickling or a failed __init__): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
     def predict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
         """Stored probabilities where there are some; the inner model for the rest, stored afterwards."""
         pairs = check_pairs(pairs)
