@@ -6,8 +6,8 @@ serialises the model behind a lock: two threads must not drive one tokenizer at 
 tokenizers raise "Already borrowed"), and on a small machine one forward at a time is also
 the fastest. `aembed` answers from the cache on the event loop when it can; otherwise the
 requests of concurrent tasks are pooled and embedded together by one worker thread, so
-sixteen judges asking for four texts each make two batches of 32, not sixteen of 4
-(1.4x fewer CPU seconds a text, bench/bench_embed.py).
+sixteen judges asking for four texts each make two batches of 32, not sixteen of 4 (a text
+costs about half as much in a batch as alone, bench/bench_embed.py).
 """
 
 from __future__ import annotations
