@@ -423,6 +423,25 @@ async def test_a_metric_that_fails_for_one_response_leaves_the_mean_to_the_other
     assert not verdicts and "no answer_relevance for" in failures["plain"].reason
 
 
+async def test_an_empty_answer_makes_no_call_has_no_score_and_the_plan_counts_none_for_it() -> None:
+    item = FAITH_ITEM.model_copy(update={"id": "blank", "gold": None,
+                                         "candidates": {**FAITH_ITEM.candidates, "blank": "  \n "}})
+    llm = ScriptedLLM(rule_answer)
+    judge = _judge("ragas", llm, metric="mean")
+    assert judge.expected_calls(item) == (2 * 2 + 2 + 1, 2 * 2 + 2 + 1)  # as if the empty answer were not there
+    _, verdicts, failures = await _run(judge, [item])
+    assert not failures and len(llm.purposes()) == 2 * 2 + 2 + 1  # the plan's count, made
+    details = verdicts["blank"].details
+    label = next(f"Response {i + 1}" for i, cid in enumerate(verdicts["blank"].order) if cid == "blank")
+    assert details["faithfulness"][label] is None and details["answer_relevance"][label] == 0.0
+    assert "the answer is empty" in details["failures"][label]["faithfulness"] and details["empty_answers"] == [label]
+    assert details["mean_of"] == ["answer_relevance"]  # faithfulness cannot rank the empty answer
+    scores = verdicts["blank"].scores
+    assert scores["blank"] == 0.0 < min(scores["grounded"], scores["ungrounded"])
+    _, verdicts, failures = await _run(_judge("ragas-faithfulness", ScriptedLLM(rule_answer)), [item])
+    assert "the answer is empty" in failures["blank"].reason  # faithfulness alone cannot rank it: said, not guessed
+
+
 def test_unmet_needs_follow_the_chosen_metric(tmp_path) -> None:
     bare = Dataset(name="bare", path="-", format="jsonl", content_hash="x", items=[
         Item(id=str(i), question="q?", candidates={"a": "x", "b": "y"}) for i in range(2)])

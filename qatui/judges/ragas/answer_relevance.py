@@ -48,7 +48,14 @@ def pick_embedder(resources: Resources, language: str) -> tuple[Embedder, str]:
 async def answer_relevance(view: ItemView, label: str, answer: str, prompts: dict, record: Callable[..., None],
                            extra: dict, *, resources: Resources, temperature: float | None, n: int,
                            ) -> AsyncIterator[Event]:
-    """Score one response's answer relevance from `n` questions: `record("answer_relevance", label, ...)`."""
+    """Score one response's answer relevance from `n` questions: `record("answer_relevance", label, ...)`.
+
+    An empty answer answers nothing: its relevance is 0, as RAGAS scores a noncommittal answer, and no
+    call is made (no question can be written from it)."""
+    if not answer.strip():
+        extra.setdefault("empty_answers", []).append(label)
+        record("answer_relevance", label, 0.0)
+        return
     try:
         result = await resources.llm.complete(
             guarded(chat(prompts["questions"], ("questions",), {"answer": "Answer"}, n=str(n), answer=answer),

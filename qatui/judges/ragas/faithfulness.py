@@ -22,6 +22,7 @@ from qatui.events import (
 )
 from qatui.judges.fencing import guarded, one_line
 from qatui.judges.prompts import chat
+from qatui.judges.ragas.plan import EMPTY_ANSWER
 from qatui.judges.ragas.schemas import capped_strings, token_budget
 from qatui.judges.ragas.sentences import split_sentences
 from qatui.llm.errors import ParseError
@@ -112,7 +113,12 @@ def salvage_verdicts(text: str) -> list[dict[str, str]]:
 
 async def faithfulness(view: ItemView, label: str, answer: str, prompts: dict, record: Callable[..., None],
                        extra: dict, *, resources: Resources, temperature: float | None) -> AsyncIterator[Event]:
-    """Score one response's faithfulness: `record("faithfulness", label, score, failure)`, events as it goes."""
+    """Score one response's faithfulness: `record("faithfulness", label, score, failure)`, events as it goes.
+
+    An empty answer claims nothing: no call is made, and it has no score."""
+    if not answer.strip():
+        record("faithfulness", label, None, EMPTY_ANSWER)
+        return
     llm = resources.llm
     try:
         result = await llm.complete(guarded(chat(prompts["statements"], ("statements",), {"answer": "Answer"},

@@ -18,7 +18,7 @@ from qatui.judges.ragas.options import (
     RagasMetricOptions,
     RagasOptions,
 )
-from qatui.judges.ragas.plan import Plan, item_facts, make_plan, plan_problem
+from qatui.judges.ragas.plan import ANSWER_METRICS, Plan, item_facts, make_plan, plan_problem
 from qatui.judges.ragas.streams import merged
 
 if TYPE_CHECKING:
@@ -64,14 +64,15 @@ class RagasJudge(Judge):
         }.get(key) if key else None
 
     def expected_calls(self, item: Item) -> tuple[int, int]:
-        """Faithfulness 2 per response, answer relevance 1 per response, context relevance 1 per
-        context (+1 for the item's own context under `mean`). Repair re-asks are not counted."""
+        """Faithfulness 2 per response, answer relevance 1 per response (none for an empty one), context
+        relevance 1 per context (+1 for the item's own context under `mean`). Repair re-asks are not counted."""
         try:
             plan = make_plan(self.metric, **item_facts(item))
         except JudgeError:
             return 0, 0
         per = {"faithfulness": 2, "answer_relevance": 1, "context_relevance": 1}
-        n = len(item.candidates) * sum(per[m] for m in plan.compute) + plan.item_context
+        n = sum(per[m] for text in item.candidates.values() for m in plan.compute
+                if text.strip() or m not in ANSWER_METRICS) + plan.item_context
         return n, n
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:

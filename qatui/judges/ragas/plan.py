@@ -12,6 +12,12 @@ if TYPE_CHECKING:
     from qatui.data.model import Item
 
 
+EMPTY_ANSWER = "the answer is empty: it states nothing to check (no call made)"
+"""Why an empty answer has no faithfulness (its answer relevance is 0, as RAGAS scores a noncommittal answer)."""
+ANSWER_METRICS = ("faithfulness", "answer_relevance")
+"""The metrics that read the answer, and so make no call for an empty one."""
+
+
 @dataclass(frozen=True)
 class Plan:
     """What to compute on one item: `compute` per candidate, ranked by `metric`."""
