@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import multiprocessing
 import os
 import sys
 import tempfile
@@ -36,6 +35,8 @@ from qatui.engine.jobs import finish_run, start_run  # noqa: E402
 from qatui.llm._lazy import get_litellm  # noqa: E402
 from qatui.store import SessionStore  # noqa: E402
 
+from loopback import Served, serve_in_child  # noqa: E402
+
 CONCURRENCIES = (8, 32, 128)
 KEY_ENV = "QATUI_BENCH_FAKE_KEY"
 ANSWER = json.dumps({"rationale": "Answer A states the reference's facts; B does not.", "choice": "A"})
@@ -44,18 +45,6 @@ ANSWER = json.dumps({"rationale": "Answer A states the reference's facts; B does
 def pairwise_answer(body: dict[str, Any]) -> str:
     """Every request gets the same valid pairwise answer (the preflight's too)."""
     return ANSWER
-
-
-def serve(latency_s: float, pipe: Any) -> None:
-    """Child process: serve until told to stop, then report what was served."""
-    from llm_server import FakeLLMServer
-
-    with FakeLLMServer(pairwise_answer, latency_s=latency_s, max_requests=1_000_000,
-                       max_lifetime_s=3600) as server:
-        pipe.send(server.base_url)
-        while pipe.recv() != "stop":
-            pipe.send(server.n_requests)
-        pipe.send({"n_requests": server.n_requests, "n_streamed": server.n_streamed})
 
 
 def make_dataset(n: int) -> Dataset:
@@ -76,16 +65,10 @@ def make_config(base_url: str, concurrency: int, cache_dir: Path) -> Config:
                   models=ModelsConfig(default_backbone="fake"), backbones={"fake": fake})
 
 
-def served(pipe: Any) -> int:
-    """Completion requests the server has received so far."""
-    pipe.send("count")
-    return pipe.recv()
-
-
 def run_once(dataset: Dataset, config: Config, store: SessionStore, concurrency: int, stream: bool,
-             pipe: Any) -> dict[str, float]:
+             server: Served) -> dict[str, float]:
     """One `pairwise` run; wall and CPU seconds over the engine's run (the preflight excluded)."""
-    before = served(pipe)
+    before = server.count()
     job = start_run(store, dataset, ["pairwise"], config, concurrency=concurrency)
     job.engine.watch_tokens = stream
 
@@ -101,7 +84,7 @@ def run_once(dataset: Dataset, config: Config, store: SessionStore, concurrency:
     if counts.failed:
         raise SystemExit(f"{counts.failed} items failed, e.g. {counts.failures[0].reason}")
     return {"wall": wall, "cpu": cpu, "calls": counts.calls, "cached": counts.cached,
-            "requests": served(pipe) - before - 1}
+            "requests": server.count() - before - 1}
 
 
 def record_requests(sink: list[dict[str, Any]]) -> Any:
@@ -152,13 +135,9 @@ def main(n: int, latency_s: float) -> None:
     get_litellm()
     print(f"{n} items x 2 orders = {2 * n} calls a run, server latency {latency_s * 1000:.0f} ms, "
           f"litellm import {time.perf_counter() - started:.1f} s, {os.cpu_count()} CPUs")
-    ctx = multiprocessing.get_context("spawn")
-    here, there = ctx.Pipe()
-    child = ctx.Process(target=serve, args=(latency_s, there), daemon=True)
-    child.start()
-    base_url = here.recv()
     dataset = make_dataset(n)
-    try:
+    with serve_in_child(pairwise_answer, latency_s) as server:
+        base_url = server.base_url
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
             store = SessionStore(root / "sessions")
@@ -166,19 +145,19 @@ def main(n: int, latency_s: float) -> None:
             rates: dict[int, float] = {}
             sent: list[dict[str, Any]] = []
             config = make_config(base_url, CONCURRENCIES[0], root / "cache-warm-up")
-            run_once(make_dataset(4), config, store, CONCURRENCIES[0], False, here)  # first-call costs out of the timing
+            run_once(make_dataset(4), config, store, CONCURRENCIES[0], False, server)  # first-call costs out of the timing
             for stream in (True, False):
                 for concurrency in CONCURRENCIES:
                     config = make_config(base_url, concurrency, root / f"cache-{concurrency}-{stream}")
                     keep = not stream and concurrency == 32
                     original = record_requests(sent) if keep else None
-                    first = run_once(dataset, config, store, concurrency, stream, here)
+                    first = run_once(dataset, config, store, concurrency, stream, server)
                     if original is not None:
                         get_litellm().acompletion = original
                     report("streamed" if stream else "not streamed", concurrency, latency_s, first)
                     if not stream:
                         rates[concurrency] = first["calls"] / first["wall"]
-            replay = run_once(dataset, config, store, CONCURRENCIES[-1], False, here)
+            replay = run_once(dataset, config, store, CONCURRENCIES[-1], False, server)
             print(f"cached replay          c={CONCURRENCIES[-1]:<4} {replay['calls']:5.0f} calls "
                   f"{replay['wall']:7.2f} s  {replay['cached']:.0f} cached, {replay['requests']:.0f} requests  "
                   f"{replay['wall'] / first['wall']:.3f} of the first run  "
@@ -189,16 +168,13 @@ def main(n: int, latency_s: float) -> None:
             print(f"qatui at c=32 keeps {rates[32] / (alone['calls'] / alone['wall']):.2f} of LiteLLM alone's calls/s "
                   f"(the ceiling of one process through LiteLLM: {alone['calls'] / alone['wall'] / (32 / latency_s):.2f} "
                   "of the ideal)")
-    finally:
-        here.send("stop")
-        totals = here.recv()
-        child.join(10)
     at_32 = rates[32] / (32 / latency_s)
     rising = all(rates[a] < rates[b] for a, b in zip(CONCURRENCIES, CONCURRENCIES[1:]))
     print(f"goal >= 0.9 of the ideal at concurrency 32, rising to 128 (not streamed): "
           f"{'met' if at_32 >= 0.9 and rising else 'missed'} ({at_32:.2f} of ideal at 32; calls/s "
           + " / ".join(f"{rates[c]:.0f}" for c in CONCURRENCIES) + ")")
-    print(f"server: {totals['n_requests']} requests ({totals['n_streamed']} streamed), preflights included; "
+    totals = server.totals
+    print(f"server: {totals['requests']} requests ({totals['streamed']} streamed), preflights included; "
           "requests per run above exclude the run's one preflight")
 
 

@@ -124,7 +124,7 @@ def _serve(responder: Callable[[dict[str, Any]], str], latency_s: float, pipe: A
         pipe.send(server.base_url)
         while pipe.recv() != "stop":
             pipe.send((server.n_requests, server.n_embeddings))
-        pipe.send((server.n_requests, server.n_embeddings))
+        pipe.send({"requests": server.n_requests, "embeddings": server.n_embeddings, "streamed": server.n_streamed})
 
 
 class Served:
@@ -133,6 +133,8 @@ class Served:
     def __init__(self, pipe: Any, base_url: str) -> None:
         self.pipe = pipe
         self.base_url = base_url
+        self.totals: dict[str, int] = {}
+        """What the server served in all ({"requests", "embeddings", "streamed"}), once it has stopped."""
 
     def count(self) -> int:
         """Completion requests the server has received so far."""
@@ -151,9 +153,10 @@ def serve_in_child(responder: Callable[[dict[str, Any]], str] = answer, latency_
     here, there = ctx.Pipe()
     child = ctx.Process(target=_serve, args=(responder, latency_s, there), daemon=True)
     child.start()
+    served = Served(here, here.recv())
     try:
-        yield Served(here, here.recv())
+        yield served
     finally:
         here.send("stop")
-        here.recv()
+        served.totals = here.recv()
         child.join(10)
