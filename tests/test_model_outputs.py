@@ -98,6 +98,9 @@ def test_stored_nli_runs_each_distinct_pair_once_across_scorers(tmp_path: Path) 
     other = _Counting(model)
     assert StoredNLI(other, ModelOutputs(tmp_path), model.identity() + "-changed").predict(PAIRS[:1]) == direct[:1]
     assert other.asked == 1  # another identity reads nothing of the first one's
+    unread = _Counting(model)
+    assert StoredNLI(unread, ModelOutputs(tmp_path), model.identity(), reads=False).predict(PAIRS) == direct
+    assert unread.asked == 2  # --no-cache: run again (and stored again)
     assert isinstance(scored[0], NLIProbs)
 
 
