@@ -323,3 +323,28 @@ async def test_what_outlives_a_run_is_frozen_for_the_collector_only_while_runs_g
     with pytest.raises(asyncio.CancelledError):
         await task
     assert gc.get_freeze_count() == 0
+
+
+def test_the_collector_pause_nests_and_leaves_the_collector_as_it_found_it() -> None:
+    """engine.heap.collector_paused: off while any holder holds it; restored by the last one out, to what it was."""
+    import gc
+
+    from qatui.engine.heap import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer holder still holds it
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collector_paused():
+        raise RuntimeError("a failing reader")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # it was off before: left off
+    finally:
+        gc.enable()

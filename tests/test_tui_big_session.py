@@ -8,6 +8,7 @@ session loads, then lets it finish.
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 import time
@@ -73,10 +74,13 @@ async def test_first_rows_paint_before_the_rest_is_read(big, monkeypatch) -> Non
     gate = threading.Event()
     pages_read = []
 
+    collector_on: list[bool] = []
+
     def gated(pages):
         if pages_read:  # the first page is read at once; later ones wait for the gate
             assert gate.wait(20), "the test never opened the gate"
         pages_read.append(1)
+        collector_on.append(gc.isenabled())
         return saved.page_events(pages)
 
     monkeypatch.setattr(session_screen, "page_events", gated)
@@ -114,6 +118,8 @@ async def test_first_rows_paint_before_the_rest_is_read(big, monkeypatch) -> Non
         await pilot.press("w")  # the worst item, wherever its row is
         worst = screen.query_one(ItemList).selected()
         assert screen.state.tasks[worst].tau == min(t.tau for t in screen.state.tasks.values() if t.tau is not None)
+    # the cyclic collector is off while the session is read (it re-walked the growing state) and on again after
+    assert collector_on and not any(collector_on) and gc.isenabled()
 
 
 async def test_a_damaged_later_shard_is_named_and_the_rest_still_shows(big) -> None:

@@ -1,4 +1,4 @@
-"""Keep the garbage collector off the objects that outlive a run, while it runs.
+"""Keep the garbage collector off the objects that outlive a run, while it runs (and off a session being read).
 
 A run allocates many small objects (events, requests, parsed answers), which triggers the
 collector often, and each full collection re-walks everything alive: LiteLLM's modules, the
@@ -34,3 +34,32 @@ def frozen_heap() -> Iterator[None]:
             _runs -= 1
             if _runs == 0:
                 gc.unfreeze()
+
+
+_paused = 0
+_was_enabled = True
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Keep the cyclic collector from running at all while this is held (refcounted; the last one out
+    restores it as it was).
+
+    Reading a big session into the TUI builds hundreds of thousands of small objects that all stay:
+    each full collection walked them again, 1.1 of the 2.8 s a 3,000-item session took to read
+    (measured with `gc.callbacks`). What is freed meanwhile goes by reference counting as always;
+    only cycles wait for the collector's next run.
+    """
+    global _paused, _was_enabled
+    with _lock:
+        if _paused == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _paused += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _paused -= 1
+            if _paused == 0 and _was_enabled:
+                gc.enable()

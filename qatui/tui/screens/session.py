@@ -21,6 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Header, LoadingIndicator
 
+from qatui.engine.heap import collector_paused
 from qatui.errors import DatasetError, QatuiError
 from qatui.events import Event, ItemNotApplicable
 from qatui.tui.clipboard import copy_artifact
@@ -92,6 +93,11 @@ class SessionScreen(QatuiScreen):
 
     @work(group="load", exclusive=True, exit_on_error=False, description="reading a session")
     async def load(self) -> None:
+        """`_load` with the cyclic garbage collector paused (`collector_paused`: it re-walked the growing state)."""
+        with collector_paused():
+            await self._load()
+
+    async def _load(self) -> None:
         """Draw the session from its first items and first page of results, then fold in the rest a page at a time.
 
         Reading and validating the dataset and the stored results runs in threads; folding them
