@@ -15,12 +15,7 @@ import threading
 
 import pytest
 
-from qatui.config import load_config
-from qatui.data.loaders import load_dataset
-from qatui.engine.jobs import start_run
-from qatui.judges.resources import Resources
-from qatui.store.session import SessionStore
-from tui_support import wait_until, write_sums
+from tui_support import pairwise_job_on_server, wait_until
 
 N_ITEMS = 6
 ANSWER = json.dumps({"rationale": "A has the right sum.", "choice": "A"})
@@ -55,15 +50,7 @@ async def test_only_the_task_whose_transcript_is_on_screen_streams(llm_server, t
         return ANSWER
 
     llm_server.script(held)
-    config_path = tmp_path / "c.toml"
-    config_path.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
-                           f'api_key_env = "FAKE_KEY"\n[models]\ndefault_backbone = "fake"\n'
-                           f'[cache]\ndir = "{tmp_path / "cache"}"\n')
-    config = load_config(config_path)
-    store = SessionStore(tmp_path / "sessions")
-    data = write_sums(tmp_path / "sums.jsonl", N_ITEMS)
-    job = await asyncio.to_thread(start_run, store, load_dataset(data), ["pairwise"], config,
-                                  concurrency=1, resources=Resources(config, backbone_name="fake"))
+    _, config, store, job = await pairwise_job_on_server(tmp_path, llm_server.base_url, N_ITEMS)
     app = QatuiApp(config, store, job=job)
     async with app.run_test(size=size) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)

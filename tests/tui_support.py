@@ -215,3 +215,22 @@ async def wait_until(pilot, predicate: Callable[[], bool], timeout: float = 20.0
     while not predicate():
         assert time.monotonic() < deadline, "timed out waiting for the app"
         await pilot.pause(0.05)
+
+
+async def pairwise_job_on_server(tmp_path: Path, base_url: str,
+                                 n_items: int) -> tuple[Path, Config, SessionStore, RunJob]:
+    """A `pairwise` run of `write_sums` items against a loopback backbone "fake" (key in $FAKE_KEY), one call
+    at a time: the config file written for it (a resume may read it), its config, the store, the started job."""
+    from qatui.config import load_config
+    from qatui.data.loaders import load_dataset
+
+    config_path = tmp_path / "c.toml"
+    config_path.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{base_url}"\n'
+                           f'api_key_env = "FAKE_KEY"\n[models]\ndefault_backbone = "fake"\n'
+                           f'[cache]\ndir = "{tmp_path / "cache"}"\n')
+    config = load_config(config_path)
+    store = SessionStore(tmp_path / "sessions")
+    data = write_sums(tmp_path / "sums.jsonl", n_items)
+    job = await asyncio.to_thread(start_run, store, load_dataset(data), ["pairwise"], config,
+                                  concurrency=1, resources=Resources(config, backbone_name="fake"))
+    return config_path, config, store, job

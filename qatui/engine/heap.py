@@ -12,54 +12,59 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-_lock = threading.Lock()
-_runs = 0
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
 
-@contextmanager
-def frozen_heap() -> Iterator[None]:
+class _SharedSwitch:
+    """A process-wide setting many holders may want at once: `first_in()` when the first enters, and
+    `last_out(what first_in returned)` when the last one leaves (a failing holder leaves too)."""
+
+    def __init__(self, first_in: Callable[[], Any], last_out: Callable[[Any], None]) -> None:
+        self._first_in, self._last_out = first_in, last_out
+        self._lock = threading.Lock()
+        self._holders = 0
+        self._saved: Any = None
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the switch for the `with` block."""
+        with self._lock:
+            if self._holders == 0:
+                self._saved = self._first_in()
+            self._holders += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holders -= 1
+                if self._holders == 0:
+                    self._last_out(self._saved)
+
+
+def _pause_collector() -> bool:
+    """Turn the cyclic collector off; whether it was on."""
+    was_on = gc.isenabled()
+    gc.disable()
+    return was_on
+
+
+_frozen = _SharedSwitch(gc.freeze, lambda _: gc.unfreeze())
+_paused = _SharedSwitch(_pause_collector, lambda was_on: gc.enable() if was_on else None)
+
+
+def frozen_heap() -> AbstractContextManager[None]:
     """Freeze what is alive now for as long as any run holds this; the last one out unfreezes."""
-    global _runs
-    with _lock:
-        if _runs == 0:
-            gc.freeze()
-        _runs += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _runs -= 1
-            if _runs == 0:
-                gc.unfreeze()
+    return _frozen.held()
 
 
-_paused = 0
-_was_enabled = True
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Keep the cyclic collector from running at all while this is held (refcounted; the last one out
-    restores it as it was).
+def collector_paused() -> AbstractContextManager[None]:
+    """Keep the cyclic collector from running at all while this is held; the last one out restores it as it was.
 
     Reading a big session into the TUI builds hundreds of thousands of small objects that all stay:
     each full collection walked them again, 1.1 of the 2.8 s a 3,000-item session took to read
     (measured with `gc.callbacks`). What is freed meanwhile goes by reference counting as always;
     only cycles wait for the collector's next run.
     """
-    global _paused, _was_enabled
-    with _lock:
-        if _paused == 0:
-            _was_enabled = gc.isenabled()
-            gc.disable()
-        _paused += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _paused -= 1
-            if _paused == 0 and _was_enabled:
-                gc.enable()
+    return _paused.held()
