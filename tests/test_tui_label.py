@@ -131,3 +131,21 @@ def test_label_screen_blind(snap_compare, store, size) -> None:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_label_screen_revealed(snap_compare, store, size) -> None:
     assert snap_compare(app_for(store), run_before=pressing("shift+down", "enter"), terminal_size=size)
+
+
+async def test_enter_on_the_last_item_with_every_item_labelled_says_so(store) -> None:
+    """Every item labelled, `enter` on the last one (as the status line invites) and `u`: a note, never an IndexError."""
+    request = LabelRequest("demo.jsonl", "ana", limit=2)
+    async with QatuiApp(Config(), store, annotate=request).run_test(size=(80, 24)) as pilot:
+        screen = await open_screen(pilot)
+        await pilot.press("enter")  # en-01 saved as presented
+        await pilot.press("enter")  # on to en-02, the last item
+        assert screen.item.id == "en-02"
+        await pilot.press("enter")  # en-02 saved: every item is labelled now
+        await pilot.press("enter")  # on a saved last item: the next unlabelled one, which does not exist
+        await pilot.press("u")
+        await pilot.pause()
+        assert pilot.app.is_running and isinstance(pilot.app.screen, LabelScreen)
+        assert screen.item.id in ("en-01", "en-02")
+        assert any("Every item is labelled" in str(n.message) for n in pilot.app._notifications)
+    assert sorted(saved(store)) == ["en-01", "en-02"]

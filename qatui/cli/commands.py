@@ -89,15 +89,20 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
             data = report.item_detail(session, args.item)
             print(json.dumps(data)) if args.json else report.print_item_detail(console, data)
             return 0
-        from qatui.engine.jobs import session_json
-        from qatui.report.gold import parse_gold, session_summary
+        from qatui.engine.jobs import judges_json, session_json
+        from qatui.report.gold import parse_gold
+        from qatui.report.leak_figures import session_leak_split
 
-        summary, gold, _ = session_summary(session, parse_gold(args.gold), store.root)
+        split, gold = session_leak_split(session, parse_gold(args.gold), store.root, args.without_leaks)
         if args.json:
-            print(json.dumps({**session_json(session.meta, summary), "gold": args.gold}))
+            leaks = split.json(judges_json)
+            print(json.dumps({**session_json(session.meta, split.headline), "gold": args.gold,
+                              **({"leaks": leaks} if leaks else {})}))
         else:
             console.print(f"[dim]{gold}[/]")
-            report.print_session(console, session.meta, summary, failures=report.stored_failures(session))
+            report.print_session(console, session.meta, split.headline, failures=report.stored_failures(session))
+            if note := split.note():
+                console.print(note, markup=False, style="dim" if split.chosen else "yellow")
         return 0
     if args.action == "export":
         from qatui.report.export import export_session

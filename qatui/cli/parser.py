@@ -87,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="questions with fewer than 2 candidates: left out of the ranking figures (strict, "
                           "the default) or counted as MinosEval's code does (paper: correlations 0, RBO computed)")
     run.add_argument("--json", action="store_true", help="print one JSON object with the results")
+    _leaks_flag(run)
     run.add_argument("--plan", action="store_true",
                      help="check the dataset and judges, print the backbone calls each judge would make, start nothing")
     run.add_argument("--checklist", metavar="NAME_OR_PATH",
@@ -140,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
     table.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
     _gold_flag(table)
+    _leaks_flag(table)
     serve = sub.add_parser("serve", parents=[common], help="the workbench in a web browser (textual-serve)")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1: this machine only; there is no login)")
@@ -196,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--item", metavar="ITEM_ID", help="show one item: every judge's scores, ranking and gold")
     show.add_argument("--json", action="store_true")
     _gold_flag(show)
+    _leaks_flag(show)
     exp = sss.add_parser("export", parents=[common], help="write a session's results as csv, jsonl or markdown")
     exp.add_argument("id")
     exp.add_argument("--format", dest="fmt", choices=["csv", "jsonl", "md"], default="jsonl")
@@ -226,6 +229,13 @@ def build_parser() -> argparse.ArgumentParser:
     dele.add_argument("id")
     dele.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     return p
+
+
+def _leaks_flag(parser: argparse.ArgumentParser) -> None:
+    """--without-leaks: the figures without the items whose candidates copy a reference (`report.leak_figures`)."""
+    parser.add_argument("--without-leaks", action="store_true",
+                        help="measure the judges without the items where a candidate copies a reference "
+                             "(`datasets inspect` warns of them), saying how many were left out")
 
 
 def _gold_flag(parser: argparse.ArgumentParser) -> None:

@@ -91,9 +91,14 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
     return asyncio.run(drive())
 
 
-def run_job(job: RunJob, as_json: bool) -> int:
-    """Run to the end, summarise, print; Ctrl-C leaves a flushed, resumable session (exit 130)."""
-    from qatui.engine.jobs import finish_run, session_json
+def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
+    """Run to the end, summarise, print; Ctrl-C leaves a flushed, resumable session (exit 130).
+
+    The figures are also measured without the items whose candidates copy a reference
+    (`report.leak_figures`): shown instead with `without_leaks`, and in the JSON whenever such items exist.
+    """
+    from qatui.engine.jobs import finish_run, judges_json, session_json
+    from qatui.report.leak_figures import split_by_leaks
 
     try:
         status, summary = consume(job, quiet=as_json)
@@ -105,15 +110,23 @@ def run_job(job: RunJob, as_json: bool) -> int:
             f"[yellow]Interrupted.[/] {done} finished and {failed} failed in this run are saved. "
             f"Resume with: qatui sessions resume {job.session.id}"
         )
+    split = split_by_leaks(job.session, job.dataset, summary, without_leaks)
+    out = {**session_json(job.session.meta, split.headline)}
+    if (leaks := split.json(judges_json)) is not None:
+        out["leaks"] = leaks
+    if status == INTERRUPTED:
         if as_json:
-            print(json.dumps(session_json(job.session.meta, summary)))
+            print(json.dumps(out))
         return EXIT_INTERRUPTED
     if as_json:
-        print(json.dumps(session_json(job.session.meta, summary)))
+        print(json.dumps(out))
     else:
         from qatui.report import print_session
 
-        print_session(make_console(), job.session.meta, summary, failures=job.engine.counts.failures)
+        console = make_console()
+        print_session(console, job.session.meta, split.headline, failures=job.engine.counts.failures)
+        if note := split.note():
+            console.print(note, markup=False, style="yellow" if split.left_out and not split.chosen else "dim")
     return EXIT_RUN_FAILED if job.session.meta.get("status") == "failed" else 0
 
 
@@ -134,7 +147,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name, convention=args.convention,
         resources=run_resources(args, config),
     )
-    return run_job(job, args.json)
+    return run_job(job, args.json, args.without_leaks)
 
 
 def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:

@@ -65,16 +65,10 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     from qatui.cli.running import INTERRUPTED, consume
     from qatui.data.loaders import load_dataset
     from qatui.engine.jobs import start_run
-    from qatui.report.table import (
-        KEYS,
-        add_baseline_deltas,
-        find_reusable,
-        gold_kind,
-        label,
-        table_row,
-    )
-
+    from qatui.data.leaks import without_leaks
     from qatui.report.gold import parse_gold, with_gold
+    from qatui.report.leak_figures import leak_note
+    from qatui.report.table import find_reusable, gold_kind
 
     config = with_jury(config, args.judges, args.jury)
     dataset = load_dataset(args.dataset, args.fmt)
@@ -82,15 +76,10 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     store, stderr = open_store(args, config), make_console(stderr=True)
     measured, gold_line = with_gold(subset, parse_gold(args.gold), store.root)  # refused before any run
     planned = _rows_to_build(args, config, subset, store)
-    rows, verdicts = [], []
+    built: list[tuple[Session, str, bool]] = []  # (session, judge name, reused) of each row
     for judge, resources in planned:
         if resources is None:  # an imported judge: its session is the row
-            name = judge.meta["imported"]["judge"]
-            row = table_row(judge, name, measured, convention=args.convention, seed=config.general.seed, reused=True)
-            row["label"] = label(row)
-            stderr.print(f"[dim]{row['label']}: imported session {judge.id}[/]")
-            rows.append(row)
-            verdicts.append(judge.verdicts(name))
+            built.append((judge, judge.meta["imported"]["judge"], True))
             continue
         session = find_reusable(store, subset, judge, resources)
         reused = session is not None
@@ -103,23 +92,44 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
                              "the same `qatui table` again: it reuses finished sessions")
                 return EXIT_INTERRUPTED
             session = job.session
-        row = table_row(session, judge.name, measured, convention=args.convention, seed=config.general.seed,
-                        reused=reused)
+        built.append((session, judge.name, reused))
+    kept, left_out = without_leaks(measured)
+    all_rows = _measure(args, config, built, measured)
+    for row, (session, _, reused) in zip(all_rows["rows"], built):
+        how = "imported" if session.meta.get("imported") else "reused" if reused else "ran"
+        stderr.print(f"{row['label']}: {how} session {session.id}", markup=False, style="dim")
+    stderr.print(gold_line, markup=False, style="dim")
+    free_rows = _measure(args, config, built, kept) if left_out else None
+    chosen = free_rows if args.without_leaks and free_rows is not None else all_rows
+    table = {"dataset": dataset.name, "items": len(kept.items if chosen is free_rows else measured.items),
+             "gold": gold_kind(measured), "gold_source": args.gold, "convention": args.convention,
+             "baseline": chosen["baseline"], "rows": chosen["rows"]}
+    if left_out:
+        table["leaks"] = {"items_copying_a_reference": left_out, "n_items": len(measured.items),
+                          "left_out": args.without_leaks, "all_items": all_rows, "without_leaks": free_rows}
+    if note := leak_note(left_out, len(measured.items), args.without_leaks):
+        stderr.print(note, markup=False, style="dim" if args.without_leaks else "yellow")
+    _write(args, table)
+    return 0
+
+
+def _measure(args: argparse.Namespace, config: Config, built: list[tuple[Session, str, bool]],
+             measured: Dataset) -> dict:
+    """Each row's figures on `measured`'s items, with the deltas against the baseline row: {"rows", "baseline"}."""
+    from qatui.report.table import KEYS, add_baseline_deltas, gold_kind, label, table_row
+
+    rows, verdicts = [], []
+    for session, name, reused in built:
+        row = table_row(session, name, measured, convention=args.convention, seed=config.general.seed, reused=reused)
         row["label"] = label(row)
-        stderr.print(f"[dim]{row['label']}: {'reused' if reused else 'ran'} session {session.id}[/]")
         rows.append(row)
-        verdicts.append(session.verdicts(judge.name))
+        verdicts.append(session.verdicts(name))
     kind = gold_kind(measured)
     baseline = _baseline_index(args.baseline, rows)
     if kind in ("ranking", "pairwise"):
         add_baseline_deltas(rows, verdicts, measured, baseline, KEYS[kind][0], convention=args.convention,
                             seed=config.general.seed)
-    stderr.print(f"[dim]{gold_line}[/]")
-    table = {"dataset": dataset.name, "items": len(subset.items), "gold": kind, "gold_source": args.gold,
-             "convention": args.convention,
-             "baseline": rows[baseline]["label"] if kind in ("ranking", "pairwise") else None, "rows": rows}
-    _write(args, table)
-    return 0
+    return {"rows": rows, "baseline": rows[baseline]["label"] if kind in ("ranking", "pairwise") else None}
 
 
 def _baseline_index(wanted: str | None, rows: list[dict]) -> int:

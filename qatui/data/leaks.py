@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 
-from qatui.data.model import Item, RankingGold
+from qatui.data.model import Dataset, Item, RankingGold
 from qatui.text import natural_key, plural
 
 NEAR_COPY = 0.95
@@ -49,6 +49,31 @@ def near_copy(candidate: str, reference: str) -> bool:
     return SequenceMatcher(None, a, b, autojunk=False).ratio() >= NEAR_COPY
 
 
+def _copies(items: Sequence[Item]) -> list[tuple[str, str]]:
+    """(item id, candidate id) of every candidate that copies one of its item's references."""
+    return [(item.id, cid) for item in items for cid, text in item.candidates.items()
+            if any(near_copy(text, ref) for ref in item.references)]
+
+
+def items_copying_a_reference(items: Sequence[Item]) -> list[str]:
+    """Ids of the items where at least one candidate copies a reference, in the items' order.
+
+    The rule `leak_warnings` warns with, and what `--without-leaks` leaves out: on such an item any
+    reference-based judge ranks the copy first for free, so its agreement with people says little.
+    """
+    leaking = {item_id for item_id, _ in _copies(items)}
+    return [item.id for item in items if item.id in leaking]
+
+
+def without_leaks(dataset: Dataset) -> tuple[Dataset, list[str]]:
+    """`dataset` without the items whose candidates copy a reference, and the ids left out."""
+    left_out = items_copying_a_reference(dataset.items)
+    if not left_out:
+        return dataset, []
+    gone = set(left_out)
+    return dataset.model_copy(update={"items": [item for item in dataset.items if item.id not in gone]}), left_out
+
+
 def leak_warnings(items: Sequence[Item]) -> list[str]:
     """One sentence per leak found, with its counts; empty when none."""
     warnings = []
@@ -67,8 +92,7 @@ def leak_warnings(items: Sequence[Item]) -> list[str]:
             warnings.append(f"candidate ids encode the gold in {by_id} of {plural(len(ranked3), 'ranked item')}: "
                             "sorted by id, the candidates are in gold order (or its reverse); a judge that sees ids "
                             "can read the answer")
-    copies = [(item.id, cid) for item in items for cid, text in item.candidates.items()
-              if any(near_copy(text, ref) for ref in item.references)]
+    copies = _copies(items)
     if copies:
         shown = ", ".join(f"{item_id}/{cid}" for item_id, cid in copies[:5]) + (" …" if len(copies) > 5 else "")
         items_with = len({item_id for item_id, _ in copies})

@@ -343,6 +343,25 @@ def coverage(doc: dict) -> dict[str, int]:
             "pending": max(0, items - done - na - failed)}
 
 
+def judges_json(summary: dict[str, dict]) -> dict[str, dict[str, Any]]:
+    """The `judges` member of `session_json`: each judge's coverage, metrics, CIs and breakdown."""
+    return {
+        name: {
+            "n_items": doc["n_items"],
+            "n_failed": doc["n_failed"],
+            "coverage": coverage(doc),
+            "convention": doc.get("convention", "strict"),
+            "metrics": doc["metrics"],
+            "by_convention": doc.get("by_convention", {}),
+            "n": doc.get("n", {}),
+            "ci": doc.get("ci", {}),
+            "breakdown": doc.get("breakdown", {}),
+            **{key: doc[key] for key in ("members", "members_agreement") if key in doc},
+        }
+        for name, doc in summary.items()
+    }
+
+
 def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
     """The JSON contract of `run`, `sessions show` and `resume`: one object per session (`imported` for an import)."""
     return {
@@ -350,21 +369,7 @@ def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
         "name": meta.get("name"),
         "status": meta.get("status"),
         "dataset": meta["dataset"],
-        "judges": {
-            name: {
-                "n_items": doc["n_items"],
-                "n_failed": doc["n_failed"],
-                "coverage": coverage(doc),
-                "convention": doc.get("convention", "strict"),
-                "metrics": doc["metrics"],
-                "by_convention": doc.get("by_convention", {}),
-                "n": doc.get("n", {}),
-                "ci": doc.get("ci", {}),
-                "breakdown": doc.get("breakdown", {}),
-                **{key: doc[key] for key in ("members", "members_agreement") if key in doc},
-            }
-            for name, doc in summary.items()
-        },
+        "judges": judges_json(summary),
         "llm": meta.get("llm") or llm_totals({}),
         **({"imported": meta["imported"]} if meta.get("imported") else {}),
     }

@@ -21,6 +21,7 @@ from qatui.report.session_view import (
     session_status,
     unchanged_dataset,
 )
+from qatui.text import have, plural
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -53,6 +54,8 @@ class JudgeContent:
     """Dimension -> (human ratings, judge scores) over every rated candidate."""
     rating_r: dict[str, float] = field(default_factory=dict)
     """Dimension -> the stored sample-level Pearson r shown beside its scatter."""
+    leak_free_rows: list[tuple[str, str, str, str]] = field(default_factory=list)
+    """`metric_rows` without the items whose candidates copy a reference (empty when no item does)."""
 
 
 @dataclass
@@ -68,6 +71,8 @@ class SessionContent:
     worst: list[dict[str, Any]]
     """`item_detail` dicts of the items judges disagree most with people on, each with its `agreement` by judge."""
     note: str | None = None
+    leak_note: str | None = None
+    """How many items copy a reference and are left out of each judge's second table (None: no item does)."""
 
 
 def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str = "dataset",
@@ -97,6 +102,19 @@ def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str 
         if dataset is not None:
             _per_item(judge, dataset.items, verdicts[name], doc or {})
         judges.append(judge)
+    leak_note = None
+    if dataset is not None:
+        from qatui.report.leak_figures import shown_ids, split_by_leaks
+
+        split = split_by_leaks(session, dataset, summary, chosen=True)
+        if split.without_leaks is not None:
+            n = len(split.left_out)
+            leak_note = (f"{plural(n, 'item')} of {split.n_items} ({shown_ids(split.left_out)}) {have(n)} a candidate "
+                         "copying a reference, which reference-based judges rank first for free: each judge's "
+                         "second table leaves them out")
+            for judge in judges:
+                if free := split.without_leaks.get(judge.name):
+                    judge.leak_free_rows = metric_rows(free)
     note = None
     if dataset is None:
         note = (f"the dataset file {meta['dataset']['path']} cannot be reloaded unchanged, so the plots and the "
@@ -109,6 +127,7 @@ def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str 
         table=None if dataset is None else session_table(session, dataset, verdicts),
         worst=[] if dataset is None else worst_items(session, dataset, judges, items_shown),
         note=note,
+        leak_note=leak_note,
     )
 
 

@@ -23,6 +23,9 @@ def _judge_metrics(judge: JudgeContent) -> str:
         parts.append(table(["metric", "value", "95% CI", "n"], judge.metric_rows, classes="metrics"))
     else:
         parts.append(paragraph(judge.no_metric, "muted"))
+    if judge.leak_free_rows:
+        parts.append(table(["metric", "value", "95% CI", "n"], judge.leak_free_rows, classes="metrics",
+                           caption="without the items whose candidates copy a reference"))
     present = [k for k in BREAKDOWN_KEYS
                if any(k in m for groups in judge.breakdown.values() for m in groups.values())]
     if present:
@@ -88,6 +91,8 @@ def session_section(content: SessionContent, anchor: str) -> Raw:
         parts.append(paragraph(content.note, "note"))
     parts.append(table(["setting", "value"], content.settings, classes="settings"))
     parts.append("<h3>Metrics (95% bootstrap CIs over items)</h3>")
+    if content.leak_note:
+        parts.append(paragraph(content.leak_note, "note"))
     parts.append('<div class="judges">' + "".join(_judge_metrics(judge) for judge in content.judges) + "</div>")
     if content.table:
         parts.append(qatui_table(content.table, "As qatui table prints it (×100)"))

@@ -127,13 +127,16 @@ class LabelScreen(QatuiScreen):
         return self.items[self.index]
 
     def first_unlabelled(self, start: int = 0) -> int:
-        """The first item from `start` on (wrapping) without a label; `start` when all have one."""
+        """The first item from `start` on (wrapping) without a label; `start` (wrapped) when all have one.
+
+        `start` may be one past the last item (the next after it): wrapped, it is always an index.
+        """
         saved = self.annotation.labels.labels()
         for offset in range(len(self.items)):
             i = (start + offset) % len(self.items)
             if self.items[i].id not in saved:
                 return i
-        return start
+        return start % len(self.items)
 
     def show_item(self, index: int) -> None:
         """Open item `index`: a draft from its saved label, or from the presentation order."""
