@@ -36,11 +36,9 @@ class Annotation:
 
 def resolve_source(source: str, store: SessionStore, fmt: str | None = None) -> Dataset:
     """A dataset file (or `demo`), else a session's dataset (its items, reloaded and checked unchanged)."""
-    from qatui.data.loaders import demo_dataset, load_dataset
+    from qatui.data.loaders import DEMO_NAME, load_dataset
 
-    if source == "demo":
-        return demo_dataset()
-    if Path(source).exists():
+    if source == DEMO_NAME or Path(source).exists():
         return load_dataset(source, fmt)
     try:
         session = store.open(source)

@@ -138,8 +138,14 @@ def iter_items(path: str | Path, format: str) -> Iterator[Item]:
 
 
 def _checked(path: str | Path, format: str | None, csv_mapping: dict[str, str] | None) -> tuple[Path, str]:
-    """The path, expanded, and its format (detected when None), once both are known to be readable together."""
+    """The path, expanded, and its format (detected when None), once both are known to be readable together.
+
+    `demo` names the bundled demo set wherever a dataset is asked for, unless a file or folder
+    of that name is in the working directory (a user's own file always wins).
+    """
     path = Path(path).expanduser()
+    if str(path) == DEMO_NAME and not path.exists():
+        path = demo_path()
     if format is None:
         format = detect_format(path)
     elif not path.exists():
@@ -172,6 +178,10 @@ def content_hash(path: str | Path) -> str:
     for file in lfqa_eval.files(path) if path.is_dir() else [path]:
         digest.update(file.read_bytes())
     return digest.hexdigest()
+
+
+DEMO_NAME = "demo"
+"""What names the bundled demo set where a dataset path is asked for (`run demo`, `datasets inspect demo` …)."""
 
 
 def demo_path() -> Path:
