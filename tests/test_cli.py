@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from qatui.cli import main
+from qatui.data.loaders import load_dataset
 from qatui.store.session import SessionStore
 
 DEMO = Path(__file__).resolve().parents[1] / "qatui" / "data" / "demo" / "demo.jsonl"
@@ -102,8 +104,8 @@ def test_export_csv_jsonl_md(tmp_path, capsys) -> None:
         assert code == 0
         text = out_file.read_text()
         assert "en-01" in text
-    rows = (tmp_path / "out.csv").read_text().splitlines()
-    assert rows[0].startswith("session,item_id,judge") and len(rows) > 4
+    rows = list(csv.DictReader((tmp_path / "out.csv").read_text().splitlines()))
+    assert len(rows) == sum(len(item.candidates) for item in load_dataset(DEMO).items[:4])  # one row per response
     records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert len(records) == 4 and all(r["status"] == "done" for r in records)
 
@@ -193,3 +195,30 @@ def test_kill_9_then_resume_loses_and_recomputes_nothing(tmp_path) -> None:
     after = _stored(session_dir)
     assert len(after) == 200
     assert all(after[item_id] == at for item_id, at in before.items()), "a finished item was recomputed"
+
+
+def test_csv_export_is_one_row_per_response_with_its_text_gold_and_every_judge(tmp_path, capsys) -> None:
+    """A spreadsheet review needs no join: question, response, gold rank and each judge's score on one row."""
+    item = {"id": "=cmd|' /C calc'!A0", "question": "+Which is longer?", "references": ["A long answer here."],
+            "candidates": {"short": "-Short.", "long": "@A much longer answer than the other one."},
+            "gold": {"kind": "ranking", "tiers": [["long"], ["short"]]}}
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(item) + "\n")
+    sid = run_json(capsys, "run", str(path), "--judge", "length", "--judge", "rouge-l", "--sessions-dir", str(tmp_path))["session"]
+    code, out, err = run_cli(capsys, "sessions", "export", sid, "--format", "csv", "--sessions-dir", str(tmp_path))
+    assert code == 0, err
+    rows = {row["candidate"]: row for row in csv.DictReader(out.splitlines())}
+    assert set(rows) == {"short", "long"}
+    long = rows["long"]
+    # every text a spreadsheet would run as a formula starts with ' (shown as text)
+    assert long["item_id"] == "'=cmd|' /C calc'!A0" and long["question"] == "'+Which is longer?"
+    assert long["response"] == "'@A much longer answer than the other one." and rows["short"]["response"] == "'-Short."
+    assert long["gold rank"] == "1" and rows["short"]["gold rank"] == "2"
+    words = len("@A much longer answer than the other one.".split())
+    assert float(long["length score"]) == words and long["length rank"] == "1" and long["length status"] == "done"
+    assert long["rouge-l status"] == "done" and 0 < float(long["rouge-l score"]) <= 1
+    # the dataset gone: ids and scores are still there, the texts are not
+    path.unlink()
+    code, out, _ = run_cli(capsys, "sessions", "export", sid, "--format", "csv", "--sessions-dir", str(tmp_path))
+    rows = {row["candidate"]: row for row in csv.DictReader(out.splitlines())}
+    assert code == 0 and rows["long"]["response"] == "" and float(rows["long"]["length score"]) == words

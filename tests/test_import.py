@@ -48,7 +48,7 @@ def length_run(tmp_path, capsys) -> tuple[Path, dict, list[dict[str, str]]]:
 def test_imported_scores_equal_the_real_judge_and_sit_beside_it_in_compare(tmp_path, capsys, length_run) -> None:
     sessions, real, exported = length_run
     scores = _write_csv(tmp_path / "lengths.csv", ["item_id", "candidate_id", "score"],
-                        [[r["item_id"], r["candidate"], r["score"]] for r in exported])
+                        [[r["item_id"], r["candidate"], r["length score"]] for r in exported])
     code, out, err = _import(capsys, sessions, scores, "words-ext", "--json")
     assert code == 0, err
     imported = json.loads(out)
@@ -96,7 +96,7 @@ def test_imported_ranking_as_jsonl_keeps_the_ranking(tmp_path, capsys, length_ru
     sessions, real, exported = length_run
     path = tmp_path / "ranks.jsonl"
     path.write_text("".join(json.dumps({"item_id": r["item_id"], "candidate_id": r["candidate"],
-                                        "rank": int(r["rank"])}) + "\n" for r in exported), encoding="utf-8")
+                                        "rank": int(r["length rank"])}) + "\n" for r in exported), encoding="utf-8")
     data = run_json(capsys, "sessions", "import", str(path), "--dataset", str(DEMO), "--judge-name", "ranks-ext",
                     "--kind", "ranking", "--sessions-dir", str(sessions))
     assert data["imported"]["format"] == "jsonl" and data["imported"]["rows"] == len(exported)
@@ -116,7 +116,9 @@ def test_imported_pairwise_verdicts_either_way_round_with_partial(tmp_path, caps
     sessions, real, exported = length_run
     dataset = load_dataset(DEMO)
     pairs = [item for item in dataset.items if item.gold is not None and item.gold.kind == "pairwise"]
-    said = {r["item_id"]: r["preference"] for r in exported}
+    first_of_pair = {item.id: item.gold.a for item in pairs}
+    said = {r["item_id"]: {"yes": "A", "no": "B", "tie": "tie"}[r["length preferred"]]
+            for r in exported if r["candidate"] == first_of_pair.get(r["item_id"])}
     flip = {"A": "B", "B": "A", "tie": "tie"}
     rows = [[item.id, item.gold.a, item.gold.b, said[item.id]] for item in pairs[1:]]
     rows.append([pairs[0].id, pairs[0].gold.b, pairs[0].gold.a, flip[said[pairs[0].id]].lower()])  # b, a: flipped

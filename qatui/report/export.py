@@ -1,4 +1,4 @@
-"""Session exports: jsonl (one stored result a line), csv (one candidate a row), md (a report).
+"""Session exports: jsonl (one stored result a line), csv (one response a row, every judge beside), md (a report).
 
 Exports carry the session's metadata and results only; the store never holds an API key,
 so neither does an export.
@@ -11,14 +11,13 @@ import io
 import json
 from typing import TYPE_CHECKING
 
+from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
 from qatui.report.session_view import coverage_text
 from qatui.text import natural_key, plural
 
 if TYPE_CHECKING:
+    from qatui.data.model import Item
     from qatui.store.session import Session
-
-CSV_COLUMNS = ["session", "item_id", "judge", "status", "candidate", "shown_as", "score", "rank", "preference", "failure"]
-
 
 def export_jsonl(session: Session) -> str:
     """One JSON object per (item, judge): the stored result with its verdict and calls."""
@@ -28,30 +27,96 @@ def export_jsonl(session: Session) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet read a cell as a formula; a text cell starting so gets a leading `'` (shown as text)."""
+
+
+def _cell(text: str) -> str:
+    """A text from a dataset, a model or a session as a CSV cell a spreadsheet shows as text, never runs as a formula."""
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
 def export_csv(session: Session) -> str:
-    """One row per (item, judge, candidate); a failed item is one row with its reason."""
+    """One row per (item, response): its question, text and gold beside every judge's score, rank and status.
+
+    A spreadsheet review needs no join: the question and response come from the session's dataset
+    reloaded (empty, with the item and response ids still there, when it is gone or changed).
+    Per judge: `J score` (as stored, full precision), `J rank` (1 best, as the verdict ranks),
+    `J preferred` (a pair's verdict: yes, no or tie for this response), `J status` (done,
+    failed, n/a or pending) and `J reason` (why it failed or does not apply). Gold: `gold rank`
+    (ranking gold, 1 best, tied responses share one), `gold preferred` (pairwise gold: yes, no
+    or tie for this response against the other), `gold DIMENSION` (ratings). Text cells that a
+    spreadsheet would run as a formula start with `'`.
+    """
+    from qatui.report.session_view import unchanged_dataset
+
+    judges = list(session.meta.get("judges", {}))
+    results = session.results()
+    dataset = unchanged_dataset(session)
+    if dataset is not None:
+        dataset = dataset.limited(session.meta["dataset"].get("limit"))
+    items = {item.id: item for item in dataset.items} if dataset is not None else {}
+    order = list(items) if items else sorted({item_id for item_id, _ in results}, key=natural_key)
+    dims = sorted({dim for item in items.values() if isinstance(item.gold, RatingsGold) for dim in item.gold.dimensions()})
+    columns = ["session", "item_id", "question", "candidate", "response", "gold rank", "gold preferred",
+               *(f"gold {dim}" for dim in dims)]
+    for judge in judges:
+        columns += [f"{judge} score", f"{judge} rank", f"{judge} preferred", f"{judge} status", f"{judge} reason"]
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    for (item_id, judge), doc in _in_order(session):
-        row = {"session": session.id, "item_id": item_id, "judge": judge, "status": doc["status"]}
-        if doc["status"] == "n/a":
-            writer.writerow({**row, "failure": f"not applicable: {doc.get('not_applicable', '')}"})
-            continue
-        if doc["status"] != "done":
-            writer.writerow({**row, "failure": doc["failure"]["reason"]})
-            continue
-        v = doc["verdict"]
-        for cid in v["ranking"]:
-            writer.writerow({
-                **row,
-                "candidate": cid,
-                "shown_as": f"Response {v['order'].index(cid) + 1}",
-                "score": repr(v["scores"][cid]),
-                "rank": v["ranking"].index(cid) + 1,
-                "preference": v.get("preference") or "",
-            })
+    for item_id in order:
+        item = items.get(item_id)
+        docs = {judge: results.get((item_id, judge)) for judge in judges}
+        candidates = list(item.candidates) if item else list(dict.fromkeys(
+            cid for doc in docs.values() if doc and doc.get("verdict") for cid in doc["verdict"]["ranking"]))
+        for cid in candidates:
+            row = {"session": session.id, "item_id": _cell(item_id), "candidate": _cell(cid),
+                   "question": _cell(item.question) if item else "", "response": _cell(item.candidates[cid]) if item else "",
+                   **_gold_cells(item, cid)}
+            for judge, doc in docs.items():
+                row.update(_judge_cells(judge, doc, cid))
+            writer.writerow(row)
     return out.getvalue()
+
+
+def _gold_cells(item: Item | None, cid: str) -> dict[str, str]:
+    """The gold columns of one response: its rank, whether people preferred it, its ratings."""
+    if item is None or item.gold is None:
+        return {}
+    gold = item.gold
+    if isinstance(gold, RankingGold):
+        rank = next((i for i, tier in enumerate(gold.tiers, 1) if cid in tier), None)
+        return {"gold rank": str(rank) if rank else ""}
+    if isinstance(gold, PairwiseGold):
+        if cid not in (gold.a, gold.b):
+            return {}
+        return {"gold preferred": _preferred(gold.label, "A" if cid == gold.a else "B")}
+    return {f"gold {dim}": repr(by_candidate[cid]) for dim, by_candidate in gold.ratings.items() if cid in by_candidate}
+
+
+def _judge_cells(judge: str, doc: dict | None, cid: str) -> dict[str, str]:
+    """One judge's columns for one response: score, rank, preferred, status and reason."""
+    if doc is None:
+        return {f"{judge} status": "pending"}
+    cells = {f"{judge} status": doc["status"]}
+    if doc["status"] == "n/a":
+        return {**cells, f"{judge} reason": _cell(doc.get("not_applicable", ""))}
+    if doc["status"] != "done":
+        return {**cells, f"{judge} reason": _cell(doc["failure"]["reason"])}
+    verdict = doc["verdict"]
+    if cid in verdict["scores"]:
+        cells[f"{judge} score"] = repr(verdict["scores"][cid])
+    if cid in verdict["ranking"]:
+        cells[f"{judge} rank"] = str(verdict["ranking"].index(cid) + 1)
+    if (preference := verdict.get("preference")) and cid in (pair := verdict.get("pair") or ()):
+        cells[f"{judge} preferred"] = _preferred(preference, "A" if cid == pair[0] else "B")
+    return cells
+
+
+def _preferred(preference: str, side: str) -> str:
+    """Whether the response on `side` (A or B) of a pair was preferred: yes, no or tie."""
+    return "tie" if preference == "tie" else "yes" if preference == side else "no"
 
 
 def export_md(session: Session) -> str:
