@@ -245,7 +245,8 @@ class MinosJudge(Judge):
                                  "per_reference": per_reference, "nli": self.resources.nli_name_for(view.language)})
 
     async def _listwise(self, view: ItemView, prompts: dict, levels: dict[str, str]) -> RankingProduced:
-        section = prompts["rank"]
+        # the plain baseline asks as the paper's listwise prompt does, naming no criteria
+        section = prompts["listwise" if self.strategy == "listwise" else "rank"]
         instances = ""
         if levels:
             lines = "\n".join(section["level_line"].format(level=k, text=v) for k, v in levels.items())
