@@ -18,14 +18,15 @@ ITEM = {"id": "doc", "question": "Summarise the article.", "references": ["The c
         "gold": {"kind": "ranking", "tiers": [["a"], ["b"]]}}
 
 
-def _run(llm_server, tmp_path, capsys, monkeypatch, judge: str, answer, options: str = "") -> list[dict]:
+def _run(llm_server, tmp_path, capsys, monkeypatch, judge: str, answer, options: str = "",
+         item: dict | None = None) -> list[dict]:
     """Run `judge` on ITEM against the scripted server; the completion requests it sent."""
     monkeypatch.setenv("FAKE_KEY", "sk-test")
     config = tmp_path / "c.toml"
     config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
                       f'api_key_env = "FAKE_KEY"\nmax_attempts = 1\n[cache]\ndir = "{tmp_path / "cache"}"\n{options}')
     data = tmp_path / "d.jsonl"
-    data.write_text(json.dumps(ITEM) + "\n")
+    data.write_text(json.dumps(item or ITEM) + "\n")
     llm_server.script(answer)
     code = main(["--config", str(config), "run", str(data), "--judge", judge, "--backbone", "fake", "--json",
                  "--sessions-dir", str(tmp_path / "s")])
@@ -66,3 +67,21 @@ def test_checkeval_answering_prompt_leans_to_neither_answer(language: str, leani
     system = load_prompts("checkeval", language)["answer"]["system"]
     assert "yes" in system and "no" in system
     assert not [word for word in leaning if word in system]
+
+
+def test_calf_shows_the_reference_and_answers_and_the_question_only_without_a_reference(
+        llm_server, tmp_path, capsys, monkeypatch) -> None:
+    """CALF's prompt (its Table 19) gives the teacher the reference, answer A and answer B: no question."""
+    def answer(body: dict) -> str:
+        return json.dumps({"rationale": "A matches the reference.", "choice": "A"})
+
+    calf = '[judges.pairwise]\nprotocol = "calf"\n'
+    (tmp_path / "ref").mkdir()
+    with_reference = _run(llm_server, tmp_path / "ref", capsys, monkeypatch, "pairwise", answer, calf)
+    assert len(with_reference) == 1
+    text = _text(with_reference[0])
+    assert "The council approved the new park." in text and ITEM["question"] not in text
+    (tmp_path / "noref").mkdir()
+    without = _run(llm_server, tmp_path / "noref", capsys, monkeypatch, "pairwise", answer, calf,
+                   {**ITEM, "id": "noref", "references": []})
+    assert ITEM["question"] in _text(without[-1])  # nothing else to judge by

@@ -167,7 +167,10 @@ def win_rates(labels: list[str], results: dict[tuple[str, str], str | None]) -> 
 def pair_messages(section: dict, view: ItemView, answer_a: str, answer_b: str) -> list[dict[str, str]]:
     """The chat of one ordered comparison, answers and references fenced; the reference line only when the item has one."""
     fence = Fence(view.question, answer_a, answer_b, *view.references)
-    messages = chat(section, ("rationale", "choice"), question=view.question,
+    question = view.question
+    if "question_line" in section:  # CALF's prompt: the question only where no reference gives the standard
+        question = "" if view.references else section["question_line"].format(question=view.question)
+    messages = chat(section, ("rationale", "choice"), question=question,
                     reference=reference_line(section, view.references, fence),
                     answer_a=fence("Answer A", answer_a), answer_b=fence("Answer B", answer_b))
     return guarded(messages, view.language)
