@@ -148,6 +148,7 @@ class MinosJudge(Judge):
     uses_llm = True
     uses_nli = True
     strategy: ClassVar[Literal["route", "akps", "ialr", "listwise"]] = "route"
+    reproduces = ("minoseval:minoseval", "minoseval:minoseval-gold-route")
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
         """Route the question, then score by key points and NLI or rank with silver instances."""
@@ -290,6 +291,7 @@ class MinosAKPSJudge(MinosJudge):
     summary = "MinosEval ablation: key points + NLI for every question"
     needs = Needs(reference=True, min_candidates=2)
     strategy = "akps"
+    reproduces = ("minoseval:akps",)
 
 
 class MinosIALRJudge(MinosJudge):
@@ -299,6 +301,7 @@ class MinosIALRJudge(MinosJudge):
     summary = "MinosEval ablation: silver instances + listwise ranking for every question"
     needs = Needs(reference=True, min_candidates=2)
     strategy = "ialr"
+    reproduces = ("minoseval:ialr",)
     uses_nli = False
 
 
@@ -306,7 +309,8 @@ class ListwiseJudge(MinosJudge):
     """The listwise baseline: the backbone ranks the responses, with no silver instances."""
 
     name = "listwise"
-    summary = "Plain listwise ranking by the backbone against the reference (no instances, no routing)"
+    summary = "Listwise (MinosEval baseline): the backbone orders the responses against the reference; no criteria named"
     needs = Needs(reference=True, min_candidates=2)
     strategy = "listwise"
+    reproduces = ("minoseval:listwise",)
     uses_nli = False

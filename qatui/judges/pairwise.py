@@ -180,6 +180,7 @@ class PairwiseJudge(Judge):
     """CALF: every pair judged A / B / tie (once, alternating, or in both orders), combined, ranked by win rate."""
 
     name = "pairwise"
+    reproduces = ("calf:llm",)
     summary = ("CALF: A / B / tie per pair of responses; protocol both-orders (default: both orders, "
                "disagreement = tie) or calf (the paper's: once, order alternated, temperature 1.0); win rate ranks")
     needs = Needs(reference=False, min_candidates=2)
