@@ -37,6 +37,9 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("injection: echoed fenced blocks ignored", "qatui/llm/fence.py", "    return _BLOCK.sub(\"\", text)", "    return text", "tests/test_injection.py"),
  ("trim: fit to the window", "qatui/llm/client.py", "        return (messages, None) if self._counter is None else fit(messages, self._counter, answer_tokens)", "        return messages, None", "tests/test_trim.py"),
  ("schema: newer files refused", "qatui/store/files.py", "    version = 1 if stated is None else stated", "    return\n    version = 1 if stated is None else stated", "tests/test_foreign_files.py"),
+ ("fidelity: nli premise of old sessions", "qatui/judges/registry.py", "    if name in PREMISE_BEFORE_THE_SWAP and \"premise\" not in options:", "    if False:", "tests/test_nli_baselines.py"),
+ ("fidelity: checklist written as TOML", "qatui/judges/checklist_gen.py", "    return comments + tomli_w.dumps(doc)", "    import json\n    return comments + json.dumps(doc)", "tests/test_checklist_generate.py"),
+ ("fidelity: ledger claims", "qatui/judges/geval.py", "    name = \"geval\"\n", "    name = \"geval\"\n    reproduces = (\"calf:g-eval\",)\n", "tests/test_fidelity_ledger.py"),
  ("tui quit: cancel before exit", "qatui/tui/app.py", "                for screen in running:\n                    screen.handle.cancel()\n                await asyncio.gather(*(s.handle.wait() for s in running))\n", "", "tests/test_tui_quit.py"),
 ]
 only = sys.argv[1:]

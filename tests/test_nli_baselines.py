@@ -40,8 +40,56 @@ def test_a_chinese_item_never_reaches_the_english_nli_model() -> None:
     assert resources.nli_names(["en", "zh"]) == {"en": "bundled", "zh": "llm"}  # the backbone reads Chinese
     ra, ar = make_judge("nli-ra", {}, resources), make_judge("nli-ar", {}, resources)
     assert ra.not_applicable(dataset) == {}
-    assert (ra.expected_calls(en), ra.expected_calls(zh)) == ((0, 0), (1, 1))  # one call per premise (the reference)
-    assert ar.expected_calls(zh) == (2, 2)  # the two responses are the premises
+    assert (ra.expected_calls(en), ra.expected_calls(zh)) == ((0, 0), (2, 2))  # the two responses are the premises
+    assert ar.expected_calls(zh) == (1, 1)  # one call per premise (the reference)
     configured = Resources(Config.model_validate({"models": {"nli_zh": "some/multilingual-nli"}}))
     assert configured.nli_name_for("zh") == "some/multilingual-nli" and configured.nli_name_for("en") == "bundled"
     assert Resources(Config(), nli_spec="llm").nli_names(["en", "zh"]) == {"en": "llm", "zh": "llm"}
+
+
+# The response says more than the reference: the response entails the reference, the reference
+# does not entail the response, so the two premises give different scores.
+ONE_WAY = {"id": "sun", "question": "What colour is the sky on a clear day?", "references": ["The sky is blue."],
+           "candidates": {"long": "On a clear summer day the sky is blue, and the sun shines over the green hills.",
+                          "short": "Blue."}}
+
+
+def _run_and_show(tmp_path, capsys, judge: str, *extra: str) -> dict:
+    tmp_path.mkdir()
+    data = tmp_path / "sun.jsonl"
+    data.write_text(json.dumps(ONE_WAY) + "\n")
+    sessions = str(tmp_path / "s")
+    assert main(["run", str(data), "--judge", judge, "--json", "--sessions-dir", sessions, *extra]) == 0
+    session = json.loads(capsys.readouterr().out)["session"]
+    main(["sessions", "show", session, "--item", "sun", "--json", "--sessions-dir", sessions])
+    return json.loads(capsys.readouterr().out)["judges"][judge]
+
+
+def test_each_name_has_the_premise_of_minoseval_row_on_a_pair_whose_directions_differ(tmp_path, capsys) -> None:
+    """MinosEval's NLI(R,A) puts the response first, as premise (its Formula 3); NLI(A,R) the reference."""
+    ra = _run_and_show(tmp_path / "ra", capsys, "nli-ra")
+    ar = _run_and_show(tmp_path / "ar", capsys, "nli-ar")
+    assert ra["details"]["direction"] == "response ⇒ reference"
+    assert ar["details"]["direction"] == "reference ⇒ response"
+    # the long response entails "The sky is blue."; the reference does not entail the long response
+    assert ra["scores"]["long"] > 0.5 > ar["scores"]["long"], (ra["scores"], ar["scores"])
+
+
+def test_a_session_saved_before_the_names_followed_the_paper_resumes_with_the_premise_it_ran(tmp_path, capsys) -> None:
+    """Such a session stored no `premise`: `nli-ra` then took the reference as premise, and keeps it on resume."""
+    from qatui.data.loaders import load_dataset
+    from qatui.engine.jobs import start_run
+    from qatui.store.session import SessionStore
+
+    data = tmp_path / "sun.jsonl"
+    data.write_text(json.dumps(ONE_WAY) + "\n")
+    sessions = tmp_path / "s"
+    job = start_run(SessionStore(sessions), load_dataset(data), ["nli-ra"], Config())
+    assert job.session.meta["judges"]["nli-ra"]["premise"] == "response"  # new sessions state it
+    job.session.update_meta(judges={"nli-ra": {"tie_digits": 4}}, status="interrupted", pid=None)  # as saved before
+    job.session.close()
+    assert main(["sessions", "resume", job.session.id, "--json", "--sessions-dir", str(sessions)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "nli-ra" in out["judges"]  # the old name loads and displays
+    main(["sessions", "show", job.session.id, "--item", "sun", "--json", "--sessions-dir", str(sessions)])
+    assert json.loads(capsys.readouterr().out)["judges"]["nli-ra"]["details"]["direction"] == "reference ⇒ response"

@@ -199,17 +199,17 @@ def test_the_schema_answers_fit_the_judges_schemas() -> None:
 
 def test_a_chinese_item_with_the_backbone_as_nli_checks_the_backbone_first(setup, llm_server, tmp_path,
                                                                              capsys) -> None:
-    """`nli-ar` calls no backbone on English items, but with `nli_zh = "llm"` a Chinese item's NLI is the backbone:
-    it is checked before anything else, and without that setting it is not needed (the head reads Chinese)."""
+    """`nli-ra` (the response as premise) calls no backbone on English items, but with `nli_zh = "llm"` a Chinese
+    item's NLI is the backbone: it is checked before anything else, and without that setting it is not needed (the head reads Chinese)."""
     config, data = setup
     with_nli_zh(config, "llm")
     sessions = tmp_path / "s"
     base = ["--config", str(config), "--sessions-dir", str(sessions), "run", str(data), "--backbone", "fake",
-            "--judge", "nli-ar"]
+            "--judge", "nli-ra"]
     code = main([*base, "--plan", "--json"])
     plan = json.loads(capsys.readouterr().out)
     assert code == 0 and plan["nli"] == {"en": "bundled", "zh": "llm"} and plan["backbones"] == ["fake"]
-    assert plan["calls"]["nli-ar"] == [4 + 2, 4 + 2]  # zh-03 and zh-07: one call per response (the premise)
+    assert plan["calls"]["nli-ra"] == [4 + 2, 4 + 2]  # zh-03 and zh-07: one call per response (the premise)
     llm_server.script(faults=["401"] * 3)
     code = main(base)
     assert code == 2 and "authentication failed" in capsys.readouterr().err

@@ -38,13 +38,15 @@ def cmd_judges(args: argparse.Namespace, config: Config) -> int:
 
     from qatui.judges.registry import JUDGES, judge_class
 
-    table = Table("judge", "needs", "what it does", box=None)
+    table = Table("judge", "needs", "what it does", "reproduces", box=None)
     for name in JUDGES:
         cls = judge_class(name)
         needs = [w for w, flag in (("reference", cls.needs.reference), ("context", cls.needs.context),
                                    ("backbone", cls.uses_llm)) if flag]
-        table.add_row(name, ", ".join(needs) or "-", cls.summary)
-    make_console().print(table)
+        table.add_row(name, ", ".join(needs) or "-", cls.summary, ", ".join(cls.reproduces) or "-")
+    console = make_console()
+    console.print(table)
+    console.print("reproduces: the papers' rows, by id, that docs/FIDELITY.md marks reproduced, step by step")
     return 0
 
 

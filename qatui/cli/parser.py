@@ -114,8 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("seed", metavar="SEED.toml", help="a checklist file whose questions are the seeds")
     gen.add_argument("-o", "--output", metavar="OUT.toml", required=True, help="the reviewed checklist to write")
     gen.add_argument("--diversify", type=int_in(0, 20), default=2, metavar="N", help="new questions per sub-dimension (default 2)")
-    gen.add_argument("--elaborate", type=int_in(3, 10), default=3, metavar="N",
-                     help="specific questions per seed question, 3 to 10 (default 3)")
+    gen.add_argument("--elaborate", type=int_in(3, 10), default=10, metavar="N",
+                     help="asks for 3 to N specific questions per seed question, N from 3 to 10 (default 10: the paper's 3 to 10)")
     _model_flags(gen)
 
     table = sub.add_parser("table", parents=[common],

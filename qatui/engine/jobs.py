@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from qatui import __version__
 from qatui.errors import DatasetError, JudgeError, SessionError
-from qatui.judges.registry import make_judge
+from qatui.judges.registry import make_judge, stored_options
 
 
 class NothingToResume(SessionError):
@@ -228,7 +228,7 @@ def resume_run(store: SessionStore, session_id: str, config: Config, *, resource
         )
     subset = dataset.limited(ds.get("limit"))
     resources = resources or resources_from_meta(meta, config)
-    judges = [make_judge(name, options, resources) for name, options in meta["judges"].items()]
+    judges = [make_judge(name, stored_options(name, options), resources) for name, options in meta["judges"].items()]
     done = session.finished_keys() | session.not_applicable_keys()
     if all((item.id, j.name) in done for item in subset.items for j in judges):
         raise NothingToResume(f"session {session.id} is complete: every item of every judge is done, nothing to resume "

@@ -50,6 +50,9 @@ class Judge(ABC):
     summary: ClassVar[str]
     needs: ClassVar[Needs] = Needs()
     Options: ClassVar[type[JudgeOptions]] = JudgeOptions
+    reproduces: ClassVar[tuple[str, ...]] = ()
+    """The papers' rows this judge reproduces, by their id in the fidelity ledger (`docs/FIDELITY.md`),
+    where each is marked reproduced; `qatui judges` prints them and a test holds the two to each other."""
 
     uses_llm: ClassVar[bool] = False
     """True when the judge calls the run's backbone (its calls are cached and counted)."""

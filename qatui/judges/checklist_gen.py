@@ -3,7 +3,7 @@
 For every sub-dimension of a seed checklist:
 
 1. diversification: one call asks for new questions on other facets of the sub-dimension;
-2. elaboration: one call per seed question asks for 3-10 narrower questions;
+2. elaboration: one call per seed question asks for 3 to `elaborate` (10) narrower questions;
    both start from the seeds only (run independently, never one on the other's output);
    a new question repeating an earlier one of its sub-dimension is dropped or marked
    redundant without asking.
@@ -22,7 +22,6 @@ cache.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from qatui.judges.checklist import (
     Question,
     SubDimension,
     load_checklist,
+    parse_checklist,
 )
 from qatui.judges.checklist_ask import ask_lines
 from qatui.judges.checklist_filter import (
@@ -53,13 +53,22 @@ def question_lines(text: str, limit: int, exclude: set[str]) -> list[str]:
     seen = {q.lower() for q in exclude}
     for line in text.splitlines():
         q = _BULLET.sub("", line).strip().strip('"').strip()
-        if len(q) < 10 or not q.endswith("?") or q.lower() in seen:
+        if len(q) < 10 or not q.endswith("?") or q.lower() in seen or not _encodable(q):
             continue
         seen.add(q.lower())
         out.append(q)
         if len(out) >= limit:
             break
     return out
+
+
+def _encodable(text: str) -> bool:
+    """Whether `text` can be written as UTF-8: a lone surrogate (half an emoji from a JSON escape) cannot."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def questions_schema(limit: int) -> dict:
@@ -100,43 +109,72 @@ async def augment_sub_dimension(llm: Any, checklist: Checklist, dimension: Dimen
     return SubDimension(name=sub.name, questions=[*sub.questions, *new])
 
 
+def _question_table(q: Question) -> dict[str, Any]:
+    """One question as its TOML table: text and origin, then only what differs from the defaults."""
+    table: dict[str, Any] = {"text": q.text, "origin": q.origin}
+    if q.parent:
+        table["parent"] = q.parent
+    if q.weight != 1.0:
+        table["weight"] = q.weight
+    if q.removed:
+        table["removed"] = True
+    if q.reason:
+        table["reason"] = q.reason
+    return table
+
+
 def to_toml(checklist: Checklist, header: str = "") -> str:
-    """A checklist as TOML, every question as a table (origin, parent, weight, removed, reason)."""
-    s = json.dumps
-    out = [f"# {line}" for line in header.splitlines()]
-    out += [f"name = {s(checklist.name)}", f"task = {s(checklist.task)}", f"stage = {s(checklist.stage)}",
-            f"target = {s(checklist.target)}", "", "[inputs]"]
-    out += [f"{k} = {s(v)}" for k, v in checklist.inputs.items()]
-    for d in checklist.dimensions:
-        out += ["", "[[dimensions]]", f"name = {s(d.name)}", f"definition = {s(d.definition)}"]
-        for sub in d.sub_dimensions:
-            out += ["", "[[dimensions.sub_dimensions]]", f"name = {s(sub.name)}"]
-            for q in sub.questions:
-                out += ["[[dimensions.sub_dimensions.questions]]", f"text = {s(q.text)}", f"origin = {s(q.origin)}"]
-                if q.parent:
-                    out.append(f"parent = {s(q.parent)}")
-                if q.weight != 1.0:
-                    out.append(f"weight = {q.weight}")
-                if q.removed:
-                    out.append("removed = true")
-                if q.reason:
-                    out.append(f"reason = {s(q.reason)}")
-    return "\n".join(out) + "\n"
+    """A checklist as TOML, every question as a table (origin, parent, weight, removed, reason).
+
+    Written by a TOML writer (tomli-w), so any text a backbone returns (an emoji, a quote, a
+    backslash) is escaped as TOML wants it; the header becomes comment lines.
+    """
+    import tomli_w
+
+    doc = {"name": checklist.name, "task": checklist.task, "stage": checklist.stage, "target": checklist.target,
+           "inputs": dict(checklist.inputs),
+           "dimensions": [{"name": d.name, "definition": d.definition,
+                           "sub_dimensions": [{"name": sub.name, "questions": [_question_table(q) for q in sub.questions]}
+                                              for sub in d.sub_dimensions]}
+                          for d in checklist.dimensions]}
+    comments = "".join(f"# {line}\n" for line in header.splitlines())
+    return comments + tomli_w.dumps(doc)
+
+
+def check_writable(checklist: Checklist, where: str) -> None:
+    """Refuse now, not after the last call, a checklist that would not be written as TOML and read back."""
+    try:
+        text = to_toml(checklist)
+        text.encode("utf-8")
+    except (TypeError, ValueError) as e:  # UnicodeEncodeError is a ValueError
+        raise ChecklistError(f"checklist {where}: cannot be written as TOML: {e}") from None
+    parse_checklist(text, where)
 
 
 async def generate_checklist(seed_path: str, output: str, llm: Any, *, diversify: int = 2,
-                             elaborate: int = 3) -> str:
-    """Augment and filter the checklist at `seed_path`, write it to `output`; returns a one-line report."""
+                             elaborate: int = 10) -> str:
+    """Augment and filter the checklist at `seed_path`, write it to `output`; returns a one-line report.
+
+    Each seed question is elaborated into between 3 and `elaborate` narrower ones (the paper's
+    3 to 10 by default). What will be written is checked before any call (the seed list, the
+    output's folder) and again after each dimension's new questions, before its filter call,
+    so a question that cannot be written stops the run with the calls still to make unpaid.
+    """
     if not 3 <= elaborate <= 10:
         raise ChecklistError(f"--elaborate must be between 3 and 10 (got {elaborate})")
     if not 0 <= diversify <= 20:
         raise ChecklistError(f"--diversify must be between 0 and 20 (got {diversify})")
     seed = load_checklist(seed_path)
+    if not Path(output).resolve().parent.is_dir():
+        raise ChecklistError(f"cannot write {output}: its folder does not exist")
+    check_writable(seed, seed_path)
     prompts = load_prompts("checkeval", "en")
     dimensions = []
     for d in seed.dimensions:
         subs = [await augment_sub_dimension(llm, seed, d, sub, prompts, diversify, elaborate) for sub in d.sub_dimensions]
-        dimensions.append(await filter_dimension(llm, seed, d.model_copy(update={"sub_dimensions": subs}), prompts))
+        augmented = d.model_copy(update={"sub_dimensions": subs})
+        check_writable(seed.model_copy(update={"dimensions": [augmented]}), f"{seed_path} ({d.name}, augmented)")
+        dimensions.append(await filter_dimension(llm, seed, augmented, prompts))
     result = seed.model_copy(update={"dimensions": dimensions, "stage": "augmented"})
     questions = [q for d in dimensions for sub in d.sub_dimensions for q in sub.questions]
     counts = {origin: sum(q.origin == origin for q in questions) for origin in ("seed", "diversified", "elaborated")}

@@ -1,4 +1,8 @@
-"""G-Eval (Liu et al.), as CALF and CheckEval use it: evaluation steps per dimension, then a 1-5 form per response.
+"""G-Eval (Liu et al.): evaluation steps per dimension, then a 1-5 form per response.
+
+It rates each response alone, so it is neither CALF's G-Eval (a pairwise choice, five samples,
+a majority vote) nor CheckEval's (G-Eval's own prompts on its own dimensions); the fidelity
+ledger says what each paper's row did and which parts this judge shares.
 
 1. **Steps** (auto chain of thought): one call per dimension writes the evaluation steps
    from the task and the dimension's criterion alone, at the backbone's temperature (0).
@@ -6,7 +10,8 @@
    call cache (it is still counted per item, like every call before the cache); items
    running at once wait for the first one's call. Each is a `StepsWritten` event.
 2. **Rating**: per response and dimension, the form shows the task, the criterion, the
-   steps, the question, the reference answer(s) when the item has any, and the response,
+   steps, the question, the reference answer(s) and the context (a source text, retrieved
+   passages) when the item has them, and the response,
    and asks for the score as `[[3]]` (1-5; a schema enum constrains decoding), read
    strictly (`qatui.judges.brackets`; one re-ask when unreadable, then the item fails).
    `method`:
@@ -44,7 +49,7 @@ from qatui.judges.brackets import ask_bracketed, bracket_enum, read_whole
 from qatui.judges.concurrent import as_they_finish
 from qatui.judges.fencing import Fence, guarded
 from qatui.judges.geval_scoring import digit_probabilities, sample_mean, weighted_score
-from qatui.judges.item_text import reference_line
+from qatui.judges.item_text import context_line, reference_line
 from qatui.judges.prompts import load_prompts
 
 if TYPE_CHECKING:
@@ -142,9 +147,10 @@ class GEvalJudge(Judge):
 
     async def _rate(self, view: ItemView, response: Response, steps: StepsWritten, prompts: dict) -> DimensionRated:
         section, criterion = prompts["rate"], prompts["dimensions"][steps.dimension]
-        fence = Fence(view.question, response.text, *view.references)
+        fence = Fence(view.question, response.text, *view.references, *view.context)
         user = section["user"].format(task=prompts["task"], criterion=criterion, steps=steps.steps,
                                       question=view.question, reference=reference_line(section, view.references, fence),
+                                      context=context_line(section, view.context, fence),
                                       answer=fence("Answer", response.text), name=display_name(criterion))
         messages = guarded([{"role": "system", "content": section["system"]}, {"role": "user", "content": user}],
                            view.language)

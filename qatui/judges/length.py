@@ -48,6 +48,7 @@ class LengthJudge(Judge):
     """Always longer: score = length in words (characters for Chinese, Japanese, Korean); no model."""
 
     name = "length"
+    reproduces = ("calf:always-long",)
     summary = "Always longer (CALF baseline): score = length (words; characters for zh/ja/ko); no model"
     Options = LengthOptions
 

@@ -93,6 +93,7 @@ class BleuJudge(_LexicalJudge):
     """Ranks responses by sentence BLEU (sacrebleu) against the references."""
 
     name = "bleu"
+    reproduces = ("calf:bleu",)
     summary = "Sentence BLEU against the references (sacrebleu); no LLM"
     metric = staticmethod(bleu_score)
 
@@ -101,5 +102,6 @@ class RougeLJudge(_LexicalJudge):
     """Ranks responses by ROUGE-L F1 (rouge-score) against the references."""
 
     name = "rouge-l"
+    reproduces = ("calf:rouge-l",)
     summary = "ROUGE-L F-measure against the best reference (rouge-score, jieba for Chinese); no LLM"
     metric = staticmethod(rouge_l_score)

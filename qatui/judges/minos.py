@@ -148,6 +148,7 @@ class MinosJudge(Judge):
     uses_llm = True
     uses_nli = True
     strategy: ClassVar[Literal["route", "akps", "ialr", "listwise"]] = "route"
+    reproduces = ("minoseval:minoseval", "minoseval:minoseval-gold-route")
 
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
         """Route the question, then score by key points and NLI or rank with silver instances."""
@@ -245,7 +246,8 @@ class MinosJudge(Judge):
                                  "per_reference": per_reference, "nli": self.resources.nli_name_for(view.language)})
 
     async def _listwise(self, view: ItemView, prompts: dict, levels: dict[str, str]) -> RankingProduced:
-        section = prompts["rank"]
+        # the plain baseline asks as the paper's listwise prompt does, naming no criteria
+        section = prompts["listwise" if self.strategy == "listwise" else "rank"]
         instances = ""
         if levels:
             lines = "\n".join(section["level_line"].format(level=k, text=v) for k, v in levels.items())
@@ -289,6 +291,7 @@ class MinosAKPSJudge(MinosJudge):
     summary = "MinosEval ablation: key points + NLI for every question"
     needs = Needs(reference=True, min_candidates=2)
     strategy = "akps"
+    reproduces = ("minoseval:akps",)
 
 
 class MinosIALRJudge(MinosJudge):
@@ -298,6 +301,7 @@ class MinosIALRJudge(MinosJudge):
     summary = "MinosEval ablation: silver instances + listwise ranking for every question"
     needs = Needs(reference=True, min_candidates=2)
     strategy = "ialr"
+    reproduces = ("minoseval:ialr",)
     uses_nli = False
 
 
@@ -305,7 +309,8 @@ class ListwiseJudge(MinosJudge):
     """The listwise baseline: the backbone ranks the responses, with no silver instances."""
 
     name = "listwise"
-    summary = "Plain listwise ranking by the backbone against the reference (no instances, no routing)"
+    summary = "Listwise (MinosEval baseline): the backbone orders the responses against the reference; no criteria named"
     needs = Needs(reference=True, min_candidates=2)
     strategy = "listwise"
+    reproduces = ("minoseval:listwise",)
     uses_nli = False

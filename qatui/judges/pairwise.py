@@ -167,7 +167,10 @@ def win_rates(labels: list[str], results: dict[tuple[str, str], str | None]) -> 
 def pair_messages(section: dict, view: ItemView, answer_a: str, answer_b: str) -> list[dict[str, str]]:
     """The chat of one ordered comparison, answers and references fenced; the reference line only when the item has one."""
     fence = Fence(view.question, answer_a, answer_b, *view.references)
-    messages = chat(section, ("rationale", "choice"), question=view.question,
+    question = view.question
+    if "question_line" in section:  # CALF's prompt: the question only where no reference gives the standard
+        question = "" if view.references else section["question_line"].format(question=view.question)
+    messages = chat(section, ("rationale", "choice"), question=question,
                     reference=reference_line(section, view.references, fence),
                     answer_a=fence("Answer A", answer_a), answer_b=fence("Answer B", answer_b))
     return guarded(messages, view.language)
@@ -177,6 +180,7 @@ class PairwiseJudge(Judge):
     """CALF: every pair judged A / B / tie (once, alternating, or in both orders), combined, ranked by win rate."""
 
     name = "pairwise"
+    reproduces = ("calf:llm",)
     summary = ("CALF: A / B / tie per pair of responses; protocol both-orders (default: both orders, "
                "disagreement = tie) or calf (the paper's: once, order alternated, temperature 1.0); win rate ranks")
     needs = Needs(reference=False, min_candidates=2)

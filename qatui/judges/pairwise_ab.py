@@ -98,6 +98,7 @@ class PairwiseABJudge(Judge):
     """MinosEval's pairwise baseline: A or B for every pair in one order, win rate ranks, ties compared again."""
 
     name = "pairwise-ab"
+    reproduces = ("minoseval:pairwise",)
     summary = "Pairwise A/B (MinosEval baseline): [[A]] or [[B]] per pair, one order; win rate ranks, ties re-compared"
     needs = Needs(min_candidates=2)
     Options = PairwiseABOptions

@@ -60,6 +60,7 @@ class PointwiseJudge(Judge):
     """MinosEval's pointwise baseline: each response scored 0.00-10.00 on five qualities, ranked by score."""
 
     name = "pointwise"
+    reproduces = ("minoseval:pointwise",)
     summary = "Pointwise (MinosEval baseline): each response scored 0.00-10.00 as [[8.12]]; ranked by score"
     needs = Needs()
     Options = PointwiseOptions

@@ -26,8 +26,8 @@ JUDGES: dict[str, str] = {
     "ragas-faithfulness": "qatui.judges.ragas:RagasFaithfulnessJudge",
     "ragas-answer-relevance": "qatui.judges.ragas:RagasAnswerRelevanceJudge",
     "ragas-context-relevance": "qatui.judges.ragas:RagasContextRelevanceJudge",
-    "nli-ra": "qatui.judges.nli_baselines:NLIReferenceToAnswerJudge",
-    "nli-ar": "qatui.judges.nli_baselines:NLIAnswerToReferenceJudge",
+    "nli-ra": "qatui.judges.nli_baselines:NLIResponsePremiseJudge",
+    "nli-ar": "qatui.judges.nli_baselines:NLIReferencePremiseJudge",
     "pointwise": "qatui.judges.pointwise:PointwiseJudge",
     "pairwise-ab": "qatui.judges.pairwise_ab:PairwiseABJudge",
     "linkage": "qatui.judges.linkage:LinkageJudge",
@@ -35,6 +35,25 @@ JUDGES: dict[str, str] = {
     "length": "qatui.judges.length:LengthJudge",
     "jury": "qatui.judges.jury:Jury",
 }
+
+
+PREMISE_BEFORE_THE_SWAP: dict[str, str] = {"nli-ra": "reference", "nli-ar": "response"}
+"""The NLI premise `nli-ra` and `nli-ar` took before they were named as MinosEval writes its rows:
+a session saved then stored no `premise` option and ran this one."""
+
+
+def stored_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """A saved session's options for judge `name`, completed so the judge runs as it ran then.
+
+    `nli-ra` and `nli-ar` once had each other's premise and stored none; a stored option set
+    without `premise` gets the old one back (a jury's members too), so resuming such a session
+    never mixes two directions under one name. Other judges' options come back unchanged.
+    """
+    if name == "jury" and isinstance(members := options.get("member_options"), dict):
+        return {**options, "member_options": {m: stored_options(m, o) for m, o in members.items()}}
+    if name in PREMISE_BEFORE_THE_SWAP and "premise" not in options:
+        return {**options, "premise": PREMISE_BEFORE_THE_SWAP[name]}
+    return options
 
 
 def judge_class(name: str) -> type[Judge]:

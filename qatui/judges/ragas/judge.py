@@ -36,6 +36,7 @@ class RagasJudge(Judge):
     uses_llm = True
     uses_embedder = True
     fixed_metric: ClassVar[str | None] = None
+    reproduces = ("ragas:faithfulness", "ragas:answer-relevance", "ragas:context-relevance")
 
     @property
     def metric(self) -> str:
@@ -149,6 +150,7 @@ class RagasFaithfulnessJudge(RagasJudge):
     """RAGAS with faithfulness fixed as the ranking (and only) metric."""
 
     name = "ragas-faithfulness"
+    reproduces = ("ragas:faithfulness",)
     summary = "RAGAS faithfulness alone: share of the answer's statements the context supports"
     Options = RagasMetricOptions
     uses_embedder = False
@@ -159,6 +161,7 @@ class RagasAnswerRelevanceJudge(RagasJudge):
     """RAGAS with answer relevance fixed as the ranking (and only) metric."""
 
     name = "ragas-answer-relevance"
+    reproduces = ("ragas:answer-relevance",)
     summary = "RAGAS answer relevance alone: cosine of the question with questions generated from the answer"
     Options = RagasAnswerRelevanceOptions
     fixed_metric = "answer_relevance"
@@ -168,6 +171,7 @@ class RagasContextRelevanceJudge(RagasJudge):
     """RAGAS with context relevance fixed as the ranking (and only) metric."""
 
     name = "ragas-context-relevance"
+    reproduces = ("ragas:context-relevance",)
     summary = "RAGAS context relevance alone: share of a candidate context's sentences needed for the question"
     Options = RagasMetricOptions
     uses_embedder = False
