@@ -162,7 +162,7 @@ def parse_label(item: Item, kind: str, text: str, updated: str = "") -> Label:
         try:
             fields = {"ratings": loads_json(text)}
         except Refused as exc:
-            raise ValueError(f"ratings: {exc}") from None
+            raise ValueError(exc.message("ratings", one_line_text=True)) from None
         except ValueError:
             raise ValueError(f'ratings are a JSON object like {{"r1": {{"overall": 4}}}}, not {text!r}') from None
     else:

@@ -34,7 +34,7 @@ import stat
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 MAX_FILE_BYTES = 1 << 30
 """The most bytes read from one user file (1 GiB)."""
@@ -85,14 +85,10 @@ class Refused(ValueError):
 
 def read_bytes(path: str | Path, limit: int = MAX_FILE_BYTES) -> bytes:
     """The file's bytes, at most `limit`; `Refused` for anything but a regular file, or a bigger one; OSError as is."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb", closefd=True) as file:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise Refused(f"is {_kind(info.st_mode)}, not a regular file; qatui reads only regular files")
-        if info.st_size > limit:
-            raise Refused(_too_big(info.st_size, limit))
-        os.set_blocking(fd, True)
+    with _open_regular(path) as file:
+        size = os.fstat(file.fileno()).st_size
+        if size > limit:
+            raise Refused(_too_big(size, limit))
         data = file.read(limit + 1)
     if len(data) > limit:  # it grew while read
         raise Refused(_too_big(len(data), limit))
@@ -106,12 +102,7 @@ def read_text(path: str | Path, limit: int = MAX_FILE_BYTES, errors: str = "stri
 
 def read_head(path: str | Path, size: int) -> str:
     """The first `size` bytes of a regular file, decoded leniently (a sniffer's look); `read_bytes`' refusals."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb", closefd=True) as file:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise Refused(f"is {_kind(info.st_mode)}, not a regular file; qatui reads only regular files")
-        os.set_blocking(fd, True)
+    with _open_regular(path) as file:
         return file.read(size).decode("utf-8-sig", errors="replace")
 
 
@@ -121,7 +112,26 @@ def check_regular(path: str | Path) -> None:
         mode = os.stat(path).st_mode
     except OSError:
         return
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+    if not stat.S_ISDIR(mode):
+        _refuse_special(mode)
+
+
+def _open_regular(path: str | Path) -> BinaryIO:
+    """`path` opened for reading, once `fstat` shows a regular file: opened non-blocking, so a FIFO never waits."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    file = os.fdopen(fd, "rb", closefd=True)
+    try:
+        _refuse_special(os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
+    except BaseException:
+        file.close()
+        raise
+    return file
+
+
+def _refuse_special(mode: int) -> None:
+    """`Refused` unless `mode` is a regular file's."""
+    if not stat.S_ISREG(mode):
         raise Refused(f"is {_kind(mode)}, not a regular file; qatui reads only regular files")
 
 
@@ -200,17 +210,21 @@ def _checked(text: str, start: int, parse: Any, value_of: Any = lambda found: fo
 
 
 def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether lists and dicts nest in `value` more than `limit` levels (iterative: no recursion to overflow)."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
-        if children is None:
-            continue
+    """Whether lists and dicts nest in `value` more than `limit` levels (level by level: no recursion to overflow)."""
+    level, depth = [value], 0
+    while level:
+        depth += 1
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+        below: list[Any] = []
+        for node in level:
+            children = node.values() if type(node) is dict else node if type(node) is list else ()
+            below.extend(child for child in children if type(child) in _CONTAINERS)
+        level = below
     return False
+
+
+_CONTAINERS = (dict, list)
 
 
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]|-?(?:NaN|Infinity)|-?[0-9][0-9.eE+-]*')
