@@ -195,15 +195,18 @@ def _bounded(call: Callable[[], object], fifo: Path) -> BaseException | None:
 
 
 def test_the_other_loaders_refuse_a_fifo_without_waiting(tmp_path) -> None:
+    """Results and label imports, checklists and themes: a FIFO is refused at once, never waited on."""
     from qatui.data.results_file import read_results
-    from qatui.errors import LabelError, ResultsFileError
+    from qatui.errors import ConfigError, LabelError, ResultsFileError
     from qatui.judges.checklist import ChecklistError, load_checklist
     from qatui.report.label_files import read_rows
+    from qatui.tui.themes import read_theme
 
     for name, call, error in [
         ("results.csv", lambda p: read_results(p, "score"), ResultsFileError),
         ("labels.jsonl", read_rows, LabelError),
         ("checklist.toml", lambda p: load_checklist(str(p)), ChecklistError),
+        ("theme.toml", read_theme, ConfigError),
     ]:
         fifo = tmp_path / name
         os.mkfifo(fifo)
