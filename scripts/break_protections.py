@@ -41,6 +41,18 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("fidelity: checklist written as TOML", "qatui/judges/checklist_gen.py", "    return comments + tomli_w.dumps(doc)", "    import json\n    return comments + json.dumps(doc)", "tests/test_checklist_generate.py"),
  ("fidelity: ledger claims", "qatui/judges/geval.py", "    name = \"geval\"\n", "    name = \"geval\"\n    reproduces = (\"calf:g-eval\",)\n", "tests/test_fidelity_ledger.py"),
  ("tui quit: cancel before exit", "qatui/tui/app.py", "                for screen in running:\n                    screen.handle.cancel()\n                await asyncio.gather(*(s.handle.wait() for s in running))\n", "", "tests/test_tui_quit.py"),
+ ('hostile files: JSON NaN and Infinity refused', 'qatui/data/safe_read.py', 'def _parse_constant(name: str) -> float:\n    raise _Hostile(name)', 'def _parse_constant(name: str) -> float:\n    return float(name)', 'tests/test_hostile_files.py -k nan-gold'),
+ ('hostile files: a float past the float range refused', 'qatui/data/safe_read.py', '    if len(text) > MAX_NUMBER_CHARS or not math.isfinite(value):', '    if len(text) > MAX_NUMBER_CHARS:', 'tests/test_hostile_files.py -k 1e400'),
+ ('hostile files: numbers over 50 characters refused', 'qatui/data/safe_read.py', '    if len(text) > MAX_NUMBER_CHARS:\n        raise _Hostile(text)\n    return int(text)', '    return int(text)', 'tests/test_hostile_files.py -k limits'),
+ ('hostile files: nesting past 64 levels refused', 'qatui/data/safe_read.py', '    if _deeper_than(value_of(found), MAX_DEPTH):', '    if False:', 'tests/test_hostile_files.py -k meta-900'),
+ ("hostile files: the parser's RecursionError is a refusal", 'qatui/data/safe_read.py', '    except (_Hostile, RecursionError, ValueError, MemoryError):', '    except (_Hostile, ValueError, MemoryError):', 'tests/test_loader_fuzz.py::test_hostile_numbers_and_nesting_are_refused_naming_line_and_field'),
+ ('hostile files: special files refused before reading', 'qatui/data/safe_read.py', '    if not stat.S_ISREG(mode):\n        raise Refused(', '    if False:\n        raise Refused(', 'tests/test_hostile_files.py -k fifo'),
+ ('hostile files: the picker lists regular files only', 'qatui/tui/widgets/dataset_picker.py', ' and p.is_file()))]', '))]', 'tests/test_hostile_files.py -k picker'),
+ ("hostile files: CSV cells past the csv module's limit", 'qatui/data/safe_read.py', '        csv.field_size_limit(MAX_FILE_BYTES)', '        pass', 'tests/test_hostile_files.py -k 10_mb'),
+ ('hostile files: a first record longer than the sniff head', 'qatui/data/loaders/__init__.py', '    if path.stat().st_size > HEAD_CHARS:', '    if False:', 'tests/test_hostile_files.py -k 10_mb'),
+ ('hostile files: checklist TOML through the safe reader', 'qatui/judges/checklist.py', '        data = loads_toml(text)', '        data = tomllib.loads(text)', 'tests/test_hostile_files.py -k labels_results'),
+ ('hostile files: label ratings through the safe reader', 'qatui/data/labels.py', '            fields = {"ratings": loads_json(text)}', '            fields = {"ratings": json.loads(text)}', 'tests/test_hostile_files.py -k labels_results'),
+ ('strict --json: non-finite figures as null with a reason', 'qatui/report/strict_json.py', '    clean = _finite(value, "", reasons)', '    clean = value', 'tests/test_hostile_files.py -k strict'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

@@ -212,7 +212,7 @@ def test_refusals_of_ranks_verdicts_jsonl_names_and_partial_files(tmp_path, caps
     assert code == 2 and "line 2: not JSON" in err
     bad_json.write_text(json.dumps({"item_id": DEMO_ITEM.id, "candidate_id": C1, "score": math.nan}) + "\n")
     code, _, err = _import(capsys, sessions, bad_json, "ext")
-    assert code == 2 and "row 1 (line 1): field 'score': nan is not a finite number" in err
+    assert code == 2 and "r.jsonl: line 1 column 53: field 'score': NaN is not a number" in err
     good = _write_csv(tmp_path / "good.csv", SCORES, _good_rows())
     for name, message in (("rouge-l", "one of qatui's own judges"), ("bad name!", "use letters, digits")):
         code, _, err = _import(capsys, sessions, good, name)

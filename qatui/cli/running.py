@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import signal
 from typing import TYPE_CHECKING
 
-from qatui.cli.common import make_console, open_store, run_resources, with_jury
+from qatui.cli.common import make_console, open_store, print_json, run_resources, with_jury
 from qatui.cli.parser import EXIT_INTERRUPTED, EXIT_RUN_FAILED
 from qatui.text import plural
 
@@ -116,10 +115,10 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
         out["leaks"] = leaks
     if status == INTERRUPTED:
         if as_json:
-            print(json.dumps(out))
+            print_json(out)
         return EXIT_INTERRUPTED
     if as_json:
-        print(json.dumps(out))
+        print_json(out)
     else:
         from qatui.report import print_session
 
@@ -178,7 +177,7 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
             "member_calls": {jury: {m: list(c) if c else None for m, c in found.items()} for jury, found in members.items()},
             "total_calls": list(total) if total else None}
     if args.json:
-        print(json.dumps(plan))
+        print_json(plan)
         return 0
     console = make_console()
     console.print(f"[b]{dataset.name}[/]: {plural(len(subset.items), 'item')}, "

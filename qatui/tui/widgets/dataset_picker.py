@@ -22,9 +22,10 @@ class DatasetTree(DirectoryTree):
     """Folders and the files qatui can load; hidden entries and virtualenv clutter left out."""
 
     def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
-        """Hidden entries, caches and virtualenv folders out; files only of the dataset suffixes."""
+        """Hidden entries, caches and virtualenv folders out; regular files only (a FIFO would hang the load), of the
+        dataset suffixes."""
         return [p for p in paths if not p.name.startswith(".") and p.name not in SKIPPED_FOLDERS
-                and (p.is_dir() or p.suffix.lower() in DATASET_SUFFIXES)]
+                and (p.is_dir() or (p.suffix.lower() in DATASET_SUFFIXES and p.is_file()))]
 
 
 class FormScroll(VerticalScroll, can_focus=False):
