@@ -1,6 +1,6 @@
 """The one call site over `litellm.acompletion`: concurrency limit, hard timeout, our own retries.
 
-Why our own (STYLE.md §6): the OpenAI SDK retries by itself unless `max_retries=0`;
+Why our own (docs/LIBRARIES.md#litellm-calls): the OpenAI SDK retries by itself unless `max_retries=0`;
 LiteLLM's `num_retries` is a silent no-op without `tenacity` and retries 400s with it; a
 custom provider ignores `timeout=`. So every call goes out with `max_retries=0` under
 `asyncio.timeout`, and only transient failures (429, timeouts, connection errors, 500,
@@ -225,7 +225,7 @@ class Backbone:
 
 
 def _transient_classes(ll: Any) -> tuple[type[BaseException], ...]:
-    # litellm.Timeout is not an APIConnectionError (STYLE.md §6): both are listed.
+    # litellm.Timeout is not an APIConnectionError (docs/LIBRARIES.md#litellm-calls): both are listed.
     return (ll.RateLimitError, ll.Timeout, TimeoutError, ll.APIConnectionError, ll.ServiceUnavailableError,
             ll.InternalServerError, ll.BadGatewayError)
 

@@ -21,7 +21,7 @@ ORPHAN_AGE_S = 60.0
 
 
 def remove_orphans(folder: Path) -> None:
-    """Delete temp files a killed writer left behind (STYLE.md §7), sparing young ones a live writer may own."""
+    """Delete temp files a killed writer left behind (docs/LIBRARIES.md#tinydb-writes), sparing young ones a live writer may own."""
     cutoff = time.time() - ORPHAN_AGE_S
     for tmp in folder.glob(".*.tmp"):
         try:

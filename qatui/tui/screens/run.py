@@ -7,7 +7,7 @@
     Footer
 
 The job runs on the app's engine loop (`RunHandle`); a 20 Hz timer folds the events queued
-since the last tick into the `RunState` and redraws what changed (STYLE.md §2). Metrics and
+since the last tick into the `RunState` and redraws what changed (docs/LIBRARIES.md#tui-batches). Metrics and
 their bootstrap CIs are recomputed off the UI thread at most once a second (about 20 ms on the
 20-item demo set, 90 ms on 100 items, the CIs a tenth of that); at the end the session's stored
 summary replaces them. `p` pauses the engine (tasks in flight finish, no new one starts) and
