@@ -135,6 +135,7 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         return cmd_import(args, config, store)
     if args.action == "delete":
         session = store.open(args.id)
+        store.check_deletable(session.id)  # a live run's session: refused before asking
         if not args.yes and not _confirm(f"Delete session {session.id} ({session.path})?"):
             return 1
         store.delete(session.id)
