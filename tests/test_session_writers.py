@@ -156,6 +156,7 @@ def test_after_sigkill_show_and_list_say_interrupted_and_count_the_shards(tmp_pa
                                                       "failed": 0, "pending": N_ITEMS - done}
     text = cli("show", session_id)
     assert "interrupted" in text and f"scored {done} of {N_ITEMS}" in text and "running" not in text
+    assert "metrics are computed when the run ends" in text  # never the figures of an earlier end
     (listed,) = json.loads(cli("list", "--json"))
     assert listed["status"] == "interrupted" and listed["summary"]["pairwise"]["n_done"] == done
     row = [line for line in cli("list").splitlines() if session_id in line]

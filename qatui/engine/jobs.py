@@ -267,15 +267,17 @@ def store_summary(session: Session, dataset: Dataset, status: str) -> dict[str, 
 
     What `finish_run` does after a run, and what an import (`engine.importing`) does after writing its verdicts.
     """
-    results = session.results()
-    summary = summarize_session(session, dataset.items, results)
-    for judge, doc in summary.items():
-        session.set_summary(judge, doc)
-    if status == "completed" and summary and all(doc["n_done"] == 0 and doc["n_failed"] for doc in summary.values()):
-        status = "failed"  # nothing was judged: not a result anyone should read as one
-    session.update_meta(status=status, updated=now_iso(), pid=None, llm=llm_totals(results))
-    session.flush()
-    session.release_writer()  # the run has ended: another process may resume it now
+    try:
+        results = session.results()
+        summary = summarize_session(session, dataset.items, results)
+        for judge, doc in summary.items():
+            session.set_summary(judge, doc)
+        if status == "completed" and summary and all(doc["n_done"] == 0 and doc["n_failed"] for doc in summary.values()):
+            status = "failed"  # nothing was judged: not a result anyone should read as one
+        session.update_meta(status=status, updated=now_iso(), pid=None, llm=llm_totals(results))
+        session.flush()
+    finally:
+        session.release_writer()  # the run has ended, however: another process may resume it now
     return summary
 
 
