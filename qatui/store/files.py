@@ -48,6 +48,7 @@ def check_writable(folder: Path, what: str) -> None:
     if folder.exists() and not folder.is_dir():
         raise SessionError(f"{what} {folder} is a file, not a folder")
     probe = folder / f".write-check.{os.getpid()}.tmp"  # `.*.tmp`: `remove_orphans` clears one a kill left
+    made = [p for p in (folder, *folder.parents) if not p.exists()]  # removed again: a refusal leaves no folder
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with open(probe, "wb") as f:
@@ -60,10 +61,11 @@ def check_writable(folder: Path, what: str) -> None:
                errno.EPERM: "permission denied", errno.ENOTDIR: "a file is in its path"}.get(e.errno, e.strerror or str(e))
         raise SessionError(f"{what} {folder} cannot be written: {why}") from None
     finally:
-        try:
-            probe.unlink()
-        except OSError:
-            pass
+        for path in (probe, *made):
+            try:
+                path.unlink() if path is probe else path.rmdir()
+            except OSError:
+                pass
 
 
 def open_db(path: Path) -> TinyDB:
