@@ -35,12 +35,21 @@ PROBE_BYTES = 16 * 1024
 """What `check_writable` writes: a folder that cannot take this much cannot take a session's first shards."""
 
 
+def unwritable_reason(error: OSError) -> str:
+    """Why a write failed, as people say it: the disk is full, a read-only file system, permission denied."""
+    import errno
+
+    return {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
+            errno.EROFS: "it is on a read-only file system", errno.EACCES: "permission denied",
+            errno.EPERM: "permission denied", errno.ENOTDIR: "a file is in its path"}.get(
+        error.errno, error.strerror or str(error))
+
+
 def check_writable(folder: Path, what: str) -> None:
     """SessionError in one line unless `folder` (made if missing) takes a file of `PROBE_BYTES`, synced.
 
     Called before any work, so a read-only or full disk is refused before a preflight call is paid for.
     """
-    import errno
     import os
 
     from qatui.errors import SessionError
@@ -56,10 +65,7 @@ def check_writable(folder: Path, what: str) -> None:
             f.flush()
             os.fsync(f.fileno())
     except OSError as e:
-        why = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
-               errno.EROFS: "it is on a read-only file system", errno.EACCES: "permission denied",
-               errno.EPERM: "permission denied", errno.ENOTDIR: "a file is in its path"}.get(e.errno, e.strerror or str(e))
-        raise SessionError(f"{what} {folder} cannot be written: {why}") from None
+        raise SessionError(f"{what} {folder} cannot be written: {unwritable_reason(e)}") from None
     finally:
         for path in (probe, *made):
             try:

@@ -36,7 +36,7 @@ from qatui.errors import SessionError
 from qatui.events import LLMCallFinished, Verdict
 from qatui.store.atomic import atomic_write_text
 from qatui.store.credentials import scrub
-from qatui.store.files import ORPHAN_AGE_S, SCHEMA, check_writable, open_db, remove_orphans
+from qatui.store.files import ORPHAN_AGE_S, SCHEMA, check_writable, open_db, remove_orphans, unwritable_reason
 from qatui.store.index import ResultIndex, latest
 from qatui.store.labels import LABELS_DIR
 from qatui.store.session_file import (
@@ -123,7 +123,7 @@ class Session:
         try:
             self._writer.acquire(self.id, consequence, then)
         except OSError as e:
-            raise SessionError(f"{self.path}: cannot write this session: {e.strerror or e}") from None
+            raise SessionError(f"the session folder {self.path} cannot be written: {unwritable_reason(e)}") from None
 
     def check_writable(self) -> None:
         """SessionError in one line unless the session's folder can be written (read-only, full)."""
@@ -392,7 +392,8 @@ class SessionStore:
         try:
             writer.acquire(session_id, "deleting it would lose that run's work", "delete it")
         except OSError as e:
-            raise SessionError(f"{self.root / session_id}: cannot delete this session: {e.strerror or e}") from None
+            raise SessionError(f"the session folder {self.root / session_id} cannot be deleted: "
+                               f"{unwritable_reason(e)}") from None
         try:
             shutil.rmtree(self.root / session_id)
         finally:
