@@ -36,7 +36,7 @@ from qatui.errors import SessionError
 from qatui.events import LLMCallFinished, Verdict
 from qatui.store.atomic import atomic_write_text
 from qatui.store.credentials import scrub
-from qatui.store.files import ORPHAN_AGE_S, SCHEMA, check_writable, open_db, remove_orphans, unwritable_reason
+from qatui.store.files import ORPHAN_AGE_S, SCHEMA, check_writable, open_db, remove_orphans
 from qatui.store.index import ResultIndex, latest
 from qatui.store.labels import LABELS_DIR
 from qatui.store.session_file import (
@@ -47,6 +47,7 @@ from qatui.store.session_file import (
     parse_session_data,
     read_session_file,
     reconcile,
+    shown_status,
 )
 from qatui.store.shards import DEFAULT_SHARD_SIZE, Shards
 from qatui.store.writer_lock import SessionBusy, WriterLock, busy_message, holder
@@ -57,14 +58,6 @@ __all__ = ["DEFAULT_SHARD_SIZE", "ORPHAN_AGE_S", "SESSION_FILE", "STATUSES", "Se
 def _now() -> str:
     """Local time with its UTC offset, to the millisecond (so listing order is exact): `created`, `updated`."""
     return datetime.now().astimezone().isoformat(timespec="milliseconds")
-
-
-def shown_status(folder: Path, status: object) -> object:
-    """A session's status in one word everywhere: "running" only while a live process holds its writer lock,
-    else "interrupted" (the writer died, however)."""
-    if status == "running" and holder(folder) is None:
-        return "interrupted"
-    return status
 
 
 def _dump_calls(calls: list[LLMCallFinished]) -> list[dict]:
@@ -120,10 +113,7 @@ class Session:
 
         Held until `release_writer`, `close`, or this process's death (a crash leaves no lock).
         """
-        try:
-            self._writer.acquire(self.id, consequence, then)
-        except OSError as e:
-            raise SessionError(f"the session folder {self.path} cannot be written: {unwritable_reason(e)}") from None
+        self._writer.acquire(self.id, consequence, then)
 
     def check_writable(self) -> None:
         """SessionError in one line unless the session's folder can be written (read-only, full)."""
@@ -389,11 +379,7 @@ class SessionStore:
         if session_id not in self._ids():
             raise SessionError(f"no session {session_id!r} in {self.root}")
         writer = WriterLock(self.root / session_id)
-        try:
-            writer.acquire(session_id, "deleting it would lose that run's work", "delete it")
-        except OSError as e:
-            raise SessionError(f"the session folder {self.root / session_id} cannot be deleted: "
-                               f"{unwritable_reason(e)}") from None
+        writer.acquire(session_id, "deleting it would lose that run's work", "delete it")
         try:
             shutil.rmtree(self.root / session_id)
         finally:

@@ -60,6 +60,16 @@ def reconcile(meta: dict, stored: dict[str, dict], progress: dict[str, dict]) ->
     return found
 
 
+def shown_status(folder: Path, status: object) -> object:
+    """A session's status in one word everywhere: "running" only while a live process holds its writer lock,
+    else "interrupted" (the writer died, however)."""
+    from qatui.store.writer_lock import holder
+
+    if status == "running" and holder(folder) is None:
+        return "interrupted"
+    return status
+
+
 def live_writer(meta: dict) -> int | None:
     """The pid of the process still writing a `running` session, None when none is (finished, or it died).
 

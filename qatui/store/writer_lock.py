@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from qatui.errors import SessionError
+from qatui.store.files import unwritable_reason
 
 LOCK_FILE = ".writer.lock"
 """The lock file in each session folder (hidden: never listed, never exported)."""
@@ -75,10 +76,13 @@ class WriterLock:
         return self._file is not None
 
     def acquire(self, session_id: str, consequence: str, then: str) -> None:
-        """Take the lock or raise `SessionBusy` naming its holder; `OSError` when the file cannot be made."""
+        """Take the lock or raise `SessionBusy` naming its holder; SessionError when the file cannot be made."""
         if self._file is not None:
             return
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:  # a read-only or full disk, a folder gone
+            raise SessionError(f"the session folder {self.path.parent} cannot be written: {unwritable_reason(e)}") from None
         file = os.fdopen(fd, "r+b", buffering=0)  # held open for the run's life
         deadline = time.monotonic() + ACQUIRE_S
         while True:
