@@ -8,6 +8,7 @@ session a live run is writing is refused naming that run, which then finishes. A
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -161,3 +162,44 @@ def test_after_sigkill_show_and_list_say_interrupted_and_count_the_shards(tmp_pa
     assert listed["status"] == "interrupted" and listed["summary"]["pairwise"]["n_done"] == done
     row = [line for line in cli("list").splitlines() if session_id in line]
     assert row and f"{done}/0" in row[0] and "interrupted" in row[0], row
+
+
+async def test_the_tui_refuses_to_delete_a_session_another_process_writes(tmp_path: Path, monkeypatch) -> None:
+    """Home's d names the live writer and asks nothing; once it dies, d deletes as before."""
+    from tui_support import freeze_time, lexical_sessions, wait_until
+
+    from qatui.config import Config
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.confirm import ConfirmScreen
+    from qatui.tui.widgets.sessions_table import SessionsTable
+
+    freeze_time(monkeypatch)
+    store = SessionStore(tmp_path / "sessions")
+    await asyncio.to_thread(lexical_sessions, store, Config())  # it runs its own event loop
+    app = QatuiApp(Config(), store)
+    writer = None
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            rows = lambda: app.screen.query_one(SessionsTable).row_count  # noqa: E731
+            await wait_until(pilot, lambda: rows() == 2)
+            chosen = app.screen._highlighted()["id"]
+            holds = (f"import time; from qatui.store.session import SessionStore; "
+                     f"s = SessionStore({str(store.root)!r}).open({chosen!r}); s.take_writer(); "
+                     "print('held', flush=True); time.sleep(60)")
+            writer = subprocess.Popen([sys.executable, "-c", holds], stdout=subprocess.PIPE, text=True)
+            assert writer.stdout.readline().strip() == "held"
+            await pilot.press("d")
+            await wait_until(pilot, lambda: any(f"being written by process {writer.pid}" in str(n.message)
+                                                for n in app._notifications))
+            assert not isinstance(app.screen, ConfirmScreen) and len(store.list()) == 2
+            writer.kill()  # SIGKILL: the lock goes with it
+            writer.wait()
+            await pilot.press("d")
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            await pilot.press("y")
+            await wait_until(pilot, lambda: rows() == 1)
+    finally:
+        if writer is not None:
+            writer.kill()
+            writer.wait()
+    assert chosen not in [m["id"] for m in store.list()]
