@@ -141,8 +141,10 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         return cmd_import(args, config, store)
     if args.action == "delete":
         session = store.open(args.id)
-        if not args.yes and not _confirm(f"Delete session {session.id} ({session.path})?"):
-            return 1
+        if not args.yes:
+            store.check_deletable(session.id)  # a live run's session: refused before asking (delete refuses too)
+            if not _confirm(f"Delete session {session.id} ({session.path})?"):
+                return 1
         store.delete(session.id)
         console.print(f"deleted {session.id}")
         return 0

@@ -21,7 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from qatui.errors import QatuiError
+from qatui.errors import QatuiError, SessionError
 from qatui.report import session_status
 from qatui.store.atomic import atomic_write_text
 from qatui.tui.format import short_path
@@ -223,10 +223,19 @@ class HomeScreen(QatuiScreen):
         """Delete the highlighted session after asking."""
         if (meta := self._usable("delete")) is None:
             return
+        try:
+            self.store.check_deletable(meta["id"])  # a live run's session: refused before asking
+        except SessionError as e:
+            self.notify(str(e), title="Not deleted", severity="error")
+            return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.store.delete(meta["id"])
+                try:
+                    self.store.delete(meta["id"])
+                except SessionError as e:
+                    self.notify(str(e), title="Not deleted", severity="error")
+                    return
                 self.notify(f"deleted {meta['id']}")
                 self.reload()
 

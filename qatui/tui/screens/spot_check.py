@@ -206,7 +206,11 @@ class SpotRunScreen(RunScreen):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.qatui.store.delete(session_id)
+                try:
+                    self.qatui.store.delete(session_id)
+                except QatuiError as e:  # another process resumed it meanwhile
+                    self.notify(str(e), title="Not discarded", severity="error")
+                    return
                 self.notify(f"discarded session {session_id}")
                 self.app.pop_screen()
 
