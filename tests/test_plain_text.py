@@ -33,7 +33,7 @@ from qatui.data.loaders import load_dataset
 from qatui.engine.jobs import start_run
 from qatui.store.session import SessionStore
 from qatui.tui.app import QatuiApp
-from qatui.tui.screens.compare import CompareScreen
+from qatui.tui.screens.compare import CompareScreen, SideBySideScreen
 from qatui.tui.screens.home import HomeScreen
 from qatui.tui.screens.label import LabelScreen
 from qatui.tui.screens.label_prompt import LabelRequest
@@ -60,11 +60,12 @@ def _dataset(path: Path, shots: Path) -> Path:
     for i, start in enumerate(("What is", "Explain")):
         h = hostile(f"T{i}", shots)
         a, b = f"A{i} {CLICK}\x1b[2J", f"B{i} [bold]\x9b"
+        longer = " and the sea is deep and wide and cold" * i  # the second item: length and rouge-l disagree
         records.append({
             "id": f"{CLICK}\x1b]0;pwned\x07 id{i}", "question": f"{start} {h} sky blue?",
             "references": [f"The sky scatters blue light {h}; short waves scatter more. Air is thin."],
             "context": [f"context {h}"], "meta": {"note": h},
-            "candidates": {a: f"The sky scatters blue light {h}.", b: f"Grass is green {h}."},
+            "candidates": {a: f"The sky scatters blue light {h}.", b: f"Grass is green{longer} {h}."},
             "gold": {"kind": "ranking", "tiers": [[a], [b]]},
         })
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
@@ -156,11 +157,13 @@ async def check_screen(pilot, shots: Path, *, escapes_shown: bool = True) -> Non
     for char in ("\x1b", "\x07", "\x9b", "\u202e"):
         assert char not in leftover, f"{type(app.screen).__name__}: {char!r} reaches the terminal"
     screen = app.screen
-    for x, y in spots(app, CLICK)[:3]:
+    for x, y in spots(app, CLICK)[:3]:  # on the text a click action would have been drawn from
         await pilot.click(offset=(x + 3, y))
         await pilot.pause()
-        assert app.is_running and app.screen is screen or not isinstance(screen, (HomeScreen,))
-    assert app.is_running
+        assert app.is_running
+        while app.screen is not screen and screen in app.screen_stack:  # a click on a row may open it
+            app.pop_screen()
+            await pilot.pause()
     assert list(shots.iterdir()) == []
 
 
@@ -170,6 +173,14 @@ async def until(pilot, predicate, timeout: float = 20.0) -> None:
     while not predicate():
         assert time.monotonic() < deadline, "timed out waiting for the app"
         await pilot.pause(0.05)
+
+
+async def leave(pilot) -> None:
+    """Back to the screen below, once this one's workers have finished (a screen popped mid-mount errs)."""
+    await until(pilot, lambda: all(w.is_finished for w in pilot.app.workers if w.group != "_loader"))
+    await pilot.pause(0.1)
+    pilot.app.pop_screen()
+    await pilot.pause(0.1)
 
 
 @pytest.fixture
@@ -198,8 +209,7 @@ async def test_home_and_session_screens_show_hostile_data_as_text(hostile_store,
                 await check_screen(pilot, shots)
                 await pilot.press("j")
                 await pilot.pause(0.2)
-            app.pop_screen()
-            await pilot.pause()
+            await leave(pilot)
         assert app.title == title
     assert clipboard == []
 
@@ -210,27 +220,32 @@ async def test_compare_label_new_run_and_spot_check_show_hostile_data_as_text(ho
     async with app.run_test(size=(160, 50)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, HomeScreen))
         app.compare_sessions(hostile_store["ids"])
-        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
-        await pilot.pause(0.3)
+        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and "rouge-l" in screen_text(app)
+                    and "length" in screen_text(app))
         await check_screen(pilot, shots)
-        app.pop_screen()
+        app.screen.query_one("#disagreements").focus()
+        await pilot.press("enter")  # the item where length and rouge-l disagree, side by side
+        await until(pilot, lambda: isinstance(app.screen, SideBySideScreen) and "Ranking" in screen_text(app))
+        await check_screen(pilot, shots)
+        await leave(pilot)
+        await leave(pilot)
         app.open_labels(LabelRequest(str(path), "ana", blind=False))
         await until(pilot, lambda: isinstance(app.screen, LabelScreen))
         await pilot.pause(0.3)
         await check_screen(pilot, shots)
-        app.pop_screen()
+        await leave(pilot)
         app.open_new_run()
-        await until(pilot, lambda: isinstance(app.screen, NewRunScreen))
+        await until(pilot, lambda: isinstance(app.screen, NewRunScreen) and app.screen.query("#path"))
         app.screen.query_one("#path").value = str(path)
         await until(pilot, lambda: "T0" in screen_text(app))
         await check_screen(pilot, shots)
-        app.pop_screen()
+        await leave(pilot)
         app.open_spot_check()
-        await until(pilot, lambda: isinstance(app.screen, SpotCheckScreen))
+        await until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and app.screen.query("#load"))
         app.screen.query_one("#load").value = str(path)
         app.screen.load()
         await until(pilot, lambda: "T0" in screen_text(app))
-        await check_screen(pilot, shots, escapes_shown=False)  # typed into text areas: editable text, not shown
+        await check_screen(pilot, shots)  # the text areas hold the escapes in view
     assert clipboard == []
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from textual.content import Content
+
 from qatui.text import count  # noqa: F401 - screens take it from here with the other forms
+from qatui.text import plain
 
 SHORT_METRICS = {
     "kendall": "tau",
@@ -89,3 +92,9 @@ def members_line(agreement: dict[str, dict]) -> str:
                 figures.append(f"{key} {round(value, 2) + 0.0:+.2f}{bounds}")
         parts.append(f"{'A/B/tie' if kind == 'preference' else 'rankings'} " + (" ".join(figures) or "alpha undefined"))
     return "members' agreement  " + "; ".join(parts) if parts else ""
+
+
+def literal_markup(text: str) -> str:
+    """Markup that shows `text` literally (brackets escaped, control characters in view), for the few Textual
+    APIs that take only a markup string (the palette's hits and their help); elsewhere pass `Content(plain(text))`."""
+    return Content(plain(text)).markup
