@@ -88,7 +88,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
             name = judge.meta["imported"]["judge"]
             row = table_row(judge, name, measured, convention=args.convention, seed=config.general.seed, reused=True)
             row["label"] = label(row)
-            stderr.print(f"[dim]{row['label']}: imported session {judge.id}[/]")
+            stderr.print(f"{row['label']}: imported session {judge.id}", style="dim", markup=False)
             rows.append(row)
             verdicts.append(judge.verdicts(name))
             continue
@@ -106,7 +106,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
         row = table_row(session, judge.name, measured, convention=args.convention, seed=config.general.seed,
                         reused=reused)
         row["label"] = label(row)
-        stderr.print(f"[dim]{row['label']}: {'reused' if reused else 'ran'} session {session.id}[/]")
+        stderr.print(f"{row['label']}: {'reused' if reused else 'ran'} session {session.id}", style="dim", markup=False)
         rows.append(row)
         verdicts.append(session.verdicts(judge.name))
     kind = gold_kind(measured)
@@ -114,7 +114,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     if kind in ("ranking", "pairwise"):
         add_baseline_deltas(rows, verdicts, measured, baseline, KEYS[kind][0], convention=args.convention,
                             seed=config.general.seed)
-    stderr.print(f"[dim]{gold_line}[/]")
+    stderr.print(gold_line, style="dim", markup=False)
     table = {"dataset": dataset.name, "items": len(subset.items), "gold": kind, "gold_source": args.gold,
              "convention": args.convention,
              "baseline": rows[baseline]["label"] if kind in ("ranking", "pairwise") else None, "rows": rows}
@@ -140,7 +140,7 @@ def _write(args: argparse.Namespace, table: dict) -> None:
         text = json.dumps(table) + "\n" if args.json else {"md": to_markdown, "csv": to_csv, "latex": to_latex}[args.to](table)
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
-            make_console(stderr=True).print(f"wrote {args.output}")
+            make_console(stderr=True).print(f"wrote {args.output}", markup=False)
         else:
             print(text, end="")
         return
@@ -157,6 +157,6 @@ def _write(args: argparse.Namespace, table: dict) -> None:
             from rich.console import Console
 
             Console(file=file, width=200).print(view)
-        make_console(stderr=True).print(f"wrote {args.output}")
+        make_console(stderr=True).print(f"wrote {args.output}", markup=False)
     else:
         console.print(view)
