@@ -343,7 +343,7 @@ class NewRunScreen(QatuiScreen):
                                      f"{', '.join(calls)}",
                                      Content.assemble(f" · {plain(backbone)} · ", (calls_text(total), "bold"),
                                                       " backbone calls") if uses_llm else " · no backbone calls",
-                                     ("   ctrl+s starts", "dim")))
+                                     "   ", ("ctrl+s starts", "dim")))
         lines = [Content.from_markup("[b]Backbone calls[/] [dim](before the cache; re-asks of malformed answers not "
                                      "counted)[/]")]
         lines += [Content(f"  {name:<14}{calls_text(count):>12}") for name, count in calls.items()]
@@ -377,8 +377,8 @@ class NewRunScreen(QatuiScreen):
 
     def _used(self, kind: str, by: list[str], shown: str | None = None) -> Content:
         value = plain(shown or str(self.query_one(f"#{kind}", Select).value))
-        return Content.assemble((f"  {kind:<9}", "dim"), value, (f" by {', '.join(by)}", "dim")) if by else \
-            Content(f"  {kind:<9}{value} (not used by these judges)").stylize("dim")
+        return Content.assemble("  ", (f"{kind:<9}", "dim"), value, " ", (f"by {', '.join(by)}", "dim")) if by else \
+            Content.assemble("  ", (f"{kind:<9}{value} (not used by these judges)", "dim"))
 
     # -- actions ----------------------------------------------------------------------------------
 
