@@ -37,6 +37,9 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("injection: echoed fenced blocks ignored", "qatui/llm/fence.py", "    return _BLOCK.sub(\"\", text)", "    return text", "tests/test_injection.py"),
  ("trim: fit to the window", "qatui/llm/client.py", "        return (messages, None) if self._counter is None else fit(messages, self._counter, answer_tokens)", "        return messages, None", "tests/test_trim.py"),
  ("schema: newer files refused", "qatui/store/files.py", "    version = 1 if stated is None else stated", "    return\n    version = 1 if stated is None else stated", "tests/test_foreign_files.py"),
+ ("plain text: control characters in view (qatui.text.plain)", "qatui/text.py", "    return _UNSHOWABLE.sub(_visible, text if isinstance(text, str) else str(text))", "    return text if isinstance(text, str) else str(text)", "tests/test_plain_text.py"),
+ ("plain text: the CLI's consoles", "qatui/cli/common.py", "    console.push_render_hook(PlainText())\n", "", "tests/test_plain_text.py::test_cli_views_and_errors_show_hostile_data_in_view_and_send_no_escape"),
+ ("plain text: ranking cells are Text, not markup", "qatui/tui/widgets/ranking_panel.py", "table.add_row(*map(Text, cells), Text(plain(\" \".join(text.split()))))", "table.add_row(*cells, \" \".join(text.split()))", "tests/test_plain_text.py::test_home_and_session_screens_show_hostile_data_as_text"),
  ("tui quit: cancel before exit", "qatui/tui/app.py", "                for screen in running:\n                    screen.handle.cancel()\n                await asyncio.gather(*(s.handle.wait() for s in running))\n", "", "tests/test_tui_quit.py"),
 ]
 only = sys.argv[1:]
