@@ -36,4 +36,5 @@ class PlainText(RenderHook):
     """A render hook (`Console.push_render_hook`) that wraps every printed renderable in `_Shown`."""
 
     def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
+        """Each renderable of a `print`, wrapped so its text reaches the terminal plain."""
         return [_Shown(renderable) for renderable in renderables]

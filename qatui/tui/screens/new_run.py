@@ -44,8 +44,9 @@ from textual.widgets.selection_list import Selection
 from qatui.config import Config
 from qatui.errors import QatuiError
 from qatui.report.models import model_choices
-from qatui.text import plain, plural
+from qatui.text import plain
 from qatui.tui.screens.base import QatuiScreen
+from qatui.tui.format import model_used_line, plan_line
 from qatui.tui.widgets.dataset_picker import DatasetTree, FormScroll, dataset_summary
 from qatui.tui.widgets.options_form import OptionsForm
 
@@ -258,9 +259,8 @@ class NewRunScreen(QatuiScreen):
             listing.add_option(Selection(prompt, name, name in picked, name))
         unavailable = [Content.from_markup("[b]$name[/]: $why", name=name, why=plain("; ".join(self.unmet[name])))
                        for name in self.judge_classes if self.unmet.get(name)]
-        self.query_one("#unavailable", Static).update(
-            Content("\n").join([Content.from_markup("\n[b]Not on this dataset[/]"), *unavailable]) if unavailable
-            else "")
+        heading = [Content.from_markup("\n[b]Not on this dataset[/]")] if unavailable else []
+        self.query_one("#unavailable", Static).update(Content("\n").join([*heading, *unavailable]))
         if highlighted is not None and highlighted < listing.option_count:
             listing.highlighted = highlighted
         self.refresh_plan()
@@ -273,8 +273,8 @@ class NewRunScreen(QatuiScreen):
             return
         values = self.judges[name].describe_options() if name in self.judges else self.options.get(name, {})
         cls = self.judge_classes[name]
-        self.query_one("#about", Static).update(Content.from_markup("[b]$name[/] $summary\n[dim]options[/]", name=name,
-                                                                    summary=cls.summary))
+        about = Content.from_markup("[b]$name[/] $summary\n[dim]options[/]", name=name, summary=cls.summary)
+        self.query_one("#about", Static).update(about)
         await form.show(name, cls.Options, values)
         self._show_option_error(name)
 
@@ -328,7 +328,8 @@ class NewRunScreen(QatuiScreen):
         problems = self.problems()
         plan.set_class(bool(problems), "-error")
         if problems:
-            plan.update(Content(plain("✗ " + problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""))))
+            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+            plan.update(Content(plain(f"✗ {problems[0]}{more}")))
             self.query_one("#calls", Static).update("")
             return
         assert self.dataset is not None
@@ -336,16 +337,11 @@ class NewRunScreen(QatuiScreen):
         resources = self.resources()
         judges = [self._with_models(self.judges[name], resources) for name in self.picked()]
         calls = expected_calls(judges, subset)
-        backbone = str(self.query_one("#backbone", Select).value)
-        uses_llm = any(j.uses_llm for j in judges)
+        backbone = str(self.query_one("#backbone", Select).value) if any(j.uses_llm for j in judges) else None
         total = total_calls(calls)
-        plan.update(Content.assemble((plain(self.dataset.name), "bold"), f" · {plural(len(subset.items), 'item')} · "
-                                     f"{', '.join(calls)}",
-                                     Content.assemble(f" · {plain(backbone)} · ", (calls_text(total), "bold"),
-                                                      " backbone calls") if uses_llm else " · no backbone calls",
-                                     "   ", ("ctrl+s starts", "dim")))
-        lines = [Content.from_markup("[b]Backbone calls[/] [dim](before the cache; re-asks of malformed answers not "
-                                     "counted)[/]")]
+        plan.update(plan_line(self.dataset.name, len(subset.items), list(calls), backbone, calls_text(total)))
+        lines = [Content.from_markup("[b]Backbone calls[/] [dim](before the cache; re-asks of malformed answers "
+                                     "not counted)[/]")]
         lines += [Content(f"  {name:<14}{calls_text(count):>12}") for name, count in calls.items()]
         if len(calls) > 1:
             lines.append(Content(f"  {'total':<14}{calls_text(total):>12}"))
@@ -376,9 +372,7 @@ class NewRunScreen(QatuiScreen):
             return judge
 
     def _used(self, kind: str, by: list[str], shown: str | None = None) -> Content:
-        value = plain(shown or str(self.query_one(f"#{kind}", Select).value))
-        return Content.assemble("  ", (f"{kind:<9}", "dim"), value, " ", (f"by {', '.join(by)}", "dim")) if by else \
-            Content.assemble("  ", (f"{kind:<9}{value} (not used by these judges)", "dim"))
+        return model_used_line(kind, shown or str(self.query_one(f"#{kind}", Select).value), by)
 
     # -- actions ----------------------------------------------------------------------------------
 
