@@ -73,6 +73,14 @@ def pair_tiers(pair: tuple[str, str], preference: str | None, ranking: Sequence[
     return [[pair[0]], [pair[1]]] if preference == "A" else [[pair[1]], [pair[0]]]
 
 
+def tier_ranks(tiers: Sequence[Sequence[str]]) -> dict[str, int]:
+    """Each candidate's 1-based rank, a tied group sharing the best rank of its places (1, 1, 3: competition ranking)."""
+    ranks: dict[str, int] = {}
+    for tier in tiers:
+        ranks.update(dict.fromkeys(tier, len(ranks) + 1))
+    return ranks
+
+
 def tier_preference(tiers: Sequence[Sequence[str]], a: str, b: str) -> PairChoice | None:
     """A when `a` sits in a better group than `b`, B for the reverse, tie in the same group; None if either is absent."""
     place = {cid: i for i, tier in enumerate(tiers) for cid in tier}

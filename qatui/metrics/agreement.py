@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike
 from pydantic import BaseModel, ConfigDict, Field
 
 from qatui.metrics.correlation import correlations
-from qatui.metrics.kendall import no_decision, tier_places
+from qatui.metrics.kendall import tier_places
 from qatui.metrics.pairwise import judge_preference
 
 if TYPE_CHECKING:
@@ -33,17 +33,13 @@ def _shared_tiers(verdict: Verdict, shared: set[str]) -> list[list[str]]:
 
 
 def ranking_tau(a: Verdict, b: Verdict) -> float | None:
-    """Kendall tau-b between two judges' tied groups over the candidates both ranked; None below 2.
+    """Kendall tau-b between two judges' tied groups over the candidates both ranked (ties count as ties).
 
-    Ties count as ties; 0 when either judge tied every shared candidate (no decision).
+    None below 2 candidates, or when either judge tied them all (tau-b is undefined there: two judges
+    with no opinion are not in agreement, and neither is one with an opinion against one without).
     """
     shared = set(a.ranking) & set(b.ranking)
-    tiers_a, tiers_b = _shared_tiers(a, shared), _shared_tiers(b, shared)
-    if len(shared) < 2:
-        return None
-    if no_decision(tiers_a) or no_decision(tiers_b):
-        return 0.0
-    places_a, places_b = tier_places(tiers_a), tier_places(tiers_b)
+    places_a, places_b = tier_places(_shared_tiers(a, shared)), tier_places(_shared_tiers(b, shared))
     ordered = sorted(shared)
     return correlations([-places_a[c] for c in ordered], [-places_b[c] for c in ordered]).get("kendall")
 

@@ -11,8 +11,10 @@ import io
 import json
 from typing import TYPE_CHECKING
 
+from qatui.events import Verdict
 from qatui.report.session_view import coverage_text
 from qatui.text import natural_key, plural
+from qatui.ties import DEFAULT_DIGITS, judges_digits, tier_ranks
 
 if TYPE_CHECKING:
     from qatui.store.session import Session
@@ -29,10 +31,14 @@ def export_jsonl(session: Session) -> str:
 
 
 def export_csv(session: Session) -> str:
-    """One row per (item, judge, candidate); a failed item is one row with its reason."""
+    """One row per (item, judge, candidate); a failed item is one row with its reason.
+
+    `rank` is the judge's place with its ties: candidates it scored equal share their group's best rank.
+    """
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
+    digits = judges_digits(session.meta)
     for (item_id, judge), doc in _in_order(session):
         row = {"session": session.id, "item_id": item_id, "judge": judge, "status": doc["status"]}
         if doc["status"] == "n/a":
@@ -41,15 +47,16 @@ def export_csv(session: Session) -> str:
         if doc["status"] != "done":
             writer.writerow({**row, "failure": doc["failure"]["reason"]})
             continue
-        v = doc["verdict"]
-        for cid in v["ranking"]:
+        v = Verdict.model_validate(doc["verdict"], context={"tie_digits": digits.get(judge, DEFAULT_DIGITS)})
+        ranks = tier_ranks(v.tiers)  # the judge's ties share a rank, as `sessions import` reads them back
+        for cid in v.ranking:
             writer.writerow({
                 **row,
                 "candidate": cid,
-                "shown_as": f"Response {v['order'].index(cid) + 1}",
-                "score": repr(v["scores"][cid]),
-                "rank": v["ranking"].index(cid) + 1,
-                "preference": v.get("preference") or "",
+                "shown_as": f"Response {v.order.index(cid) + 1}",
+                "score": repr(v.scores[cid]),
+                "rank": ranks[cid],
+                "preference": v.preference or "",
             })
     return out.getvalue()
 
