@@ -255,6 +255,9 @@ def test_an_old_session_is_shown_with_the_new_figures(tmp_path, capsys) -> None:
     assert doc["metrics"]["kendall"] == 0.0 and doc["no_decision"]["kendall"] == 6
     code, text, _ = run_cli(capsys, "sessions", "show", run["session"], "--sessions-dir", str(sessions))
     assert code == 0 and "recomputed" in text and "6/6 no decision" in text
+    new = run_json(capsys, "run", str(data), "--judge", "length", "--seed", "3", "--sessions-dir", str(sessions))
+    compared = run_json(capsys, "sessions", "compare", run["session"], new["session"], "--sessions-dir", str(sessions))
+    assert [(r["metrics"]["kendall"], r["no_decision"]["kendall"]) for r in compared["runs"]] == [(0.0, 6), (0.0, 6)]
     data.unlink()  # the dataset gone: the stored figure is flagged, never shown as current
     code, text, _ = run_cli(capsys, "sessions", "show", run["session"], "--sessions-dir", str(sessions))
     assert code == 0 and "old tie rule" in text

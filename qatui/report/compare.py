@@ -205,7 +205,8 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
             cells = []
             for k in metrics:
                 v = r["metrics"].get(k)
-                cell = fmt(v) + (f" · {note}" if v is not None and (note := no_decision_note(r, k)) else "")
+                first = k == metrics[0]  # the question-level keys share their units: one note a row
+                cell = fmt(v) + (f" · {note}" if first and v is not None and (note := no_decision_note(r, k)) else "")
                 if i and v is not None and k in base:
                     delta = v - base[k]
                     cell += f" [{'green' if delta > 0 else 'red' if delta < 0 else 'dim'}]({delta:+.3f})[/]"
