@@ -24,8 +24,9 @@ from typing import Literal
 
 DEFAULT_DIGITS = 4
 """The tie digits of a judge that names none (every judge's default but the lexical ones')."""
-MAX_DIGITS = 15
-"""The most digits a float holds; a stored `tie_digits` outside 0..MAX_DIGITS falls back to the default."""
+MAX_DIGITS = 12
+"""The most digits a tie rule rounds to (a judge option past it is refused: past a double's precision rounding
+decides nothing); a stored `tie_digits` outside 0..MAX_DIGITS falls back to the default."""
 
 PairChoice = Literal["A", "B", "tie"]
 

@@ -106,7 +106,7 @@ def test_imported_ranking_as_jsonl_keeps_the_ranking(tmp_path, capsys, length_ru
 
     store = SessionStore(sessions)
     theirs = store.open(real["session"]).verdicts("length")
-    ranks = {(r["item_id"], r["candidate"]): int(r["rank"]) for r in exported}  # the judge's ties share a rank
+    ranks = {(r["item_id"], r["candidate"]): int(r["length rank"]) for r in exported}  # the judge's ties share a rank
     for item_id, verdict in store.open(data["session"]).verdicts("ranks-ext").items():
         assert verdict.ranking == theirs[item_id].ranking and verdict.tiers == theirs[item_id].tiers
         n = len(verdict.ranking)
