@@ -1,0 +1,168 @@
+"""`qatui serve` refuses what a page from another site could send, and runs a bounded number of workbenches.
+
+A real `qatui serve` on 127.0.0.1 and real HTTP and websocket clients (aiohttp's, with the
+headers a browser sends: Host, Origin, the token's cookie). Every refusal is checked on the page
+and on the websocket, since the websocket is what drives a workbench.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+
+import aiohttp
+import pytest
+from test_cli import DEMO
+from test_serve import Served, _descendants, browser, open_page, watch
+
+from qatui.cli import main
+
+SESSION = "gate-session"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Iterator[Served]:
+    """One server for the refusals, its sessions folder holding one session Home lists."""
+    root = tmp_path_factory.mktemp("gate")
+    sessions = root / "sessions"
+    assert main(["run", str(DEMO), "--judge", "length", "--session", SESSION, "--sessions-dir", str(sessions),
+                 "--json"]) == 0
+    server = Served(root / "home", sessions)
+
+    async def answering() -> None:
+        async with aiohttp.ClientSession() as http:
+            await open_page(http, f"{server.base}/static/js/textual.js", time.monotonic() + 60)
+
+    asyncio.run(answering())
+    yield server
+    server.stop()
+
+
+async def _status(served: Served, path: str, **headers: str) -> tuple[int, str]:
+    """The status and text a plain GET of `path` gets (no cookie unless given as a header)."""
+    async with aiohttp.ClientSession() as http, http.get(served.base + path, headers=headers,
+                                                         allow_redirects=False) as response:
+        return response.status, await response.text()
+
+
+async def _handshake(served: Served, query: str = "", **headers: str) -> int:
+    """The status of a websocket handshake (101 when accepted, then closed at once)."""
+    async with aiohttp.ClientSession() as http:
+        try:
+            async with http.ws_connect(f"ws://127.0.0.1:{served.port}/ws?width=80&height=24{query}",
+                                       headers=headers):
+                return 101
+        except aiohttp.WSServerHandshakeError as e:
+            return e.status
+
+
+def _cookie(served: Served, token: str | None = None) -> str:
+    return f"qatui-token-{served.port}={served.token if token is None else token}"
+
+
+def test_a_foreign_host_is_refused_on_the_page_and_the_websocket(served) -> None:
+    """DNS rebinding: a site's own name resolved to 127.0.0.1 sends its name as Host."""
+    async def check() -> None:
+        for host in ("evil.example", f"evil.example:{served.port}", f"127.0.0.1:{served.port + 1}"):
+            status, text = await _status(served, f"/?token={served.token}", Host=host)
+            assert status == 403 and "is not an address of this server" in text, (host, status, text)
+            status, _ = await _status(served, "/", Host=host, Cookie=_cookie(served))
+            assert status == 403
+            assert await _handshake(served, f"&token={served.token}", Host=host) == 403
+            assert await _handshake(served, Host=host, Cookie=_cookie(served)) == 403
+    asyncio.run(check())
+
+
+def test_a_foreign_origin_is_refused_on_the_page_and_the_websocket(served) -> None:
+    """Another site's script (or a sandboxed one, Origin: null) may not open the workbench, token or not."""
+    async def check() -> None:
+        for origin in ("http://evil.example", f"http://evil.example:{served.port}", "null",
+                       f"https://127.0.0.1:{served.port}"):
+            status, text = await _status(served, "/", Origin=origin, Cookie=_cookie(served))
+            assert status == 403 and "may not use this workbench" in text, (origin, status, text)
+            assert await _handshake(served, Origin=origin, Cookie=_cookie(served)) == 403
+            assert await _handshake(served, f"&token={served.token}", Origin=origin) == 403
+    asyncio.run(check())
+
+
+def test_no_token_or_a_wrong_one_is_refused_on_the_page_and_the_websocket(served) -> None:
+    wrong = served.token[:-1] + ("A" if served.token[-1] != "A" else "B")
+
+    async def check() -> None:
+        for path, headers in (("/", {}), (f"/?token={wrong}", {}), ("/?token=", {}), ("/", {"Cookie": _cookie(served, wrong)}),
+                              ("/download/x", {})):
+            status, text = await _status(served, path, **headers)
+            assert status == 403 and "no valid token" in text, (path, headers, status, text)
+        assert await _handshake(served) == 403
+        assert await _handshake(served, f"&token={wrong}") == 403
+        assert await _handshake(served, Cookie=_cookie(served, wrong)) == 403
+        assert await _handshake(served, Origin=served.base) == 403  # its own Origin is not enough
+    asyncio.run(check())
+
+
+def test_the_right_token_host_and_origin_get_the_workbench(served) -> None:
+    async def visit() -> tuple[int, str, str, str]:
+        async with aiohttp.ClientSession() as http, http.get(served.url + "&fontsize=18",
+                                                             allow_redirects=False) as response:
+            moved_to = response.headers.get("Location", "")
+            cookie = response.headers.get("Set-Cookie", "")
+        async with browser() as http:
+            local = f"localhost:{served.port}"  # loopback's other name is this server too
+            status, page = await open_page(http, f"http://{local}/?token={served.token}", time.monotonic() + 30)
+            async with http.ws_connect(f"ws://{local}/ws?width=100&height=30",
+                                       origin=f"http://localhost:{served.port}") as ws:
+                screen = await watch(ws, SESSION, time.monotonic() + 90)
+        return status, page, screen, moved_to + " | " + cookie
+
+    status, page, screen, redirect = asyncio.run(visit())
+    # the token leaves the address bar at once: a redirect keeps the other parameters, a cookie keeps the token
+    assert redirect.startswith("./?fontsize=18 | ") and "HttpOnly" in redirect and "SameSite=Lax" in redirect
+    assert status == 200 and "js/textual.js" in page and served.token not in page
+    assert SESSION in screen  # Home listed the session: the workbench answered
+
+
+def test_tabs_past_the_cap_are_refused_in_words_while_the_open_ones_keep_working(tmp_path) -> None:
+    served = Served(tmp_path / "home", tmp_path / "sessions", "--max-sessions", "2")
+
+    async def visit() -> dict:
+        seen: dict = {}
+        deadline = time.monotonic() + 120
+        async with browser() as http:
+            status, _ = await open_page(http, served.url, deadline)
+            assert status == 200
+            ws_url = f"ws://127.0.0.1:{served.port}/ws?width=90&height=25"
+            first = await http.ws_connect(ws_url, origin=served.base)  # the cookie
+            second = await http.ws_connect(ws_url + f"&token={served.token}")  # a client without cookies
+            for ws in (first, second):
+                assert "No sessions yet" in await watch(ws, "No sessions yet", deadline)
+            workbenches = _descendants(served.proc.pid)
+            async with http.get(served.base + "/") as response:
+                seen["page"] = (response.status, await response.text())
+            third = await http.ws_connect(ws_url, origin=served.base)
+            seen["third"] = await watch(third, "reload this page", deadline)
+            seen["third_closed"] = (await third.receive(timeout=30)).type, third.close_code
+            seen["same_processes"] = _descendants(served.proc.pid) == workbenches
+            for ws in (first, second):  # still served: a resize is answered with a repaint
+                await ws.send_json(["resize", {"width": 100, "height": 30}])
+                seen.setdefault("repainted", []).append(len(await watch(ws, "No sessions yet", deadline)))
+            await first.close()
+            while (await open_page(http, served.base + "/", deadline))[0] == 503 and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            fourth = await http.ws_connect(ws_url, origin=served.base)  # a place is free again
+            seen["fourth"] = await watch(fourth, "No sessions yet", deadline)
+            await fourth.close()
+            await second.close()
+        return seen
+
+    try:
+        seen = asyncio.run(visit())
+    finally:
+        served.stop()
+    status, text = seen["page"]
+    assert status == 503 and "2 workbenches are open already" in text and "--max-sessions" in text
+    assert "refused: 2 workbenches are open already" in seen["third"]
+    assert seen["third_closed"][0] in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+    assert seen["third_closed"][1] == aiohttp.WSCloseCode.TRY_AGAIN_LATER
+    assert seen["same_processes"]  # the refused tab started no workbench
+    assert all(seen["repainted"]) and "No sessions yet" in seen["fourth"]
