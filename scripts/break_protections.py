@@ -37,6 +37,18 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("injection: echoed fenced blocks ignored", "qatui/llm/fence.py", "    return _BLOCK.sub(\"\", text)", "    return text", "tests/test_injection.py"),
  ("trim: fit to the window", "qatui/llm/client.py", "        return (messages, None) if self._counter is None else fit(messages, self._counter, answer_tokens)", "        return messages, None", "tests/test_trim.py"),
  ("schema: newer files refused", "qatui/store/files.py", "    version = 1 if stated is None else stated", "    return\n    version = 1 if stated is None else stated", "tests/test_foreign_files.py"),
+ ("serve: Host checked", "qatui/tui/serve.py", "        if (host or \"\").lower() not in self.hosts:", "        if False:", "tests/test_serve_gate.py::test_a_foreign_host_is_refused_on_the_page_and_the_websocket"),
+ ("serve: Origin checked", "qatui/tui/serve.py", "        if origin is not None and origin.lower() not in self.origins:", "        if False:", "tests/test_serve_gate.py::test_a_foreign_origin_is_refused_on_the_page_and_the_websocket"),
+ ("serve: token required", "qatui/tui/serve.py", "        return given is not None and hmac.compare_digest(given.encode(), self.token.encode())", "        return True", "tests/test_serve_gate.py::test_no_token_or_a_wrong_one_is_refused_on_the_page_and_the_websocket"),
+ ("serve: token kept out of the log", "qatui/tui/serve.py", "            logging.getLogger(\"aiohttp.access\").setLevel(logging.WARNING)", "", "tests/test_serve.py::test_serve_answers_on_loopback_runs_the_workbench_and_stops_cleanly"),
+ ("serve: tabs capped", "qatui/tui/serve.py", "            if self.open_tabs < max_tabs:", "            if True:", "tests/test_serve_gate.py::test_tabs_past_the_cap_are_refused_in_words_while_the_open_ones_keep_working"),
+ ("serve: tabs capped on the websocket", "qatui/tui/serve.py", "            if (reason := self.full()) is not None:  # the page loaded", "            if False:  # the page loaded", "tests/test_serve_gate.py::test_tabs_past_the_cap_are_refused_in_words_while_the_open_ones_keep_working"),
+ ("serve: dataset paths confined", "qatui/tui/roots.py", "        if not self.inside(path):", "        if False:", "tests/test_tui_roots.py"),
+ ("serve: the file tree confined", "qatui/tui/roots.py", "        return [p for p in super().filter_paths(paths) if self.roots.inside(p)]", "        return super().filter_paths(paths)", "tests/test_tui_roots.py"),
+ ("serve: folder entries confined", "qatui/tui/roots.py", "            if escaping is not None:", "            if False:", "tests/test_tui_roots.py"),
+ ("serve: a started run confined", "qatui/tui/app.py", "load_dataset(self.roots.checked(request.path))", "load_dataset(request.path)", "tests/test_tui_roots.py"),
+ ("serve: Spot check confined", "qatui/tui/spot.py", "    dataset = load_dataset(roots.checked(path))", "    dataset = load_dataset(path)", "tests/test_tui_roots.py::test_spot_checks_load_box_is_confined_too_and_a_terminal_goes_anywhere"),
+ ("serve: Label source confined", "qatui/tui/app.py", "        source = await asyncio.to_thread(self.roots.checked_source, request.source)\n", "        source = request.source\n", "tests/test_tui_roots.py"),
  ("tui quit: cancel before exit", "qatui/tui/app.py", "                for screen in running:\n                    screen.handle.cancel()\n                await asyncio.gather(*(s.handle.wait() for s in running))\n", "", "tests/test_tui_quit.py"),
 ]
 only = sys.argv[1:]
