@@ -49,6 +49,7 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("serve: a started run confined", "qatui/tui/app.py", "load_dataset(self.roots.checked(request.path))", "load_dataset(request.path)", "tests/test_tui_roots.py"),
  ("serve: Spot check confined", "qatui/tui/spot.py", "    dataset = load_dataset(roots.checked(path))", "    dataset = load_dataset(path)", "tests/test_tui_roots.py::test_spot_checks_load_box_is_confined_too_and_a_terminal_goes_anywhere"),
  ("serve: Label source confined", "qatui/tui/app.py", "        source = await asyncio.to_thread(self.roots.checked_source, request.source)\n", "        source = request.source\n", "tests/test_tui_roots.py"),
+ ("serve: the served workbench gets its roots", "qatui/cli/running.py", "roots=Roots.of(getattr(args, \"roots\", None)), ", "", "tests/test_serve_gate.py::test_the_right_token_host_and_origin_get_the_workbench"),
  ("tui quit: cancel before exit", "qatui/tui/app.py", "                for screen in running:\n                    screen.handle.cancel()\n                await asyncio.gather(*(s.handle.wait() for s in running))\n", "", "tests/test_tui_quit.py"),
 ]
 only = sys.argv[1:]

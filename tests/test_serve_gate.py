@@ -29,7 +29,9 @@ def served(tmp_path_factory) -> Iterator[Served]:
     sessions = root / "sessions"
     assert main(["run", str(DEMO), "--judge", "length", "--session", SESSION, "--sessions-dir", str(sessions),
                  "--json"]) == 0
+    (root / "secret.csv").write_text("SECRET-FIRST-LINE,b\n1,2\n")  # outside the served folder (the repository)
     server = Served(root / "home", sessions)
+    server.secret = root / "secret.csv"
 
     async def answering() -> None:
         async with aiohttp.ClientSession() as http:
@@ -103,7 +105,7 @@ def test_no_token_or_a_wrong_one_is_refused_on_the_page_and_the_websocket(served
 
 
 def test_the_right_token_host_and_origin_get_the_workbench(served) -> None:
-    async def visit() -> tuple[int, str, str, str]:
+    async def visit() -> tuple[int, str, str, str, str]:
         async with aiohttp.ClientSession() as http, http.get(served.url + "&fontsize=18",
                                                              allow_redirects=False) as response:
             moved_to = response.headers.get("Location", "")
@@ -111,16 +113,22 @@ def test_the_right_token_host_and_origin_get_the_workbench(served) -> None:
         async with browser() as http:
             local = f"localhost:{served.port}"  # loopback's other name is this server too
             status, page = await open_page(http, f"http://{local}/?token={served.token}", time.monotonic() + 30)
-            async with http.ws_connect(f"ws://{local}/ws?width=100&height=30",
+            async with http.ws_connect(f"ws://{local}/ws?width=250&height=30",
                                        origin=f"http://localhost:{served.port}") as ws:
                 screen = await watch(ws, SESSION, time.monotonic() + 90)
-        return status, page, screen, moved_to + " | " + cookie
+                await ws.send_json(["stdin", "n"])  # New run, its path field focused
+                await watch(ws, "empty: the demo set", time.monotonic() + 60)
+                await ws.send_json(["stdin", str(served.secret)])
+                new_run = await watch(ws, "outside the folders", time.monotonic() + 60)
+        return status, page, screen, moved_to + " | " + cookie, new_run
 
-    status, page, screen, redirect = asyncio.run(visit())
+    status, page, screen, redirect, new_run = asyncio.run(visit())
     # the token leaves the address bar at once: a redirect keeps the other parameters, a cookie keeps the token
     assert redirect.startswith("./?fontsize=18 | ") and "HttpOnly" in redirect and "SameSite=Lax" in redirect
     assert status == 200 and "js/textual.js" in page and served.token not in page
     assert SESSION in screen  # Home listed the session: the workbench answered
+    # and it is confined to the folder it was served from: a file outside is refused, its first line unshown
+    assert "outside the folders" in new_run and "SECRET" not in new_run
 
 
 def test_tabs_past_the_cap_are_refused_in_words_while_the_open_ones_keep_working(tmp_path) -> None:
