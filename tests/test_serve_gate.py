@@ -18,6 +18,7 @@ from test_cli import DEMO
 from test_serve import Served, _descendants, browser, open_page, watch
 
 from qatui.cli import main
+from qatui.tui.serve import Gate
 
 SESSION = "gate-session"
 
@@ -168,3 +169,17 @@ def test_tabs_past_the_cap_are_refused_in_words_while_the_open_ones_keep_working
         asyncio.run(asyncio.wait_for(visit(), 180))
     finally:
         served.stop()
+
+
+def test_a_public_url_names_the_server_too_with_its_default_port_left_out() -> None:
+    """Behind a reverse proxy the browser names the public URL; the proxy may pass on either name."""
+    gate = Gate.of("https://qa.example.org/qatui", "127.0.0.1", 8000, "t")
+    for host, origin in (("qa.example.org", "https://qa.example.org"), ("QA.example.org:443", None),
+                         ("127.0.0.1:8000", "http://127.0.0.1:8000"), ("[::1]:8000", "http://[::1]:8000"),
+                         ("localhost:8000", "http://localhost:8000")):
+        assert gate.foreign(host, origin) is None, (host, origin)
+    for host, origin in (("qa.example.org:8000", None), ("qa.example.org", "http://qa.example.org"),
+                         ("evil.example", None), (None, None), ("qa.example.org", "https://qa.example.org.evil")):
+        assert gate.foreign(host, origin) is not None, (host, origin)
+    assert not gate.holds_token(None) and not gate.holds_token("u") and gate.holds_token("t")
+    assert gate.secure and Gate.of("http://10.0.0.5:8000", None, 8000, "t").foreign("10.0.0.5:8000", None) is None

@@ -46,8 +46,8 @@ def loopback_only(addresses: list[str]) -> bool:
 
 
 def public_url(host: str, port: int, given: str | None) -> str:
-    """The URL browsers are sent to for the websocket: --public-url, else http://HOST:PORT (this machine's name
-    for a wildcard host)."""
+    """The URL browsers open and the page's websocket goes to: --public-url, else http://HOST:PORT (this machine's
+    name for a wildcard host); UsageError for a URL that is not http(s)://NAME[:PORT][/PATH]."""
     if given:
         parts = urlsplit(given)
         try:
@@ -80,7 +80,8 @@ def cmd_serve(args: argparse.Namespace, config: Config) -> int:
     token = secrets.token_urlsafe(32)
     stderr.print(f"qatui in a browser: {url}/?token={token}", markup=False, highlight=False, soft_wrap=True)
     stderr.print(f"  (sessions in {sessions_dir}; datasets from {', '.join(map(str, roots))}; "
-                 f"at most {args.max_sessions} tabs; Ctrl-C stops it)", markup=False, highlight=False)
+                 f"at most {args.max_sessions} tabs; Ctrl-C stops it)", markup=False, highlight=False, soft_wrap=True)
+    listening = None if args.host in WILDCARDS else args.host  # a wildcard is no name a browser can use
     serve(app_command(config_path, sessions_dir, roots), args.host, args.port, url,
-          gate=Gate.of(url, args.host, args.port, token), max_tabs=args.max_sessions)
+          gate=Gate.of(url, listening, args.port, token), max_tabs=args.max_sessions)
     return 0

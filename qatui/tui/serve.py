@@ -58,18 +58,18 @@ class Gate:
     """Whether the page is served over https (the cookie is then sent over https only)."""
 
     @classmethod
-    def of(cls, public_url: str, host: str, port: int, token: str) -> Gate:
-        """The gate for a server listening on `host:port` and reached at `public_url`.
+    def of(cls, public_url: str, listening: str | None, port: int, token: str) -> Gate:
+        """The gate for a server listening on `listening:port` (None: every interface) and reached at `public_url`.
 
-        The public URL's address is accepted, and the listening one (a reverse proxy may pass it on);
-        on loopback or every interface, also the names a browser on this machine uses for loopback.
+        The public URL's address is accepted, the listening one (a reverse proxy may pass it on), and
+        the names a browser on this machine uses for loopback.
         """
         public = urlsplit(public_url)
         scheme, name = public.scheme, public.hostname or ""
         addresses = {(scheme, name, public.port or DEFAULT_PORTS[scheme])}
         addresses |= {("http", n, port) for n in LOOPBACK_NAMES}
-        if host not in ("", "0.0.0.0", "::"):  # a wildcard is no name a browser can use
-            addresses.add(("http", host, port))
+        if listening:
+            addresses.add(("http", listening, port))
         hosts = {netloc for s, h, p in addresses for netloc in _netlocs(s, h, p)}
         origins = {f"{s}://{netloc}" for s, h, p in addresses for netloc in _netlocs(s, h, p)}
         return cls(token, frozenset(hosts), frozenset(origins), f"qatui-token-{port}", scheme == "https")
