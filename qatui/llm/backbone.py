@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from qatui.llm._lazy import get_litellm
 from qatui.llm.errors import LLMCallError
+from qatui.llm.faults import CONNECTION, MALFORMED, NOT_JSON, malformed_reason, not_json_reason, root_text, wire_fault
 from qatui.llm.router import Hop, hop_kind, hop_text
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ class Backbone:
                 return result, attempt
             except transient as e:
                 last_error = _unwrap(e)
-                if not isinstance(last_error, transient):  # a permanent error that surfaced mid-stream
+                if not isinstance(last_error, transient) or wire_fault(last_error) == MALFORMED:  # permanent
                     raise LLMCallError(self._describe_permanent(last_error, ll, api_key), attempts=attempt) from e
                 failures.extend(self._transient_failures(last_error, ll, hops, start))
             except LLMCallError:
@@ -164,6 +165,11 @@ class Backbone:
         return failed or [self._describe_transient(error, ll)]
 
     def _describe_transient(self, error: BaseException, ll: Any) -> str:
+        fault = wire_fault(error)  # LiteLLM calls these 500s: the chain says what they were
+        if fault == CONNECTION:
+            return "connection failed"
+        if fault == NOT_JSON:
+            return "the reply is not JSON"
         if isinstance(error, ll.RateLimitError):
             return "rate limited (429)"
         if isinstance(error, (ll.Timeout, TimeoutError)):
@@ -192,11 +198,17 @@ class Backbone:
         if notes:
             message += f" ({notes[0][len('stopped: '):]})"
         timed_out = isinstance(last_error, TimeoutError)  # asyncio's: no message to add
-        if last_error is not None and not timed_out and (detail := first_line(last_error, 160)):
-            message += f"; last error: {detail}"
+        if last_error is not None and not timed_out:
+            if wire_fault(last_error) in (CONNECTION, NOT_JSON):  # LiteLLM's wrapping would say "InternalServerError"
+                last_error = ConnectionError(root_text(last_error))
+            if detail := first_line(last_error, 160):
+                message += f"; last error: {detail}"
         return _scrub(message, api_key, *(self.router.keys() if self.router else ()))
 
     def _describe_permanent(self, error: BaseException, ll: Any, api_key: str | None) -> str:
+        if (fault := wire_fault(error)) in (MALFORMED, NOT_JSON):  # LiteLLM's message is a traceback, a "500"
+            why = malformed_reason(error) if fault == MALFORMED else not_json_reason(error)
+            return _scrub(f"{self.model}: {why}", api_key, *(self.router.keys() if self.router else ()))
         detail = first_line(error)
         if isinstance(error, ll.AuthenticationError):
             if self.api_key_env:

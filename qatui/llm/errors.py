@@ -9,13 +9,15 @@ class LLMCallError(QatuiError):
     """A backbone call failed for good: after its retries, or at once for a non-transient error.
 
     The message names the model and says why ("openai/gpt-4o-mini: rate limited (429) 3
-    times, gave up after 7.2 s"); it never contains an API key.
+    times, gave up after 7.2 s"); it never contains an API key. `thinking` keeps what a
+    reasoning model wrote before its answer was cut off, for the call's record (never read as an answer).
     """
 
-    def __init__(self, message: str, *, attempts: int = 0, transient: bool = False) -> None:
+    def __init__(self, message: str, *, attempts: int = 0, transient: bool = False, thinking: str = "") -> None:
         super().__init__(message)
         self.attempts = attempts
         self.transient = transient
+        self.thinking = thinking
 
 
 class ParseError(QatuiError):
