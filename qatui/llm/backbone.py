@@ -11,9 +11,11 @@ semaphore, bounded by `max_attempts` and by a total time budget.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import re
 import time
+import urllib.parse
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -203,12 +205,12 @@ class Backbone:
                 last_error = ConnectionError(root_text(last_error))
             if detail := first_line(last_error, 160):
                 message += f"; last error: {detail}"
-        return _scrub(message, api_key, *(self.router.keys() if self.router else ()))
+        return mask_keys(message, api_key, *(self.router.keys() if self.router else ()))
 
     def _describe_permanent(self, error: BaseException, ll: Any, api_key: str | None) -> str:
         if (fault := wire_fault(error)) in (MALFORMED, NOT_JSON):  # LiteLLM's message is a traceback, a "500"
             why = malformed_reason(error) if fault == MALFORMED else not_json_reason(error)
-            return _scrub(f"{self.model}: {why}", api_key, *(self.router.keys() if self.router else ()))
+            return mask_keys(f"{self.model}: {why}", api_key, *(self.router.keys() if self.router else ()))
         detail = first_line(error)
         if isinstance(error, ll.AuthenticationError):
             if self.api_key_env:
@@ -233,7 +235,7 @@ class Backbone:
             why = "budget exceeded"
         else:
             why = type(error).__name__
-        return _scrub(f"{self.model}: {why}: {detail}", api_key, *(self.router.keys() if self.router else ()))
+        return mask_keys(f"{self.model}: {why}: {detail}", api_key, *(self.router.keys() if self.router else ()))
 
 
 def _transient_classes(ll: Any) -> tuple[type[BaseException], ...]:
@@ -264,9 +266,40 @@ def _retry_after(error: BaseException | None) -> float | None:
         return None
 
 
-def _scrub(text: str, *keys: str | None) -> str:
-    """Never let a key's value reach a message."""
+KEY_FRAGMENT = 6
+"""The shortest run of a key's characters that is masked on its own (a provider echoing `sk-abc…xyz`)."""
+
+
+def mask_keys(text: str, *keys: str | None) -> str:
+    """`text` with every trace of each key's value replaced by "***": the one masking of secrets in messages.
+
+    Not only the key whole: any run of KEY_FRAGMENT or more of its consecutive characters (a
+    provider echoing a long prefix or suffix, `sk-proj-abc…wxyz`), and the same in the key's
+    escaped forms (JSON, `\\/`, URL-quoted, every character as `\\uXXXX`), as an error body may
+    quote it. A key shorter than 4 characters is left alone (it would mask ordinary words).
+    """
+    hidden = [False] * len(text)
     for key in keys:
-        if key and len(key) >= 4:
-            text = text.replace(key, "***")
-    return text
+        if not key or len(key) < 4:
+            continue
+        forms = {(form, 1) for form in (key, json.dumps(key)[1:-1], key.replace("/", "\\/"),
+                                        urllib.parse.quote(key, safe=""))}
+        forms.add(("".join(f"\\u{ord(c):04x}" for c in key), 6))  # six characters stand for one
+        for form, width in forms:
+            n = min(KEY_FRAGMENT * width, len(form))
+            grams = {form[i:i + n] for i in range(len(form) - n + 1)}
+            for i in range(len(text) - n + 1):
+                if text[i:i + n] in grams:
+                    hidden[i:i + n] = [True] * n
+    if not any(hidden):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if hidden[i]:
+            out.append("***")
+            while i < len(text) and hidden[i]:
+                i += 1
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)

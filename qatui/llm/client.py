@@ -28,7 +28,7 @@ from qatui.llm.backbone import Backbone
 from qatui.llm.cache import CallCache, cache_key
 from qatui.llm.errors import LLMCallError, ParseError, snippet
 from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_of
-from qatui.llm.parse import json_schema_of, json_schema_text, parse_output, schema_name
+from qatui.llm.parse import append_to_last_user, json_schema_of, json_schema_text, parse_within, schema_name
 from qatui.llm.response import Answer, read_answer, spent_on, usage_of
 from qatui.llm.trim import Counter, Trimmed, counter_for, fit
 from qatui.llm.router import DeploymentRouter, Hop, hop_fields
@@ -151,7 +151,7 @@ class LLMClient:
                 request["response_format"] = {"type": "json_schema", "json_schema": {
                     "name": schema_name(schema), "schema": json_schema_of(schema), "strict": True}}
             else:
-                _append_to_last_user(messages, JSON_INSTRUCTION.format(schema=json_schema_text(schema)))
+                append_to_last_user(messages, JSON_INSTRUCTION.format(schema=json_schema_text(schema)))
         return request
 
     async def complete(
@@ -182,7 +182,7 @@ class LLMClient:
         if schema is None:
             return LLMResult(text=text, data=None, event=event, logprobs=found)
         try:
-            return LLMResult(text=text, data=parse_output(text, schema), event=event, logprobs=found)
+            return LLMResult(text=text, data=await parse_within(text, schema, self.backbone.timeout_s, self.model), event=event, logprobs=found)
         except ParseError as first:
             repair_messages = list(request["messages"]) + [
                 {"role": "assistant", "content": text},
@@ -193,7 +193,7 @@ class LLMClient:
             answer2, event2, found2 = await self._call(repair, purpose=f"{purpose}:repair", stream=stream)
             text2 = answer2.text
             try:
-                return LLMResult(text=text2, data=parse_output(text2, schema), event=event2, logprobs=found2)
+                return LLMResult(text=text2, data=await parse_within(text2, schema, self.backbone.timeout_s, self.model), event=event2, logprobs=found2)
             except ParseError as second:
                 raise ParseError(f"{self.model} ({purpose}): {second} (after one repair re-ask; first answer "
                                  f"was {snippet(text)})", text=text2, reason=second.reason) from None
@@ -331,19 +331,6 @@ class LLMClient:
             self.cache.put(key, request, response)
         except OSError:
             pass  # a read-only or full cache folder must not fail a call that succeeded
-
-
-def _append_to_last_user(messages: list[dict[str, Any]], text: str) -> None:
-    """Add `text` to the last user message (a new user message if there is none)."""
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, list):
-                message["content"] = [*content, {"type": "text", "text": text}]
-            else:
-                message["content"] = f"{content or ''}{text}"
-            return
-    messages.append({"role": "user", "content": text.strip()})
 
 
 # -- construction ----------------------------------------------------------------------------------

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from qatui.errors import QatuiError
+
+_GAVE_UP = re.compile(r", gave up after (\d+(?:\.\d+)?) s")
 
 
 class LLMCallError(QatuiError):
@@ -39,3 +43,16 @@ def snippet(text: str, head: int = 160, tail: int = 60) -> str:
     if len(flat) <= head + tail + 5:
         return repr(flat)
     return repr(f"{flat[:head]} … {flat[-tail:]}")
+
+
+def failure_cause(reason: str) -> str:
+    """A failure's reason without the seconds its retries took, so that failures of one cause group together."""
+    return _GAVE_UP.sub(", gave up", reason)
+
+
+def grouped_reason(reasons: list[str]) -> str:
+    """One line for failures of one cause (`failure_cause`): the reason, with the range of seconds when they differ."""
+    times = [float(found[1]) for reason in reasons if (found := _GAVE_UP.search(reason))]
+    if len(set(reasons)) == 1 or not times:
+        return reasons[0]
+    return _GAVE_UP.sub(f", gave up after {min(times):.1f}–{max(times):.1f} s", reasons[0], count=1)
