@@ -48,6 +48,8 @@ FAULT_KINDS = {
     "429-retry-after": "429 rate limited with `Retry-After: <retry_after>` (seconds)",
     "401": "401 invalid API key (a key the provider rejects); the message quotes the key it got, as providers do",
     "400-echo": "400 bad request whose message quotes the key it got (a permanent error a client prints)",
+    "400-echo-part": "400 whose message quotes the key in part (`sk-test-7f3a…8e0c`, its first 12 and last 8 "
+                     "characters) and escaped (`\\/` for `/`, every character as `\\uXXXX`)",
     "500": "500 internal server error",
     "503": "503 service unavailable",
     "hang": "sends nothing for `seconds` (default: the server's hang_s), then answers as ok",
@@ -299,7 +301,7 @@ class FakeLLMServer:
 
     async def _open(self) -> None:
         self._stopping = asyncio.Event()
-        app = web.Application()
+        app = web.Application(client_max_size=64 * 2**20)  # a re-ask may carry back a long answer
         app.router.add_post("/v1/chat/completions", self._completions)
         app.router.add_post("/chat/completions", self._completions)
         app.router.add_post("/v1/embeddings", self._embeddings)
@@ -411,6 +413,11 @@ class FakeLLMServer:
         if kind == "400-echo":
             key = request.headers.get("Authorization", "").removeprefix("Bearer ")
             return _error(400, f"Invalid request for key {key}: unsupported value (fake LLM server)", "invalid_request")
+        if kind == "400-echo-part":
+            key = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            escaped = "".join(f"\\u{ord(c):04x}" for c in key)
+            return _error(400, f"Invalid key {key[:12]}…{key[-8:]} (as sent: {key.replace('/', chr(92) + '/')}, "
+                               f"{escaped}) (fake LLM server)", "invalid_request")
         if kind == "500":
             return _error(500, "The server had an error (fake LLM server)", "server_error")
         if kind == "503":
@@ -428,7 +435,8 @@ class FakeLLMServer:
             self.errors.append(e)
             return _error(500, f"fake LLM server: the responder raised {type(e).__name__}: {e}", "server_error")
         text = reply.text
-        usage = {"prompt_tokens": count_tokens(_prompt_text(body)), "completion_tokens": count_tokens(text)}
+        usage = {"prompt_tokens": count_tokens(_prompt_text(body)),
+                 "completion_tokens": count_tokens(text) + count_tokens(reply.reasoning_content or "")}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         created = int(time.time())
         ident = f"chatcmpl-fake-{self.n_requests}"

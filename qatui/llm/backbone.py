@@ -82,7 +82,16 @@ class Backbone:
         )
 
     def _semaphore(self) -> asyncio.Semaphore:
+        """The slots of this backbone on the running loop; an embedded model's one slot is shared by every Backbone.
+
+        An embedded (`local/`) model generates one answer at a time, so it gets one slot per
+        loop whatever `max_concurrency` says: a call waits for it outside its timeout, and is
+        timed from when it starts generating, never while it queues behind the others.
+        """
         loop = asyncio.get_running_loop()
+        if self.model.startswith("local/"):
+            slots = _LOCAL_SLOTS.setdefault(loop, {})
+            return slots.setdefault(self.model, asyncio.Semaphore(1))
         if (sem := self._semaphores.get(loop)) is None:
             sem = self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
         return sem
@@ -238,6 +247,11 @@ class Backbone:
         return mask_keys(f"{self.model}: {why}: {detail}", api_key, *(self.router.keys() if self.router else ()))
 
 
+_LOCAL_SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary())
+"""The one generation slot of each embedded model, per event loop (see `Backbone._semaphore`)."""
+
+
 def _transient_classes(ll: Any) -> tuple[type[BaseException], ...]:
     # litellm.Timeout is not an APIConnectionError (STYLE.md §6): both are listed.
     return (ll.RateLimitError, ll.Timeout, TimeoutError, ll.APIConnectionError, ll.ServiceUnavailableError,
@@ -275,8 +289,9 @@ def mask_keys(text: str, *keys: str | None) -> str:
 
     Not only the key whole: any run of KEY_FRAGMENT or more of its consecutive characters (a
     provider echoing a long prefix or suffix, `sk-proj-abc…wxyz`), and the same in the key's
-    escaped forms (JSON, `\\/`, URL-quoted, every character as `\\uXXXX`), as an error body may
-    quote it. A key shorter than 4 characters is left alone (it would mask ordinary words).
+    escaped forms (JSON, `\\/`, URL-quoted, every character as `\\uXXXX`, and each once more
+    JSON-escaped), as an error body may quote it. A key shorter than 4 characters is left alone
+    (it would mask ordinary words).
     """
     hidden = [False] * len(text)
     for key in keys:
@@ -284,7 +299,9 @@ def mask_keys(text: str, *keys: str | None) -> str:
             continue
         forms = {(form, 1) for form in (key, json.dumps(key)[1:-1], key.replace("/", "\\/"),
                                         urllib.parse.quote(key, safe=""))}
-        forms.add(("".join(f"\\u{ord(c):04x}" for c in key), 6))  # six characters stand for one
+        forms |= {(json.dumps(form)[1:-1], 1) for form, _ in forms}  # a JSON body quoted inside another
+        escaped = "".join(f"\\u{ord(c):04x}" for c in key)
+        forms |= {(escaped, 6), (escaped.replace("\\", "\\\\"), 7)}  # six (seven) characters stand for one
         for form, width in forms:
             n = min(KEY_FRAGMENT * width, len(form))
             grams = {form[i:i + n] for i in range(len(form) - n + 1)}

@@ -14,6 +14,7 @@ A cache hit emits no tokens, only its `LLMCallFinished` (cached=True, attempts=0
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 import uuid
@@ -175,7 +176,10 @@ class LLMClient:
         """
         request = self.build_request(messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
                                      logprobs=logprobs, sample=sample)
-        request["messages"], trimmed = self.fit(request["messages"], request["max_tokens"])
+        if self.is_local:  # counting takes the model's lock, held while it generates: never on the event loop
+            request["messages"], trimmed = await asyncio.to_thread(self.fit, request["messages"], request["max_tokens"])
+        else:
+            request["messages"], trimmed = self.fit(request["messages"], request["max_tokens"])
         stream = stream and not request.get("logprobs") and tokens_watched()
         answer, event, found = await self._call(request, purpose=purpose, stream=stream, trimmed=trimmed)
         text = answer.text
