@@ -32,6 +32,8 @@ from qatui.store.session import SessionStore
 ASK = [{"role": "user", "content": "Which is right?"}]
 DRAFT = 'Draft: maybe the second one. {"choice": "B"} [[B]] [[0.00]]'
 """What a draft thinks before it settles: a verdict of the wrong side in every form a judge reads."""
+QUOTING = '{"choice": "A", "note": "the answer says </think> {\\"choice\\": \\"B\\"}"}'
+"""An answer whose own verdict comes first, then quotes a candidate holding a closing tag and a verdict."""
 
 
 @pytest.fixture(autouse=True)
@@ -67,14 +69,15 @@ READ = [  # (what the model sent, the answer read, the thinking kept)
     (Reply(f"\n<think>{DRAFT}</think>\nA"), "A", DRAFT),
     (Reply(f"A first. <think>{DRAFT}</think> Then: A"), "A first.  Then: A", DRAFT),
     (Reply(f"<thinking>{DRAFT}</thinking><think>more</think>A"), "A", f"{DRAFT}\n\nmore"),
-    (Reply(f"{DRAFT}</think>\nA"), "A", DRAFT),  # the opening tag was the chat template's
+    (Reply("Maybe the second one.</think>\nA"), "A", "Maybe the second one."),  # the opening tag: the template's
     (Reply("A", reasoning_content=DRAFT), "A", DRAFT),
+    (Reply(QUOTING), QUOTING, ""),  # a closing tag quoted inside the answer cuts nothing
 ]
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize(("sent", "answer", "thinking"), READ, ids=["after-newline", "middle", "two-tags", "stray-close",
-                                                                     "reasoning-content"])
+                                                                     "reasoning-content", "quoted-close"])
 async def test_thinking_is_kept_apart_and_never_the_answer(llm_server, tmp_path, monkeypatch, stream, sent, answer,
                                                            thinking) -> None:
     llm_server.script(lambda body: sent)
@@ -82,7 +85,7 @@ async def test_thinking_is_kept_apart_and_never_the_answer(llm_server, tmp_path,
     assert not isinstance(result, LLMCallError), result
     assert (result.text, calls[-1].response, calls[-1].thinking) == (answer, answer, thinking)
     cached = client_module.CallCache(tmp_path / "cache").get(calls[-1].prompt_hash)
-    assert (cached["text"], cached["thinking"]) == (answer, thinking)  # the call record keeps both
+    assert (cached["text"], cached.get("thinking", "")) == (answer, thinking)  # the call record keeps both
 
 
 UNUSABLE = [  # (what the model sent, the reason the call fails with)

@@ -1,4 +1,4 @@
-"""LiteLLM on first use: the only place qatui imports it (STYLE.md §5).
+"""LiteLLM on first use: the only place qatui imports it.
 
 `import litellm` costs about 3 s, and without `LITELLM_LOCAL_MODEL_COST_MAP` it also tries
 to fetch a price map from the network. Everything in `qatui.llm` reaches LiteLLM through

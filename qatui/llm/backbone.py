@@ -1,6 +1,6 @@
 """The one call site over `litellm.acompletion`: concurrency limit, hard timeout, our own retries.
 
-Why our own (STYLE.md §6): the OpenAI SDK retries by itself unless `max_retries=0`;
+Why our own: the OpenAI SDK retries by itself unless `max_retries=0`;
 LiteLLM's `num_retries` is a silent no-op without `tenacity` and retries 400s with it; a
 custom provider ignores `timeout=`. So every call goes out with `max_retries=0` under
 `asyncio.timeout`, and only transient failures (429, timeouts, connection errors, 500,
@@ -253,7 +253,7 @@ _LOCAL_SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asy
 
 
 def _transient_classes(ll: Any) -> tuple[type[BaseException], ...]:
-    # litellm.Timeout is not an APIConnectionError (STYLE.md §6): both are listed.
+    # litellm.Timeout is not an APIConnectionError: both are listed.
     return (ll.RateLimitError, ll.Timeout, TimeoutError, ll.APIConnectionError, ll.ServiceUnavailableError,
             ll.InternalServerError, ll.BadGatewayError)
 

@@ -21,6 +21,7 @@ _TAGS = r"(?:think|thinking|budget:thinking)"
 _CLOSED = re.compile(rf"<{_TAGS}>(.*?)</{_TAGS}>", re.DOTALL | re.IGNORECASE)
 _OPEN = re.compile(rf"<{_TAGS}>(.*)\Z", re.DOTALL | re.IGNORECASE)
 _CLOSE = re.compile(rf"</{_TAGS}>", re.IGNORECASE)
+_OPENERS = re.compile(r"[{\[]")
 
 CUT_REASONS = {
     "length": "answer cut off at max_tokens",
@@ -50,7 +51,9 @@ def split_thinking(content: str) -> tuple[str, str]:
 
     Closed `<think>…</think>` blocks anywhere (also `<thinking>`, `<budget:thinking>`), then
     an unclosed opening tag to the end, then everything before a stray closing tag (its
-    opening tag was part of the prompt's template).
+    opening tag was part of the prompt's template), unless a `{` or `[` comes before it: then
+    the tag is quoted inside the answer (an echoed candidate), and cutting there could drop
+    the model's own verdict and leave a quoted one.
     """
     thoughts: list[str] = []
 
@@ -61,7 +64,7 @@ def split_thinking(content: str) -> tuple[str, str]:
     text = _CLOSED.sub(keep, content)
     text = _OPEN.sub(keep, text)
     closes = list(_CLOSE.finditer(text))
-    if closes:
+    if closes and not _OPENERS.search(text, 0, closes[-1].start()):
         thoughts.insert(0, text[: closes[-1].start()].strip())
         text = text[closes[-1].end():]
     return text, "\n\n".join(t for t in thoughts if t)
