@@ -316,3 +316,21 @@ async def test_a_huge_answer_is_read_within_the_calls_timeout_without_stalling_t
     with pytest.raises(LLMCallError, match=r"took longer than the call's timeout \(0.5 s\)|timed out after 0.5 s"):
         await client.complete(ASK, purpose="pair", schema=PairChoice)
     assert time.perf_counter() - started < 3.0
+
+
+async def test_a_text_that_is_no_verdict_may_be_kept_cut_off_but_never_a_cut_thought(llm_server, tmp_path,
+                                                                                    monkeypatch) -> None:
+    """G-Eval's evaluation steps (`cut_text_ok`): a list cut at max_tokens is kept; a thought cut off is not."""
+    from qatui.judges.pairwise import PairChoice
+
+    client = _client(llm_server, tmp_path, monkeypatch)
+    llm_server.script(lambda body: Reply("<think>planning</think>\n1. Read the answer.\n2. Compare it with",
+                                         finish_reason="length"))
+    steps = await client.complete(ASK, purpose="steps", cut_text_ok=True, stream=False)
+    assert steps.text == "1. Read the answer.\n2. Compare it with" and steps.event.thinking == "planning"
+    with pytest.raises(LLMCallError, match=r"answer cut off at max_tokens \(1024\)"):  # a verdict: never
+        await client.complete(ASK, purpose="pair", schema=PairChoice, cut_text_ok=True, stream=False)
+    llm_server.script(lambda body: Reply("<think>1. Read the answer. 2. Compare", finish_reason="length"))
+    with pytest.raises(LLMCallError, match="cut off at max_tokens \\(1024\\) while thinking"):
+        await client.complete([{"role": "user", "content": "Write the steps."}], purpose="steps", cut_text_ok=True,
+                              stream=False)

@@ -166,8 +166,12 @@ class LLMClient:
         stream: bool = True,
         logprobs: int | None = None,
         sample: int = 0,
+        cut_text_ok: bool = False,
     ) -> LLMResult:
         """Ask the backbone; with `schema`, `.data` is the validated answer (one repair re-ask).
+
+        An answer cut off at `max_tokens`, or only thinking, fails the call (`LLMCallError`);
+        `cut_text_ok` keeps an answer cut off after its thinking, for a text that is no verdict.
 
         Raises `LLMCallError` (the call failed) or `ParseError` (the answer, re-asked once,
         still does not match the schema). Either way the events were emitted first. `stream` is
@@ -181,7 +185,8 @@ class LLMClient:
         else:
             request["messages"], trimmed = self.fit(request["messages"], request["max_tokens"])
         stream = stream and not request.get("logprobs") and tokens_watched()
-        answer, event, found = await self._call(request, purpose=purpose, stream=stream, trimmed=trimmed)
+        answer, event, found = await self._call(request, purpose=purpose, stream=stream, trimmed=trimmed,
+                                                accept_cut_text=cut_text_ok and schema is None)
         text = answer.text
         if schema is None:
             return LLMResult(text=text, data=None, event=event, logprobs=found)
@@ -227,7 +232,7 @@ class LLMClient:
 
     async def _call(
         self, request: dict[str, Any], *, purpose: str, stream: bool, read: bool | None = None, write: bool = True,
-        trimmed: Trimmed | None = None, accept_cut: bool = False,
+        trimmed: Trimmed | None = None, accept_cut: bool = False, accept_cut_text: bool = False,
     ) -> tuple[Answer, LLMCallFinished, TokenLogprobs | None]:
         """One logical call: cache hit, or the backbone (with retries). Emits one LLMCallFinished (and InputTrimmed).
 
@@ -260,7 +265,8 @@ class LLMClient:
             self.precheck()
             response, attempts = await self._send(request, api_key=api_key, call_id=call_id, purpose=purpose,
                                                   stream=stream, hops=hops)
-            answer = read_answer(response, self.model, request, attempts=attempts, accept_cut=accept_cut)
+            answer = read_answer(response, self.model, request, attempts=attempts, accept_cut=accept_cut,
+                                 accept_cut_text=accept_cut_text)
         except LLMCallError as e:
             if write:
                 self._store(key, request, None)

@@ -114,17 +114,21 @@ def answer_of(response: Any) -> Answer:
     return Answer(text=text.strip() if thinking else text, thinking=thinking, finish_reason=finish, cut_off=cut)
 
 
-def read_answer(response: Any, model: str, request: dict[str, Any], *, attempts: int, accept_cut: bool) -> Answer:
+def read_answer(response: Any, model: str, request: dict[str, Any], *, attempts: int, accept_cut: bool = False,
+                accept_cut_text: bool = False) -> Answer:
     """The reply's answer, or `LLMCallError` ("MODEL: REASON") when it holds none a judge may read.
 
     With `accept_cut` (the preflight's check), an answer cut off or only thinking is
-    returned with `cut_off` set; the error of one that is not carries its thinking.
+    returned with `cut_off` set; with `accept_cut_text`, only an answer cut off after its
+    thinking ended (a text that is no verdict, such as G-Eval's evaluation steps). The
+    error of one that is refused carries its thinking.
     """
     try:
         answer = answer_of(response)
     except UnusableAnswer as e:
         raise LLMCallError(f"{model}: {e}", attempts=attempts) from None
-    if answer.cut_off and not accept_cut:
+    kept = accept_cut or (accept_cut_text and answer.cut_off in CUT_REASONS.values())
+    if answer.cut_off and not kept:
         limit = request.get("max_tokens")
         reason = answer.cut_off.replace("max_tokens", f"max_tokens ({limit})", 1) if limit else answer.cut_off
         raise LLMCallError(f"{model}: {reason}", attempts=attempts, thinking=answer.thinking)
