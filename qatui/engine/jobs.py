@@ -303,6 +303,7 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
             "ci": {k: list(v) for k, v in metrics.ci.items()},
             "n": metrics.n,
             "breakdown": metrics.breakdown,
+            **({"classes": metrics.classes} if metrics.classes else {}),
         }
         if judge == "jury" and (members := (options or {}).get("members")):
             from qatui.metrics.jury import members_agreement, members_summary
@@ -356,7 +357,7 @@ def judges_json(summary: dict[str, dict]) -> dict[str, dict[str, Any]]:
             "n": doc.get("n", {}),
             "ci": doc.get("ci", {}),
             "breakdown": doc.get("breakdown", {}),
-            **{key: doc[key] for key in ("members", "members_agreement") if key in doc},
+            **{key: doc[key] for key in ("members", "members_agreement", "classes") if key in doc},
         }
         for name, doc in summary.items()
     }

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 KEYS = {
     "ranking": ("kendall", "spearman", "rbo_0.5", "rbo_0.9"),
-    "pairwise": ("accuracy", "accuracy_no_tie"),
+    "pairwise": ("accuracy", "accuracy_no_tie", "kappa"),
     "ratings": ("pearson", "spearman", "kendall", "pearson_sample", "spearman_sample", "kendall_sample"),
 }
 """The metric columns per gold kind, as the papers print them; the first is the one compared with the baseline."""
@@ -127,6 +127,7 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
         "metrics": metrics.metrics,
         "ci": {key: list(value) for key, value in metrics.ci.items()},
         "n": metrics.n,
+        **({"classes": metrics.classes} if metrics.classes else {}),
         "coverage": {"items": len(dataset.items), "scored": len(verdicts), "not_applicable": len(not_applicable),
                      "failed": failed},
         "llm": llm_totals(results),
@@ -229,4 +230,5 @@ def caption(table: dict) -> str:
     return (f"{table['dataset']}: agreement with people ×100 with 95% bootstrap CIs over items ({table['convention']} "
             f"convention); Δ = row minus {table['baseline'] or 'the baseline'} on the items both scored, paired "
             "bootstrap CI (an interval across 0 is noise); longer = how often the judge / people prefer the longer "
-            "response (%).")
+            "response (%)." + (" kappa = Cohen's kappa of the judge's A / tie / B against every human label "
+                               "(×100; `sessions show` has its confusion matrix)." if table["gold"] == "pairwise" else ""))
