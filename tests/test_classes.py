@@ -273,3 +273,63 @@ async def test_the_session_screen_shows_kappa_and_each_class(pairs) -> None:
 
         await until(pilot, lambda: "kappa +0.40" in shown())
         assert "recall A 0.75 tie 0.50 B 0.50 · precision A 0.75 tie 0.50 B 0.50" in shown()
+
+
+# -- the structure and self-preference probes -------------------------------------------------------------
+
+LISTED = "Steps:\n\n- boil water\n- add tea\n\n## Notes\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+"""Two list items, a heading and a table of two rows (header and one body row): 5 structure blocks."""
+
+
+def test_structure_counts_markdown_blocks_by_hand() -> None:
+    from qatui.metrics.style_bias import same_model, structure
+
+    assert structure(LISTED) == 5
+    assert structure("plain prose - with a dash and # a hash inside a line") == 0
+    assert structure("```\ncode\n```\n\n> quoted") == 2  # a fence and a block quote
+    assert same_model("openai/GPT-4o-mini", "gpt-4o-mini") and not same_model("gpt-4o", "gpt-4o-mini")
+
+
+def test_structure_and_self_preference_beside_people_by_hand() -> None:
+    from qatui.data.model import Item
+    from qatui.events import Verdict
+    from qatui.metrics.style_bias import style_biases
+
+    def item(n: int, labels: list[str], models: dict[str, str]) -> Item:
+        return Item(id=f"s{n}", question="How?", candidates={"c1": LISTED, "c2": "Boil water and add tea."},
+                    gold={"kind": "pairwise", "a": "c1", "b": "c2", "labels": labels}, meta={"models": models})
+
+    def prefers(n: int, winner: str | None) -> Verdict:
+        scores = {"c1": 1.0, "c2": 1.0} if winner is None else {winner: 2.0, ({"c1", "c2"} - {winner}).pop(): 1.0}
+        return Verdict(item_id=f"s{n}", scores=scores, ranking=sorted(scores, key=lambda c: -scores[c]),
+                       order=["c1", "c2"])
+
+    # c1 (the list) is the more structured everywhere. People: s1 A, s2 B, s3 B, s4 tie (told nothing apart);
+    # the judge: s1 c1, s2 c1, s3 tie, s4 c1. Over the 3 pairs people told apart: people prefer the list
+    # 1 of 3, the judge 2 of 3 (s3's tie is no preference), with 1 tie.
+    # Self: the judge is openai/gpt-4o; it wrote c2 on s1 and s2, c1 on s3, nothing on s4.
+    # s1: own c2, people A (not own), judge c1 (not own); s2: own c2, people B (own), judge c1 (not own);
+    # s3: own c1, people B (not own), judge tie: people 1 of 3 for their own, the judge 0 of 3, 1 tie.
+    items = [item(1, ["A"], {"c1": "llama-3", "c2": "gpt-4o"}), item(2, ["B"], {"c1": "llama-3", "c2": "gpt-4o"}),
+             item(3, ["B"], {"c1": "GPT-4o", "c2": "llama-3"}), item(4, ["tie"], {"c1": "gpt-4o"})]
+    verdicts = {v.item_id: v for v in (prefers(1, "c1"), prefers(2, "c1"), prefers(3, None), prefers(4, "c1"))}
+    found = style_biases(items, verdicts, "openai/gpt-4o")
+    assert found["structure"] == {"judge_structured": pytest.approx(2 / 3), "people_structured": pytest.approx(1 / 3),
+                                  "pairs": 3, "judge_ties": 1}
+    assert found["self"] == {"judge_own": 0.0, "people_own": pytest.approx(1 / 3), "pairs": 3, "judge_ties": 1}
+    assert "self" not in style_biases(items, verdicts, None)  # no backbone: no self-preference to measure
+
+
+def test_table_shows_the_structure_probe(tmp_path, capsys) -> None:
+    # length prefers the list (more words) on both items; people prefer it on one: judge 100, people 50
+    path, sessions = tmp_path / "styled.jsonl", tmp_path / "sessions"
+    rows = [{"id": f"s{n}", "question": "How?", "candidates": {"c1": LISTED, "c2": "Boil water."},
+             "gold": {"kind": "pairwise", "a": "c1", "b": "c2", "labels": [label]}} for n, label in ((1, "A"), (2, "B"))]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    table = run_json(capsys, "--sessions-dir", str(sessions), "table", str(path), "--judge", "length", "--json")
+    assert table["rows"][0]["bias"]["structure"] == {"judge_structured": 1.0, "people_structured": 0.5, "pairs": 2,
+                                                     "judge_ties": 0}
+    capsys.readouterr()
+    assert main(["--sessions-dir", str(sessions), "table", str(path), "--judge", "length", "--to", "csv"]) == 0
+    header, row = capsys.readouterr().out.strip().splitlines()[-2:]
+    assert header.endswith("structured: judge/people,own: judge/people") and row.endswith(",100/50,–")
