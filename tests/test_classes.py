@@ -333,3 +333,13 @@ def test_table_shows_the_structure_probe(tmp_path, capsys) -> None:
     assert main(["--sessions-dir", str(sessions), "table", str(path), "--judge", "length", "--to", "csv"]) == 0
     header, row = capsys.readouterr().out.strip().splitlines()[-2:]
     assert header.endswith("structured: judge/people,own: judge/people") and row.endswith(",100/50,–")
+
+
+def test_the_report_draws_the_summarys_confusion_matrix_and_per_class_table(pairs, tmp_path, capsys) -> None:
+    _, sessions, session = pairs
+    out = tmp_path / "report.html"
+    assert main(["--sessions-dir", str(sessions), "report", session, "-o", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "recall (95% CI)" in html and "8 labels on 7 items" in html
+    assert '<td>kappa</td><td class="num">0.400</td>' in html
+    assert "confusion matrices of A, B and tie" in html
