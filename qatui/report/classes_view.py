@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
-from qatui.report.session_view import fmt
-
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -26,7 +24,7 @@ def _with_ci(figure: dict[str, Any], name: str) -> str:
     value, interval = figure.get(name), figure.get(f"{name}_ci")
     if value is None:
         return "-"
-    return fmt(value) + (f" [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else "")
+    return f"{value:.3f}" + (f" [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else "")
 
 
 def class_rows(classes: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
@@ -41,7 +39,8 @@ def class_rows(classes: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 def caption(classes: dict[str, Any]) -> str:
     """What the matrix counts, in one line."""
-    rates = f"; TPR {fmt(classes['tpr'])}, TNR {fmt(classes['tnr'])}" if "tpr" in classes else ""
+    rates = "".join(f", {name.upper()} " + ("-" if classes[name] is None else f"{classes[name]:.3f}")
+                    for name in ("tpr", "tnr") if name in classes)
     return (f"rows: people's labels, columns: the judge's ({classes['n']} labels on {classes['n_items']} items); "
             f"a judge's tie is its own class, never a hit on A or B{rates}")
 
