@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from qatui import __version__
-from qatui.config import MAX_CONCURRENCY
+from qatui.config import MAX_CONCURRENCY, MAX_SEED
 from qatui.errors import QatuiError
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
     run.add_argument("--judge", dest="judges", action="append", default=[], metavar="NAME", help="judge to run (repeatable)")
     run.add_argument("--limit", type=int_in(1), metavar="N", help="only the first N items (1 or more)")
-    run.add_argument("--seed", type=int_in(0), help="seed of the candidate shuffle, 0 or more (default: config)")
+    run.add_argument("--seed", type=int_in(0, MAX_SEED), help=f"seed of the candidate shuffle, 0 to {MAX_SEED} (default: config)")
     run.add_argument("--concurrency", type=int_in(1, MAX_CONCURRENCY), metavar="N",
                      help=f"items judged at once, 1 to {MAX_CONCURRENCY} (default: config)")
     run.add_argument("--session", dest="name", metavar="NAME", help="name of the new session")

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from qatui.events import Event
 from qatui.text import plural
@@ -24,12 +24,16 @@ if TYPE_CHECKING:
     from qatui.judges.resources import Resources
 
 
+MAX_TIE_DIGITS = 12
+"""The most digits a tie rule rounds to: past a double's precision, rounding decides nothing."""
+
+
 class JudgeOptions(BaseModel):
     """Options every judge accepts; subclasses add their own. Unknown keys are an error."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, allow_inf_nan=False)
 
-    tie_digits: int = 4
+    tie_digits: int = Field(4, ge=0, le=MAX_TIE_DIGITS)
     """Two scores equal once rounded to this many digits are a tie: in a ranking (presentation order
     decides) and in an A / B / tie preference alike (`qatui.judges.ranking`)."""
 

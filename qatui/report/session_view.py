@@ -103,7 +103,9 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
 
 
 def no_metric_reason(doc: dict) -> str:
-    """Why a judge's summary has no metric: nothing judged, or no gold to compare with."""
+    """Why a judge's summary has no metric: the run has not ended, nothing judged, or no gold to compare with."""
+    if doc.get("unfinished"):
+        return "metrics are computed when the run ends (resume it to finish)"
     return "no gold labels to compare with" if doc.get("n_done") else "nothing judged, so no metric"
 
 

@@ -63,7 +63,7 @@ def find_reusable(store: SessionStore, dataset: Dataset, judge: Judge, resources
     wanted = run_signature(judge, resources)
     for meta in store.list():  # newest first
         ds = meta.get("dataset") or {}
-        if meta.get("status") in ("running", "damaged") or ds.get("content_hash") != dataset.content_hash:
+        if meta.get("status") in ("running", "interrupted", "damaged") or ds.get("content_hash") != dataset.content_hash:
             continue
         if ds.get("n_items") != len(dataset.items) or judge.name not in (meta.get("judges") or {}):
             continue
