@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from qatui.events import ItemFailed
     from qatui.store.session import Session
 
-METRIC_ORDER = ("kendall", "spearman", "pearson", "rbo_0.5", "rbo_0.9", "accuracy", "accuracy_no_tie")
+METRIC_ORDER = ("kendall", "spearman", "pearson", "rbo_0.5", "rbo_0.9", "accuracy", "accuracy_no_tie", "kappa",
+                "kappa_linear")
 
 
 def fmt(value: float | None) -> str:
@@ -78,6 +79,10 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         console.print(table)
         if breakdown := doc.get("breakdown"):
             console.print(_breakdown_table(breakdown))
+        if classes := doc.get("classes"):
+            from qatui.report.classes_view import print_classes
+
+            print_classes(console, classes)
         if "members" in doc:
             from qatui.report.jury_view import print_jury
 
