@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qatui.cli.common import make_console
+from qatui.cli.common import make_console, open_store
 from qatui.cli.parser import UsageError
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def cmd_serve(args: argparse.Namespace, config: Config) -> int:
     if not loopback_only(addresses):
         stderr.print(f"[bold yellow]warning:[/] listening on {args.host}:{args.port}, beyond this machine: there is "
                      "no authentication, so anyone who can reach it can use the workbench and read every session")
-    sessions_dir = Path(config.sessions_dir(args.sessions_dir)).resolve()
+    sessions_dir = open_store(args, config).root.resolve()  # the app processes start elsewhere: named whole
     config_path = Path(args.config).resolve() if args.config else None
     url = public_url(args.host, args.port, args.public_url)
     stderr.print(f"qatui in a browser: {url}  (sessions in {sessions_dir}; Ctrl-C stops it)")
