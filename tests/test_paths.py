@@ -91,7 +91,9 @@ def test_the_flag_then_the_variable_then_the_config_win_over_any_default(tmp_pat
     assert Path(json.loads(out)["path"]).parent == tmp_path / "from-env" and "note" not in err
     assert main([*RUN, "--config", str(config), "--sessions-dir", "from-flag"]) == 0
     out, err = capsys.readouterr()
-    assert Path(json.loads(out)["path"]).parent == tmp_path / "from-flag" and "note" not in err  # made whole
+    assert Path(json.loads(out)["path"]).parent == tmp_path / "from-flag" and "note" not in err
+    assert main(["sessions", "show", "nope", "--sessions-dir", "from-flag"]) == 2
+    assert f"no session 'nope' in {tmp_path / 'from-flag'};" in capsys.readouterr().err  # a relative choice, made whole
     assert not (own_data_folder / "qatui").exists()
 
 
