@@ -59,6 +59,9 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ('hostile files: checklist TOML through the safe reader', 'qatui/judges/checklist.py', '        data = loads_toml(text)', '        data = tomllib.loads(text)', 'tests/test_hostile_files.py -k labels_results'),
  ('hostile files: label ratings through the safe reader', 'qatui/data/labels.py', '            fields = {"ratings": loads_json(text)}', '            fields = {"ratings": json.loads(text)}', 'tests/test_hostile_files.py -k labels_results'),
  ('strict --json: non-finite figures as null with a reason', 'qatui/report/strict_json.py', '    clean = _finite(value, "", reasons)', '    clean = value', 'tests/test_hostile_files.py -k strict'),
+ ("sessions folder: the data folder by default", "qatui/paths.py", "    return data_dir() / \"sessions\"", "    return Path(\"sessions\")", "tests/test_paths.py::test_a_run_is_saved_in_the_data_folder_and_listed_from_another_directory"),
+ ("sessions folder: an existing ./sessions used, with a note", "qatui/paths.py", "    if legacy.resolve() != default.resolve() and holds_qatui_files(legacy):", "    if False:", "tests/test_paths.py::test_an_existing_sessions_folder_is_used_with_a_note_saying_how_to_move_it"),
+ ("sessions folder: a chosen folder named whole", "qatui/paths.py", "    return Path(text).expanduser().absolute()", "    return Path(text).expanduser()", "tests/test_paths.py::test_the_flag_then_the_variable_then_the_config_win_over_any_default"),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:
