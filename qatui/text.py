@@ -1,6 +1,35 @@
-"""Words for people: counts with their noun, one-line clips. Shared by every layer that prints."""
+"""Words for people: counts with their noun, one-line clips, data made safe to show. Shared by every layer that prints."""
 
 from __future__ import annotations
+
+import re
+
+_UNSHOWABLE = re.compile("\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+"""What a terminal would obey instead of showing: C0 controls but tab and newline, DEL, C1 (0x80-0x9f,
+0x9b being an 8-bit CSI), the bidi embeddings, overrides and isolates that reorder what a reader sees,
+and lone surrogates (no terminal encoding can write them). A Windows line break is matched whole."""
+
+
+def _visible(match: re.Match[str]) -> str:
+    char = match[0]
+    if char == "\r\n":
+        return "\n"
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def plain(text: object) -> str:
+    """`text` as characters to show, never to obey: every control character written as its escape, in view.
+
+    ESC becomes the four characters `\\x1b`, BEL `\\x07`, an 8-bit CSI `\\x9b`, a right-to-left
+    override `\\u202e`, so a dataset, a model or a name cannot drive the terminal (clipboard
+    through OSC 52, window title, clearing the screen) nor reorder a line. Tab and newline stay
+    (a multi-line text keeps its lines; a Windows line break becomes one newline). Everything
+    qatui shows from data (ids, questions, answers, names, paths, error messages quoting data)
+    goes through here; markup is a separate matter: show the result as text (Rich `Text`,
+    Textual `Content`), never as markup. A literal backslash in the data is left as it is.
+    """
+    return _UNSHOWABLE.sub(_visible, text if isinstance(text, str) else str(text))
 
 
 def plural(n: int | None, noun: str, nouns: str | None = None) -> str:

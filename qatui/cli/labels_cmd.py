@@ -40,7 +40,7 @@ def cmd_labels(args: argparse.Namespace, config: Config) -> int:
 
         rows = export_rows(labels, list(dict.fromkeys(args.annotators)))
         write_rows(rows, Path(args.output))
-        stderr.print(f"wrote {len(rows)} labels to {args.output}")
+        stderr.print(f"wrote {len(rows)} labels to {args.output}", markup=False)
         return 0
     if args.action == "import":
         from qatui.data.loaders import load_dataset

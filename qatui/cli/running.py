@@ -183,15 +183,17 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     if args.json:
         print_json(plan)
         return 0
+    from rich.text import Text
+
     console = make_console()
-    console.print(f"[b]{dataset.name}[/]: {plural(len(subset.items), 'item')}, "
-                  f"{'backbone' if len(backbones) == 1 else 'backbones'} {', '.join(backbones)}")
+    console.print(Text.assemble((dataset.name, "bold"), f": {plural(len(subset.items), 'item')}, "
+                                f"{'backbone' if len(backbones) == 1 else 'backbones'} {', '.join(backbones)}"))
     if nli:
-        console.print("  NLI: " + ", ".join(f"{language} items → {name}" for language, name in nli.items()))
+        console.print("  NLI: " + ", ".join(f"{language} items → {name}" for language, name in nli.items()), markup=False)
     for name, count in calls.items():
-        console.print(f"  {name:<24} {calls_text(count):>10} backbone calls")
+        console.print(f"  {name:<24} {calls_text(count):>10} backbone calls", markup=False)
         for member, member_count in members.get(name, {}).items():
-            console.print(f"    [dim]{member:<22} {calls_text(member_count):>10}[/]")
+            console.print(f"    {member:<22} {calls_text(member_count):>10}", style="dim", markup=False)
     if len(calls) > 1:
         console.print(f"  {'total':<24} {calls_text(total):>10}")
     console.print("[dim]counted before the cache; re-asks of malformed answers not counted[/]")

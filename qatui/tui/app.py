@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.worker import Worker, WorkerState
 
 from qatui.config import Config, default_config_path
 from qatui.errors import QatuiError
 from qatui.store.session import SessionStore
+from qatui.text import plain
 from qatui.tui.background import EngineLoop
 from qatui.tui.commands import QatuiCommands
 from qatui.tui.screens.base import report_failure
@@ -31,6 +33,7 @@ from qatui.tui.screens.home import HomeScreen
 from qatui.tui.themes import DEFAULT_THEME, discover_themes, save_theme
 
 if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
     from textual.theme import Theme
     from textual.timer import Timer
 
@@ -98,6 +101,15 @@ class QatuiApp(App[None]):
 
     def on_unmount(self) -> None:
         self.engine_loop.close()
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """The header's title as text: sub titles name sessions, datasets and items."""
+        return super().format_title(plain(title), plain(sub_title))
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every toast as text, never markup: messages quote ids, names, paths and data (`markup` is ignored)."""
+        super().notify(plain(message), title=plain(title), severity=severity, timeout=timeout, markup=False)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Variables our CSS uses beyond Textual's, for themes that lack them (Textual's own, users')."""

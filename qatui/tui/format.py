@@ -5,8 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from textual.content import Content
+
 from qatui.paths import tilde
 from qatui.text import count  # noqa: F401 - screens take it from here with the other forms
+from qatui.text import plain
 
 SHORT_METRICS = {
     "kendall": "tau",
@@ -88,3 +91,27 @@ def members_line(agreement: dict[str, dict]) -> str:
                 figures.append(f"{key} {round(value, 2) + 0.0:+.2f}{bounds}")
         parts.append(f"{'A/B/tie' if kind == 'preference' else 'rankings'} " + (" ".join(figures) or "alpha undefined"))
     return "members' agreement  " + "; ".join(parts) if parts else ""
+
+
+def literal_markup(text: str) -> str:
+    """Markup that shows `text` literally (brackets escaped, control characters in view), for the few Textual
+    APIs that take only a markup string (the palette's hits and their help); elsewhere pass `Content(plain(text))`."""
+    return Content(plain(text)).markup
+
+
+def model_used_line(kind: str, model: str, by: list[str]) -> Content:
+    """'  backbone local/smollm2 by minos' (New run's plan), dim where no judge picked uses the model."""
+    if not by:
+        return Content.assemble("  ", (plain(f"{kind:<9}{model} (not used by these judges)"), "dim"))
+    return Content.assemble("  ", (f"{kind:<9}", "dim"), plain(model), " ", (f"by {', '.join(by)}", "dim"))
+
+
+def plan_line(dataset: str, n_items: int, judges: list[str], backbone: str | None, calls: str) -> Content:
+    """New run's bottom line: 'demo · 20 items · minos · local/smollm2 · 43–60 backbone calls   ctrl+s starts'
+    (`backbone` None: no judge picked calls one)."""
+    from qatui.text import plural
+
+    llm = Content.from_markup(" · $b · [b]$n[/] backbone calls", b=plain(backbone), n=calls) if backbone is not None \
+        else " · no backbone calls"
+    return Content.assemble((plain(dataset), "bold"), f" · {plural(n_items, 'item')} · {', '.join(judges)}", llm,
+                            "   ", ("ctrl+s starts", "dim"))
