@@ -222,6 +222,7 @@ def cmd_open(args: argparse.Namespace, config: Config) -> int:
 def open_tui(args: argparse.Namespace, config: Config, **where: object) -> int:
     """Run the Textual app (Home, plus a session or a run when given) until the user quits."""
     from qatui.tui.app import QatuiApp
+    from qatui.tui.roots import Roots
 
-    QatuiApp(config, open_store(args, config), **where).run()
+    QatuiApp(config, open_store(args, config), roots=Roots.of(getattr(args, "roots", None)), **where).run()
     return 0

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from qatui.errors import DatasetError
-from qatui.text import clip, deployments_line, plural
+from qatui.text import clip, deployments_line, no_decision_note, plural
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,8 +32,9 @@ def metric_rows(doc: dict) -> list[tuple[str, str, str, str]]:
     keys = [k for k in METRIC_ORDER if k in metrics] + sorted(k for k in metrics if k not in METRIC_ORDER)
     rows = []
     for key in keys:
-        lo_hi = ci.get(key)
-        rows.append((key, fmt(metrics[key]), f"[{lo_hi[0]:.3f}, {lo_hi[1]:.3f}]" if lo_hi else "", str(n.get(key, ""))))
+        lo_hi, note = ci.get(key), no_decision_note(doc, key)
+        rows.append((key, fmt(metrics[key]) + (f" · {note}" if note else ""),
+                     f"[{lo_hi[0]:.3f}, {lo_hi[1]:.3f}]" if lo_hi else "", str(n.get(key, ""))))
     return rows
 
 
@@ -136,11 +137,20 @@ def print_failures(console: Console, failures: list[ItemFailed], groups: int = 5
 
 
 def key_metric(summary: dict[str, dict]) -> str:
-    """The first headline metric of a session's first judge that has one (for listings)."""
-    for doc in summary.values():
+    """The first headline metric of a session's first judge that has one (for listings), with its no-decision share.
+
+    A summary stored before ties counted as ties shows no figure (it may credit a judge with no
+    opinion): opening the session recomputes it.
+    """
+    from qatui.ties import summary_is_current
+
+    for judge, doc in summary.items():
         for key, short in (("kendall", "tau"), ("accuracy", "acc"), ("spearman", "rho"), ("pearson", "r")):
             if key in doc.get("metrics", {}):
-                return f"{short} {doc['metrics'][key]:+.3f}"
+                if not summary_is_current({judge: doc}):
+                    return f"{short} ? old tie rule"
+                note = no_decision_note(doc, key)
+                return f"{short} {doc['metrics'][key]:+.3f}" + (f" · {note}" if note else "")
     return ""
 
 

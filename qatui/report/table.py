@@ -127,6 +127,7 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
         "metrics": metrics.metrics,
         "ci": {key: list(value) for key, value in metrics.ci.items()},
         "n": metrics.n,
+        "no_decision": metrics.no_decision,
         "coverage": {"items": len(dataset.items), "scored": len(verdicts), "not_applicable": len(not_applicable),
                      "failed": failed},
         "llm": llm_totals(results),
@@ -167,8 +168,8 @@ def _cell(value: float | None, ci: list[float] | None = None, scale: float = 100
 def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
     """The table as a header and rows of strings (metrics ×100 with CIs), for every output format."""
     keys = [k for k in KEYS.get(table["gold"] or "", ()) if any(k in r["metrics"] for r in table["rows"])]
-    header = ["judge", *keys, "Δ vs " + table["baseline"] if table["baseline"] else "Δ", "scored", "n/a", "failed",
-              "calls", "tokens", "cost $", "time s", "pos. cons.", "longer: judge/people"]
+    header = ["judge", *keys, "no decision", "Δ vs " + table["baseline"] if table["baseline"] else "Δ", "scored",
+              "n/a", "failed", "calls", "tokens", "cost $", "time s", "pos. cons.", "longer: judge/people"]
     lines = []
     for row in table["rows"]:
         delta = row.get("vs_baseline")
@@ -176,15 +177,32 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
         lines.append([
             row["label"],
             *(_cell(row["metrics"].get(k), row["ci"].get(k)) for k in keys),
+            _undecided(row, keys),
             "baseline" if delta is None and row["label"] == table["baseline"]
             else _cell(delta["delta"], delta["ci"]) if delta else "–",
             f"{cov['scored']}/{cov['items']}", str(cov["not_applicable"]), str(cov["failed"]),
             str(llm["calls"]), str(llm["prompt_tokens"] + llm["completion_tokens"]), f"{llm['cost_usd']:.4f}",
             "–" if row["seconds"] is None else f"{row['seconds']:.0f}",
             _cell(bias.get("position_consistency")),
-            f"{bias['judge_longer'] * 100:.0f}/{bias['people_longer'] * 100:.0f}" if "pairs" in bias else "–",
+            _longer(bias),
         ])
     return header, lines
+
+
+def _undecided(row: dict, keys: list[str]) -> str:
+    """'2/6': of the headline figure's units, those the judge made no decision on (counted as agreeing with no one)."""
+    key = next((k for k in keys if k in row["metrics"]), None)
+    undecided = (row.get("no_decision") or {}).get(key)
+    return "–" if undecided is None else f"{undecided}/{row['n'].get(key, 0)}"
+
+
+def _longer(bias: dict) -> str:
+    """'40/60': how often judge / people prefer the longer (%), with the pairs the judge tied when it tied any."""
+    if "pairs" not in bias:
+        return "–"
+    ties = bias.get("judge_ties") or 0
+    return (f"{bias['judge_longer'] * 100:.0f}/{bias['people_longer'] * 100:.0f}"
+            + (f" · {ties}/{bias['pairs']} tied" if ties else ""))
 
 
 def to_markdown(table: dict) -> str:
@@ -228,5 +246,6 @@ def caption(table: dict) -> str:
     """What the figures mean, in one sentence under the table."""
     return (f"{table['dataset']}: agreement with people ×100 with 95% bootstrap CIs over items ({table['convention']} "
             f"convention); Δ = row minus {table['baseline'] or 'the baseline'} on the items both scored, paired "
-            "bootstrap CI (an interval across 0 is noise); longer = how often the judge / people prefer the longer "
-            "response (%).")
+            "bootstrap CI (an interval across 0 is noise); no decision = of the first figure's units, those where "
+            "the judge tied every response, counted as agreeing with no one; longer = how often the judge / people "
+            "prefer the longer response (%), a judge's tie preferring neither.")

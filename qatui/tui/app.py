@@ -26,6 +26,7 @@ from qatui.store.session import SessionStore
 from qatui.text import plain
 from qatui.tui.background import EngineLoop
 from qatui.tui.commands import QatuiCommands
+from qatui.tui.roots import Roots
 from qatui.tui.screens.base import report_failure
 from qatui.tui.screens.confirm import ConfirmScreen
 from qatui.tui.screens.help import HelpScreen
@@ -59,7 +60,7 @@ class QatuiApp(App[None]):
     def __init__(self, config: Config | None = None, store: SessionStore | None = None, *,
                  open_id: str | None = None, job: RunJob | None = None,
                  make_resources: ResourcesFactory | None = None, config_path: Path | None = None,
-                 annotate: LabelRequest | None = None) -> None:
+                 annotate: LabelRequest | None = None, roots: Roots | None = None) -> None:
         super().__init__()
         self.config = config or Config()
         self.store = store or SessionStore(self.config.sessions_dir())
@@ -77,6 +78,8 @@ class QatuiApp(App[None]):
         self._save_timer: Timer | None = None
         self.initial_labels = annotate
         """A labelling pass to open over Home at start (`qatui annotate`)."""
+        self.roots = roots or Roots()
+        """The folders file fields may read (`qatui serve` confines them; a terminal goes anywhere)."""
 
     def on_mount(self) -> None:
         themes, problems = discover_themes()
@@ -179,7 +182,8 @@ class QatuiApp(App[None]):
         from qatui.report.annotation import open_annotation
         from qatui.tui.screens.label import LabelScreen
 
-        annotation = await asyncio.to_thread(open_annotation, request.source, request.annotator, self.store,
+        source = await asyncio.to_thread(self.roots.checked_source, request.source)
+        annotation = await asyncio.to_thread(open_annotation, source, request.annotator, self.store,
                                              fmt=request.fmt, limit=request.limit)
         self.push_screen(LabelScreen(annotation, blind=request.blind, seed=self.config.general.seed))
 
@@ -205,7 +209,7 @@ class QatuiApp(App[None]):
         self.last_new_run = request
 
         def make() -> RunJob:
-            dataset = load_dataset(request.path) if request.path else demo_dataset()
+            dataset = load_dataset(self.roots.checked(request.path)) if request.path else demo_dataset()
             return start_run(self.store, dataset, request.judges, self.config, limit=request.limit,
                              resources=self._resources(request.backbone, request.nli, request.embedder),
                              judge_options=request.options)

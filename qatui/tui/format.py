@@ -9,7 +9,7 @@ from textual.content import Content
 
 from qatui.paths import tilde
 from qatui.text import count  # noqa: F401 - screens take it from here with the other forms
-from qatui.text import plain
+from qatui.text import no_decision_note, plain
 
 SHORT_METRICS = {
     "kendall": "tau",
@@ -68,14 +68,21 @@ def short_path(path: str) -> str:
         return tilde(p) if p.is_absolute() else path
 
 
-def metrics_line(metrics: dict[str, float], ci: dict[str, list[float]] | None = None) -> str:
-    """The headline metrics in one line, the first with its CI: 'tau +0.41 [+0.12,+0.66]  rho +0.45 ...'."""
+def metrics_line(metrics: dict[str, float], ci: dict[str, list[float]] | None = None, doc: dict | None = None) -> str:
+    """The headline metrics in one line, the first with its CI: 'tau +0.41 [+0.12,+0.66]  rho +0.45 ...'.
+
+    With the summary `doc` (its `n` and `no_decision`), the first also says how many of its units the
+    judge made no decision on: 'tau +0.21 [+0.02,+0.40] · 2/6 no decision'.
+    """
     parts = []
     for key, short in SHORT_METRICS.items():
         if key in metrics:
-            interval = (ci or {}).get(key) if not parts else None
+            first = not parts
+            interval = (ci or {}).get(key) if first else None
             bounds = f" [{interval[0]:+.2f},{interval[1]:+.2f}]" if interval else ""
-            parts.append(f"{short} {round(metrics[key], 2) + 0.0:+.2f}{bounds}")  # + 0.0: no "-0.00"
+            note = no_decision_note(doc, key) if first and doc else ""
+            parts.append(f"{short} {round(metrics[key], 2) + 0.0:+.2f}{bounds}"  # + 0.0: no "-0.00"
+                         + (f" · {note}" if note else ""))
     return "  ".join(parts)
 
 

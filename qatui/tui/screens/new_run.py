@@ -45,6 +45,7 @@ from qatui.config import Config
 from qatui.errors import QatuiError
 from qatui.report.models import model_choices
 from qatui.text import plain
+from qatui.tui.roots import file_tree
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.format import model_used_line, plan_line
 from qatui.tui.widgets.dataset_picker import DatasetTree, FormScroll, dataset_summary
@@ -139,7 +140,7 @@ class NewRunScreen(QatuiScreen):
                         yield Input(self.last.path, placeholder="empty: the demo set", id="path",
                                     compact=True)
                         yield Button("demo", id="demo", compact=True)
-                    yield DatasetTree(self.root, id="tree")
+                    yield file_tree(self.root, self.qatui.roots, id="tree")
                 with VerticalScroll(classes="main", id="preview-box"):
                     yield Static("loading…", id="preview")
             with TabPane("Judges", id="judges-tab"), Horizontal(classes="pane"):
@@ -180,7 +181,7 @@ class NewRunScreen(QatuiScreen):
         self.sub_title = "new run"
         self.query_one("#path", Input).focus()
         tree = self.query_one(DatasetTree)
-        if str(self.root) == ".":
+        if str(tree.path) == ".":
             tree.root.set_label("./ (working folder)")
         self.build_judges()
         self.load()
@@ -205,10 +206,10 @@ class NewRunScreen(QatuiScreen):
         await asyncio.sleep(0.3)
         from qatui.data.loaders import demo_dataset, load_dataset
 
-        path = self.query_one("#path", Input).value.strip()
+        path, roots = self.query_one("#path", Input).value.strip(), self.qatui.roots
         preview = self.query_one("#preview", Static)
         try:
-            dataset = await asyncio.to_thread(lambda: load_dataset(path) if path else demo_dataset())
+            dataset = await asyncio.to_thread(lambda: load_dataset(roots.checked(path)) if path else demo_dataset())
         except QatuiError as e:
             self.dataset, self.dataset_error = None, str(e)
             preview.update(Content.from_markup("[b $text-error]Cannot load this dataset[/]\n$why", why=plain(e)))

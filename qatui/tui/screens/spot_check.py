@@ -152,7 +152,7 @@ class SpotCheckScreen(QatuiScreen):
         """Fill the form from the item at the path typed in the load box."""
         spec = self.query_one("#load", Input).value
         try:
-            item = await asyncio.to_thread(pick_item, spec)
+            item = await asyncio.to_thread(pick_item, spec, self.qatui.roots)
         except QatuiError as e:
             self.notify(str(e), title="Cannot load the item", severity="error", timeout=8)
             return

@@ -48,7 +48,7 @@ class SessionHeader(Vertical):
         self._judge_lines: dict[str, Static] = {}  # the last line of each judge: its sparkline goes under it
         for judge in state.judges:
             doc = summary.get(judge, {})
-            line = metrics_line(doc.get("metrics", {}), doc.get("ci")) or "no gold to compare with"
+            line = metrics_line(doc.get("metrics", {}), doc.get("ci"), doc) or "no gold to compare with"
             self._judge_lines[judge] = Static(Content.from_markup("[b $accent]$judge[/]  $line", judge=plain(judge), line=line))
             self.mount(self._judge_lines[judge])
             if members := members_line(doc.get("members_agreement") or {}):
