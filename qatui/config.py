@@ -1,8 +1,9 @@
 """qatui's configuration: one TOML file, validated strictly, with offline defaults.
 
-Looked up as `--config PATH`, else `$XDG_CONFIG_HOME/qatui/config.toml` (default
-`~/.config`), else built-in defaults. Unknown keys and bad values are errors naming the
-file and the key. API keys never live here: a backbone names the environment variable.
+Looked up as `--config PATH`, else `config.toml` in the user's config folder (`qatui.paths`:
+`$XDG_CONFIG_HOME/qatui`, default `~/.config/qatui`), else built-in defaults. Unknown keys and
+bad values are errors naming the file and the key. API keys never live here: a backbone names
+the environment variable.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from qatui import paths
 from qatui.errors import ConfigError, first_problem
 
 if sys.version_info >= (3, 11):
@@ -176,16 +178,18 @@ class Config(_Section):
     source: str | None = Field(default=None, exclude=True)
 
     def sessions_dir(self, override: str | None = None) -> Path:
-        """`--sessions-dir`, else `$QATUI_SESSIONS_DIR`, else the config, else ./sessions."""
-        chosen = override or os.environ.get("QATUI_SESSIONS_DIR") or self.general.sessions_dir or "sessions"
-        return Path(chosen).expanduser()
+        """The sessions folder, absolute: see `sessions_folder`."""
+        return self.sessions_folder(override).path
+
+    def sessions_folder(self, override: str | None = None) -> paths.SessionsFolder:
+        """`--sessions-dir`, else `$QATUI_SESSIONS_DIR`, else the config's `sessions_dir`, else an existing
+        `./sessions` holding qatui's files (with a note), else the user's data folder (`qatui.paths`)."""
+        return paths.sessions_folder(override or os.environ.get(paths.SESSIONS_ENV) or self.general.sessions_dir)
 
     def cache_dir(self) -> Path:
-        """Where LLM calls are cached: the config, else `$XDG_CACHE_HOME/qatui/llm`."""
-        if self.cache.dir:
-            return Path(self.cache.dir).expanduser()
-        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-        return Path(base) / "qatui" / "llm"
+        """Where LLM calls (and local models' outputs) are cached: the config's `[cache] dir`, else the user's
+        cache folder (`qatui.paths.llm_cache_dir`)."""
+        return paths.user_path(self.cache.dir) if self.cache.dir else paths.llm_cache_dir()
 
     def judge_options(self, name: str) -> dict[str, Any]:
         """The `[judges.NAME]` table, empty when absent."""
@@ -199,9 +203,8 @@ class Config(_Section):
 
 
 def default_config_path() -> Path:
-    """`$XDG_CONFIG_HOME/qatui/config.toml`, XDG defaulting to ~/.config."""
-    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
-    return Path(base) / "qatui" / "config.toml"
+    """The config file read when `--config` is not given (`qatui.paths.config_file`)."""
+    return paths.config_file()
 
 
 def _describe(error: ValidationError) -> str:
@@ -230,7 +233,7 @@ def parse_config(text: str, source: str) -> Config:
 def load_config(path: str | os.PathLike | None = None) -> Config:
     """The config at `path`, else at the default location, else the defaults."""
     if path is not None:
-        target = Path(path).expanduser()
+        target = paths.user_path(path)
         if not target.is_file():
             raise ConfigError(f"{target}: config file not found")
     else:

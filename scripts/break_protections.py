@@ -96,6 +96,9 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ('failures grouped by cause', 'qatui/report/session_view.py', 'by_cause.setdefault((failure.judge, failure_cause(failure.reason))', 'by_cause.setdefault((failure.judge, failure.reason)', 'tests/test_llm_answers.py::test_failures_of_one_cause_group_into_one_line_whatever_each_took'),
  ('timeout: a long answer is read off the loop', 'qatui/llm/parse.py', 'PARSE_INLINE_CHARS = 50_000\n', 'PARSE_INLINE_CHARS = 50_000_000\n', 'tests/test_llm_answers.py::test_a_huge_answer_is_read_within_the_calls_timeout_without_stalling_the_loop'),
  ('local: one generation slot, outside the timeout', 'qatui/llm/backbone.py', '        if self.model.startswith("local/"):\n            slots', '        if False:\n            slots', 'tests/test_local_llm.py::test_calls_queued_on_the_one_model_are_timed_from_when_they_generate'),
+ ("sessions folder: the data folder by default", "qatui/paths.py", "    return data_dir() / \"sessions\"", "    return Path(\"sessions\")", "tests/test_paths.py::test_a_run_is_saved_in_the_data_folder_and_listed_from_another_directory"),
+ ("sessions folder: an existing ./sessions used, with a note", "qatui/paths.py", "    if legacy.resolve() != default.resolve() and holds_qatui_files(legacy):", "    if False:", "tests/test_paths.py::test_an_existing_sessions_folder_is_used_with_a_note_saying_how_to_move_it"),
+ ("sessions folder: a chosen folder named whole", "qatui/paths.py", "    return Path(text).expanduser().absolute()", "    return Path(text).expanduser()", "tests/test_paths.py::test_the_flag_then_the_variable_then_the_config_win_over_any_default"),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

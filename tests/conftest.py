@@ -1,4 +1,5 @@
-"""Shared fixtures: where the real datasets live (../shared/data beside the repo), a scripted LLM server, an own ONNX cache."""
+"""Shared fixtures: where the real datasets live (../shared/data beside the repo), a scripted LLM server, an own ONNX
+cache, and a data folder of each test's own."""
 
 from __future__ import annotations
 
@@ -8,6 +9,16 @@ from pathlib import Path
 import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def own_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`$XDG_DATA_HOME` in this test's own folder and no `$QATUI_SESSIONS_DIR`: a command that saves sessions in
+    the default folder never writes the user's real data folder, nor sees another test's sessions."""
+    data = tmp_path / "xdg-data"
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    monkeypatch.delenv("QATUI_SESSIONS_DIR", raising=False)
+    return data
 
 
 @pytest.fixture

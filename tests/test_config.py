@@ -51,10 +51,12 @@ def test_missing_explicit_file_is_an_error(tmp_path) -> None:
         load_config(tmp_path / "nope.toml")
 
 
-def test_sessions_dir_precedence(monkeypatch) -> None:
+def test_sessions_dir_precedence(tmp_path, monkeypatch) -> None:
+    """The flag, then the variable, then the config; each made absolute against the working directory."""
+    monkeypatch.chdir(tmp_path)
     config = parse_config("[general]\nsessions_dir = 'from-config'\n", "c.toml")
     monkeypatch.delenv("QATUI_SESSIONS_DIR", raising=False)
-    assert config.sessions_dir() == Path("from-config")
+    assert config.sessions_dir() == tmp_path / "from-config"
     monkeypatch.setenv("QATUI_SESSIONS_DIR", "from-env")
-    assert config.sessions_dir() == Path("from-env")
-    assert config.sessions_dir("from-flag") == Path("from-flag")
+    assert config.sessions_dir() == tmp_path / "from-env"
+    assert config.sessions_dir("from-flag") == tmp_path / "from-flag"

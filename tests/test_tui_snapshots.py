@@ -1,7 +1,7 @@
 """The look of each screen at 80×24 and 120×40, with fixed session ids, times and paths, and no clocks.
 
-Sessions are built in a temporary working directory from a copy of the demo set, so every
-path shown is relative; the live run's clock is frozen at zero. Regenerate after a deliberate
+Sessions are built in a temporary working directory from a copy of the demo set, which is also
+the home folder, so every path shown is relative or under `~`; the live run's clock is frozen at zero. Regenerate after a deliberate
 change with `pytest tests/test_tui_snapshots.py --snapshot-update`, and look at the SVGs.
 """
 
@@ -29,6 +29,7 @@ SIZES = [(80, 24), (120, 40)]
 def store(tmp_path, monkeypatch) -> SessionStore:
     """In a fresh working directory: 20261122-093000-0001 (lexical-baseline: rouge-l, bleu), -0002 (minos, 6 items)."""
     dataset = demo_workdir(tmp_path, monkeypatch)
+    monkeypatch.setenv("HOME", str(tmp_path))  # Home names the sessions folder whole: ~/sessions in every run
     store, config = SessionStore("sessions"), Config()
     run_headless(start_run(store, dataset, ["rouge-l", "bleu"], config, name="lexical-baseline"))
     run_headless(start_run(store, dataset, ["minos"], config, limit=6, concurrency=1,

@@ -41,10 +41,21 @@ def make_console(stderr: bool = False) -> Console:
 
 
 def open_store(args: argparse.Namespace, config: Config) -> SessionStore:
-    """The sessions dir: --sessions-dir (before or after the command), else $QATUI_SESSIONS_DIR, the config, ./sessions."""
+    """The sessions folder: --sessions-dir (before or after the command), else $QATUI_SESSIONS_DIR, the config,
+    an existing ./sessions holding qatui's files, the user's data folder (`Config.sessions_folder`).
+
+    When an existing ./sessions is used in place of the data folder, one line on stderr says so, naming both
+    folders and how to move the sessions; once per command, however many times the command opens the store.
+    """
     from qatui.store.session import SessionStore
 
-    return SessionStore(config.sessions_dir(args.sessions_dir))
+    folder = config.sessions_folder(args.sessions_dir)
+    if folder.note and not getattr(args, "sessions_noted", False):
+        from rich.markup import escape
+
+        make_console(stderr=True).print(f"[yellow]note:[/] {escape(folder.note)}", soft_wrap=True)
+        args.sessions_noted = True
+    return SessionStore(folder.path)
 
 
 def with_jury(config: Config, judges: list[str], spec: str | None) -> Config:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from qatui import __version__
 from qatui.config import MAX_CONCURRENCY, MAX_SEED
 from qatui.errors import QatuiError
+from qatui.paths import config_file, default_sessions_dir, tilde
 
 if TYPE_CHECKING:
 
@@ -44,9 +45,10 @@ def _global_options(parser: argparse.ArgumentParser, *, default: object) -> None
     not overwritten by the subcommand's own (absent) one.
     """
     parser.add_argument("--config", metavar="PATH", default=default,
-                        help="config file (default: $XDG_CONFIG_HOME/qatui/config.toml)")
+                        help=f"config file (default: {tilde(config_file())})")
     parser.add_argument("--sessions-dir", metavar="DIR", default=default,
-                        help="where sessions live (default: $QATUI_SESSIONS_DIR or ./sessions)")
+                        help="where sessions live (default: $QATUI_SESSIONS_DIR, the config's sessions_dir, an existing "
+                             f"./sessions holding sessions, else {tilde(default_sessions_dir())})")
 
 
 def int_in(low: int, high: int | None = None) -> Callable[[str], int]:

@@ -96,9 +96,12 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
     The figures are also measured without the items whose candidates copy a reference
     (`report.leak_figures`): shown instead with `without_leaks`, and in the JSON whenever such items exist.
     """
+    from rich.markup import escape
+
     from qatui.engine.jobs import finish_run, judges_json, session_json
     from qatui.report.leak_figures import split_by_leaks
 
+    saved = job.session.path.absolute()  # named whole: a relative path means nothing from another directory
     try:
         status, summary = consume(job, quiet=as_json)
     except KeyboardInterrupt:  # before the handler was installed, or where signals cannot be handled
@@ -106,11 +109,11 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
     if status == INTERRUPTED:
         done, failed = job.engine.counts.done, job.engine.counts.failed
         make_console(stderr=True).print(
-            f"[yellow]Interrupted.[/] {done} finished and {failed} failed in this run are saved. "
-            f"Resume with: qatui sessions resume {job.session.id}"
+            f"[yellow]Interrupted.[/] {done} finished and {failed} failed in this run are saved in "
+            f"{escape(str(saved))}. Resume with: qatui sessions resume {job.session.id}", soft_wrap=True
         )
     split = split_by_leaks(job.session, job.dataset, summary, without_leaks)
-    out = {**session_json(job.session.meta, split.headline)}
+    out = {**session_json(job.session.meta, split.headline), "path": str(saved)}
     if (leaks := split.json(judges_json)) is not None:
         out["leaks"] = leaks
     if status == INTERRUPTED:
@@ -126,6 +129,7 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
         print_session(console, job.session.meta, split.headline, failures=job.engine.counts.failures)
         if note := split.note():
             console.print(note, markup=False, style="yellow" if split.left_out and not split.chosen else "dim")
+        console.print(f"[dim]saved in {escape(str(saved))}[/]", soft_wrap=True)
     return EXIT_RUN_FAILED if job.session.meta.get("status") == "failed" else 0
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from qatui.cli.common import make_console
+from qatui.cli.common import make_console, open_store
 from qatui.cli.parser import UsageError
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def cmd_serve(args: argparse.Namespace, config: Config) -> int:
         stderr.print(f"[bold yellow]warning:[/] listening on {args.host}:{args.port}, beyond this machine: the token "
                      "is all that guards the workbench and every session, and plain http shows it to the network; "
                      "prefer an SSH tunnel or an https reverse proxy")
-    sessions_dir = Path(config.sessions_dir(args.sessions_dir)).resolve()
+    sessions_dir = open_store(args, config).root.resolve()  # the app processes start elsewhere: named whole
     config_path = Path(args.config).resolve() if args.config else None
     token = secrets.token_urlsafe(32)
     stderr.print(f"qatui in a browser: {url}/?token={token}", markup=False, highlight=False, soft_wrap=True)

@@ -1,6 +1,7 @@
 """A transformers model exported to ONNX once, checked against torch, and kept in the user's cache.
 
-The copy lives in `$XDG_CACHE_HOME/qatui/onnx/<digest>/model.onnx` (default ~/.cache), where
+The copy lives in `onnx/<digest>/model.onnx` of the user's cache folder (`qatui.paths`: `$XDG_CACHE_HOME/qatui`
+on Linux, default ~/.cache/qatui), where
 the digest hashes the model's config and weights, the graph's inputs and output, torch's and
 transformers' versions and this module's export format: a changed model gets a new copy, never a
 stale one, and the package and the repository are never written. The export (torch's TorchScript
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from qatui.onnx.runtime import Batch, OnnxForward, TorchForward
+from qatui.paths import onnx_cache_dir
 
 EXPORT_FORMAT = 2
 """Bumped when the export changes, so copies made the old way are not reused (2: the output is in the digest)."""
@@ -78,9 +80,8 @@ class Export:
 
 
 def cache_root() -> Path:
-    """`$XDG_CACHE_HOME/qatui/onnx`, XDG defaulting to ~/.cache."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "qatui" / "onnx"
+    """The folder of every export (`qatui.paths.onnx_cache_dir`: `$XDG_CACHE_HOME/qatui/onnx` on Linux)."""
+    return onnx_cache_dir()
 
 
 def model_digest(folder: Path, inputs: list[str], output: str) -> str:

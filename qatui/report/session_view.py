@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
@@ -12,8 +13,6 @@ from qatui.llm.errors import failure_cause, grouped_reason
 from qatui.text import clip, deployments_line, no_decision_note, plural
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from rich.console import Console
 
     from qatui.data.model import Dataset
@@ -164,10 +163,13 @@ def key_metric(summary: dict[str, dict]) -> str:
 
 
 def print_session_list(console: Console, rows: list[dict], root: Path) -> None:
-    """The `sessions list` view, newest first; fits 80 columns."""
+    """The `sessions list` view, newest first, under the sessions folder's absolute path; fits 80 columns."""
+    where = escape(str(Path(root).absolute()))  # whole, so it names the same folder read from any directory
     if not rows:
-        console.print(f"no sessions in {root}; start one with `qatui run DATASET --judge NAME` or `qatui demo`")
+        console.print(f"no sessions in {where}; start one with `qatui run DATASET --judge NAME` or `qatui demo`",
+                      soft_wrap=True)
         return
+    console.print(f"[dim]sessions in[/] {where}", soft_wrap=True)
     named = any(meta.get("name") and meta["name"] != meta["id"] for meta in rows)
     wide = console.width >= 100  # a name column; narrower, the name goes under the id
     table = Table(box=None, padding=(0, 1, 0, 0))

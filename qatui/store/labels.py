@@ -26,11 +26,9 @@ from tinydb import where
 
 from qatui.data.labels import Label, check_annotator
 from qatui.errors import LabelError, SessionError
+from qatui.paths import LABELS_DIR
 from qatui.store.files import open_db, remove_orphans
 from qatui.store.session_file import live_writer
-
-LABELS_DIR = "labels"
-"""The folder of the sessions dir that holds labels (never listed as a session)."""
 
 
 def _now() -> str:

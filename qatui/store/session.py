@@ -34,13 +34,12 @@ from tinydb import where
 from qatui import __version__
 from qatui.errors import SessionError
 from qatui.events import LLMCallFinished, Verdict
+from qatui.paths import LABELS_DIR, SESSION_FILE
 from qatui.store.atomic import atomic_write_text
 from qatui.store.credentials import scrub
 from qatui.store.files import ORPHAN_AGE_S, SCHEMA, check_writable, open_db, remove_orphans
 from qatui.store.index import ResultIndex, latest
-from qatui.store.labels import LABELS_DIR
 from qatui.store.session_file import (
-    SESSION_FILE,
     STATUSES,
     UNENDED,
     check_status,

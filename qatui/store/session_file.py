@@ -11,7 +11,6 @@ from qatui.store.files import check_schema
 STATUSES = ("running", "completed", "cancelled", "interrupted", "failed")
 UNENDED = ("running", "interrupted")
 """Statuses of a run that has not ended (its writer lives, or died): its stored summary may predate its shards."""
-SESSION_FILE = "session.json"
 
 
 def check_status(status: object) -> None:

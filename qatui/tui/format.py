@@ -7,6 +7,7 @@ from pathlib import Path
 
 from textual.content import Content
 
+from qatui.paths import tilde
 from qatui.text import count  # noqa: F401 - screens take it from here with the other forms
 from qatui.text import no_decision_note, plain
 
@@ -64,12 +65,10 @@ def when(iso: str | None) -> str:
 def short_path(path: str) -> str:
     """A path relative to the working directory when inside it, else with ~ for the home folder."""
     p = Path(path)
-    for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
-        try:
-            return prefix + str(p.relative_to(base))
-        except ValueError:
-            continue
-    return path
+    try:
+        return str(p.relative_to(Path.cwd()))
+    except ValueError:
+        return tilde(p) if p.is_absolute() else path
 
 
 def metrics_line(metrics: dict[str, float], ci: dict[str, list[float]] | None = None, doc: dict | None = None) -> str:

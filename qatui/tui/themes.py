@@ -2,14 +2,13 @@
 
 A theme is one TOML file whose keys are the fields of `textual.theme.Theme`. The bundled
 ones live in `themes/` at the top of the source tree, which the wheel ships as
-`qatui/themes`; the user's go in `$XDG_CONFIG_HOME/qatui/themes` and may replace a bundled
+`qatui/themes`; the user's go in `themes` of the user's config folder (`qatui.paths.themes_dir`) and may replace a bundled
 one by reusing its name. A theme picked in the app is written back to the config file as
 `general.theme`, editing that one line so every other line and comment stays as it was.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import fields
 from importlib.resources import files
@@ -18,6 +17,7 @@ from pathlib import Path
 from textual.theme import Theme
 
 from qatui.errors import ConfigError
+from qatui.paths import themes_dir
 from qatui.store.atomic import atomic_write_text
 
 DEFAULT_THEME = "qatui-dark"
@@ -34,9 +34,8 @@ def bundled_themes_dir() -> Path:
 
 
 def user_themes_dir() -> Path:
-    """`$XDG_CONFIG_HOME/qatui/themes`, XDG defaulting to ~/.config."""
-    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
-    return Path(base) / "qatui" / "themes"
+    """The user's own themes (`qatui.paths.themes_dir`: `$XDG_CONFIG_HOME/qatui/themes` on Linux)."""
+    return themes_dir()
 
 
 def read_theme(path: Path) -> Theme:

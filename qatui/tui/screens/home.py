@@ -22,10 +22,10 @@ from textual.content import Content
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from qatui.errors import QatuiError, SessionError
+from qatui.paths import tilde
 from qatui.report import session_status
 from qatui.store.atomic import atomic_write_text
 from qatui.text import plain
-from qatui.tui.format import short_path
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.screens.confirm import ConfirmScreen
 from qatui.tui.widgets.session_info import SessionInfo
@@ -92,7 +92,7 @@ class HomeScreen(QatuiScreen):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.sub_title = short_path(str(self.store.root))
+        self.sub_title = plain(tilde(self.store.root))  # whole (~ for home): the same folder from any directory
         self.query_one(SessionsTable).focus()
 
     def on_screen_resume(self) -> None:
@@ -114,7 +114,7 @@ class HomeScreen(QatuiScreen):
         table.call_after_refresh(table.relayout)  # filled while hidden, it measured a stale width
         empty.update(Content.from_markup(
             "[b]No sessions yet[/] in $root\n\nPress [b $accent]n[/] for a new run, or open the palette "
-            "([b $accent]ctrl+p[/]) and run the demo.", root=plain(short_path(str(self.store.root)))))
+            "([b $accent]ctrl+p[/]) and run the demo.", root=plain(tilde(self.store.root))))
         self._show_info()
 
     @on(DataTable.RowHighlighted, "#sessions")
