@@ -251,3 +251,19 @@ def test_a_session_whose_dataset_is_gone_still_reports_its_metrics(tmp_path, cap
     assert main(["--sessions-dir", str(tmp_path / "s"), "report", meta["id"], "-o", str(tmp_path / "r.html")]) == 0
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "cannot be reloaded unchanged" in html and "pearson" in html and "Where judges disagree" not in html
+
+
+def test_a_shared_report_names_the_dataset_under_home_with_a_tilde(tmp_path, monkeypatch, capsys) -> None:
+    """A report is made to be shared: the dataset's path under the user's home folder is shown from `~`."""
+    home = tmp_path / "home-of-someone"
+    data = home / "evals" / "demo.jsonl"
+    data.parent.mkdir(parents=True)
+    data.write_text((Path(__file__).resolve().parents[1] / "qatui" / "data" / "demo" / "demo.jsonl").read_text())
+    monkeypatch.setenv("HOME", str(home))
+    sessions = tmp_path / "s"
+    assert main(["run", str(data), "--judge", "length", "--limit", "2", "--sessions-dir", str(sessions), "--json"]) == 0
+    session_id = json.loads(capsys.readouterr().out)["session"]
+    out = tmp_path / "r.html"
+    assert main(["report", session_id, "-o", str(out), "--sessions-dir", str(sessions)]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "~/evals/demo.jsonl" in html and str(home) not in html

@@ -15,6 +15,7 @@ import numpy as np
 
 from qatui.data.model import RatingsGold
 from qatui.metrics.classes import PREFERENCE_CLASSES
+from qatui.paths import tilde
 from qatui.report.session_view import (
     coverage_text,
     metric_rows,
@@ -120,7 +121,7 @@ def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str 
                     judge.leak_free_rows = metric_rows(free)
     note = None
     if dataset is None:
-        note = (f"the dataset file {meta['dataset']['path']} cannot be reloaded unchanged, so the plots and the "
+        note = (f"the dataset file {tilde(meta['dataset']['path'])} cannot be reloaded unchanged, so the plots and the "
                 "items are left out; the metrics below are the ones stored with the session")
     return SessionContent(
         id=session.id,
@@ -147,7 +148,7 @@ def settings(meta: dict, verdicts: dict[str, dict[str, Verdict]]) -> list[tuple[
     rows = [
         ("session", meta["id"] + (f" ({meta['name']})" if meta.get("name") and meta["name"] != meta["id"] else "")),
         ("status", session_status(meta)),
-        ("dataset", f"{ds['name']} ({ds['format']}), {ds['path']}"),
+        ("dataset", f"{ds['name']} ({ds['format']}), {tilde(ds['path'])}"),  # a shared report names no home folder
         ("dataset content", f"sha256 {ds['content_hash'][:16]}…"),
         ("items", f"{ds['n_items']}" + (f" (--limit {ds['limit']})" if ds.get("limit") else " (no limit)")),
         ("judges", "; ".join(f"{name} {_options(options)}" for name, options in meta["judges"].items())),
