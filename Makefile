@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 TORCH_INDEX ?=
 TORCH_FROM := $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX),)
 
-RAGAS_VENV ?= /work/ragas-venv
+RAGAS_VENV ?= .venv-ragas
 
 .PHONY: demo test setup clean-venv bench ragas-venv
 

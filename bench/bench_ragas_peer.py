@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python bench/bench_ragas_peer.py [N_ITEMS] [LATENCY_S]   (defaults 40 and 0.05)
 Needs the ragas library in a virtualenv of its own, never qatui's: $RAGAS_PYTHON, default
-/work/ragas-venv/bin/python, made by `make ragas-venv` (ragas 0.4.3; its LangChain pinned below
+.venv-ragas/bin/python in the checkout, made by `make ragas-venv` (ragas 0.4.3; its LangChain pinned below
 0.4, since ragas 0.4.3 imports a module langchain-community 0.4 dropped). Both sides talk to the
 same loopback server (bench/loopback.py: chat completions answered from the prompt, each answer's
 sentences as its statements, every statement supported; `/v1/embeddings` for ragas), on the same
@@ -36,7 +36,9 @@ from qatui.engine.jobs import finish_run, start_run
 from qatui.store import SessionStore
 
 HERE = Path(__file__).resolve().parent
-RAGAS_PYTHON = os.environ.get("RAGAS_PYTHON", "/work/ragas-venv/bin/python")
+RAGAS_DEFAULT = Path(__file__).resolve().parents[1] / ".venv-ragas" / "bin" / "python"
+"""Where `make ragas-venv` puts the peer's own virtualenv (inside the checkout, ignored by git)."""
+RAGAS_PYTHON = os.environ.get("RAGAS_PYTHON", str(RAGAS_DEFAULT))
 WORKERS = 16
 JUDGES = ["ragas-faithfulness", "ragas-answer-relevance"]
 

@@ -24,6 +24,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+RAGAS_DEFAULT = HERE.parent / ".venv-ragas" / "bin" / "python"
+"""Where `make ragas-venv` puts the ragas peer's own virtualenv (inside the checkout, ignored by git)."""
 ROOT = HERE.parent
 
 
@@ -85,7 +87,7 @@ def machine() -> list[str]:
     lines.append(f"- CPU: {model}, {os.cpu_count()} logical cores, {memory} memory; {platform.platform()}")
     lines.append(f"- load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
                  "(the machine is shared with other work: wall times are noisy, CPU times less so)")
-    lines.append(f"- Python {platform.python_version()} ({sys.executable})")
+    lines.append(f"- Python {platform.python_version()} (the virtualenv `make bench` set up)")
     found = []
     for name in PACKAGES:
         try:
@@ -93,7 +95,7 @@ def machine() -> list[str]:
         except PackageNotFoundError:
             pass
     lines.append("- " + ", ".join(found))
-    ragas = Path(os.environ.get("RAGAS_PYTHON", "/work/ragas-venv/bin/python"))
+    ragas = Path(os.environ.get("RAGAS_PYTHON", str(RAGAS_DEFAULT)))
     if ragas.is_file():
         text = subprocess.run([str(ragas), "-c", "from importlib.metadata import version as v; "
                                "print(', '.join(f'{p} {v(p)}' for p in ('ragas', 'langchain-core', "
