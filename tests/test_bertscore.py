@@ -8,7 +8,7 @@ from qatui.embed.encoder import TokenEncoder, load_encoder
 from qatui.events import Judgement, RunFinished, Verdict
 from qatui.engine.runner import Engine
 from qatui.errors import JudgeError
-from qatui.judges.bertscore import BertScoreJudge, bert_scores, greedy_match
+from qatui.judges.baselines.bertscore import BertScoreJudge, bert_scores, greedy_match
 from qatui.judges.registry import make_judge
 
 REF = "The Eiffel Tower is in Paris and was finished in 1889."

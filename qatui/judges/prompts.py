@@ -1,4 +1,8 @@
-"""Prompt files: TOML beside the judges, one per method and language, read once.
+"""Prompt files: TOML in a `prompts/` folder beside the judge that uses them, one per method and language, read once.
+
+A method's files sit in its package's `prompts/` folder (`minos/prompts/minos.en.toml`); those
+several packages share (the fence note, NLI through the backbone) in `qatui/judges/prompts/`.
+Method names are unique across the folders.
 
 A prompt section has a `system` text, a `user` template and optional few-shot `examples`;
 `chat()` turns them into chat messages, the examples as user / assistant turns whose
@@ -11,6 +15,7 @@ import json
 import tomllib
 from functools import cache
 from importlib.resources import files
+from importlib.resources.abc import Traversable
 from typing import Any
 
 from qatui.errors import JudgeError
@@ -23,13 +28,23 @@ PROMPT_LANGUAGES = ("en", "zh")
 def load_prompts(method: str, language: str) -> dict[str, Any]:
     """The prompt file of `method` in `language` (English when there is none for it)."""
     lang = language if language in PROMPT_LANGUAGES else "en"
-    resource = files("qatui.judges") / "prompts" / f"{method}.{lang}.toml"
+    resource = _prompt_folder(method) / f"{method}.{lang}.toml"
     if lang != "en" and not resource.is_file():
         return load_prompts(method, "en")
     try:
         return tomllib.loads(resource.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise JudgeError(f"no prompt file {method}.{lang}.toml in qatui/judges/prompts") from None
+        raise JudgeError(f"no prompt file {method}.{lang}.toml in a prompts folder of qatui/judges") from None
+
+
+def _prompt_folder(method: str) -> Traversable:
+    """The `prompts/` folder holding `method`'s English file: the shared one, else a judge package's."""
+    root = files("qatui.judges")
+    packages = sorted((d for d in root.iterdir() if d.is_dir() and (d / "prompts").is_dir()), key=lambda d: d.name)
+    for folder in (root / "prompts", *(d / "prompts" for d in packages)):
+        if (folder / f"{method}.en.toml").is_file():
+            return folder
+    return root / "prompts"
 
 
 def chat(section: dict[str, Any], answer_keys: tuple[str, ...], fenced: dict[str, str] | None = None,

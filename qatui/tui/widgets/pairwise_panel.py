@@ -56,7 +56,7 @@ class PairwisePanel(TaskPanel):
         return bool(task.pairs)
 
     def render(self) -> RenderableType:
-        from qatui.judges.pairwise import combine
+        from qatui.judges.pairwise.judge import combine
 
         task = self.task
         if task is None:

@@ -18,7 +18,7 @@ ledger says what each paper's row did and which parts this judge shares.
    - `auto` (default): the first call asks for the top 5 log-probabilities per token
      (where the backbone's provider takes `logprobs`: never the embedded models). If they
      came back, the score is G-Eval's probability-weighted mean over the digits 1-5
-     (`qatui.judges.geval_scoring`), one call; else that answer is the first of `samples`
+     (`qatui.judges.baselines.geval_scoring`), one call; else that answer is the first of `samples`
      answers (seed + k for the k-th, at the judge's `temperature`, default 1.0) and the
      score is their mean.
    - `logprobs`: the weighted mean only (an item fails if the backbone gives none);
@@ -48,7 +48,7 @@ from qatui.judges.base import Judge, JudgeOptions
 from qatui.judges.brackets import ask_bracketed, bracket_enum, read_whole
 from qatui.judges.concurrent import as_they_finish
 from qatui.judges.fencing import Fence, guarded
-from qatui.judges.geval_scoring import digit_probabilities, sample_mean, weighted_score
+from qatui.judges.baselines.geval_scoring import digit_probabilities, sample_mean, weighted_score
 from qatui.judges.item_text import context_line, reference_line
 from qatui.judges.prompts import load_prompts
 

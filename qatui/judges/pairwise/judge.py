@@ -4,7 +4,7 @@ For every unordered pair of responses {X, Y} the backbone sees the question, the
 answer(s) when the item has any (the judge also works without one), and the two answers as
 "Answer A" and "Answer B", and replies `{"rationale": ..., "choice": "A" | "B" | "tie"}`
 (a schema, so constrained decoding keeps the shape). Which orders are asked is the
-`protocol` (`qatui.judges.pair_protocol`):
+`protocol` (`qatui.judges.pairwise.protocol`):
 - `both-orders` (default, qatui's variant): each pair twice, X as A then Y as A, so that a
   preference for a position cannot pass for a preference for an answer (`both_orders =
   false`: once, in presentation order); the prompt names the criteria to weigh; the
@@ -55,8 +55,8 @@ from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.concurrent import as_they_finish
 from qatui.judges.fencing import Fence, guarded
 from qatui.judges.item_text import reference_line
-from qatui.judges.minos import bounded_text
-from qatui.judges.pair_protocol import (
+from qatui.judges.minos.judge import bounded_text
+from qatui.judges.pairwise.protocol import (
     CALF_TEMPERATURE,
     Protocol,
     asked_orders,

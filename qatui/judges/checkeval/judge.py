@@ -1,12 +1,12 @@
 """CheckEval (Lee et al.): a boolean checklist answered by the backbone, scored as the share of yes.
 
 For every response, one call per sub-dimension of the checklist (the paper's grouping; with
-`granularity = "dimension"`, one call per dimension instead: `qatui.judges.checkeval_calls`)
+`granularity = "dimension"`, one call per dimension instead: `qatui.judges.checkeval.calls`)
 shows the task, the parts of the item the checklist names (`[inputs]`: question, context,
 reference), the response, the dimension with its definition, and the questions numbered
 Q1..Qn under their sub-dimension; the backbone is asked for `{"Q1": "yes"|"no", ...}` (a
 schema, so constrained decoding fills every key), and the answer is parsed strictly per
-question by `qatui.judges.checklist.parse_answers` (the JSON keys, or `Qk: yes|no` lines
+question by `qatui.judges.checkeval.checklist.parse_answers` (the JSON keys, or `Qk: yes|no` lines
 when a backbone writes lines instead). One `ChecklistAnswered` event per question is
 yielded as soon as its call returns.
 
@@ -33,13 +33,13 @@ from pydantic import Field
 
 from qatui.events import ChecklistAnswered, Event, Judgement
 from qatui.judges.base import Judge, JudgeOptions, Needs
-from qatui.judges.checkeval_calls import (
+from qatui.judges.checkeval.calls import (
     ChecklistCall,
     Granularity,
     answer_messages,
     checklist_calls,
 )
-from qatui.judges.checklist import (
+from qatui.judges.checkeval.checklist import (
     answers_schema,
     load_checklist,
     parse_answers,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from qatui.judges.checklist import (
+from qatui.judges.checkeval.checklist import (
     Checklist,
     Dimension,
     Question,

@@ -168,7 +168,7 @@ def question_id(dimension: str, sub_dimension: str, k: int) -> str:
 
 def bundled_checklists() -> list[str]:
     """Names of the checklists shipped with qatui."""
-    folder = files("qatui.judges") / "checklists"
+    folder = files("qatui.judges.checkeval") / "checklists"
     return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
 
 
@@ -210,7 +210,7 @@ def load_checklist(name_or_path: str) -> Checklist:
     if bundled not in bundled_checklists():
         raise ChecklistError(f"unknown checklist {name_or_path!r}: bundled ones are "
                              f"{', '.join(bundled_checklists())}; or give the path of a .toml file")
-    resource = files("qatui.judges") / "checklists" / f"{bundled}.toml"
+    resource = files("qatui.judges.checkeval") / "checklists" / f"{bundled}.toml"
     return parse_checklist(resource.read_text(encoding="utf-8"), f"{bundled}.toml (bundled)")
 
 

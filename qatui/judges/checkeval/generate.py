@@ -9,7 +9,7 @@ For every sub-dimension of a seed checklist:
    redundant without asking.
 
 Then, for every dimension, one filter call reviews its seeds and new questions together,
-as the paper does (`qatui.judges.checklist_filter`: alignment, dimension consistency,
+as the paper does (`qatui.judges.checkeval.filter`: alignment, dimension consistency,
 redundancy across sub-dimensions, style). Questions are never rewritten.
 
 The output checklist (`stage = "augmented"`) records every question's origin (seed /
@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from qatui.judges.checklist import (
+from qatui.judges.checkeval.checklist import (
     Checklist,
     ChecklistError,
     Dimension,
@@ -35,8 +35,8 @@ from qatui.judges.checklist import (
     load_checklist,
     parse_checklist,
 )
-from qatui.judges.checklist_ask import ask_lines
-from qatui.judges.checklist_filter import (
+from qatui.judges.checkeval.ask import ask_lines
+from qatui.judges.checkeval.filter import (
     DUPLICATE,
     EMPTIED,
     NO_VERDICT,

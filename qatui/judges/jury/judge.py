@@ -3,7 +3,7 @@
 Every member sees the item exactly as the jury does (one presentation order, one set of
 labels) and the members run at once. Each member's verdict, or why it gave none, is an
 event (`MemberVerdict`) stored with the jury's verdict. The jury decides from the members
-that answered, by the rules of `jury_votes`, only when its quorum did; otherwise the item
+that answered, by the rules of `votes`, only when its quorum did; otherwise the item
 fails with each absent member's reason. A member that cannot judge an item (its
 `item_problem`) counts as absent: when too few members remain the jury is not applicable.
 """
@@ -21,7 +21,7 @@ from qatui.errors import JudgeError
 from qatui.events import Event, Judgement, MemberVerdict
 from qatui.judges.base import Judge, JudgeOptions
 from qatui.judges.concurrent import as_they_finish
-from qatui.judges.jury_votes import Aggregation, Quorum, decide, quorum_size, resolved
+from qatui.judges.jury.votes import Aggregation, Quorum, decide, quorum_size, resolved
 from qatui.judges.ranking import pair_preference, strict_ranking
 
 if TYPE_CHECKING:
