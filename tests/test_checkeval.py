@@ -27,8 +27,7 @@ from qatui.judges.checkeval.checklist import (
     parse_answers,
     share_of_yes,
 )
-from qatui.judges.checkeval.filter import NO_VERDICT, parse_verdicts
-from qatui.judges.checkeval.generate import generate_checklist, question_lines
+from qatui.judges.checkeval.generate import NO_VERDICT, generate_checklist, parse_verdicts, question_lines
 from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
 from qatui.llm.errors import ParseError

@@ -10,8 +10,7 @@ import pytest
 from qatui.config import Config
 from qatui.events import LLMCallFinished, emit
 from qatui.judges.checkeval.checklist import load_checklist
-from qatui.judges.checkeval.filter import DUPLICATE, EMPTIED, REASONS, parse_verdicts
-from qatui.judges.checkeval.generate import generate_checklist
+from qatui.judges.checkeval.generate import DUPLICATE, EMPTIED, REASONS, generate_checklist, parse_verdicts
 from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, WithJsonSchema, create_model
 
 from qatui.data.language import detect_language
-from qatui.judges.fencing import Fence, guarded, one_line
-from qatui.judges.prompts import load_prompts
+from qatui.judges.prompts import guarded, load_prompts
+from qatui.llm.fence import Fence, one_line
 from qatui.nli import NLIError, NLIProbs, NLIScorer
 
 if TYPE_CHECKING:

@@ -44,13 +44,11 @@ from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema, field_va
 
 from qatui.errors import JudgeError
 from qatui.events import DimensionRated, Event, Judgement, StepsWritten
-from qatui.judges.base import Judge, JudgeOptions
-from qatui.judges.brackets import ask_bracketed, bracket_enum, read_whole
-from qatui.judges.concurrent import as_they_finish
-from qatui.judges.fencing import Fence, guarded
+from qatui.judges.base import Judge, JudgeOptions, as_they_finish
 from qatui.judges.baselines.geval_scoring import digit_probabilities, sample_mean, weighted_score
-from qatui.judges.item_text import context_line, reference_line
-from qatui.judges.prompts import load_prompts
+from qatui.judges.brackets import ask_bracketed, bracket_enum, read_whole
+from qatui.judges.prompts import context_line, guarded, load_prompts, reference_line
+from qatui.llm.fence import Fence
 
 if TYPE_CHECKING:
     from qatui.data.model import Item

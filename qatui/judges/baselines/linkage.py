@@ -30,11 +30,10 @@ from pydantic import BaseModel, Field, WithJsonSchema, create_model, field_valid
 
 from qatui.data.presentation import graded_references
 from qatui.events import CandidatePlaced, Event, Judgement, ReferenceListBuilt
-from qatui.judges.base import Judge, JudgeOptions, Needs
+from qatui.judges.base import Judge, JudgeOptions, Needs, as_they_finish
 from qatui.judges.brackets import ask_bracketed, bracket_enum, read_whole
-from qatui.judges.concurrent import as_they_finish
-from qatui.judges.fencing import Fence, guarded
-from qatui.judges.prompts import load_prompts
+from qatui.judges.prompts import guarded, load_prompts
+from qatui.llm.fence import Fence
 
 if TYPE_CHECKING:
     from qatui.data.model import Item

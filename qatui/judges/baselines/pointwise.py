@@ -20,12 +20,10 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, Field, WithJsonSchema
 
 from qatui.events import Event, Judgement, PointScored
-from qatui.judges.base import Judge, JudgeOptions, Needs
+from qatui.judges.base import Judge, JudgeOptions, Needs, as_they_finish
 from qatui.judges.brackets import ask_bracketed, read_score, score_pattern
-from qatui.judges.concurrent import as_they_finish
-from qatui.judges.fencing import Fence, guarded
-from qatui.judges.item_text import reference_line
-from qatui.judges.prompts import load_prompts
+from qatui.judges.prompts import guarded, load_prompts, reference_line
+from qatui.llm.fence import Fence
 
 if TYPE_CHECKING:
     from qatui.data.model import Item

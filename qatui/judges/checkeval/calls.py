@@ -22,7 +22,8 @@ from qatui.judges.checkeval.checklist import (
     SubDimension,
     question_id,
 )
-from qatui.judges.fencing import Fence, fence_many, guarded
+from qatui.judges.prompts import guarded
+from qatui.llm.fence import Fence, fence_many
 
 if TYPE_CHECKING:
     from qatui.data.presentation import ItemView, Response

@@ -25,14 +25,13 @@ and the `granularity`.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from qatui.events import ChecklistAnswered, Event, Judgement
-from qatui.judges.base import Judge, JudgeOptions, Needs
+from qatui.judges.base import Judge, JudgeOptions, Needs, as_they_finish
 from qatui.judges.checkeval.calls import (
     ChecklistCall,
     Granularity,
@@ -112,24 +111,18 @@ class CheckEvalJudge(Judge):
         """Ask every response's checklist questions, one call per group, then score the share of yes."""
         prompts = load_prompts("checkeval", view.language)
         positions = {(d, s, qid): i for i, (d, s, qid, _) in enumerate(self.checklist.question_ids())}
-        tasks = [asyncio.ensure_future(self._ask(view, response, call, prompts))
-                 for response in view.responses for call in self.calls]
         collected: dict[str, dict[str, list]] = {r.label: {d.name: [] for d in self.checklist.dimensions}
                                                  for r in view.responses}
         unanswered = {r.label: 0 for r in view.responses}
-        try:
-            for next_done in asyncio.as_completed(tasks):
-                response, call, answers = await next_done
-                dimension = call.dimension.name
-                for (sub, qid, question), answer in zip(call.questions, answers, strict=True):
-                    collected[response.label][dimension].append((answer, question.weight))
-                    unanswered[response.label] += answer is None
-                    yield ChecklistAnswered(dimension=dimension, sub_dimension=sub.name, question=question.text,
-                                            question_id=qid, response=response.label, answer=answer,
-                                            position=positions[(dimension, sub.name, qid)])
-        finally:
-            for task in tasks:
-                task.cancel()
+        async for response, call, answers in as_they_finish(self._ask(view, response, call, prompts)
+                                                            for response in view.responses for call in self.calls):
+            dimension = call.dimension.name
+            for (sub, qid, question), answer in zip(call.questions, answers, strict=True):
+                collected[response.label][dimension].append((answer, question.weight))
+                unanswered[response.label] += answer is None
+                yield ChecklistAnswered(dimension=dimension, sub_dimension=sub.name, question=question.text,
+                                        question_id=qid, response=response.label, answer=answer,
+                                        position=positions[(dimension, sub.name, qid)])
         dimension_scores = {label: {dim: share_of_yes(found) for dim, found in per_dim.items()}
                             for label, per_dim in collected.items()}
         overall = {label: share_of_yes([a for found in per_dim.values() for a in found])

@@ -19,8 +19,7 @@ from pydantic import Field, field_validator
 
 from qatui.errors import JudgeError
 from qatui.events import Event, Judgement, MemberVerdict
-from qatui.judges.base import Judge, JudgeOptions
-from qatui.judges.concurrent import as_they_finish
+from qatui.judges.base import Judge, JudgeOptions, as_they_finish
 from qatui.judges.jury.votes import Aggregation, Quorum, decide, quorum_size, resolved
 from qatui.judges.ranking import pair_preference, strict_ranking
 

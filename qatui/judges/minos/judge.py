@@ -40,9 +40,9 @@ from qatui.events import (
     RankingProduced,
 )
 from qatui.judges.base import Judge, JudgeOptions, Needs
-from qatui.judges.fencing import Fence, guarded, references_block
-from qatui.judges.prompts import chat, load_prompts
+from qatui.judges.prompts import chat, guarded, load_prompts, references_block
 from qatui.judges.ranking import strict_ranking
+from qatui.llm.fence import Fence
 
 if TYPE_CHECKING:
     from qatui.data.model import Item

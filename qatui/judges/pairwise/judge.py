@@ -51,10 +51,7 @@ from pydantic import (
 )
 
 from qatui.events import Event, Judgement, PairJudged
-from qatui.judges.base import Judge, JudgeOptions, Needs
-from qatui.judges.concurrent import as_they_finish
-from qatui.judges.fencing import Fence, guarded
-from qatui.judges.item_text import reference_line
+from qatui.judges.base import Judge, JudgeOptions, Needs, as_they_finish
 from qatui.judges.minos.judge import bounded_text
 from qatui.judges.pairwise.protocol import (
     CALF_TEMPERATURE,
@@ -63,8 +60,9 @@ from qatui.judges.pairwise.protocol import (
     asks_both,
     calls_per_item,
 )
-from qatui.judges.prompts import chat, load_prompts
+from qatui.judges.prompts import chat, guarded, load_prompts, reference_line
 from qatui.llm.errors import ParseError
+from qatui.llm.fence import Fence
 
 if TYPE_CHECKING:
     from qatui.data.model import Item

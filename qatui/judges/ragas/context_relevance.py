@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, WithJsonSchema, create_model
 
 from qatui.events import ContextSentencesSelected, Event
-from qatui.judges.fencing import guarded, one_line
-from qatui.judges.prompts import chat
+from qatui.judges.prompts import chat, guarded
 from qatui.judges.ragas.sentences import split_sentences
 from qatui.llm.errors import ParseError
+from qatui.llm.fence import one_line
 
 if TYPE_CHECKING:
     from qatui.data.presentation import ItemView

@@ -20,12 +20,12 @@ from qatui.events import (
     StatementsVerified,
     StatementVerdict,
 )
-from qatui.judges.fencing import guarded, one_line
-from qatui.judges.prompts import chat
+from qatui.judges.prompts import chat, guarded
 from qatui.judges.ragas.plan import EMPTY_ANSWER
 from qatui.judges.ragas.schemas import capped_strings, token_budget
 from qatui.judges.ragas.sentences import split_sentences
 from qatui.llm.errors import ParseError
+from qatui.llm.fence import one_line
 
 if TYPE_CHECKING:
     from qatui.data.presentation import ItemView
