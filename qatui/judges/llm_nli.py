@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, WithJsonSchema, create_model
+from pydantic import BaseModel, create_model
 
 from qatui.data.language import detect_language
 from qatui.judges.prompts import guarded, load_prompts
+from qatui.judges.schemas import exactly_n_of
 from qatui.llm.fence import Fence, one_line
 from qatui.nli import NLIError, NLIProbs, NLIScorer
 
@@ -38,10 +39,8 @@ class EntailmentLabels(BaseModel):
 @cache
 def labels_schema(n: int) -> type[EntailmentLabels]:
     """`EntailmentLabels` advertised with exactly `n` labels, so constrained decoding gives one per statement."""
-    advertised = WithJsonSchema({"type": "array", "items": {"type": "string", "enum": list(LABELS)},
-                                 "minItems": n, "maxItems": n})
     return create_model("EntailmentLabels", __base__=EntailmentLabels,
-                        labels=(Annotated[list[Literal["entail", "neutral", "contradict"]], advertised], ...))
+                        labels=(Annotated[list[Literal["entail", "neutral", "contradict"]], exactly_n_of(LABELS, n)], ...))
 
 
 class LLMNLIScorer(NLIScorer):

@@ -40,7 +40,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema, field_validator
+from pydantic import BaseModel, BeforeValidator, Field, field_validator
 
 from qatui.errors import JudgeError
 from qatui.events import DimensionRated, Event, Judgement, StepsWritten
@@ -48,6 +48,7 @@ from qatui.judges.base import Judge, JudgeOptions, as_they_finish
 from qatui.judges.baselines.geval_scoring import digit_probabilities, sample_mean, weighted_score
 from qatui.judges.brackets import ask_bracketed, bracket_enum, read_whole
 from qatui.judges.prompts import context_line, guarded, load_prompts, reference_line
+from qatui.judges.schemas import one_of
 from qatui.llm.fence import Fence
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ RATING_TOKENS = 24
 class Rating(BaseModel):
     """The form's answer: the score as [[1]]..[[5]] (schema: an enum constrains decoding; any string validates)."""
 
-    score: Annotated[str, WithJsonSchema({"type": "string", "enum": bracket_enum(range(1, 6))})]
+    score: Annotated[str, one_of(bracket_enum(range(1, 6)))]
 
 
 def _names(value: Any) -> Any:

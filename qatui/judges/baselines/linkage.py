@@ -26,13 +26,14 @@ from collections.abc import AsyncIterator
 from functools import cache
 from typing import TYPE_CHECKING, Annotated
 
-from pydantic import BaseModel, Field, WithJsonSchema, create_model, field_validator
+from pydantic import BaseModel, Field, create_model, field_validator
 
 from qatui.data.presentation import graded_references
 from qatui.events import CandidatePlaced, Event, Judgement, ReferenceListBuilt
 from qatui.judges.base import Judge, JudgeOptions, Needs, as_they_finish
 from qatui.judges.brackets import ask_bracketed, bracket_enum, read_whole
 from qatui.judges.prompts import guarded, load_prompts
+from qatui.judges.schemas import capped_strings, one_of
 from qatui.llm.fence import Fence
 
 if TYPE_CHECKING:
@@ -48,9 +49,7 @@ GENERATED_CHARS = 800
 class WrittenReferences(BaseModel):
     """The backbone's three answers of falling quality, best first (schema; blank ones are refused)."""
 
-    answers: Annotated[list[str], WithJsonSchema({
-        "type": "array", "minItems": GENERATED, "maxItems": GENERATED,
-        "items": {"type": "string", "minLength": 1, "maxLength": GENERATED_CHARS}})]
+    answers: Annotated[list[str], capped_strings(GENERATED, GENERATED_CHARS, min_items=GENERATED, min_length=1)]
 
     @field_validator("answers")
     @classmethod
@@ -64,8 +63,7 @@ class WrittenReferences(BaseModel):
 @cache
 def placement_schema(m: int) -> type[BaseModel]:
     """`{"position": "[[k]]"}` with k from 1 to m + 1 (an enum for constrained decoding; any string validates)."""
-    advertised = WithJsonSchema({"type": "string", "enum": bracket_enum(range(1, m + 2))})
-    return create_model("Placement", position=(Annotated[str, advertised], ...))
+    return create_model("Placement", position=(Annotated[str, one_of(bracket_enum(range(1, m + 2)))], ...))
 
 
 class LinkageOptions(JudgeOptions):

@@ -44,6 +44,7 @@ from pydantic import (
 
 from qatui.data.safe_read import Refused, loads_toml, read_text
 from qatui.errors import QatuiError, first_problem
+from qatui.judges.schemas import numbered_answers
 from qatui.llm.fence import without_fenced
 
 Answer = Literal["yes", "no"]
@@ -225,12 +226,7 @@ def answers_schema(n: int) -> type[BaseModel]:
     accepts any JSON object, so a partial reply reaches `parse_answers` and its missing
     questions become unanswered instead of failing the item.
     """
-    advertised = {
-        "type": "object",
-        "properties": {f"Q{k}": {"type": "string", "enum": ["yes", "no"]} for k in range(1, n + 1)},
-        "required": [f"Q{k}" for k in range(1, n + 1)],
-        "additionalProperties": False,
-    }
+    advertised = numbered_answers(n, ("yes", "no"))
 
     class ChecklistReply(BaseModel):
         """The backbone's answers to one sub-dimension's questions, as parsed."""

@@ -51,6 +51,7 @@ from qatui.judges.checkeval.checklist import (
     parse_checklist,
 )
 from qatui.judges.prompts import load_prompts
+from qatui.judges.schemas import capped_strings, numbered_answers
 
 NO_VERDICT = "filter gave no verdict"
 DUPLICATE = "redundant: the same text as an earlier question"
@@ -78,10 +79,7 @@ def parse_verdicts(text: str, n: int) -> list[tuple[bool, str] | None]:
 
 def verdicts_schema(n: int) -> dict:
     """What the filter is asked for: {"Q1": "KEEP" | "REMOVE <reason>", ...} (lines are read too)."""
-    choice = {"type": "string", "enum": ["KEEP", *(f"REMOVE {r}" for r in REASONS)]}
-    keys = [f"Q{k}" for k in range(1, n + 1)]
-    return {"type": "object", "required": keys, "additionalProperties": False,
-            "properties": dict.fromkeys(keys, choice)}
+    return numbered_answers(n, ["KEEP", *(f"REMOVE {r}" for r in REASONS)])
 
 
 def _judged(question: Question, verdict: tuple[bool, str] | None) -> Question:
@@ -185,9 +183,9 @@ def _encodable(text: str) -> bool:
 
 def questions_schema(limit: int) -> dict:
     """What diversification and elaboration are asked for: {"questions": [...]} (lines are read too)."""
-    item = {"type": "string", "minLength": 10, "maxLength": 200}
+    questions = capped_strings(limit, 200, min_items=1, min_length=10).json_schema
     return {"type": "object", "required": ["questions"], "additionalProperties": False,
-            "properties": {"questions": {"type": "array", "items": item, "minItems": 1, "maxItems": limit}}}
+            "properties": {"questions": questions}}
 
 
 async def augment_sub_dimension(llm: Any, checklist: Checklist, dimension: Dimension, sub: SubDimension,

@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, Field, WithJsonSchema, create_model
+from pydantic import BaseModel, Field, create_model
 
 from qatui.data.language import item_language
 from qatui.events import (
@@ -42,6 +42,7 @@ from qatui.events import (
 from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.prompts import chat, guarded, load_prompts, references_block
 from qatui.judges.ranking import strict_ranking
+from qatui.judges.schemas import bounded_text, capped_strings, exactly_n_of
 from qatui.llm.fence import Fence
 
 if TYPE_CHECKING:
@@ -60,15 +61,6 @@ INSTANCE_TOKENS = 2048
 """Key points kept per reference after dropping blanks and repeats (small models loop)."""
 
 
-def bounded_text(max_length: int) -> WithJsonSchema:
-    """A string advertised with a length cap, so constrained decoding cannot loop forever.
-
-    Only the advertised schema carries the cap; validation accepts any length, so a provider
-    that ignores it still yields a usable answer.
-    """
-    return WithJsonSchema({"type": "string", "maxLength": max_length})
-
-
 class Classification(BaseModel):
     """The router's answer: factoid or not, and why (schema sent to the backbone)."""
 
@@ -79,10 +71,7 @@ class Classification(BaseModel):
 class KeyPoints(BaseModel):
     """The key points extracted from one reference (schema sent to the backbone)."""
 
-    key_points: Annotated[
-        list[str],
-        WithJsonSchema({"type": "array", "items": {"type": "string", "maxLength": 300}, "maxItems": MAX_KEY_POINTS}),
-    ]
+    key_points: Annotated[list[str], capped_strings(MAX_KEY_POINTS, 300)]
 
 
 class Instances(BaseModel):
@@ -112,9 +101,7 @@ def ranking_schema(labels: tuple[str, ...]) -> type[BaseModel]:
     model that loops still closes its JSON); validation accepts any strings, so a bad ranking
     reaches the repair rule instead of failing the item.
     """
-    advertised = WithJsonSchema({"type": "array", "items": {"type": "string", "enum": list(labels)},
-                                 "minItems": len(labels), "maxItems": len(labels)})
-    return create_model("Ranking", rank=(Annotated[list[str], advertised], ...))
+    return create_model("Ranking", rank=(Annotated[list[str], exactly_n_of(labels, len(labels))], ...))
 
 
 def ranking_problem(raw: list[str], labels: list[str]) -> str:

@@ -28,12 +28,13 @@ from collections.abc import AsyncIterator
 from itertools import combinations
 from typing import TYPE_CHECKING, Annotated
 
-from pydantic import BaseModel, Field, WithJsonSchema
+from pydantic import BaseModel, Field
 
 from qatui.events import Event, Judgement, PairChosen
 from qatui.judges.base import Judge, JudgeOptions, Needs, as_they_finish
 from qatui.judges.brackets import ask_bracketed, bracket_enum, read_choice
 from qatui.judges.prompts import guarded, load_prompts, reference_line
+from qatui.judges.schemas import bounded_text, one_of
 from qatui.llm.fence import Fence
 
 if TYPE_CHECKING:
@@ -47,8 +48,8 @@ MAX_TOKENS = 320
 class ABVerdict(BaseModel):
     """The backbone's answer on one ordered pair: a short explanation, then [[A]] or [[B]] (schema)."""
 
-    explanation: Annotated[str, WithJsonSchema({"type": "string", "maxLength": 400})]
-    verdict: Annotated[str, WithJsonSchema({"type": "string", "enum": bracket_enum("AB")})]
+    explanation: Annotated[str, bounded_text(400)]
+    verdict: Annotated[str, one_of(bracket_enum("AB"))]
 
 
 class PairwiseABOptions(JudgeOptions):

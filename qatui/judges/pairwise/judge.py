@@ -46,13 +46,11 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
-    WithJsonSchema,
     model_validator,
 )
 
 from qatui.events import Event, Judgement, PairJudged
 from qatui.judges.base import Judge, JudgeOptions, Needs, as_they_finish
-from qatui.judges.minos.judge import bounded_text
 from qatui.judges.pairwise.protocol import (
     CALF_TEMPERATURE,
     Protocol,
@@ -61,6 +59,7 @@ from qatui.judges.pairwise.protocol import (
     calls_per_item,
 )
 from qatui.judges.prompts import chat, guarded, load_prompts, reference_line
+from qatui.judges.schemas import bounded_text, one_of
 from qatui.llm.errors import ParseError
 from qatui.llm.fence import Fence
 
@@ -106,8 +105,7 @@ class PairChoice(BaseModel):
     model_config = ConfigDict(json_schema_extra=_both_required)
 
     rationale: Annotated[str, bounded_text(400)] = ""
-    choice: Annotated[Choice, BeforeValidator(read_choice),
-                      WithJsonSchema({"type": "string", "enum": ["A", "B", "tie"]})]
+    choice: Annotated[Choice, BeforeValidator(read_choice), one_of(("A", "B", "tie"))]
 
 
 class PairwiseOptions(JudgeOptions):

@@ -22,8 +22,8 @@ from qatui.events import (
 )
 from qatui.judges.prompts import chat, guarded
 from qatui.judges.ragas.plan import EMPTY_ANSWER
-from qatui.judges.ragas.schemas import capped_strings, token_budget
 from qatui.judges.ragas.sentences import split_sentences
+from qatui.judges.schemas import capped_strings, token_budget
 from qatui.llm.errors import ParseError
 from qatui.llm.fence import one_line
 
