@@ -8,7 +8,8 @@ explains briefly and ends with `[[A]]` or `[[B]]`: no tie. The verdict is read s
 each call is a `PairChosen` event with the raw answer. A pair whose verdict cannot be read
 fails the item: it is never ranked on the other pairs.
 
-Win rate = wins / (n - 1). Tie rule (MinosEval B.2: "in cases of ties ... we independently
+Win rate = wins / (n - 1) (`qatui.judges.pairwise.judge.win_rates`, the win-rate rule both
+pairwise judges share). Tie rule (MinosEval B.2: "in cases of ties ... we independently
 re-compared the responses of the tied models"): responses whose win counts are equal are
 compared once more, every pair of such a group in one more call with the order swapped (Y
 shown as A: a new question, where the same order would only get the cached answer back),
@@ -32,6 +33,7 @@ from pydantic import BaseModel, Field
 
 from qatui.events import Event, Judgement, PairChosen
 from qatui.judges.base import Judge, JudgeOptions, Needs, as_they_finish
+from qatui.judges.pairwise.judge import win_rates
 from qatui.judges.brackets import ask_bracketed, bracket_enum, read_choice
 from qatui.judges.prompts import guarded, load_prompts, reference_line
 from qatui.judges.schemas import bounded_text, one_of
@@ -149,7 +151,8 @@ class PairwiseABJudge(Judge):
         rematch_wins = {label: sum(1 for e in rematches if _winner(e) == label) for label in labels}
         winner = _winner(first_round[0]) if len(labels) == 2 else None
         yield Judgement(scores=ab_scores(labels, wins, rematch_wins), winner=winner,
-                        details={"wins": wins, "win_rates": {k: v / (len(labels) - 1) for k, v in wins.items()},
+                        details={"wins": wins, "win_rates": win_rates(labels, {(e.first, e.second): _winner(e)
+                                                                               for e in first_round}),
                                  "tied_groups": groups, "rematch_wins": rematch_wins})
 
 
