@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, create_model
 
 from qatui.data.language import detect_language
-from qatui.judges.prompts import guarded, load_prompts
+from qatui.judges.prompts import guarded, load_prompts, numbered_lines
 from qatui.judges.schemas import exactly_n_of
-from qatui.llm.fence import Fence, one_line
+from qatui.llm.fence import Fence
 from qatui.nli import NLIError, NLIProbs, NLIScorer
 
 if TYPE_CHECKING:
@@ -63,9 +63,7 @@ class LLMNLIScorer(NLIScorer):
         for premise, indexes in by_premise.items():
             language = detect_language(premise)
             section = load_prompts("nli", language)["entail"]
-            statements = "\n".join(
-                section["statement_line"].format(number=n, text=one_line(pairs[i][1])) for n, i in enumerate(indexes, 1)
-            )
+            statements = numbered_lines(section["statement_line"], [pairs[i][1] for i in indexes])
             result = await self.llm.complete(
                 guarded([{"role": "system", "content": section["system"].format()},
                          {"role": "user", "content": section["user"].format(premise=Fence(premise, *(pairs[i][1] for i in indexes))(

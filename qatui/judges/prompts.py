@@ -26,7 +26,7 @@ from importlib.resources.abc import Traversable
 from typing import Any
 
 from qatui.errors import JudgeError
-from qatui.llm.fence import Fence, fence_many
+from qatui.llm.fence import Fence, fence_many, one_line
 
 PROMPT_LANGUAGES = ("en", "zh")
 
@@ -106,3 +106,8 @@ def reference_line(section: dict[str, Any], references: Sequence[str], fence: Fe
 def context_line(section: dict[str, Any], context: Sequence[str], fence: Fence) -> str:
     """The section's `context` template filled with the fenced context passages, or "" when the item has none."""
     return section["context"].format(context=fence_many(fence, "Context", context)) if context else ""
+
+
+def numbered_lines(template: str, texts: Sequence[str]) -> str:
+    """One line per text, numbered from 1 by the prompt's `template` ({number}, {text}; each text on one line)."""
+    return "\n".join(template.format(number=k, text=one_line(text)) for k, text in enumerate(texts, 1))
