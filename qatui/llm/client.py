@@ -352,11 +352,11 @@ def _shared_backbone(name: str, settings: BackboneConfig) -> Backbone:
     """One Backbone (one concurrency limit) per distinct backbone settings in this process."""
     routed = settings.model_dump_json(include={"deployments", "routing_strategy", "cooldown_s"})
     key = (name if settings.deployments else None, routed, settings.model, settings.api_base, settings.api_key_env,
-           settings.max_concurrency, settings.timeout_s, settings.max_attempts)
+           settings.max_concurrency, settings.timeout_s, settings.max_attempts, settings.rate_limit_budget_s)
     if key not in _backbones:
         _backbones[key] = Backbone(settings.model, max_concurrency=settings.max_concurrency,
                                    timeout_s=settings.timeout_s, max_attempts=settings.max_attempts,
-                                   api_key_env=settings.api_key_env,
+                                   rate_limit_budget_s=settings.rate_limit_budget_s, api_key_env=settings.api_key_env,
                                    router=DeploymentRouter(name, settings) if settings.deployments else None)
     return _backbones[key]
 
