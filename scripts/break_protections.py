@@ -59,6 +59,15 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ('hostile files: checklist TOML through the safe reader', 'qatui/judges/checklist.py', '        data = loads_toml(text)', '        data = tomllib.loads(text)', 'tests/test_hostile_files.py -k labels_results'),
  ('hostile files: label ratings through the safe reader', 'qatui/data/labels.py', '            fields = {"ratings": loads_json(text)}', '            fields = {"ratings": json.loads(text)}', 'tests/test_hostile_files.py -k labels_results'),
  ('strict --json: non-finite figures as null with a reason', 'qatui/report/strict_json.py', '    clean = _finite(value, "", reasons)', '    clean = value', 'tests/test_hostile_files.py -k strict'),
+ ('cost: a call reserves its worst case under the cap', 'qatui/llm/spend.py', '            if self.spent_usd + self.reserved_usd + worst_usd > self.cap_usd:', '            if False:', 'tests/test_cost.py -k cap_stops'),
+ ('cost: items the cap stopped stay pending, never failed', 'qatui/engine/runner.py', '            if spend is not None and spend.refused:\n                self._defer(calls)  # the cap refused a call: left pending, never failed\n                return\n', '', 'tests/test_cost.py -k cap_stops'),
+ ("cost: the plan expects the cache's mean answer", 'qatui/engine/pricing.py', '    completion = min(mean[0], max_tokens) if mean else float(max_tokens)', '    completion = float(max_tokens)', 'tests/test_cost.py -k within_ten'),
+ ('cost: the plan counts the prompt as sent', 'qatui/llm/spend.py', '    tokens = prompt_tokens(client.model, request, client.settings.context_window)\n    capture', '    tokens = prompt_tokens(client.model, {"messages": request["messages"][-1:]})\n    capture', 'tests/test_cost.py -k within_ten'),
+ ('cost: the plan counts the schema a provider reads', 'qatui/llm/spend.py', '    schema_text = json.dumps(schema.get("schema"), ensure_ascii=False) if isinstance(schema, dict) else ""', '    schema_text = ""', 'tests/test_cost.py -k within_ten'),
+ ('pace: the limit halves on 429s and timeouts', 'qatui/llm/pacing.py', '                    self.limit = max(1.0, self.limit / 2)', '                    pass', 'tests/test_pacing.py'),
+ ('pace: a Retry-After pauses the backbone', 'qatui/llm/pacing.py', '                if pause_s is not None and pause_s > 0:', '                if False:', 'tests/test_pacing.py'),
+ ('pace: a 429 spends no attempt', 'qatui/llm/backbone.py', '            if rate_limited:\n                delay =', '            if False:\n                delay =', 'tests/test_pacing.py -k fails_nothing'),
+ ('pace: rate limits fail only past rate_limit_budget_s', 'qatui/llm/backbone.py', '                if limited.spent(delay) >= self.rate_limit_budget_s:', '                if False:', 'tests/test_llm.py -k rate_limits_spend_no_attempt'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

@@ -29,7 +29,8 @@ def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset,
     A name that is none of qatui's judges is a judge imported for this dataset (`qatui sessions
     import`): its row is that session, never run.
     """
-    from qatui.engine.jobs import build_judges, calls_backbone, check_models
+    from qatui.engine.backbones import calls_backbone, check_models
+    from qatui.engine.jobs import build_judges
     from qatui.judges.registry import JUDGES
     from qatui.judges.resources import Resources
     from qatui.report.table import find_imported

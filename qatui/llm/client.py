@@ -30,6 +30,7 @@ from qatui.llm.errors import LLMCallError, ParseError, snippet
 from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_of
 from qatui.llm.parse import json_schema_of, json_schema_text, parse_output, schema_name
 from qatui.llm.response import cost_of, text_of, usage_of
+from qatui.llm.spend import hold, within_cap
 from qatui.llm.trim import Counter, Trimmed, counter_for, fit
 from qatui.llm.router import DeploymentRouter, Hop, hop_fields
 
@@ -175,6 +176,7 @@ class LLMClient:
         request = self.build_request(messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
                                      logprobs=logprobs, sample=sample)
         request["messages"], trimmed = self.fit(request["messages"], request["max_tokens"])
+        await hold(self, request, purpose)  # `run --plan` counts the request and sends nothing
         stream = stream and not request.get("logprobs") and tokens_watched()
         text, event, found = await self._call(request, purpose=purpose, stream=stream, trimmed=trimmed)
         if schema is None:
@@ -238,8 +240,8 @@ class LLMClient:
         try:
             api_key = self.api_key()
             self.precheck()
-            response, attempts = await self._send(request, api_key=api_key, call_id=call_id, purpose=purpose,
-                                                  stream=stream, hops=hops)
+            response, attempts = await within_cap(self, request, self._send(
+                request, api_key=api_key, call_id=call_id, purpose=purpose, stream=stream, hops=hops))
         except LLMCallError as e:
             if write:
                 self._store(key, request, None)
@@ -251,7 +253,7 @@ class LLMClient:
         cost = 0.0 if self.is_local else cost_of(response, self.model)
         found = logprobs_of(response) if request.get("logprobs") else None
         if write:
-            self._store(key, request, {"text": text, "usage": usage, "cost_usd": cost,
+            self._store(key, request, {"text": text, "usage": usage, "cost_usd": cost, "purpose": purpose,
                                        "model": str(getattr(response, "model", "") or self.model),
                                        "finish_reason": finish_reason, **({"logprobs": found} if found else {})})
         event = LLMCallFinished(**base, prompt_tokens=usage["prompt_tokens"],
