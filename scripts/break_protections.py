@@ -68,6 +68,7 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ('pace: a Retry-After pauses the backbone', 'qatui/llm/pacing.py', '                if pause_s is not None and pause_s > 0:', '                if False:', 'tests/test_pacing.py'),
  ('pace: a 429 spends no attempt', 'qatui/llm/backbone.py', '            if rate_limited:\n                delay =', '            if False:\n                delay =', 'tests/test_pacing.py -k fails_nothing'),
  ('pace: rate limits fail only past rate_limit_budget_s', 'qatui/llm/backbone.py', '                if limited.spent(delay) >= self.rate_limit_budget_s:', '                if False:', 'tests/test_llm.py -k rate_limits_spend_no_attempt'),
+ ('cost: the run header shows the spend against the cap', 'qatui/tui/widgets/run_header.py', '        line.update(Content(limits))', '        line.update(Content(""))', 'tests/test_cost.py -k header'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

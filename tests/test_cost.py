@@ -10,6 +10,7 @@ the cost a run records is LiteLLM's price of that usage.
 from __future__ import annotations
 
 import json
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -24,10 +25,10 @@ MODEL = "gpt-4o-mini"
 
 
 def rationale(body: dict) -> str:
-    """A verdict whose rationale's length varies with the prompt (20 to 59 words), as a model's does."""
-    words = 20 + len(json.dumps(body["messages"])) % 40
-    return json.dumps({"rationale": " ".join(["Response A gives the capital the reference names"] * (words // 8 + 1)),
-                       "choice": "A"})
+    """A verdict whose rationale's length varies from call to call (10 to 69 words), as a model's does."""
+    words = 10 + zlib.crc32(json.dumps(body["messages"]).encode()) % 60
+    text = " ".join(("Response A gives the capital the reference names, and B does not " * 10).split()[:words])
+    return json.dumps({"rationale": text, "choice": "A"})
 
 
 def provider_usage(body: dict, text: str) -> tuple[int, int]:
@@ -89,6 +90,9 @@ def test_the_plan_prices_a_run_within_ten_percent_of_what_it_then_records(billin
     assert code == 0, err
     recorded = json.loads(out)["llm"]
     assert recorded["calls"] == 24 and recorded["cached"] == 6 and recorded["cost_usd"] > 0
+    with capsys.disabled():
+        print(f"\nplanned ${planned['usd']:.9f} ({planned['prompt_tokens']}+{planned['completion_tokens']} tokens), recorded ${recorded['cost_usd']:.9f} ({recorded['prompt_tokens']}+{recorded['completion_tokens']}): "
+              f"{planned['usd'] / recorded['cost_usd']:.4f} of it")
     assert abs(planned["usd"] - recorded["cost_usd"]) <= 0.10 * recorded["cost_usd"], (planned, recorded)
     assert abs(planned["prompt_tokens"] - recorded["prompt_tokens"]) <= 0.05 * recorded["prompt_tokens"]
     code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--plan")
@@ -149,3 +153,42 @@ def test_the_cap_stops_the_run_below_it_and_a_higher_cap_finishes_it_asking_noth
     meta = SessionStore(tmp_path / "sessions").open(session).meta
     spent = meta["llm"]["cost_usd"] + meta.get("deferred_cost_usd", 0.0)  # items cut off at the cap paid calls too
     assert meta["max_cost_usd"] == 1 and 0 < spent <= whole
+
+
+async def test_the_run_header_shows_the_spend_against_the_cap_and_the_pace(billing, tmp_path) -> None:
+    import asyncio
+    import time
+
+    from qatui.config import load_config
+    from qatui.data.loaders import load_dataset
+    from qatui.engine.jobs import start_run
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.run import RunScreen
+    from qatui.tui.widgets.run_header import RunHeader
+
+    data, common = setup(tmp_path, billing, n=4)
+    config = load_config(common[1])
+    store = SessionStore(tmp_path / "sessions")
+    job = await asyncio.to_thread(start_run, store, load_dataset(str(data)), ["pairwise"], config, max_cost=0.5)
+    app = QatuiApp(config, store, job=job)
+    seen: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        deadline = time.monotonic() + 60
+        while not (isinstance(app.screen, RunScreen) and app.screen.ended is not None):
+            if isinstance(app.screen, RunScreen):
+                seen.append(str(app.screen.query_one(RunHeader).query_one("#limits").render()))
+            await pilot.pause(0.05)
+            assert time.monotonic() < deadline
+        await pilot.pause(0.3)
+        seen.append(str(app.screen.query_one(RunHeader).query_one("#limits").render()))
+    assert any(" of $0.5 cap" in line for line in seen), seen[-3:]
+    assert any("openai/gpt-4o-mini" in line and "at once" in line for line in seen), seen[-3:]
+
+
+def test_the_table_keeps_one_cap_over_the_rows_it_runs(billing, tmp_path, capsys) -> None:
+    data, common = setup(tmp_path, billing, n=6, max_tokens=100)
+    code, _, err = cli(capsys, *common, "table", str(data), "--judge", "pairwise", "--max-cost", "0.0004")
+    assert code == 3 and "Stopped at the cost cap" in err and "qatui sessions resume" in err, err
+    [session] = SessionStore(tmp_path / "sessions").list()
+    assert session["status"] == "capped"
+    assert session["llm"]["cost_usd"] + session.get("deferred_cost_usd", 0.0) <= 0.0004

@@ -163,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--json", action="store_true", help="print one JSON object with every row")
     table.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
     table.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
-    _max_cost_flag(table, "each row's run")
+    _max_cost_flag(table, "the rows it runs (one cap over them all)")
     _gold_flag(table)
     _leaks_flag(table)
     serve = sub.add_parser("serve", parents=[common], help="the workbench in a web browser (textual-serve)")
@@ -233,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     _gold_flag(cmp_)
     res = sss.add_parser("resume", parents=[common], help="finish an interrupted session")
     res.add_argument("id")
-    _max_cost_flag(res, "the resumed run (default: the session's own cap)")
+    _max_cost_flag(res, "the resumed run (default: the cap the session ran with)")
     res.add_argument("--json", action="store_true")
     imp = sss.add_parser("import", parents=[common],
                          help="another tool's scores, rankings or A/B/tie verdicts as a session (see the README)")
