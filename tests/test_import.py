@@ -106,10 +106,11 @@ def test_imported_ranking_as_jsonl_keeps_the_ranking(tmp_path, capsys, length_ru
 
     store = SessionStore(sessions)
     theirs = store.open(real["session"]).verdicts("length")
+    ranks = {(r["item_id"], r["candidate"]): int(r["length rank"]) for r in exported}  # the judge's ties share a rank
     for item_id, verdict in store.open(data["session"]).verdicts("ranks-ext").items():
-        assert verdict.ranking == theirs[item_id].ranking
+        assert verdict.ranking == theirs[item_id].ranking and verdict.tiers == theirs[item_id].tiers
         n = len(verdict.ranking)
-        assert verdict.scores == {c: float(n - i) for i, c in enumerate(verdict.ranking)}  # score = n + 1 - rank
+        assert verdict.scores == {c: float(n + 1 - ranks[(item_id, c)]) for c in verdict.ranking}
 
 
 def test_imported_pairwise_verdicts_either_way_round_with_partial(tmp_path, capsys, length_run) -> None:

@@ -16,12 +16,13 @@ from pydantic import BaseModel, ValidationError
 
 from qatui.cli import main
 from qatui.config import BackboneConfig, CacheConfig, DeploymentConfig, GeneralConfig, JuryConfig, ModelsConfig
+from qatui.judges.base import JudgeOptions
 from qatui.judges.registry import JUDGES, judge_class
 
 
 def _option_models() -> list[type[BaseModel]]:
     """Every table of the config and every judge's options."""
-    judges = {judge_class(name).Options for name in JUDGES}
+    judges = {judge_class(name).Options for name in JUDGES} | {JudgeOptions}  # the base, whatever judges subclass it
     return [GeneralConfig, CacheConfig, DeploymentConfig, BackboneConfig, ModelsConfig, JuryConfig,
             *sorted(judges, key=lambda m: m.__name__)]
 

@@ -58,6 +58,6 @@ def report_error(error: QatuiError, as_json: bool) -> None:
     if as_json:
         print_json({"error": str(error), "kind": type(error).__name__})
         return
-    from rich.markup import escape
+    from rich.text import Text
 
-    make_console(stderr=True).print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
+    make_console(stderr=True).print(Text.assemble(("error:", "bold red"), " ", str(error)), soft_wrap=True)

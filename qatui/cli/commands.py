@@ -100,7 +100,7 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
             print_json({**session_json(session.meta, split.headline), "gold": args.gold,
                         **({"leaks": leaks} if leaks else {})})
         else:
-            console.print(f"[dim]{gold}[/]")
+            console.print(gold, style="dim", markup=False)
             report.print_session(console, session.meta, split.headline, failures=report.stored_failures(session))
             if note := split.note():
                 console.print(note, markup=False, style="dim" if split.chosen else "yellow")
@@ -111,7 +111,7 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         text = export_session(store.open(args.id), args.fmt)
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
-            make_console(stderr=True).print(f"wrote {args.output}")
+            make_console(stderr=True).print(f"wrote {args.output}", markup=False)
         else:
             sys.stdout.write(text)
         return 0
@@ -146,7 +146,7 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
             if not _confirm(f"Delete session {session.id} ({session.path})?"):
                 return 1
         store.delete(session.id)
-        console.print(f"deleted {session.id}")
+        console.print(f"deleted {session.id}", markup=False)
         return 0
     raise QatuiError(f"unknown sessions action {args.action!r}")
 
@@ -162,7 +162,7 @@ def cmd_report(args: argparse.Namespace, config: Config) -> int:
     sessions = [store.open(key) for key in args.ids]
     text = build_report(sessions, ITEMS_SHOWN if args.items is None else args.items, gold, store.root)
     path = write_report(out, text)
-    make_console(stderr=True).print(f"wrote {path} ({len(text.encode()) // 1024 + 1} KB)", soft_wrap=True)
+    make_console(stderr=True).print(f"wrote {path} ({len(text.encode()) // 1024 + 1} KB)", soft_wrap=True, markup=False)
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qatui import __version__
@@ -23,6 +24,8 @@ EXIT_CAPPED = 3
 """Exit status of a run stopped at its cost cap (`--max-cost`): saved, resumable with a higher cap."""
 EXIT_INTERRUPTED = 130
 """Exit status after Ctrl-C: the session is saved and resumable."""
+MAX_TABS = 32
+"""The most browser tabs `qatui serve --max-sessions` may allow at once (each runs its own qatui process)."""
 MAX_COST_USD = 1_000_000.0
 """The largest `--max-cost`: above any run's budget, so a typo of a few zeros is caught."""
 
@@ -66,19 +69,28 @@ def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
     return parse
 
 
-def max_cost(text: str) -> float:
-    """An argparse type for `--max-cost`: US dollars, more than 0 and at most MAX_COST_USD, finite."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of US dollars, not {text!r}") from None
-    if not (0 < value <= MAX_COST_USD):  # NaN fails this too
-        raise argparse.ArgumentTypeError(f"must be more than 0 and at most {MAX_COST_USD:,.0f} (US dollars), not {text}")
-    return value
+def folder(text: str) -> Path:
+    """An argparse type: an existing folder, resolved (symlinks followed); else an error naming it."""
+    path = Path(text).expanduser()
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"not a folder: {text!r}")
+    return path.resolve()
+def float_between(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a number strictly between low and high, else an error naming the range."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number between {low:g} and {high:g}, not {text!r}") from None
+        if not low < value < high:
+            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g} (both excluded), not {text}")
+        return value
+
+    return parse
 
 
 def _max_cost_flag(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--max-cost", type=max_cost, metavar="USD",
+    parser.add_argument("--max-cost", type=float_between(0, MAX_COST_USD), metavar="USD",
                         help=f"stop {what} before a backbone call could take the session's spend past USD "
                              "(LiteLLM's prices; more than 0); it stops saved, resumable with a higher cap")
 
@@ -93,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Judge open-ended question answering with LLMs. With no command, opens the workbench (TUI).")
     _global_options(p, default=None)
     p.add_argument("--version", action="version", version=f"qatui {__version__}")
+    p.add_argument("--root", dest="roots", action="append", type=folder, metavar="DIR",
+                   help="with no command: the workbench's file fields (New run, Spot check, Label) read only "
+                        "inside DIR (repeatable; qatui serve passes its own)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     run = sub.add_parser("run", parents=[common], help="judge a dataset and save the run as a session")
@@ -168,10 +183,16 @@ def build_parser() -> argparse.ArgumentParser:
     _leaks_flag(table)
     serve = sub.add_parser("serve", parents=[common], help="the workbench in a web browser (textual-serve)")
     serve.add_argument("--host", default="127.0.0.1",
-                       help="address to listen on (default 127.0.0.1: this machine only; there is no login)")
+                       help="address to listen on (default 127.0.0.1: this machine only; elsewhere only the printed "
+                            "token guards it)")
     serve.add_argument("--port", type=int_in(1, 65535), default=8000, help="port, 1 to 65535 (default 8000)")
     serve.add_argument("--public-url", metavar="URL",
                        help="the address browsers reach the server at (default http://HOST:PORT)")
+    serve.add_argument("--root", dest="roots", action="append", type=folder, default=argparse.SUPPRESS,
+                       metavar="DIR", help="a folder the workbench may read datasets from; paths leading outside "
+                                           "every --root are refused (repeatable; default: the working folder)")
+    serve.add_argument("--max-sessions", type=int_in(1, MAX_TABS), default=4, metavar="N",
+                       help=f"browser tabs served at once, each its own qatui process: 1 to {MAX_TABS} (default 4)")
     rep = sub.add_parser("report", parents=[common],
                          help="one self-contained HTML file of one or more sessions: metrics, plots, worst items")
     rep.add_argument("ids", nargs="+", metavar="ID",
@@ -202,6 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="agreement between people, and between each judge and each person (alpha, kappa)")
     lagr.add_argument("source", metavar="DATASET_OR_SESSION", help="a dataset file, 'demo', or a session id / name")
     lagr.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
+    lagr.add_argument("--epsilon", type=float_between(0.0, 1.0), default=0.2, metavar="E",
+                      help="the alt-test's margin: how far people may beat the judge and it still replaces one "
+                           "(0.2 experts, the default; 0.15 skilled annotators; 0.1 crowd workers)")
     lagr.add_argument("--json", action="store_true")
 
     sub.add_parser("judges", parents=[common], help="list the judges and what they need")

@@ -193,11 +193,13 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     if args.json:
         print_json(plan)
         return 0
+    from rich.text import Text
+
     console = make_console()
-    console.print(f"[b]{dataset.name}[/]: {plural(len(subset.items), 'item')}, "
-                  f"{'backbone' if len(backbones) == 1 else 'backbones'} {', '.join(backbones)}")
+    console.print(Text.assemble((dataset.name, "bold"), f": {plural(len(subset.items), 'item')}, "
+                                f"{'backbone' if len(backbones) == 1 else 'backbones'} {', '.join(backbones)}"))
     if nli:
-        console.print("  NLI: " + ", ".join(f"{language} items → {name}" for language, name in nli.items()))
+        console.print("  NLI: " + ", ".join(f"{language} items → {name}" for language, name in nli.items()), markup=False)
     for name, count in calls.items():
         cost = f" · {cost_text(prices[name])}" if name in prices else ""
         console.print(f"  {name:<24} {calls_text(count):>10} backbone calls{cost}", markup=False)
@@ -235,6 +237,7 @@ def cmd_open(args: argparse.Namespace, config: Config) -> int:
 def open_tui(args: argparse.Namespace, config: Config, **where: object) -> int:
     """Run the Textual app (Home, plus a session or a run when given) until the user quits."""
     from qatui.tui.app import QatuiApp
+    from qatui.tui.roots import Roots
 
-    QatuiApp(config, open_store(args, config), **where).run()
+    QatuiApp(config, open_store(args, config), roots=Roots.of(getattr(args, "roots", None)), **where).run()
     return 0

@@ -167,7 +167,7 @@ def _write(args: argparse.Namespace, table: dict) -> None:
         text = strict_dumps(table) + "\n" if args.json else {"md": to_markdown, "csv": to_csv, "latex": to_latex}[args.to](table)
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
-            make_console(stderr=True).print(f"wrote {args.output}")
+            make_console(stderr=True).print(f"wrote {args.output}", markup=False)
         else:
             print(text, end="")
         return
@@ -184,6 +184,6 @@ def _write(args: argparse.Namespace, table: dict) -> None:
             from rich.console import Console
 
             Console(file=file, width=200).print(view)
-        make_console(stderr=True).print(f"wrote {args.output}")
+        make_console(stderr=True).print(f"wrote {args.output}", markup=False)
     else:
         console.print(view)

@@ -16,6 +16,7 @@ from qatui import __version__
 from qatui.errors import DatasetError, JudgeError, SessionError
 from qatui.engine.backbones import check_models, run_backbones, run_cap
 from qatui.judges.registry import make_judge, stored_options
+from qatui.ties import TIE_RULE
 
 
 class NothingToResume(SessionError):
@@ -286,12 +287,17 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
             "n_failed": sum(1 for doc in mine.values() if doc["status"] == "failed"),
             "n_not_applicable": len(not_applicable),
             "convention": convention,
-            "by_convention": {convention: {"metrics": metrics.metrics, "n": metrics.n},
-                              other: {"metrics": alternative.metrics, "n": alternative.n}},
+            "by_convention": {convention: {"metrics": metrics.metrics, "n": metrics.n,
+                                           "no_decision": metrics.no_decision},
+                              other: {"metrics": alternative.metrics, "n": alternative.n,
+                                      "no_decision": alternative.no_decision}},
             "metrics": metrics.metrics,
             "ci": {k: list(v) for k, v in metrics.ci.items()},
             "n": metrics.n,
+            "no_decision": metrics.no_decision,
             "breakdown": metrics.breakdown,
+            "tie_rule": TIE_RULE,
+            **({"classes": metrics.classes} if metrics.classes else {}),
         }
         if judge == "jury" and (members := (options or {}).get("members")):
             from qatui.metrics.jury import members_agreement, members_summary
@@ -343,9 +349,10 @@ def judges_json(summary: dict[str, dict]) -> dict[str, dict[str, Any]]:
             "metrics": doc["metrics"],
             "by_convention": doc.get("by_convention", {}),
             "n": doc.get("n", {}),
+            "no_decision": doc.get("no_decision", {}),
             "ci": doc.get("ci", {}),
             "breakdown": doc.get("breakdown", {}),
-            **{key: doc[key] for key in ("members", "members_agreement") if key in doc},
+            **{key: doc[key] for key in ("members", "members_agreement", "stale", "classes") if key in doc},
         }
         for name, doc in summary.items()
     }

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from qatui.events import Event
 from qatui.text import plural
+from qatui.ties import DEFAULT_DIGITS, MAX_DIGITS
 
 if TYPE_CHECKING:
     from qatui.data.model import Dataset, Item
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
     from qatui.judges.resources import Resources
 
 
-MAX_TIE_DIGITS = 12
-"""The most digits a tie rule rounds to: past a double's precision, rounding decides nothing."""
+MAX_TIE_DIGITS = MAX_DIGITS
+"""The most digits a tie rule rounds to (`qatui.ties`, the one home of the rule and its bounds)."""
 
 
 class JudgeOptions(BaseModel):
@@ -33,9 +34,9 @@ class JudgeOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, allow_inf_nan=False)
 
-    tie_digits: int = Field(4, ge=0, le=MAX_TIE_DIGITS)
-    """Two scores equal once rounded to this many digits are a tie: in a ranking (presentation order
-    decides) and in an A / B / tie preference alike (`qatui.judges.ranking`)."""
+    tie_digits: int = Field(DEFAULT_DIGITS, ge=0, le=MAX_TIE_DIGITS)
+    """Two scores equal once rounded to this many digits are a tie: the judge said they are equal, in its
+    tied groups and in an A / B / tie preference alike (`qatui.ties`; presentation order only for display)."""
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,18 @@ and do not fail it: a 429 spends no attempt, its `Retry-After` is waited out, an
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import random
 import re
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from qatui.llm._lazy import get_litellm
 from qatui.llm.errors import LLMCallError
+from qatui.llm.faults import CONNECTION, MALFORMED, NOT_JSON, malformed_reason, not_json_reason, root_text, wire_fault
 from qatui.llm.pacing import MAX_PAUSE_S, OK, OTHER, OVERLOADED, AdaptiveLimit
 from qatui.llm.router import Hop, hop_kind, hop_text
 
@@ -94,9 +97,17 @@ class Backbone:
 
     @property
     def pace(self) -> AdaptiveLimit:
-        """This backbone's concurrency limit (`qatui.llm.pacing`), made on first use."""
+        """This backbone's concurrency limit (`qatui.llm.pacing`), made on first use; an embedded model's one slot.
+
+        An embedded (`local/`) model generates one answer at a time, so it gets one slot, shared
+        by every Backbone of it, whatever `max_concurrency` says: a call waits for it outside its
+        timeout, and is timed from when it starts generating, never while it queues behind the others.
+        """
         if self._pace is None:
-            self._pace = AdaptiveLimit(self.model, self.max_concurrency)
+            if self.model.startswith("local/"):
+                self._pace = _LOCAL_SLOTS.setdefault(self.model, AdaptiveLimit(self.model, 1))
+            else:
+                self._pace = AdaptiveLimit(self.model, self.max_concurrency)
         return self._pace
 
     async def run(
@@ -147,7 +158,7 @@ class Backbone:
                 return result, tries
             except transient as e:
                 last_error = _unwrap(e)
-                if not isinstance(last_error, transient):  # a permanent error that surfaced mid-stream
+                if not isinstance(last_error, transient) or wire_fault(last_error) == MALFORMED:  # permanent
                     raise LLMCallError(self._describe_permanent(last_error, ll, api_key), attempts=tries) from e
                 failures.extend(self._transient_failures(last_error, ll, hops, start))
                 rate_limited = self._rate_limited(last_error, ll, hops, start)
@@ -198,6 +209,11 @@ class Backbone:
         return failed or [self._describe_transient(error, ll)]
 
     def _describe_transient(self, error: BaseException, ll: Any) -> str:
+        fault = wire_fault(error)  # LiteLLM calls these 500s: the chain says what they were
+        if fault == CONNECTION:
+            return "connection failed"
+        if fault == NOT_JSON:
+            return "the reply is not JSON"
         if isinstance(error, ll.RateLimitError):
             return "rate limited (429)"
         if isinstance(error, (ll.Timeout, TimeoutError)):
@@ -226,11 +242,17 @@ class Backbone:
         if notes:
             message += f" ({notes[0][len('stopped: '):]})"
         timed_out = isinstance(last_error, TimeoutError)  # asyncio's: no message to add
-        if last_error is not None and not timed_out and (detail := first_line(last_error, 160)):
-            message += f"; last error: {detail}"
-        return _scrub(message, api_key, *(self.router.keys() if self.router else ()))
+        if last_error is not None and not timed_out:
+            if wire_fault(last_error) in (CONNECTION, NOT_JSON):  # LiteLLM's wrapping would say "InternalServerError"
+                last_error = ConnectionError(root_text(last_error))
+            if detail := first_line(last_error, 160):
+                message += f"; last error: {detail}"
+        return mask_keys(message, api_key, *(self.router.keys() if self.router else ()))
 
     def _describe_permanent(self, error: BaseException, ll: Any, api_key: str | None) -> str:
+        if (fault := wire_fault(error)) in (MALFORMED, NOT_JSON):  # LiteLLM's message is a traceback, a "500"
+            why = malformed_reason(error) if fault == MALFORMED else not_json_reason(error)
+            return mask_keys(f"{self.model}: {why}", api_key, *(self.router.keys() if self.router else ()))
         detail = first_line(error)
         if isinstance(error, ll.AuthenticationError):
             if self.api_key_env:
@@ -255,7 +277,11 @@ class Backbone:
             why = "budget exceeded"
         else:
             why = type(error).__name__
-        return _scrub(f"{self.model}: {why}: {detail}", api_key, *(self.router.keys() if self.router else ()))
+        return mask_keys(f"{self.model}: {why}: {detail}", api_key, *(self.router.keys() if self.router else ()))
+
+
+_LOCAL_SLOTS: dict[str, AdaptiveLimit] = {}
+"""The one generation slot of each embedded model, shared by every Backbone of it (see `Backbone.pace`)."""
 
 
 class Limited:
@@ -316,9 +342,43 @@ def _retry_after(error: BaseException | None) -> float | None:
     return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
 
 
-def _scrub(text: str, *keys: str | None) -> str:
-    """Never let a key's value reach a message."""
+KEY_FRAGMENT = 6
+"""The shortest run of a key's characters that is masked on its own (a provider echoing `sk-abc…xyz`)."""
+
+
+def mask_keys(text: str, *keys: str | None) -> str:
+    """`text` with every trace of each key's value replaced by "***": the one masking of secrets in messages.
+
+    Not only the key whole: any run of KEY_FRAGMENT or more of its consecutive characters (a
+    provider echoing a long prefix or suffix, `sk-proj-abc…wxyz`), and the same in the key's
+    escaped forms (JSON, `\\/`, URL-quoted, every character as `\\uXXXX`, and each once more
+    JSON-escaped), as an error body may quote it. A key shorter than 4 characters is left alone
+    (it would mask ordinary words).
+    """
+    hidden = [False] * len(text)
     for key in keys:
-        if key and len(key) >= 4:
-            text = text.replace(key, "***")
-    return text
+        if not key or len(key) < 4:
+            continue
+        forms = {(form, 1) for form in (key, json.dumps(key)[1:-1], key.replace("/", "\\/"),
+                                        urllib.parse.quote(key, safe=""))}
+        forms |= {(json.dumps(form)[1:-1], 1) for form, _ in forms}  # a JSON body quoted inside another
+        escaped = "".join(f"\\u{ord(c):04x}" for c in key)
+        forms |= {(escaped, 6), (escaped.replace("\\", "\\\\"), 7)}  # six (seven) characters stand for one
+        for form, width in forms:
+            n = min(KEY_FRAGMENT * width, len(form))
+            grams = {form[i:i + n] for i in range(len(form) - n + 1)}
+            for i in range(len(text) - n + 1):
+                if text[i:i + n] in grams:
+                    hidden[i:i + n] = [True] * n
+    if not any(hidden):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if hidden[i]:
+            out.append("***")
+            while i < len(text) and hidden[i]:
+                i += 1
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)

@@ -51,6 +51,7 @@ from qatui.store.session_file import (
 )
 from qatui.store.shards import DEFAULT_SHARD_SIZE, Shards
 from qatui.store.writer_lock import SessionBusy, WriterLock, busy_message, holder
+from qatui.ties import stored_digits
 
 __all__ = ["DEFAULT_SHARD_SIZE", "ORPHAN_AGE_S", "SESSION_FILE", "STATUSES", "Session", "SessionStore", "scrub"]
 
@@ -214,12 +215,17 @@ class Session:
             return self._shards.pages()
 
     def verdicts(self, judge: str) -> dict[str, Verdict]:
-        """The current verdicts of `judge`, by item id; failed items are absent."""
+        """The current verdicts of `judge`, by item id; failed items are absent.
+
+        A verdict stored before its tied groups were kept gets them from its scores under the judge's
+        stored `tie_digits` (`Verdict`).
+        """
         verdicts: dict[str, Verdict] = {}
+        context = {"tie_digits": stored_digits((self.meta.get("judges") or {}).get(judge))}
         for (item_id, j), doc in self.results().items():
             if j == judge and doc["status"] == "done":
                 try:
-                    verdicts[item_id] = Verdict.model_validate(doc["verdict"])
+                    verdicts[item_id] = Verdict.model_validate(doc["verdict"], context=context)
                 except ValidationError as e:
                     raise SessionError(f"{self.path}: damaged verdict of {judge} on {item_id}: {e}") from e
         return verdicts
