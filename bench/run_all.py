@@ -51,6 +51,7 @@ BENCHES = (
     Bench("bench_ragas_peer.py", ("40", "0.05"), "7. A peer, side by side: the ragas library"),
     Bench("bench_llm_cache.py", ("20", "96"), "The embedded backbone, uncached vs cached"),
     Bench("bench_router.py", ("100", "0.05", "5", "10"), "Beyond one endpoint: two rate-limited deployments as one backbone"),
+    Bench("bench_rate_limit.py", ("60", "10", "2", "16"), "A rate-limited provider: the run slows to its rate, fails nothing"),
 )
 PACKAGES = ("textual", "litellm", "tinydb", "transformers", "torch", "aiohttp", "openai", "pydantic", "numpy")
 

@@ -96,6 +96,9 @@ class BackboneConfig(_Section):
     max_concurrency: int = Field(4, ge=1, le=1024)
     timeout_s: float = Field(120.0, gt=0, le=3600)
     max_attempts: int = Field(3, ge=1, le=10)
+    rate_limit_budget_s: float = Field(600.0, ge=0, le=86400)
+    """How long one call may keep meeting rate limits (429s, waited out without spending an attempt) before it
+    fails with that reason."""
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(1024, ge=1, le=10**7)
     context_window: int | None = Field(None, ge=256, le=10**8)

@@ -42,3 +42,7 @@ class LabelError(QatuiError):
 
 class ResultsFileError(QatuiError):
     """A file of results from another tool (`sessions import`) is unreadable or holds a bad row (names row and field)."""
+
+
+class CostError(QatuiError):
+    """A cost cap (`--max-cost`) that cannot be kept: a backbone without a price, or a cap already spent."""

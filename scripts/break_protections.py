@@ -101,6 +101,17 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("sessions folder: the data folder by default", "qatui/paths.py", "    return data_dir() / \"sessions\"", "    return Path(\"sessions\")", "tests/test_paths.py::test_a_run_is_saved_in_the_data_folder_and_listed_from_another_directory"),
  ("sessions folder: an existing ./sessions used, with a note", "qatui/paths.py", "    if legacy.resolve() != default.resolve() and holds_qatui_files(legacy):", "    if False:", "tests/test_paths.py::test_an_existing_sessions_folder_is_used_with_a_note_saying_how_to_move_it"),
  ("sessions folder: a chosen folder named whole", "qatui/paths.py", "    return Path(text).expanduser().absolute()", "    return Path(text).expanduser()", "tests/test_paths.py::test_the_flag_then_the_variable_then_the_config_win_over_any_default"),
+ ('local: one generation slot, outside the timeout', 'qatui/llm/backbone.py', '            if self.model.startswith("local/"):\n                self._pace', '            if False:\n                self._pace', 'tests/test_local_llm.py::test_calls_queued_on_the_one_model_are_timed_from_when_they_generate'),
+ ('cost: a call reserves its worst case under the cap', 'qatui/llm/spend.py', '            if self.spent_usd + self.reserved_usd + worst_usd > self.cap_usd:', '            if False:', 'tests/test_cost.py -k cap_stops'),
+ ('cost: items the cap stopped stay pending, never failed', 'qatui/engine/runner.py', '            if spend is not None and spend.refused:\n                self._defer(calls)  # the cap refused a call: left pending, never failed\n                return\n', '', 'tests/test_cost.py -k cap_stops'),
+ ("cost: the plan expects the cache's mean answer", 'qatui/engine/pricing.py', '    completion = min(mean[0], max_tokens) if mean else float(max_tokens)', '    completion = float(max_tokens)', 'tests/test_cost.py -k within_ten'),
+ ('cost: the plan counts the prompt as sent', 'qatui/llm/spend.py', '    tokens = prompt_tokens(client.model, request, client.settings.context_window)\n    capture', '    tokens = prompt_tokens(client.model, {"messages": request["messages"][-1:]})\n    capture', 'tests/test_cost.py -k within_ten'),
+ ('cost: the plan counts the schema a provider reads', 'qatui/llm/spend.py', '    schema_text = json.dumps(schema.get("schema"), ensure_ascii=False) if isinstance(schema, dict) else ""', '    schema_text = ""', 'tests/test_cost.py -k within_ten'),
+ ('pace: the limit halves on 429s and timeouts', 'qatui/llm/pacing.py', '                    self.limit = max(1.0, self.limit / 2)', '                    pass', 'tests/test_pacing.py'),
+ ('pace: a Retry-After pauses the backbone', 'qatui/llm/pacing.py', '                if pause_s is not None and pause_s > 0:', '                if False:', 'tests/test_pacing.py'),
+ ('pace: a 429 spends no attempt', 'qatui/llm/backbone.py', '            if rate_limited:\n                delay =', '            if False:\n                delay =', 'tests/test_pacing.py -k fails_nothing'),
+ ('pace: rate limits fail only past rate_limit_budget_s', 'qatui/llm/backbone.py', '                if limited.spent(delay) >= self.rate_limit_budget_s:', '                if False:', 'tests/test_llm.py -k rate_limits_spend_no_attempt'),
+ ('cost: the run header shows the spend against the cap', 'qatui/tui/widgets/run_header.py', '        line.update(Content(limits))', '        line.update(Content(""))', 'tests/test_cost.py -k header'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

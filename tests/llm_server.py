@@ -19,6 +19,13 @@ What each request gets is chosen, in order, by the script:
 * else `"ok"`: the responder's text (default "OK") after `latency_s`; a responder may return a
   `Reply` to set the finish reason or send `reasoning_content` beside the text.
 
+Before the script, `rate_per_s` (when set) rate-limits as a provider does: a token bucket
+refilled at that many requests a second (holding at most `burst`) answers a request that
+finds it empty with a 429 carrying `Retry-After` (seconds, fractional) and `retry-after-ms`
+(the wait until the next token); those are counted as "429-rate" and do not advance the
+script. `usage` (a function `(body, text) -> (prompt_tokens, completion_tokens)`) counts an
+answer's tokens as the provider's tokenizer would (default: `count_tokens`, whitespace words).
+
 A fault is a kind from `FAULT_KINDS`, or a `Fault(kind, ...)` carrying its own parameter
 (`Fault("hang", seconds=2)`, `Fault("429", retry_after=1)`). It is bounded: past
 `max_requests` completion requests every one is refused with a 400 (a permanent error, so a
@@ -157,8 +164,18 @@ class FakeLLMServer:
         model: str = "fake-model",
         max_requests: int = 10_000,
         max_lifetime_s: float = 120.0,
+        rate_per_s: float | None = None,
+        burst: float = 1.0,
+        usage: Callable[[dict[str, Any], str], tuple[int, int]] | None = None,
     ) -> None:
         self.model = model
+        self.rate_per_s = rate_per_s
+        self.burst = burst
+        self.usage = usage
+        self._tokens = burst
+        self._refilled = time.monotonic()
+        self.served_at: list[float] = []
+        """`time.monotonic()` of each answered ("ok") completion, in order."""
         self.chunk_chars = max(1, chunk_chars)
         self.chunk_delay_s = chunk_delay_s
         self.hang_s = hang_s
@@ -386,6 +403,11 @@ class FakeLLMServer:
             return _error(400, f"fake LLM server: more than max_requests={self.max_requests} requests; refused",
                           "invalid_request_error")
         try:
+            if (wait := self._rate_limited()) is not None:
+                with self._lock:
+                    self.counts["429-rate"] += 1
+                return _error(429, "Rate limit reached (fake LLM server)", "rate_limit_exceeded",
+                              {"Retry-After": f"{wait:.3f}", "retry-after-ms": f"{wait * 1000:.0f}"})
             fault = self._next_fault(body)
             with self._lock:
                 self.counts[fault.kind] += 1
@@ -396,6 +418,19 @@ class FakeLLMServer:
         finally:
             with self._lock:
                 self.in_flight -= 1
+
+    def _rate_limited(self) -> float | None:
+        """With `rate_per_s`: None when a token was taken, else the seconds until the next one."""
+        if self.rate_per_s is None:
+            return None
+        with self._lock:
+            now = time.monotonic()
+            self._tokens = min(self.burst, self._tokens + (now - self._refilled) * self.rate_per_s)
+            self._refilled = now
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                return None
+            return (1.0 - self._tokens) / self.rate_per_s
 
     async def _answer(self, request: web.Request, body: dict[str, Any], fault: Fault,
                       stream: bool) -> web.StreamResponse:
@@ -435,8 +470,14 @@ class FakeLLMServer:
             self.errors.append(e)
             return _error(500, f"fake LLM server: the responder raised {type(e).__name__}: {e}", "server_error")
         text = reply.text
-        usage = {"prompt_tokens": count_tokens(_prompt_text(body)),
-                 "completion_tokens": count_tokens(text) + count_tokens(reply.reasoning_content or "")}
+        if self.usage is not None:
+            prompt_tokens, completion_tokens = self.usage(body, text)
+        else:
+            prompt_tokens = count_tokens(_prompt_text(body))
+            completion_tokens = count_tokens(text) + count_tokens(reply.reasoning_content or "")
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+        with self._lock:
+            self.served_at.append(time.monotonic())
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         created = int(time.time())
         ident = f"chatcmpl-fake-{self.n_requests}"

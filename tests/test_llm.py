@@ -182,16 +182,30 @@ async def test_transient_errors_are_retried_with_backoff_then_one_reask(tmp_path
 
 async def test_exhausted_attempts_raise_and_emit_a_failed_event(tmp_path, scripted, events):
     client, delays = _client(tmp_path, max_attempts=3)
-    scripted.script.extend(["429", "429", "429"])
+    scripted.script.extend(["500", "500", "500"])
     with pytest.raises(LLMCallError) as info:
         await client.complete(ASK, purpose="grade")
     message = str(info.value)
-    assert message.startswith("scripted/judge: rate limited (429) 3 times, gave up after ")
-    assert message.endswith(" s; last error: slow down")
+    assert message.startswith("scripted/judge: server error (500) 3 times, gave up after ")
     assert len(scripted.calls) == 3 and len(delays) == 2
     [event] = _finished(events)
     assert (event.ok, event.attempts, event.error) == (False, 3, message)
     assert CallCache(tmp_path / "cache").load(event.prompt_hash)["request"]["messages"] == ASK  # prompt kept
+
+
+async def test_rate_limits_spend_no_attempt_and_fail_only_past_their_time_budget(tmp_path, scripted, events):
+    client, delays = _client(tmp_path, max_attempts=2, rate_limit_budget_s=0.5)
+    scripted.script.extend(["429"] * 40)
+    with pytest.raises(LLMCallError) as info:
+        await client.complete(ASK, purpose="grade")
+    message = str(info.value)
+    tries = len(scripted.calls)
+    assert tries > 2  # more tries than max_attempts: a 429 is waited out, not counted as a failed attempt
+    assert message.startswith(f"scripted/judge: rate limited (429) {tries} times, gave up after ")
+    assert "the next try would pass the rate_limit_budget_s of 0.5 s" in message
+    assert sum(delays) <= 0.5 and len(delays) == tries - 1
+    [event] = _finished(events)
+    assert (event.ok, event.attempts) == (False, tries)
 
 
 async def test_mixed_failures_and_timeouts_are_summarised(tmp_path, scripted, events):
@@ -205,7 +219,7 @@ async def test_mixed_failures_and_timeouts_are_summarised(tmp_path, scripted, ev
 
 async def test_total_time_budget_stops_retries(tmp_path, scripted, events):
     client, delays = _client(tmp_path, max_attempts=5, base_delay=10.0, timeout_s=0.5)
-    scripted.script.extend(["429"] * 5)
+    scripted.script.extend(["500"] * 5)
     with pytest.raises(LLMCallError, match="budget"):
         await client.complete(ASK, purpose="grade")
     assert len(scripted.calls) == 1 and delays == []  # a 5-10 s wait would pass the 3 s budget (0.5 s x 6)

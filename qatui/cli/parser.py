@@ -21,10 +21,14 @@ EXIT_RUN_FAILED = 1
 """Exit status of a run that ended with every item failed."""
 EXIT_REFUSED = 2
 """Exit status of anything refused before work: bad option, dataset, config, backbone."""
+EXIT_CAPPED = 3
+"""Exit status of a run stopped at its cost cap (`--max-cost`): saved, resumable with a higher cap."""
 EXIT_INTERRUPTED = 130
 """Exit status after Ctrl-C: the session is saved and resumable."""
 MAX_TABS = 32
 """The most browser tabs `qatui serve --max-sessions` may allow at once (each runs its own qatui process)."""
+MAX_COST_USD = 1_000_000.0
+"""The largest `--max-cost`: above any run's budget, so a typo of a few zeros is caught."""
 
 
 class UsageError(QatuiError):
@@ -87,6 +91,12 @@ def float_between(low: float, high: float) -> Callable[[str], float]:
     return parse
 
 
+def _max_cost_flag(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--max-cost", type=float_between(0, MAX_COST_USD), metavar="USD",
+                        help=f"stop {what} before a backbone call could take the session's spend past USD "
+                             "(LiteLLM's prices; more than 0); it stops saved, resumable with a higher cap")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Every command and option of `qatui`, global options accepted before and after the command."""
     common = argparse.ArgumentParser(add_help=False)
@@ -117,7 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print one JSON object with the results")
     _leaks_flag(run)
     run.add_argument("--plan", action="store_true",
-                     help="check the dataset and judges, print the backbone calls each judge would make, start nothing")
+                     help="check the dataset and judges, print the backbone calls, tokens and price of each judge, "
+                          "start nothing")
+    _max_cost_flag(run, "the run")
     run.add_argument("--checklist", metavar="NAME_OR_PATH",
                      help="CheckEval's checklist: qa, summeval, topical_chat, or a .toml file (sets judges.checkeval.checklist)")
     run.add_argument("--jury", metavar="MEMBERS|NAME",
@@ -168,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--json", action="store_true", help="print one JSON object with every row")
     table.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
     table.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
+    _max_cost_flag(table, "the rows it runs (one cap over them all)")
     _gold_flag(table)
     _leaks_flag(table)
     serve = sub.add_parser("serve", parents=[common], help="the workbench in a web browser (textual-serve)")
@@ -246,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     _gold_flag(cmp_)
     res = sss.add_parser("resume", parents=[common], help="finish an interrupted session")
     res.add_argument("id")
+    _max_cost_flag(res, "the resumed run (default: the cap the session ran with)")
     res.add_argument("--json", action="store_true")
     imp = sss.add_parser("import", parents=[common],
                          help="another tool's scores, rankings or A/B/tie verdicts as a session (see the README)")

@@ -9,7 +9,7 @@ import signal
 from typing import TYPE_CHECKING
 
 from qatui.cli.common import make_console, open_store, print_json, run_resources, with_jury
-from qatui.cli.parser import EXIT_INTERRUPTED, EXIT_RUN_FAILED
+from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED, EXIT_RUN_FAILED
 from qatui.text import plural
 
 if TYPE_CHECKING:
@@ -40,13 +40,15 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
     )
 
     from qatui.engine.jobs import finish_run
-    from qatui.events import ItemFailed, RunFinished, Verdict
+    from qatui.engine.live import limits_line
+    from qatui.events import ItemFailed, LLMCallFinished, RunFinished, Verdict
 
     engine = job.engine
     stderr = make_console(stderr=True)
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(), TimeRemainingColumn(),
+        TextColumn("{task.fields[limits]}", markup=False),
         console=stderr, transient=quiet, disable=False,
     )
     presses = 0
@@ -73,10 +75,12 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
         status = "cancelled"
         try:
             with progress:
-                bar = progress.add_task(job.session.id, total=len(engine.tasks), failed=0)
+                bar = progress.add_task(job.session.id, total=len(engine.tasks), failed=0, limits="")
                 async for event in engine.run():
                     if isinstance(event, (Verdict, ItemFailed)):
-                        progress.update(bar, advance=1, failed=engine.counts.failed)
+                        progress.update(bar, advance=1, failed=engine.counts.failed, limits=limits_line(engine))
+                    elif isinstance(event, LLMCallFinished):
+                        progress.update(bar, limits=limits_line(engine))
                     elif isinstance(event, RunFinished):
                         status = event.status
         except asyncio.CancelledError:
@@ -120,6 +124,12 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
         if as_json:
             print_json(out)
         return EXIT_INTERRUPTED
+    if status == "capped":
+        from qatui.engine.capping import capped_message
+
+        cap = job.engine.spend_cap
+        left = len(job.engine.tasks) - job.engine.counts.done - job.engine.counts.failed
+        make_console(stderr=True).print(capped_message(job.session.id, cap, left), style="yellow", markup=False)
     if as_json:
         print_json(out)
     else:
@@ -130,6 +140,8 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
         if note := split.note():
             console.print(note, markup=False, style="yellow" if split.left_out and not split.chosen else "dim")
         console.print(f"[dim]saved in {escape(str(saved))}[/]", soft_wrap=True)
+    if status == "capped":
+        return EXIT_CAPPED
     return EXIT_RUN_FAILED if job.session.meta.get("status") == "failed" else 0
 
 
@@ -148,7 +160,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     job = start_run(
         open_store(args, config), dataset, args.judges, config,
         seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name, convention=args.convention,
-        resources=run_resources(args, config),
+        resources=run_resources(args, config), max_cost=args.max_cost,
     )
     return run_job(job, args.json, args.without_leaks)
 
@@ -156,6 +168,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
 def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     """`run --plan`: what a run would do (judges refused as a run would refuse them), with no session and no call."""
     from qatui.data.language import item_language
+    from qatui.engine.pricing import cost_text, price_notes, price_run
     from qatui.engine.jobs import (
         build_judges,
         calls_text,
@@ -176,10 +189,11 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     languages = [item_language(item) for item in subset.items]
     nli = resources.nli_names(languages) if any(j.uses_nli for j in judges) else {}
     backbones = run_backbones(judges, resources, subset) or [resources.backbone]
+    prices = price_run(judges, subset, resources, config.general.seed if args.seed is None else args.seed)
     plan = {"dataset": dataset.name, "items": len(subset.items), "backbone": resources.backbone, "nli": nli,
             "backbones": backbones, "calls": {name: list(c) if c else None for name, c in calls.items()},
             "member_calls": {jury: {m: list(c) if c else None for m, c in found.items()} for jury, found in members.items()},
-            "total_calls": list(total) if total else None}
+            "total_calls": list(total) if total else None, "cost": {k: row.json() for k, row in prices.items()}}
     if args.json:
         print_json(plan)
         return 0
@@ -191,12 +205,17 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     if nli:
         console.print("  NLI: " + ", ".join(f"{language} items → {name}" for language, name in nli.items()), markup=False)
     for name, count in calls.items():
-        console.print(f"  {name:<24} {calls_text(count):>10} backbone calls", markup=False)
+        cost = f" · {cost_text(prices[name])}" if name in prices else ""
+        console.print(f"  {name:<24} {calls_text(count):>10} backbone calls{cost}", markup=False)
         for member, member_count in members.get(name, {}).items():
-            console.print(f"    {member:<22} {calls_text(member_count):>10}", style="dim", markup=False)
+            cost = f" · {cost_text(prices[key])}" if (key := f"{name} {member}") in prices else ""
+            console.print(f"    {member:<22} {calls_text(member_count):>10}{cost}", style="dim", markup=False)
     if len(calls) > 1:
-        console.print(f"  {'total':<24} {calls_text(total):>10}")
-    console.print("[dim]counted before the cache; re-asks of malformed answers not counted[/]")
+        cost = f" · {cost_text(prices['total'])}" if "total" in prices else ""
+        console.print(f"  {'total':<24} {calls_text(total):>10}{cost}", markup=False)
+    console.print("[dim]calls counted before the cache; re-asks of malformed answers not counted[/]")
+    for note in price_notes(prices):
+        console.print(note, style="dim", markup=False)
     return 0
 
 

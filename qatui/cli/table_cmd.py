@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qatui.cli.common import make_console, open_store, with_jury
-from qatui.cli.parser import EXIT_INTERRUPTED
+from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED
 from qatui.errors import JudgeError
 
 if TYPE_CHECKING:
@@ -29,7 +29,8 @@ def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset,
     A name that is none of qatui's judges is a judge imported for this dataset (`qatui sessions
     import`): its row is that session, never run.
     """
-    from qatui.engine.jobs import build_judges, calls_backbone, check_models
+    from qatui.engine.backbones import calls_backbone, check_models
+    from qatui.engine.jobs import build_judges
     from qatui.judges.registry import JUDGES
     from qatui.judges.resources import Resources
     from qatui.report.table import find_imported
@@ -75,6 +76,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     store, stderr = open_store(args, config), make_console(stderr=True)
     measured, gold_line = with_gold(subset, parse_gold(args.gold), store.root)  # refused before any run
     planned = _rows_to_build(args, config, subset, store)
+    left_usd = args.max_cost  # what --max-cost leaves for the rows still to run: one cap over all of them
     built: list[tuple[Session, str, bool]] = []  # (session, judge name, reused) of each row
     for judge, resources in planned:
         if resources is None:  # an imported judge: its session is the row
@@ -82,14 +84,29 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
             continue
         session = find_reusable(store, subset, judge, resources)
         reused = session is not None
+        if session is None and left_usd is not None and left_usd <= 0:
+            stderr.print(f"Stopped at the cost cap of ${args.max_cost:g} before the row {judge.name!r}: run the same "
+                         "`qatui table` with a higher --max-cost; it reuses finished sessions", markup=False,
+                         style="yellow")
+            return EXIT_CAPPED
         if session is None:
             job = start_run(store, dataset, [judge.name], config, limit=args.limit, resources=resources,
-                            convention=args.convention, judge_options={judge.name: judge.describe_options()})
+                            convention=args.convention, judge_options={judge.name: judge.describe_options()},
+                            max_cost=left_usd)
             status, _ = consume(job, quiet=True)
             if status == INTERRUPTED:
                 stderr.print(f"[yellow]Interrupted.[/] Resume with: qatui sessions resume {job.session.id}, then run "
                              "the same `qatui table` again: it reuses finished sessions")
                 return EXIT_INTERRUPTED
+            if status == "capped":
+                from qatui.engine.capping import capped_message
+
+                left = len(job.engine.tasks) - job.engine.counts.done - job.engine.counts.failed
+                stderr.print(capped_message(job.session.id, job.engine.spend_cap, left) + ", then run the same "
+                             "`qatui table` again: it reuses finished sessions", markup=False, style="yellow")
+                return EXIT_CAPPED
+            if left_usd is not None:
+                left_usd -= job.engine.spend_cap.spent_usd
             session = job.session
         built.append((session, judge.name, reused))
     kept, left_out = without_leaks(measured)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from qatui import __version__
 from qatui.errors import DatasetError, JudgeError, SessionError
+from qatui.engine.backbones import check_models, run_backbones, run_cap
 from qatui.judges.registry import make_judge, stored_options
 from qatui.ties import TIE_RULE
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from qatui.engine.runner import Engine
     from qatui.judges.base import Judge
     from qatui.judges.resources import Resources
+    from qatui.llm.spend import SpendCap
     from qatui.store.session import Session, SessionStore
 
 
@@ -52,40 +54,6 @@ def build_judges(names: list[str], config: Config, dataset: Dataset, resources: 
         if problems := judge.unmet_needs(dataset):
             raise JudgeError(f"judge {judge.name!r} cannot run on {dataset.name} ({dataset.format}): {'; '.join(problems)}")
     return judges
-
-
-def _model_users(judges: list[Judge], resources: Resources) -> list[tuple[Judge, Resources]]:
-    """Each judge with the models it uses: the run's; for a jury, each member with its own backbone."""
-    return [(part, resources if part is judge else part.resources) for judge in judges for part in judge.parts()]
-
-
-def calls_backbone(judge: Judge, models: Resources, dataset: Dataset | None) -> bool:
-    """Whether `judge` asks its backbone: an LLM judge, or an NLI judge whose NLI is the backbone for some
-    item's language (`llm`, or the fallback of Chinese items from an English-only model). Without a
-    dataset, any language counts."""
-    if judge.uses_llm:
-        return True
-    if not judge.uses_nli:
-        return False
-    from qatui.data.language import item_language
-
-    languages = {item_language(item) for item in dataset.items} if dataset is not None else {"en", "zh"}
-    return "llm" in models.nli_names(languages).values()
-
-
-def check_models(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> None:
-    """Refuse a run whose backbones cannot answer, before any session exists: each one a judge (or member) calls."""
-    checked: set[str] = set()
-    for judge, models in _model_users(judges, resources):
-        if calls_backbone(judge, models, dataset) and models.backbone not in checked:
-            checked.add(models.backbone)
-            models.check_backbone()
-
-
-def run_backbones(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> list[str]:
-    """The backbones a run's judges (and jury members) call, in order of first use."""
-    return list(dict.fromkeys(models.backbone for judge, models in _model_users(judges, resources)
-                              if calls_backbone(judge, models, dataset)))
 
 
 def expected_calls(judges: list[Judge], dataset: Dataset) -> dict[str, tuple[int, int] | None]:
@@ -137,12 +105,12 @@ class RunJob:
     engine: Engine
 
 
-def _engine(dataset: Dataset, judges: list[Judge], session: Session, seed: int, concurrency: int) -> Engine:
+def _engine(dataset: Dataset, judges: list[Judge], session: Session, seed: int, concurrency: int,
+            spend_cap: SpendCap | None = None) -> Engine:
     from qatui.engine.runner import Engine
 
-    return Engine(
-        dataset.items, judges, seed=seed, concurrency=concurrency, session=session, skip=session.finished_keys()
-    )
+    return Engine(dataset.items, judges, seed=seed, concurrency=concurrency, session=session,
+                  skip=session.finished_keys(), spend_cap=spend_cap)
 
 
 def start_run(
@@ -158,9 +126,11 @@ def start_run(
     resources: Resources | None = None,
     judge_options: dict[str, dict[str, Any]] | None = None,
     convention: str = "strict",
+    max_cost: float | None = None,
 ) -> RunJob:
     """A new session for `dataset` (its first `limit` items) and the engine that fills it.
 
+    `max_cost` (USD) caps what the session's backbone calls may cost (`engine.capping`).
     `convention` (`strict` or `paper`, see `metrics.ranking.CONVENTIONS`) is stored with the
     session and decides how questions with fewer than two candidates count in its figures.
     """
@@ -173,6 +143,7 @@ def start_run(
     resources = resources or Resources(config)
     judges = build_judges(judge_names, config, subset, resources, judge_options)
     check_models(judges, resources, subset)
+    spend_cap = run_cap(max_cost, 0.0, judges, resources, subset)
     seed = config.general.seed if seed is None else seed
     concurrency = concurrency or config.general.concurrency
     meta: dict[str, Any] = {
@@ -195,26 +166,29 @@ def start_run(
         "backbones": run_backbones(judges, resources, subset),
         "models": resources.describe(),
         "qatui_version": __version__,
+        **({"max_cost_usd": max_cost} if max_cost is not None else {}),
     }
     session = store.create(meta, name=name)
-    return RunJob(session, subset, _engine(subset, judges, session, seed, concurrency))
+    return RunJob(session, subset, _engine(subset, judges, session, seed, concurrency, spend_cap))
 
 
-def resume_run(store: SessionStore, session_id: str, config: Config, *, resources: Resources | None = None) -> RunJob:
+def resume_run(store: SessionStore, session_id: str, config: Config, *, resources: Resources | None = None,
+               max_cost: float | None = None) -> RunJob:
     """The engine that finishes a saved session: its dataset reloaded and checked unchanged.
 
-    `resources` defaults to the models the session ran with (`resources_from_meta`).
+    `resources` defaults to the models the session ran with (`resources_from_meta`). The session's cost cap
+    holds unless `max_cost` gives a new one; either counts what the session has spent already.
     """
     session = store.open(session_id)
     session.take_writer()  # before any work: a second process resuming it is refused here, naming this one
     try:
-        return _resumed(session, config, resources)
+        return _resumed(session, config, resources, max_cost)
     except BaseException:
         session.release_writer()
         raise
 
 
-def _resumed(session: Session, config: Config, resources: Resources | None) -> RunJob:
+def _resumed(session: Session, config: Config, resources: Resources | None, max_cost: float | None) -> RunJob:
     """`resume_run` once its caller holds the session's writer lock."""
     from qatui.data.loaders import load_dataset
 
@@ -242,8 +216,13 @@ def _resumed(session: Session, config: Config, resources: Resources | None) -> R
         raise NothingToResume(f"session {session.id} is complete: every item of every judge is done, nothing to resume "
                               f"(see it with `qatui sessions show {session.id}`)")
     check_models(judges, resources, subset)
-    session.update_meta(status="running", pid=os.getpid(), updated=now_iso())
-    return RunJob(session, subset, _engine(subset, judges, session, meta["seed"], meta["concurrency"]))
+    max_cost = meta.get("max_cost_usd") if max_cost is None else max_cost
+    spent = (llm_totals(session.results())["cost_usd"] + float(meta.get("deferred_cost_usd") or 0)
+             if max_cost is not None else 0.0)
+    spend_cap = run_cap(max_cost, spent, judges, resources, subset, session.id)
+    session.update_meta(status="running", pid=os.getpid(), updated=now_iso(),
+                        **({"max_cost_usd": max_cost} if max_cost is not None else {}))
+    return RunJob(session, subset, _engine(subset, judges, session, meta["seed"], meta["concurrency"], spend_cap))
 
 
 def resources_from_meta(meta: dict, config: Config) -> Resources:

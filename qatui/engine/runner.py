@@ -43,9 +43,11 @@ from qatui.events import (
 )
 from qatui.events.labels import candidates_by_label
 from qatui.judges.ranking import pair_preference, pair_tiers, ranking_tiers, strict_ranking
+from qatui.llm.spend import SPEND, TaskSpend
 
 if TYPE_CHECKING:
     from qatui.judges.base import Judge
+    from qatui.llm.spend import SpendCap
     from qatui.store.session import Session
 
 _DONE = object()
@@ -67,6 +69,10 @@ class RunCounts:
     failed: int = 0
     skipped: int = 0
     not_applicable: int = 0
+    deferred: int = 0
+    """Tasks left pending because the cost cap refused one of their calls (a resume with a higher cap does them)."""
+    deferred_cost_usd: float = 0.0
+    """What the calls of those tasks cost: paid, but recorded with no result (their answers are in the cache)."""
     calls: int = 0
     cached: int = 0
     prompt_tokens: int = 0
@@ -163,8 +169,13 @@ class Engine:
         session: Session | None = None,
         skip: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset(),
         watch_tokens: bool | Callable[[str, str], bool] = False,
+        spend_cap: SpendCap | None = None,
     ) -> None:
         self.items = list(items)
+        self.spend_cap = spend_cap
+        self.started_at: float | None = None
+        """`time.monotonic()` when `run` began (what a live view counts from)."""
+        """The run's cost cap (`--max-cost`): once it refuses a call, no new task starts and the run ends "capped"."""
         self.watch_tokens = watch_tokens
         self.judges = judges
         self.seed = seed
@@ -193,6 +204,7 @@ class Engine:
 
     async def run(self) -> AsyncIterator[Event]:
         """Yield every event of the run, ending with `RunFinished`."""
+        self.started_at = time.monotonic()
         queue: asyncio.Queue = asyncio.Queue()
         todo: asyncio.Queue = asyncio.Queue()
         for task in self.tasks:
@@ -227,7 +239,7 @@ class Engine:
                         for event in held:
                             yield event
                         held = []
-                status = "completed"
+                status = "capped" if self.spend_cap is not None and self.spend_cap.reached else "completed"
             finally:
                 for w in workers:
                     w.cancel()
@@ -286,11 +298,20 @@ class Engine:
             self.counts.failed += 1
             self.counts.failures.append(event)
 
+    def _defer(self, calls: list[LLMCallFinished]) -> None:
+        """A task the cost cap stopped: left pending; what its calls cost is added to the session's
+        `deferred_cost_usd`, so that a resume's cap counts it (the results that would record it are not kept)."""
+        self.counts.deferred += 1
+        cost = sum(call.cost_usd for call in calls)
+        self.counts.deferred_cost_usd += cost
+        if self.session is not None and cost:
+            self.session.update_meta(deferred_cost_usd=float(self.session.meta.get("deferred_cost_usd") or 0) + cost)
+
     async def _worker(self, todo: asyncio.Queue, out: asyncio.Queue) -> None:
         try:
             while True:
                 await self._running.wait()  # the pause gate: checked before each new task
-                if todo.empty():
+                if todo.empty() or (self.spend_cap is not None and self.spend_cap.reached):
                     break
                 item, judge = todo.get_nowait()
                 await self._judge_one(item, judge, out.put_nowait)
@@ -318,6 +339,8 @@ class Engine:
             send(event)
 
         send(ItemStarted(**stamp))
+        spend = TaskSpend(self.spend_cap) if self.spend_cap is not None else None
+        spent = SPEND.set(spend)
         bound = EVENT_SINK.set(forward)
         watch = self.watch_tokens
         watched = TOKENS_WATCHED.set(watch if isinstance(watch, bool) else lambda: watch(item.id, judge.name))
@@ -334,6 +357,9 @@ class Engine:
         except asyncio.CancelledError:
             raise
         except Exception as e:  # noqa: BLE001 - any judge failure is recorded on the item, never scored
+            if spend is not None and spend.refused:
+                self._defer(calls)  # the cap refused a call: left pending, never failed
+                return
             failure = ItemFailed(**stamp, reason=str(e) or type(e).__name__, error_type=type(e).__name__)
             if self.session is not None:
                 self.session.record_failure(item.id, judge.name, failure.reason, failure.error_type, calls)
@@ -342,6 +368,10 @@ class Engine:
         finally:
             TOKENS_WATCHED.reset(watched)
             EVENT_SINK.reset(bound)
+            SPEND.reset(spent)
+        if spend is not None and spend.refused:  # a judge went on without the refused call (a jury's member)
+            self._defer(calls)
+            return
         if self.session is not None:
             self.session.record_verdict(verdict, calls)
         send(verdict)

@@ -39,10 +39,11 @@ class RunStarted(Event):
 
 
 class RunFinished(Event):
-    """The last event of a run: completed or cancelled, with the counts of done and failed tasks."""
+    """The last event of a run: completed, cancelled, or capped (stopped at its cost cap, `--max-cost`), with the
+    counts of done and failed tasks."""
 
     type: Literal["run_finished"] = "run_finished"
-    status: Literal["completed", "cancelled"]
+    status: Literal["completed", "cancelled", "capped"]
     n_done: int
     n_failed: int
 

@@ -1,28 +1,31 @@
-"""The one call site over `litellm.acompletion`: concurrency limit, hard timeout, our own retries.
+"""The one call site over `litellm.acompletion`: adaptive concurrency, hard timeout, our own retries.
 
 Why our own (docs/LIBRARIES.md#litellm-calls): the OpenAI SDK retries by itself unless `max_retries=0`;
 LiteLLM's `num_retries` is a silent no-op without `tenacity` and retries 400s with it; a
 custom provider ignores `timeout=`. So every call goes out with `max_retries=0` under
 `asyncio.timeout`, and only transient failures (429, timeouts, connection errors, 500,
 502, 503) are retried here, with exponential backoff and jitter, sleeping outside the
-semaphore, bounded by `max_attempts` and by a total time budget.
+concurrency slot, bounded by `max_attempts` and by a total time budget. Rate limits slow a run
+and do not fail it: a 429 spends no attempt, its `Retry-After` is waited out, and only
+`rate_limit_budget_s` bounds them; the backbone's concurrency adapts to them (`qatui.llm.pacing`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import re
 import time
 import urllib.parse
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from qatui.llm._lazy import get_litellm
 from qatui.llm.errors import LLMCallError
 from qatui.llm.faults import CONNECTION, MALFORMED, NOT_JSON, malformed_reason, not_json_reason, root_text, wire_fault
+from qatui.llm.pacing import MAX_PAUSE_S, OK, OTHER, OVERLOADED, AdaptiveLimit
 from qatui.llm.router import Hop, hop_kind, hop_text
 
 if TYPE_CHECKING:
@@ -47,8 +50,9 @@ class Backbone:
 
     `total_timeout_s` (default: `timeout_s * (max_attempts + 1)`, room for every attempt
     plus the waits between them) bounds the retries: no wait starts that would end past
-    it, counted from the first attempt. The
-    semaphore is per event loop (an asyncio primitive cannot cross loops).
+    it, counted from the first attempt, time spent on rate limits left out. Rate limits spend
+    `rate_limit_budget_s` instead (see `run`). How many calls are in flight at once adapts
+    (`pace`, `qatui.llm.pacing`): up to `max_concurrency`, halved on 429s and timeouts.
     """
 
     def __init__(
@@ -59,6 +63,7 @@ class Backbone:
         timeout_s: float = 120.0,
         max_attempts: int = 3,
         total_timeout_s: float | None = None,
+        rate_limit_budget_s: float = 600.0,
         base_delay_s: float = 1.0,
         max_delay_s: float = 30.0,
         api_key_env: str | None = None,
@@ -70,6 +75,7 @@ class Backbone:
         self.timeout_s = timeout_s
         self.max_attempts = max_attempts
         self.total_timeout_s = total_timeout_s if total_timeout_s is not None else timeout_s * (max_attempts + 1)
+        self.rate_limit_budget_s = rate_limit_budget_s
         self.base_delay_s = base_delay_s
         self.max_delay_s = max_delay_s
         self.api_key_env = api_key_env
@@ -77,24 +83,7 @@ class Backbone:
         self.sleep: Sleep = sleep or asyncio.sleep
         self.in_flight = 0
         self.max_in_flight = 0
-        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary()
-        )
-
-    def _semaphore(self) -> asyncio.Semaphore:
-        """The slots of this backbone on the running loop; an embedded model's one slot is shared by every Backbone.
-
-        An embedded (`local/`) model generates one answer at a time, so it gets one slot per
-        loop whatever `max_concurrency` says: a call waits for it outside its timeout, and is
-        timed from when it starts generating, never while it queues behind the others.
-        """
-        loop = asyncio.get_running_loop()
-        if self.model.startswith("local/"):
-            slots = _LOCAL_SLOTS.setdefault(loop, {})
-            return slots.setdefault(self.model, asyncio.Semaphore(1))
-        if (sem := self._semaphores.get(loop)) is None:
-            sem = self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
-        return sem
+        self._pace: AdaptiveLimit | None = None
 
     def backoff(self, attempt: int, error: BaseException | None = None) -> float:
         """Seconds to wait after failed attempt `attempt` (1-based): exponential, jittered, capped.
@@ -106,6 +95,21 @@ class Backbone:
             delay = max(delay, min(after, self.max_delay_s))
         return delay
 
+    @property
+    def pace(self) -> AdaptiveLimit:
+        """This backbone's concurrency limit (`qatui.llm.pacing`), made on first use; an embedded model's one slot.
+
+        An embedded (`local/`) model generates one answer at a time, so it gets one slot, shared
+        by every Backbone of it, whatever `max_concurrency` says: a call waits for it outside its
+        timeout, and is timed from when it starts generating, never while it queues behind the others.
+        """
+        if self._pace is None:
+            if self.model.startswith("local/"):
+                self._pace = _LOCAL_SLOTS.setdefault(self.model, AdaptiveLimit(self.model, 1))
+            else:
+                self._pace = AdaptiveLimit(self.model, self.max_concurrency)
+        return self._pace
+
     async def run(
         self,
         request: dict[str, Any],
@@ -114,11 +118,13 @@ class Backbone:
         consume: Callable[[Any], Awaitable[T]] | None = None,
         hops: list[Hop] | None = None,
     ) -> tuple[T, int]:
-        """Call `litellm.acompletion(**request)`; returns (result, attempts made).
+        """Call `litellm.acompletion(**request)`; returns (result, tries made).
 
-        `consume` turns the raw response into the result *inside* the semaphore and the
+        `consume` turns the raw response into the result *inside* the slot and the
         timeout (a stream must be read while the slot is held). Raises `LLMCallError`. With deployments
-        (`router`), `hops` collects which ones were asked and how each ended.
+        (`router`), `hops` collects which ones were asked and how each ended. A try that was rate limited
+        (429, at every deployment asked) spends no attempt: it waits (`Retry-After` when the provider says)
+        and asks again until `rate_limit_budget_s` has passed since the first 429.
         """
         ll = get_litellm()
         transient = _transient_classes(ll)
@@ -126,45 +132,72 @@ class Backbone:
         started: float | None = None
         last_error: BaseException | None = None
         hops = [] if hops is None else hops
-        for attempt in range(1, self.max_attempts + 1):
+        tries = attempts = 0
+        limited = Limited()
+        while True:
+            tries += 1
             start = len(hops)
+            taken = await self.pace.acquire()
+            outcome, pause, rate_limited = OTHER, None, False
             try:
-                async with self._semaphore():
-                    if started is None:
-                        started = time.monotonic()
-                    self.in_flight += 1
-                    self.max_in_flight = max(self.max_in_flight, self.in_flight)
-                    try:
-                        async with asyncio.timeout(self.timeout_s * (len(self.router.labels) if self.router else 1)):
-                            kwargs = dict(request, max_retries=0, timeout=self.timeout_s)
-                            if api_key is not None:
-                                kwargs["api_key"] = api_key
-                            response = await (ll.acompletion(**kwargs) if self.router is None
-                                              else self.router.acompletion(kwargs, hops))
-                            result = await consume(response) if consume is not None else response
-                    finally:
-                        self.in_flight -= 1
-                return result, attempt
+                if started is None:
+                    started = time.monotonic()
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
+                try:
+                    async with asyncio.timeout(self.timeout_s * (len(self.router.labels) if self.router else 1)):
+                        kwargs = dict(request, max_retries=0, timeout=self.timeout_s)
+                        if api_key is not None:
+                            kwargs["api_key"] = api_key
+                        response = await (ll.acompletion(**kwargs) if self.router is None
+                                          else self.router.acompletion(kwargs, hops))
+                        result = await consume(response) if consume is not None else response
+                finally:
+                    self.in_flight -= 1
+                outcome = OK
+                return result, tries
             except transient as e:
                 last_error = _unwrap(e)
                 if not isinstance(last_error, transient) or wire_fault(last_error) == MALFORMED:  # permanent
-                    raise LLMCallError(self._describe_permanent(last_error, ll, api_key), attempts=attempt) from e
+                    raise LLMCallError(self._describe_permanent(last_error, ll, api_key), attempts=tries) from e
                 failures.extend(self._transient_failures(last_error, ll, hops, start))
+                rate_limited = self._rate_limited(last_error, ll, hops, start)
+                if rate_limited or isinstance(last_error, (ll.Timeout, TimeoutError)):
+                    outcome, pause = OVERLOADED, _retry_after(last_error) if rate_limited else None
+                    self.pace.count(rate_limited)
             except LLMCallError:
                 raise
             except Exception as e:  # noqa: BLE001 - anything else is not worth retrying
-                raise LLMCallError(self._describe_permanent(e, ll, api_key), attempts=attempt) from e
-            elapsed = time.monotonic() - (started or time.monotonic())
-            if attempt == self.max_attempts:
-                break
-            delay = self.backoff(attempt, last_error)
-            if elapsed + delay >= self.total_timeout_s:
-                failures.append(f"stopped: the next try would pass the {self.total_timeout_s:g} s budget")
-                break
-            await self.sleep(delay)  # outside the semaphore: a waiting call holds no slot
+                raise LLMCallError(self._describe_permanent(e, ll, api_key), attempts=tries) from e
+            finally:
+                self.pace.release(taken, outcome, pause)
+            if rate_limited:
+                delay = min(pause, MAX_PAUSE_S) if pause is not None else self.backoff(tries)
+                if limited.spent(delay) >= self.rate_limit_budget_s:
+                    failures.append(f"stopped: rate limited for {limited.elapsed():.1f} s, and the next try would "
+                                    f"pass the rate_limit_budget_s of {self.rate_limit_budget_s:g} s")
+                    break
+                limited.wait(delay)
+            else:
+                attempts += 1
+                elapsed = time.monotonic() - (started or time.monotonic()) - limited.elapsed()
+                if attempts >= self.max_attempts:
+                    break
+                delay = self.backoff(tries, last_error)
+                if elapsed + delay >= self.total_timeout_s:
+                    failures.append(f"stopped: the next try would pass the {self.total_timeout_s:g} s budget")
+                    break
+            await self.sleep(delay)  # outside the slot: a waiting call holds none
         elapsed = time.monotonic() - (started or time.monotonic())
         raise LLMCallError(self._summary(failures, elapsed, api_key, last_error), attempts=len(
             [f for f in failures if not f.startswith("stopped:")]), transient=True) from last_error
+
+    def _rate_limited(self, error: BaseException, ll: Any, hops: list[Hop], start: int) -> bool:
+        """Whether a try failed only on rate limits: a 429, or, with deployments, a 429 from each one asked."""
+        asked = [kind for _, kind in hops[start:]]
+        if asked:
+            return all(kind == "429" for kind in asked)
+        return isinstance(error, ll.RateLimitError)
 
     # -- messages -------------------------------------------------------------------------------
 
@@ -247,9 +280,33 @@ class Backbone:
         return mask_keys(f"{self.model}: {why}: {detail}", api_key, *(self.router.keys() if self.router else ()))
 
 
-_LOCAL_SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
-    weakref.WeakKeyDictionary())
-"""The one generation slot of each embedded model, per event loop (see `Backbone._semaphore`)."""
+_LOCAL_SLOTS: dict[str, AdaptiveLimit] = {}
+"""The one generation slot of each embedded model, shared by every Backbone of it (see `Backbone.pace`)."""
+
+
+class Limited:
+    """The time one call has spent on rate limits: since its first 429, or the waits it made, whichever is more
+    (a test's sleep does not pass time)."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+        self.waited = 0.0
+
+    def elapsed(self) -> float:
+        """Seconds spent on rate limits so far."""
+        if self.since is None:
+            return 0.0
+        return max(time.monotonic() - self.since, self.waited)
+
+    def spent(self, delay: float) -> float:
+        """The seconds spent once a wait of `delay` more is done (marks the first 429)."""
+        if self.since is None:
+            self.since = time.monotonic()
+        return self.elapsed() + delay
+
+    def wait(self, delay: float) -> None:
+        """Count one more wait after a rate limit."""
+        self.waited += delay
 
 
 def _transient_classes(ll: Any) -> tuple[type[BaseException], ...]:
@@ -267,17 +324,22 @@ def _unwrap(error: BaseException) -> BaseException:
 
 
 def _retry_after(error: BaseException | None) -> float | None:
-    """Seconds from a `Retry-After` header on the error's response, if any."""
+    """Seconds from a `retry-after-ms` or `Retry-After` header on the error's response, if any (a finite number
+    of seconds; an HTTP date is not read)."""
     if error is None:
         return None
     headers = getattr(error, "litellm_response_headers", None)
     if headers is None:
         headers = getattr(getattr(error, "response", None), "headers", None)
     try:
-        value = headers.get("retry-after") if headers is not None else None
-        return float(value) if value is not None else None
+        if headers is not None and (value := headers.get("retry-after-ms")) is not None:
+            seconds = float(value) / 1000
+        else:
+            value = headers.get("retry-after") if headers is not None else None
+            seconds = float(value) if value is not None else None
     except (TypeError, ValueError, AttributeError):
         return None
+    return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
 
 
 KEY_FRAGMENT = 6

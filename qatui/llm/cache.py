@@ -111,6 +111,30 @@ class CallCache:
         except sqlite3.Error as e:
             raise OSError(f"{self.db_path}: {e}") from e
 
+    def completion_means(self) -> dict[tuple[str, str], tuple[float, int]]:
+        """(model, purpose) -> (mean completion tokens, answers) over the answered calls held; purpose "" is
+        every purpose of the model together. What `run --plan` expects an answer to cost. Empty when unreadable."""
+        query = ("SELECT json_extract(entry, '$.request.model'), coalesce(json_extract(entry, '$.response.purpose'), '?'),"
+                 " sum(json_extract(entry, '$.response.usage.completion_tokens')), count(*) FROM calls"
+                 " WHERE json_type(entry, '$.response.usage.completion_tokens') IN ('integer', 'real')"
+                 " GROUP BY 1, 2")
+        try:
+            db = self._file.connection(create=False)
+            rows = db.execute(query).fetchall() if db else []
+        except (sqlite3.Error, OSError):
+            return {}
+        means: dict[tuple[str, str], tuple[float, int]] = {}
+        totals: dict[str, tuple[float, int]] = {}
+        for model, purpose, tokens, n in rows:
+            if not isinstance(model, str) or not n:
+                continue
+            means[(model, str(purpose))] = (float(tokens) / n, int(n))
+            total, count = totals.get(model, (0.0, 0))
+            totals[model] = (total + float(tokens), count + int(n))
+        for model, (total, count) in totals.items():
+            means[(model, "")] = (total / count, count)
+        return means
+
     # -- the file ------------------------------------------------------------------------------
 
     def _read(self, key: str) -> str | None:

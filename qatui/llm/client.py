@@ -31,6 +31,7 @@ from qatui.llm.errors import LLMCallError, ParseError, snippet
 from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_of
 from qatui.llm.parse import append_to_last_user, json_schema_of, json_schema_text, parse_within, schema_name
 from qatui.llm.response import Answer, read_answer, spent_on, usage_of
+from qatui.llm.spend import hold, within_cap
 from qatui.llm.trim import Counter, Trimmed, counter_for, fit
 from qatui.llm.router import DeploymentRouter, Hop, hop_fields
 from qatui.llm.stream import stream_consumer
@@ -184,6 +185,7 @@ class LLMClient:
             request["messages"], trimmed = await asyncio.to_thread(self.fit, request["messages"], request["max_tokens"])
         else:
             request["messages"], trimmed = self.fit(request["messages"], request["max_tokens"])
+        await hold(self, request, purpose)  # `run --plan` counts the request and sends nothing
         stream = stream and not request.get("logprobs") and tokens_watched()
         answer, event, found = await self._call(request, purpose=purpose, stream=stream, trimmed=trimmed,
                                                 accept_cut_text=cut_text_ok and schema is None)
@@ -263,8 +265,8 @@ class LLMClient:
         try:
             api_key = self.api_key()
             self.precheck()
-            response, attempts = await self._send(request, api_key=api_key, call_id=call_id, purpose=purpose,
-                                                  stream=stream, hops=hops)
+            response, attempts = await within_cap(self, request, self._send(
+                request, api_key=api_key, call_id=call_id, purpose=purpose, stream=stream, hops=hops))
             answer = read_answer(response, self.model, request, attempts=attempts, accept_cut=accept_cut,
                                  accept_cut_text=accept_cut_text)
         except LLMCallError as e:
@@ -278,6 +280,7 @@ class LLMClient:
         found = logprobs_of(response) if request.get("logprobs") else None
         if write:
             self._store(key, request, {"text": answer.text, "usage": usage_of(response), "cost_usd": spent["cost_usd"],
+                                       "purpose": purpose,
                                        "model": str(getattr(response, "model", "") or self.model),
                                        "finish_reason": answer.finish_reason,
                                        **({"thinking": answer.thinking} if answer.thinking else {}),
@@ -352,11 +355,11 @@ def _shared_backbone(name: str, settings: BackboneConfig) -> Backbone:
     """One Backbone (one concurrency limit) per distinct backbone settings in this process."""
     routed = settings.model_dump_json(include={"deployments", "routing_strategy", "cooldown_s"})
     key = (name if settings.deployments else None, routed, settings.model, settings.api_base, settings.api_key_env,
-           settings.max_concurrency, settings.timeout_s, settings.max_attempts)
+           settings.max_concurrency, settings.timeout_s, settings.max_attempts, settings.rate_limit_budget_s)
     if key not in _backbones:
         _backbones[key] = Backbone(settings.model, max_concurrency=settings.max_concurrency,
                                    timeout_s=settings.timeout_s, max_attempts=settings.max_attempts,
-                                   api_key_env=settings.api_key_env,
+                                   rate_limit_budget_s=settings.rate_limit_budget_s, api_key_env=settings.api_key_env,
                                    router=DeploymentRouter(name, settings) if settings.deployments else None)
     return _backbones[key]
 

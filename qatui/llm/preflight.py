@@ -95,7 +95,7 @@ def _probe_client(client: LLMClient) -> LLMClient:
     from qatui.llm.backbone import Backbone
 
     probe = copy.copy(client)
-    probe.backbone = Backbone(client.model, max_concurrency=1, max_attempts=1,
+    probe.backbone = Backbone(client.model, max_concurrency=1, max_attempts=1, rate_limit_budget_s=0,
                               timeout_s=min(client.settings.timeout_s, PROBE_TIMEOUT_S),
                               api_key_env=client.settings.api_key_env)
     return probe

@@ -98,7 +98,13 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
     if session_status(meta) == "failed":
         console.print("[bold red]every item failed[/]: nothing was judged, so there is nothing to compare with "
                       "the gold; fix the cause above, then resume")
-    if session_status(meta) in ("cancelled", "interrupted", "failed") or failures:
+    if session_status(meta) == "capped":
+        from qatui.engine.capping import suggest
+
+        cap = float(meta.get("max_cost_usd") or 0)
+        console.print(f"[yellow]stopped at its cost cap[/] (${cap:g}): resume with a higher one: qatui sessions "
+                      f"resume {escape(meta['id'])} --max-cost {suggest(float(llm.get('cost_usd') or 0), cap)}")
+    elif session_status(meta) in ("cancelled", "interrupted", "failed") or failures:
         console.print(f"[dim]resume (retries failures): qatui sessions resume {escape(meta['id'])}[/]")
     console.print(f"[dim]details: qatui sessions show {escape(meta['id'])} --item ITEM_ID[/]")
 

@@ -8,7 +8,8 @@ from qatui.errors import SessionError
 from qatui.store.atomic import AtomicJSONStorage
 from qatui.store.files import check_schema
 
-STATUSES = ("running", "completed", "cancelled", "interrupted", "failed")
+STATUSES = ("running", "completed", "cancelled", "interrupted", "failed", "capped")
+""""capped": the run stopped at its cost cap (`--max-cost`); a resume with a higher cap finishes it."""
 UNENDED = ("running", "interrupted")
 """Statuses of a run that has not ended (its writer lives, or died): its stored summary may predate its shards."""
 

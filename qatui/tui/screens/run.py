@@ -34,6 +34,7 @@ from qatui.tui.saved import replay
 from qatui.tui.clipboard import copy_artifact
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.screens.confirm import ConfirmScreen
+from qatui.engine.live import limits_line
 from qatui.tui.state import RunState
 from qatui.tui.widgets.item_browser import ItemBrowser
 from qatui.tui.widgets.run_header import RunHeader
@@ -113,6 +114,7 @@ class RunScreen(QatuiScreen):
                 self.state.fold(event)
         self.query_one(ItemBrowser).refresh_tasks(self.state.take_changed())
         self.query_one(RunHeader).state = self.state
+        self.query_one(RunHeader).limits = limits_line(self.handle.job.engine)
         if self.state.status != status:  # running: p can pause it now
             self.refresh_bindings()
 
@@ -121,6 +123,7 @@ class RunScreen(QatuiScreen):
         if self.state is None or self.ended is not None:
             return
         self.query_one(RunHeader).state = self.state
+        self.query_one(RunHeader).limits = limits_line(self.handle.job.engine)
         scored = sum(len(v) for v in self.state.verdicts.values())
         if scored != self._scored:
             self._scored = scored

@@ -14,7 +14,7 @@ from qatui.tui.state import RunState
 
 STATUS_STYLE = {"running": "$accent", "completed": "$success", "cancelled": "$warning",
                 "interrupted": "$error", "failed": "$error", "starting": "$foreground-muted", "cancelling": "$warning",
-                "paused": "$warning"}
+                "paused": "$warning", "capped": "$warning"}
 
 
 class RunHeader(Vertical):
@@ -29,12 +29,14 @@ class RunHeader(Vertical):
         & ProgressBar { width: auto; margin-right: 1; }
         & ProgressBar Bar { width: 24; }
         & #tally { width: 1fr; }
-        & #usage, & #metrics { height: auto; color: $text-muted; }
+        & #usage, & #limits, & #metrics { height: auto; color: $text-muted; }
     }
     """
 
     state: reactive[RunState | None] = reactive(None, always_update=True)
     """The run drawn; re-assign it to redraw."""
+    limits: reactive[str] = reactive("")
+    """Spend against the cost cap and each backbone's pace (`engine.live.limits_line`); hidden when empty."""
     metrics: reactive[dict[str, dict]] = reactive(dict, always_update=True)
     """Per judge: {"metrics", "ci", "n", "no_decision"} from `summarize` or the stored summary."""
 
@@ -43,6 +45,7 @@ class RunHeader(Vertical):
             yield ProgressBar(total=None, show_eta=False, id="bar")
             yield Static(id="tally")
         yield Static(id="usage")
+        yield Static(id="limits")
         metrics = Static(id="metrics")
         metrics.tooltip = metrics_glossary()
         yield metrics
@@ -67,6 +70,11 @@ class RunHeader(Vertical):
             f"calls {c.calls} ({c.cached} cached) · tokens {count(c.prompt_tokens)}+{count(c.completion_tokens)}"
             f" · ${c.cost_usd:.4f} · elapsed {duration(state.elapsed())} · ETA {duration(state.eta())}{routed}"
         ))
+
+    def watch_limits(self, limits: str) -> None:
+        line = self.query_one("#limits", Static)
+        line.display = bool(limits)
+        line.update(Content(limits))
 
     def watch_metrics(self, metrics: dict[str, dict]) -> None:
         lines = []

@@ -1,0 +1,54 @@
+"""Which backbones a run's judges call: checked before a session exists, recorded with it, and priced for a cap."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qatui.data.model import Dataset
+    from qatui.judges.base import Judge
+    from qatui.judges.resources import Resources
+    from qatui.llm.spend import SpendCap
+
+
+def model_users(judges: list[Judge], resources: Resources) -> list[tuple[Judge, Resources]]:
+    """Each judge with the models it uses: the run's; for a jury, each member with its own backbone."""
+    return [(part, resources if part is judge else part.resources) for judge in judges for part in judge.parts()]
+
+
+def calls_backbone(judge: Judge, models: Resources, dataset: Dataset | None) -> bool:
+    """Whether `judge` asks its backbone: an LLM judge, or an NLI judge whose NLI is the backbone for some
+    item's language (`llm`, or the fallback of Chinese items from an English-only model). Without a
+    dataset, any language counts."""
+    if judge.uses_llm:
+        return True
+    if not judge.uses_nli:
+        return False
+    from qatui.data.language import item_language
+
+    languages = {item_language(item) for item in dataset.items} if dataset is not None else {"en", "zh"}
+    return "llm" in models.nli_names(languages).values()
+
+
+def check_models(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> None:
+    """Refuse a run whose backbones cannot answer, before any session exists: each one a judge (or member) calls."""
+    checked: set[str] = set()
+    for judge, models in model_users(judges, resources):
+        if calls_backbone(judge, models, dataset) and models.backbone not in checked:
+            checked.add(models.backbone)
+            models.check_backbone()
+
+
+def run_backbones(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> list[str]:
+    """The backbones a run's judges (and jury members) call, in order of first use."""
+    return list(dict.fromkeys(models.backbone for judge, models in model_users(judges, resources)
+                              if calls_backbone(judge, models, dataset)))
+
+
+def run_cap(max_cost: float | None, spent_usd: float, judges: list[Judge], resources: Resources, dataset: Dataset,
+            session_id: str = "") -> SpendCap | None:
+    """The run's cost cap over the backbones its judges call (`engine.capping.make_cap`)."""
+    from qatui.engine.capping import make_cap
+
+    users = [models for judge, models in model_users(judges, resources) if calls_backbone(judge, models, dataset)]
+    return make_cap(max_cost, spent_usd, users, session_id)

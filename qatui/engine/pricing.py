@@ -1,0 +1,248 @@
+"""`run --plan`'s prices: each judge's tokens and cost before a run, from the prompts it would send.
+
+- Prompt tokens: each judge runs on each item (the first `SAMPLE_ITEMS` it can judge; the rest
+  are priced at the sample's mean per call) with its calls captured (`qatui.llm.capture`): every
+  request is built as the run builds it (instructions, fenced texts, JSON schema, trimming) and
+  counted with the backbone's tokenizer. A call a judge asks only once it has an answer
+  (MinosEval's second step, pairwise-ab's rematch) cannot be built without that answer: the
+  item's planned calls (`expected_calls`, the most) past those captured are *estimated* at the
+  mean prompt of the calls captured on that item, and counted as such.
+- Completion tokens: the mean of the answers the call cache holds for that model and purpose,
+  else for that model, else the call's `max_tokens` (the most an answer can take).
+- Price: LiteLLM's price map (`qatui.llm.spend.price`); a call the cache answers costs nothing;
+  `local/` models are free; a model the map lacks is named, never guessed. `usd_most` prices every
+  planned call answered in full (`max_tokens`): the figure to set `--max-cost` from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from qatui.data.model import Dataset, Item
+    from qatui.judges.base import Judge
+    from qatui.judges.resources import Resources
+    from qatui.llm.capture import Captured
+    from qatui.llm.client import LLMClient
+
+SAMPLE_ITEMS = 300
+"""Items each judge is run on to count its prompts; past them, calls are priced at the sample's mean."""
+IDLE_SPINS = 20
+"""Loop turns with no new request after which a judge's first calls are taken to be all held."""
+
+
+@dataclass
+class Priced:
+    """One judge's (or jury member's) planned tokens and cost."""
+
+    backbone: str
+    calls: int = 0
+    counted: int = 0
+    """Calls whose prompt was built and counted."""
+    estimated: int = 0
+    """Calls whose prompt was estimated (asked only after an answer, or past the sample)."""
+    cached: int = 0
+    """Calls the cache answers already (free)."""
+    prompt_tokens: float = 0.0
+    completion_tokens: float = 0.0
+    measured: int = 0
+    """Calls whose answer length is the cache's measured mean (else their max_tokens)."""
+    usd: float | None = 0.0
+    usd_most: float | None = 0.0
+    unpriced: str = ""
+    """Why it has no price ("not in LiteLLM's price map"), else ""."""
+
+    def add(self, other: Priced) -> None:
+        """Sum `other` into this one (a price missing from either is missing from the sum)."""
+        for name in ("calls", "counted", "estimated", "cached", "prompt_tokens", "completion_tokens", "measured"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.usd = None if self.usd is None or other.usd is None else self.usd + other.usd
+        self.usd_most = None if self.usd_most is None or other.usd_most is None else self.usd_most + other.usd_most
+
+    def json(self) -> dict[str, Any]:
+        """The JSON form `run --plan --json` prints."""
+        return {"backbone": self.backbone, "calls": self.calls, "prompts_counted": self.counted,
+                "prompts_estimated": self.estimated, "cached": self.cached,
+                "prompt_tokens": round(self.prompt_tokens), "completion_tokens": round(self.completion_tokens),
+                "completion_measured": self.measured, "usd": self.usd, "usd_most": self.usd_most,
+                **({"unpriced": self.unpriced} if self.unpriced else {})}
+
+
+def price_run(judges: list[Judge], dataset: Dataset, resources: Resources, seed: int) -> dict[str, Priced]:
+    """Each judge's (and jury member's, as "jury MEMBER") planned tokens and cost, and their "total" when several."""
+    return asyncio.run(_price_all(judges, dataset, resources, seed))
+
+
+async def _price_all(judges: list[Judge], dataset: Dataset, resources: Resources, seed: int) -> dict[str, Priced]:
+    from qatui.engine.backbones import calls_backbone
+    from qatui.llm.client import LLMClient
+
+    priced: dict[str, Priced] = {}
+    means: dict[str, dict] = {}
+    for label, part, models, counts in _units(judges, resources, dataset):
+        if not calls_backbone(part, models, dataset):
+            continue
+        client = models.llm
+        row = priced[label] = Priced(backbone=models.backbone)
+        if getattr(client, "is_local", False) or not isinstance(client, LLMClient):
+            row.calls = sum(c[1] for c in counts if c)
+            row.unpriced = "embedded model: free" if getattr(client, "is_local", False) else "scripted backbone"
+            row.usd = row.usd_most = 0.0 if row.unpriced.startswith("embedded") else None
+            continue
+        from qatui.llm.spend import unpriced
+
+        row.unpriced = unpriced(client.model) or ""
+        key = str(client.cache.db_path)
+        if key not in means:
+            means[key] = client.cache.completion_means() if client.use_cache else {}
+        await _price_unit(row, part, client, dataset.items, counts, seed, means[key])
+    if len(priced) > 1:
+        total = Priced(backbone="")
+        for label, row in priced.items():
+            total.add(row)
+        priced["total"] = total
+    return priced
+
+
+def _units(judges: list[Judge], resources: Resources, dataset: Dataset
+           ) -> Iterator[tuple[str, Judge, Resources, list[tuple[int, int] | None]]]:
+    """(label, the judge that calls, its models, its planned calls per item): a jury's members one by one."""
+    from qatui.judges.jury import Jury
+
+    for judge in judges:
+        if isinstance(judge, Jury):
+            per_item = [judge.member_calls(item) for item in dataset.items]
+            for member in judge.members:
+                yield f"{judge.name} {member.name}", member.judge, member.judge.resources, [c[member.name] for c in per_item]
+        else:
+            yield judge.name, judge, resources, [(0, 0) if judge.item_problem(item) else judge.expected_calls(item)
+                                                  for item in dataset.items]
+
+
+async def _price_unit(row: Priced, judge: Judge, client: LLMClient, items: list[Item], counts: list[tuple[int, int] | None],
+                seed: int, means: dict[tuple[str, str], tuple[float, int]]) -> None:
+    """Fill `row`: the sampled items' prompts captured and priced, the rest at the sample's mean per call."""
+    from qatui.llm.spend import price
+
+    def cost(prompt: float, completion: float) -> float | None:
+        return price(client.model, round(prompt), round(completion))
+
+    sample = Priced(backbone=row.backbone)
+    rest = 0
+    sampled = 0
+    for item, count in zip(items, counts):
+        most = count[1] if count else 0
+        if not most:
+            continue
+        if sampled >= SAMPLE_ITEMS:
+            rest += most
+            continue
+        sampled += 1
+        calls = await _capture(judge, item, seed)
+        later = max(0, most - len(calls))
+        prompt_each = sum(c.prompt_tokens for c in calls) / len(calls) if calls else 0.0
+        answer_most = max((c.max_tokens for c in calls), default=client.settings.max_tokens)
+        for call in calls:
+            _add_call(sample, call.prompt_tokens, call.max_tokens, means.get((client.model, call.purpose)) or
+                      means.get((client.model, "")), call.cached, cost)
+        sample.counted += len(calls)
+        all_cached = bool(calls) and all(c.cached for c in calls)
+        for _ in range(later):
+            _add_call(sample, prompt_each, answer_most, means.get((client.model, "")), all_cached, cost)
+        sample.estimated += later
+    row.add(sample)
+    if rest and sample.calls:
+        scale = rest / sample.calls
+        row.calls += rest
+        row.estimated += rest
+        row.cached += round(sample.cached * scale)
+        row.prompt_tokens += sample.prompt_tokens * scale
+        row.completion_tokens += sample.completion_tokens * scale
+        row.measured += round(sample.measured * scale)
+        row.usd = None if row.usd is None else row.usd + (sample.usd or 0.0) * scale
+        row.usd_most = None if row.usd_most is None else row.usd_most + (sample.usd_most or 0.0) * scale
+    if row.unpriced:
+        row.usd = row.usd_most = None
+
+
+def _add_call(row: Priced, prompt: float, max_tokens: int, mean: tuple[float, int] | None, cached: bool,
+              cost: Any) -> None:
+    """One planned call: its tokens, and its price unless the cache answers it."""
+    completion = min(mean[0], max_tokens) if mean else float(max_tokens)
+    row.calls += 1
+    row.measured += mean is not None
+    row.cached += cached
+    row.prompt_tokens += prompt
+    row.completion_tokens += completion
+    if cached:
+        return
+    expected, most = cost(prompt, completion), cost(prompt, max_tokens)
+    row.usd = None if row.usd is None or expected is None else row.usd + expected
+    row.usd_most = None if row.usd_most is None or most is None else row.usd_most + most
+
+
+async def _capture(judge: Judge, item: Item, seed: int) -> list[Captured]:
+    """The requests `judge` builds on `item` before it needs an answer, each held, none sent."""
+    from qatui.data.presentation import present
+    from qatui.llm.capture import CAPTURE, Capture
+
+    view, _ = present(item, seed)
+    capture = Capture()
+    token = CAPTURE.set(capture)
+    try:
+        task = asyncio.ensure_future(_drain(judge.judge(view)))  # the task runs in a copy of this context
+    finally:
+        CAPTURE.reset(token)
+    idle = 0
+    while not task.done() and idle < IDLE_SPINS:
+        before = len(capture.calls)
+        await asyncio.sleep(0)
+        idle = 0 if len(capture.calls) != before else idle + 1
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    return capture.calls
+
+
+async def _drain(events: AsyncIterator[Any]) -> None:
+    async for _ in events:
+        pass
+
+
+
+def cost_text(row: Priced) -> str:
+    """'12.3k+640 tokens · $0.0022 (at most $0.0071)', or the reason there is no price."""
+    tokens = f"{_short(row.prompt_tokens)}+{_short(row.completion_tokens)} tokens"
+    if row.usd is None:
+        return f"{tokens} · no price ({row.unpriced or 'not in LiteLLM price map'})"
+    if row.unpriced:  # embedded: free, tokens not counted
+        return f"$0 ({row.unpriced})"
+    return f"{tokens} · ${row.usd:.4f} (at most ${row.usd_most:.4f})"
+
+
+def price_notes(priced: dict[str, Priced]) -> list[str]:
+    """How the figures were made: prompts counted or estimated, answers measured or at max_tokens, what has no price."""
+    rows = [row for label, row in priced.items() if label != "total" and not row.unpriced.startswith("embedded")]
+    calls = sum(r.calls for r in rows)
+    if not calls:
+        return []
+    counted, estimated = sum(r.counted for r in rows), sum(r.estimated for r in rows)
+    measured, cached = sum(r.measured for r in rows), sum(r.cached for r in rows)
+    notes = [f"prompts: {counted} of {calls} built and counted with the backbone's tokenizer"
+             + (f", {estimated} estimated from them (asked only after an answer, or past the first "
+                f"{SAMPLE_ITEMS} items)" if estimated else ""),
+             f"answers: {measured} of {calls} at the mean length of the cache's answers, the rest at max_tokens"]
+    if cached:
+        notes.append(f"{cached} calls are answered by the cache already: free")
+    for label, row in priced.items():
+        if label != "total" and row.usd is None:
+            notes.append(f"no price for {label} on {row.backbone}: {row.unpriced}")
+    return notes
+
+
+def _short(tokens: float) -> str:
+    """1234 -> '1,234'; 1234567 -> '1.23M'."""
+    n = round(tokens)
+    return f"{n / 1e6:.2f}M" if n >= 10**6 else f"{n:,}"

@@ -1,0 +1,194 @@
+"""A price before the run (`run --plan`) and a cap during it (`--max-cost`), against a provider that bills.
+
+The provider is the scripted OpenAI-compatible server on 127.0.0.1 (tests/llm_server.py) serving
+`openai/gpt-4o-mini`, a model in LiteLLM's bundled price map, and returning `usage` as OpenAI does:
+the prompt's tokens (its messages and the JSON schema of its response format) and the answer's,
+by the model's tokenizer. qatui's real CLI runs the `pairwise` judge (two calls per item), and
+the cost a run records is LiteLLM's price of that usage.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from llm_server import FakeLLMServer
+
+from qatui.cli import main
+from qatui.store.session import SessionStore
+
+KEY_ENV = "QATUI_COST_KEY"
+MODEL = "gpt-4o-mini"
+
+
+def rationale(body: dict) -> str:
+    """A verdict whose rationale's length varies from call to call (10 to 69 words), as a model's does."""
+    words = 10 + zlib.crc32(json.dumps(body["messages"]).encode()) % 60
+    text = " ".join(("Response A gives the capital the reference names, and B does not " * 10).split()[:words])
+    return json.dumps({"rationale": text, "choice": "A"})
+
+
+def provider_usage(body: dict, text: str) -> tuple[int, int]:
+    """Tokens as the provider bills them: the chat and the response format's schema, and the answer."""
+    from qatui.llm._lazy import get_litellm
+
+    ll = get_litellm()
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+    prompt = ll.token_counter(model=MODEL, messages=body["messages"])
+    prompt += ll.token_counter(model=MODEL, text=json.dumps(schema)) if schema else 0
+    return prompt, ll.token_counter(model=MODEL, text=text)
+
+
+@pytest.fixture
+def billing(monkeypatch):
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv(KEY_ENV, "sk-cost-test")
+    from qatui.llm import client as client_module
+
+    client_module._backbones.clear()
+    with FakeLLMServer(rationale, model=MODEL, usage=provider_usage, max_lifetime_s=110) as server:
+        yield server
+    client_module._backbones.clear()
+
+
+def setup(tmp_path: Path, server: FakeLLMServer, n: int = 12, model: str = f"openai/{MODEL}",
+          max_tokens: int = 1024) -> tuple[Path, list[str]]:
+    """A dataset of N pairs and a config whose default backbone is the server; (dataset, leading CLI args)."""
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({
+        "id": f"q{i}", "question": f"What is the capital of country number {i}?" + " Please be exact." * (i % 5),
+        "references": [f"The capital of country {i} is City {i}."],
+        "candidates": {"a": f"City {i} is its capital.", "b": f"Probably Town {i}, " + "a big place " * (i % 7)},
+        "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n" for i in range(n)),
+        encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[models]\ndefault_backbone = "mini"\n[cache]\ndir = "{tmp_path / "cache"}"\n'
+                      f'[backbones.mini]\nmodel = "{model}"\napi_base = "{server.base_url}"\n'
+                      f'api_key_env = "{KEY_ENV}"\nmax_tokens = {max_tokens}\n', encoding="utf-8")
+    return data, ["--config", str(config), "--sessions-dir", str(tmp_path / "sessions")]
+
+
+def cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_plan_prices_a_run_within_ten_percent_of_what_it_then_records(billing, tmp_path, capsys) -> None:
+    data, common = setup(tmp_path, billing)
+    code, _, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--limit", "3", "--json")
+    assert code == 0, err  # the cache now holds answers: their mean length is what the plan expects of the rest
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--plan", "--json")
+    assert code == 0, err
+    planned = json.loads(out)["cost"]["pairwise"]
+    assert (planned["calls"], planned["prompts_counted"], planned["cached"]) == (24, 24, 6)
+    assert planned["completion_measured"] == 24 and planned["usd_most"] > planned["usd"] > 0
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--json")
+    assert code == 0, err
+    recorded = json.loads(out)["llm"]
+    assert recorded["calls"] == 24 and recorded["cached"] == 6 and recorded["cost_usd"] > 0
+    with capsys.disabled():
+        print(f"\nplanned ${planned['usd']:.9f} ({planned['prompt_tokens']}+{planned['completion_tokens']} tokens), recorded ${recorded['cost_usd']:.9f} ({recorded['prompt_tokens']}+{recorded['completion_tokens']}): "
+              f"{planned['usd'] / recorded['cost_usd']:.4f} of it")
+    assert abs(planned["usd"] - recorded["cost_usd"]) <= 0.10 * recorded["cost_usd"], (planned, recorded)
+    assert abs(planned["prompt_tokens"] - recorded["prompt_tokens"]) <= 0.05 * recorded["prompt_tokens"]
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--plan")
+    assert code == 0 and "pairwise" in out and "$" in out and "at most $" in out
+    assert "24 of 24 built and counted with the backbone's tokenizer" in " ".join(out.split())
+
+
+def test_the_plan_names_a_model_it_cannot_price(billing, tmp_path, capsys) -> None:
+    data, common = setup(tmp_path, billing, model="openai/qatui-unpriced-model")
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--plan", "--json")
+    assert code == 0, err
+    planned = json.loads(out)["cost"]["pairwise"]
+    assert planned["usd"] is None and planned["unpriced"] == "not in LiteLLM's price map"
+    assert planned["prompt_tokens"] > 0  # still counted
+    code, out, _ = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--plan")
+    assert "no price for pairwise on mini: not in LiteLLM's price map" in " ".join(out.split())
+    code, _, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--max-cost", "1")
+    assert code == 2 and "is not in LiteLLM's price map" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "sessions").exists() or not any((tmp_path / "sessions").iterdir())
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "1e9", "ten"])
+def test_a_bad_cap_is_refused_in_one_line(billing, tmp_path, capsys, value) -> None:
+    data, common = setup(tmp_path, billing)
+    code, _, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", f"--max-cost={value}")
+    assert code == 2 and "--max-cost" in err and len(err.strip().splitlines()) == 1
+    assert billing.n_requests == 0
+
+
+def test_the_cap_stops_the_run_below_it_and_a_higher_cap_finishes_it_asking_nothing_twice(
+        billing, tmp_path, capsys) -> None:
+    data, common = setup(tmp_path, billing, max_tokens=100)
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--plan", "--json")
+    whole = json.loads(out)["cost"]["pairwise"]["usd_most"]  # no answer cached yet: every answer at max_tokens
+    cap = round(whole / 3, 6)
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--max-cost", str(cap), "--json")
+    assert code == 3, err
+    stopped = json.loads(out)
+    session = stopped["session"]
+    assert stopped["status"] == "capped"
+    meta = SessionStore(tmp_path / "sessions").open(session).meta
+    assert meta["llm"]["cost_usd"] + meta.get("deferred_cost_usd", 0.0) <= cap  # results and calls cut off at it
+    coverage = stopped["judges"]["pairwise"]["coverage"]
+    assert coverage["failed"] == 0 and 0 < coverage["scored"] < 12 and coverage["pending"] == 12 - coverage["scored"]
+    message = " ".join(err.split())
+    assert f"Stopped at the cost cap: ${stopped['llm']['cost_usd']:.4f} spent of ${cap:g}" in message
+    assert f"qatui sessions resume {session} --max-cost" in message
+    code, out, err = cli(capsys, *common, "sessions", "show", session)
+    assert "capped" in out and f"qatui sessions resume {session} --max-cost" in " ".join(out.split())
+    code, _, err = cli(capsys, *common, "sessions", "resume", session, "--json")  # the session keeps its cap
+    assert code == 3 or (code == 2 and "leaves no room" in err), err
+    code, out, err = cli(capsys, *common, "sessions", "resume", session, "--max-cost", "1", "--json")
+    assert code == 0, err
+    finished = json.loads(out)
+    assert finished["status"] == "completed" and finished["judges"]["pairwise"]["coverage"]["scored"] == 12
+    asked = Counter(json.dumps(body["messages"]) for body in billing.requests if body.get("max_tokens") != 8)
+    assert len(asked) == 24 and max(asked.values()) == 1  # every call of the 12 items asked once over both runs
+    meta = SessionStore(tmp_path / "sessions").open(session).meta
+    spent = meta["llm"]["cost_usd"] + meta.get("deferred_cost_usd", 0.0)  # items cut off at the cap paid calls too
+    assert meta["max_cost_usd"] == 1 and 0 < spent <= whole
+
+
+async def test_the_run_header_shows_the_spend_against_the_cap_and_the_pace(billing, tmp_path) -> None:
+    import asyncio
+    import time
+
+    from qatui.config import load_config
+    from qatui.data.loaders import load_dataset
+    from qatui.engine.jobs import start_run
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.run import RunScreen
+    from qatui.tui.widgets.run_header import RunHeader
+
+    data, common = setup(tmp_path, billing, n=4)
+    config = load_config(common[1])
+    store = SessionStore(tmp_path / "sessions")
+    job = await asyncio.to_thread(start_run, store, load_dataset(str(data)), ["pairwise"], config, max_cost=0.5)
+    app = QatuiApp(config, store, job=job)
+    seen: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        deadline = time.monotonic() + 60
+        while not (isinstance(app.screen, RunScreen) and app.screen.ended is not None):
+            if isinstance(app.screen, RunScreen):
+                seen.append(str(app.screen.query_one(RunHeader).query_one("#limits").render()))
+            await pilot.pause(0.05)
+            assert time.monotonic() < deadline
+        await pilot.pause(0.3)
+        seen.append(str(app.screen.query_one(RunHeader).query_one("#limits").render()))
+    assert any(" of $0.5 cap" in line for line in seen), seen[-3:]
+    assert any("openai/gpt-4o-mini" in line and "at once" in line for line in seen), seen[-3:]
+
+
+def test_the_table_keeps_one_cap_over_the_rows_it_runs(billing, tmp_path, capsys) -> None:
+    data, common = setup(tmp_path, billing, n=6, max_tokens=100)
+    code, _, err = cli(capsys, *common, "table", str(data), "--judge", "pairwise", "--max-cost", "0.0004")
+    assert code == 3 and "Stopped at the cost cap" in err and "qatui sessions resume" in err, err
+    [session] = SessionStore(tmp_path / "sessions").list()
+    assert session["status"] == "capped"
+    assert session["llm"]["cost_usd"] + session.get("deferred_cost_usd", 0.0) <= 0.0004
