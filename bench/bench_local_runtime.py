@@ -26,6 +26,8 @@ import threading
 import time
 from typing import Any
 
+import numpy as np
+
 from qatui.llm.local import gguf_path, n_threads
 from qatui.llm.local_runtime import Runtime, Sampling, grammar_of
 
@@ -107,8 +109,9 @@ class LlamaCpp:
         self.llm.reset()
         self.llm.eval(self._ids(chat, tokenizer))
         started = time.perf_counter()
-        for _ in range(tokens):
-            self.llm.eval([int(self.llm.scores[self.llm.n_tokens - 1].argmax())])
+        for _ in range(tokens):  # greedy, on the logits of the last token read (not kept in `scores` by default)
+            logits = np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(self.llm.n_vocab(),))
+            self.llm.eval([int(logits.argmax())])
         return tokens / (time.perf_counter() - started)
 
     def schema_rate(self, chat: list[dict[str, str]], tokens: int) -> float:
