@@ -93,3 +93,26 @@ async def test_a_schema_the_grammar_cannot_hold_is_a_clear_permanent_error() -> 
     with pytest.raises(ll.BadRequestError, match="the JSON schema cannot become a grammar: regex parse error"):
         await ll.acompletion(model="local/smollm2", messages=[{"role": "user", "content": "hi"}], max_tokens=3,
                              response_format=_format(bad), max_retries=0)
+
+
+def test_an_object_admits_only_its_listed_keys() -> None:
+    """As llama.cpp's grammars did: unlisted keys are refused (a small model otherwise adds keys until cut off),
+    at every depth, unless the schema allows them itself."""
+    from qatui.llm.local import get_model
+    from qatui.llm.local_runtime import grammar_of
+
+    model = get_model("smollm2")
+    model.load()
+    runtime = model._runtime
+    score = {"type": "object", "properties": {"score": {"type": "string"}}, "required": ["score"]}
+    schema = {"type": "object", "properties": {"inner": score}, "required": ["inner"]}
+    open_schema = {**score, "additionalProperties": True}
+
+    def accepted(schema: dict, text: str) -> bool:
+        tokens = runtime.count_ids(text)
+        return runtime.matcher(grammar_of(_format(schema))).validate_tokens(tokens) == len(tokens)
+
+    assert accepted(schema, '{"inner": {"score": "[[7]]"}}')
+    assert not accepted(schema, '{"inner": {"score": "[[7]]", "score_again": "[[7]]"}}')
+    assert not accepted(schema, '{"inner": {"score": "[[7]]"}, "more": 1}')
+    assert accepted(open_schema, '{"score": "[[7]]", "more": 1}')

@@ -110,6 +110,24 @@ def convert(gguf: Path, target: Path) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def closed(schema: Any) -> Any:
+    """`schema` with `additionalProperties: false` on every object that lists its properties and says nothing
+    of others.
+
+    JSON Schema allows unlisted keys by default, and llguidance follows it; a small model then adds
+    key after key (`"score_with_two_decimals": ...`) until `max_tokens` cuts its JSON off. llama.cpp's
+    converter, the runtime before, allowed only the listed keys: so do the judges' grammars here.
+    """
+    if isinstance(schema, list):
+        return [closed(part) for part in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: closed(value) for key, value in schema.items()}
+    if isinstance(schema.get("properties"), dict) and "additionalProperties" not in schema:
+        out["additionalProperties"] = False
+    return out
+
+
 def grammar_of(response_format: Any) -> str | None:
     """OpenAI-style `response_format` → an llguidance grammar (None: free text).
 
@@ -128,7 +146,7 @@ def grammar_of(response_format: Any) -> str | None:
     import llguidance
 
     try:
-        return llguidance.LLMatcher.grammar_from_json_schema(schema, defaults={"whitespace_pattern": WHITESPACE})
+        return llguidance.LLMatcher.grammar_from_json_schema(closed(schema), defaults={"whitespace_pattern": WHITESPACE})
     except ValueError as e:
         raise SchemaUnsupported(f"the JSON schema cannot become a grammar: {e}") from None
 
