@@ -64,7 +64,7 @@ class Qatui:
         with torch.inference_mode():
             started = time.perf_counter()
             self.runtime.model(input_ids=torch.tensor([ids]), use_cache=True, logits_to_keep=1,
-                               **{self.runtime._cache_arg: DynamicCache()})
+                               **{self.runtime.cache_arg: DynamicCache()})
         return len(ids) / (time.perf_counter() - started)
 
     def decode_rate(self, chat: list[dict[str, str]], tokens: int) -> float:

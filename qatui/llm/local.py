@@ -160,7 +160,7 @@ class LocalModel:
     def count_text(self, text: str) -> int:
         """Tokens of a bare text in this model's tokenizer."""
         with self._lock:
-            return len(self._ensure().count_ids(text))
+            return len(self._ensure().text_ids(text))
 
     def generate(
         self,

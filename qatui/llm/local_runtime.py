@@ -185,8 +185,8 @@ class Runtime:
         self.eos = {int(self.tokenizer.eos_token_id)}
         self.lltokenizer = llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=self.vocab)
         self._bits = torch.arange(32, dtype=torch.int32)
-        # transformers 5.x renames `past_key_values` to `cache` (the old name warns, then goes): the one it takes
-        self._cache_arg = "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
+        # transformers 5.x renames `past_key_values` to `cache` (the old name warns, then goes): the name it takes
+        self.cache_arg = "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
 
     def prompt_ids(self, messages: list[dict[str, str]]) -> list[int]:
         """The token ids of a chat as the model reads it: its chat template, ready for the answer."""
@@ -194,9 +194,9 @@ class Runtime:
             encoded = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
                                                          return_dict=True)
             return list(encoded["input_ids"])
-        return self.count_ids("\n".join(m["content"] for m in messages), special=True)
+        return self.text_ids("\n".join(m["content"] for m in messages), special=True)
 
-    def count_ids(self, text: str, special: bool = False) -> list[int]:
+    def text_ids(self, text: str, special: bool = False) -> list[int]:
         """A bare text's token ids (no chat template)."""
         return list(self.tokenizer.encode(text, add_special_tokens=special))
 
@@ -248,7 +248,7 @@ class Runtime:
             if stop is not None and stop.is_set():
                 return "", "cancelled", 0
             chunk = torch.tensor([prompt[start:start + PREFILL_CHUNK]])
-            logits = self.model(input_ids=chunk, **{self._cache_arg: cache}, use_cache=True, logits_to_keep=1).logits
+            logits = self.model(input_ids=chunk, **{self.cache_arg: cache}, use_cache=True, logits_to_keep=1).logits
         while len(tokens) < sampling.max_tokens:
             if stop is not None and stop.is_set():
                 finish = "cancelled"
@@ -280,7 +280,7 @@ class Runtime:
             if matcher is not None and matcher.is_stopped():  # the schema is complete: nothing may follow
                 finish = "stop"
                 break
-            logits = self.model(input_ids=torch.tensor([[token]]), **{self._cache_arg: cache}, use_cache=True).logits
+            logits = self.model(input_ids=torch.tensor([[token]]), **{self.cache_arg: cache}, use_cache=True).logits
         if on_text is not None and len(text) > sent:
             on_text(text[sent:])
         return text, finish, len(tokens)
