@@ -7,7 +7,7 @@ request alone, no latency), with the bundled NLI model and embedders. Three coun
 the completion requests the server received during the run (the preflight excluded), the
 minimum of the README's judge table for each item (its formula, in `MINIMUM` below, over each
 item's n responses, r references, contexts, route and the models used), and what `run --plan`
-prints (`expected_calls`, fewest-most). Goal (issue #14): measured = README minimum, inside the plan.
+prints (`expected_calls`, fewest-most). Goal: measured = README minimum, inside the plan.
 A judge that cannot run on the demo set (its needs unmet) is listed with the reason.
 """
 

@@ -16,7 +16,7 @@ Then the cosine of each of `--compare` sentence pairs (the SNLI test pairs of be
 RAGAS answer relevance compares a question with questions written back) by qatui's embedder
 and by a plain transformers `pipeline("feature-extraction")` with the same model, inputs
 sorted by length, batches of 32, truncation at the model's 256 tokens, no grad, mean pooling:
-pairs/s (wall and CPU), their ratio (goal, issue #14: >= 1.5) and the largest cosine
+pairs/s (wall and CPU), their ratio (goal: >= 1.5) and the largest cosine
 difference. qatui embeds each distinct text once (SNLI's premises recur: about 3 pairs per
 premise); the per-text rate is printed too, which is the same work on both sides.
 It prints which runtime ran qatui's transformers model ("onnx": ONNX Runtime over the copy

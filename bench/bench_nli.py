@@ -7,7 +7,7 @@ of similar length. MinosEval scores every (response, key point) pair of an item 
 which is the batched row. Then qatui's scorer against a plain transformers
 `pipeline("text-classification")` over the same `--compare` pairs, given every advantage
 qatui has (the same float32 model, inputs sorted by length, batches of 32, truncation, no
-grad): pairs/s (wall and CPU), their ratio (goal, issue #14: >= 1.5) and the largest
+grad): pairs/s (wall and CPU), their ratio (goal: >= 1.5) and the largest
 difference between the two's probabilities (the same scores: < 1e-4). It prints which runtime
 ran qatui's model ("onnx": ONNX Runtime over the copy exported once into the user's cache, the
 default on a CPU; "torch"), and the export's time when this run made the copy.

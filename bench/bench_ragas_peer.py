@@ -12,7 +12,7 @@ each on a fresh cache, then again on that cache. qatui runs `ragas-faithfulness`
 local, loaded before the timing); ragas runs `evaluate` with `faithfulness` and `answer_relevancy` in a
 child process (its imports not timed).
 Printed per side: wall and CPU seconds, chat and embedding requests per item, the cached rerun's
-time and requests, and the ratios ragas / qatui (goal, issue #14: qatui ahead on every figure).
+time and requests, and the ratios ragas / qatui (goal: qatui ahead on every figure).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ artifacts and two call records per item) written through the engine's session AP
 process (peak memory from its max RSS). Then, each in a fresh process: `SessionStore.list()`,
 `sessions show --json` (every result read and summarised), and the TUI's Session screen
 headless at 80x24: seconds from opening it to its first rows drawn, and to every result read.
-Goal (issue #14): LARGE/SMALL write time <= 12, and the large session paints in under 1 s.
+Goal: LARGE/SMALL write time <= 12, and the large session paints in under 1 s.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Run: .venv/bin/python bench/bench_store.py
 Each result is a realistic ~3 KB verdict with two backbone calls, flushed in batches of 20
 as the engine does. The "one file" row puts every result in a single shard, which is what a
-plain TinyDB session would do (STYLE.md §7: 10x the documents, ~100x the time).
+plain TinyDB session would do (docs/LIBRARIES.md#tinydb-writes: 10x the documents, ~100x the time).
 """
 
 from __future__ import annotations

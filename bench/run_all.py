@@ -137,7 +137,7 @@ def main() -> None:
     rows = "\n".join(f"| {title} | {text.replace('|', '/')} |" for title, text in goals)
     Path(args.out).write_text(
         f"# Benchmark results\n\nWritten by `make bench` (bench/run_all.py) on {when}, in {minutes:.1f} minutes.\n\n"
-        + "\n".join(head) + "\n\n## Goals (issue #14)\n\n| benchmark | goal: met or missed (measured) |\n|---|---|\n"
+        + "\n".join(head) + "\n\n## Goals\n\n| benchmark | goal: met or missed (measured) |\n|---|---|\n"
         + rows + "\n\n" + "\n".join(sections) + notes(), encoding="utf-8")
     print(f"wrote {args.out} ({minutes:.1f} minutes)")
 

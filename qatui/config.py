@@ -11,7 +11,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -25,18 +25,21 @@ else:  # pragma: no cover - Python 3.10 and older
 DEFAULT_BACKBONE = "local/smollm2"
 MAX_CONCURRENCY = 256
 """The most items a run judges at once (`general.concurrency`, `--concurrency`)."""
+MAX_SEED = 2**32 - 1
+"""The largest seed (`general.seed`, `--seed`): what every random generator qatui seeds accepts."""
 
 
 class _Section(BaseModel):
-    """A config table: unknown keys are errors, values are frozen once read."""
+    """A config table: unknown keys are errors, values are frozen once read, every number is finite (TOML's
+    `inf` and `nan` are refused with their key) and within the range its field declares."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class GeneralConfig(_Section):
     """Run-wide settings."""
 
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=MAX_SEED)
     concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY)
     sessions_dir: str | None = None
     theme: str = "qatui-dark"
@@ -67,10 +70,10 @@ class DeploymentConfig(_Section):
     model: str = Field(min_length=1)
     api_base: str | None = None
     api_key_env: str | None = None
-    rpm: int | None = Field(None, ge=1)
-    tpm: int | None = Field(None, ge=1)
-    weight: float | None = Field(None, gt=0)
-    order: int | None = Field(None, ge=1)
+    rpm: int | None = Field(None, ge=1, le=10**9)
+    tpm: int | None = Field(None, ge=1, le=10**12)
+    weight: float | None = Field(None, gt=0, le=10**6)
+    order: int | None = Field(None, ge=1, le=1000)
 
     _key_env = field_validator("api_key_env")(_variable_name)
 
@@ -89,15 +92,15 @@ class BackboneConfig(_Section):
     api_base: str | None = None
     api_key_env: str | None = None
     max_concurrency: int = Field(4, ge=1, le=1024)
-    timeout_s: float = Field(120.0, gt=0)
+    timeout_s: float = Field(120.0, gt=0, le=3600)
     max_attempts: int = Field(3, ge=1, le=10)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(1024, ge=1)
-    context_window: int | None = Field(None, ge=256)
+    max_tokens: int = Field(1024, ge=1, le=10**7)
+    context_window: int | None = Field(None, ge=256, le=10**8)
     """Tokens the model reads at most (prompt + answer); unset: LiteLLM's max_input_tokens, or n_ctx for local/."""
     deployments: list[DeploymentConfig] = Field(default_factory=list)
     routing_strategy: Literal[ROUTING_STRATEGIES] = "simple-shuffle"  # type: ignore[valid-type]
-    cooldown_s: float = Field(5.0, ge=0)
+    cooldown_s: float = Field(5.0, ge=0, le=3600)
 
     _key_env = field_validator("api_key_env")(_variable_name)
 
@@ -158,7 +161,7 @@ class JuryConfig(_Section):
 
     members: list[str] = Field(min_length=2)
     aggregation: Literal["auto", "majority", "mean", "borda"] = "auto"
-    quorum: Literal["majority", "all"] | int = "majority"
+    quorum: Literal["majority", "all"] | Annotated[int, Field(ge=1, le=64)] = "majority"
 
 
 class Config(_Section):

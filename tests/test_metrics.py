@@ -125,7 +125,8 @@ def test_ranking_stats_for_a_known_permutation() -> None:
     assert stats["rbo_0.5"] == pytest.approx(rbo("bacd", strict("abcd"), 0.5))
     assert stats["rbo_0.9"] == pytest.approx(rbo("bacd", strict("abcd"), 0.9))
     perfect = question_ranking_stats(RankingGold(tiers=strict("abcd")), ranked("abcd"))
-    assert perfect == pytest.approx({"kendall": 1.0, "spearman": 1.0, "pearson": 1.0, "rbo_0.5": 1.0, "rbo_0.9": 1.0})
+    assert perfect == pytest.approx({"kendall": 1.0, "spearman": 1.0, "pearson": 1.0, "rbo_0.5": 1.0, "rbo_0.9": 1.0,
+                                     "no_decision": 0.0})
 
 
 def test_ranking_stats_with_tied_gold_use_tau_b() -> None:
@@ -155,7 +156,8 @@ def test_ranking_stats_skip_single_candidate_and_constant_gold() -> None:
 def test_two_candidate_ranking_needs_nothing_special() -> None:
     stats = question_ranking_stats(RankingGold(tiers=strict("ab")), ranked("ba"))
     # RBO: X_1 = 0, X_2 = 2, so X_2/2 p^2 + (1-p)/p * (2/2 p^2) = p^2 + (1-p) p = p
-    assert stats == pytest.approx({"kendall": -1.0, "spearman": -1.0, "pearson": -1.0, "rbo_0.5": 0.5, "rbo_0.9": 0.9})
+    assert stats == pytest.approx({"kendall": -1.0, "spearman": -1.0, "pearson": -1.0, "rbo_0.5": 0.5, "rbo_0.9": 0.9,
+                                   "no_decision": 0.0})
 
 
 # --- pairwise --------------------------------------------------------------------------
@@ -204,9 +206,11 @@ DEGENERATE_RATINGS = [
 
 def test_summary_level_versus_sample_level() -> None:
     per_doc = [document_correlations(gold, verdict, "coherence") for gold, verdict in TINY_RATINGS]
-    assert per_doc[0] == pytest.approx({"kendall": 1.0, "spearman": 1.0, "pearson": 1.0})
-    assert per_doc[1] == pytest.approx({"kendall": -1.0, "spearman": -1.0, "pearson": -1.0})
-    assert [document_correlations(g, v, "coherence") for g, v in DEGENERATE_RATINGS] == [{}, {}]
+    assert per_doc[0] == pytest.approx({"kendall": 1.0, "spearman": 1.0, "pearson": 1.0, "no_decision": 0.0})
+    assert per_doc[1] == pytest.approx({"kendall": -1.0, "spearman": -1.0, "pearson": -1.0, "no_decision": 0.0})
+    # People told a and b apart and the judge scored them alike: a no decision, 0; one candidate: nothing.
+    assert [document_correlations(g, v, "coherence") for g, v in DEGENERATE_RATINGS] == [
+        {"kendall": 0.0, "spearman": 0.0, "pearson": 0.0, "no_decision": 1.0}, {}]
     pooled, n = pooled_correlations(TINY_RATINGS, "coherence")
     assert n == 6
     assert pooled["pearson"] == pytest.approx(9 / math.sqrt(175))
@@ -222,8 +226,8 @@ def test_summarize_ratings_keys() -> None:
     result = summarize(items, verdicts)
     assert_contract(result)
     assert set(result.metrics) == {"pearson", "spearman", "kendall", *(f"{k}_sample" for k in ("pearson", "spearman", "kendall"))}
-    assert result.metrics["pearson"] == pytest.approx(0.0)
-    assert result.n["pearson"] == 2
+    assert result.metrics["pearson"] == pytest.approx(0.0)  # (1 - 1 + 0) / 3: the judge's tie counts 0
+    assert result.n["pearson"] == 3 and result.no_decision["pearson"] == 1
     # Pooled over all four documents now: 9 pairs, the degenerate ones included.
     assert result.n["pearson_sample"] == 9
     human, judge = [1, 2, 3, 3, 4, 5, 1, 5, 4], [1, 2, 3, 6, 5, 4, 2, 2, 1]
@@ -268,7 +272,9 @@ def test_summarize_ranking_gold() -> None:
     for key in RANKING_KEYS:
         assert result.metrics[key] == pytest.approx((q1[key] + q2[key]) / 2)
         assert result.n[key] == 2
-    assert result.breakdown == {"question_type": {"factoid": pytest.approx(q1), "non-factoid": pytest.approx(q2)}}
+    shown = [{key: value for key, value in stats.items() if key != "no_decision"} for stats in (q1, q2)]
+    assert result.breakdown == {"question_type": {"factoid": pytest.approx(shown[0]),
+                                                  "non-factoid": pytest.approx(shown[1])}}
 
 
 def test_summarize_pairwise_gold_counts_judgements() -> None:
@@ -279,10 +285,14 @@ def test_summarize_pairwise_gold_counts_judgements() -> None:
     verdicts = {"p1": preferring("a", "b", "A"), "p2": preferring("b", "a", "tie")}
     result = summarize(items, verdicts)
     assert_contract(result)
-    assert set(result.metrics) == {"accuracy", "accuracy_no_tie"}
+    assert set(result.metrics) == {"accuracy", "accuracy_no_tie", "kappa", "kappa_linear"}
     # p1: hits 1, 1, 0; p2 (judge tie): 1, 0 -> 3/5; without human ties: 1, 1, 0, 0 -> 2/4
-    assert result.metrics == pytest.approx({"accuracy": 0.6, "accuracy_no_tie": 0.5})
-    assert result.n == {"accuracy": 5, "accuracy_no_tie": 4}
+    # kappa over A, tie, B: rows A [2,0,0], tie [0,1,0], B [1,1,0]; p_o = 3/5, p_e = (2*3 + 1*2 + 2*0)/25 = 8/25,
+    # (15 - 8)/(25 - 8) = 7/17; linear: observed (2 + 1)/5, expected (4 + 3 + 12 + 4)/25, 1 - (3/5)/(23/25) = 8/23
+    assert result.metrics == pytest.approx({"accuracy": 0.6, "accuracy_no_tie": 0.5, "kappa": 7 / 17,
+                                            "kappa_linear": 8 / 23})
+    assert result.n == {"accuracy": 5, "accuracy_no_tie": 4, "kappa": 5, "kappa_linear": 5}
+    assert result.classes["confusion"] == [[2, 0, 0], [0, 1, 0], [1, 1, 0]]
     assert result.breakdown["pair_type"] == {
         "human_vs_model": pytest.approx({"accuracy": 2 / 3, "accuracy_no_tie": 2 / 3}),
         "model_vs_model": pytest.approx({"accuracy": 0.5, "accuracy_no_tie": 0.0}),
@@ -304,7 +314,9 @@ def test_summarize_mixed_ranking_and_pairwise() -> None:
     verdicts = {"r1": ranked("abc"), "r2": ranked("acb"), "p1": preferring("a", "b", "B")}
     result = summarize(items, verdicts)
     assert_contract(result)
-    assert set(result.metrics) == RANKING_KEYS | {"accuracy", "accuracy_no_tie"}
+    assert set(result.metrics) == RANKING_KEYS | {"accuracy", "accuracy_no_tie", "kappa", "kappa_linear"}
+    # one label, A, judged B: p_o = 0 and p_e = 1 * 0 = 0, so kappa (0 - 0)/(1 - 0) = 0; linear 1 - 2/2 = 0
+    assert result.metrics["kappa"] == 0.0 and result.metrics["kappa_linear"] == 0.0
     assert result.metrics["accuracy"] == 0.0
     assert result.n["kendall"] == 2
 

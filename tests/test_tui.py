@@ -305,7 +305,7 @@ async def test_export_writes_three_files_beside_the_session(store) -> None:
         await pilot.press("e")
         paths = [store.root / f"20261122-093000-0002.{fmt}" for fmt in ("jsonl", "csv", "md")]
         await until(pilot, lambda: all(p.exists() for p in paths))
-    assert paths[1].read_text().startswith("session,item_id,judge")
+    assert paths[1].read_text().startswith("session,item_id,question,candidate,response")
 
 
 # -- live runs ------------------------------------------------------------------------------------------

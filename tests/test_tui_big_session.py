@@ -76,12 +76,12 @@ async def test_first_rows_paint_before_the_rest_is_read(big, monkeypatch) -> Non
 
     collector_on: list[bool] = []
 
-    def gated(pages):
+    def gated(pages, *digits):
         if pages_read:  # the first page is read at once; later ones wait for the gate
             assert gate.wait(20), "the test never opened the gate"
         pages_read.append(1)
         collector_on.append(gc.isenabled())
-        return saved.page_events(pages)
+        return saved.page_events(pages, *digits)
 
     monkeypatch.setattr(session_screen, "page_events", gated)
     monkeypatch.setattr(ItemList, "FIRST_ROWS", 60)

@@ -1,4 +1,4 @@
-"""The live run streams tokens only for the task whose transcript is on screen (issue #14).
+"""The live run streams tokens only for the task whose transcript is on screen (a streamed token costs a redraw).
 
 A streamed call costs LiteLLM about three times the CPU of a plain one (it builds objects for
 every chunk), and a screen shows one transcript at a time. So the TUI streams the calls of the

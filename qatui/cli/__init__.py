@@ -7,7 +7,6 @@ status 2; Ctrl-C during a run flushes the session and says how to resume it (exi
 
 from __future__ import annotations
 
-import json
 import sys
 
 from qatui.cli.commands import (
@@ -18,7 +17,7 @@ from qatui.cli.commands import (
     cmd_report,
     cmd_sessions,
 )
-from qatui.cli.common import make_console
+from qatui.cli.common import make_console, print_json
 from qatui.cli.labels_cmd import cmd_annotate, cmd_labels
 from qatui.cli.parser import EXIT_INTERRUPTED, EXIT_REFUSED, build_parser
 from qatui.cli.running import cmd_demo, cmd_open, cmd_run, open_tui
@@ -57,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
 def report_error(error: QatuiError, as_json: bool) -> None:
     """One line on stderr, or with `--json` one `{"error": ...}` object on stdout (a script reads stdout)."""
     if as_json:
-        print(json.dumps({"error": str(error), "kind": type(error).__name__}))
+        print_json({"error": str(error), "kind": type(error).__name__})
         return
-    from rich.markup import escape
+    from rich.text import Text
 
-    make_console(stderr=True).print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
+    make_console(stderr=True).print(Text.assemble(("error:", "bold red"), " ", str(error)), soft_wrap=True)

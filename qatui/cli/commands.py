@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qatui.cli.common import make_console, open_store, run_resources
+from qatui.cli.common import make_console, open_store, print_json, run_resources
 from qatui.cli.running import run_job
 from qatui.errors import QatuiError
 
@@ -66,7 +65,7 @@ def cmd_datasets(args: argparse.Namespace, config: Config) -> int:
         raise QatuiError("usage: qatui datasets inspect PATH [--format F]")
     dataset = load_dataset(args.path, args.fmt)
     if args.json:
-        print(json.dumps(dataset_overview(dataset)))
+        print_json(dataset_overview(dataset))
     else:
         print_dataset(make_console(), dataset)
     return 0
@@ -81,7 +80,7 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
     if args.action in (None, "list"):
         rows = store.list()
         if getattr(args, "json", False):
-            print(json.dumps(rows, default=str))
+            print_json(rows, default=str)
         else:
             report.print_session_list(console, rows, store.root)
         return 0
@@ -89,7 +88,7 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         session = store.open(args.id)
         if args.item:
             data = report.item_detail(session, args.item)
-            print(json.dumps(data)) if args.json else report.print_item_detail(console, data)
+            print_json(data) if args.json else report.print_item_detail(console, data)
             return 0
         from qatui.engine.jobs import judges_json, session_json
         from qatui.report.gold import parse_gold
@@ -98,10 +97,10 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         split, gold = session_leak_split(session, parse_gold(args.gold), store.root, args.without_leaks)
         if args.json:
             leaks = split.json(judges_json)
-            print(json.dumps({**session_json(session.meta, split.headline), "gold": args.gold,
-                              **({"leaks": leaks} if leaks else {})}))
+            print_json({**session_json(session.meta, split.headline), "gold": args.gold,
+                        **({"leaks": leaks} if leaks else {})})
         else:
-            console.print(f"[dim]{gold}[/]")
+            console.print(gold, style="dim", markup=False)
             report.print_session(console, session.meta, split.headline, failures=report.stored_failures(session))
             if note := split.note():
                 console.print(note, markup=False, style="dim" if split.chosen else "yellow")
@@ -112,7 +111,7 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         text = export_session(store.open(args.id), args.fmt)
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
-            make_console(stderr=True).print(f"wrote {args.output}")
+            make_console(stderr=True).print(f"wrote {args.output}", markup=False)
         else:
             sys.stdout.write(text)
         return 0
@@ -122,7 +121,7 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         from qatui.report.gold import parse_gold
 
         data = compare_sessions([store.open(i) for i in args.ids], gold=parse_gold(args.gold), sessions_root=store.root)
-        print(json.dumps(data)) if args.json else report.print_comparison(console, data)
+        print_json(data) if args.json else report.print_comparison(console, data)
         return 0
     if args.action == "resume":
         from qatui.engine.jobs import NothingToResume, resume_run, session_json
@@ -133,7 +132,7 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
             make_console(stderr=True).print(str(e))
             if args.json:
                 session = store.open(args.id)
-                print(json.dumps(session_json(session.meta, session.summary())))
+                print_json(session_json(session.meta, session.summary()))
             return 0
         return run_job(job, args.json)
     if args.action == "import":
@@ -142,10 +141,12 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         return cmd_import(args, config, store)
     if args.action == "delete":
         session = store.open(args.id)
-        if not args.yes and not _confirm(f"Delete session {session.id} ({session.path})?"):
-            return 1
+        if not args.yes:
+            store.check_deletable(session.id)  # a live run's session: refused before asking (delete refuses too)
+            if not _confirm(f"Delete session {session.id} ({session.path})?"):
+                return 1
         store.delete(session.id)
-        console.print(f"deleted {session.id}")
+        console.print(f"deleted {session.id}", markup=False)
         return 0
     raise QatuiError(f"unknown sessions action {args.action!r}")
 
@@ -161,7 +162,7 @@ def cmd_report(args: argparse.Namespace, config: Config) -> int:
     sessions = [store.open(key) for key in args.ids]
     text = build_report(sessions, ITEMS_SHOWN if args.items is None else args.items, gold, store.root)
     path = write_report(out, text)
-    make_console(stderr=True).print(f"wrote {path} ({len(text.encode()) // 1024 + 1} KB)", soft_wrap=True)
+    make_console(stderr=True).print(f"wrote {path} ({len(text.encode()) // 1024 + 1} KB)", soft_wrap=True, markup=False)
     return 0
 
 

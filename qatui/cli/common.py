@@ -21,11 +21,23 @@ def run_resources(args: argparse.Namespace, config: Config) -> Resources:
                      use_cache=False if args.no_cache else None)
 
 
+def print_json(value: object, **options: object) -> None:
+    """What `--json` prints, one object on one stdout line: strict JSON, a non-finite figure as null with its reason."""
+    from qatui.report.strict_json import strict_dumps
+
+    print(strict_dumps(value, **options))
+
+
 def make_console(stderr: bool = False) -> Console:
-    """A Rich console on stdout (results) or stderr (progress and errors), without syntax highlighting."""
+    """A Rich console on stdout (results) or stderr (progress and errors), without syntax highlighting, that
+    shows every control character in data as its escape (`qatui.cli.shown`)."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False)
+    from qatui.cli.shown import PlainText
+
+    console = Console(stderr=stderr, highlight=False)
+    console.push_render_hook(PlainText())
+    return console
 
 
 def open_store(args: argparse.Namespace, config: Config) -> SessionStore:

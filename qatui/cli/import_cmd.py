@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING
 
-from qatui.cli.common import make_console
+from qatui.cli.common import make_console, print_json
 
 if TYPE_CHECKING:
     from qatui.config import Config
@@ -30,7 +29,7 @@ def cmd_import(args: argparse.Namespace, config: Config, store: SessionStore) ->
     session = import_results(store, dataset, request, config.general.seed)
     meta, summary = session.meta, session.summary()
     if args.json:
-        print(json.dumps(session_json(meta, summary)))
+        print_json(session_json(meta, summary))
         return 0
     imported = meta["imported"]
     line = (f"imported {plural(imported['rows'], 'row')} of {escape(imported['source'])} as judge "

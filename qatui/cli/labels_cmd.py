@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qatui.cli.common import make_console, open_store
+from qatui.cli.common import make_console, open_store, print_json
 from qatui.errors import QatuiError
 
 if TYPE_CHECKING:
@@ -41,7 +40,7 @@ def cmd_labels(args: argparse.Namespace, config: Config) -> int:
 
         rows = export_rows(labels, list(dict.fromkeys(args.annotators)))
         write_rows(rows, Path(args.output))
-        stderr.print(f"wrote {len(rows)} labels to {args.output}")
+        stderr.print(f"wrote {len(rows)} labels to {args.output}", markup=False)
         return 0
     if args.action == "import":
         from qatui.data.loaders import load_dataset
@@ -56,7 +55,7 @@ def cmd_labels(args: argparse.Namespace, config: Config) -> int:
         from qatui.report.annotation import resolve_source
         from qatui.report.label_agreement import agreement_data, print_agreement
 
-        data = agreement_data(resolve_source(args.source, store, args.fmt), store, store.root)
-        print(json.dumps(data)) if args.json else print_agreement(make_console(), data)
+        data = agreement_data(resolve_source(args.source, store, args.fmt), store, store.root, epsilon=args.epsilon)
+        print_json(data) if args.json else print_agreement(make_console(), data)
         return 0
     raise QatuiError("usage: qatui labels export|import|agreement (see `qatui labels --help`)")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qatui import __version__
-from qatui.config import MAX_CONCURRENCY
+from qatui.config import MAX_CONCURRENCY, MAX_SEED
 from qatui.errors import QatuiError
 
 if TYPE_CHECKING:
@@ -21,6 +22,8 @@ EXIT_REFUSED = 2
 """Exit status of anything refused before work: bad option, dataset, config, backbone."""
 EXIT_INTERRUPTED = 130
 """Exit status after Ctrl-C: the session is saved and resumable."""
+MAX_TABS = 32
+"""The most browser tabs `qatui serve --max-sessions` may allow at once (each runs its own qatui process)."""
 
 
 class UsageError(QatuiError):
@@ -62,6 +65,26 @@ def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
     return parse
 
 
+def folder(text: str) -> Path:
+    """An argparse type: an existing folder, resolved (symlinks followed); else an error naming it."""
+    path = Path(text).expanduser()
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"not a folder: {text!r}")
+    return path.resolve()
+def float_between(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a number strictly between low and high, else an error naming the range."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number between {low:g} and {high:g}, not {text!r}") from None
+        if not low < value < high:
+            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g} (both excluded), not {text}")
+        return value
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Every command and option of `qatui`, global options accepted before and after the command."""
     common = argparse.ArgumentParser(add_help=False)
@@ -72,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Judge open-ended question answering with LLMs. With no command, opens the workbench (TUI).")
     _global_options(p, default=None)
     p.add_argument("--version", action="version", version=f"qatui {__version__}")
+    p.add_argument("--root", dest="roots", action="append", type=folder, metavar="DIR",
+                   help="with no command: the workbench's file fields (New run, Spot check, Label) read only "
+                        "inside DIR (repeatable; qatui serve passes its own)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     run = sub.add_parser("run", parents=[common], help="judge a dataset and save the run as a session")
@@ -79,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
     run.add_argument("--judge", dest="judges", action="append", default=[], metavar="NAME", help="judge to run (repeatable)")
     run.add_argument("--limit", type=int_in(1), metavar="N", help="only the first N items (1 or more)")
-    run.add_argument("--seed", type=int_in(0), help="seed of the candidate shuffle, 0 or more (default: config)")
+    run.add_argument("--seed", type=int_in(0, MAX_SEED), help=f"seed of the candidate shuffle, 0 to {MAX_SEED} (default: config)")
     run.add_argument("--concurrency", type=int_in(1, MAX_CONCURRENCY), metavar="N",
                      help=f"items judged at once, 1 to {MAX_CONCURRENCY} (default: config)")
     run.add_argument("--session", dest="name", metavar="NAME", help="name of the new session")
@@ -144,10 +170,16 @@ def build_parser() -> argparse.ArgumentParser:
     _leaks_flag(table)
     serve = sub.add_parser("serve", parents=[common], help="the workbench in a web browser (textual-serve)")
     serve.add_argument("--host", default="127.0.0.1",
-                       help="address to listen on (default 127.0.0.1: this machine only; there is no login)")
+                       help="address to listen on (default 127.0.0.1: this machine only; elsewhere only the printed "
+                            "token guards it)")
     serve.add_argument("--port", type=int_in(1, 65535), default=8000, help="port, 1 to 65535 (default 8000)")
     serve.add_argument("--public-url", metavar="URL",
                        help="the address browsers reach the server at (default http://HOST:PORT)")
+    serve.add_argument("--root", dest="roots", action="append", type=folder, default=argparse.SUPPRESS,
+                       metavar="DIR", help="a folder the workbench may read datasets from; paths leading outside "
+                                           "every --root are refused (repeatable; default: the working folder)")
+    serve.add_argument("--max-sessions", type=int_in(1, MAX_TABS), default=4, metavar="N",
+                       help=f"browser tabs served at once, each its own qatui process: 1 to {MAX_TABS} (default 4)")
     rep = sub.add_parser("report", parents=[common],
                          help="one self-contained HTML file of one or more sessions: metrics, plots, worst items")
     rep.add_argument("ids", nargs="+", metavar="ID",
@@ -178,6 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="agreement between people, and between each judge and each person (alpha, kappa)")
     lagr.add_argument("source", metavar="DATASET_OR_SESSION", help="a dataset file, 'demo', or a session id / name")
     lagr.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
+    lagr.add_argument("--epsilon", type=float_between(0.0, 1.0), default=0.2, metavar="E",
+                      help="the alt-test's margin: how far people may beat the judge and it still replaces one "
+                           "(0.2 experts, the default; 0.15 skilled annotators; 0.1 crowd workers)")
     lagr.add_argument("--json", action="store_true")
 
     sub.add_parser("judges", parents=[common], help="list the judges and what they need")

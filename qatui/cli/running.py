@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import signal
 from typing import TYPE_CHECKING
 
-from qatui.cli.common import make_console, open_store, run_resources, with_jury
+from qatui.cli.common import make_console, open_store, print_json, run_resources, with_jury
 from qatui.cli.parser import EXIT_INTERRUPTED, EXIT_RUN_FAILED
 from qatui.text import plural
 
@@ -116,10 +115,10 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
         out["leaks"] = leaks
     if status == INTERRUPTED:
         if as_json:
-            print(json.dumps(out))
+            print_json(out)
         return EXIT_INTERRUPTED
     if as_json:
-        print(json.dumps(out))
+        print_json(out)
     else:
         from qatui.report import print_session
 
@@ -178,17 +177,19 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
             "member_calls": {jury: {m: list(c) if c else None for m, c in found.items()} for jury, found in members.items()},
             "total_calls": list(total) if total else None}
     if args.json:
-        print(json.dumps(plan))
+        print_json(plan)
         return 0
+    from rich.text import Text
+
     console = make_console()
-    console.print(f"[b]{dataset.name}[/]: {plural(len(subset.items), 'item')}, "
-                  f"{'backbone' if len(backbones) == 1 else 'backbones'} {', '.join(backbones)}")
+    console.print(Text.assemble((dataset.name, "bold"), f": {plural(len(subset.items), 'item')}, "
+                                f"{'backbone' if len(backbones) == 1 else 'backbones'} {', '.join(backbones)}"))
     if nli:
-        console.print("  NLI: " + ", ".join(f"{language} items → {name}" for language, name in nli.items()))
+        console.print("  NLI: " + ", ".join(f"{language} items → {name}" for language, name in nli.items()), markup=False)
     for name, count in calls.items():
-        console.print(f"  {name:<24} {calls_text(count):>10} backbone calls")
+        console.print(f"  {name:<24} {calls_text(count):>10} backbone calls", markup=False)
         for member, member_count in members.get(name, {}).items():
-            console.print(f"    [dim]{member:<22} {calls_text(member_count):>10}[/]")
+            console.print(f"    {member:<22} {calls_text(member_count):>10}", style="dim", markup=False)
     if len(calls) > 1:
         console.print(f"  {'total':<24} {calls_text(total):>10}")
     console.print("[dim]counted before the cache; re-asks of malformed answers not counted[/]")
@@ -217,6 +218,7 @@ def cmd_open(args: argparse.Namespace, config: Config) -> int:
 def open_tui(args: argparse.Namespace, config: Config, **where: object) -> int:
     """Run the Textual app (Home, plus a session or a run when given) until the user quits."""
     from qatui.tui.app import QatuiApp
+    from qatui.tui.roots import Roots
 
-    QatuiApp(config, open_store(args, config), **where).run()
+    QatuiApp(config, open_store(args, config), roots=Roots.of(getattr(args, "roots", None)), **where).run()
     return 0

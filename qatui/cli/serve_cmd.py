@@ -1,12 +1,18 @@
-"""`qatui serve`: the workbench in a browser, after checking the address in one line before starting."""
+"""`qatui serve`: the workbench in a browser, after checking the address in one line before starting.
+
+Each start makes a new secret token; the one line that says where to open the workbench is the
+only place it is shown (never a file, never a log), and the server refuses every request without it.
+"""
 
 from __future__ import annotations
 
 import argparse
 import ipaddress
+import secrets
 import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from qatui.cli.common import make_console
 from qatui.cli.parser import UsageError
@@ -40,26 +46,42 @@ def loopback_only(addresses: list[str]) -> bool:
 
 
 def public_url(host: str, port: int, given: str | None) -> str:
-    """The URL browsers are sent to for the websocket: --public-url, else http://HOST:PORT (this machine's name
-    for a wildcard host)."""
+    """The URL browsers open and the page's websocket goes to: --public-url, else http://HOST:PORT (this machine's
+    name for a wildcard host); UsageError for a URL that is not http(s)://NAME[:PORT][/PATH]."""
     if given:
+        parts = urlsplit(given)
+        try:
+            valid = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 1) > 0
+        except ValueError:  # a port that is no number, or past 65535
+            valid = False
+        if not valid or parts.query or parts.fragment:
+            raise UsageError(f"--public-url {given!r}: must be http:// or https:// then a host name, an optional "
+                             ":PORT and path")
         return given.rstrip("/")
     shown = socket.getfqdn() if host in WILDCARDS else host
     return f"http://[{shown}]:{port}" if ":" in shown else f"http://{shown}:{port}"
 
 
 def cmd_serve(args: argparse.Namespace, config: Config) -> int:
-    """Check the host and port, warn when others can reach it, then serve until Ctrl-C."""
-    from qatui.tui.serve import app_command, serve
+    """Check the address and options, warn when others can reach it, print the URL with a new token, serve
+    until Ctrl-C."""
+    from qatui.tui.serve import Gate, app_command, serve
 
+    url = public_url(args.host, args.port, args.public_url)
     addresses = check_address(args.host, args.port)
+    roots = getattr(args, "roots", None) or [Path.cwd().resolve()]
     stderr = make_console(stderr=True)
     if not loopback_only(addresses):
-        stderr.print(f"[bold yellow]warning:[/] listening on {args.host}:{args.port}, beyond this machine: there is "
-                     "no authentication, so anyone who can reach it can use the workbench and read every session")
+        stderr.print(f"[bold yellow]warning:[/] listening on {args.host}:{args.port}, beyond this machine: the token "
+                     "is all that guards the workbench and every session, and plain http shows it to the network; "
+                     "prefer an SSH tunnel or an https reverse proxy")
     sessions_dir = Path(config.sessions_dir(args.sessions_dir)).resolve()
     config_path = Path(args.config).resolve() if args.config else None
-    url = public_url(args.host, args.port, args.public_url)
-    stderr.print(f"qatui in a browser: {url}  (sessions in {sessions_dir}; Ctrl-C stops it)")
-    serve(app_command(config_path, sessions_dir), args.host, args.port, url)
+    token = secrets.token_urlsafe(32)
+    stderr.print(f"qatui in a browser: {url}/?token={token}", markup=False, highlight=False, soft_wrap=True)
+    stderr.print(f"  (sessions in {sessions_dir}; datasets from {', '.join(map(str, roots))}; "
+                 f"at most {args.max_sessions} tabs; Ctrl-C stops it)", markup=False, highlight=False, soft_wrap=True)
+    listening = None if args.host in WILDCARDS else args.host  # a wildcard is no name a browser can use
+    serve(app_command(config_path, sessions_dir, roots), args.host, args.port, url,
+          gate=Gate.of(url, listening, args.port, token), max_tabs=args.max_sessions)
     return 0

@@ -7,7 +7,6 @@ answer) is checked for every row before the first one runs, so a refusal costs n
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -144,13 +143,14 @@ def _baseline_index(wanted: str | None, rows: list[dict]) -> int:
 
 def _write(args: argparse.Namespace, table: dict) -> None:
     """The table as JSON, Markdown, CSV, LaTeX or a terminal table, to stdout or -o FILE."""
+    from qatui.report.strict_json import strict_dumps
     from qatui.report.table import caption, flat_rows, to_csv, to_latex, to_markdown
 
     if args.json or args.to != "text":
-        text = json.dumps(table) + "\n" if args.json else {"md": to_markdown, "csv": to_csv, "latex": to_latex}[args.to](table)
+        text = strict_dumps(table) + "\n" if args.json else {"md": to_markdown, "csv": to_csv, "latex": to_latex}[args.to](table)
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
-            make_console(stderr=True).print(f"wrote {args.output}")
+            make_console(stderr=True).print(f"wrote {args.output}", markup=False)
         else:
             print(text, end="")
         return
@@ -167,6 +167,6 @@ def _write(args: argparse.Namespace, table: dict) -> None:
             from rich.console import Console
 
             Console(file=file, width=200).print(view)
-        make_console(stderr=True).print(f"wrote {args.output}")
+        make_console(stderr=True).print(f"wrote {args.output}", markup=False)
     else:
         console.print(view)

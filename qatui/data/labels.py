@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from qatui.data.model import Gold, GoldKind, Item, PairwiseGold, Preference, RankingGold, RatingsGold
+from qatui.data.safe_read import Refused, loads_json
 from qatui.errors import LabelError, first_problem
 
 ANNOTATOR = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -159,7 +160,9 @@ def parse_label(item: Item, kind: str, text: str, updated: str = "") -> Label:
         fields = {"a": a, "b": b, "preference": text}
     elif kind == "ratings":
         try:
-            fields = {"ratings": json.loads(text)}
+            fields = {"ratings": loads_json(text)}
+        except Refused as exc:
+            raise ValueError(exc.message("ratings", one_line_text=True)) from None
         except ValueError:
             raise ValueError(f'ratings are a JSON object like {{"r1": {{"overall": 4}}}}, not {text!r}') from None
     else:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qatui.data.safe_read import Refused, check_regular, csv_reader, loads_json, read_text
 from qatui.errors import ResultsFileError
 
 KINDS = ("score", "ranking", "pairwise")
@@ -83,6 +84,10 @@ def read_results(path: str | Path, kind: str, fmt: str | None = None, metric: st
         raise ResultsFileError(f"unknown kind {kind!r}; kinds are: {', '.join(KINDS)}")
     if fmt is not None and fmt not in FORMATS:
         raise ResultsFileError(f"unknown results format {fmt!r}; formats are: {', '.join(FORMATS)}")
+    try:
+        check_regular(path)
+    except Refused as e:
+        raise ResultsFileError(f"{path}: {e}") from None
     if not path.is_file():
         raise ResultsFileError(f"{path}: no such file")
     fmt = fmt or detect_format(path)
@@ -123,7 +128,9 @@ def raise_problems(path: Path, problems: list[str]) -> None:
 def _records(path: Path, fmt: str) -> tuple[Iterator[tuple[int, dict[str, Any]]], list[str]]:
     """(line, record) pairs of a CSV or JSONL file and its columns (CSV header; JSONL: none up front)."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_text(path)
+    except Refused as e:
+        raise ResultsFileError(f"{path}: {e}") from None
     except UnicodeDecodeError as e:
         raise ResultsFileError(f"{path}: not UTF-8 text (byte {e.start})") from None
     except OSError as e:
@@ -136,7 +143,7 @@ def _records(path: Path, fmt: str) -> tuple[Iterator[tuple[int, dict[str, Any]]]
 def _csv(path: Path, text: str) -> tuple[Iterator[tuple[int, dict[str, Any]]], list[str]]:
     """CSV records with the line each starts on; the header must name each column once."""
     lines = text.splitlines(keepends=True)
-    reader = csv.reader(lines)
+    reader = csv_reader(lines)
     try:
         header = next(reader)
     except StopIteration:
@@ -170,7 +177,9 @@ def _jsonl(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
+            record = loads_json(raw)
+        except Refused as e:
+            raise ResultsFileError(e.message(f"{path}: line {line}", one_line_text=True)) from None
         except json.JSONDecodeError as e:
             raise ResultsFileError(f"{path}: line {line}: not JSON: {e.msg} (column {e.colno})") from None
         if not isinstance(record, dict):
@@ -223,7 +232,9 @@ def _typed(record: dict[str, Any], kind: str, fmt: str, metric: str | None) -> t
 
 
 def _number(value: Any, *, allow_nan: bool = False) -> tuple[float | None, str | None]:
-    """A finite number from a JSON number or CSV text; NaN (ragas' failed sample) only when allowed, as None."""
+    """A finite number from a JSON number or CSV text; NaN or null (ragas' failed sample) only when allowed, as None."""
+    if value is None and allow_nan:  # a ragas table written as JSON lines by pandas has null where NaN was
+        return None, None
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None, f"{value!r} is not a number"
     try:
@@ -240,7 +251,7 @@ def _number(value: Any, *, allow_nan: bool = False) -> tuple[float | None, str |
 def _ragas_metric(path: Path, columns: list[str], metric: str | None) -> str:
     """The metric column of a ragas result: `metric` when given, else the only one."""
     if not columns:  # JSONL: read the first record's keys
-        first = next(_jsonl(path, path.read_text(encoding="utf-8-sig")), None)
+        first = next(_jsonl(path, read_text(path)), None)
         columns = list(first[1]) if first else []
     metrics = [c for c in columns if c not in RAGAS_SAMPLE_COLUMNS]
     if metric is not None:

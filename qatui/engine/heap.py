@@ -4,7 +4,7 @@ A run allocates many small objects (events, requests, parsed answers), which tri
 collector often, and each full collection re-walks everything alive: LiteLLM's modules, the
 dataset, loaded models. Those existed before the run and will outlive it, so `gc.freeze()`
 moves them out of the collector's sight until the last run in the process ends. Measured on a
-cached pairwise replay of 2,000 calls: 0.50 -> 0.27 ms of CPU per call (issue #14). Garbage
+cached pairwise replay of 2,000 calls: 0.50 -> 0.27 ms of CPU per call (bench/NOTES.md). Garbage
 that exists at the freeze is collected after the unfreeze, never lost.
 """
 

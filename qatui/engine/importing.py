@@ -24,7 +24,7 @@ from qatui.engine.jobs import now_iso, store_summary
 from qatui.engine.runner import item_pair
 from qatui.errors import JudgeError, ResultsFileError
 from qatui.events import Verdict
-from qatui.judges.ranking import pair_preference, strict_ranking
+from qatui.judges.ranking import pair_preference, strict_ranking, tied_groups
 from qatui.judges.registry import JUDGES
 from qatui.text import plural
 
@@ -138,4 +138,5 @@ def _verdict(item: Item, result: ItemResult, kind: str, judge: str, seed: int, s
             details["imported"]["ranks"] = {c: int(r) for c, r in result.values.items()}
         preference = pair_preference(scores[pair[0]], scores[pair[1]], TIE_DIGITS) if pair else None
     return Verdict(item_id=item.id, judge=judge, scores=scores, ranking=strict_ranking(scores, order, TIE_DIGITS),
-                   order=order, pair=pair, preference=preference, details=details)
+                   order=order, pair=pair, preference=preference, tiers=tied_groups(scores, order, TIE_DIGITS),
+                   details=details)

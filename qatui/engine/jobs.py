@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from qatui import __version__
 from qatui.errors import DatasetError, JudgeError, SessionError
 from qatui.judges.registry import make_judge, stored_options
+from qatui.ties import TIE_RULE
 
 
 class NothingToResume(SessionError):
@@ -192,6 +193,7 @@ def start_run(
     subset = dataset.limited(limit)
     if not subset.items:
         raise DatasetError(f"{dataset.path}: the dataset has no items to run")
+    store.check_writable()  # a read-only or full folder is refused before the preflight costs a call
     resources = resources or Resources(config)
     judges = build_judges(judge_names, config, subset, resources, judge_options)
     check_models(judges, resources, subset)
@@ -227,15 +229,21 @@ def resume_run(store: SessionStore, session_id: str, config: Config, *, resource
 
     `resources` defaults to the models the session ran with (`resources_from_meta`).
     """
+    session = store.open(session_id)
+    session.take_writer()  # before any work: a second process resuming it is refused here, naming this one
+    try:
+        return _resumed(session, config, resources)
+    except BaseException:
+        session.release_writer()
+        raise
+
+
+def _resumed(session: Session, config: Config, resources: Resources | None) -> RunJob:
+    """`resume_run` once its caller holds the session's writer lock."""
     from qatui.data.loaders import load_dataset
 
-    from qatui.store.session_file import live_writer
-
-    session = store.open(session_id)
+    session.check_writable()
     meta = session.meta
-    if (pid := live_writer(meta)) is not None and pid != os.getpid():
-        raise SessionError(f"session {session.id} is being written by process {pid}, which is still running: "
-                           "two writers would corrupt it; wait for that run to end, or stop it (Ctrl-C), then resume")
     if imported := meta.get("imported"):
         raise SessionError(f"session {session.id} holds {imported['judge']!r}, imported from {imported['source']}: "
                            "qatui cannot run that judge, so there is nothing to resume; import the file again "
@@ -284,14 +292,17 @@ def store_summary(session: Session, dataset: Dataset, status: str) -> dict[str, 
 
     What `finish_run` does after a run, and what an import (`engine.importing`) does after writing its verdicts.
     """
-    results = session.results()
-    summary = summarize_session(session, dataset.items, results)
-    for judge, doc in summary.items():
-        session.set_summary(judge, doc)
-    if status == "completed" and summary and all(doc["n_done"] == 0 and doc["n_failed"] for doc in summary.values()):
-        status = "failed"  # nothing was judged: not a result anyone should read as one
-    session.update_meta(status=status, updated=now_iso(), pid=None, llm=llm_totals(results))
-    session.flush()
+    try:
+        results = session.results()
+        summary = summarize_session(session, dataset.items, results)
+        for judge, doc in summary.items():
+            session.set_summary(judge, doc)
+        if status == "completed" and summary and all(doc["n_done"] == 0 and doc["n_failed"] for doc in summary.values()):
+            status = "failed"  # nothing was judged: not a result anyone should read as one
+        session.update_meta(status=status, updated=now_iso(), pid=None, llm=llm_totals(results))
+        session.flush()
+    finally:
+        session.release_writer()  # the run has ended, however: another process may resume it now
     return summary
 
 
@@ -321,12 +332,17 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
             "n_failed": sum(1 for doc in mine.values() if doc["status"] == "failed"),
             "n_not_applicable": len(not_applicable),
             "convention": convention,
-            "by_convention": {convention: {"metrics": metrics.metrics, "n": metrics.n},
-                              other: {"metrics": alternative.metrics, "n": alternative.n}},
+            "by_convention": {convention: {"metrics": metrics.metrics, "n": metrics.n,
+                                           "no_decision": metrics.no_decision},
+                              other: {"metrics": alternative.metrics, "n": alternative.n,
+                                      "no_decision": alternative.no_decision}},
             "metrics": metrics.metrics,
             "ci": {k: list(v) for k, v in metrics.ci.items()},
             "n": metrics.n,
+            "no_decision": metrics.no_decision,
             "breakdown": metrics.breakdown,
+            "tie_rule": TIE_RULE,
+            **({"classes": metrics.classes} if metrics.classes else {}),
         }
         if judge == "jury" and (members := (options or {}).get("members")):
             from qatui.metrics.jury import members_agreement, members_summary
@@ -378,9 +394,10 @@ def judges_json(summary: dict[str, dict]) -> dict[str, dict[str, Any]]:
             "metrics": doc["metrics"],
             "by_convention": doc.get("by_convention", {}),
             "n": doc.get("n", {}),
+            "no_decision": doc.get("no_decision", {}),
             "ci": doc.get("ci", {}),
             "breakdown": doc.get("breakdown", {}),
-            **{key: doc[key] for key in ("members", "members_agreement") if key in doc},
+            **{key: doc[key] for key in ("members", "members_agreement", "stale", "classes") if key in doc},
         }
         for name, doc in summary.items()
     }

@@ -41,7 +41,7 @@ from qatui.events import (
     RunStarted,
     Verdict,
 )
-from qatui.judges.ranking import pair_preference, strict_ranking
+from qatui.judges.ranking import pair_preference, pair_tiers, ranking_tiers, strict_ranking
 
 if TYPE_CHECKING:
     from qatui.judges.base import Judge
@@ -112,7 +112,7 @@ def item_pair(item: Item) -> tuple[str, str] | None:
 
 
 def to_verdict(item: Item, judge: Judge, view: ItemView, order: list[str], judgement: Judgement) -> Verdict:
-    """Map a label-space judgement onto candidate ids, with a strict ranking and preference."""
+    """Map a label-space judgement onto candidate ids: a strict ranking (display), the tied groups, a preference."""
     labels = view.labels
     missing = [label for label in labels if label not in judgement.scores]
     if missing:
@@ -135,14 +135,18 @@ def to_verdict(item: Item, judge: Judge, view: ItemView, order: list[str], judge
             preference = "tie" if winner == "tie" else ("A" if winner == pair[0] else "B")
         else:
             preference = pair_preference(scores[pair[0]], scores[pair[1]], judge.options.tie_digits)
+    ranking = [by_label[label] for label in ranking_labels]
     return Verdict(
         scores=scores,
-        ranking=[by_label[label] for label in ranking_labels],
+        ranking=ranking,
         order=order,
         pair=pair,
         preference=preference,
+        tiers=pair_tiers(pair, preference, ranking) if judgement.winner is not None and pair is not None
+        else ranking_tiers(scores, ranking, judge.options.tie_digits),
         details=judgement.details,
     )
+
 
 
 class Engine:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, model_validator
 
 from qatui.events.base import Event, Preference
+from qatui.ties import ranking_tiers, stored_digits
 from qatui.events.baselines import (
     CandidatePlaced,
     DimensionRated,
@@ -73,6 +74,8 @@ class LLMCallFinished(Event):
     ok: bool = True
     error: str = ""
     response: str = ""
+    thinking: str = ""
+    """What a reasoning model wrote apart from its answer (`<think>` sections, `reasoning_content`); never the answer."""
     trimmed: dict = Field(default_factory=dict)
     """What was cut to fit the context window (`qatui.llm.trim.Trimmed.record`); empty when nothing was."""
     deployment: str = ""
@@ -294,6 +297,11 @@ class Verdict(Event):
 
     `order` is the presentation permutation (candidate ids as Response 1..n);
     `preference` is relative to (`pair[0]`, `pair[1]`) = (A, B) for two-candidate items.
+    `ranking` is strict, for display: candidates the judge scored equal keep presentation order.
+    `tiers` is what the judge said, and what the metrics read: the same candidates best first,
+    those it scored equal (`qatui.ties`) in one group. A verdict stored before `tiers` was kept
+    gets it from its scores and ranking under the tie digits in the validation context
+    (`{"tie_digits": n}`: the judge's stored option), else `ties.DEFAULT_DIGITS`.
     """
 
     type: Literal["verdict"] = "verdict"
@@ -302,9 +310,32 @@ class Verdict(Event):
     order: list[str]
     pair: tuple[str, str] | None = None
     preference: Preference | None = None
+    tiers: list[list[str]] = Field(default_factory=list)
     details: dict = Field(default_factory=dict)
     artifacts: list[ArtifactEvent] = Field(default_factory=list)
     elapsed_s: float = 0.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_tiers(cls, data: Any, info: ValidationInfo) -> Any:
+        """`tiers` from the scores and ranking when absent (a verdict stored before it was kept)."""
+        if not isinstance(data, dict) or data.get("tiers"):
+            return data
+        scores, ranking = data.get("scores"), data.get("ranking")
+        if (not isinstance(scores, dict) or not isinstance(ranking, list)
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in scores.values())
+                or not all(isinstance(cid, str) for cid in ranking)):
+            return data  # field validation reports what is wrong
+        digits = stored_digits(info.context if isinstance(info.context, dict) else None)
+        return {**data, "tiers": ranking_tiers(scores, ranking, digits)}
+
+    @model_validator(mode="after")
+    def _tiers_match_ranking(self) -> Verdict:
+        """Refuse tiers that do not hold exactly the ranked candidates, each once."""
+        flat = [cid for tier in self.tiers for cid in tier]
+        if sorted(flat) != sorted(self.ranking) or len(set(flat)) != len(flat) or not all(self.tiers):
+            raise ValueError("tiers must group exactly the ranked candidates, each once")
+        return self
 
 
 AnyEvent = Annotated[

@@ -13,10 +13,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from qatui.events import Event
 from qatui.text import plural
+from qatui.ties import DEFAULT_DIGITS, MAX_DIGITS
 
 if TYPE_CHECKING:
     from qatui.data.model import Dataset, Item
@@ -24,14 +25,18 @@ if TYPE_CHECKING:
     from qatui.judges.resources import Resources
 
 
+MAX_TIE_DIGITS = MAX_DIGITS
+"""The most digits a tie rule rounds to (`qatui.ties`, the one home of the rule and its bounds)."""
+
+
 class JudgeOptions(BaseModel):
     """Options every judge accepts; subclasses add their own. Unknown keys are an error."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, allow_inf_nan=False)
 
-    tie_digits: int = 4
-    """Two scores equal once rounded to this many digits are a tie: in a ranking (presentation order
-    decides) and in an A / B / tie preference alike (`qatui.judges.ranking`)."""
+    tie_digits: int = Field(DEFAULT_DIGITS, ge=0, le=MAX_TIE_DIGITS)
+    """Two scores equal once rounded to this many digits are a tie: the judge said they are equal, in its
+    tied groups and in an A / B / tie preference alike (`qatui.ties`; presentation order only for display)."""
 
 
 @dataclass(frozen=True)

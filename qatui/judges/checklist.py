@@ -42,6 +42,7 @@ from pydantic import (
     model_validator,
 )
 
+from qatui.data.safe_read import Refused, loads_toml, read_text
 from qatui.errors import QatuiError, first_problem
 from qatui.llm.fence import without_fenced
 
@@ -179,7 +180,9 @@ def _describe(error: ValidationError) -> str:
 def parse_checklist(text: str, where: str) -> Checklist:
     """A checklist from TOML text; errors name `where` and the key."""
     try:
-        data = tomllib.loads(text)
+        data = loads_toml(text)
+    except Refused as e:
+        raise ChecklistError(e.message(f"checklist {where}")) from None
     except tomllib.TOMLDecodeError as e:
         raise ChecklistError(f"checklist {where}: not valid TOML: {e}") from None
     try:
@@ -193,7 +196,11 @@ def load_checklist(name_or_path: str) -> Checklist:
     path = Path(name_or_path).expanduser()
     if path.suffix == ".toml" or path.exists() or "/" in name_or_path:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path)
+        except Refused as e:
+            raise ChecklistError(f"checklist {path}: {e}") from None
+        except UnicodeDecodeError as e:
+            raise ChecklistError(f"checklist {path}: not UTF-8 text (byte {e.start})") from None
         except FileNotFoundError:
             raise ChecklistError(f"checklist {path}: no such file") from None
         except OSError as e:

@@ -21,14 +21,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from statistics import mean
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import Field
 
 from qatui.errors import JudgeError
 from qatui.events import Judgement, MemberVerdict
 from qatui.metrics.jury import shared_places
 
 Aggregation = Literal["auto", "majority", "mean", "borda"]
-Quorum = Literal["majority", "all"] | int
+Quorum = Literal["majority", "all"] | Annotated[int, Field(ge=1, le=64)]
 
 
 class QuorumNotMet(JudgeError):

@@ -15,8 +15,10 @@ from collections.abc import AsyncIterator, Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
+from pydantic import Field
+
 from qatui.events import Event, Judgement
-from qatui.judges.base import Judge, JudgeOptions, Needs
+from qatui.judges.base import MAX_TIE_DIGITS, Judge, JudgeOptions, Needs
 
 if TYPE_CHECKING:
     from qatui.data.presentation import ItemView
@@ -67,7 +69,7 @@ def rouge_l_score(response: str, references: list[str], language: str) -> float:
 class LexicalOptions(JudgeOptions):
     """Options of the lexical judges: CALF's tie rule by default."""
 
-    tie_digits: int = 2
+    tie_digits: int = Field(2, ge=0, le=MAX_TIE_DIGITS)
     """Scores equal once rounded to this many digits are a tie (2, as CALF rounds its lexical baselines)."""
 
 

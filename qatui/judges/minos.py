@@ -6,7 +6,9 @@
    NLI model scores every (response ⇒ key point) pair with the RESPONSE AS PREMISE (blank
    and repeated points are dropped, at most 16 kept); pair
    score = P(entail) − P(contradict); response score = mean over the points, best over the
-   references. The engine's tie rule makes the ranking strict.
+   references. Scores equal once rounded to `tie_digits` are a tie (`qatui.ties`): the
+   judge hands the engine its scores alone, so the ranking, the preference and the tied
+   groups the metrics read all follow that one rule.
 3. Non-factoid → instance-aware listwise ranking: one call writes five silver answers
    (Excellent … Bad), one call ranks the responses with them in the prompt.
 
@@ -40,6 +42,7 @@ from qatui.events import (
 from qatui.judges.base import Judge, JudgeOptions, Needs
 from qatui.judges.fencing import Fence, guarded, references_block
 from qatui.judges.prompts import chat, load_prompts
+from qatui.judges.ranking import strict_ranking
 
 if TYPE_CHECKING:
     from qatui.data.model import Item
@@ -239,9 +242,9 @@ class MinosJudge(Judge):
         scores = {r.label: max(ref[r.label] for ref in per_reference) for r in view.responses}
         best_reference = {r.label: max(range(len(per_reference)), key=lambda i: per_reference[i][r.label])
                           for r in view.responses}
-        ranking = sorted(view.labels, key=lambda label: (-scores[label], view.labels.index(label)))
+        ranking = strict_ranking(scores, view.labels, self.options.tie_digits)  # shown; the engine ties alike
         yield RankingProduced(ranking=ranking, scores=scores)
-        yield Judgement(scores=scores, ranking=ranking,
+        yield Judgement(scores=scores,
                         details={"strategy": "key_points", **route, "best_reference": best_reference,
                                  "per_reference": per_reference, "nli": self.resources.nli_name_for(view.language)})
 

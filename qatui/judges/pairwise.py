@@ -121,7 +121,7 @@ class PairwiseOptions(JudgeOptions):
     """both-orders protocol only: ask each pair in both orders (each answer once as A); False: once, in presentation order."""
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     """Per-judge override of the backbone's temperature (default: the backbone's, 0; 1.0 under calf, as the paper)."""
-    max_candidates: int = Field(default=8, ge=2)
+    max_candidates: int = Field(default=8, ge=2, le=100)
     """Refuse datasets with items of more candidates: n candidates cost n(n-1) calls (8 -> 56)."""
 
     @model_validator(mode="after")

@@ -58,7 +58,7 @@ class PairwiseABOptions(JudgeOptions):
 
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     """Per-judge override of the backbone's temperature (default: the backbone's, 0)."""
-    max_candidates: int = Field(default=8, ge=2)
+    max_candidates: int = Field(default=8, ge=2, le=100)
     """Items with more candidates are not judged: n candidates cost up to n(n-1) calls (8 -> 28 to 49)."""
 
 

@@ -1,4 +1,4 @@
-"""LiteLLM on first use: the only place qatui imports it (STYLE.md §5).
+"""LiteLLM on first use: the only place qatui imports it (docs/LIBRARIES.md#lazy-imports).
 
 `import litellm` costs about 3 s, and without `LITELLM_LOCAL_MODEL_COST_MAP` it also tries
 to fetch a price map from the network. Everything in `qatui.llm` reaches LiteLLM through
@@ -6,7 +6,7 @@ to fetch a price map from the network. Everything in `qatui.llm` reaches LiteLLM
 
 OpenAI and OpenAI-compatible backbones go through LiteLLM's own HTTP handler
 (`EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER`) rather than the OpenAI SDK, which re-walks every
-request's parameters: measured 5.3 -> 3.0 ms of CPU per call (bench/NOTES.md, issue #14), with
+request's parameters: measured 5.3 -> 3.0 ms of CPU per call (bench/NOTES.md), with
 the same errors, streams and retries (tests/test_llm_server.py, test_faults.py over HTTP).
 Set the variable to `false` to go back to the SDK.
 """

@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike
 from pydantic import BaseModel, ConfigDict, Field
 
 from qatui.metrics.correlation import correlations
+from qatui.metrics.kendall import tier_places
 from qatui.metrics.pairwise import judge_preference
 
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 
 class JudgeAgreement(BaseModel):
-    """`kendall` (mean tau-b of the rankings), `top1` and `preference` shares, with item counts."""
+    """`kendall` (mean tau-b of the tied groups), `top1` and `preference` shares, with item counts."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -26,13 +27,27 @@ class JudgeAgreement(BaseModel):
     n: dict[str, int] = Field(default_factory=dict)
 
 
+def _shared_tiers(verdict: Verdict, shared: set[str]) -> list[list[str]]:
+    """A verdict's tied groups over the `shared` candidates."""
+    return [kept for tier in verdict.tiers if (kept := [cid for cid in tier if cid in shared])]
+
+
 def ranking_tau(a: Verdict, b: Verdict) -> float | None:
-    """Kendall tau-b between two judges' rankings over the candidates both ranked; None below 2."""
+    """Kendall tau-b between two judges' tied groups over the candidates both ranked (ties count as ties).
+
+    None below 2 candidates, or when either judge tied them all (tau-b is undefined there: two judges
+    with no opinion are not in agreement, and neither is one with an opinion against one without).
+    """
     shared = set(a.ranking) & set(b.ranking)
-    ranked_a = [cid for cid in a.ranking if cid in shared]
-    position_b = {cid: -float(i) for i, cid in enumerate(cid for cid in b.ranking if cid in shared)}
-    stats = correlations([-float(i) for i in range(len(ranked_a))], [position_b[cid] for cid in ranked_a])
-    return stats.get("kendall")
+    places_a, places_b = tier_places(_shared_tiers(a, shared)), tier_places(_shared_tiers(b, shared))
+    ordered = sorted(shared)
+    return correlations([-places_a[c] for c in ordered], [-places_b[c] for c in ordered]).get("kendall")
+
+
+def top_agreement(a: Verdict, b: Verdict) -> float:
+    """The chance that both judges' first candidate is the same when each breaks its top tie at random."""
+    top_a, top_b = set(a.tiers[0]), set(b.tiers[0])
+    return len(top_a & top_b) / (len(top_a) * len(top_b))
 
 
 def judge_agreement(verdicts_a: Mapping[str, Verdict], verdicts_b: Mapping[str, Verdict]) -> JudgeAgreement:
@@ -43,8 +58,8 @@ def judge_agreement(verdicts_a: Mapping[str, Verdict], verdicts_b: Mapping[str, 
             continue
         if (tau := ranking_tau(a, b)) is not None:
             found["kendall"].append(tau)
-        if a.ranking and b.ranking:
-            found["top1"].append(float(a.ranking[0] == b.ranking[0]))
+        if a.tiers and b.tiers:
+            found["top1"].append(top_agreement(a, b))
         if a.pair and a.preference and b.pair and b.preference and set(a.pair) == set(b.pair):
             found["preference"].append(float(a.preference == judge_preference(b, *a.pair)))
     return JudgeAgreement(

@@ -2,8 +2,10 @@
 
 Over every pair of responses of an item whose lengths differ and which people told apart
 (different gold tiers, or a human A / B label), it counts how often people prefer the longer
-one and how often the judge does (its ranking, or its A / B / tie preference; a tie counts
-half). Length is words for English, characters for Chinese.
+one and how often the judge does (its tied groups, or its A / B / tie preference). A judge's
+tie is a tie: it prefers neither, so it is not a preference for the longer one, and
+`judge_ties` counts those pairs so that the share can be shown beside the figure. Length is
+words for English, characters for Chinese.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING
 from qatui.data.language import item_language
 from qatui.data.model import Item, PairwiseGold, RankingGold
 from qatui.metrics.pairwise import judge_preference
+from qatui.ties import tier_preference
 
 if TYPE_CHECKING:
     from qatui.events import Verdict
@@ -25,33 +28,39 @@ def text_length(text: str, language: str) -> int:
     return len(text) if language == "zh" else len(text.split())
 
 
-def _ranking_pairs(item: Item, gold: RankingGold, verdict: Verdict, lengths: dict[str, int]) -> list[tuple[float, float]]:
-    """(people prefer the longer, judge prefers the longer) per pair people told apart."""
-    grades, position = gold.grade(), {cid: i for i, cid in enumerate(verdict.ranking)}
+Pair = tuple[float, str]
+"""(people prefer the longer: 1.0 or 0.0, the judge's choice between longer (A) and shorter (B): A, B or tie)."""
+
+
+def _ranking_pairs(item: Item, gold: RankingGold, verdict: Verdict, lengths: dict[str, int]) -> list[Pair]:
+    """(people prefer the longer, the judge's choice) per pair people told apart."""
+    grades = gold.grade()
+    ranked = {cid for tier in verdict.tiers for cid in tier}
     found = []
-    for x, y in combinations([c for c in item.candidates if c in grades and c in position], 2):
+    for x, y in combinations([c for c in item.candidates if c in grades and c in ranked], 2):
         if lengths[x] == lengths[y] or grades[x] == grades[y]:
             continue
         longer, shorter = (x, y) if lengths[x] > lengths[y] else (y, x)
-        found.append((float(grades[longer] > grades[shorter]), float(position[longer] < position[shorter])))
+        found.append((float(grades[longer] > grades[shorter]), tier_preference(verdict.tiers, longer, shorter) or "tie"))
     return found
 
 
-def _label_pairs(gold: PairwiseGold, verdict: Verdict, lengths: dict[str, int]) -> list[tuple[float, float]]:
-    """(people prefer the longer, judge prefers the longer) per human A / B label of the pair."""
+def _label_pairs(gold: PairwiseGold, verdict: Verdict, lengths: dict[str, int]) -> list[Pair]:
+    """(people prefer the longer, the judge's choice) per human A / B label of the pair."""
     if gold.a not in lengths or gold.b not in lengths or lengths[gold.a] == lengths[gold.b]:
         return []
     longer = "A" if lengths[gold.a] > lengths[gold.b] else "B"
     judged = judge_preference(verdict, gold.a, gold.b)
     if judged is None:
         return []
-    judge_side = 0.5 if judged == "tie" else float(judged == longer)
-    return [(float(label == longer), judge_side) for label in gold.labels if label != "tie"]
+    choice = "tie" if judged == "tie" else "A" if judged == longer else "B"
+    return [(float(label == longer), choice) for label in gold.labels if label != "tie"]
 
 
 def length_preference(items: Sequence[Item], verdicts: Mapping[str, Verdict]) -> dict[str, float | int]:
-    """`judge_longer` and `people_longer` (shares in [0, 1]) over `pairs` judged pairs; empty when there is none."""
-    pairs: list[tuple[float, float]] = []
+    """`judge_longer` and `people_longer` (shares in [0, 1]) over `pairs` judged pairs, of which the judge
+    tied `judge_ties`; empty when there is none."""
+    pairs: list[Pair] = []
     for item in items:
         verdict = verdicts.get(item.id)
         if verdict is None or item.gold is None:
@@ -64,5 +73,6 @@ def length_preference(items: Sequence[Item], verdicts: Mapping[str, Verdict]) ->
             pairs += _label_pairs(item.gold, verdict, lengths)
     if not pairs:
         return {}
-    return {"judge_longer": sum(j for _, j in pairs) / len(pairs),
-            "people_longer": sum(p for p, _ in pairs) / len(pairs), "pairs": len(pairs)}
+    return {"judge_longer": sum(j == "A" for _, j in pairs) / len(pairs),
+            "people_longer": sum(p for p, _ in pairs) / len(pairs), "pairs": len(pairs),
+            "judge_ties": sum(j == "tie" for _, j in pairs)}

@@ -17,13 +17,14 @@ and the members' agreement with each other:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from statistics import mean
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from qatui.metrics.agreement import fleiss_kappa, krippendorff_alpha
 from qatui.metrics.bootstrap import defined_ci
+from qatui.metrics.kendall import tier_places
+from qatui.ties import pair_tiers, ranking_tiers
 
 if TYPE_CHECKING:
     from qatui.data.model import Item
@@ -40,15 +41,7 @@ def member_artifacts(verdict: Verdict) -> list[MemberVerdict]:
 
 def shared_places(scores: Mapping[str, float], ranking: Sequence[str], digits: int) -> dict[str, float]:
     """Each label's 1-based place in `ranking`; labels scored equal (rounded to `digits`) share their mean place."""
-    places: dict[str, float] = {}
-    start = 0
-    while start < len(ranking):
-        end, level = start + 1, round(scores[ranking[start]], digits)
-        while end < len(ranking) and round(scores[ranking[end]], digits) == level:
-            end += 1
-        places.update(dict.fromkeys(ranking[start:end], float(mean(range(start + 1, end + 1)))))
-        start = end
-    return places
+    return tier_places(ranking_tiers(scores, ranking, digits))
 
 
 def member_names(verdicts: Mapping[str, Verdict]) -> list[str]:
@@ -80,11 +73,14 @@ def member_verdicts(verdicts: Mapping[str, Verdict]) -> dict[str, dict[str, Verd
             out.setdefault(m.member, {})
             if m.status != "done":
                 continue
+            scores, ranking = {by_label[k]: s for k, s in m.scores.items()}, [by_label[k] for k in m.ranking]
+            preference = member_preference(m, verdict)
             out[m.member][item_id] = Verdict(
-                item_id=item_id, judge=m.member, scores={by_label[k]: s for k, s in m.scores.items()},
-                ranking=[by_label[k] for k in m.ranking], order=verdict.order, pair=verdict.pair,
-                preference=member_preference(m, verdict), details=m.details,
-                artifacts=[event_from_dict(a) for a in m.artifacts])
+                item_id=item_id, judge=m.member, scores=scores, ranking=ranking, order=verdict.order,
+                pair=verdict.pair, preference=preference,
+                tiers=pair_tiers(verdict.pair, preference, ranking) if verdict.pair and preference
+                else ranking_tiers(scores, ranking, m.tie_digits),
+                details=m.details, artifacts=[event_from_dict(a) for a in m.artifacts])
     return out
 
 

@@ -1,7 +1,8 @@
 """Accuracy of a judge's A/B/tie preference against every human label (the papers count judgements).
 
-`accuracy` scores each human label (A, B or tie) by exact match. `accuracy_no_tie` keeps only
-human labels A and B; a judge tie on them counts wrong.
+`accuracy` scores each human label (A, B or tie) by exact match: a judge's tie is a tie, a hit
+on a human tie and never on an A or B. `accuracy_no_tie` keeps only human labels A and B, so a
+judge tie there is always a miss (the share of such labels is shown beside the figure).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qatui.data.model import PairwiseGold, Preference
+from qatui.ties import tier_preference
 
 if TYPE_CHECKING:
     from qatui.events import Verdict
@@ -17,16 +19,17 @@ _FLIP: dict[Preference, Preference] = {"A": "B", "B": "A", "tie": "tie"}
 
 
 def judge_preference(verdict: Verdict, a: str, b: str) -> Preference | None:
-    """The judge's preference between `a` (A) and `b` (B); from its scores when it gave no pair."""
+    """The judge's preference between `a` (A) and `b` (B); from its tied groups when it gave no pair.
+
+    The groups (`Verdict.tiers`) follow the judge's tie rule (`qatui.ties`), so two scores its
+    `tie_digits` call equal are a tie here as in the preference the engine made.
+    """
     if verdict.preference is not None and verdict.pair is not None:
         if verdict.pair == (a, b):
             return verdict.preference
         if verdict.pair == (b, a):
             return _FLIP[verdict.preference]
-    if a in verdict.scores and b in verdict.scores:
-        score_a, score_b = verdict.scores[a], verdict.scores[b]
-        return "A" if score_a > score_b else "B" if score_b > score_a else "tie"
-    return None
+    return tier_preference(verdict.tiers, a, b)
 
 
 def judgement_hits(gold: PairwiseGold, verdict: Verdict) -> dict[str, list[float]]:

@@ -3,7 +3,8 @@
 Every kind of label comes down to the same decisions: for each item and each pair of its
 responses (x, y), which one is better, or neither. A ranking orders its tiers (same tier:
 a tie), a pairwise label is its A / B / tie, ratings compare each response's mean rating
-over the dimensions, and a judge's verdict its scores or its preference (`judge_preference`).
+over the dimensions, and a judge's verdict its tied groups or its preference (`judge_preference`:
+a pair the judge scored equal under its `tie_digits` is a tie, as everywhere in qatui).
 Those decisions are the units of Krippendorff's alpha (nominal) and Fleiss' kappa, so
 rankings, pairs and ratings, people and judges, are measured on one scale.
 """

@@ -2,7 +2,9 @@
 
 Sample level pools every (item, candidate) pair; summary level correlates within each item
 (source document) and is averaged over documents elsewhere. A document with fewer than 2
-scored candidates, or constant ratings or scores, has no summary-level correlation.
+scored candidates, or constant ratings, has no summary-level correlation; one where the judge
+scored every candidate alike is a no decision and counts 0 (docs/METRICS.md, Ties). Ratings
+correlate the raw scores, as the papers do: only exactly equal scores are ties here.
 The judge's score of a candidate is `Verdict.scores[cid]`, the same for every dimension,
 unless the verdict carries its own score for the dimension (CheckEval):
 `details["dimension_scores"][label][dimension]`, label "Response k" = `order[k-1]`; a
@@ -44,8 +46,16 @@ def rating_pairs(gold: RatingsGold, verdict: Verdict, dimension: str) -> tuple[l
 
 
 def document_correlations(gold: RatingsGold, verdict: Verdict, dimension: str) -> dict[str, float]:
-    """Summary-level correlations within one document; empty when undefined."""
-    return correlations(*rating_pairs(gold, verdict, dimension))
+    """Summary-level correlations within one document, with `no_decision`; empty when undefined.
+
+    A document where people told the candidates apart but the judge gave them all the same
+    score is a no decision: correlations 0 (it agrees with no one), `no_decision` 1.0.
+    """
+    human, judge = rating_pairs(gold, verdict, dimension)
+    if len(human) >= 2 and len(set(human)) > 1 and len(set(judge)) == 1:
+        return {"kendall": 0.0, "spearman": 0.0, "pearson": 0.0, "no_decision": 1.0}
+    stats = correlations(human, judge)
+    return {**stats, "no_decision": 0.0} if stats else {}
 
 
 def pooled_correlations(scored: Iterable[tuple[RatingsGold, Verdict]], dimension: str) -> tuple[dict[str, float], int]:

@@ -4,6 +4,10 @@ Keys (each omitted when it cannot be computed; every value finite, in [-1, 1] or
 
 - ranking gold: `kendall`, `spearman`, `pearson`, `rbo_0.5`, `rbo_0.9`, means over questions;
 - pairwise gold: `accuracy`, `accuracy_no_tie`, over human judgements (labels);
+- `no_decision` (beside `metrics`): per key, how many of its units the judge made no decision
+  on, which count in the figure as agreeing with no one (docs/METRICS.md, Ties);
+  `kappa` and `kappa_linear` (Cohen's, A < tie < B), with the confusion matrix and per-class precision and
+  recall beside the metrics in `classes` (`metrics.classes`);
 - routing judges (MinosEval): `route_accuracy` of the factoid / non-factoid call against the
   dataset's question type, wherever the dataset gives one (no gold ranking needed);
 - pairwise judges asked in both orders (CALF): `position_consistency`, the share of pairs
@@ -25,16 +29,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from qatui.data.model import Item, PairwiseGold, RankingGold, RatingsGold
+from qatui.metrics.classes import preference_classes
 from qatui.metrics.bootstrap import grouped_mean, mean_ci, ratio_ci, unit_table
-from qatui.metrics.pairwise import judgement_hits
+from qatui.metrics.pairwise import judge_preference, judgement_hits
 from qatui.metrics.pointwise import document_correlations, pooled_correlations
-from qatui.metrics.ranking import RBO_PERSISTENCES, question_ranking_stats
+from qatui.metrics.ranking import NO_DECISION, RBO_PERSISTENCES, question_ranking_stats
 
 if TYPE_CHECKING:
     from qatui.events import Verdict
@@ -56,6 +61,12 @@ class JudgeMetrics(BaseModel):
     ci: dict[str, tuple[float, float]] = Field(default_factory=dict)
     n: dict[str, int] = Field(default_factory=dict)
     breakdown: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
+    no_decision: dict[str, int] = Field(default_factory=dict)
+    """Of a metric's `n` units, how many the judge made no decision on: questions or documents where it
+    scored every candidate alike (counted as 0), or human labels of items where it said tie (never a hit
+    against A or B). Present for every question-level and accuracy key, 0 included."""
+    classes: dict[str, Any] = Field(default_factory=dict)
+    """The pairwise preferences' confusion matrix and per-class precision and recall (`metrics.classes`)."""
 
 
 @dataclass(frozen=True)
@@ -63,29 +74,31 @@ class _Estimate:
     """One metric's value and unit count, with the table to bootstrap (None: no CI).
 
     `ratio`: the units are (numerator, denominator) rows of one item each, the value is the
-    pooled ratio, and its CI resamples items (`ratio_ci`).
+    pooled ratio, and its CI resamples items (`ratio_ci`). `undecided`: how many of the `n`
+    units the judge made no decision on (None where the notion does not apply).
     """
 
     value: float
     n: int
     units: np.ndarray | None
     ratio: bool = False
+    undecided: int | None = None
 
 
-def _from_ratios(rows: list[tuple[float, float]]) -> _Estimate | None:
+def _from_ratios(rows: list[tuple[float, float]], undecided: int | None = None) -> _Estimate | None:
     """The pooled ratio of per-item (hits, total) rows; n = the total (labels, pairs); None when empty."""
     rows = [row for row in rows if row[1] > 0]
     if not rows:
         return None
     table = np.asarray(rows, dtype=float)
     total = float(table[:, 1].sum())
-    return _Estimate(float(table[:, 0].sum()) / total, int(total), table, ratio=True)
+    return _Estimate(float(table[:, 0].sum()) / total, int(total), table, ratio=True, undecided=undecided)
 
 
-def _from_table(table: Sequence[Sequence[float]]) -> _Estimate | None:
+def _from_table(table: Sequence[Sequence[float]], undecided: int | None = None) -> _Estimate | None:
     """The grouped mean of a units x columns table (NaN = no value), None when it is empty."""
     units = unit_table(table)
-    return _Estimate(grouped_mean(units), len(units), units) if len(units) else None
+    return _Estimate(grouped_mean(units), len(units), units, undecided=undecided) if len(units) else None
 
 
 def _question_level(scored: Scored, dims: list[str], convention: str = "strict") -> dict[str, _Estimate]:
@@ -109,7 +122,8 @@ def _question_level(scored: Scored, dims: list[str], convention: str = "strict")
     for name, columns in wanted.items():
         key = name.split("/")[0]
         table = [[row.get((key, column), np.nan) for column in columns] for row in rows]
-        if (estimate := _from_table(table)) is not None:
+        undecided = sum(any((key, c) in row and row.get((NO_DECISION, c)) == 1.0 for c in columns) for row in rows)
+        if (estimate := _from_table(table, undecided)) is not None:
             estimates[name] = estimate
     return estimates
 
@@ -134,13 +148,20 @@ def _sample_level(scored: Scored, dims: list[str]) -> dict[str, _Estimate]:
 
 
 def _pairwise(scored: Scored) -> dict[str, _Estimate]:
-    """Accuracy over every human label of the pairwise items; its CI resamples items, not labels."""
+    """Accuracy over every human label of the pairwise items; its CI resamples items, not labels.
+
+    A judge's tie is a tie: it matches a human tie label and no A or B label; the labels of the
+    items it tied are its no-decision units.
+    """
     rows: dict[str, list[tuple[float, float]]] = {key: [] for key in PAIRWISE_KEYS}
+    undecided = dict.fromkeys(PAIRWISE_KEYS, 0)
     for item, verdict in scored:
         if isinstance(item.gold, PairwiseGold):
+            tied = judge_preference(verdict, item.gold.a, item.gold.b) == "tie"
             for key, values in judgement_hits(item.gold, verdict).items():
                 rows[key].append((sum(values), len(values)))
-    return {key: estimate for key, found in rows.items() if (estimate := _from_ratios(found))}
+                undecided[key] += len(values) if tied else 0
+    return {key: estimate for key, found in rows.items() if (estimate := _from_ratios(found, undecided[key]))}
 
 
 def _estimates(scored: Scored, convention: str = "strict") -> dict[str, _Estimate]:
@@ -228,15 +249,19 @@ def summarize(
                         else mean_ci(estimate.units, seed=seed))
             if interval is not None:
                 intervals[key] = interval
+    classes = preference_classes(scored, seed=seed, ci=ci) or {}
+    kappas, intervals = classes.pop("metrics", {}), intervals | {k: tuple(v) for k, v in classes.pop("ci", {}).items()}
     breakdown = {
         by: {name: metrics for name, group in members.items() if (metrics := _values(_estimates(group, convention)))}
         for by, members in _groups(scored).items()
     }
     return JudgeMetrics(
-        metrics=_values(estimates),
+        metrics=_values(estimates) | kappas,
         ci=intervals,
-        n={key: estimate.n for key, estimate in estimates.items()},
+        n={key: estimate.n for key, estimate in estimates.items()} | dict.fromkeys(kappas, classes.get("n", 0)),
         breakdown={by: groups for by, groups in breakdown.items() if groups},
+        no_decision={key: estimate.undecided for key, estimate in estimates.items() if estimate.undecided is not None},
+        classes=classes,
     )
 
 

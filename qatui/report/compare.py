@@ -11,7 +11,7 @@ from rich.table import Table
 
 from qatui.errors import LabelError, SessionError
 from qatui.report.session_view import METRIC_ORDER, fmt, unchanged_dataset
-from qatui.text import plural
+from qatui.text import no_decision_note, plural
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,6 +37,7 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
     `gold` (`report.gold`) is what the metrics and table rows measure against; people's
     labels are read from `sessions_root`.
     """
+    from qatui.ties import summary_is_current
     from qatui.metrics.agreement import judge_agreement, ranking_tau
 
     if len(sessions) < 2:
@@ -58,6 +59,9 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
                 "label": session.meta.get("name") or session.id,
                 "judge": judge,
                 "metrics": doc.get("metrics", {}),
+                "n": doc.get("n", {}),
+                "no_decision": doc.get("no_decision", {}),
+                **({"stale": True} if doc and not summary_is_current({judge: doc}) else {}),
                 "n_done": doc.get("n_done", 0),
                 "n_failed": doc.get("n_failed", 0),
                 "verdicts": session.verdicts(judge),
@@ -75,8 +79,8 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
         dataset, gold_line = with_gold(dataset, gold, sessions_root or sessions[0].path.parent)
     if any(items != common for items in judged):
         note = _restrict_to_common(dataset, runs, common)
-    elif gold != "dataset":
-        _remeasure(dataset, runs, common)
+    elif gold != "dataset" or (dataset is not None and any(r.get("stale") for r in runs)):
+        _remeasure(dataset, runs, common)  # another gold, or figures stored before ties counted as ties
     agreement = []
     worst: dict[str, dict[str, Any]] = {}
     for a, b in combinations(runs, 2):
@@ -149,7 +153,9 @@ def _remeasure(dataset: Dataset, runs: list[dict[str, Any]], common: set[str]) -
 
     items = [item for item in dataset.items if item.id in common]
     for run in runs:
-        run["metrics"] = summarize(items, run["verdicts"], ci=False).metrics
+        scored = summarize(items, run["verdicts"], ci=False)
+        run.update(metrics=scored.metrics, n=scored.n, no_decision=scored.no_decision)
+        run.pop("stale", None)
 
 
 def _checklist_agreement(sessions: list[Session], runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -199,7 +205,8 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
             cells = []
             for k in metrics:
                 v = r["metrics"].get(k)
-                cell = fmt(v)
+                first = k == metrics[0]  # the question-level keys share their units: one note a row
+                cell = fmt(v) + (f" · {note}" if first and v is not None and (note := no_decision_note(r, k)) else "")
                 if i and v is not None and k in base:
                     delta = v - base[k]
                     cell += f" [{'green' if delta > 0 else 'red' if delta < 0 else 'dim'}]({delta:+.3f})[/]"

@@ -12,8 +12,10 @@ import json
 from typing import TYPE_CHECKING
 
 from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
+from qatui.events import Verdict
 from qatui.report.session_view import coverage_text
 from qatui.text import natural_key, plural
+from qatui.ties import DEFAULT_DIGITS, judges_digits, tier_ranks
 
 if TYPE_CHECKING:
     from qatui.data.model import Item
@@ -41,7 +43,7 @@ def export_csv(session: Session) -> str:
 
     A spreadsheet review needs no join: the question and response come from the session's dataset
     reloaded (empty, with the item and response ids still there, when it is gone or changed).
-    Per judge: `J score` (as stored, full precision), `J rank` (1 best, as the verdict ranks),
+    Per judge: `J score` (as stored, full precision), `J rank` (1 best; responses it tied share one),
     `J preferred` (a pair's verdict: yes, no or tie for this response), `J status` (done,
     failed, n/a or pending) and `J reason` (why it failed or does not apply). Gold: `gold rank`
     (ranking gold, 1 best, tied responses share one), `gold preferred` (pairwise gold: yes, no
@@ -62,6 +64,7 @@ def export_csv(session: Session) -> str:
                *(f"gold {dim}" for dim in dims)]
     for judge in judges:
         columns += [f"{judge} score", f"{judge} rank", f"{judge} preferred", f"{judge} status", f"{judge} reason"]
+    digits = judges_digits(session.meta)
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
@@ -75,7 +78,7 @@ def export_csv(session: Session) -> str:
                    "question": _cell(item.question) if item else "", "response": _cell(item.candidates[cid]) if item else "",
                    **_gold_cells(item, cid)}
             for judge, doc in docs.items():
-                row.update(_judge_cells(judge, doc, cid))
+                row.update(_judge_cells(judge, doc, cid, digits.get(judge, DEFAULT_DIGITS)))
             writer.writerow(row)
     return out.getvalue()
 
@@ -95,8 +98,8 @@ def _gold_cells(item: Item | None, cid: str) -> dict[str, str]:
     return {f"gold {dim}": repr(by_candidate[cid]) for dim, by_candidate in gold.ratings.items() if cid in by_candidate}
 
 
-def _judge_cells(judge: str, doc: dict | None, cid: str) -> dict[str, str]:
-    """One judge's columns for one response: score, rank, preferred, status and reason."""
+def _judge_cells(judge: str, doc: dict | None, cid: str, digits: int) -> dict[str, str]:
+    """One judge's columns for one response: score, rank (its ties share one), preferred, status and reason."""
     if doc is None:
         return {f"{judge} status": "pending"}
     cells = {f"{judge} status": doc["status"]}
@@ -104,13 +107,13 @@ def _judge_cells(judge: str, doc: dict | None, cid: str) -> dict[str, str]:
         return {**cells, f"{judge} reason": _cell(doc.get("not_applicable", ""))}
     if doc["status"] != "done":
         return {**cells, f"{judge} reason": _cell(doc["failure"]["reason"])}
-    verdict = doc["verdict"]
-    if cid in verdict["scores"]:
-        cells[f"{judge} score"] = repr(verdict["scores"][cid])
-    if cid in verdict["ranking"]:
-        cells[f"{judge} rank"] = str(verdict["ranking"].index(cid) + 1)
-    if (preference := verdict.get("preference")) and cid in (pair := verdict.get("pair") or ()):
-        cells[f"{judge} preferred"] = _preferred(preference, "A" if cid == pair[0] else "B")
+    verdict = Verdict.model_validate(doc["verdict"], context={"tie_digits": digits})
+    if cid in verdict.scores:
+        cells[f"{judge} score"] = repr(verdict.scores[cid])
+    if (rank := tier_ranks(verdict.tiers).get(cid)) is not None:  # as `sessions import` reads ties back
+        cells[f"{judge} rank"] = str(rank)
+    if verdict.preference and verdict.pair and cid in verdict.pair:
+        cells[f"{judge} preferred"] = _preferred(verdict.preference, "A" if cid == verdict.pair[0] else "B")
     return cells
 
 

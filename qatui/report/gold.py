@@ -94,11 +94,25 @@ def session_gold_items(session: Session, spec: str, sessions_root: Path) -> tupl
 def session_summary(session: Session, spec: str, sessions_root: Path) -> tuple[dict[str, dict], str, Dataset | None]:
     """Every judge's summary measured against the gold `spec` names, the gold line, and the session's items with it.
 
-    For `dataset` the stored summary, and None for the dataset (its gold is the session's own).
+    For `dataset` the stored summary, and None for the dataset (its gold is the session's own), unless
+    the summary predates the tie rule (`summary_is_current`): then it is computed again from the stored
+    verdicts, against the dataset reloaded, and the gold line says so. If the dataset is gone or changed,
+    the stored figures come back with `stale` set in each doc, for the views to flag.
     """
     from qatui.engine.jobs import summarize_session
+    from qatui.ties import summary_is_current
 
     if parse_gold(spec) == DATASET:
-        return session.summary(), f"gold: {gold_name(DATASET)}", None
+        stored = session.summary()
+        if summary_is_current(stored):
+            return stored, f"gold: {gold_name(DATASET)}", None
+        try:
+            dataset, _ = session_gold_items(session, DATASET, sessions_root)
+        except LabelError:
+            return {judge: {**doc, "stale": True} for judge, doc in stored.items()}, \
+                f"gold: {gold_name(DATASET)} (figures stored before ties were counted as ties; dataset gone, " \
+                "so not recomputed)", None
+        return (summarize_session(session, dataset.items),
+                f"gold: {gold_name(DATASET)} (recomputed: ties counted as ties)", None)
     dataset, line = session_gold_items(session, spec, sessions_root)
     return summarize_session(session, dataset.items), line, dataset

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qatui.data.labels import check_annotator, label_text, parse_label
+from qatui.data.safe_read import Refused, csv_dict_reader, loads_json, read_text
 from qatui.errors import DatasetError, LabelError
 
 if TYPE_CHECKING:
@@ -72,7 +73,9 @@ def write_rows(rows: list[dict[str, str]], path: Path) -> None:
 def read_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
     """The rows of a label file, each with where it is ('line 3'); LabelError naming the line of a broken one."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_text(path)
+    except Refused as e:
+        raise LabelError(f"{path}: {e}") from None
     except (OSError, UnicodeDecodeError) as e:
         raise LabelError(f"{path}: cannot read it ({e})") from None
     rows: list[tuple[str, dict[str, str]]] = []
@@ -81,14 +84,16 @@ def read_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = loads_json(line)
+            except Refused as e:
+                raise LabelError(e.message(f"{path}, line {number}", one_line_text=True)) from None
             except ValueError as e:
                 raise LabelError(f"{path}, line {number}: not JSON ({e})") from None
             if not isinstance(row, dict):
                 raise LabelError(f"{path}, line {number}: a row is a JSON object")
             rows.append((f"line {number}", {k: "" if v is None else str(v) for k, v in row.items()}))
     else:
-        reader = csv.DictReader(io.StringIO(text))
+        reader = csv_dict_reader(io.StringIO(text))
         for row in reader:
             rows.append((f"line {reader.line_num}", {k: v or "" for k, v in row.items() if k is not None}))
     if not rows:

@@ -8,7 +8,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from qatui.errors import DatasetError
-from qatui.text import clip, deployments_line, plural
+from qatui.llm.errors import failure_cause, grouped_reason
+from qatui.text import clip, deployments_line, no_decision_note, plural
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
     from qatui.events import ItemFailed
     from qatui.store.session import Session
 
-METRIC_ORDER = ("kendall", "spearman", "pearson", "rbo_0.5", "rbo_0.9", "accuracy", "accuracy_no_tie")
+METRIC_ORDER = ("kendall", "spearman", "pearson", "rbo_0.5", "rbo_0.9", "accuracy", "accuracy_no_tie", "kappa",
+                "kappa_linear")
 
 
 def fmt(value: float | None) -> str:
@@ -33,8 +35,9 @@ def metric_rows(doc: dict) -> list[tuple[str, str, str, str]]:
     keys = [k for k in METRIC_ORDER if k in metrics] + sorted(k for k in metrics if k not in METRIC_ORDER)
     rows = []
     for key in keys:
-        lo_hi = ci.get(key)
-        rows.append((key, fmt(metrics[key]), f"[{lo_hi[0]:.3f}, {lo_hi[1]:.3f}]" if lo_hi else "", str(n.get(key, ""))))
+        lo_hi, note = ci.get(key), no_decision_note(doc, key)
+        rows.append((key, fmt(metrics[key]) + (f" · {note}" if note else ""),
+                     f"[{lo_hi[0]:.3f}, {lo_hi[1]:.3f}]" if lo_hi else "", str(n.get(key, ""))))
     return rows
 
 
@@ -76,6 +79,10 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         console.print(table)
         if breakdown := doc.get("breakdown"):
             console.print(_breakdown_table(breakdown))
+        if classes := doc.get("classes"):
+            from qatui.report.classes_view import print_classes
+
+            print_classes(console, classes)
         if "members" in doc:
             from qatui.report.jury_view import print_jury
 
@@ -98,7 +105,9 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
 
 
 def no_metric_reason(doc: dict) -> str:
-    """Why a judge's summary has no metric: nothing judged, or no gold to compare with."""
+    """Why a judge's summary has no metric: the run has not ended, nothing judged, or no gold to compare with."""
+    if doc.get("unfinished"):
+        return "metrics are computed when the run ends (resume it to finish)"
     return "no gold labels to compare with" if doc.get("n_done") else "nothing judged, so no metric"
 
 
@@ -119,13 +128,15 @@ def coverage_text(doc: dict) -> str:
 
 
 def print_failures(console: Console, failures: list[ItemFailed], groups: int = 5) -> None:
-    """Failures grouped by reason (a dead backbone fails every item the same way), each reason whole."""
-    by_reason: dict[tuple[str, str], list[str]] = {}
+    """Failures grouped by cause (a dead backbone fails every item the same way, however long each took)."""
+    by_cause: dict[tuple[str, str], list[ItemFailed]] = {}
     for failure in failures:
-        by_reason.setdefault((failure.judge, failure.reason), []).append(failure.item_id)
-    ranked = sorted(by_reason.items(), key=lambda kv: -len(kv[1]))
-    for (judge, reason), items in ranked[:groups]:
+        by_cause.setdefault((failure.judge, failure_cause(failure.reason)), []).append(failure)
+    ranked = sorted(by_cause.items(), key=lambda kv: -len(kv[1]))
+    for (judge, _), group in ranked[:groups]:
+        items = [failure.item_id for failure in group]
         shown = ", ".join(items[:3]) + (f" and {len(items) - 3} more" if len(items) > 3 else "")
+        reason = grouped_reason([failure.reason for failure in group])
         console.print(f"[red]failed[/] {plural(len(items), 'item')} of {escape(judge)} ({escape(shown)}): "
                       f"{escape(reason)}", soft_wrap=False)
     if len(ranked) > groups:
@@ -135,11 +146,20 @@ def print_failures(console: Console, failures: list[ItemFailed], groups: int = 5
 
 
 def key_metric(summary: dict[str, dict]) -> str:
-    """The first headline metric of a session's first judge that has one (for listings)."""
-    for doc in summary.values():
+    """The first headline metric of a session's first judge that has one (for listings), with its no-decision share.
+
+    A summary stored before ties counted as ties shows no figure (it may credit a judge with no
+    opinion): opening the session recomputes it.
+    """
+    from qatui.ties import summary_is_current
+
+    for judge, doc in summary.items():
         for key, short in (("kendall", "tau"), ("accuracy", "acc"), ("spearman", "rho"), ("pearson", "r")):
             if key in doc.get("metrics", {}):
-                return f"{short} {doc['metrics'][key]:+.3f}"
+                if not summary_is_current({judge: doc}):
+                    return f"{short} ? old tie rule"
+                note = no_decision_note(doc, key)
+                return f"{short} {doc['metrics'][key]:+.3f}" + (f" · {note}" if note else "")
     return ""
 
 

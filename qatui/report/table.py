@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 KEYS = {
     "ranking": ("kendall", "spearman", "rbo_0.5", "rbo_0.9"),
-    "pairwise": ("accuracy", "accuracy_no_tie"),
+    "pairwise": ("accuracy", "accuracy_no_tie", "kappa"),
     "ratings": ("pearson", "spearman", "kendall", "pearson_sample", "spearman_sample", "kendall_sample"),
 }
 """The metric columns per gold kind, as the papers print them; the first is the one compared with the baseline."""
@@ -63,7 +63,7 @@ def find_reusable(store: SessionStore, dataset: Dataset, judge: Judge, resources
     wanted = run_signature(judge, resources)
     for meta in store.list():  # newest first
         ds = meta.get("dataset") or {}
-        if meta.get("status") in ("running", "damaged") or ds.get("content_hash") != dataset.content_hash:
+        if meta.get("status") in ("running", "interrupted", "damaged") or ds.get("content_hash") != dataset.content_hash:
             continue
         if ds.get("n_items") != len(dataset.items) or judge.name not in (meta.get("judges") or {}):
             continue
@@ -108,6 +108,7 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
     from qatui.engine.jobs import llm_totals
     from qatui.metrics import summarize
     from qatui.metrics.bias import length_preference
+    from qatui.metrics.style_bias import style_biases
 
     ids = {item.id for item in dataset.items}  # a comparison may pass the items every run judged
     results = {key: doc for key, doc in session.results().items() if key[1] == judge and key[0] in ids}
@@ -118,21 +119,24 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
     metrics = summarize(dataset.items, verdicts, seed=seed, convention=convention, not_applicable=not_applicable)
     failed = sum(1 for doc in results.values() if doc["status"] == "failed")
     meta = session.meta
+    backbone = (meta.get("models") or {}).get("backbone") if meta.get("backbones") else None
     return {
         "judge": judge,
-        "backbone": (meta.get("models") or {}).get("backbone") if meta.get("backbones") else None,
+        "backbone": backbone,
         "session": session.id,
         "reused": reused,
         "convention": convention,
         "metrics": metrics.metrics,
         "ci": {key: list(value) for key, value in metrics.ci.items()},
         "n": metrics.n,
+        "no_decision": metrics.no_decision,
+        **({"classes": metrics.classes} if metrics.classes else {}),
         "coverage": {"items": len(dataset.items), "scored": len(verdicts), "not_applicable": len(not_applicable),
                      "failed": failed},
         "llm": llm_totals(results),
         "seconds": None if meta.get("imported") else _seconds(meta),  # an import took no judging time
         "bias": {"position_consistency": metrics.metrics.get("position_consistency"),
-                 **length_preference(dataset.items, verdicts)},
+                 **length_preference(dataset.items, verdicts), **style_biases(dataset.items, verdicts, backbone)},
     }
 
 
@@ -167,8 +171,9 @@ def _cell(value: float | None, ci: list[float] | None = None, scale: float = 100
 def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
     """The table as a header and rows of strings (metrics ×100 with CIs), for every output format."""
     keys = [k for k in KEYS.get(table["gold"] or "", ()) if any(k in r["metrics"] for r in table["rows"])]
-    header = ["judge", *keys, "Δ vs " + table["baseline"] if table["baseline"] else "Δ", "scored", "n/a", "failed",
-              "calls", "tokens", "cost $", "time s", "pos. cons.", "longer: judge/people"]
+    header = ["judge", *keys, "no decision", "Δ vs " + table["baseline"] if table["baseline"] else "Δ", "scored",
+              "n/a", "failed", "calls", "tokens", "cost $", "time s", "pos. cons.", "longer: judge/people",
+              "structured: judge/people", "own: judge/people"]
     lines = []
     for row in table["rows"]:
         delta = row.get("vs_baseline")
@@ -176,15 +181,36 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
         lines.append([
             row["label"],
             *(_cell(row["metrics"].get(k), row["ci"].get(k)) for k in keys),
+            _undecided(row, keys),
             "baseline" if delta is None and row["label"] == table["baseline"]
             else _cell(delta["delta"], delta["ci"]) if delta else "–",
             f"{cov['scored']}/{cov['items']}", str(cov["not_applicable"]), str(cov["failed"]),
             str(llm["calls"]), str(llm["prompt_tokens"] + llm["completion_tokens"]), f"{llm['cost_usd']:.4f}",
             "–" if row["seconds"] is None else f"{row['seconds']:.0f}",
             _cell(bias.get("position_consistency")),
-            f"{bias['judge_longer'] * 100:.0f}/{bias['people_longer'] * 100:.0f}" if "pairs" in bias else "–",
+            _longer(bias),
+            *(_shares(bias.get(probe), name) for probe, name in (("structure", "structured"), ("self", "own"))),
         ])
     return header, lines
+
+
+def _undecided(row: dict, keys: list[str]) -> str:
+    """'2/6': of the headline figure's units, those the judge made no decision on (counted as agreeing with no one)."""
+    key = next((k for k in keys if k in row["metrics"]), None)
+    undecided = (row.get("no_decision") or {}).get(key)
+    return "–" if undecided is None else f"{undecided}/{row['n'].get(key, 0)}"
+
+
+def _longer(bias: dict) -> str:
+    """'40/60': how often judge / people prefer the longer (%), with the pairs the judge tied when it tied any."""
+    if "pairs" not in bias:
+        return "–"
+    ties = bias.get("judge_ties") or 0
+    return (f"{bias['judge_longer'] * 100:.0f}/{bias['people_longer'] * 100:.0f}"
+            + (f" · {ties}/{bias['pairs']} tied" if ties else ""))
+def _shares(probe: dict | None, name: str) -> str:
+    """'judge/people' percentages of a `metrics.style_bias` probe, '–' where it measured nothing."""
+    return f"{probe[f'judge_{name}'] * 100:.0f}/{probe[f'people_{name}'] * 100:.0f}" if probe else "–"
 
 
 def to_markdown(table: dict) -> str:
@@ -228,5 +254,9 @@ def caption(table: dict) -> str:
     """What the figures mean, in one sentence under the table."""
     return (f"{table['dataset']}: agreement with people ×100 with 95% bootstrap CIs over items ({table['convention']} "
             f"convention); Δ = row minus {table['baseline'] or 'the baseline'} on the items both scored, paired "
-            "bootstrap CI (an interval across 0 is noise); longer = how often the judge / people prefer the longer "
-            "response (%).")
+            "bootstrap CI (an interval across 0 is noise); no decision = of the first figure's units, those where "
+            "the judge tied every response, counted as agreeing with no one; longer = how often the judge / people "
+            "prefer the longer response (%), a judge's tie preferring neither; structured = the one with more Markdown "
+            "lists, headings, tables or code; own = the one its own backbone wrote (the item's meta.models)."
+            + (" kappa = Cohen's kappa of the judge's A / tie / B against every human label (×100; `sessions show` "
+               "has its confusion matrix)." if table["gold"] == "pairwise" else ""))

@@ -1,4 +1,4 @@
-"""Crash-safe file writes and the TinyDB storage built on them (STYLE.md §7).
+"""Crash-safe file writes and the TinyDB storage built on them (docs/LIBRARIES.md#tinydb-writes).
 
 TinyDB's default `JSONStorage` rewrites its file in place, so a kill mid-write can leave
 half a file; here every write goes to a temp file that replaces the old one atomically.

@@ -21,7 +21,7 @@ ORPHAN_AGE_S = 60.0
 
 
 def remove_orphans(folder: Path) -> None:
-    """Delete temp files a killed writer left behind (STYLE.md §7), sparing young ones a live writer may own."""
+    """Delete temp files a killed writer left behind (docs/LIBRARIES.md#tinydb-writes), sparing young ones a live writer may own."""
     cutoff = time.time() - ORPHAN_AGE_S
     for tmp in folder.glob(".*.tmp"):
         try:
@@ -29,6 +29,49 @@ def remove_orphans(folder: Path) -> None:
                 tmp.unlink()
         except FileNotFoundError:  # its writer renamed or removed it meanwhile
             pass
+
+
+PROBE_BYTES = 16 * 1024
+"""What `check_writable` writes: a folder that cannot take this much cannot take a session's first shards."""
+
+
+def unwritable_reason(error: OSError) -> str:
+    """Why a write failed, as people say it: the disk is full, a read-only file system, permission denied."""
+    import errno
+
+    return {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
+            errno.EROFS: "it is on a read-only file system", errno.EACCES: "permission denied",
+            errno.EPERM: "permission denied", errno.ENOTDIR: "a file is in its path"}.get(
+        error.errno, error.strerror or str(error))
+
+
+def check_writable(folder: Path, what: str) -> None:
+    """SessionError in one line unless `folder` (made if missing) takes a file of `PROBE_BYTES`, synced.
+
+    Called before any work, so a read-only or full disk is refused before a preflight call is paid for.
+    """
+    import os
+
+    from qatui.errors import SessionError
+
+    if folder.exists() and not folder.is_dir():
+        raise SessionError(f"{what} {folder} is a file, not a folder")
+    probe = folder / f".write-check.{os.getpid()}.tmp"  # `.*.tmp`: `remove_orphans` clears one a kill left
+    made = [p for p in (folder, *folder.parents) if not p.exists()]  # removed again: a refusal leaves no folder
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(probe, "wb") as f:
+            f.write(b"\0" * PROBE_BYTES)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as e:
+        raise SessionError(f"{what} {folder} cannot be written: {unwritable_reason(e)}") from None
+    finally:
+        for path in (probe, *made):
+            try:
+                path.unlink() if path is probe else path.rmdir()
+            except OSError:
+                pass
 
 
 def open_db(path: Path) -> TinyDB:

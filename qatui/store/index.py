@@ -5,6 +5,7 @@ A success recorded after a failure so supersedes it without rewriting the shard 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 
@@ -14,14 +15,24 @@ class ResultIndex:
     def __init__(self) -> None:
         """An empty index; `note` every stored doc to fill it."""
         self._latest: dict[tuple[str, str], tuple[int, str]] = {}
+        self._counts: dict[str, Counter[str]] = {}  # judge -> status -> items whose latest result has it
         self.next_seq = 0
 
     def note(self, doc: dict) -> None:
         """Note a result doc if it is the latest for its (item_id, judge)."""
         key = (doc["item_id"], doc["judge"])
         if key not in self._latest or doc["seq"] > self._latest[key][0]:
+            counts = self._counts.setdefault(doc["judge"], Counter())
+            if key in self._latest:
+                counts[self._latest[key][1]] -= 1
+            counts[doc["status"]] += 1
             self._latest[key] = (doc["seq"], doc["status"])
         self.next_seq = max(self.next_seq, doc["seq"] + 1)
+
+    def progress(self) -> dict[str, dict[str, int]]:
+        """Per judge, how many items' latest result is done, failed, not applicable (kept as results are noted)."""
+        return {judge: {"n_done": c["done"], "n_failed": c["failed"], "n_not_applicable": c["n/a"]}
+                for judge, c in self._counts.items()}
 
     def keys_with(self, status: str) -> set[tuple[str, str]]:
         """The (item_id, judge) pairs whose latest result has this status ("done", "failed" or "n/a")."""

@@ -4,7 +4,7 @@
         table "meta"   (one doc): annotator, dataset {name, path, format, content_hash}, status, pid, created, updated
         table "labels" (one doc per item): a `qatui.data.labels.Label`, the latest one given
 
-Every label is on disk when `put` returns (temp file, fsync, rename: STYLE.md §7), so a kill
+Every label is on disk when `put` returns (temp file, fsync, rename: docs/LIBRARIES.md#tinydb-writes), so a kill
 at any moment leaves the file as it was before the label or after it, never half of one.
 Labels are made by hand, so a file stays small (1,000 labels ≈ 200 KB) and one file per
 pass suffices. A pass open for writing records its pid with status "running"; a second

@@ -5,7 +5,7 @@
     <root>/<id>/results-0001.json   ...
 
 TinyDB rewrites a whole file on every write, so one ever-growing file costs time quadratic in
-the run (STYLE.md §7); here a flush rewrites only the shards that gained results and the small
+the run (docs/LIBRARIES.md#tinydb-writes); here a flush rewrites only the shards that gained results and the small
 session.json, so cost stays linear (DESIGN.md, Scale). Every result doc carries a sequence
 number and the latest per (item_id, judge) wins, so a success recorded after a failure
 supersedes it without rewriting an old shard.
@@ -36,17 +36,22 @@ from qatui.errors import SessionError
 from qatui.events import LLMCallFinished, Verdict
 from qatui.store.atomic import atomic_write_text
 from qatui.store.credentials import scrub
-from qatui.store.files import ORPHAN_AGE_S, SCHEMA, open_db, remove_orphans
+from qatui.store.files import ORPHAN_AGE_S, SCHEMA, check_writable, open_db, remove_orphans
 from qatui.store.index import ResultIndex, latest
 from qatui.store.labels import LABELS_DIR
 from qatui.store.session_file import (
     SESSION_FILE,
     STATUSES,
+    UNENDED,
     check_status,
     parse_session_data,
     read_session_file,
+    reconcile,
+    shown_status,
 )
 from qatui.store.shards import DEFAULT_SHARD_SIZE, Shards
+from qatui.store.writer_lock import SessionBusy, WriterLock, busy_message, holder
+from qatui.ties import stored_digits
 
 __all__ = ["DEFAULT_SHARD_SIZE", "ORPHAN_AGE_S", "SESSION_FILE", "STATUSES", "Session", "SessionStore", "scrub"]
 
@@ -64,11 +69,15 @@ def _dump_calls(calls: list[LLMCallFinished]) -> list[dict]:
 class Session:
     """One run on disk. Writes wait in memory until `flush()`; thread-safe, so a worker thread may flush."""
 
-    def __init__(self, path: Path, shard_size: int = DEFAULT_SHARD_SIZE) -> None:
-        """Open the session folder `path`, removing orphan temp files; SessionError naming any damaged file."""
+    def __init__(self, path: Path, shard_size: int = DEFAULT_SHARD_SIZE, writer: WriterLock | None = None) -> None:
+        """Open the session folder `path`, removing orphan temp files; SessionError naming any damaged file.
+
+        `writer` is the folder's writer lock when the caller took it already (a new session's).
+        """
         self.path = path
         self.id = path.name
         self._lock = threading.RLock()
+        self._writer = writer or WriterLock(path)
         remove_orphans(path)
         session_file = path / SESSION_FILE
         if not session_file.is_file():
@@ -92,9 +101,28 @@ class Session:
 
     @property
     def meta(self) -> dict:
-        """A copy of the session's metadata (see `SessionStore.create`)."""
+        """A copy of the session's metadata (see `SessionStore.create`); "running" without a live writer reads
+        "interrupted" (`shown_status`)."""
         with self._lock:
-            return copy.deepcopy(dict(self._db.table("meta").all()[0]))
+            meta = copy.deepcopy(dict(self._db.table("meta").all()[0]))
+        if not self._writer.held:
+            meta["status"] = shown_status(self.path, meta.get("status"))
+        return meta
+
+    def take_writer(self, consequence: str = "two writers would corrupt it", then: str = "resume") -> None:
+        """Become the session's one writer before any work: `SessionBusy` (a SessionError) names a live one.
+
+        Held until `release_writer`, `close`, or this process's death (a crash leaves no lock).
+        """
+        self._writer.acquire(self.id, consequence, then)
+
+    def check_writable(self) -> None:
+        """SessionError in one line unless the session's folder can be written (read-only, full)."""
+        check_writable(self.path, "the session folder")
+
+    def release_writer(self) -> None:
+        """Stop being the session's writer (a run ended); another process may resume it now."""
+        self._writer.release()
 
     def record_verdict(self, verdict: Verdict, calls: list[LLMCallFinished]) -> None:
         """Record a judge's verdict on an item with the backbone calls it made; supersedes earlier records."""
@@ -140,20 +168,27 @@ class Session:
             self._dirty = True
 
     def flush(self) -> None:
-        """Write, atomically, every shard that gained results, then session.json if it changed."""
+        """Write, atomically, every shard that gained results, then session.json if it changed.
+
+        session.json then holds each judge's counts (`progress`), so a listing tells what the
+        shards hold without reading them, even when the run is killed before its summary.
+        """
         with self._lock:
             if self._dirty:
                 self._shards.flush()
-                self._db.table("meta").update({"updated": _now()})
+                self._db.table("meta").update({"updated": _now(), "progress": self._index.progress()})
                 self._dirty = False
             self._db.storage.flush()
 
     def close(self) -> None:
-        """Flush and release the files."""
+        """Flush, release the files and the writer lock."""
         with self._lock:
-            self.flush()
-            self._shards.close()
-            self._db.close()
+            try:
+                self.flush()
+                self._shards.close()
+                self._db.close()
+            finally:
+                self._writer.release()
 
     def __enter__(self) -> Session:
         return self
@@ -180,12 +215,17 @@ class Session:
             return self._shards.pages()
 
     def verdicts(self, judge: str) -> dict[str, Verdict]:
-        """The current verdicts of `judge`, by item id; failed items are absent."""
+        """The current verdicts of `judge`, by item id; failed items are absent.
+
+        A verdict stored before its tied groups were kept gets them from its scores under the judge's
+        stored `tie_digits` (`Verdict`).
+        """
         verdicts: dict[str, Verdict] = {}
+        context = {"tie_digits": stored_digits((self.meta.get("judges") or {}).get(judge))}
         for (item_id, j), doc in self.results().items():
             if j == judge and doc["status"] == "done":
                 try:
-                    verdicts[item_id] = Verdict.model_validate(doc["verdict"])
+                    verdicts[item_id] = Verdict.model_validate(doc["verdict"], context=context)
                 except ValidationError as e:
                     raise SessionError(f"{self.path}: damaged verdict of {judge} on {item_id}: {e}") from e
         return verdicts
@@ -222,9 +262,16 @@ class Session:
             table.insert({**copy.deepcopy(doc), "judge": judge})
 
     def summary(self) -> dict[str, dict]:
-        """The summary of each judge, by judge name."""
+        """The summary of each judge, by judge name; for a run not ended (running, interrupted), its counts are
+        what the shards hold (`reconcile`), never those of an earlier end."""
         with self._lock:
-            return parse_session_data(self.path / SESSION_FILE, copy.deepcopy(self._db.storage.read()))[1]
+            stored = parse_session_data(self.path / SESSION_FILE, copy.deepcopy(self._db.storage.read()))[1]
+        meta = self.meta
+        if meta.get("status") not in UNENDED:
+            return stored
+        with self._lock:
+            progress = self._index.progress()
+        return reconcile(meta, stored, progress)
 
 
 class SessionStore:
@@ -235,7 +282,14 @@ class SessionStore:
         if shard_size < 1:
             raise ValueError(f"shard_size must be at least 1, not {shard_size}")
         self.root = Path(root)
+        if self.root.exists() and not self.root.is_dir():
+            raise SessionError(f"the sessions folder {self.root} is a file, not a folder")
         self.shard_size = shard_size
+
+    def check_writable(self) -> None:
+        """SessionError in one line unless a session can be written here: the folder (made if missing) is a
+        folder, not read-only and not full. Called before any work."""
+        check_writable(self.root, "the sessions folder")
 
     def create(self, meta: dict, name: str | None = None) -> Session:
         """Start a session with id YYYYMMDD-HHMMSS-xxxx and `meta` (scrubbed); session.json is on disk at return.
@@ -268,12 +322,15 @@ class SessionStore:
             "schema": SCHEMA,
         }
         path = self.root / session_id
+        writer = WriterLock(path)
         try:
+            writer.acquire(session_id, "two writers would corrupt it", "retry")  # before the session exists
             atomic_write_text(path / SESSION_FILE, json.dumps({"meta": {"1": doc}}, ensure_ascii=False))
+            return Session(path, self.shard_size, writer)
         except BaseException:
-            shutil.rmtree(path)
+            writer.release()
+            shutil.rmtree(path, ignore_errors=True)
             raise
-        return Session(path, self.shard_size)
 
     def open(self, key: str) -> Session:
         """The session with this exact id, else this unique name, else this unique id prefix."""
@@ -299,6 +356,9 @@ class SessionStore:
             folder = self.root / session_id
             try:
                 meta, summary = read_session_file(folder / SESSION_FILE)
+                meta["status"] = shown_status(folder, meta.get("status"))
+                if meta["status"] in UNENDED and isinstance(meta.get("progress"), dict):
+                    summary = reconcile(meta, summary, meta["progress"])
                 entry = {**meta, "id": session_id, "name": str(meta.get("name") or session_id), "summary": summary}
             except SessionError as e:
                 entry = {"id": session_id, "name": session_id, "status": "damaged", "error": str(e), "summary": {}}
@@ -310,11 +370,26 @@ class SessionStore:
         dated.sort(key=lambda pair: pair[0], reverse=True)
         return [entry for _, entry in dated]
 
+    def check_deletable(self, session_id: str) -> None:
+        """`SessionBusy` naming the live process writing this session (ask before a confirmation, not after it)."""
+        if (pid := holder(self.root / session_id)) is not None:
+            raise SessionBusy(busy_message(session_id, pid or None, "deleting it would lose that run's work",
+                                           "delete it"), pid or None)
+
     def delete(self, session_id: str) -> None:
-        """Remove a session and all its files; takes only an exact id, since this cannot be undone."""
+        """Remove a session and all its files; takes only an exact id, since this cannot be undone.
+
+        Refused (`SessionBusy`, naming the process) while a live run writes it: that run's work would be lost.
+        The writer lock is held while the files go, so no run can start on it meanwhile.
+        """
         if session_id not in self._ids():
             raise SessionError(f"no session {session_id!r} in {self.root}")
-        shutil.rmtree(self.root / session_id)
+        writer = WriterLock(self.root / session_id)
+        writer.acquire(session_id, "deleting it would lose that run's work", "delete it")
+        try:
+            shutil.rmtree(self.root / session_id)
+        finally:
+            writer.release()
 
     def _ids(self) -> list[str]:
         """Names of the (non-hidden) folders in the root but the labels folder: the session ids."""

@@ -9,6 +9,8 @@ from qatui.store.atomic import AtomicJSONStorage
 from qatui.store.files import check_schema
 
 STATUSES = ("running", "completed", "cancelled", "interrupted", "failed")
+UNENDED = ("running", "interrupted")
+"""Statuses of a run that has not ended (its writer lives, or died): its stored summary may predate its shards."""
 SESSION_FILE = "session.json"
 
 
@@ -37,6 +39,35 @@ def read_session_file(path: Path) -> tuple[dict, dict[str, dict]]:
     if not path.is_file():
         raise SessionError(f"{path}: missing; {path.parent} is not a session")
     return parse_session_data(path, AtomicJSONStorage(path).read())
+
+
+def reconcile(meta: dict, stored: dict[str, dict], progress: dict[str, dict]) -> dict[str, dict]:
+    """Each judge's summary with the counts the shards hold (`progress`: judge -> n_done, n_failed,
+    n_not_applicable). A summary whose counts differ was made at an earlier end: its counts are replaced and
+    its metrics dropped (`unfinished`), since they measured other items; they are computed when the run ends.
+    """
+    found: dict[str, dict] = {}
+    for judge in meta.get("judges") or stored:
+        counts = {key: int((progress.get(judge) or {}).get(key, 0))
+                  for key in ("n_done", "n_failed", "n_not_applicable")}
+        doc = stored.get(judge)
+        if doc is not None and all(doc.get(key, 0) == value for key, value in counts.items()):
+            found[judge] = doc
+            continue
+        found[judge] = {"n_items": (meta.get("dataset") or {}).get("n_items", 0), **counts,
+                        "convention": meta.get("convention", "strict"), "metrics": {}, "ci": {}, "n": {},
+                        "by_convention": {}, "breakdown": {}, "unfinished": True}
+    return found
+
+
+def shown_status(folder: Path, status: object) -> object:
+    """A session's status in one word everywhere: "running" only while a live process holds its writer lock,
+    else "interrupted" (the writer died, however)."""
+    from qatui.store.writer_lock import holder
+
+    if status == "running" and holder(folder) is None:
+        return "interrupted"
+    return status
 
 
 def live_writer(meta: dict) -> int | None:

@@ -1,7 +1,7 @@
 """A session's results in bounded shards (results-0000.json, ...), so a flush rewrites only the shards that grew.
 
 TinyDB rewrites a whole file on every write, so one ever-growing file costs time quadratic in
-the run (STYLE.md §7); shards of at most `size` docs, append-only, keep it linear.
+the run (docs/LIBRARIES.md#tinydb-writes); shards of at most `size` docs, append-only, keep it linear.
 """
 
 from __future__ import annotations

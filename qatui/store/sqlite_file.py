@@ -4,11 +4,14 @@ Each thread gets its own connection (autocommit, write-ahead log, `synchronous =
 power cut may lose the last rows, never corrupt the file), made on first use with the file's
 tables. Two processes making the file at once are retried while SQLite says "locked"; a file
 that is not a SQLite database at all is moved aside (`<name>.damaged-<time>`, its -wal and -shm
-with it) and a new one begun, so one bad file never turns a cache off for good.
+with it) and a new one begun, so one bad file never turns a cache off for good. A file deleted or
+replaced while open (a user clearing the cache mid-run) is noticed at the next use, by its inode,
+and opened again: writes never go on into a file no one can read any more.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -35,7 +38,10 @@ class SqliteFile:
         """
         db = getattr(self._local, "db", None)
         if db is not None:
-            return db
+            if self._identity() == self._local.identity:
+                return db
+            self._local.db = None  # deleted or replaced under us: its rows would go where no one reads them
+            db.close()
         if not create and not self.path.exists():
             return None
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -50,8 +56,16 @@ class SqliteFile:
                 if damaged.exists():
                     damaged.replace(self.path.with_name(f"{self.path.name}.damaged-{stamp}{part}"))
             db = self._open()
-        self._local.db = db
+        self._local.db, self._local.identity = db, self._identity()
         return db
+
+    def _identity(self) -> tuple[int, int] | None:
+        """The file's (device, inode), None when it is gone."""
+        try:
+            found = os.stat(self.path)
+        except OSError:
+            return None
+        return found.st_dev, found.st_ino
 
     def _open(self) -> sqlite3.Connection:
         """A connection in autocommit, write-ahead-log mode, the tables made if missing."""

@@ -17,13 +17,16 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.worker import Worker, WorkerState
 
 from qatui.config import Config, default_config_path
 from qatui.errors import QatuiError
 from qatui.store.session import SessionStore
+from qatui.text import plain
 from qatui.tui.background import EngineLoop
 from qatui.tui.commands import QatuiCommands
+from qatui.tui.roots import Roots
 from qatui.tui.screens.base import report_failure
 from qatui.tui.screens.confirm import ConfirmScreen
 from qatui.tui.screens.help import HelpScreen
@@ -31,6 +34,7 @@ from qatui.tui.screens.home import HomeScreen
 from qatui.tui.themes import DEFAULT_THEME, discover_themes, save_theme
 
 if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
     from textual.theme import Theme
     from textual.timer import Timer
 
@@ -56,7 +60,7 @@ class QatuiApp(App[None]):
     def __init__(self, config: Config | None = None, store: SessionStore | None = None, *,
                  open_id: str | None = None, job: RunJob | None = None,
                  make_resources: ResourcesFactory | None = None, config_path: Path | None = None,
-                 annotate: LabelRequest | None = None) -> None:
+                 annotate: LabelRequest | None = None, roots: Roots | None = None) -> None:
         super().__init__()
         self.config = config or Config()
         self.store = store or SessionStore(self.config.sessions_dir())
@@ -74,6 +78,8 @@ class QatuiApp(App[None]):
         self._save_timer: Timer | None = None
         self.initial_labels = annotate
         """A labelling pass to open over Home at start (`qatui annotate`)."""
+        self.roots = roots or Roots()
+        """The folders file fields may read (`qatui serve` confines them; a terminal goes anywhere)."""
 
     def on_mount(self) -> None:
         themes, problems = discover_themes()
@@ -98,6 +104,15 @@ class QatuiApp(App[None]):
 
     def on_unmount(self) -> None:
         self.engine_loop.close()
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """The header's title as text: sub titles name sessions, datasets and items."""
+        return super().format_title(plain(title), plain(sub_title))
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every toast as text, never markup: messages quote ids, names, paths and data (`markup` is ignored)."""
+        super().notify(plain(message), title=plain(title), severity=severity, timeout=timeout, markup=False)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Variables our CSS uses beyond Textual's, for themes that lack them (Textual's own, users')."""
@@ -167,7 +182,8 @@ class QatuiApp(App[None]):
         from qatui.report.annotation import open_annotation
         from qatui.tui.screens.label import LabelScreen
 
-        annotation = await asyncio.to_thread(open_annotation, request.source, request.annotator, self.store,
+        source = await asyncio.to_thread(self.roots.checked_source, request.source)
+        annotation = await asyncio.to_thread(open_annotation, source, request.annotator, self.store,
                                              fmt=request.fmt, limit=request.limit)
         self.push_screen(LabelScreen(annotation, blind=request.blind, seed=self.config.general.seed))
 
@@ -193,7 +209,7 @@ class QatuiApp(App[None]):
         self.last_new_run = request
 
         def make() -> RunJob:
-            dataset = load_dataset(request.path) if request.path else demo_dataset()
+            dataset = load_dataset(self.roots.checked(request.path)) if request.path else demo_dataset()
             return start_run(self.store, dataset, request.judges, self.config, limit=request.limit,
                              resources=self._resources(request.backbone, request.nli, request.embedder),
                              judge_options=request.options)

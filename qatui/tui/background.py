@@ -4,7 +4,7 @@ A judge may import torch or LiteLLM, load a model, or score text on the CPU; on 
 any of these would freeze the screen for seconds. The app owns one `EngineLoop`, started on
 the first run and kept for the next ones, so process-wide asyncio objects of the backbone
 layer (semaphores, HTTP clients) stay bound to one loop. A `RunHandle` drives one job there;
-its events wait in a deque that the run screen drains 20 times a second (STYLE.md §2).
+its events wait in a deque that the run screen drains 20 times a second (docs/LIBRARIES.md#tui-batches).
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from qatui.tui.format import literal_markup
+
 if TYPE_CHECKING:
     from qatui.tui.workbench import Workbench
 
@@ -46,9 +48,10 @@ class QatuiCommands(Provider):
         for meta in self._sessions:
             label = meta["name"] if meta.get("name") and meta["name"] != meta["id"] else meta["id"]
             what = f"{meta.get('dataset', {}).get('name', '?')} · {', '.join(meta.get('judges', {}))}"
-            found.append((f"Open session {label}", partial(app.open_session, meta["id"]), what))
-        for name in app.own_themes:
-            found.append((f"Theme: {name}", partial(setattr, app, "theme", name), "Switch and remember the theme"))
+            found.append((literal_markup(f"Open session {label}"), partial(app.open_session, meta["id"]),
+                          literal_markup(what)))
+        for name in app.own_themes:  # a user's theme file names its theme
+            found.append((literal_markup(f"Theme: {name}"), partial(setattr, app, "theme", name), "Switch and remember the theme"))
         return found
 
     async def discover(self) -> Hits:

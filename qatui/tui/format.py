@@ -5,13 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from textual.content import Content
+
 from qatui.text import count  # noqa: F401 - screens take it from here with the other forms
+from qatui.text import no_decision_note, plain
 
 SHORT_METRICS = {
     "kendall": "tau",
     "spearman": "rho",
     "rbo_0.9": "rbo.9",
     "accuracy": "acc",
+    "kappa": "kappa",
     "route_accuracy": "route",
 }
 """The metrics a header shows, in order, with their short names."""
@@ -23,6 +27,8 @@ METRIC_MEANINGS = {
     "rbo.9": "rank-biased overlap (p = 0.9) with people's ranking: agreement weighted to the top (0 to 1)",
     "acc": "pairwise accuracy: share of pairs where the judge prefers the answer people prefer "
            "(A / B / tie against every human label)",
+    "kappa": "Cohen's kappa of the judge's A / tie / B against every human label: agreement beyond chance "
+             "(-1 to +1, 0 = chance); the line under it gives each class's recall and precision",
     "route": "route accuracy: how often MinosEval's factoid / non-factoid call matches the dataset's question type",
 }
 """What each short name of `SHORT_METRICS` means, for the help screen and the header's tooltip."""
@@ -66,14 +72,21 @@ def short_path(path: str) -> str:
     return path
 
 
-def metrics_line(metrics: dict[str, float], ci: dict[str, list[float]] | None = None) -> str:
-    """The headline metrics in one line, the first with its CI: 'tau +0.41 [+0.12,+0.66]  rho +0.45 ...'."""
+def metrics_line(metrics: dict[str, float], ci: dict[str, list[float]] | None = None, doc: dict | None = None) -> str:
+    """The headline metrics in one line, the first with its CI: 'tau +0.41 [+0.12,+0.66]  rho +0.45 ...'.
+
+    With the summary `doc` (its `n` and `no_decision`), the first also says how many of its units the
+    judge made no decision on: 'tau +0.21 [+0.02,+0.40] · 2/6 no decision'.
+    """
     parts = []
     for key, short in SHORT_METRICS.items():
         if key in metrics:
-            interval = (ci or {}).get(key) if not parts else None
+            first = not parts
+            interval = (ci or {}).get(key) if first else None
             bounds = f" [{interval[0]:+.2f},{interval[1]:+.2f}]" if interval else ""
-            parts.append(f"{short} {round(metrics[key], 2) + 0.0:+.2f}{bounds}")  # + 0.0: no "-0.00"
+            note = no_decision_note(doc, key) if first and doc else ""
+            parts.append(f"{short} {round(metrics[key], 2) + 0.0:+.2f}{bounds}"  # + 0.0: no "-0.00"
+                         + (f" · {note}" if note else ""))
     return "  ".join(parts)
 
 
@@ -89,3 +102,27 @@ def members_line(agreement: dict[str, dict]) -> str:
                 figures.append(f"{key} {round(value, 2) + 0.0:+.2f}{bounds}")
         parts.append(f"{'A/B/tie' if kind == 'preference' else 'rankings'} " + (" ".join(figures) or "alpha undefined"))
     return "members' agreement  " + "; ".join(parts) if parts else ""
+
+
+def literal_markup(text: str) -> str:
+    """Markup that shows `text` literally (brackets escaped, control characters in view), for the few Textual
+    APIs that take only a markup string (the palette's hits and their help); elsewhere pass `Content(plain(text))`."""
+    return Content(plain(text)).markup
+
+
+def model_used_line(kind: str, model: str, by: list[str]) -> Content:
+    """'  backbone local/smollm2 by minos' (New run's plan), dim where no judge picked uses the model."""
+    if not by:
+        return Content.assemble("  ", (plain(f"{kind:<9}{model} (not used by these judges)"), "dim"))
+    return Content.assemble("  ", (f"{kind:<9}", "dim"), plain(model), " ", (f"by {', '.join(by)}", "dim"))
+
+
+def plan_line(dataset: str, n_items: int, judges: list[str], backbone: str | None, calls: str) -> Content:
+    """New run's bottom line: 'demo · 20 items · minos · local/smollm2 · 43–60 backbone calls   ctrl+s starts'
+    (`backbone` None: no judge picked calls one)."""
+    from qatui.text import plural
+
+    llm = Content.from_markup(" · $b · [b]$n[/] backbone calls", b=plain(backbone), n=calls) if backbone is not None \
+        else " · no backbone calls"
+    return Content.assemble((plain(dataset), "bold"), f" · {plural(n_items, 'item')} · {', '.join(judges)}", llm,
+                            "   ", ("ctrl+s starts", "dim"))

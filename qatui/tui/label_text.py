@@ -1,16 +1,18 @@
 """What the Label screen writes: the responses as the draft orders them, and the judges' verdicts beside a label.
 
-Pure functions over the draft and the verdicts (Rich markup out), so the screen only places them.
+Pure functions over the draft and the verdicts (Textual `Content` out: data as text, never markup), so the
+screen only places them.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
+from textual.content import Content
 
 from qatui.metrics.pairwise import judge_preference
 from qatui.metrics.people import CODES, gold_decisions, verdict_decisions
+from qatui.text import plain
 
 if TYPE_CHECKING:
     from qatui.data.labels import Label
@@ -21,58 +23,58 @@ if TYPE_CHECKING:
 _WORD = {v: k for k, v in CODES.items()}
 
 
-def response_heading(draft: Draft, cid: str, names: dict[str, str]) -> str:
+def response_heading(draft: Draft, cid: str, names: dict[str, str]) -> Content:
     """A response's first line: its place (and tie) in a ranking, its side in a pair, or its ratings."""
-    name = names[cid]
+    name = plain(names[cid])
     if draft.kind == "ranking":
         place = next(i for i, tier in enumerate(draft.tiers(), 1) if cid in tier)
-        tie = " [b]= tied with the one above[/]" if cid in draft.tied else ""
-        return f"[b]{place}.[/] {name}{tie}"
+        tie = " = tied with the one above" if cid in draft.tied else ""
+        return Content.assemble((f"{place}.", "bold"), f" {name}", (tie, "bold"))
     if draft.kind == "pairwise":
         chosen = {"A": draft.order[0], "B": draft.order[1]}.get(draft.preference or "")
-        mark = " [b]✓ preferred[/]" if chosen == cid else " [b]= tie[/]" if draft.preference == "tie" else ""
-        return f"[b]{name}[/]{mark}"
+        mark = " ✓ preferred" if chosen == cid else " = tie" if draft.preference == "tie" else ""
+        return Content.assemble((name, "bold"), (mark, "bold"))
     given = draft.ratings.get(cid, {})
-    shown = [escape(f"{dim} {given[dim]:g}" if dim in given else f"{dim} ·") for dim in draft.dimensions]
+    shown = [Content(plain(f"{dim} {given[dim]:g}" if dim in given else f"{dim} ·")) for dim in draft.dimensions]
     if len(shown) > 1:  # the dimension the digit keys rate now
-        shown[draft.dimension] = f"[b u]{shown[draft.dimension]}[/]"
-    return f"[b]{name}[/]  " + ", ".join(shown)
+        shown[draft.dimension] = shown[draft.dimension].stylize("bold underline")
+    return Content.assemble((name, "bold"), "  ", Content(", ").join(shown))
 
 
 def ranking_text(ranking: list[str], names: dict[str, str]) -> str:
-    """A judge's strict ranking in the annotator's names: 'R2 > R1 > R3'."""
+    """A judge's strict ranking in the annotator's names: 'R2 > R1 > R3' (raw: show it through `plain`)."""
     return " > ".join(names.get(cid, cid) for cid in ranking)
 
 
 def judge_lines(item: Item, label: Label | None, judges: list[tuple[str, str, dict[str, Verdict]]],
-                names: dict[str, str]) -> list[str]:
+                names: dict[str, str]) -> list[Content]:
     """Each judge's verdict on `item` and, once there is a label, where it differs from it (pairs of responses)."""
     mine = gold_decisions(item.id, label.as_gold()) if label is not None else {}
     lines = []
     for session_id, judge, verdicts in judges:
         if (verdict := verdicts.get(item.id)) is None:
             continue
-        head = f"[b]{escape(judge)}[/] [dim]{escape(session_id)}[/]"
+        head = Content.assemble((plain(judge), "bold"), " ", (plain(session_id), "dim"))
         if len(item.candidates) == 2:
             a, b = list(names)[:2]
             said = judge_preference(verdict, a, b)
             verdict_text = names[a] if said == "A" else names[b] if said == "B" else said or "?"
         else:
             verdict_text = ranking_text(verdict.ranking, names)
-        lines.append(f"{head}: {escape(verdict_text)}")
+        lines.append(Content.assemble(head, ": ", plain(verdict_text)))
         if not mine:
             continue
         theirs = verdict_decisions(item, verdict)
         shared = [unit for unit in mine if unit in theirs]
         differ = [unit for unit in shared if mine[unit] != theirs[unit]]
         if not differ:
-            lines.append(f"  [green]agrees with you[/] on {len(shared)} of {len(shared)} pairs")
+            lines.append(Content.from_markup("  [green]agrees with you[/] on $n of $n pairs", n=len(shared)))
             continue
-        lines.append(f"  [red]differs[/] on {len(differ)} of {len(shared)} pairs:")
+        lines.append(Content.from_markup("  [red]differs[/] on $n of $of pairs:", n=len(differ), of=len(shared)))
         for _, x, y in differ:
-            lines.append(f"    {names[x]} vs {names[y]}: judge {_side(theirs[(item.id, x, y)], x, y, names)}, "
-                         f"you {_side(mine[(item.id, x, y)], x, y, names)}")
-    return lines or ["[dim]No session has judged this item yet.[/]"]
+            lines.append(Content(plain(f"    {names[x]} vs {names[y]}: judge {_side(theirs[(item.id, x, y)], x, y, names)}, "
+                                       f"you {_side(mine[(item.id, x, y)], x, y, names)}")))
+    return lines or [Content.from_markup("[dim]No session has judged this item yet.[/]")]
 
 
 def _side(code: float, x: str, y: str, names: dict[str, str]) -> str:

@@ -9,12 +9,13 @@ a page at a time (`reading_state`, `next_items`), when the file is the one the s
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from qatui.errors import DatasetError
 from qatui.events import Event, LLMCallFinished, Verdict, event_from_dict
 from qatui.report import session_status
+from qatui.ties import DEFAULT_DIGITS, judges_digits
 from qatui.tui.state import RunState, TaskView
 
 if TYPE_CHECKING:
@@ -63,12 +64,17 @@ def session_items(session: Session) -> list[Item] | None:
         return None
 
 
-def stored_events(docs: list[dict]) -> list[Event]:
-    """The events stored result docs stand for, in the order a live run streamed them (validation: the costly part)."""
+def stored_events(docs: list[dict], digits: Mapping[str, int] | None = None) -> list[Event]:
+    """The events stored result docs stand for, in the order a live run streamed them (validation: the costly part).
+
+    `digits` (judge -> its stored `tie_digits`, `ties.judges_digits`) derives the tied groups of verdicts
+    stored before they were kept, as `Session.verdicts` does.
+    """
     events: list[Event] = []
     for doc in docs:
         stamp = {"item_id": doc["item_id"], "judge": doc["judge"]}
-        verdict = Verdict.model_validate(doc["verdict"]) if doc["status"] == "done" else None
+        context = {"tie_digits": (digits or {}).get(doc["judge"], DEFAULT_DIGITS)}
+        verdict = Verdict.model_validate(doc["verdict"], context=context) if doc["status"] == "done" else None
         events.extend(verdict.artifacts if verdict else [])
         events.extend(LLMCallFinished.model_validate({**call, **stamp}) for call in doc.get("calls") or [])
         if verdict is not None:
@@ -80,14 +86,14 @@ def stored_events(docs: list[dict]) -> list[Event]:
     return events
 
 
-def page_events(page: Callable[[], list[dict]]) -> list[Event]:
+def page_events(page: Callable[[], list[dict]], digits: Mapping[str, int] | None = None) -> list[Event]:
     """The events of one page of `Session.result_pages()` (blocking: reads a shard; SessionError if damaged)."""
-    return stored_events(page())
+    return stored_events(page(), digits)
 
 
-def replay(state: RunState, results: dict[tuple[str, str], dict]) -> None:
+def replay(state: RunState, results: dict[tuple[str, str], dict], digits: Mapping[str, int] | None = None) -> None:
     """Fold stored result docs (`Session.results()`) into `state`, as if their events had streamed."""
-    for event in stored_events(list(results.values())):
+    for event in stored_events(list(results.values()), digits):
         state.fold(event)
     state.n_finished = 0
     state.take_changed()
@@ -143,7 +149,7 @@ def next_items(items: Iterator[Item], n: int) -> list[Item]:
 def load_saved(session: Session) -> tuple[RunState, bool]:
     """A finished-or-not session as a `RunState` (every shard read), and whether its dataset could be reloaded."""
     state, found = saved_state(session)
-    replay(state, session.results())
+    replay(state, session.results(), judges_digits(session.meta))
     return state, found
 
 

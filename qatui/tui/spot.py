@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from qatui.engine.jobs import RunJob
     from qatui.judges.resources import Resources
     from qatui.store.session import SessionStore
+    from qatui.tui.roots import Roots
 
 SPOT_FILE = "spot-check.jsonl"
 """The item's file inside the session folder (its stem names the dataset)."""
@@ -39,12 +40,12 @@ def spot_item(question: str, reference: str, responses: list[str]) -> Item:
                 else [], candidates={f"r{i}": text for i, text in enumerate(texts, 1)})
 
 
-def pick_item(spec: str) -> Item:
-    """The item at `path` (its first) or `path#item-id`, from any dataset file qatui reads."""
+def pick_item(spec: str, roots: Roots) -> Item:
+    """The item at `path` (its first) or `path#item-id`, from any dataset file qatui reads inside `roots`."""
     from qatui.data.loaders import load_dataset
 
     path, _, item_id = spec.strip().partition("#")
-    dataset = load_dataset(path)
+    dataset = load_dataset(roots.checked(path))
     if not item_id:
         return dataset.items[0]
     found = next((it for it in dataset.items if it.id == item_id), None)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import fields
 from importlib.resources import files
 from pathlib import Path
@@ -42,9 +41,11 @@ def user_themes_dir() -> Path:
 
 def read_theme(path: Path) -> Theme:
     """One theme file; ConfigError naming the file when it is not a valid theme."""
+    from qatui.data.safe_read import loads_toml, read_text
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        data = loads_toml(read_text(path))
+    except (OSError, ValueError) as e:  # ValueError: undecodable, not TOML, or refused (a FIFO, nan, nesting)
         raise ConfigError(f"{path}: not a readable TOML theme: {e}") from None
     unknown = sorted(set(data) - _THEME_FIELDS)
     if unknown or not isinstance(data.get("name"), str) or not isinstance(data.get("primary"), str):

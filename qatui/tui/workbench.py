@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from qatui.config import Config
     from qatui.store.session import SessionStore
     from qatui.tui.background import EngineLoop
+    from qatui.tui.roots import Roots
 
 
 class Workbench(Protocol):
@@ -21,6 +22,7 @@ class Workbench(Protocol):
     store: SessionStore
     engine_loop: EngineLoop
     own_themes: list[str]
+    roots: Roots
     theme: str
 
     def go_home(self) -> None:

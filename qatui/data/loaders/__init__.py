@@ -29,6 +29,7 @@ from qatui.data.loaders import (
     wikieval,
 )
 from qatui.data.loaders._common import HEAD_CHARS, unique_items
+from qatui.data.safe_read import Refused, check_regular, loads_json, read_bytes, read_head, read_text
 from qatui.data.model import Dataset, Item
 from qatui.errors import DatasetError
 
@@ -69,7 +70,7 @@ _SNIFF_ORDER = [
 
 def detect_format(path: str | Path) -> str:
     """The format of a file (or of an LFQA-Eval folder), from its extension and first record."""
-    path = Path(path).expanduser()
+    path = _regular(path)
     if not path.exists():
         raise DatasetError(f"{path}: no such file or folder")
     if path.is_dir():
@@ -82,6 +83,11 @@ def detect_format(path: str | Path) -> str:
     for name in _SNIFF_ORDER:
         if _MODULES[name].sniff(path, head):
             return name
+    if path.stat().st_size > HEAD_CHARS:  # a first record may be longer than the head: look at the whole file once
+        whole = _text(path, errors="replace")
+        for name in _SNIFF_ORDER:
+            if _MODULES[name].sniff(path, whole):
+                return name
     raise _unrecognised(path, head)
 
 
@@ -92,11 +98,13 @@ def _unrecognised(path: Path, head: str) -> DatasetError:
     start = head.lstrip()[:1]
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson") or (start == "{" and suffix != ".json"):
-        for number, line in enumerate(path.read_text(encoding="utf-8-sig", errors="replace").splitlines(), 1):
+        for number, line in enumerate(_text(path, errors="replace").splitlines(), 1):
             if not line.strip():
                 continue
             try:
-                json.loads(line)
+                loads_json(line)
+            except Refused as exc:
+                return DatasetError(exc.message(f"{path.name} line {number}", one_line_text=True))
             except json.JSONDecodeError as exc:
                 return DatasetError(f"{path.name} line {number} column {exc.colno}: invalid JSON: {exc.msg}")
         return DatasetError(f"{path.name}: JSON lines, but not records qatui reads: each line must be an object with "
@@ -143,9 +151,9 @@ def _checked(path: str | Path, format: str | None, csv_mapping: dict[str, str] |
     `demo` names the bundled demo set wherever a dataset is asked for, unless a file or folder
     of that name is in the working directory (a user's own file always wins).
     """
-    path = Path(path).expanduser()
-    if str(path) == DEMO_NAME and not path.exists():
+    if str(path) == DEMO_NAME and not Path(DEMO_NAME).exists():
         path = demo_path()
+    path = _regular(path)
     if format is None:
         format = detect_format(path)
     elif not path.exists():
@@ -159,11 +167,22 @@ def _checked(path: str | Path, format: str | None, csv_mapping: dict[str, str] |
     return path, format
 
 
+def _regular(path: str | Path) -> Path:
+    """The path, expanded; a DatasetError, before anything opens it, when it is a FIFO, a device or a socket."""
+    path = Path(path).expanduser()
+    try:
+        check_regular(path)
+    except Refused as exc:
+        raise DatasetError(f"{path}: {exc}") from None
+    return path
+
+
 def _head(path: Path) -> str:
     """The start of the file, decoded leniently, for the sniffers."""
     try:
-        with path.open(encoding="utf-8-sig", errors="replace") as file:
-            head = file.read(HEAD_CHARS)
+        head = read_head(path, HEAD_CHARS)
+    except Refused as exc:
+        raise DatasetError(f"{path}: {exc}") from None
     except OSError as exc:
         raise DatasetError(f"{path}: cannot be read ({exc.strerror})") from None
     if not head.strip():
@@ -171,12 +190,26 @@ def _head(path: Path) -> str:
     return head
 
 
+def _text(path: Path, errors: str) -> str:
+    """The whole file, decoded with `errors`, its refusals and read errors as a DatasetError."""
+    try:
+        return read_text(path, errors=errors)
+    except Refused as exc:
+        raise DatasetError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot be read ({exc.strerror})") from None
+
+
 def content_hash(path: str | Path) -> str:
-    """sha256 of the file's bytes; for a folder, of its data files' bytes in name order (OSError if unreadable)."""
+    """sha256 of the file's bytes; for a folder, of its data files' bytes in name order (OSError if unreadable,
+    DatasetError for a special or oversized file)."""
     path = Path(path).expanduser()
     digest = hashlib.sha256()
     for file in lfqa_eval.files(path) if path.is_dir() else [path]:
-        digest.update(file.read_bytes())
+        try:
+            digest.update(read_bytes(file))
+        except Refused as exc:
+            raise DatasetError(f"{file}: {exc}") from None
     return digest.hexdigest()
 
 

@@ -16,10 +16,13 @@ from pydantic import ValidationError
 
 from qatui.data.language import detect_language
 from qatui.data.model import Item, RankingGold
+from qatui.data.safe_read import Refused, check_value, loads_json, raw_decode_json
+from qatui.data.safe_read import read_text as read_file_text
 from qatui.errors import DatasetError
 
 HEAD_CHARS = 1 << 20
-"""How much of a file `detect_format` hands to the sniffers: enough for any first record."""
+"""How much of a file `detect_format` hands to the sniffers first: enough for the first record of most files (a
+longer one is sniffed in the whole file)."""
 
 _EXPECTED = {
     "id": "must be a non-empty string",
@@ -45,9 +48,11 @@ def short(text: str, width: int = 60) -> str:
 
 
 def read_text(path: Path) -> str:
-    """The file's text (BOM dropped); a missing, undecodable or empty file is a DatasetError."""
+    """The file's text (BOM dropped); a missing, undecodable, empty or special file (`safe_read`) is a DatasetError."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_file_text(path)
+    except Refused as exc:
+        raise DatasetError(f"{path}: {exc}") from None
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -63,11 +68,17 @@ def read_text(path: Path) -> str:
 
 def load_json(path: Path) -> Any:
     """The file parsed as one JSON document; a syntax error names line and column."""
-    text = read_text(path)
+    return parse_json(read_text(path), path.name)
+
+
+def parse_json(text: str, name: str) -> Any:
+    """A whole file's text parsed as one JSON document (`safe_read.loads_json`); errors name line and column."""
     try:
-        return json.loads(text)
+        return loads_json(text)
+    except Refused as exc:
+        raise DatasetError(exc.message(name)) from None
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path.name} line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
+        raise DatasetError(f"{name} line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
 
 
 def json_records(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -107,7 +118,9 @@ def jsonl_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
             continue
         where = f"{path.name} line {number}"
         try:
-            record = json.loads(line)
+            record = loads_json(line)
+        except Refused as exc:
+            raise DatasetError(exc.message(where, one_line_text=True)) from None
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{where} column {exc.colno}: invalid JSON: {exc.msg}") from None
         if not isinstance(record, dict):
@@ -166,9 +179,15 @@ def python_literal(value: Any, where: str, field: str) -> Any:
     if not (isinstance(value, str) and value.lstrip()[:1] in ("[", "{")):
         return value
     try:
-        return ast.literal_eval(value.strip())
+        parsed = ast.literal_eval(value.strip())
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
         raise field_error(where, field, f"is not a valid list/dict literal ({type(exc).__name__})") from None
+    try:
+        check_value(parsed)
+    except Refused as exc:
+        inner = Refused(exc.reason, path=(field, *exc.path))
+        raise DatasetError(inner.message(where)) from None
+    return parsed
 
 
 def ranking_by_grade(grades: Mapping[str, float]) -> RankingGold:
@@ -260,8 +279,8 @@ def first_jsonl_record(head: str) -> dict[str, Any] | None:
     """The first non-blank line of `head` parsed as a JSON object, or None."""
     line = next((line for line in head.splitlines() if line.strip()), "")
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError:
+        record = loads_json(line)
+    except ValueError:  # not JSON, or refused: the loader says why when the file is read as JSON lines
         return None
     return record if isinstance(record, dict) else None
 
@@ -271,6 +290,6 @@ def _decode_at(text: str, start: int) -> tuple[Any, int] | None:
     while index < len(text) and text[index].isspace():
         index += 1
     try:
-        return json.JSONDecoder().raw_decode(text, index)
-    except json.JSONDecodeError:
+        return raw_decode_json(text, index)
+    except ValueError:  # not JSON, or refused (`safe_read`): the loader says why
         return None

@@ -19,6 +19,7 @@ import io
 from pathlib import Path
 
 from qatui.data.loaders._common import build_item, field_error, read_text, short, unique_ids
+from qatui.data.safe_read import csv_reader
 from qatui.data.model import Item
 from qatui.errors import DatasetError
 
@@ -32,7 +33,7 @@ def load(path: Path, mapping: dict[str, str] | None = None) -> list[Item]:
     unknown = [key for key in mapping if key not in FIELDS and not key.startswith("candidate:")]
     if unknown:
         raise DatasetError(f"csv mapping: unknown field(s) {unknown}; known are {list(FIELDS)} and candidate:<id>")
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    reader = csv_reader(io.StringIO(read_text(path), newline=""))
     try:
         header = [name.strip() for name in next(reader)]
         if header and header[0][:1] in ("{", "["):

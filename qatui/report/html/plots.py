@@ -147,7 +147,8 @@ def bias_bars(rows: list[dict]) -> str:
     """Position consistency (share of pairs whose two orders agree) and how often judge / people prefer the longer."""
     position = [(row["label"], row["bias"]["position_consistency"]) for row in rows
                 if row["bias"].get("position_consistency") is not None]
-    length = [(row["label"], row["bias"]["judge_longer"], row["bias"]["people_longer"], row["bias"]["pairs"])
+    length = [(row["label"], row["bias"]["judge_longer"], row["bias"]["people_longer"],
+               f"{row['bias']['pairs']} pairs" + (f", {ties} tied" if (ties := row["bias"].get("judge_ties")) else ""))
               for row in rows if "pairs" in row["bias"]]
     heights = [0.35 * len(p) + 0.9 for p in (position, length) if p]
     fig = _figure(sum(heights))
@@ -165,7 +166,7 @@ def bias_bars(rows: list[dict]) -> str:
         y = np.arange(len(length))
         ax.barh(y - 0.18, [j for _, j, _, _ in length], height=0.36, color=COLOURS[1], label="judge")
         ax.barh(y + 0.18, [p for _, _, p, _ in length], height=0.36, color=COLOURS[4], label="people")
-        ax.set_yticks(y, [f"{name} ({n} pairs)" for name, _, _, n in length])
+        ax.set_yticks(y, [f"{name} ({pairs})" for name, _, _, pairs in length])
         ax.axvline(0.5, color="#999999", linewidth=0.8, linestyle=":")
         ax.set_xlim(0, 1)
         ax.invert_yaxis()

@@ -21,12 +21,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
 from textual.events import Resize
 from textual.widgets import DataTable, Footer, Header, LoadingIndicator
 
 from qatui.errors import QatuiError
 from qatui.tui.comparison import Comparison, Disagreement, load_comparison
 from qatui.report import clip
+from qatui.text import plain
 from qatui.tui.format import SHORT_METRICS
 from qatui.tui.clipboard import copy_artifact
 from qatui.tui.report_file import export_report
@@ -181,7 +183,7 @@ class CompareScreen(QatuiScreen):
         """The headline metrics of any run, as many as fit the width (tau first)."""
         runs = self.comparison.runs
         keys = [k for k in SHORT_METRICS if any(k in r.metrics for r in runs)]
-        fixed = 4 + 2 + min(LABEL_WIDTH, max(len(r.label) for r in runs)) + 2 + max(len(r.judge) for r in runs) + 2 + 6
+        fixed = 4 + 2 + min(LABEL_WIDTH, max(len(plain(r.label)) for r in runs)) + 2 + max(len(plain(r.judge)) for r in runs) + 2 + 6
         room = (self.size.width or 10_000) - 4 - fixed
         return keys[:max(1, room // 13)]
 
@@ -199,7 +201,7 @@ class CompareScreen(QatuiScreen):
         base = comparison.runs[0].metrics
         for i, run in enumerate(comparison.runs):
             done = f"{run.n_done}" + (f" ✗{run.n_failed}" if run.n_failed else "")
-            cells = [Text(run.letter, style="bold"), clip(run.label, LABEL_WIDTH), run.judge, done]
+            cells = [Text(run.letter, style="bold"), Text(clip(plain(run.label), LABEL_WIDTH)), Text(plain(run.judge)), Text(done)]
             for key in keys:
                 value = run.metrics.get(key)
                 delta = value - base[key] if i and value is not None and key in base else None
@@ -208,7 +210,7 @@ class CompareScreen(QatuiScreen):
         hidden = len([k for k in SHORT_METRICS if any(k in r.metrics for r in comparison.runs)]) - len(keys)
         more = f" · {hidden} more metric{'s' * (hidden > 1)} when wider" if hidden else ""
         common = f" · on the {comparison.common_items} common items" if comparison.note else ""
-        table.border_title = f"Runs (Δ against A) · dataset {comparison.dataset}{common}{more}"
+        table.border_title = Content(plain(f"Runs (Δ against A) · dataset {comparison.dataset}{common}{more}"))
 
     def _fill_table(self) -> None:
         """The runs as `qatui table` rows: ×100 with CIs, Δ against A with a paired CI, coverage, cost, bias."""
@@ -220,9 +222,9 @@ class CompareScreen(QatuiScreen):
             return
         header, lines = flat_rows(self.comparison.table)
         for name in header:
-            table.add_column(name)
+            table.add_column(Text(plain(name)))
         for line in lines:
-            table.add_row(*line)
+            table.add_row(*(Text(plain(cell)) for cell in line))
         table.border_title = "As `qatui table` (×100, 95% CIs; Δ: paired bootstrap against A)"
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -263,7 +265,7 @@ class CompareScreen(QatuiScreen):
         for group in self.comparison.checklists:
             letters = "".join(run.letter for run in group.runs)
             for dim, stats in group.per_dimension.items():
-                table.add_row(group.checklist, letters, Text(dim, style="bold" if dim == "all" else ""),
+                table.add_row(Text(plain(group.checklist)), letters, Text(plain(dim), style="bold" if dim == "all" else ""),
                               table.value(stats.get("alpha")), table.value(stats.get("kappa")),
                               str(stats.get("n_units", 0)), key=f"{group.checklist}/{letters}/{dim}")
         table.border_title = "CheckEval agreement (Krippendorff's alpha, Fleiss' kappa)"
@@ -276,8 +278,8 @@ class CompareScreen(QatuiScreen):
         table.add_column("pair", key="pair")
         table.add_column("rankings", key="rankings")
         for i, d in enumerate(self.comparison.disagreements):
-            table.add_row(d.item_id, table.value(d.tau), f"{d.a.letter}–{d.b.letter}",
-                          Text(" | ".join(d.rankings), no_wrap=True, overflow="ellipsis"), key=str(i))
+            table.add_row(Text(plain(d.item_id)), table.value(d.tau), f"{d.a.letter}–{d.b.letter}",
+                          Text(plain(" | ".join(d.rankings)), no_wrap=True, overflow="ellipsis"), key=str(i))
         table.border_title = ("Where they disagree most (enter: both verdicts)" if self.comparison.disagreements
                               else "No item where they disagree")
 
@@ -336,7 +338,7 @@ class SideBySideScreen(QatuiScreen):
         with Horizontal(id="sides"):
             for side, run in enumerate((self.disagreement.a, self.disagreement.b)):
                 with VerticalScroll(id=f"side-{side}", classes="side") as column:
-                    column.border_title = f"{run.letter} {run.label} · {run.judge}"
+                    column.border_title = Content(plain(f"{run.letter} {run.label} · {run.judge}"))
                     yield RoutingPanel()
                     yield EntailmentPanel()
                     yield InstancesPanel()
@@ -376,7 +378,7 @@ class SideBySideScreen(QatuiScreen):
         self.query_one(LoadingIndicator).remove()
         question = self.query_one(QuestionPanel)
         question.show(self.tasks[0])
-        question.border_title = d.item_id
+        question.border_title = Content(plain(d.item_id))
         for side, task in enumerate(self.tasks):
             for panel in self.query_one(f"#side-{side}").query(TaskPanel):
                 panel.show(task)

@@ -11,6 +11,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
+from qatui.text import plain
+
 
 class ConfirmScreen(ModalScreen[bool]):
     """Asks `question`; y / enter on Yes answers True, n / escape False."""
@@ -42,7 +44,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Content(self.question))
+            yield Label(Content(plain(self.question)))
             with Horizontal():
                 yield Button(f"{self.labels[1]} (n)", id="no")
                 yield Button(f"{self.labels[0]} (y)", id="yes", variant="warning")

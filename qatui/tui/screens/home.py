@@ -21,9 +21,10 @@ from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from qatui.errors import QatuiError
+from qatui.errors import QatuiError, SessionError
 from qatui.report import session_status
 from qatui.store.atomic import atomic_write_text
+from qatui.text import plain
 from qatui.tui.format import short_path
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.screens.confirm import ConfirmScreen
@@ -113,7 +114,7 @@ class HomeScreen(QatuiScreen):
         table.call_after_refresh(table.relayout)  # filled while hidden, it measured a stale width
         empty.update(Content.from_markup(
             "[b]No sessions yet[/] in $root\n\nPress [b $accent]n[/] for a new run, or open the palette "
-            "([b $accent]ctrl+p[/]) and run the demo.", root=short_path(str(self.store.root))))
+            "([b $accent]ctrl+p[/]) and run the demo.", root=plain(short_path(str(self.store.root)))))
         self._show_info()
 
     @on(DataTable.RowHighlighted, "#sessions")
@@ -152,7 +153,7 @@ class HomeScreen(QatuiScreen):
         order = dict(SORTS)[table.sort]
         query = f" · filter “{table.query}”" if table.query else ""
         marked = f" · {len(table.marked)} marked" if table.marked else ""
-        table.border_title = f"Sessions {len(table.shown)} of {len(table.sessions)} · by {order}{query}{marked}"
+        table.border_title = Content(plain(f"Sessions {len(table.shown)} of {len(table.sessions)} · by {order}{query}{marked}"))
 
     def _usable(self, action: str) -> dict | None:
         """The highlighted session, or None after telling the user why `action` cannot run on it."""
@@ -223,10 +224,19 @@ class HomeScreen(QatuiScreen):
         """Delete the highlighted session after asking."""
         if (meta := self._usable("delete")) is None:
             return
+        try:
+            self.store.check_deletable(meta["id"])  # a live run's session: refused before asking
+        except SessionError as e:
+            self.notify(str(e), title="Not deleted", severity="error")
+            return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.store.delete(meta["id"])
+                try:
+                    self.store.delete(meta["id"])
+                except SessionError as e:
+                    self.notify(str(e), title="Not deleted", severity="error")
+                    return
                 self.notify(f"deleted {meta['id']}")
                 self.reload()
 

@@ -17,17 +17,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, VerticalScroll
+from textual.content import Content
 from textual.events import Resize
 from textual.widgets import Footer, Static
 
 from qatui.data.labels import label_kind, pair_of
 from qatui.data.presentation import permutation
 from qatui.errors import QatuiError
-from qatui.text import plural
+from qatui.text import plain, plural
 from qatui.tui.label_draft import Draft
 from qatui.tui.label_text import judge_lines, response_heading
 from qatui.tui.screens.base import QatuiScreen
@@ -157,41 +157,43 @@ class LabelScreen(QatuiScreen):
         self.call_after_refresh(self.redraw)
         self.refresh_bindings()
 
-    def redraw(self, message: str | None = None) -> None:
+    def redraw(self, message: Content | None = None) -> None:
         """Draw the header, responses, judges and status from the draft."""
         draft, item = self.draft, self.item
         labels = self.annotation.labels.labels()
         saved = labels.get(item.id)
         mode = "blind" if self.blind else "verdicts shown"
-        self.query_one("#label-header", Static).update(
-            f"[b]{escape(self.annotation.labels.annotator)}[/] · {escape(self.annotation.dataset.name)} · "
-            f"item {self.index + 1}/{len(self.items)} [b]{escape(item.id)}[/] · {draft.kind} · "
-            f"{len(labels)}/{len(self.items)} labelled · {mode}")
+        self.query_one("#label-header", Static).update(Content.from_markup(
+            "[b]$annotator[/] · $dataset · item $at/$n [b]$item[/] · $kind · $done/$n labelled · $mode",
+            annotator=plain(self.annotation.labels.annotator), dataset=plain(self.annotation.dataset.name),
+            at=self.index + 1, n=len(self.items), item=plain(item.id), kind=draft.kind, done=len(labels), mode=mode))
         for position, (widget, cid) in enumerate(zip(self.query(".response").results(Static), draft.order)):
-            widget.update(f"{response_heading(draft, cid, self.names)}\n{escape(item.candidates[cid])}")
+            widget.update(Content.assemble(response_heading(draft, cid, self.names), "\n", plain(item.candidates[cid])))
             widget.set_class(position == draft.cursor, "-cursor")
         cursor = list(self.query(".response"))[draft.cursor] if self.query(".response") else None
         if cursor is not None:
             self.query_one(ResponseList).scroll_to_widget(cursor, animate=False)
         judges = self.query_one("#label-judges", Static)
         if saved is None and self.blind:
-            judges.update("\n[b]Judges[/]\n[dim]hidden until you save your label (blind)[/]")
+            judges.update(Content.from_markup("\n[b]Judges[/]\n[dim]hidden until you save your label (blind)[/]"))
         else:
-            judges.update("\n[b]Judges[/]\n" + "\n".join(judge_lines(item, saved, self.annotation.judges, self.names)))
+            lines = judge_lines(item, saved, self.annotation.judges, self.names)
+            judges.update(Content("\n").join([Content.from_markup("\n[b]Judges[/]"), *lines]))
         self.query_one("#label-status", Static).update(message or self._status(saved))
 
-    def _status(self, saved: object) -> str:
+    def _status(self, saved: object) -> Content:
         """What to do next on this item."""
         missing = self.draft.missing()
         if saved is not None and self.draft.label().model_dump(exclude={"updated"}) == saved.model_dump(
                 exclude={"updated"}):
-            return "[green]saved[/] · enter: next unlabelled item"
+            return Content.from_markup("[green]saved[/] · enter: next unlabelled item")
         hint = {"ranking": "order best first (⇧↑↓ move, t ties with the one above), then enter",
                 "pairwise": "a, b or t (tie) saves your choice",
-                "ratings": f"rate [b]{escape(self.draft.dimensions[self.draft.dimension])}[/] "
-                           f"{self.scale[0]}-{self.scale[1]} · d: other dimension · enter saves"}
-        changed = "[yellow]changed, not saved[/] · " if saved is not None else ""
-        return changed + (missing + " · " if missing else "") + hint[self.draft.kind]
+                "ratings": Content.from_markup("rate [b]$dim[/] $low-$high · d: other dimension · enter saves",
+                                               dim=plain(self.draft.dimensions[self.draft.dimension]),
+                                               low=self.scale[0], high=self.scale[1])}
+        changed = Content.from_markup("[yellow]changed, not saved[/] · ") if saved is not None else Content("")
+        return Content.assemble(changed, plain(missing + " · ") if missing else "", hint[self.draft.kind])
 
     # -- actions --------------------------------------------------------------------------------
 
@@ -238,7 +240,8 @@ class LabelScreen(QatuiScreen):
         """Rate the selected response on the current dimension, then select the next response."""
         low, high = self.scale
         if not low <= value <= high:
-            self.redraw(f"[yellow]{value} is off the scale[/]: rate {low}-{high}")
+            self.redraw(Content.from_markup("[yellow]$value is off the scale[/]: rate $low-$high", value=value, low=low,
+                                            high=high))
             return
         self.draft.rate(value)
         self.draft.step(1)
@@ -253,7 +256,7 @@ class LabelScreen(QatuiScreen):
     def action_save(self) -> None:
         """Save the label (on disk when this returns) and reveal the judges; on a saved item, go to the next unlabelled."""
         if (missing := self.draft.missing()) is not None:
-            self.redraw(f"[yellow]not saved[/]: {missing}")
+            self.redraw(Content.from_markup("[yellow]not saved[/]: $missing", missing=plain(missing)))
             return
         saved = self.annotation.labels.labels().get(self.item.id)
         label = self.draft.label()
@@ -266,8 +269,8 @@ class LabelScreen(QatuiScreen):
             self.notify(str(e), title="Label not saved", severity="error", timeout=10)
             return
         left = len(self.items) - len(self.annotation.labels.labels())
-        self.redraw(f"[green]saved[/] · {plural(left, 'item')} left · enter: next unlabelled item"
-                    if left else "[green]saved[/] · every item is labelled · g: agreement with the judges")
+        self.redraw(Content.from_markup(f"[green]saved[/] · {plural(left, 'item')} left · enter: next unlabelled item"
+                                        if left else "[green]saved[/] · every item is labelled · g: agreement with the judges"))
         self.call_after_refresh(self.query_one("#label-question", VerticalScroll).scroll_to_widget,
                                 self.query_one("#label-judges"), animate=False, top=True)
 
@@ -301,17 +304,17 @@ class LabelScreen(QatuiScreen):
         self.app.pop_screen()
 
 
-def _item_text(item: Item) -> str:
+def _item_text(item: Item) -> Content:
     """The question, its references and its context, as the pane shows them."""
-    parts = [f"[b]Question[/]\n{escape(item.question)}"]
+    parts = [Content.assemble(("Question", "bold"), "\n", plain(item.question))]
     for i, reference in enumerate(item.references, 1):
         title = "Reference" if len(item.references) == 1 else f"Reference {i}"
-        parts.append(f"[b]{title}[/]\n{escape(reference)}")
+        parts.append(Content.assemble((title, "bold"), "\n", plain(reference)))
     if not item.references:
-        parts.append("[dim]No reference answer.[/]")
+        parts.append(Content.from_markup("[dim]No reference answer.[/]"))
     for i, passage in enumerate(item.context, 1):
-        parts.append(f"[b]Context {i}[/]\n[dim]{escape(passage)}[/]")
-    return "\n\n".join(parts)
+        parts.append(Content.assemble((f"Context {i}", "bold"), "\n", (plain(passage), "dim")))
+    return Content("\n\n").join(parts)
 
 
 def _scale(annotation: Annotation) -> tuple[int, int]:

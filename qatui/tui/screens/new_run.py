@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.widgets import (
     Button,
     DirectoryTree,
@@ -44,8 +44,10 @@ from textual.widgets.selection_list import Selection
 from qatui.config import Config
 from qatui.errors import QatuiError
 from qatui.report.models import model_choices
-from qatui.text import plural
+from qatui.text import plain
+from qatui.tui.roots import file_tree
 from qatui.tui.screens.base import QatuiScreen
+from qatui.tui.format import model_used_line, plan_line
 from qatui.tui.widgets.dataset_picker import DatasetTree, FormScroll, dataset_summary
 from qatui.tui.widgets.options_form import OptionsForm
 
@@ -138,7 +140,7 @@ class NewRunScreen(QatuiScreen):
                         yield Input(self.last.path, placeholder="empty: the demo set", id="path",
                                     compact=True)
                         yield Button("demo", id="demo", compact=True)
-                    yield DatasetTree(self.root, id="tree")
+                    yield file_tree(self.root, self.qatui.roots, id="tree")
                 with VerticalScroll(classes="main", id="preview-box"):
                     yield Static("loading…", id="preview")
             with TabPane("Judges", id="judges-tab"), Horizontal(classes="pane"):
@@ -172,13 +174,14 @@ class NewRunScreen(QatuiScreen):
         values = [v for _, v in choices]
         if value not in values:
             choices = [(value, value), *choices]
-        return Select(choices, value=value, allow_blank=False, id=name, compact=True)
+        shown = [(Content(plain(label)), v) for label, v in choices]  # config names: text, not markup
+        return Select(shown, value=value, allow_blank=False, id=name, compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = "new run"
         self.query_one("#path", Input).focus()
         tree = self.query_one(DatasetTree)
-        if str(self.root) == ".":
+        if str(tree.path) == ".":
             tree.root.set_label("./ (working folder)")
         self.build_judges()
         self.load()
@@ -203,13 +206,13 @@ class NewRunScreen(QatuiScreen):
         await asyncio.sleep(0.3)
         from qatui.data.loaders import demo_dataset, load_dataset
 
-        path = self.query_one("#path", Input).value.strip()
+        path, roots = self.query_one("#path", Input).value.strip(), self.qatui.roots
         preview = self.query_one("#preview", Static)
         try:
-            dataset = await asyncio.to_thread(lambda: load_dataset(path) if path else demo_dataset())
+            dataset = await asyncio.to_thread(lambda: load_dataset(roots.checked(path)) if path else demo_dataset())
         except QatuiError as e:
             self.dataset, self.dataset_error = None, str(e)
-            preview.update(f"[b $text-error]Cannot load this dataset[/]\n{escape(str(e))}")
+            preview.update(Content.from_markup("[b $text-error]Cannot load this dataset[/]\n$why", why=plain(e)))
             self.refresh_judges()
             return
         self.dataset, self.dataset_error = dataset, ""
@@ -255,10 +258,10 @@ class NewRunScreen(QatuiScreen):
             # a short mark, so the longest name fits at 80 columns; the reason is listed beside the list
             prompt = name if not problems else f"[dim strike]{name}[/] [dim]✗[/]"
             listing.add_option(Selection(prompt, name, name in picked, name))
-        unavailable = [f"[b]{name}[/]: {escape('; '.join(self.unmet[name]))}" for name in self.judge_classes
-                       if self.unmet.get(name)]
-        self.query_one("#unavailable", Static).update(
-            "\n[b]Not on this dataset[/]\n" + "\n".join(unavailable) if unavailable else "")
+        unavailable = [Content.from_markup("[b]$name[/]: $why", name=name, why=plain("; ".join(self.unmet[name])))
+                       for name in self.judge_classes if self.unmet.get(name)]
+        heading = [Content.from_markup("\n[b]Not on this dataset[/]")] if unavailable else []
+        self.query_one("#unavailable", Static).update(Content("\n").join([*heading, *unavailable]))
         if highlighted is not None and highlighted < listing.option_count:
             listing.highlighted = highlighted
         self.refresh_plan()
@@ -271,7 +274,8 @@ class NewRunScreen(QatuiScreen):
             return
         values = self.judges[name].describe_options() if name in self.judges else self.options.get(name, {})
         cls = self.judge_classes[name]
-        self.query_one("#about", Static).update(f"[b]{name}[/] {escape(cls.summary)}\n[dim]options[/]")
+        about = Content.from_markup("[b]$name[/] $summary\n[dim]options[/]", name=name, summary=cls.summary)
+        self.query_one("#about", Static).update(about)
         await form.show(name, cls.Options, values)
         self._show_option_error(name)
 
@@ -287,7 +291,7 @@ class NewRunScreen(QatuiScreen):
         self.refresh_judges()  # an option can make the data fit the judge, or not
 
     def _show_option_error(self, name: str) -> None:
-        self.query_one("#options-error", Static).update(escape(self.option_errors.get(name, "")))
+        self.query_one("#options-error", Static).update(Content(plain(self.option_errors.get(name, ""))))
 
     # -- models and the plan ----------------------------------------------------------------------
 
@@ -325,7 +329,8 @@ class NewRunScreen(QatuiScreen):
         problems = self.problems()
         plan.set_class(bool(problems), "-error")
         if problems:
-            plan.update("✗ " + escape(problems[0]) + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""))
+            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+            plan.update(Content(plain(f"✗ {problems[0]}{more}")))
             self.query_one("#calls", Static).update("")
             return
         assert self.dataset is not None
@@ -333,24 +338,22 @@ class NewRunScreen(QatuiScreen):
         resources = self.resources()
         judges = [self._with_models(self.judges[name], resources) for name in self.picked()]
         calls = expected_calls(judges, subset)
-        backbone = str(self.query_one("#backbone", Select).value)
-        uses_llm = any(j.uses_llm for j in judges)
+        backbone = str(self.query_one("#backbone", Select).value) if any(j.uses_llm for j in judges) else None
         total = total_calls(calls)
-        plan.update(f"[b]{escape(self.dataset.name)}[/] · {plural(len(subset.items), 'item')} · {', '.join(calls)}"
-                    + (f" · {escape(backbone)} · [b]{calls_text(total)}[/] backbone calls" if uses_llm
-                       else " · no backbone calls") + "   [dim]ctrl+s starts[/]")
-        lines = ["[b]Backbone calls[/] [dim](before the cache; re-asks of malformed answers not counted)[/]"]
-        lines += [f"  {name:<14}{calls_text(count):>12}" for name, count in calls.items()]
+        plan.update(plan_line(self.dataset.name, len(subset.items), list(calls), backbone, calls_text(total)))
+        lines = [Content.from_markup("[b]Backbone calls[/] [dim](before the cache; re-asks of malformed answers "
+                                     "not counted)[/]")]
+        lines += [Content(f"  {name:<14}{calls_text(count):>12}") for name, count in calls.items()]
         if len(calls) > 1:
-            lines.append(f"  {'total':<14}{calls_text(total):>12}")
-        lines.append("")
-        lines.append("[b]Models used[/]")
+            lines.append(Content(f"  {'total':<14}{calls_text(total):>12}"))
+        lines.append(Content(""))
+        lines.append(Content.from_markup("[b]Models used[/]"))
         lines.append(self._used("backbone", [j.name for j in judges if j.uses_llm]))
         names = resources.nli_names(item_language(item) for item in subset.items)
         nli = ", ".join(f"{n} ({lang})" for lang, n in names.items()) if len(set(names.values())) > 1 else None
         lines.append(self._used("nli", [j.name for j in judges if j.uses_nli], nli))
         lines.append(self._used("embedder", [j.name for j in judges if j.uses_embedder]))
-        self.query_one("#calls", Static).update("\n".join(lines))
+        self.query_one("#calls", Static).update(Content("\n").join(lines))
 
     def resources(self) -> Resources:
         """The models picked on the Models tab, as a run would use them (the plan counts with these)."""
@@ -369,10 +372,8 @@ class NewRunScreen(QatuiScreen):
         except QatuiError:  # a member the picked models cannot build: count with the defaults
             return judge
 
-    def _used(self, kind: str, by: list[str], shown: str | None = None) -> str:
-        value = escape(shown or str(self.query_one(f"#{kind}", Select).value))
-        return f"  [dim]{kind:<9}[/]{value} [dim]by {', '.join(by)}[/]" if by else \
-            f"  [dim]{kind:<9}{value} (not used by these judges)[/]"
+    def _used(self, kind: str, by: list[str], shown: str | None = None) -> Content:
+        return model_used_line(kind, shown or str(self.query_one(f"#{kind}", Select).value), by)
 
     # -- actions ----------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@
     Footer
 
 The job runs on the app's engine loop (`RunHandle`); a 20 Hz timer folds the events queued
-since the last tick into the `RunState` and redraws what changed (STYLE.md §2). Metrics and
+since the last tick into the `RunState` and redraws what changed (docs/LIBRARIES.md#tui-batches). Metrics and
 their bootstrap CIs are recomputed off the UI thread at most once a second (about 20 ms on the
 20-item demo set, 90 ms on 100 items, the CIs a tenth of that); at the end the session's stored
 summary replaces them. `p` pauses the engine (tasks in flight finish, no new one starts) and
@@ -28,6 +28,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Header
 
+from qatui.ties import judges_digits
 from qatui.tui.background import RunEnded, RunHandle
 from qatui.tui.saved import replay
 from qatui.tui.clipboard import copy_artifact
@@ -95,7 +96,7 @@ class RunScreen(QatuiScreen):
         job = self.job
         state = RunState(job.dataset.items, list(job.session.meta["judges"]), job.engine.seed, self.clock)
         if job.session.finished_keys() or job.session.failed_keys():
-            replay(state, job.session.results())
+            replay(state, job.session.results(), judges_digits(job.session.meta))
         return state
 
     def _flush(self) -> None:
@@ -138,7 +139,8 @@ class RunScreen(QatuiScreen):
             result = {}
             for judge, judged in verdicts.items():
                 scored = summarize(state.items, judged, seed=state.seed, ci=True)
-                result[judge] = {"metrics": scored.metrics, "ci": scored.ci}
+                result[judge] = {"metrics": scored.metrics, "ci": scored.ci, "n": scored.n,
+                                 "no_decision": scored.no_decision}
                 if names := member_names(judged):  # a jury: its members' agreement so far (CIs at the end)
                     result[judge]["members_agreement"] = members_agreement(judged, names, ci=False)
             return result
@@ -151,7 +153,8 @@ class RunScreen(QatuiScreen):
         self.ended = ended
         self.state.end(ended.status)
         self.query_one(RunHeader).metrics = {
-            j: {"metrics": d.get("metrics", {}), "ci": d.get("ci", {}), "members_agreement": d.get("members_agreement")}
+            j: {"metrics": d.get("metrics", {}), "ci": d.get("ci", {}), "n": d.get("n", {}),
+                "no_decision": d.get("no_decision", {}), "members_agreement": d.get("members_agreement")}
             for j, d in ended.summary.items()}
         failed = self.state.count("failed")
         if ended.error:

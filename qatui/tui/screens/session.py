@@ -24,6 +24,7 @@ from textual.widgets import Footer, Header, LoadingIndicator
 from qatui.engine.heap import collector_paused
 from qatui.errors import DatasetError, QatuiError
 from qatui.events import Event, ItemNotApplicable
+from qatui.ties import judges_digits, summary_is_current
 from qatui.tui.clipboard import copy_artifact
 from qatui.tui.report_file import export_report
 from qatui.tui.saved import READING, SavedState, next_items, page_events, reading_state, remeasure
@@ -114,8 +115,13 @@ class SessionScreen(QatuiScreen):
             for task in state.tasks.values():
                 task.status = READING
             pages = session.result_pages()
-            events = page_events(pages[0]) if pages else []
-            return session.meta, session.summary(), state, found, rest, pages[1:], events, people
+            events = page_events(pages[0], judges_digits(session.meta)) if pages else []
+            summary = session.summary()
+            if not summary_is_current(summary):  # stored before ties counted as ties: recomputed (or flagged)
+                from qatui.report.gold import DATASET, session_summary
+
+                summary, _, _ = session_summary(session, DATASET, self.store.root)
+            return session.meta, summary, state, found, rest, pages[1:], events, people
 
         try:
             self.meta, summary, self.state, found, rest, pages, events, people = await asyncio.to_thread(first)
@@ -142,7 +148,7 @@ class SessionScreen(QatuiScreen):
             header.update(state, read)
         for page in pages:
             try:
-                events = await asyncio.to_thread(page_events, page)
+                events = await asyncio.to_thread(page_events, page, judges_digits(self.meta))
             except QatuiError as e:
                 self.notify(f"{e}; the items whose results it held show as not judged", severity="error",
                             title="Part of the session cannot be read", timeout=10)

@@ -21,10 +21,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
 from textual.widgets import Footer, Header, Input, Label, Select, TextArea
 
 from qatui.errors import QatuiError
 from qatui.report.models import model_choices
+from qatui.text import plain
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.screens.confirm import ConfirmScreen
 from qatui.tui.screens.run import RunScreen
@@ -82,7 +84,8 @@ class SpotCheckScreen(QatuiScreen):
                 yield Label("Judge")
                 yield Select([], prompt="type an item first", id="judge", compact=True)
                 yield Label("Backbone")
-                yield Select(model_choices(self.qatui.config)["backbone"],
+                backbones = [(Content(plain(label)), value) for label, value in model_choices(self.qatui.config)["backbone"]]
+                yield Select(backbones,
                              value=self.qatui.config.models.default_backbone, allow_blank=False, id="backbone",
                              compact=True)
         yield Footer(compact=True)
@@ -149,7 +152,7 @@ class SpotCheckScreen(QatuiScreen):
         """Fill the form from the item at the path typed in the load box."""
         spec = self.query_one("#load", Input).value
         try:
-            item = await asyncio.to_thread(pick_item, spec)
+            item = await asyncio.to_thread(pick_item, spec, self.qatui.roots)
         except QatuiError as e:
             self.notify(str(e), title="Cannot load the item", severity="error", timeout=8)
             return
@@ -157,10 +160,14 @@ class SpotCheckScreen(QatuiScreen):
         self.notify(f"{item.id}: {len(item.candidates)} responses", title="Loaded", timeout=3)
 
     def fill(self, item: Item) -> None:
-        """Put an item's question, first reference and first responses into the form, line breaks kept."""
-        self.query_one("#question", TextArea).text = item.question
-        self.query_one("#reference", TextArea).text = item.references[0] if item.references else ""
-        texts = list(item.candidates.values())[:MAX_RESPONSES]
+        """Put an item's question, first reference and first responses into the form, line breaks kept.
+
+        A text area draws what it holds as is, so control characters come in as their visible escapes
+        (`qatui.text.plain`): the form is what the judge then sees.
+        """
+        self.query_one("#question", TextArea).text = plain(item.question)
+        self.query_one("#reference", TextArea).text = plain(item.references[0]) if item.references else ""
+        texts = [plain(text) for text in list(item.candidates.values())[:MAX_RESPONSES]]
         for i in range(1, MAX_RESPONSES + 1):
             self.query_one(f"#response-{i}", TextArea).text = texts[i - 1] if i <= len(texts) else ""
         self._refresh_judges()
@@ -206,7 +213,11 @@ class SpotRunScreen(RunScreen):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.qatui.store.delete(session_id)
+                try:
+                    self.qatui.store.delete(session_id)
+                except QatuiError as e:  # another process resumed it meanwhile
+                    self.notify(str(e), title="Not discarded", severity="error")
+                    return
                 self.notify(f"discarded session {session_id}")
                 self.app.pop_screen()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from qatui.text import plain
 from qatui.tui.state import TaskView
 from qatui.tui.widgets.panel import TaskPanel
 
@@ -25,7 +26,7 @@ class BaselinePanel(TaskPanel):
         """One line a step, the latest last."""
         steps = self.task.baseline_steps if self.task else []
         more = len(steps) - SHOWN_STEPS
-        lines = [Content(line) for line in steps[-SHOWN_STEPS:]]
+        lines = [Content(plain(line)) for line in steps[-SHOWN_STEPS:]]
         if more > 0:
             lines.insert(0, Content.from_markup("[$foreground-muted]$n earlier steps not shown[/]", n=more))
         return Content("\n").join(lines)

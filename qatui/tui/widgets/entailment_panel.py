@@ -8,6 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from qatui.text import plain
 from qatui.tui.state import TaskView
 from qatui.tui.widgets.panel import TaskPanel
 
@@ -50,7 +51,7 @@ class EntailmentPanel(TaskPanel):
         tables: list[RenderableType] = [self._table(task, ref) for ref in sorted(task.key_points)]
         if task.nli:
             muted = self.get_component_rich_style("entailment-panel--muted", partial=True)
-            tables.append(Text(f"NLI model: {task.nli}", style=muted))
+            tables.append(Text(plain(f"NLI model: {task.nli}"), style=muted))
         return Group(*tables)
 
     def _table(self, task: TaskView, ref: int) -> Table:
@@ -65,7 +66,7 @@ class EntailmentPanel(TaskPanel):
             table.add_column(f"R{label.rsplit(' ', 1)[-1]}", justify="right", no_wrap=True, width=5)
         for point in task.key_points[ref]:
             cells = [self._cell(task.support.get((ref, label, point))) for label in labels]
-            table.add_row(Text(point), *cells)
+            table.add_row(Text(plain(point)), *cells)
         return table
 
     def _cell(self, value: float | None) -> Text:

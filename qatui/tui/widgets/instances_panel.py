@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from qatui.text import plain
 from qatui.tui.state import TaskView
 from qatui.tui.widgets.panel import TaskPanel
 
@@ -20,6 +21,6 @@ class InstancesPanel(TaskPanel):
     def render(self) -> Content:
         levels = self.task.instances if self.task else {}
         return Content("\n").join(
-            Content.from_markup("[b $secondary]$level[/] $text", level=level.capitalize(), text=text)
+            Content.from_markup("[b $secondary]$level[/] $text", level=plain(level.capitalize()), text=plain(text))
             for level, text in levels.items()
         )

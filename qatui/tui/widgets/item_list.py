@@ -12,6 +12,7 @@ from textual.events import Resize
 from textual.message import Message
 from textual.widgets import DataTable
 
+from qatui.text import plain
 from qatui.tui.state import RunState, TaskKey, TaskView
 from qatui.tui.widgets.vim_table import VimTable
 
@@ -209,8 +210,8 @@ class ItemList(VimTable):
     def _fit(self, state: RunState) -> Columns:
         """The widest columns that fit: full status and names when they can, else marks and cut names."""
         pad = 2 * self.cell_padding
-        judge = max((len(j) for j in state.judges), default=0) if self._several_judges else 0
-        item = max([len("item"), *(len(it.id) for it in state.items)])
+        judge = max((len(plain(j)) for j in state.judges), default=0) if self._several_judges else 0
+        item = max([len("item"), *(len(plain(it.id)) for it in state.items)])
         room = self.size.width
         if room <= 0:  # not laid out yet: full columns, narrowed on the first resize
             return Columns(False, judge, item)
@@ -274,6 +275,6 @@ class ItemList(VimTable):
         status = STATUS_MARKS.get(task.status, "?") if self._columns.marks else task.status
         cells = [Text(status, style=style), Text(tau, justify="right")]
         if self._several_judges:
-            cells.append(Text(clip_end(task.judge, self._columns.judge), no_wrap=True))
-        cells.append(Text(clip_middle(task.item_id, self._columns.item), no_wrap=True))
+            cells.append(Text(clip_end(plain(task.judge), self._columns.judge), no_wrap=True))
+        cells.append(Text(clip_middle(plain(task.item_id), self._columns.item), no_wrap=True))
         return cells

@@ -9,6 +9,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from qatui.events import MemberVerdict
+from qatui.text import plain
 from qatui.tui.state import TaskView
 from qatui.tui.widgets.pairwise_panel import short
 from qatui.tui.widgets.panel import TaskPanel
@@ -83,7 +84,7 @@ class JuryPanel(TaskPanel):
             detail = " · ".join(f"{short(label)} {value:.3g}" for label, value in m.scores.items()) \
                 if m.status == "done" else " ".join(m.reason.split())
             name = m.member if len(m.member) <= name_width else m.member[:name_width - 1] + "…"
-            line = Text.assemble(f"{name:<{name_width}}  {verdict_text(m):<{verdict_width}}  ", (detail, muted))
+            line = Text.assemble(plain(f"{name:<{name_width}}  {verdict_text(m):<{verdict_width}}  "), (plain(detail), muted))
             line.no_wrap, line.overflow = True, "ellipsis"
             lines.append(line)
         words, split = split_text(members)

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from qatui.events import PairJudged
+from qatui.text import plain
 from qatui.tui.state import TaskView
 from qatui.tui.widgets.panel import TaskPanel
 
@@ -80,7 +81,7 @@ class PairwisePanel(TaskPanel):
             for judged in orders:
                 if judged.rationale:
                     line = Text.assemble((f"{short(judged.first)} vs {short(judged.second)}: ", muted),
-                                         " ".join(judged.rationale.split()))
+                                         plain(" ".join(judged.rationale.split())))
                     line.no_wrap, line.overflow = True, "ellipsis"
                     rationales.append(line)
         parts: list[RenderableType] = [table]

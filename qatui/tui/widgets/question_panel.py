@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from qatui.report import describe_gold
+from qatui.text import plain
 from qatui.tui.state import TaskView
 from qatui.tui.widgets.panel import TaskPanel
 
@@ -18,7 +19,7 @@ class QuestionPanel(TaskPanel):
     def watch_task(self, task: TaskView | None) -> None:
         super().watch_task(task)
         if task is not None:
-            self.border_title = f"{task.item_id} · {task.judge}"
+            self.border_title = Content(plain(f"{task.item_id} · {task.judge}"))
 
     def render(self) -> Content:
         task = self.task
@@ -29,14 +30,14 @@ class QuestionPanel(TaskPanel):
             missing = Content.from_markup(
                 "[$foreground-muted]The dataset file cannot be reloaded: stored results only.[/]")
             return missing if not task.failure else Content.from_markup(
-                "$missing\n[b $error]failed[/] [$error]$why[/]", missing=missing, why=task.failure)
-        lines = [Content(item.question).stylize("bold")]
+                "$missing\n[b $error]failed[/] [$error]$why[/]", missing=missing, why=plain(task.failure))
+        lines = [Content(plain(item.question)).stylize("bold")]
         many = len(item.references) > 1
         for i, ref in enumerate(item.references, 1):
             label = f"reference {i}" if many else "reference"
-            lines.append(Content.from_markup("[$foreground-muted]$label[/] $ref", label=label, ref=ref))
+            lines.append(Content.from_markup("[$foreground-muted]$label[/] $ref", label=label, ref=plain(ref)))
         if item.gold is not None:
-            lines.append(Content.from_markup("[$foreground-muted]gold[/] $gold", gold=describe_gold(item)))
+            lines.append(Content.from_markup("[$foreground-muted]gold[/] $gold", gold=plain(describe_gold(item))))
         if task.failure:
-            lines.append(Content.from_markup("[b $error]failed[/] [$error]$why[/]", why=task.failure))
+            lines.append(Content.from_markup("[b $error]failed[/] [$error]$why[/]", why=plain(task.failure)))
         return Content("\n").join(lines)

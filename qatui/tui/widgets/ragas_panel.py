@@ -10,6 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from qatui.text import plain
 from qatui.tui.state import TaskView
 from qatui.tui.widgets.panel import TaskPanel
 
@@ -77,20 +78,20 @@ class RagasPanel(TaskPanel):
             rows = []
             for verdict in verdicts:
                 kind = "supported" if verdict.supported else "unsupported" if verdict.supported is False else "muted"
-                text = Text(verdict.statement)
+                text = Text(plain(verdict.statement))
                 if verdict.reason:
-                    text.append(f" — {' '.join(verdict.reason.split())}", style=self._style("muted"))
+                    text.append(plain(f" — {' '.join(verdict.reason.split())}"), style=self._style("muted"))
                 rows.append((Text(MARKS[verdict.supported], style=self._style(kind)), text))
             lines.append(self._grid(rows))
         elif label in task.statements:
             heading.append("  faithfulness: checking…", style=self._style("muted"))
-            lines.append(self._grid([(Text("·"), Text(s, style=self._style("muted"))) for s in task.statements[label]]))
+            lines.append(self._grid([(Text("·"), Text(plain(s), style=self._style("muted"))) for s in task.statements[label]]))
         if label in task.questions:
             questions, similarities = task.questions[label]
             heading.append(f"  answer relevance {fmean(similarities):.2f}" if similarities else
                            "  answer relevance –")
             cosines = [f"↺ {x:.2f}" for x in similarities] if similarities else ["↺"] * len(questions)
-            lines.append(self._grid([(Text(cos, style=self._style("muted")), Text(question))
+            lines.append(self._grid([(Text(cos, style=self._style("muted")), Text(plain(question)))
                                      for cos, question in zip(cosines, questions, strict=True)]))
         if label in task.context_sentences:
             lines.extend(self._context_lines(task, label, None, heading))

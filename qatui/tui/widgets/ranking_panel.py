@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from qatui.data.model import PairwiseGold, RankingGold
+from qatui.text import plain
 from qatui.tui.widgets.panel import TaskPanel
 
 
@@ -63,22 +64,22 @@ class RankingPanel(TaskPanel):
         for rank, label in enumerate(task.ranking, 1):
             cid = task.candidate(label)
             score = task.scores.get(label)
-            cells = [str(rank), label, cid, "" if score is None else f"{score:.3f}"]
+            cells = [str(rank), label, plain(cid), "" if score is None else f"{score:.3f}"]
             if grades:
-                cells.append(str(grades.get(cid, "")))
+                cells.append(plain(grades.get(cid, "")))
             text = task.item.candidates.get(cid, "") if task.item is not None else ""
-            table.add_row(*cells, " ".join(text.split()))
+            table.add_row(*map(Text, cells), Text(plain(" ".join(text.split()))))  # Text: a str cell is markup
         parts: list[RenderableType] = [table]
         if task.tau is not None:
             kind = "agree" if task.tau >= 0.3 else "disagree" if task.tau < -0.3 else "muted"
             style = self.get_component_rich_style(f"ranking-panel--{kind}", partial=True)
             if isinstance(gold, PairwiseGold):
-                parts.append(Text.assemble(("people prefer ", muted), _side(gold, gold.label), ("  judge ", muted),
-                                           (_side(gold, task.preference), style)))
+                parts.append(Text.assemble(("people prefer ", muted), plain(_side(gold, gold.label)), ("  judge ", muted),
+                                           (plain(_side(gold, task.preference)), style)))
             else:
                 parts.append(Text.assemble(("Kendall tau vs gold ", muted), (f"{task.tau:+.3f}", style)))
         if task.repair:
-            parts.append(Text(f"ranking repaired: {task.repair}", style=muted))
+            parts.append(Text(plain(f"ranking repaired: {task.repair}"), style=muted))
         return Group(*parts)
 
 

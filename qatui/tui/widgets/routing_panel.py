@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from qatui.text import plain
 from qatui.tui.state import TaskView
 from qatui.tui.widgets.panel import TaskPanel
 
@@ -23,5 +24,5 @@ class RoutingPanel(TaskPanel):
             return Content("")
         by = "the dataset's label" if route.source == "gold" else "the LLM"
         head = Content.from_markup("[b $accent]$kind[/] [$foreground-muted]decided by $by[/]",
-                                   kind=route.question_type, by=by)
-        return Content("\n").join([head, Content(route.rationale)]) if route.rationale else head
+                                   kind=plain(route.question_type), by=by)
+        return Content("\n").join([head, Content(plain(route.rationale))]) if route.rationale else head

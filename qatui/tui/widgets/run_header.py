@@ -36,7 +36,7 @@ class RunHeader(Vertical):
     state: reactive[RunState | None] = reactive(None, always_update=True)
     """The run drawn; re-assign it to redraw."""
     metrics: reactive[dict[str, dict]] = reactive(dict, always_update=True)
-    """Per judge: {"metrics": {...}, "ci": {...}} from `summarize` or the stored summary."""
+    """Per judge: {"metrics", "ci", "n", "no_decision"} from `summarize` or the stored summary."""
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -71,7 +71,7 @@ class RunHeader(Vertical):
     def watch_metrics(self, metrics: dict[str, dict]) -> None:
         lines = []
         for judge, doc in metrics.items():
-            lines.append(f"{judge}  {metrics_line(doc.get('metrics', {}), doc.get('ci')) or 'no gold to compare with yet'}")
+            lines.append(f"{judge}  {metrics_line(doc.get('metrics', {}), doc.get('ci'), doc) or 'no gold to compare with yet'}")
             if members := members_line(doc.get("members_agreement") or {}):
                 lines.append(f"  {members}")
         self.query_one("#metrics", Static).update(Content("\n".join(lines) or "metrics appear as items finish"))

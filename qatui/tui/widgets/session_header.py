@@ -9,7 +9,8 @@ from textual.content import Content
 from textual.widgets import Label, Sparkline, Static
 
 from qatui.report import session_status
-from qatui.text import deployments_line, plural
+from qatui.report.classes_view import class_line
+from qatui.text import deployments_line, plain, plural
 from qatui.tui.format import count, members_line, metrics_line
 from qatui.tui.saved import SavedState
 
@@ -43,14 +44,17 @@ class SessionHeader(Vertical):
         await self.remove_children()
         self.mount(Static(id="about"))
         if gold is not None:
-            self.mount(Static(Content.from_markup("[b $accent]$gold[/]", gold=gold), id="gold"))
+            self.mount(Static(Content.from_markup("[b $accent]$gold[/]", gold=plain(gold)), id="gold"))
         self.mount(Static(id="calls"))
         self._judge_lines: dict[str, Static] = {}  # the last line of each judge: its sparkline goes under it
         for judge in state.judges:
             doc = summary.get(judge, {})
-            line = metrics_line(doc.get("metrics", {}), doc.get("ci")) or "no gold to compare with"
-            self._judge_lines[judge] = Static(Content.from_markup("[b $accent]$judge[/]  $line", judge=judge, line=line))
+            line = metrics_line(doc.get("metrics", {}), doc.get("ci"), doc) or "no gold to compare with"
+            self._judge_lines[judge] = Static(Content.from_markup("[b $accent]$judge[/]  $line", judge=plain(judge), line=line))
             self.mount(self._judge_lines[judge])
+            if classes := doc.get("classes"):
+                self._judge_lines[judge] = Static(Content(f"  {class_line(classes)}"), classes="classes")
+                self.mount(self._judge_lines[judge])
             if members := members_line(doc.get("members_agreement") or {}):
                 self._judge_lines[judge] = Static(Content(f"  {members}"))  # the sparkline goes under this line
                 self.mount(self._judge_lines[judge])
@@ -64,14 +68,14 @@ class SessionHeader(Vertical):
                     else f"{state.count('done')}/{len(state.tasks)} done · {state.count('failed')} failed")
         self.query_one("#about", Static).update(Content.from_markup(
             "[b]$status[/] · $progress · dataset $ds ($n)$missing",
-            status=session_status(self._meta), progress=progress, ds=ds.get("name", "?"),
+            status=session_status(self._meta), progress=progress, ds=plain(ds.get("name", "?")),
             n=plural(ds.get("n_items"), "item"), missing=missing))
         c = state.counts
         calls = self.query_one("#calls", Static)
         calls.display = bool(c.calls)
         routed = f"\ndeployments: {deployments_line(c.deployments)}" if c.deployments else ""
-        calls.update(Content(f"calls {c.calls} ({c.cached} cached) · tokens "
-                             f"{count(c.prompt_tokens)}+{count(c.completion_tokens)} · ${c.cost_usd:.4f}{routed}"))
+        calls.update(Content(plain(f"calls {c.calls} ({c.cached} cached) · tokens "
+                             f"{count(c.prompt_tokens)}+{count(c.completion_tokens)} · ${c.cost_usd:.4f}{routed}")))
         if read is not None:
             return
         for judge, metrics in self._judge_lines.items():

@@ -7,47 +7,49 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from qatui.report import session_status
-from qatui.text import deployments_line, plural
+from qatui.text import deployments_line, plain, plural
 from qatui.tui.format import count, members_line, metrics_line, short_path, when
 
 
 def info_lines(meta: dict) -> list[Content]:
     """The lines drawn for one `SessionStore.list()` entry."""
     if meta.get("status") == "damaged":
-        return [Content.from_markup("[b]$id[/] [$error]damaged[/]", id=meta["id"]), Content(meta.get("error", ""))]
+        return [Content.from_markup("[b]$id[/] [$error]damaged[/]", id=plain(meta["id"])),
+                Content(plain(meta.get("error", "")))]
     ds, models = meta.get("dataset", {}), meta.get("models", {})
-    name = f" “{meta['name']}”" if meta.get("name") and meta["name"] != meta["id"] else ""
+    name = f" “{plain(meta['name'])}”" if meta.get("name") and meta["name"] != meta["id"] else ""
     lines = [
         Content.from_markup("[b]$id[/]$name  [$foreground-muted]$status · created $created[/]",
-                            id=meta["id"], name=name, status=session_status(meta), created=when(meta.get("created"))),
+                            id=plain(meta["id"]), name=name, status=session_status(meta), created=when(meta.get("created"))),
         Content.from_markup("[$foreground-muted]dataset[/] $ds ($fmt, $n) [$foreground-muted]$path[/]",
-                            ds=ds.get("name", "?"), fmt=ds.get("format", "?"),
+                            ds=plain(ds.get("name", "?")), fmt=plain(ds.get("format", "?")),
                             n=plural(ds.get("n_items"), "item"),
-                            path=short_path(ds.get("path", ""))),
+                            path=plain(short_path(ds.get("path", "")))),
     ]
     if backbones := meta.get("backbones"):
         lines.append(Content.from_markup(
             "[$foreground-muted]backbone[/] $backbone [$foreground-muted]nli[/] $nli [$foreground-muted]seed[/] $seed",
-            backbone=", ".join(backbones), nli=models.get("nli", "?"), seed=meta.get("seed", "?")))
+            backbone=plain(", ".join(backbones)), nli=plain(models.get("nli", "?")), seed=plain(meta.get("seed", "?"))))
     if imported := meta.get("imported"):
         lines.append(Content.from_markup(
             "[$foreground-muted]imported[/] $judge from $source [$foreground-muted]($kind, $rows)[/]",
-            judge=imported.get("judge", "?"), source=imported.get("source", "?"), kind=imported.get("kind", "?"),
+            judge=plain(imported.get("judge", "?")), source=plain(imported.get("source", "?")),
+            kind=plain(imported.get("kind", "?")),
             rows=plural(imported.get("rows"), "row")))
     for judge, doc in meta.get("summary", {}).items():
         shown = metrics_line(doc.get("metrics", {}), doc.get("ci")) or "no gold to compare with"
         lines.append(Content.from_markup("[b $accent]$judge[/] $done/$n done, $failed failed  $metrics",
-                                         judge=judge, done=doc.get("n_done", 0), n=doc.get("n_items", 0),
+                                         judge=plain(judge), done=doc.get("n_done", 0), n=doc.get("n_items", 0),
                                          failed=doc.get("n_failed", 0), metrics=shown))
         if members := members_line(doc.get("members_agreement") or {}):
-            lines.append(Content(f"  {members}"))
+            lines.append(Content(plain(f"  {members}")))
     if (llm := meta.get("llm")) and llm.get("calls"):
         lines.append(Content.from_markup(
             "[$foreground-muted]LLM[/] $calls calls ($cached cached) · tokens $tokens · $$$cost",
             calls=llm["calls"], cached=llm["cached"],
             tokens=count(llm["prompt_tokens"] + llm["completion_tokens"]), cost=f"{llm['cost_usd']:.4f}"))
         if llm.get("deployments"):
-            lines.append(Content(f"  {deployments_line(llm['deployments'])}"))
+            lines.append(Content(plain(f"  {deployments_line(llm['deployments'])}")))
     return lines
 
 

@@ -11,6 +11,7 @@ from textual.events import Resize
 from textual.reactive import reactive
 
 from qatui.report import key_metric, session_status
+from qatui.text import plain
 from qatui.tui.format import when
 from qatui.tui.widgets.vim_table import VimTable
 
@@ -170,6 +171,7 @@ class SessionsTable(VimTable):
         return [key for key, _, _ in COLUMNS if key in kept]
 
     def _cell(self, key: str, value: str) -> Text:
+        value = plain(value)
         if key == "session" and value.startswith("● "):
             return Text.assemble(("● ", self.get_component_rich_style("sessions-table--running", partial=True)),
                                  value[2:], no_wrap=True)

@@ -8,6 +8,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from qatui.text import plain
 from qatui.tui.state import TaskView
 
 TAIL_CHARS = 8_000
@@ -58,4 +59,4 @@ class TranscriptPanel(VerticalScroll):
             calls = "no LLM calls yet" if task.status in ("queued", "running") else "this judge made no LLM calls"
             self.query_one(Static).update(Content.from_markup("[$foreground-muted i]$what[/]", what=calls))
         else:
-            self.query_one(Static).update(Content(text))
+            self.query_one(Static).update(Content(plain(text)))

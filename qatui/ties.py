@@ -1,0 +1,115 @@
+"""qatui's one tie rule, and every ranking, tie group and preference made from a judge's scores.
+
+Two scores are equal when they are equal once rounded to the judge's `tie_digits` (as CALF
+does for its lexical baselines): `compare` says so, and everything below goes through it.
+
+- `tied_groups`: what the judge said, best first, candidates it scored equal in one group
+  (in presentation order). The metrics read this: a judge that scored every response alike
+  made no decision, and agreement treats its ties as ties.
+- `strict_ranking`: the same groups laid end to end, so equal scores keep presentation order
+  (Response 1 before Response 2). For display only: the presentation order is a seeded
+  shuffle, and no metric may read a judge's tie as the order the shuffle gave it.
+- `pair_preference`: A, B, or "tie" when both scores are equal.
+- `ranking_tiers`: a ranking the judge gave itself, cut where its scores differ, so a judge
+  that hands over its own order still gets the same rule for the scores it tied.
+
+This module sits at the bottom of the layers so that judges, the engine, the stored verdict
+(`events.Verdict`) and the metrics all import the same rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+DEFAULT_DIGITS = 4
+"""The tie digits of a judge that names none (every judge's default but the lexical ones')."""
+MAX_DIGITS = 12
+"""The most digits a tie rule rounds to (a judge option past it is refused: past a double's precision rounding
+decides nothing); a stored `tie_digits` outside 0..MAX_DIGITS falls back to the default."""
+
+PairChoice = Literal["A", "B", "tie"]
+
+
+def compare(a: float, b: float, digits: int) -> int:
+    """1 when `a` is better, -1 when `b` is, 0 when they are equal once rounded to `digits` (a tie)."""
+    x, y = round(a, digits), round(b, digits)
+    return (x > y) - (x < y)
+
+
+def pair_preference(score_a: float, score_b: float, digits: int) -> PairChoice:
+    """A, B, or a tie when both scores are equal once rounded to `digits` (as CALF does)."""
+    return {1: "A", -1: "B", 0: "tie"}[compare(score_a, score_b, digits)]  # type: ignore[return-value]
+
+
+def tied_groups(scores: Mapping[str, float], presented: Sequence[str], digits: int) -> list[list[str]]:
+    """`presented` best first in groups of equal score (rounded to `digits`); presentation order within a group."""
+    position = {label: i for i, label in enumerate(presented)}
+    ordered = sorted(presented, key=lambda label: (-round(scores[label], digits), position[label]))
+    return ranking_tiers(scores, ordered, digits)
+
+
+def strict_ranking(scores: Mapping[str, float], presented: Sequence[str], digits: int) -> list[str]:
+    """Labels best first by score (rounded to `digits`); ties broken by position in `presented` (for display)."""
+    return [label for group in tied_groups(scores, presented, digits) for label in group]
+
+
+def ranking_tiers(scores: Mapping[str, float], ranking: Sequence[str], digits: int) -> list[list[str]]:
+    """`ranking` cut into groups of neighbours whose scores are equal (rounded to `digits`); unscored ones alone."""
+    groups: list[list[str]] = []
+    for label in ranking:
+        previous = groups[-1][-1] if groups else None
+        if (previous is not None and label in scores and previous in scores
+                and compare(scores[previous], scores[label], digits) == 0):
+            groups[-1].append(label)
+        else:
+            groups.append([label])
+    return groups
+
+
+def pair_tiers(pair: tuple[str, str], preference: str | None, ranking: Sequence[str]) -> list[list[str]]:
+    """What a judge that named a winner of its pair said: the winner's group above, or one group for a tie."""
+    if preference == "tie":
+        return [list(ranking)]
+    return [[pair[0]], [pair[1]]] if preference == "A" else [[pair[1]], [pair[0]]]
+
+
+def tier_ranks(tiers: Sequence[Sequence[str]]) -> dict[str, int]:
+    """Each candidate's 1-based rank, a tied group sharing the best rank of its places (1, 1, 3: competition ranking)."""
+    ranks: dict[str, int] = {}
+    for tier in tiers:
+        ranks.update(dict.fromkeys(tier, len(ranks) + 1))
+    return ranks
+
+
+def tier_preference(tiers: Sequence[Sequence[str]], a: str, b: str) -> PairChoice | None:
+    """A when `a` sits in a better group than `b`, B for the reverse, tie in the same group; None if either is absent."""
+    place = {cid: i for i, tier in enumerate(tiers) for cid in tier}
+    if a not in place or b not in place:
+        return None
+    return "tie" if place[a] == place[b] else "A" if place[a] < place[b] else "B"
+
+
+def stored_digits(options: Mapping | None) -> int:
+    """The `tie_digits` a stored judge's options name; the default when absent or not a sane count."""
+    value = options.get("tie_digits", DEFAULT_DIGITS) if isinstance(options, Mapping) else DEFAULT_DIGITS
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DIGITS:
+        return DEFAULT_DIGITS
+    return value
+
+
+TIE_RULE = 2
+"""The version of how a stored summary's figures treat a judge's ties (its `tie_rule`). A summary without
+it was computed when agreement read the strict display ranking, crediting a judge that tied everything
+with the presentation shuffle's order; views recompute or flag it (`summary_is_current`)."""
+
+
+def summary_is_current(summary: Mapping[str, object]) -> bool:
+    """True when every judge's stored summary doc was computed under the current tie rule."""
+    return all(isinstance(doc, dict) and doc.get("tie_rule") == TIE_RULE for doc in summary.values())
+
+
+def judges_digits(meta: Mapping) -> dict[str, int]:
+    """Judge name -> the `tie_digits` its stored options name (`stored_digits`), from a session's metadata."""
+    judges = meta.get("judges")
+    return {name: stored_digits(options) for name, options in judges.items()} if isinstance(judges, Mapping) else {}

@@ -1,0 +1,99 @@
+"""Every numeric option has a range, and a value outside it (or not finite) is refused in one line naming its key.
+
+A tie rule of -5 digits turned accuracy 1.0 into 0.0 with every item scored, and `timeout_s = inf`
+passed the config and the preflight, then failed every call: both must stop at the config.
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from pathlib import Path
+
+import annotated_types
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from qatui.cli import main
+from qatui.config import BackboneConfig, CacheConfig, DeploymentConfig, GeneralConfig, JuryConfig, ModelsConfig
+from qatui.judges.base import JudgeOptions
+from qatui.judges.registry import JUDGES, judge_class
+
+
+def _option_models() -> list[type[BaseModel]]:
+    """Every table of the config and every judge's options."""
+    judges = {judge_class(name).Options for name in JUDGES} | {JudgeOptions}  # the base, whatever judges subclass it
+    return [GeneralConfig, CacheConfig, DeploymentConfig, BackboneConfig, ModelsConfig, JuryConfig,
+            *sorted(judges, key=lambda m: m.__name__)]
+
+
+def _numeric_members(annotation: object, metadata: list) -> list[tuple[type, list]]:
+    """Each int or float a field's type admits, with the constraints that apply to it."""
+    if annotation in (int, float):
+        return [(annotation, metadata)]
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        inner, *extra = typing.get_args(annotation)
+        found = []
+        for item in extra:  # a pydantic Field inside Annotated carries its constraints as metadata
+            found.extend(getattr(item, "metadata", [item]))
+        return _numeric_members(inner, metadata + found)
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        return [m for arg in typing.get_args(annotation) for m in _numeric_members(arg, metadata)]
+    return []
+
+
+NUMERIC = [(model, name, kind, constraints) for model in _option_models()
+           for name, field in model.model_fields.items()
+           for kind, constraints in _numeric_members(field.annotation, list(field.metadata))]
+
+
+def test_there_are_numeric_options_to_check() -> None:
+    names = {f"{model.__name__}.{name}" for model, name, _, _ in NUMERIC}
+    assert {"JudgeOptions.tie_digits", "LexicalOptions.tie_digits", "BackboneConfig.timeout_s",
+            "GeneralConfig.seed", "JuryConfig.quorum"} <= names
+    assert len(NUMERIC) > 20
+
+
+@pytest.mark.parametrize(("model", "name", "kind", "constraints"), NUMERIC,
+                         ids=[f"{m.__name__}.{n}" for m, n, _, _ in NUMERIC])
+def test_every_numeric_option_has_both_bounds_and_refuses_what_lies_outside(model, name, kind, constraints) -> None:
+    lows = [c for c in constraints if isinstance(c, (annotated_types.Ge, annotated_types.Gt))]
+    highs = [c for c in constraints if isinstance(c, (annotated_types.Le, annotated_types.Lt))]
+    assert lows and highs, f"{model.__name__}.{name} has no {'lower' if not lows else 'upper'} bound"
+    low = lows[0].ge if isinstance(lows[0], annotated_types.Ge) else lows[0].gt
+    high = highs[0].le if isinstance(highs[0], annotated_types.Le) else highs[0].lt
+    required = {k: v for k, v in {"model": "openai/x", "members": ["a", "b"]}.items() if k in model.model_fields}
+    bad = [low - 1, high + 1] + ([math.inf, -math.inf, math.nan] if kind is float else [])
+    for value in bad:
+        with pytest.raises(ValidationError) as refused:
+            model.model_validate({**required, name: value})
+        assert name in str(refused.value)
+
+
+@pytest.mark.parametrize("value", ["-5", "400"])
+def test_a_tie_rule_out_of_range_is_refused_naming_the_table_and_key(tmp_path: Path, capsys, value: str) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f"[judges.pairwise]\ntie_digits = {value}\n")
+    assert main(["judges", "--config", str(config)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{config}: [judges.pairwise]" in err and "tie_digits" in err, err
+    assert ("greater than or equal to 0" if value == "-5" else "less than or equal to 12") in err
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-1.0", "1e9"])
+def test_a_timeout_not_finite_or_out_of_range_is_refused_naming_its_key(tmp_path: Path, capsys, value: str) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'[backbones.fake]\nmodel = "openai/fake"\ntimeout_s = {value}\n')
+    assert main(["judges", "--config", str(config)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{config}: key 'backbones.fake.timeout_s'" in err, err
+
+
+def test_a_seed_flag_past_the_range_is_refused(tmp_path: Path, capsys) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": "q", "question": "?", "candidates": {"a": "x", "b": "y"}}\n')
+    assert main(["run", str(data), "--judge", "bleu", "--seed", str(2**40), "--sessions-dir", str(tmp_path / "s")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--seed" in err and f"must be from 0 to {2**32 - 1}" in err, err
+    assert not (tmp_path / "s").exists()

@@ -1,0 +1,293 @@
+"""Data never drives a screen: a hostile dataset is shown as text on every screen and by every command.
+
+Every field of the dataset (ids, question, references, context, candidate ids and texts, meta),
+the sessions' names and what the scripted backbone writes (its rationales and its stream) hold
+Rich/Textual markup (`[@click=app.quit]`, `[@click=app.screenshot(...)]`, `[bold red]`, an
+unbalanced `[/]` and `[`) and terminal escapes (an OSC 52 that would put `rm -rf ~/*` on the
+clipboard, an OSC 0 window title, `ESC[2J`, the 8-bit CSI 0x9b, a right-to-left override).
+
+The real Textual app (Pilot) opens them on Home, Session, Compare, Label, New run's preview and
+Spot check. On each screen the raw strings are read back as literal text, no span of the screen
+carries a click action, a click on the text quits nothing and writes no screenshot, the
+clipboard is never written, and the bytes the screen would send to the terminal hold no escape
+but Textual's own colours and cursor moves. The CLI's views run as real `qatui` processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from textual.app import App
+from tui_support import ScriptedLLM, freeze_time, run_headless, scripted_resources
+
+from qatui.config import Config
+from qatui.data.loaders import load_dataset
+from qatui.engine.jobs import start_run
+from qatui.store.session import SessionStore
+from qatui.tui.app import QatuiApp
+from qatui.tui.screens.compare import CompareScreen, SideBySideScreen
+from qatui.tui.screens.home import HomeScreen
+from qatui.tui.screens.label import LabelScreen
+from qatui.tui.screens.label_prompt import LabelRequest
+from qatui.tui.screens.new_run import NewRunScreen
+from qatui.tui.screens.session import SessionScreen
+from qatui.tui.screens.spot_check import SpotCheckScreen
+
+ESCAPES = "\x1b]52;c;cm0gLXJmIH4vKg==\x07\x1b]0;pwned\x07\x1b[2J\x9b2J\u202e"
+"""OSC 52 (`rm -rf ~/*` to the clipboard), OSC 0 (the window title), erase display, 8-bit CSI, RLO."""
+SHOWN_ESCAPES = "\\x1b]52;c;cm0gLXJmIH4vKg==\\x07\\x1b]0;pwned\\x07\\x1b[2J\\x9b2J\\u202e"
+"""The same characters as `qatui.text.plain` shows them."""
+CLICK = "[@click=app.quit]"
+
+
+def hostile(tag: str, shots: Path) -> str:
+    """A text tagged `tag` holding every kind of markup and escape; a screenshot click would write into `shots`."""
+    return (f"{tag} {CLICK}QUIT[/] [@click=app.screenshot('x','{shots}')]SHOT[/] [bold red]RED[/] [/] [ "
+            f"{ESCAPES} end")
+
+
+def _dataset(path: Path, shots: Path) -> Path:
+    """Two items, every field hostile: a factoid question (MinosEval's key points) and an open one (its instances)."""
+    records = []
+    for i, start in enumerate(("What is", "Explain")):
+        h = hostile(f"T{i}", shots)
+        a, b = f"A{i} {CLICK}\x1b[2J", f"B{i} [bold]\x9b"
+        longer = " and the sea is deep and wide and cold" * i  # the second item: length and rouge-l disagree
+        records.append({
+            "id": f"{CLICK}\x1b]0;pwned\x07 id{i}", "question": f"{start} {h} sky blue?",
+            "references": [f"The sky scatters blue light {h}; short waves scatter more. Air is thin."],
+            "context": [f"context {h}"], "meta": {"note": h},
+            "candidates": {a: f"The sky scatters blue light {h}.", b: f"Grass is green{longer} {h}."},
+            "gold": {"kind": "ranking", "tiers": [[a], [b]]},
+        })
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+class HostileLLM(ScriptedLLM):
+    """The scripted backbone, its rationales and its stream carrying the hostile text too."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def answer(self, purpose, content, schema):
+        """The scripted answer with the hostile text in its rationale and after its JSON (the transcript shows both)."""
+        answer = ScriptedLLM.answer(purpose, content, schema)
+        for key in ("reason", "rationale"):
+            if isinstance(answer, dict) and key in answer:
+                answer[key] += f" {self.text}"
+        return f"{json.dumps(answer)}\n{self.text}" if isinstance(answer, dict) else answer
+
+
+@pytest.fixture
+def hostile_store(tmp_path, monkeypatch) -> dict:
+    """In a fresh working directory: the hostile dataset; a MinosEval session (scripted models) and a
+    rouge-l + length session on it, both with hostile names; where a screenshot would land."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    freeze_time(monkeypatch)
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    path = _dataset(tmp_path / "hostile.jsonl", shots)
+    dataset, store, config = load_dataset(path), SessionStore("sessions"), Config()
+    resources = scripted_resources(config)
+    resources.__dict__["llm"] = HostileLLM(hostile("LLM", shots))
+    run_headless(start_run(store, dataset, ["minos"], config, concurrency=1, resources=resources,
+                           name=hostile("N1", shots)))
+    run_headless(start_run(store, dataset, ["rouge-l", "length"], config, name=hostile("N2", shots)))
+    return {"store": store, "path": path, "shots": shots, "ids": [m["id"] for m in store.list()]}
+
+
+# -- what a screen shows and sends -----------------------------------------------------------------
+
+TEXTUAL_OWN = re.compile(r"\x1b\[[0-9;:]*[mH]")
+"""What Textual itself writes in a frame: colours (SGR) and cursor moves."""
+
+
+def screen_text(app: App) -> str:
+    """The screen as its lines of text, as drawn now."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def sent_to_terminal(app: App) -> str:
+    """The characters a full repaint of the screen writes to the terminal."""
+    return app.screen._compositor.render_full_update().render_segments(app.console)
+
+
+def click_actions(app: App) -> list[str]:
+    """Every `@click` action a span on screen carries."""
+    found = []
+    for strip in app.screen._compositor.render_strips():
+        for segment in strip:
+            meta = segment.style.meta if segment.style is not None else {}
+            if "@click" in meta:
+                found.append(str(meta["@click"]))
+    return found
+
+
+def spots(app: App, needle: str) -> list[tuple[int, int]]:
+    """Where `needle` starts on screen, (x, y) per line holding it."""
+    lines = screen_text(app).split("\n")
+    return [(line.index(needle), y) for y, line in enumerate(lines) if needle in line]
+
+
+async def check_screen(pilot, shots: Path, *, escapes_shown: bool = True) -> None:
+    """The screen shows the markup as text and the escapes in view, obeys neither, and survives clicks on them."""
+    app = pilot.app
+    await pilot.pause()
+    text = screen_text(app)
+    if os.environ.get("DUMP_SCREENS"):
+        print(text)
+    assert CLICK in text, f"{type(app.screen).__name__}: the markup is not shown as text:\n{text}"
+    if escapes_shown:
+        assert "\\x1b]52;c;cm0gLXJmIH4vKg==\\x07" in text or "\\x1b]0;pwned\\x07" in text, \
+            f"{type(app.screen).__name__}: the escapes are not shown:\n{text}"
+    actions = [a for a in click_actions(app) if "quit" in a or "screenshot" in a]
+    assert not actions, f"{type(app.screen).__name__}: data became click actions {actions}"
+    leftover = TEXTUAL_OWN.sub("", sent_to_terminal(app))
+    for char in ("\x1b", "\x07", "\x9b", "\u202e"):
+        assert char not in leftover, f"{type(app.screen).__name__}: {char!r} reaches the terminal"
+    screen = app.screen
+    for x, y in spots(app, CLICK)[:3]:  # on the text a click action would have been drawn from
+        await pilot.click(offset=(x + 3, y))
+        await pilot.pause()
+        assert app.is_running
+        while app.screen is not screen and screen in app.screen_stack:  # a click on a row may open it
+            app.pop_screen()
+            await pilot.pause()
+    assert list(shots.iterdir()) == []
+
+
+async def until(pilot, predicate, timeout: float = 20.0) -> None:
+    """Let the app run until `predicate()` holds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting for the app"
+        await pilot.pause(0.05)
+
+
+async def leave(pilot) -> None:
+    """Back to the screen below, once this one's workers have finished (a screen popped mid-mount errs)."""
+    await until(pilot, lambda: all(w.is_finished for w in pilot.app.workers if w.group != "_loader"))
+    await pilot.pause(0.1)
+    pilot.app.pop_screen()
+    await pilot.pause(0.1)
+
+
+@pytest.fixture
+def clipboard(monkeypatch) -> list[str]:
+    """Every text the app puts on the clipboard."""
+    copied: list[str] = []
+    monkeypatch.setattr(App, "copy_to_clipboard", lambda self, text: copied.append(text))
+    return copied
+
+
+async def test_home_and_session_screens_show_hostile_data_as_text(hostile_store, clipboard) -> None:
+    store, shots = hostile_store["store"], hostile_store["shots"]
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen) and len(app.screen.query_one("SessionsTable").sessions) == 2)
+        await pilot.pause(0.2)
+        title = app.title
+        await check_screen(pilot, shots)
+        for row in range(2):  # the MinosEval session, then rouge-l + length
+            app.open_session(hostile_store["ids"][row])
+            await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None
+                        and not app.workers.__len__() == -1)
+            await until(pilot, lambda: all(w.is_finished for w in app.workers if w.group != "_loader"))
+            await pilot.pause(0.3)
+            for _ in range(4):  # each item of each judge: the question, ranking, key points or instances, transcript
+                await check_screen(pilot, shots)
+                await pilot.press("j")
+                await pilot.pause(0.2)
+            await leave(pilot)
+        assert app.title == title
+    assert clipboard == []
+
+
+async def test_compare_label_new_run_and_spot_check_show_hostile_data_as_text(hostile_store, clipboard) -> None:
+    store, shots, path = hostile_store["store"], hostile_store["shots"], hostile_store["path"]
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        app.compare_sessions(hostile_store["ids"])
+        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and "rouge-l" in screen_text(app)
+                    and "length" in screen_text(app))
+        await check_screen(pilot, shots)
+        app.screen.query_one("#disagreements").focus()
+        await pilot.press("enter")  # the item where length and rouge-l disagree, side by side
+        await until(pilot, lambda: isinstance(app.screen, SideBySideScreen) and "Ranking" in screen_text(app))
+        await check_screen(pilot, shots)
+        await leave(pilot)
+        await leave(pilot)
+        app.open_labels(LabelRequest(str(path), "ana", blind=False))
+        await until(pilot, lambda: isinstance(app.screen, LabelScreen))
+        await pilot.pause(0.3)
+        await check_screen(pilot, shots)
+        await leave(pilot)
+        app.open_new_run()
+        await until(pilot, lambda: isinstance(app.screen, NewRunScreen) and app.screen.query("#path"))
+        app.screen.query_one("#path").value = str(path)
+        await until(pilot, lambda: "T0" in screen_text(app))
+        await check_screen(pilot, shots)
+        await leave(pilot)
+        app.open_spot_check()
+        await until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and app.screen.query("#load"))
+        app.screen.query_one("#load").value = str(path)
+        app.screen.load()
+        await until(pilot, lambda: "T0" in screen_text(app))
+        await check_screen(pilot, shots)  # the text areas hold the escapes in view
+    assert clipboard == []
+
+
+# -- the CLI ------------------------------------------------------------------------------------------
+
+def _qatui(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "COLUMNS": "200",
+           "XDG_CONFIG_HOME": str(cwd / "xdg-config"), "XDG_CACHE_HOME": str(cwd / "xdg-cache")}
+    return subprocess.run([sys.executable, "-m", "qatui", *args], cwd=cwd, env=env, capture_output=True,
+                          timeout=120)
+
+
+def test_cli_views_and_errors_show_hostile_data_in_view_and_send_no_escape(hostile_store, tmp_path) -> None:
+    path, first = hostile_store["path"], hostile_store["ids"][0]
+    item = load_dataset(path).items[0].id
+    base = ("--sessions-dir", "sessions")
+    runs = {  # what ran: (the process, what of the hostile text it must show, in view)
+        "datasets inspect": (_qatui("datasets", "inspect", str(path), cwd=tmp_path), b"\\x1b]0;pwned"),
+        "sessions list": (_qatui("sessions", "list", *base, cwd=tmp_path), b"[@click=app."),  # names are clipped
+        "sessions show": (_qatui("sessions", "show", first, *base, cwd=tmp_path), b"\\x1b]52;c;cm0gLXJmIH4vKg=="),
+        "sessions show --item": (_qatui("sessions", "show", first, "--item", item, *base, cwd=tmp_path),
+                                 b"\\x1b[2J\\x9b2J\\u202e"),
+        "an error quoting an id": (_qatui("sessions", "show", first, "--item", item + "!", *base, cwd=tmp_path),
+                                   b"\\x1b]0;pwned"),
+        "an error quoting a session": (_qatui("sessions", "show", hostile("X", tmp_path), *base, cwd=tmp_path),
+                                       b"\\x1b]52;c;cm0gLXJmIH4vKg=="),
+    }
+    for what, (run, shown) in runs.items():
+        out = run.stdout + run.stderr
+        assert run.returncode in (0, 2), (what, out.decode(errors="replace"))
+        for byte in (b"\x1b", b"\x07", b"\x9b", "\u202e".encode()):
+            assert byte not in out, f"{what}: {byte!r} reaches the terminal"
+        assert shown in out and b"[@click=app." in out, f"{what}: not shown as text:\n{out.decode(errors='replace')}"
+
+
+def test_json_output_escapes_every_control_character(hostile_store, tmp_path) -> None:
+    path, first = hostile_store["path"], hostile_store["ids"][0]
+    for args in (("datasets", "inspect", str(path), "--json"),
+                 ("sessions", "show", first, "--json", "--sessions-dir", "sessions"),
+                 ("sessions", "list", "--json", "--sessions-dir", "sessions")):
+        run = _qatui(*args, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        for byte in (b"\x1b", b"\x07", b"\x9b", "\u202e".encode()):
+            assert byte not in run.stdout, (args, byte)
+        assert ESCAPES[:6] in json.dumps(json.loads(run.stdout)) or "pwned" in run.stdout.decode()

@@ -1,0 +1,274 @@
+"""A judge's ties are ties: agreement is measured on what the judge said, never on the seeded display order.
+
+Expected values come from SciPy on hand-written vectors or from hand calculations written out
+beside them; the "no decision" figure (0) is the rule itself (tau-b is undefined on a constant
+side, and a judge that tied everything agrees with no one).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from scipy.stats import kendalltau, spearmanr
+from test_cli import run_cli, run_json
+
+from qatui.config import Config
+from qatui.data.model import Item, PairwiseGold, RankingGold
+from qatui.data.presentation import permutation
+from qatui.engine.runner import Engine
+from qatui.events import Event, Judgement, LLMCallFinished, RankingProduced, Verdict, emit
+from qatui.judges.base import Judge
+from qatui.judges.registry import make_judge
+from qatui.judges.resources import Resources
+from qatui.metrics import summarize
+from qatui.metrics.bias import length_preference
+from qatui.metrics.pairwise import judge_preference
+from qatui.metrics.ranking import question_ranking_stats
+from qatui.metrics.rbo import rbo
+from qatui.nli import NLIProbs
+from qatui.report.session_view import key_metric
+
+
+def _equal_answers_file(path: Path, n: int = 6) -> Path:
+    """`n` ranking items whose three answers are all two words long: `length` scores each 2.0."""
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(n):
+            f.write(json.dumps({"id": f"q{i}", "question": "Which answer is best?", "references": ["a reference"],
+                                "candidates": {"a": "first answer", "b": "second answer", "c": "third answer"},
+                                "gold": {"kind": "ranking", "tiers": [["a"], ["b"], ["c"]]}}) + "\n")
+    return path
+
+
+class EqualScores(Judge):
+    """A judge with no opinion: every response gets 2/3 (a checklist whose every answer met two of three questions)."""
+
+    name = "equal-scores"
+    summary = "gives every response the same score"
+
+    async def judge(self, view) -> AsyncIterator[Event]:
+        yield Judgement(scores={label: 2 / 3 for label in view.labels})
+
+
+async def _verdicts(judge: Judge, items: list[Item], seed: int = 0) -> dict[str, Verdict]:
+    events = [e async for e in Engine(items, [judge], seed=seed).run()]
+    assert not [e for e in events if e.type == "item_failed"]
+    return {e.item_id: e for e in events if isinstance(e, Verdict)}
+
+
+# --- the judge that tied everything made no decision ------------------------------------------
+
+
+def test_a_length_judge_with_every_answer_alike_makes_no_decision_under_every_seed(tmp_path, capsys) -> None:
+    data = _equal_answers_file(tmp_path / "equal.jsonl")
+    seen = []
+    for seed in ("0", "1", "2", "3"):
+        out = run_json(capsys, "run", str(data), "--judge", "length", "--seed", seed,
+                       "--sessions-dir", str(tmp_path / "sessions"))
+        doc = out["judges"]["length"]
+        seen.append(doc["metrics"]["kendall"])
+        assert doc["metrics"]["kendall"] == 0.0 and doc["metrics"]["spearman"] == 0.0
+        assert doc["no_decision"]["kendall"] == 6 and doc["n"]["kendall"] == 6
+        assert doc["ci"]["kendall"] == [0.0, 0.0]
+    assert seen == [0.0] * 4  # the figure no longer follows the presentation shuffle
+    code, listing, _ = run_cli(capsys, "sessions", "list", "--sessions-dir", str(tmp_path / "sessions"))
+    assert code == 0 and "6/6 no decision" in listing
+
+
+async def test_a_checklist_giving_every_answer_the_same_score_is_no_decision() -> None:
+    items = [Item(id=f"q{i}", question="q?", candidates={"a": "x", "b": "y", "c": "z"},
+                  gold=RankingGold(tiers=[["a"], ["b"], ["c"]])) for i in range(5)]
+    verdicts = await _verdicts(EqualScores(), items, seed=7)
+    assert all(v.tiers == [v.order] for v in verdicts.values())  # one group, in presentation order
+    result = summarize(items, verdicts, ci=False)
+    assert result.metrics["kendall"] == 0.0 and result.no_decision["kendall"] == 5
+    doc = {"metrics": result.metrics, "n": result.n, "no_decision": result.no_decision, "tie_rule": 2}
+    assert key_metric({"equal-scores": doc}) == "tau +0.000 · 5/5 no decision"
+
+
+class TieEveryPair:
+    """A backbone that answers "tie" to every pair it is shown."""
+
+    model = "scripted/tie"
+
+    async def complete(self, messages, *, purpose, schema=None, temperature=None, **_):
+        answer = {"rationale": "they are as good as each other", "choice": "tie"}
+        emit(LLMCallFinished(model="scripted", purpose=purpose, prompt_hash=str(id(messages)), response=json.dumps(answer)))
+        return SimpleNamespace(text=json.dumps(answer), data=schema.model_validate(answer), event=None)
+
+
+def _pairwise_judge() -> Judge:
+    resources = Resources(Config())
+    resources.__dict__["llm"] = TieEveryPair()
+    return make_judge("pairwise", {}, resources)
+
+
+async def test_a_pairwise_judge_that_tied_every_pair_agrees_with_no_one() -> None:
+    long, short = "a much longer answer with many more words in it", "short answer"
+    pairs = [Item(id=f"p{i}", question="q?", candidates={"x": long, "y": short},
+                  gold=PairwiseGold(a="x", b="y", labels=["A", "A"])) for i in range(4)]
+    ranked = [Item(id=f"r{i}", question="q?", candidates={"x": long, "y": short, "z": "a middling answer here"},
+                   gold=RankingGold(tiers=[["x"], ["z"], ["y"]])) for i in range(3)]
+    verdicts = await _verdicts(_pairwise_judge(), pairs + ranked, seed=1)
+    result = summarize(pairs + ranked, verdicts, ci=False)
+    # Pairwise gold: a tie against people's A is no agreement; every label is a no decision.
+    assert result.metrics["accuracy"] == 0.0 and result.no_decision["accuracy"] == 8 and result.n["accuracy"] == 8
+    # Ranking gold: every pair tied, so every response tied: no decision, 0.
+    assert result.metrics["kendall"] == 0.0 and result.no_decision["kendall"] == 3
+    bias = length_preference(pairs + ranked, verdicts)
+    # 8 labels + 3 items x 3 pairs, all of different lengths and told apart by people (who always prefer
+    # the longer here: x 10 words > z 4 > y 2); the judge preferred neither in any of them.
+    assert bias["pairs"] == 17 and bias["judge_ties"] == 17 and bias["judge_longer"] == 0.0
+    assert bias["people_longer"] == 1.0
+
+
+# --- tau-b and Spearman count the judge's ties, RBO is tie-aware -------------------------------
+
+
+def test_partial_ties_are_counted_by_tau_b_and_spearman() -> None:
+    gold = RankingGold(tiers=[["a"], ["b"], ["c"], ["d"]])
+    verdict = Verdict(scores={"a": 3.0, "b": 1.0, "c": 1.0, "d": 2.0}, ranking=["a", "d", "b", "c"],
+                      order=["a", "b", "c", "d"])
+    stats = question_ranking_stats(gold, verdict)
+    grades, scores = [4, 3, 2, 1], [3.0, 1.0, 1.0, 2.0]  # a, b, c, d
+    assert stats["kendall"] == pytest.approx(kendalltau(grades, scores, variant="b").statistic)
+    assert stats["spearman"] == pytest.approx(spearmanr(grades, scores).statistic)
+    assert stats["no_decision"] == 0.0
+
+
+def test_rbo_of_a_tied_ranking_matches_the_hand_computed_rbo_a() -> None:
+    # Judge [[a, b], [c]] against gold a > b > c, p = 0.5. Prefix weights at depth 1: a, b 1/2 each
+    # (the tie straddles depth 1), so X_1 = 1 * 1/2 = 0.5; X_2 = 2; X_3 = 3.
+    # RBO_ext = X_3/3 p^3 + (1-p)/p (X_1 p + X_2/2 p^2 + X_3/3 p^3) = 0.125 + (0.25 + 0.25 + 0.125) = 0.75,
+    # the mean of the two ways to break the tie: a b c (1.0) and b a c (0.125 + 0 + 0.25 + 0.125 = 0.5).
+    assert rbo([["a", "b"], ["c"]], [["a"], ["b"], ["c"]], 0.5) == pytest.approx(0.75)
+    # Every candidate tied, against a b c: X_1 = 3 * (1/3 * 1) restricted to a = 1/3, X_2 = 2/3 + 2/3 = 4/3, X_3 = 3:
+    # 0.125 + (1/3 * 0.5 + 4/3 / 2 * 0.25 + 0.125) = 0.125 + 0.1667 + 0.1667 + 0.125 = 0.5833.
+    assert rbo([["a", "b", "c"]], [["a"], ["b"], ["c"]], 0.5) == pytest.approx(0.125 + 1 / 6 + 1 / 6 + 0.125)
+
+
+def _strict_rbo(x: list[str], y: list[str], p: float) -> float:
+    """Webber et al.'s eq. 30 for two strict lists of the same k items, written out independently."""
+    k = len(x)
+    overlap = [len(set(x[:d]) & set(y[:d])) for d in range(1, k + 1)]
+    return overlap[-1] / k * p**k + (1 - p) / p * sum(overlap[d - 1] / d * p**d for d in range(1, k + 1))
+
+
+def _breakings(tiers: list[list[str]]) -> list[list[str]]:
+    return [sum(map(list, combo), []) for combo in itertools.product(*(itertools.permutations(t) for t in tiers))]
+
+
+@pytest.mark.parametrize(("mine", "gold"), [
+    ([["a", "b"], ["c", "d", "e"]], [["e"], ["a", "c"], ["b", "d"]]),
+    ([["c"], ["a", "b", "d"]], [["a", "b", "c", "d"]]),
+])
+def test_rbo_a_is_the_mean_rbo_over_every_way_to_break_both_sides_ties(mine, gold) -> None:
+    for p in (0.5, 0.9):
+        runs = [_strict_rbo(x, y, p) for x in _breakings(mine) for y in _breakings(gold)]
+        assert rbo(mine, gold, p) == pytest.approx(sum(runs) / len(runs))
+
+
+# --- one tie rule: MinosEval's factoid path and the metrics' preference -----------------------
+
+
+class PremiseNLI:
+    """Entailment fixed per premise (the response); nothing contradicts."""
+
+    def __init__(self, entail: dict[str, float]) -> None:
+        self.entail = entail
+
+    async def apredict(self, pairs):
+        return [NLIProbs(entail=self.entail[premise], contradict=0.0, neutral=1 - self.entail[premise])
+                for premise, _ in pairs]
+
+
+class KeyPointLLM:
+    """The key-point call of MinosEval, answered with one key point."""
+
+    model = "scripted/points"
+
+    async def complete(self, messages, *, purpose, schema=None, temperature=None, **_):
+        answer = {"key_points": ["The sky is blue."]}
+        emit(LLMCallFinished(model="scripted", purpose=purpose, prompt_hash="kp", response=json.dumps(answer)))
+        return SimpleNamespace(text=json.dumps(answer), data=schema.model_validate(answer), event=None)
+
+
+async def test_minos_factoid_scores_a_millionth_apart_are_a_tie_under_tie_digits() -> None:
+    texts = {"low": "It is blue.", "high": "The sky is blue."}
+    item = Item(id="f1", question="What colour is the sky?", references=["The sky is blue."], candidates=texts,
+                gold=PairwiseGold(a="low", b="high", labels=["B"]))
+    seed = next(s for s in range(50) if permutation(item, s)[0] == "low")  # the raw-lower one shown first
+    resources = Resources(Config())
+    resources.__dict__["llm"] = KeyPointLLM()
+    resources.__dict__["nli"] = PremiseNLI({texts["low"]: 0.5, texts["high"]: 0.5 + 1e-6})
+    judge = make_judge("minos-akps", {}, resources)
+    events = [e async for e in Engine([item], [judge], seed=seed).run()]
+    verdict = next(e for e in events if isinstance(e, Verdict))
+    assert verdict.scores["high"] - verdict.scores["low"] == pytest.approx(1e-6)
+    assert verdict.preference == "tie" and verdict.tiers == [["low", "high"]]
+    assert verdict.ranking == ["low", "high"]  # presentation order, not the raw score order
+    shown = next(e for e in events if isinstance(e, RankingProduced))
+    assert shown.ranking == ["Response 1", "Response 2"]
+    assert summarize([item], {item.id: verdict}, ci=False).no_decision["accuracy"] == 1
+
+
+def test_the_metrics_preference_uses_the_judges_tie_digits() -> None:
+    # Three candidates, so no stored preference: the metrics read the judge's groups.
+    stored = {"scores": {"a": 0.501, "b": 0.499, "c": 0.1}, "ranking": ["a", "b", "c"], "order": ["b", "a", "c"]}
+    two_digits = Verdict.model_validate(stored, context={"tie_digits": 2})
+    assert judge_preference(two_digits, "a", "b") == "tie"
+    assert judge_preference(Verdict.model_validate(stored, context={"tie_digits": 4}), "a", "b") == "A"
+
+
+# --- sessions stored before the judge's ties were kept -----------------------------------------
+
+
+def _make_old(session_dir: Path, old_kendall: float) -> None:
+    """Rewrite a session's files as a qatui before this change wrote them: no tiers, a summary from the display order."""
+    for shard in session_dir.glob("results-*.json"):
+        data = json.loads(shard.read_text())
+        for doc in data["results"].values():
+            doc["verdict"].pop("tiers", None)
+        shard.write_text(json.dumps(data))
+    session_file = session_dir / "session.json"
+    data = json.loads(session_file.read_text())
+    for doc in data["summary"].values():
+        for key in ("tie_rule", "no_decision"):
+            doc.pop(key, None)
+        doc["metrics"]["kendall"] = old_kendall
+    session_file.write_text(json.dumps(data))
+
+
+def test_an_old_session_is_shown_with_the_new_figures(tmp_path, capsys) -> None:
+    data = _equal_answers_file(tmp_path / "equal.jsonl")
+    sessions = tmp_path / "sessions"
+    run = run_json(capsys, "run", str(data), "--judge", "length", "--sessions-dir", str(sessions))
+    _make_old(sessions / run["session"], 0.444)
+    code, listing, _ = run_cli(capsys, "sessions", "list", "--sessions-dir", str(sessions))
+    assert code == 0 and "0.444" not in listing and "old tie rule" in listing
+    shown = run_json(capsys, "sessions", "show", run["session"], "--sessions-dir", str(sessions))
+    doc = shown["judges"]["length"]
+    assert doc["metrics"]["kendall"] == 0.0 and doc["no_decision"]["kendall"] == 6
+    code, text, _ = run_cli(capsys, "sessions", "show", run["session"], "--sessions-dir", str(sessions))
+    assert code == 0 and "recomputed" in text and "6/6 no decision" in text
+    new = run_json(capsys, "run", str(data), "--judge", "length", "--seed", "3", "--sessions-dir", str(sessions))
+    compared = run_json(capsys, "sessions", "compare", run["session"], new["session"], "--sessions-dir", str(sessions))
+    assert [(r["metrics"]["kendall"], r["no_decision"]["kendall"]) for r in compared["runs"]] == [(0.0, 6), (0.0, 6)]
+    data.unlink()  # the dataset gone: the stored figure is flagged, never shown as current
+    code, text, _ = run_cli(capsys, "sessions", "show", run["session"], "--sessions-dir", str(sessions))
+    assert code == 0 and "old tie rule" in text
+
+
+def test_an_old_verdict_gets_its_tiers_from_its_scores_under_its_judges_digits(tmp_path, capsys) -> None:
+    data = _equal_answers_file(tmp_path / "equal.jsonl", n=2)
+    sessions = tmp_path / "sessions"
+    run = run_json(capsys, "run", str(data), "--judge", "length", "--sessions-dir", str(sessions))
+    _make_old(sessions / run["session"], 0.5)
+    from qatui.store.session import SessionStore
+
+    verdicts = SessionStore(sessions).open(run["session"]).verdicts("length")
+    assert all(v.tiers == [v.ranking] for v in verdicts.values())  # all three scored 2.0: one group
