@@ -73,31 +73,13 @@ def calls_backbone(judge: Judge, models: Resources, dataset: Dataset | None) -> 
     return "llm" in models.nli_names(languages).values()
 
 
-def needed_extras(judge: Judge, models: Resources, dataset: Dataset | None) -> dict[str, str]:
-    """The pip extras `judge` needs over `dataset` → who needs it, as the refusal names it: its own, its NLI
-    models' (not the backbone's `llm`), its embedder's. The backbone's are its preflight's to check."""
-    from qatui.nli.head import HEAD
-
-    needed = {extra: f"judge {judge.name}" for extra in judge.extras}
-    if judge.uses_nli:
-        from qatui.data.language import item_language
-
-        languages = {item_language(item) for item in dataset.items} if dataset is not None else {"en", "zh"}
-        for name in dict.fromkeys(models.nli_names(languages).values()):
-            if name != "llm":
-                needed.setdefault("embed" if name == HEAD else "nli", f"judge {judge.name} (NLI model {name})")
-    if judge.uses_embedder:
-        needed.setdefault("embed", f"judge {judge.name} (embedder {models.embedder_name})")
-    return needed
-
-
 def check_models(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> None:
     """Refuse a run before any session exists: a pip extra a judge needs is missing (one line naming it), or a
     backbone a judge (or member) calls cannot answer."""
     from qatui.extras import require
 
     for judge, models in _model_users(judges, resources):
-        for extra, who in needed_extras(judge, models, dataset).items():
+        for extra, who in models.needed_extras(judge, dataset).items():
             require(extra, who)
     checked: set[str] = set()
     for judge, models in _model_users(judges, resources):
