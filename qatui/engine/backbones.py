@@ -31,7 +31,13 @@ def calls_backbone(judge: Judge, models: Resources, dataset: Dataset | None) -> 
 
 
 def check_models(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> None:
-    """Refuse a run whose backbones cannot answer, before any session exists: each one a judge (or member) calls."""
+    """Refuse a run before any session exists: a pip extra a judge needs is missing (one line naming it), or a
+    backbone a judge (or member) calls cannot answer."""
+    from qatui.extras import require
+
+    for judge, models in model_users(judges, resources):
+        for extra, who in models.needed_extras(judge, dataset).items():
+            require(extra, who)
     checked: set[str] = set()
     for judge, models in model_users(judges, resources):
         if calls_backbone(judge, models, dataset) and models.backbone not in checked:

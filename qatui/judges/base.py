@@ -69,6 +69,9 @@ class Judge(ABC):
     """True when the judge scores with the run's NLI model."""
     uses_embedder: ClassVar[bool] = False
     """True when the judge embeds with the run's sentence embedder."""
+    extras: ClassVar[tuple[str, ...]] = ()
+    """The pip extras (`qatui.extras`) the judge needs whatever the run's models; those of the backbone, NLI
+    model and embedder it uses are worked out from the run (`Resources.needed_extras`)."""
 
     def __init__(self, options: JudgeOptions | None = None, resources: Resources | None = None) -> None:
         self.options = options if options is not None else self.Options()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from qatui.nli.head import HEAD
 
@@ -18,11 +18,21 @@ ENGLISH_ONLY_NLI = frozenset({"bundled"})
 
 if TYPE_CHECKING:
     from qatui.config import Config
+    from qatui.data.model import Dataset
     from qatui.embed import Embedder
     from qatui.embed.stored import StoredVectors
     from qatui.llm import LLMClient
     from qatui.nli import NLIScorer
     from qatui.store.model_outputs import ModelOutputs
+
+
+class ModelUser(Protocol):
+    """What `Resources.needed_extras` reads of a judge (the judge's module imports this one, not the reverse)."""
+
+    name: str
+    extras: tuple[str, ...]
+    uses_nli: bool
+    uses_embedder: bool
 
 
 @dataclass
@@ -136,6 +146,21 @@ class Resources:
         """The same NLI, embedder and cache setting over another backbone: a jury member's own models."""
         return Resources(self.config, backbone_name=name, nli_spec=self.nli_spec, embedder_spec=self.embedder_spec,
                          use_cache=self.use_cache)
+
+    def needed_extras(self, judge: ModelUser, dataset: Dataset | None) -> dict[str, str]:
+        """The pip extras `judge` needs over `dataset` on these models → who needs it, as a refusal names it: the
+        judge's own, its NLI models' (not the backbone's `llm`), its embedder's. The backbone's are its preflight's."""
+        needed = {extra: f"judge {judge.name}" for extra in judge.extras}
+        if judge.uses_nli:
+            from qatui.data.language import item_language
+
+            languages = {item_language(item) for item in dataset.items} if dataset is not None else {"en", "zh"}
+            for name in dict.fromkeys(self.nli_names(languages).values()):
+                if name != "llm":
+                    needed.setdefault("embed" if name == HEAD else "nli", f"judge {judge.name} (NLI model {name})")
+        if judge.uses_embedder:
+            needed.setdefault("embed", f"judge {judge.name} (embedder {self.embedder_name})")
+        return needed
 
     def check_backbone(self) -> str:
         """Refuse now (`BackboneUnusable`) a backbone that cannot answer: before a session, never after."""

@@ -50,7 +50,7 @@ async def apreflight_backbone(client: LLMClient) -> str:
     fix = _fix(client)
     try:
         if client.is_local:
-            client.precheck()  # the model file and llama.cpp
+            client.precheck()  # the model file and its runtime (the `local` extra)
             return f"{client.label}: embedded, model file present"
         _known_provider(client)
         client.api_key()

@@ -4,7 +4,7 @@ The rule (README, "Oversized inputs"): a request must leave room for its answer,
 prompt may hold at most `window - max_tokens - MARGIN_TOKENS` tokens, where `window` is the
 backbone's context window: `context_window` of its `[backbones.NAME]` table when set, else
 LiteLLM's `max_input_tokens` for the model (`get_model_info`), else, for `local/...`, the
-llama.cpp context (`n_ctx`). A model whose window is unknown is sent as it is.
+embedded model's context (`n_ctx`). A model whose window is unknown is sent as it is.
 
 Tokens are counted with the backbone's own tokenizer: LiteLLM's `token_counter` for
 providers (tiktoken for OpenAI models), the GGUF's tokenizer and chat template for the

@@ -127,6 +127,7 @@ class BertScoreJudge(Judge):
     summary = "BERTScore F1 (greedy token matching) against the best reference, local encoder; no LLM"
     needs = Needs(reference=True)
     Options = BertScoreOptions
+    extras = ("embed",)  # its encoder runs in torch
 
     options: BertScoreOptions
 

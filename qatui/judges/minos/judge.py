@@ -54,8 +54,8 @@ LEVELS = ("excellent", "good", "fair", "poor", "bad")
 
 MAX_KEY_POINTS = 16
 INSTANCE_CHARS = 1000
-"""Cap on one silver instance, only so constrained decoding always ends: the most llama.cpp's grammar holds
-(a `maxLength` of 1,500 nests deeply enough to crash it; measured with local/smollm2)."""
+"""Cap on one silver instance, only so constrained decoding always ends: the most that llama.cpp's grammar held
+(the embedded model's runtime before llguidance, which holds 20,000), kept so answers stay comparable."""
 INSTANCE_TOKENS = 2048
 """Token budget of the instances call: five full answers (the backbone's default 1024 would cut them off)."""
 """Key points kept per reference after dropping blanks and repeats (small models loop)."""

@@ -29,7 +29,7 @@ ITEM_CONTEXT = "context"
 
 @cache
 def selection_schema(n: int) -> type[BaseModel]:
-    """`relevant`: advertised as sentence numbers 1..n (an enum, which llama.cpp's grammar supports);
+    """`relevant`: advertised as sentence numbers 1..n (an enum, which a schema grammar supports);
     validation takes anything in a list, so copied sentences and stray numbers reach `map_selection`."""
     advertised = WithJsonSchema({"type": "array", "items": {"enum": list(range(1, n + 1))}, "maxItems": n})
     return create_model("SentenceSelection", relevant=(Annotated[list[Any], advertised], ...))

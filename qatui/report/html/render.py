@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from qatui.extras import EXTRAS, has, install_hint
 from qatui.report.html import plots
 from qatui.report.html.gather import PREFERENCES
 from qatui.report.html.items import item_card
@@ -48,7 +49,7 @@ def qatui_table(data: dict[str, Any], title: str) -> str:
     header, lines = flat_rows(data)
     parts = [f"<h3>{escape(title)}</h3>", table(header, lines, classes="wide", caption=caption(data))]
     key = next((k for k in KEYS.get(data["gold"] or "", ()) if any(k in r["metrics"] for r in data["rows"])), None)
-    if key and len(data["rows"]) > 1:
+    if key and len(data["rows"]) > 1 and has("plot"):
         rows = data["rows"]
         svg = plots.metric_intervals([r["label"] for r in rows], [r["metrics"].get(key) for r in rows],
                                      [r["ci"].get(key) for r in rows], key)
@@ -57,8 +58,14 @@ def qatui_table(data: dict[str, Any], title: str) -> str:
     return "".join(parts)
 
 
+NO_PLOTS = f"no plot: {EXTRAS['plot'].gives} need matplotlib ({install_hint('plot')})"
+"""What a report says in place of its plots when matplotlib is not installed (the tables are all there)."""
+
+
 def _plots(content: SessionContent) -> str:
-    """The session's plots, each only where its data exists."""
+    """The session's plots, each only where its data exists; a note naming the extra when matplotlib is absent."""
+    if not has("plot"):
+        return str(paragraph(NO_PLOTS, "note"))
     parts = []
     agreement = {j.name: list(j.agreement.values()) for j in content.judges if j.agreement}
     if agreement:
