@@ -4,6 +4,7 @@ while a run went, lists that dropped ticks, and the Home table's counts; each ch
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import pytest
@@ -201,3 +202,53 @@ async def test_a_cancelled_run_offers_to_resume_the_rest_not_to_retry_failures(t
         await pilot.pause()
         assert screen.ended.status == "cancelled" and screen.state.count("failed") == 0
         assert "Resume rest" in footer_text(screen) and "Retry failed" not in footer_text(screen)
+
+
+# -- the judge's output in view ----------------------------------------------------------------------
+
+
+def visible_rows(screen, widget) -> int:
+    """How many of a widget's rows are on screen with nothing drawn over them."""
+    region = widget.region
+    bottom = min(region.bottom, screen.size.height)
+    return sum(1 for y in range(region.y, bottom) if screen.get_widget_at(region.x + 2, y)[0] is widget)
+
+
+async def test_minos_key_points_are_in_view_at_100x30_without_scrolling(tmp_path) -> None:
+    from tui_support import run_headless
+
+    from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.entailment_panel import EntailmentPanel
+
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    job = minos_job(store, config, limit=2)
+    await asyncio.to_thread(run_headless, job)
+    app = QatuiApp(config, store, open_id=job.session.id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen)
+                         and app.screen.query_one(EntailmentPanel).display)
+        await pilot.pause()
+        screen = app.screen
+        entail = screen.query_one(EntailmentPanel)
+        points = sum(len(p) for p in entail.task.key_points.values())
+        assert visible_rows(screen, entail) >= 1 + 1 + points  # border, header, every key point
+        assert screen.query_one("#panels").scroll_y == 0
+
+
+async def test_the_transcript_on_a_short_screen_takes_the_panels_place_not_their_rows(tmp_path) -> None:
+    """At 80×24, t shows the transcript with the detail column to itself; t again gives the pairwise table back."""
+    from qatui.tui.widgets.pairwise_panel import PairwisePanel
+
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    job = start_run(store, demo_dataset(), ["pairwise"], config, limit=1, resources=scripted_resources(config))
+    app = QatuiApp(config, store, job=job)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
+        screen = app.screen
+        pairwise, transcript = screen.query_one(PairwisePanel), screen.query_one(TranscriptPanel)
+        assert not transcript.display and visible_rows(screen, pairwise) >= 4
+        await pilot.press("t")
+        await wait_until(pilot, lambda: transcript.display and transcript.region.height >= 10)
+        assert not screen.query_one("#panels").display
+        await pilot.press("t")
+        await wait_until(pilot, lambda: not transcript.display and visible_rows(screen, pairwise) >= 4)
