@@ -8,7 +8,7 @@ import asyncio
 import threading
 
 import pytest
-from tui_support import minos_job, scripted_resources, wait_until, write_sums
+from tui_support import minos_job, run_headless, scripted_resources, wait_until, write_sums
 
 from qatui.config import Config
 from qatui.data.loaders import demo_dataset, load_dataset
@@ -215,7 +215,6 @@ def visible_rows(screen, widget) -> int:
 
 
 async def test_minos_key_points_are_in_view_at_100x30_without_scrolling(tmp_path) -> None:
-    from tui_support import run_headless
 
     from qatui.tui.screens.session import SessionScreen
     from qatui.tui.widgets.entailment_panel import EntailmentPanel
@@ -252,3 +251,33 @@ async def test_the_transcript_on_a_short_screen_takes_the_panels_place_not_their
         assert not screen.query_one("#panels").display
         await pilot.press("t")
         await wait_until(pilot, lambda: not transcript.display and visible_rows(screen, pairwise) >= 4)
+
+
+# -- whole responses --------------------------------------------------------------------------------
+
+
+async def test_z_shows_every_response_of_the_item_whole_where_the_ranking_cuts_them(tmp_path) -> None:
+    """en-06's two answers both open "The capital of Australia is": the ranking cuts them alike, z tells them apart."""
+    from qatui.tui.screens.full_text import FullTextScreen
+    from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.item_browser import ItemBrowser
+
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    job = minos_job(store, config, limit=6)
+    await asyncio.to_thread(run_headless, job)
+    item = next(it for it in demo_dataset().items if it.id == "en-06")
+    app = QatuiApp(config, store, open_id=job.session.id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen)
+                         and app.screen.query_one(ItemBrowser).state is not None
+                         and ("en-06", "minos") in app.screen.query_one(ItemBrowser).state.tasks)
+        screen = app.screen
+        screen.query_one(ItemBrowser).select(("en-06", "minos"))
+        await wait_until(pilot, lambda: screen.query_one(ItemBrowser).selected() == ("en-06", "minos"))
+        await pilot.press("z")
+        await wait_until(pilot, lambda: isinstance(app.screen, FullTextScreen))
+        shown = " ".join(str(app.screen.query_one("#texts").render()).split())
+        for text in [item.question, *item.candidates.values()]:
+            assert " ".join(text.split()) in shown
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is screen)

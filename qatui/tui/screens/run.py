@@ -56,6 +56,7 @@ class RunScreen(QatuiScreen):
         Binding("r", "resume_rest", "Resume rest"),
         Binding("t", "toggle_transcript", "Transcript"),
         Binding("y", "copy", "Copy"),
+        Binding("z", "zoom", "Full texts", show=False),
         Binding("escape", "back", "Home"),
     ]
 
@@ -218,6 +219,14 @@ class RunScreen(QatuiScreen):
     def action_copy(self) -> None:
         """Copy the focused panel (or every panel of the selected item) to the clipboard as plain text."""
         copy_artifact(self)
+
+    def action_zoom(self) -> None:
+        """Every response of the selected item in full, in the judge's order (the panels clip them to a line)."""
+        from qatui.tui.screens.full_text import FullTextScreen
+
+        browser = self.query_one(ItemBrowser)
+        if browser.state is not None and (key := browser.selected()) in browser.state.tasks:
+            self.app.push_screen(FullTextScreen(browser.state.tasks[key]))
 
     def action_toggle_transcript(self) -> None:
         """Show or hide the LLM transcript pane."""
