@@ -281,3 +281,54 @@ async def test_z_shows_every_response_of_the_item_whole_where_the_ranking_cuts_t
             assert " ".join(text.split()) in shown
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is screen)
+
+
+# -- Home ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def lexical_store(tmp_path) -> SessionStore:
+    """lexical-baseline (rouge-l and bleu on the 20 demo items) and a bleu run on 5."""
+    from tui_support import lexical_sessions
+
+    store = SessionStore(tmp_path / "sessions")
+    lexical_sessions(store, Config())
+    return store
+
+
+async def test_home_counts_items_names_the_metric_s_judge_and_keeps_judges_at_80_columns(lexical_store) -> None:
+    from qatui.tui.widgets.sessions_table import SessionsTable
+
+    app = QatuiApp(Config(), lexical_store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.screen.query_one(SessionsTable)
+        await wait_until(pilot, lambda: table.row_count == 2)
+        await pilot.pause()
+        columns = [str(column.key.value) for column in table.columns.values()]
+        assert "judges" in columns and "status" in columns
+        cells = {key: str(table.get_cell(next(m["id"] for m in table.sessions if m["name"] == "lexical-baseline"),
+                                         key)) for key in columns}
+        assert cells["done"] == "20/20"  # items, not (item, judge) pairs: 40
+        assert cells["metric"].startswith("rouge-l tau ")  # two judges: the figure says whose it is
+
+
+async def test_home_highlights_the_run_just_left_so_enter_opens_it(lexical_store, tmp_path) -> None:
+    from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.sessions_table import SessionsTable
+
+    config = Config()
+    app = QatuiApp(config, lexical_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = app.screen.query_one(SessionsTable)
+        await wait_until(pilot, lambda: table.row_count == 2)
+        await pilot.press("j")  # the older session, as a user who looked at it before starting a run
+        older = table.row_key_at_cursor()
+        job = await asyncio.to_thread(start_run, lexical_store, demo_dataset(), ["rouge-l"], config, limit=3)
+        app.show_run(job)
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: table.row_count == 3 and table.row_key_at_cursor() != older)
+        assert table.row_key_at_cursor() == job.session.id
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
+        assert app.screen.session_id == job.session.id
