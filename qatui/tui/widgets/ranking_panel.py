@@ -37,8 +37,12 @@ class RankingPanel(TaskPanel):
     }
     """
 
-    TITLE = "Ranking · z: full texts"
+    TITLE = "Ranking"
     PARTS = ("status", "ranking")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.border_subtitle = "z: full texts"  # the texts are cut to a line here
 
     def render(self) -> RenderableType:
         task = self.task
