@@ -408,7 +408,7 @@ async def test_the_ranking_is_in_view_at_every_size_without_scrolling(tmp_path, 
         ranking, transcript = screen.query_one(RankingPanel), screen.query_one(TranscriptPanel)
         assert ranking.task.ranking and ranking.task.tau is not None
         assert ranking.region.height == ranking.outer_size.height >= 8  # whole: 4 responses, header, tau, border
-        assert transcript.display == (size != (80, 24))  # too short for the transcript: hidden, t shows it
+        assert transcript.display == (size == (120, 40))  # too short for the transcript: hidden, t shows it
         assert not transcript.display or not ranking.region.overlaps(transcript.region)
         for y in range(ranking.region.y, ranking.region.bottom):  # nothing drawn over any of its rows
             assert screen.get_widget_at(ranking.region.x + 2, y)[0] is ranking

@@ -10,6 +10,7 @@ from qatui.report.dataset_view import dataset_overview, describe_gold, print_dat
 from qatui.report.item_view import item_detail, print_artifacts, print_item_detail
 from qatui.report.session_view import (
     METRIC_ORDER,
+    items_done,
     key_metric,
     print_failures,
     print_session,
@@ -21,7 +22,7 @@ from qatui.report.session_view import (
 from qatui.text import clip
 
 __all__ = [
-    "METRIC_ORDER", "clip", "compare_sessions", "dataset_overview", "describe_gold", "item_detail", "key_metric",
+    "METRIC_ORDER", "clip", "compare_sessions", "dataset_overview", "describe_gold", "item_detail", "items_done", "key_metric",
     "print_artifacts", "print_comparison", "print_dataset", "print_failures", "print_item_detail", "print_session",
     "print_session_list", "session_dataset", "session_status", "stored_failures",
 ]

@@ -158,14 +158,31 @@ def key_metric(summary: dict[str, dict]) -> str:
     """
     from qatui.ties import summary_is_current
 
+    named = len(summary) > 1  # whose figure it is, when the session has several judges
     for judge, doc in summary.items():
         for key, short in (("kendall", "tau"), ("accuracy", "acc"), ("spearman", "rho"), ("pearson", "r")):
             if key in doc.get("metrics", {}):
+                who = f"{judge} " if named else ""
                 if not summary_is_current({judge: doc}):
-                    return f"{short} ? old tie rule"
+                    return f"{who}{short} ? old tie rule"
                 note = no_decision_note(doc, key)
-                return f"{short} {doc['metrics'][key]:+.3f}" + (f" · {note}" if note else "")
+                return f"{who}{short} {doc['metrics'][key]:+.3f}" + (f" · {note}" if note else "")
     return ""
+
+
+def items_done(meta: dict) -> str:
+    """Items judged, as people count them: 'done/items', with ' ✗N' for items that failed.
+
+    Counts are per judge (an item two judges judged is one item, not two): the judge that finished
+    fewest sets 'done', the one that failed most sets '✗'. '–' when nothing is counted yet.
+    """
+    summary = meta.get("summary") or {}
+    if not summary:
+        return "–"
+    done = min(int(d.get("n_done", 0)) for d in summary.values())
+    failed = max(int(d.get("n_failed", 0)) for d in summary.values())
+    total = (meta.get("dataset") or {}).get("n_items") or max(int(d.get("n_items", 0)) for d in summary.values())
+    return f"{done}/{total}" + (f" ✗{failed}" if failed else "")
 
 
 def print_session_list(console: Console, rows: list[dict], root: Path) -> None:
@@ -184,7 +201,7 @@ def print_session_list(console: Console, rows: list[dict], root: Path) -> None:
         table.add_column("name", max_width=16, overflow="ellipsis", no_wrap=True)
     table.add_column("dataset", max_width=12, overflow="ellipsis", no_wrap=True)
     table.add_column("judges", max_width=14, overflow="ellipsis", no_wrap=True)
-    table.add_column("done/fail", justify="right", no_wrap=True)
+    table.add_column("items", justify="right", no_wrap=True)
     table.add_column("metric", no_wrap=True)
     table.add_column("status", no_wrap=True)
     for meta in rows:
@@ -194,12 +211,9 @@ def print_session_list(console: Console, rows: list[dict], root: Path) -> None:
         if meta.get("status") == "damaged":
             table.add_row(ident, *name, escape(meta.get("error", "")), "", "", "", "[red]damaged[/]")
             continue
-        summary = meta.get("summary", {})
-        done = sum(d.get("n_done", 0) for d in summary.values())
-        failed = sum(d.get("n_failed", 0) for d in summary.values())
         table.add_row(
             ident, *name, escape(meta["dataset"]["name"]), escape(",".join(meta.get("judges", {}))),
-            f"{done}/{failed}", key_metric(summary), escape(session_status(meta)),
+            items_done(meta), escape(key_metric(meta.get("summary", {}))), escape(session_status(meta)),
         )
     console.print(table)
 

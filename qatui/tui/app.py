@@ -78,6 +78,8 @@ class QatuiApp(App[None]):
         self._save_timer: Timer | None = None
         self.initial_labels = annotate
         """A labelling pass to open over Home at start (`qatui annotate`)."""
+        self.just_ran: str | None = None
+        """The session of the run shown last: Home highlights it when it shows again."""
         self.roots = roots or Roots()
         """The folders file fields may read (`qatui serve` confines them; a terminal goes anywhere)."""
 
@@ -191,6 +193,7 @@ class QatuiApp(App[None]):
         """Push the live view of a job and start it."""
         from qatui.tui.screens.run import RunScreen
 
+        self.just_ran = job.session.id
         self.push_screen(RunScreen(job))
 
     def start_demo(self) -> None:

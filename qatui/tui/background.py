@@ -155,5 +155,5 @@ class RunHandle:
             status = self.job.session.meta.get("status", status)  # "failed" when every item failed
         except Exception as e:  # noqa: BLE001 - shown to the user; the session stays resumable
             summary, error = {}, error or f"{type(e).__name__}: {e}"
+        self.ended.set()  # before the screen can read the end: whoever sees RunEnded sees the run not running
         self._events.append(RunEnded(status, summary, error))
-        self.ended.set()

@@ -10,7 +10,7 @@ stored session through the same fold (`qatui.tui.saved`), so both draw the same 
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -50,6 +50,8 @@ from qatui.tui.baseline_steps import BASELINE_EVENTS, baseline_line
 
 TaskKey = tuple[str, str]
 """(item_id, judge)."""
+PACE_WINDOW = 20
+"""The ETA assumes a task left takes as long as the mean of this many latest finished ones."""
 
 
 @dataclass
@@ -99,6 +101,10 @@ class TaskView:
     failure: str = ""
     elapsed_s: float = 0.0
     calls: int = 0
+    cached: int = 0
+    """Of `calls`, how many the call cache answered."""
+    started_at: float | None = None
+    """When this run started the task, in the run's own seconds (`RunState.elapsed`); None when not running."""
     transcript: list[str] = field(default_factory=list)
     """Append-only chunks of raw LLM text; a pane shows their concatenation."""
     streamed: dict[str, str] = field(default_factory=dict)
@@ -164,6 +170,10 @@ class RunState:
         self.paused_s = 0.0
         """Seconds spent in earlier pauses."""
         self.changed: set[TaskKey] = set()
+        self.durations: deque[float] = deque(maxlen=PACE_WINDOW)
+        """How long the latest finished tasks took (pauses excluded); tasks the cache answered whole left out."""
+        self.slots = 1
+        """The most tasks seen running at once: how many the engine runs side by side."""
 
     def fold(self, event: Event) -> None:
         """Apply one event of the stream."""
@@ -197,10 +207,33 @@ class RunState:
         return (stop if stop is not None else self.clock()) - self.started_at - self.paused_s
 
     def eta(self) -> float | None:
-        """Seconds left at the pace so far; None before the first finished task, while paused, or after the end."""
-        if self.finished_at is not None or self.paused_at is not None or not self.n_finished:
+        """Seconds left, if every task left takes as long as the latest ones did; None before one finished, while
+        paused, after the end, or when every task left has run past that time (it is then unknown).
+
+        Tasks run `slots` at a time: each running one ends when it has run the average time (at once if it
+        already has), and the queued ones take the slots as they free up. So the figure counts down between
+        finishes instead of growing with the clock (total elapsed / tasks finished does, since nothing is
+        credited for work in flight), and the last tasks, each alone in its slot, are not sped up by the
+        concurrency that served the middle of the run. Tasks the cache answered do not set the pace.
+        """
+        if self.finished_at is not None or self.paused_at is not None or not self.durations:
             return None
-        return self.elapsed() / self.n_finished * (self.n_planned - self.n_finished)
+        pace = sum(self.durations) / len(self.durations)
+        now = self.elapsed()
+        running = [t for t in self.tasks.values() if t.status == "running" and t.started_at is not None]
+        free = sorted(max(t.started_at + pace - now, 0.0) for t in running)
+        free += [0.0] * (max(self.slots, len(free)) - len(free))
+        queued = max(self.n_planned - self.n_finished - len(running), 0)
+        rounds, extra = divmod(queued, len(free))
+        left = max(at + (rounds + (i < extra)) * pace for i, at in enumerate(free))
+        return left if left >= 0.5 else None
+
+    def finish(self, task: TaskView) -> None:
+        """A task of this run ended (judged or failed): count it, and learn the pace from it."""
+        self.n_finished += 1
+        if task.started_at is not None and not (task.calls and task.cached == task.calls):
+            self.durations.append(self.elapsed() - task.started_at)
+        task.started_at = None
 
     def pause(self) -> None:
         """The engine starts no new task: stop the clock and the ETA (tasks in flight still finish)."""
@@ -250,6 +283,8 @@ def _item_started(state: RunState, e: ItemStarted) -> None:
     task = state.task(e, "status")
     task.status = "running"
     task.failure = ""
+    task.started_at = state.elapsed()
+    state.slots = max(state.slots, sum(1 for t in state.tasks.values() if t.status == "running"))
     task.members.clear()  # a retried jury item asks its members again
 
 
@@ -265,6 +300,7 @@ def _token(state: RunState, e: LLMToken) -> None:
 def _call(state: RunState, e: LLMCallFinished) -> None:
     task = state.task(e, "transcript")
     task.calls += 1
+    task.cached += bool(e.cached)
     state.counts.count_call(e)
     streamed = task.streamed.pop(e.call_id, None)
     if streamed is None:
@@ -337,7 +373,7 @@ def _judgement(state: RunState, e: Judgement) -> None:
 def _failed(state: RunState, e: ItemFailed) -> None:
     task = state.task(e, "status", "ranking")
     task.status, task.failure = "failed", e.reason
-    state.n_finished += 1
+    state.finish(task)
 
 
 def _baseline_step(state: RunState, e: Event) -> None:
@@ -367,7 +403,7 @@ def _verdict(state: RunState, e: Verdict) -> None:
     task.nli = str(e.details.get("nli") or "")
     task.tau = item_tau(task.item, e)
     state.verdicts.setdefault(e.judge, {})[e.item_id] = e
-    state.n_finished += 1
+    state.finish(task)
 
 
 FOLDERS: dict[type[Event], Callable[[RunState, Event], None]] = {

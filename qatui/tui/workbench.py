@@ -23,6 +23,8 @@ class Workbench(Protocol):
     engine_loop: EngineLoop
     own_themes: list[str]
     roots: Roots
+    just_ran: str | None
+    """The session of the run shown last (Home highlights it once it is back)."""
     theme: str
 
     def go_home(self) -> None:

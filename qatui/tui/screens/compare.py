@@ -319,6 +319,7 @@ class SideBySideScreen(QatuiScreen):
         Binding("left,h", "side(0)", "First verdict", show=False),
         Binding("right,l", "side(1)", "Second verdict", show=False),
         Binding("y", "copy", "Copy"),
+        Binding("z", "zoom", "Full texts"),
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
@@ -390,6 +391,15 @@ class SideBySideScreen(QatuiScreen):
     def action_copy(self) -> None:
         """Copy the focused panel (or every panel of the selected item) to the clipboard as plain text."""
         copy_artifact(self)
+
+    def action_zoom(self) -> None:
+        """The item's responses in full, in the order the focused verdict (else the first) ranked them."""
+        from qatui.tui.screens.full_text import FullTextScreen
+
+        if not self.tasks:
+            return
+        side = 1 if self.query_one("#side-1").has_focus_within else 0
+        self.app.push_screen(FullTextScreen(self.tasks[side]))
 
     def action_side(self, side: int) -> None:
         """Focus the first (left) or second (right) verdict, to scroll it; stacked, scroll to it."""

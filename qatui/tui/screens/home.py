@@ -106,6 +106,8 @@ class HomeScreen(QatuiScreen):
         sessions = await asyncio.to_thread(self.store.list)
         table = self.query_one(SessionsTable)
         table.sessions = sessions
+        if (ran := self.qatui.just_ran) is not None and table.highlight(ran):
+            self.qatui.just_ran = None  # back from a run: its session, not the row highlighted before it
         self._update_title()
         self.refresh_bindings()
         empty = self.query_one("#empty", Static)

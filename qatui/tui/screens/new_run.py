@@ -39,7 +39,6 @@ from textual.widgets import (
     TabbedContent,
     TabPane,
 )
-from textual.widgets.selection_list import Selection
 
 from qatui.config import Config
 from qatui.errors import QatuiError
@@ -49,6 +48,7 @@ from qatui.tui.roots import file_tree
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.format import model_used_line, plan_line
 from qatui.tui.widgets.dataset_picker import DatasetTree, FormScroll, dataset_summary
+from qatui.tui.widgets.judge_list import JudgeList
 from qatui.tui.widgets.options_form import OptionsForm
 
 if TYPE_CHECKING:
@@ -102,6 +102,7 @@ class NewRunScreen(QatuiScreen):
         & Input:focus, & Select:focus { background: $foreground 12%; }
         & DatasetTree { height: 1fr; background: transparent; }
         & #judges { height: 1fr; border: none; background: transparent; padding: 0; }
+        & #ticked { height: auto; }
         & #models-form > Label { color: $text-muted; margin-top: 1; }
         & #models-form > Label.first { margin-top: 0; }
         & #limit { width: 14; }
@@ -131,6 +132,8 @@ class NewRunScreen(QatuiScreen):
     # -- layout -----------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        from qatui.judges.registry import JUDGES
+
         choices = model_choices(self.config)
         yield Header(icon="◆")
         with TabbedContent(id="steps", initial="dataset"):
@@ -145,7 +148,8 @@ class NewRunScreen(QatuiScreen):
                     yield Static("loading…", id="preview")
             with TabPane("Judges", id="judges-tab"), Horizontal(classes="pane"):
                 with Vertical(classes="side"):
-                    yield SelectionList[str](id="judges", compact=True)
+                    yield JudgeList(list(JUDGES), self.last.judges, id="judges")
+                    yield Static(id="ticked")
                 with FormScroll(classes="main"):
                     yield Static("Highlight a judge (↑ ↓) to see what it does and its options; space ticks it.",
                                  id="about")
@@ -183,6 +187,7 @@ class NewRunScreen(QatuiScreen):
         tree = self.query_one(DatasetTree)
         if str(tree.path) == ".":
             tree.root.set_label("./ (working folder)")
+        self._show_ticked()
         self.build_judges()
         self.load()
 
@@ -230,6 +235,9 @@ class NewRunScreen(QatuiScreen):
         for name in self.judge_classes:
             self._build(name)
         self.refresh_judges()
+        listing = self.query_one(JudgeList)
+        if listing.highlighted is not None:  # highlighted while they loaded: its options now
+            listing.post_message(SelectionList.SelectionHighlighted(listing, listing.highlighted))
 
     def _build(self, name: str) -> None:
         """Build judge `name` from the form's options (or its config table); a bad option is kept as an error."""
@@ -246,31 +254,20 @@ class NewRunScreen(QatuiScreen):
         """List every judge: the ones the dataset can feed are pickable; the others say why not."""
         if not self.judge_classes:
             return
-        listing = self.query_one("#judges", SelectionList)
-        picked = set(listing.selected) if listing.option_count else set(self.last.judges)
-        highlighted = listing.highlighted
         self.unmet = {name: judge.unmet_needs(self.dataset) for name, judge in self.judges.items()} \
             if self.dataset is not None else {}
-        listing.clear_options()
-        for name, cls in self.judge_classes.items():
-            problems = self.unmet.get(name, [])
-            # still pickable: its options may be what stops it (a checklist that shows the reference);
-            # a short mark, so the longest name fits at 80 columns; the reason is listed beside the list
-            prompt = name if not problems else f"[dim strike]{name}[/] [dim]✗[/]"
-            listing.add_option(Selection(prompt, name, name in picked, name))
+        self.query_one(JudgeList).describe(self.unmet)
         unavailable = [Content.from_markup("[b]$name[/]: $why", name=name, why=plain("; ".join(self.unmet[name])))
                        for name in self.judge_classes if self.unmet.get(name)]
         heading = [Content.from_markup("\n[b]Not on this dataset[/]")] if unavailable else []
         self.query_one("#unavailable", Static).update(Content("\n").join([*heading, *unavailable]))
-        if highlighted is not None and highlighted < listing.option_count:
-            listing.highlighted = highlighted
         self.refresh_plan()
 
     @on(SelectionList.SelectionHighlighted, "#judges")
     async def _judge_highlighted(self, event: SelectionList.SelectionHighlighted) -> None:
         name = event.selection.value
         form = self.query_one(OptionsForm)
-        if form.judge == name:
+        if form.judge == name or name not in self.judge_classes:  # still loading: shown once the judges are built
             return
         values = self.judges[name].describe_options() if name in self.judges else self.options.get(name, {})
         cls = self.judge_classes[name]
@@ -281,7 +278,14 @@ class NewRunScreen(QatuiScreen):
 
     @on(SelectionList.SelectedChanged, "#judges")
     def _judges_changed(self) -> None:
+        self._show_ticked()
         self.refresh_plan()
+
+    def _show_ticked(self) -> None:
+        """Under the list, in words, the judges that will run (one may be ticked before the user ticks any)."""
+        picked = self.picked()
+        self.query_one("#ticked", Static).update(Content.assemble(
+            ("ticked: ", "dim"), ", ".join(picked) or "none (space ticks the highlighted judge)"))
 
     @on(OptionsForm.Changed)
     def _options_changed(self, event: OptionsForm.Changed) -> None:

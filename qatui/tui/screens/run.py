@@ -54,8 +54,10 @@ class RunScreen(QatuiScreen):
         Binding("p", "resume", "Resume"),
         Binding("x", "cancel", "Cancel run"),
         Binding("r", "retry", "Retry failed"),
+        Binding("r", "resume_rest", "Resume rest"),
         Binding("t", "toggle_transcript", "Transcript"),
         Binding("y", "copy", "Copy"),
+        Binding("z", "zoom", "Full texts", show=False),
         Binding("escape", "back", "Home"),
     ]
 
@@ -169,13 +171,17 @@ class RunScreen(QatuiScreen):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        live = self.ended is None and self.handle.running and self.state is not None
         if action == "cancel":
-            return self.handle.running and self.state is not None and self.state.status != "cancelling"
+            return live and self.state.status != "cancelling"
         if action in ("pause", "resume"):
             wanted = "running" if action == "pause" else "paused"
-            return self.handle.running and self.state is not None and self.state.status == wanted
-        if action == "retry":
-            return self.ended is not None and (self.ended.status != "completed" or self.state.count("failed") > 0)
+            return live and self.state.status == wanted
+        if action in ("retry", "resume_rest"):  # one r, named for what it does: failures first, else the rest
+            if self.ended is None:
+                return False
+            failed = self.state.count("failed") > 0
+            return failed if action == "retry" else not failed and self.state.count("queued") > 0
         return True
 
     def action_cancel(self) -> None:
@@ -209,9 +215,21 @@ class RunScreen(QatuiScreen):
         self.app.pop_screen()
         self.qatui.resume_session(self.job.session.id)
 
+    def action_resume_rest(self) -> None:
+        """Resume a stopped run in a new one: the items not judged yet run, finished ones are skipped."""
+        self.action_retry()
+
     def action_copy(self) -> None:
         """Copy the focused panel (or every panel of the selected item) to the clipboard as plain text."""
         copy_artifact(self)
+
+    def action_zoom(self) -> None:
+        """Every response of the selected item in full, in the judge's order (the panels clip them to a line)."""
+        from qatui.tui.screens.full_text import FullTextScreen
+
+        browser = self.query_one(ItemBrowser)
+        if browser.state is not None and (key := browser.selected()) in browser.state.tasks:
+            self.app.push_screen(FullTextScreen(browser.state.tasks[key]))
 
     def action_toggle_transcript(self) -> None:
         """Show or hide the LLM transcript pane."""

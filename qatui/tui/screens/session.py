@@ -49,6 +49,7 @@ class SessionScreen(QatuiScreen):
         Binding("r", "resume", "Resume"),
         Binding("t", "toggle_transcript", "Transcript"),
         Binding("y", "copy", "Copy"),
+        Binding("z", "zoom", "Full texts", show=False),
         Binding("a", "label", "Label items", show=False),
         Binding("g", "gold", "Gold", priority=True),  # before a focused table's g (first row), when labels exist
         Binding("e", "export_report", "Export report (HTML)", show=False),
@@ -285,6 +286,14 @@ class SessionScreen(QatuiScreen):
     def action_export_report(self) -> None:
         """Write this session as one self-contained HTML file beside the sessions folder (as `qatui report`)."""
         export_report(self, self.store, [self.session_id], self.gold)
+
+    def action_zoom(self) -> None:
+        """Every response of the selected item in full, in the judge's order (the panels clip them to a line)."""
+        from qatui.tui.screens.full_text import FullTextScreen
+
+        browser = self.query_one(ItemBrowser)
+        if browser.state is not None and (key := browser.selected()) in browser.state.tasks:
+            self.app.push_screen(FullTextScreen(browser.state.tasks[key]))
 
     def action_toggle_transcript(self) -> None:
         """Show or hide the LLM transcript pane."""

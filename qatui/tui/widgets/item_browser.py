@@ -46,11 +46,14 @@ class ItemBrowser(Horizontal):
         & RankingBox { height: auto; max-height: 55%; }
         & TranscriptPanel { height: 35%; min-height: 6; }
         & TranscriptPanel.-hidden { display: none; }
+        & #detail.-transcript-only > #panels, & #detail.-transcript-only > RankingBox { display: none; }
+        & #detail.-transcript-only > TranscriptPanel { height: 1fr; }
     }
     """
 
-    SMALL = 20
-    """Below this many rows the transcript starts hidden, leaving the panels room (t shows it)."""
+    SMALL = 30
+    """Below this many rows the transcript starts hidden, leaving the judge's output the room (t shows it), and
+    when shown it takes the panels' place rather than squeezing them to their titles."""
 
     def __init__(self, *, transcript: bool = True, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -78,6 +81,14 @@ class ItemBrowser(Horizontal):
     def on_resize(self, event: Resize) -> None:
         if self._transcript and not self._chosen:
             self.query_one(TranscriptPanel).set_class(event.size.height < self.SMALL, "-hidden")
+        self._place_transcript()
+
+    def _place_transcript(self) -> None:
+        """On a short screen a shown transcript has the detail column to itself (t gives the panels back)."""
+        transcript = self.query_one(TranscriptPanel)
+        alone = not transcript.has_class("-hidden") and 0 < self.size.height < self.SMALL
+        self.query_one("#detail").set_class(alone, "-transcript-only")
+        transcript.border_title = "LLM transcript · t: back to the verdict" if alone else "LLM transcript"
 
     def show(self, state: RunState, *, rest_later: bool = False, n_items: int | None = None) -> None:
         """Draw a run from scratch and select its first task (`rest_later`, `n_items`: see `ItemList.fill`)."""
@@ -113,11 +124,13 @@ class ItemBrowser(Horizontal):
         """Show or hide the transcript pane, whatever the size."""
         self._chosen = True
         self.query_one(TranscriptPanel).toggle_class("-hidden")
+        self._place_transcript()
 
     def show_transcript(self, visible: bool) -> None:
         """Whether this run has a transcript at all (not for judges that make no LLM calls)."""
         self._transcript = visible
         self.query_one(TranscriptPanel).set_class(not visible or self.size.height < self.SMALL, "-hidden")
+        self._place_transcript()
 
     def on_item_list_picked(self, event: ItemList.Picked) -> None:
         event.stop()

@@ -40,6 +40,10 @@ class RankingPanel(TaskPanel):
     TITLE = "Ranking"
     PARTS = ("status", "ranking")
 
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.border_subtitle = "z: full texts"  # the texts are cut to a line here
+
     def render(self) -> RenderableType:
         task = self.task
         muted = self.get_component_rich_style("ranking-panel--muted", partial=True)
@@ -52,7 +56,7 @@ class RankingPanel(TaskPanel):
             waiting = {"queued": "not judged yet", "running": "waiting for the judge…"}.get(task.status, "no ranking")
             return Text(waiting, style=muted)
         gold = task.item.gold if task.item is not None else None
-        grades = _gold_positions(gold) if isinstance(gold, (RankingGold, PairwiseGold)) else {}
+        grades = gold_positions(gold) if isinstance(gold, (RankingGold, PairwiseGold)) else {}
         table = Table(box=None, padding=(0, 1, 0, 0), expand=True, header_style=muted)
         table.add_column("#", justify="right", no_wrap=True)
         table.add_column("response", no_wrap=True)
@@ -83,7 +87,7 @@ class RankingPanel(TaskPanel):
         return Group(*parts)
 
 
-def _gold_positions(gold: RankingGold | PairwiseGold) -> dict[str, str]:
+def gold_positions(gold: RankingGold | PairwiseGold) -> dict[str, str]:
     """Each candidate's gold tier, 1 = best; tied tiers share a number (a pair's tie: both 1)."""
     if isinstance(gold, PairwiseGold):
         return {gold.a: "2" if gold.label == "B" else "1", gold.b: "2" if gold.label == "A" else "1"}

@@ -25,4 +25,5 @@ class RoutingPanel(TaskPanel):
         by = "the dataset's label" if route.source == "gold" else "the LLM"
         head = Content.from_markup("[b $accent]$kind[/] [$foreground-muted]decided by $by[/]",
                                    kind=plain(route.question_type), by=by)
-        return Content("\n").join([head, Content(plain(route.rationale))]) if route.rationale else head
+        # one line with its reason where it fits: the key points below are what this judge is read for
+        return Content.assemble(head, ": ", plain(route.rationale)) if route.rationale else head

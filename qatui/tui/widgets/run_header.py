@@ -79,7 +79,16 @@ class RunHeader(Vertical):
     def watch_metrics(self, metrics: dict[str, dict]) -> None:
         lines = []
         for judge, doc in metrics.items():
-            lines.append(f"{judge}  {metrics_line(doc.get('metrics', {}), doc.get('ci'), doc) or 'no gold to compare with yet'}")
+            lines.append(f"{judge}  {metrics_line(doc.get('metrics', {}), doc.get('ci'), doc) or self._no_figure()}")
             if members := members_line(doc.get("members_agreement") or {}):
                 lines.append(f"  {members}")
-        self.query_one("#metrics", Static).update(Content("\n".join(lines) or "metrics appear as items finish"))
+        self.query_one("#metrics", Static).update(Content("\n".join(lines) or self._no_figure(started=False)))
+
+    def _no_figure(self, *, started: bool = True) -> str:
+        """Why a judge has no agreement figure: the items carry no gold at all, or none with gold is judged yet."""
+        items = self.state.items if self.state is not None else []
+        if not any(item.gold is not None for item in items):
+            return "no gold in these items: nothing to measure agreement against"
+        if started:
+            return "agreement with the gold appears as items with gold are judged"
+        return "metrics appear as items finish"

@@ -10,8 +10,8 @@ from textual.binding import Binding, BindingType
 from textual.events import Resize
 from textual.reactive import reactive
 
-from qatui.report import key_metric, session_status
-from qatui.text import plain
+from qatui.report import items_done, key_metric, session_status
+from qatui.text import clip, plain
 from qatui.tui.format import when
 from qatui.tui.widgets.vim_table import VimTable
 
@@ -20,12 +20,14 @@ COLUMNS: list[tuple[str, str, int]] = [
     ("dataset", "dataset", 2),
     ("judges", "judges", 5),
     ("backbones", "backbones", 7),
-    ("done", "done/✗", 4),
+    ("done", "items", 4),
     ("metric", "metric", 3),
     ("status", "status", 1),
     ("created", "created", 6),
 ]
 """(key, label, priority) in display order; lower priority numbers stay when space runs out."""
+SHRINKS = {"judges": 7}
+"""Columns that, rather than vanish, take the room left, clipped with an ellipsis, down to this width."""
 
 SORTS: list[tuple[str, str]] = [("created", "newest"), ("session", "name"), ("dataset", "dataset"),
                                 ("metric", "metric"), ("status", "status")]
@@ -35,14 +37,13 @@ SORTS: list[tuple[str, str]] = [("created", "newest"), ("session", "name"), ("da
 def row_cells(meta: dict) -> dict[str, str]:
     """The text of each column for one `SessionStore.list()` entry."""
     summary = meta.get("summary", {})
-    done = f"{sum(d.get('n_done', 0) for d in summary.values())}/{sum(d.get('n_failed', 0) for d in summary.values())}"
     damaged = meta.get("status") == "damaged"
     return {
         "session": meta["name"] if meta.get("name") and meta["name"] != meta["id"] else meta["id"],
         "dataset": "" if damaged else str(meta.get("dataset", {}).get("name", "")),
         "judges": ",".join(meta.get("judges", {})),
         "backbones": ",".join(meta.get("backbones", [])) or "–",
-        "done": done if summary else "–",
+        "done": items_done(meta),
         "metric": key_metric(summary),
         "status": "damaged" if damaged else session_status(meta),
         "created": when(meta.get("created")),
@@ -106,6 +107,8 @@ class SessionsTable(VimTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self._shown_columns: list[str] = []
+        self._clipped: dict[str, int] = {}
+        """Columns drawn narrower than their text, and their width."""
         self.marked: set[str] = set()
         """Ids of the sessions marked for comparing; drawn with a ● before their name."""
 
@@ -147,27 +150,43 @@ class SessionsTable(VimTable):
         self._shown_columns = self._fitting_columns(shown)
         labels = {key: label for key, label, _ in COLUMNS}
         for key in self._shown_columns:
-            self.add_column(labels[key], key=key)
+            self.add_column(labels[key], key=key, width=self._clipped.get(key))
         for meta in shown:
             cells = row_cells(meta)
             if meta["id"] in self.marked:
                 cells["session"] = f"● {cells['session']}"
+            for key, width in self._clipped.items():
+                cells[key] = clip(cells[key], width)
             self.add_row(*(self._cell(key, cells[key]) for key in self._shown_columns), key=meta["id"])
         ids = [m["id"] for m in shown]
         if keep in ids:
             self.move_cursor(row=ids.index(keep), animate=False)
+
+    def highlight(self, session_id: str) -> bool:
+        """Move the cursor to a session's row; False when it is not shown."""
+        ids = [m["id"] for m in self.shown]
+        if session_id not in ids:
+            return False
+        self.move_cursor(row=ids.index(session_id), animate=False)
+        return True
 
     def _fitting_columns(self, shown: list[dict]) -> list[str]:
         """The columns that fit the table's width, by priority, in display order."""
         cells = [row_cells(meta) for meta in shown]
         widths = {key: max([len(label), *(len(c[key]) for c in cells)]) + 2 for key, label, _ in COLUMNS}
         widths["session"] += 2 if self.marked else 0
-        room = self.size.width - 2 if self.size.width else 10_000
+        room = self.scrollable_content_region.width if self.size.width else 10_000  # inside a scrollbar when shown
         kept: set[str] = set()
+        self._clipped = {}
         for key, _, _ in sorted(COLUMNS, key=lambda c: c[2]):
             if widths[key] <= room:
                 kept.add(key)
                 room -= widths[key]
+        for key, least in SHRINKS.items():  # a dropped column that fits clipped takes the room the others left
+            if key not in kept and room >= least + 2:
+                kept.add(key)
+                self._clipped[key] = room - 2
+                room = 0
         return [key for key, _, _ in COLUMNS if key in kept]
 
     def _cell(self, key: str, value: str) -> Text:

@@ -56,7 +56,8 @@ class TranscriptPanel(VerticalScroll):
     def watch_task(self, task: TaskView | None) -> None:
         text = "".join(task.transcript)[-TAIL_CHARS:] if task else ""
         if task is not None and not text:
-            calls = "no LLM calls yet" if task.status in ("queued", "running") else "this judge made no LLM calls"
+            calls = {"queued": "not started yet", "running": "waiting for the first LLM answer (a call that does not "
+                     "stream shows here whole when it ends)"}.get(task.status, "this judge made no LLM calls")
             self.query_one(Static).update(Content.from_markup("[$foreground-muted i]$what[/]", what=calls))
         else:
             self.query_one(Static).update(Content(plain(text)))

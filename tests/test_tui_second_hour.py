@@ -1,0 +1,334 @@
+"""What got in the way in a workbench's second hour: screens that hid the judge's output, figures that misled
+while a run went, lists that dropped ticks, and the Home table's counts; each checked on the real app (Pilot).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from tui_support import minos_job, run_headless, scripted_resources, wait_until, write_sums
+
+from qatui.config import Config
+from qatui.data.loaders import demo_dataset, load_dataset
+from qatui.engine.jobs import start_run
+from qatui.events import ItemStarted, RunStarted, Verdict
+from qatui.judges.registry import JUDGES
+from qatui.store.session import SessionStore
+from qatui.tui.app import QatuiApp
+from qatui.tui.screens.new_run import NewRunScreen
+from qatui.tui.screens.run import RunScreen
+from qatui.tui.state import RunState
+from qatui.tui.widgets.judge_list import JudgeList
+from qatui.tui.widgets.run_header import RunHeader
+from qatui.tui.widgets.transcript_panel import TranscriptPanel
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch) -> None:
+    """No test reads or writes the user's config, themes or LLM cache."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    monkeypatch.delenv("QATUI_SESSIONS_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def footer_text(screen) -> str:
+    """The key hints the footer shows now."""
+    return " ".join(key.description for key in screen.query("FooterKey"))
+
+
+def line_text(widget, y: int) -> str:
+    """What one row of a widget draws, as text."""
+    return "".join(segment.text for segment in widget.render_line(y))
+
+
+# -- New run's judges ------------------------------------------------------------------------------
+
+
+async def test_judge_boxes_read_ticked_or_not_without_colour_and_say_what_runs(tmp_path) -> None:
+    app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("n", "f3")
+        await wait_until(pilot, lambda: isinstance(app.screen, NewRunScreen) and app.screen.judge_classes)
+        listing = app.screen.query_one(JudgeList)
+        rows = {line_text(listing, y).split()[-1]: line_text(listing, y) for y in range(listing.option_count)}
+        assert rows["minos"].startswith("[x] ") and rows["bleu"].startswith("[ ] "), rows
+        assert "ticked: minos" in str(app.screen.query_one("#ticked").render())
+
+
+async def test_keys_sent_before_the_judges_load_tick_the_rows_they_meant(tmp_path) -> None:
+    """Down and space pressed at once, while the judges import and the dataset loads: the ticks land and stay."""
+    names = list(JUDGES)
+    app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("n", "f3", "down", "space", "down", "space", "down", "space")
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.judge_classes and screen.dataset is not None
+                         and not any(w.is_running for w in screen.workers if w.group != "_loader"))  # the tree's loader lives on
+        listing = screen.query_one(JudgeList)
+        assert listing.highlighted == 3
+        assert set(listing.selected) == {"minos"} ^ {names[1], names[2], names[3]}
+
+
+# -- figures while a run goes ----------------------------------------------------------------------
+
+
+class Clock:
+    """A clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_eta_counts_down_between_finishes_and_holds_at_the_tail() -> None:
+    """Twenty tasks, four at a time, each taking 40 s: the run ends at 200 s. At every second the ETA is within
+    a few seconds of the truth (total elapsed / tasks finished grew to 5:16 at 79 s and fell to 0:50 at 199 s)."""
+    items = demo_dataset().items[:20]
+    clock = Clock()
+    state = RunState(items, ["minos"], 0, clock)
+    state.fold(RunStarted(session_id="s", n_items=20, n_tasks=20, n_skipped=0))
+    order = [item.id for item in items]
+    starts = {item_id: 40.0 * (i // 4) for i, item_id in enumerate(order)}
+    started, finished = set(), set()
+    worst = 0.0
+    for second in range(0, 200):
+        clock.now = float(second)
+        for item_id in order:
+            if item_id not in finished and starts[item_id] + 40 <= clock.now:
+                finished.add(item_id)
+                state.fold(Verdict(item_id=item_id, judge="minos", ranking=[], scores={}, order=[]))
+            if item_id not in started and starts[item_id] <= clock.now:
+                started.add(item_id)
+                state.fold(ItemStarted(item_id=item_id, judge="minos"))
+        eta = state.eta()
+        if second < 40:
+            assert eta is None  # nothing finished: no pace yet
+            continue
+        worst = max(worst, abs(eta - (200 - second)))
+    assert worst <= 2.0, worst
+
+
+def test_eta_ignores_tasks_the_cache_answered() -> None:
+    """Five tasks answered from the cache at once, then one every 10 s: the ETA follows the real pace."""
+    from qatui.events import LLMCallFinished
+
+    items = demo_dataset().items[:20]
+    clock = Clock()
+    state = RunState(items, ["minos"], 0, clock)
+    state.fold(RunStarted(session_id="s", n_items=20, n_tasks=20, n_skipped=0))
+    for item in items[:5]:
+        state.fold(ItemStarted(item_id=item.id, judge="minos"))
+        state.fold(LLMCallFinished(item_id=item.id, judge="minos", call_id="c", model="m", purpose="rank",
+                                   prompt_hash="h", cached=True, response="{}"))
+        state.fold(Verdict(item_id=item.id, judge="minos", ranking=[], scores={}, order=[]))
+    state.fold(ItemStarted(item_id=items[5].id, judge="minos"))
+    clock.now = 10.0
+    state.fold(Verdict(item_id=items[5].id, judge="minos", ranking=[], scores={}, order=[]))
+    state.fold(ItemStarted(item_id=items[6].id, judge="minos"))
+    clock.now = 12.0
+    assert state.eta() == pytest.approx(14 * 10 - 2)
+
+
+async def test_no_gold_is_named_as_the_data_s_not_as_waiting(tmp_path) -> None:
+    """Items without gold say so; the old line promised a comparison 'yet' that could never come."""
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    job = start_run(store, load_dataset(write_sums(tmp_path / "sums.jsonl", 3)), ["rouge-l"], config)
+    app = QatuiApp(config, store, job=job)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
+        text = str(app.screen.query_one(RunHeader).query_one("#metrics").render())
+        assert "no gold in these items" in text and "yet" not in text
+
+
+async def test_a_running_task_s_transcript_says_it_waits_for_an_answer(tmp_path) -> None:
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    gate = threading.Semaphore(0)  # the first backbone call waits
+    job = minos_job(store, config, gate, limit=2)
+    app = QatuiApp(config, store, job=job)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None
+                         and app.screen.state.tasks[("en-01", "minos")].status == "running")
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.query_one(TranscriptPanel).task is not None
+                         and screen.query_one(TranscriptPanel).task.status == "running")
+        shown = str(screen.query_one(TranscriptPanel).query_one("Static").render())
+        assert "waiting for the first LLM answer" in shown and "no LLM calls" not in shown
+        gate.release(200)
+        await wait_until(pilot, lambda: screen.ended is not None)
+
+
+async def test_footer_drops_cancel_at_the_end_and_names_r_for_what_it_does(tmp_path) -> None:
+    """The end is read while the engine's thread still closes the session: x must go all the same; r says
+    "Retry failed" only when something failed, "Resume rest" after a cancel, and nothing after a clean end."""
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    job = minos_job(store, config, limit=2)
+    screen = RunScreen(job)
+    slow = threading.Event()
+    set_now = screen.handle.ended.set
+
+    def late_set() -> None:  # the engine's thread is slow to mark the run ended
+        slow.wait(0.5)
+        set_now()
+
+    screen.handle.ended.set = late_set
+    app = QatuiApp(config, store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.push_screen(screen)
+        await wait_until(pilot, lambda: screen.ended is not None)
+        await pilot.pause()
+        assert screen.ended.status == "completed" and screen.state.count("failed") == 0
+        assert "Cancel run" not in footer_text(screen) and "Retry failed" not in footer_text(screen)
+        assert "x" not in screen.active_bindings and "r" not in screen.active_bindings
+
+
+async def test_a_cancelled_run_offers_to_resume_the_rest_not_to_retry_failures(tmp_path) -> None:
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    gate = threading.Semaphore(0)
+    job = minos_job(store, config, gate, limit=4)
+    app = QatuiApp(config, store, job=job, make_resources=lambda: scripted_resources(config))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None
+                         and app.screen.state.count("running") == 1)
+        screen = app.screen
+        await pilot.press("x")
+        await pilot.press("y")
+        gate.release(200)
+        await wait_until(pilot, lambda: screen.ended is not None)
+        await pilot.pause()
+        assert screen.ended.status == "cancelled" and screen.state.count("failed") == 0
+        assert "Resume rest" in footer_text(screen) and "Retry failed" not in footer_text(screen)
+
+
+# -- the judge's output in view ----------------------------------------------------------------------
+
+
+def visible_rows(screen, widget) -> int:
+    """How many of a widget's rows are on screen with nothing drawn over them."""
+    region = widget.region
+    bottom = min(region.bottom, screen.size.height)
+    return sum(1 for y in range(region.y, bottom) if screen.get_widget_at(region.x + 2, y)[0] is widget)
+
+
+async def test_minos_key_points_are_in_view_at_100x30_without_scrolling(tmp_path) -> None:
+
+    from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.entailment_panel import EntailmentPanel
+
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    job = minos_job(store, config, limit=2)
+    await asyncio.to_thread(run_headless, job)
+    app = QatuiApp(config, store, open_id=job.session.id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen)
+                         and app.screen.query_one(EntailmentPanel).display)
+        await pilot.pause()
+        screen = app.screen
+        entail = screen.query_one(EntailmentPanel)
+        points = sum(len(p) for p in entail.task.key_points.values())
+        assert visible_rows(screen, entail) >= 1 + 1 + points  # border, header, every key point
+        assert screen.query_one("#panels").scroll_y == 0
+
+
+async def test_the_transcript_on_a_short_screen_takes_the_panels_place_not_their_rows(tmp_path) -> None:
+    """At 80×24, t shows the transcript with the detail column to itself; t again gives the pairwise table back."""
+    from qatui.tui.widgets.pairwise_panel import PairwisePanel
+
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    job = start_run(store, demo_dataset(), ["pairwise"], config, limit=1, resources=scripted_resources(config))
+    app = QatuiApp(config, store, job=job)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
+        screen = app.screen
+        pairwise, transcript = screen.query_one(PairwisePanel), screen.query_one(TranscriptPanel)
+        assert not transcript.display and visible_rows(screen, pairwise) >= 4
+        await pilot.press("t")
+        await wait_until(pilot, lambda: transcript.display and transcript.region.height >= 10)
+        assert not screen.query_one("#panels").display
+        await pilot.press("t")
+        await wait_until(pilot, lambda: not transcript.display and visible_rows(screen, pairwise) >= 4)
+
+
+# -- whole responses --------------------------------------------------------------------------------
+
+
+async def test_z_shows_every_response_of_the_item_whole_where_the_ranking_cuts_them(tmp_path) -> None:
+    """en-06's two answers both open "The capital of Australia is": the ranking cuts them alike, z tells them apart."""
+    from qatui.tui.screens.full_text import FullTextScreen
+    from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.item_browser import ItemBrowser
+
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    job = minos_job(store, config, limit=6)
+    await asyncio.to_thread(run_headless, job)
+    item = next(it for it in demo_dataset().items if it.id == "en-06")
+    app = QatuiApp(config, store, open_id=job.session.id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen)
+                         and app.screen.query_one(ItemBrowser).state is not None
+                         and ("en-06", "minos") in app.screen.query_one(ItemBrowser).state.tasks)
+        screen = app.screen
+        screen.query_one(ItemBrowser).select(("en-06", "minos"))
+        await wait_until(pilot, lambda: screen.query_one(ItemBrowser).selected() == ("en-06", "minos"))
+        await pilot.press("z")
+        await wait_until(pilot, lambda: isinstance(app.screen, FullTextScreen))
+        shown = " ".join(str(app.screen.query_one("#texts").render()).split())
+        for text in [item.question, *item.candidates.values()]:
+            assert " ".join(text.split()) in shown
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is screen)
+
+
+# -- Home ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def lexical_store(tmp_path) -> SessionStore:
+    """lexical-baseline (rouge-l and bleu on the 20 demo items) and a bleu run on 5."""
+    from tui_support import lexical_sessions
+
+    store = SessionStore(tmp_path / "sessions")
+    lexical_sessions(store, Config())
+    return store
+
+
+async def test_home_counts_items_names_the_metric_s_judge_and_keeps_judges_at_80_columns(lexical_store) -> None:
+    from qatui.tui.widgets.sessions_table import SessionsTable
+
+    app = QatuiApp(Config(), lexical_store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.screen.query_one(SessionsTable)
+        await wait_until(pilot, lambda: table.row_count == 2)
+        await pilot.pause()
+        columns = [str(column.key.value) for column in table.columns.values()]
+        assert "judges" in columns and "status" in columns
+        cells = {key: str(table.get_cell(next(m["id"] for m in table.sessions if m["name"] == "lexical-baseline"),
+                                         key)) for key in columns}
+        assert cells["done"] == "20/20"  # items, not (item, judge) pairs: 40
+        assert cells["metric"].startswith("rouge-l tau ")  # two judges: the figure says whose it is
+
+
+async def test_home_highlights_the_run_just_left_so_enter_opens_it(lexical_store, tmp_path) -> None:
+    from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.sessions_table import SessionsTable
+
+    config = Config()
+    app = QatuiApp(config, lexical_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = app.screen.query_one(SessionsTable)
+        await wait_until(pilot, lambda: table.row_count == 2)
+        await pilot.press("j")  # the older session, as a user who looked at it before starting a run
+        older = table.row_key_at_cursor()
+        job = await asyncio.to_thread(start_run, lexical_store, demo_dataset(), ["rouge-l"], config, limit=3)
+        app.show_run(job)
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: table.row_count == 3 and table.row_key_at_cursor() != older)
+        assert table.row_key_at_cursor() == job.session.id
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
+        assert app.screen.session_id == job.session.id
