@@ -77,6 +77,8 @@ def split_by_leaks(session: Session, dataset: Dataset, summary: dict[str, dict],
     """`summary` (the session measured on `dataset`'s items) beside the same on the items without leaks."""
     from qatui.engine.jobs import summarize_session
 
+    if any(doc.get("unfinished") for doc in summary.values()):  # no figures yet (computed when the run ends)
+        return no_leak_split(summary, len(dataset.items), chosen=False)
     kept, left_out = without_leaks(dataset)
     free = summarize_session(session, kept.items) if left_out else None
     return LeakSplit(n_items=len(dataset.items), left_out=left_out, all_items=summary, without_leaks=free,

@@ -7,6 +7,7 @@ from pathlib import Path
 from qatui.errors import SessionError
 from qatui.store.atomic import AtomicJSONStorage
 from qatui.store.files import check_schema
+from qatui.ties import TIE_RULE
 
 STATUSES = ("running", "completed", "cancelled", "interrupted", "failed", "capped")
 """"capped": the run stopped at its cost cap (`--max-cost`); a resume with a higher cap finishes it."""
@@ -56,7 +57,8 @@ def reconcile(meta: dict, stored: dict[str, dict], progress: dict[str, dict]) ->
             continue
         found[judge] = {"n_items": (meta.get("dataset") or {}).get("n_items", 0), **counts,
                         "convention": meta.get("convention", "strict"), "metrics": {}, "ci": {}, "n": {},
-                        "by_convention": {}, "breakdown": {}, "unfinished": True}
+                        "by_convention": {}, "breakdown": {}, "unfinished": True,
+                        "tie_rule": TIE_RULE}  # no figure at all, so none from an older tie rule to recompute
     return found
 
 
