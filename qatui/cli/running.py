@@ -96,9 +96,11 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
     The figures are also measured without the items whose candidates copy a reference
     (`report.leak_figures`): shown instead with `without_leaks`, and in the JSON whenever such items exist.
     """
-    from qatui.engine.jobs import finish_run, judges_json, session_json
+    from qatui.engine.jobs import finish_run, judged_once_line, judges_json, session_json
     from qatui.report.leak_figures import split_by_leaks
 
+    if line := judged_once_line(job.session.meta.get("judged_once") or []):
+        make_console(stderr=True).print(line, markup=False, style="dim")
     try:
         status, summary = consume(job, quiet=as_json)
     except KeyboardInterrupt:  # before the handler was installed, or where signals cannot be handled
@@ -144,7 +146,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     job = start_run(
         open_store(args, config), dataset, args.judges, config,
         seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name, convention=args.convention,
-        resources=run_resources(args, config),
+        resources=run_resources(args, config), repeats=args.repeats,
     )
     return run_job(job, args.json, args.without_leaks)
 
@@ -157,6 +159,8 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
         calls_text,
         check_models,
         expected_calls,
+        judge_once_when_fixed,
+        judged_once_line,
         member_calls,
         run_backbones,
         total_calls,
@@ -164,7 +168,8 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
 
     subset = dataset.limited(args.limit)
     resources = run_resources(args, config)
-    judges = build_judges(args.judges, config, subset, resources)
+    judges = build_judges(args.judges, config, subset, resources, repeats=args.repeats)
+    once = judge_once_when_fixed(judges, resources, subset)
     check_models(judges, resources, subset)
     calls = expected_calls(judges, subset)
     members = member_calls(judges, subset)
@@ -175,7 +180,8 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     plan = {"dataset": dataset.name, "items": len(subset.items), "backbone": resources.backbone, "nli": nli,
             "backbones": backbones, "calls": {name: list(c) if c else None for name, c in calls.items()},
             "member_calls": {jury: {m: list(c) if c else None for m, c in found.items()} for jury, found in members.items()},
-            "total_calls": list(total) if total else None}
+            "total_calls": list(total) if total else None,
+            "repeats": {judge.name: judge.options.repeats for judge in judges}, "judged_once": once}
     if args.json:
         print_json(plan)
         return 0
@@ -186,12 +192,16 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
                                 f"{'backbone' if len(backbones) == 1 else 'backbones'} {', '.join(backbones)}"))
     if nli:
         console.print("  NLI: " + ", ".join(f"{language} items → {name}" for language, name in nli.items()), markup=False)
+    repeats = {judge.name: judge.options.repeats for judge in judges}
     for name, count in calls.items():
-        console.print(f"  {name:<24} {calls_text(count):>10} backbone calls", markup=False)
+        times = f" ({repeats[name]} repeats each)" if repeats[name] > 1 else ""
+        console.print(f"  {name:<24} {calls_text(count):>10} backbone calls{times}", markup=False)
         for member, member_count in members.get(name, {}).items():
             console.print(f"    {member:<22} {calls_text(member_count):>10}", style="dim", markup=False)
     if len(calls) > 1:
         console.print(f"  {'total':<24} {calls_text(total):>10}")
+    if line := judged_once_line(once):
+        console.print(line, style="dim", markup=False)
     console.print("[dim]counted before the cache; re-asks of malformed answers not counted[/]")
     return 0
 

@@ -37,17 +37,19 @@ def now_iso() -> str:
 
 
 def build_judges(names: list[str], config: Config, dataset: Dataset, resources: Resources,
-                 options: dict[str, dict[str, Any]] | None = None) -> list[Judge]:
+                 options: dict[str, dict[str, Any]] | None = None, repeats: int | None = None) -> list[Judge]:
     """Judges by name, refused before any work if the data can't feed them.
 
-    A judge's options are `options[name]` when given (the TUI's form), else its config table.
+    A judge's options are `options[name]` when given (the TUI's form), else its config table;
+    `repeats` (`--repeats`), when given, replaces each judge's own `repeats` option.
     """
     if not names:
         raise JudgeError("no judge chosen: pass --judge NAME (see `qatui judges`)")
     if len(set(names)) != len(names):
         raise JudgeError(f"a judge is named twice: {names}")
     options = options or {}
-    judges = [make_judge(name, options.get(name, config.judge_options(name)), resources) for name in names]
+    asked = {} if repeats is None else {"repeats": repeats}
+    judges = [make_judge(name, {**options.get(name, config.judge_options(name)), **asked}, resources) for name in names]
     for judge in judges:
         if problems := judge.unmet_needs(dataset):
             raise JudgeError(f"judge {judge.name!r} cannot run on {dataset.name} ({dataset.format}): {'; '.join(problems)}")
@@ -73,6 +75,29 @@ def calls_backbone(judge: Judge, models: Resources, dataset: Dataset | None) -> 
     return "llm" in models.nli_names(languages).values()
 
 
+def judge_once_when_fixed(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> list[str]:
+    """Set every judge asked to repeat (`repeats` > 1) that calls no backbone, nor does any member, to be asked once.
+
+    Its answer never changes (lexical overlap, length, a local NLI model), so repeats would cost time
+    and measure nothing. Returns their names, for the run to say so; their self-agreement is not applicable.
+    """
+    once = []
+    for judge in judges:
+        if judge.options.repeats > 1 and not any(calls_backbone(part, models, dataset)
+                                                 for part, models in _model_users([judge], resources)):
+            judge.options = judge.options.model_copy(update={"repeats": 1})
+            once.append(judge.name)
+    return once
+
+
+def judged_once_line(names: list[str]) -> str:
+    """The one line a run prints about judges it asks once although repeats were asked for ('' when none)."""
+    if not names:
+        return ""
+    return (f"repeats: {', '.join(names)} {'calls' if len(names) == 1 else 'call'} no backbone and always "
+            "answer the same: judged once, self-agreement not applicable")
+
+
 def check_models(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> None:
     """Refuse a run whose backbones cannot answer, before any session exists: each one a judge (or member) calls."""
     checked: set[str] = set()
@@ -91,10 +116,11 @@ def run_backbones(judges: list[Judge], resources: Resources, dataset: Dataset | 
 def expected_calls(judges: list[Judge], dataset: Dataset) -> dict[str, tuple[int, int] | None]:
     """Backbone calls each judge will make over the dataset, as (fewest, most); None when it cannot say.
 
-    An item the judge cannot judge (not applicable) costs nothing: it is recorded, never asked.
+    An item the judge cannot judge (not applicable) costs nothing: it is recorded, never asked. A judge
+    with `repeats` K asks each item K times.
     """
-    return {judge.name: _summed([(0, 0) if judge.item_problem(item) else judge.expected_calls(item)
-                                 for item in dataset.items]) for judge in judges}
+    return {judge.name: _times(_summed([(0, 0) if judge.item_problem(item) else judge.expected_calls(item)
+                                        for item in dataset.items]), judge.options.repeats) for judge in judges}
 
 
 def member_calls(judges: list[Judge], dataset: Dataset) -> dict[str, dict[str, tuple[int, int] | None]]:
@@ -105,8 +131,14 @@ def member_calls(judges: list[Judge], dataset: Dataset) -> dict[str, dict[str, t
     for judge in judges:
         if isinstance(judge, Jury):
             per_item = [judge.member_calls(item) for item in dataset.items]
-            found[judge.name] = {m.name: _summed([calls[m.name] for calls in per_item]) for m in judge.members}
+            found[judge.name] = {m.name: _times(_summed([calls[m.name] for calls in per_item]), judge.options.repeats)
+                                 for m in judge.members}
     return found
+
+
+def _times(count: tuple[int, int] | None, k: int) -> tuple[int, int] | None:
+    """A (fewest, most) call count for a judgement asked `k` times."""
+    return None if count is None else (count[0] * k, count[1] * k)
 
 
 def _summed(counts: list[tuple[int, int] | None]) -> tuple[int, int] | None:
@@ -158,11 +190,14 @@ def start_run(
     resources: Resources | None = None,
     judge_options: dict[str, dict[str, Any]] | None = None,
     convention: str = "strict",
+    repeats: int | None = None,
 ) -> RunJob:
     """A new session for `dataset` (its first `limit` items) and the engine that fills it.
 
     `convention` (`strict` or `paper`, see `metrics.ranking.CONVENTIONS`) is stored with the
     session and decides how questions with fewer than two candidates count in its figures.
+    `repeats` (`--repeats`) asks every judge that calls a backbone that many times per item
+    (None: each judge's own option); the judges that call none are named in `judged_once`.
     """
     from qatui.judges.resources import Resources
 
@@ -171,7 +206,8 @@ def start_run(
         raise DatasetError(f"{dataset.path}: the dataset has no items to run")
     store.check_writable()  # a read-only or full folder is refused before the preflight costs a call
     resources = resources or Resources(config)
-    judges = build_judges(judge_names, config, subset, resources, judge_options)
+    judges = build_judges(judge_names, config, subset, resources, judge_options, repeats)
+    once = judge_once_when_fixed(judges, resources, subset)
     check_models(judges, resources, subset)
     seed = config.general.seed if seed is None else seed
     concurrency = concurrency or config.general.concurrency
@@ -192,6 +228,7 @@ def start_run(
         "concurrency": concurrency,
         "convention": convention,
         "judges": {j.name: j.describe_options() for j in judges},
+        **({"judged_once": once} if once else {}),
         "backbones": run_backbones(judges, resources, subset),
         "models": resources.describe(),
         "qatui_version": __version__,
@@ -320,6 +357,8 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
             "tie_rule": TIE_RULE,
             **({"classes": metrics.classes} if metrics.classes else {}),
         }
+        if (repeated := self_agreement_doc(session.meta, judge, verdicts, seed)) is not None:
+            summary[judge]["self_agreement"] = repeated
         if judge == "jury" and (members := (options or {}).get("members")):
             from qatui.metrics.jury import members_agreement, members_summary
 
@@ -327,6 +366,25 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
                                                         convention=convention)
             summary[judge]["members_agreement"] = members_agreement(verdicts, list(members), seed=seed)
     return summary
+
+
+def judged_once_doc() -> dict[str, Any]:
+    """The self-agreement of a judge asked to repeat that calls no backbone: not applicable, and why."""
+    return {"repeats": 1, "not_applicable": "calls no backbone: always the same answer, judged once"}
+
+
+def self_agreement_doc(meta: dict, judge: str, verdicts: dict, seed: int) -> dict[str, Any] | None:
+    """A judge's agreement with itself across repeats (`metrics.self_agreement`) when it was asked to repeat:
+    measured when its options ask for K > 1, not applicable when it calls no backbone (`judged_once`); else None."""
+    from qatui.metrics.self_agreement import self_agreement
+
+    if judge in (meta.get("judged_once") or []):
+        return judged_once_doc()
+    options = (meta.get("judges") or {}).get(judge)
+    asked = options.get("repeats") if isinstance(options, dict) else None
+    if not isinstance(asked, int) or isinstance(asked, bool) or asked < 2:
+        return None
+    return self_agreement(verdicts, seed=seed) | {"repeats": asked}
 
 
 def llm_totals(results: dict) -> dict[str, Any]:
@@ -373,7 +431,8 @@ def judges_json(summary: dict[str, dict]) -> dict[str, dict[str, Any]]:
             "no_decision": doc.get("no_decision", {}),
             "ci": doc.get("ci", {}),
             "breakdown": doc.get("breakdown", {}),
-            **{key: doc[key] for key in ("members", "members_agreement", "stale", "classes") if key in doc},
+            **{key: doc[key] for key in ("members", "members_agreement", "stale", "classes", "self_agreement")
+               if key in doc},
         }
         for name, doc in summary.items()
     }
