@@ -219,6 +219,36 @@ def test_repeat_zero_keeps_the_cache_key_of_a_run_without_repeats(noisy, llm_ser
     assert {b["seed"] for b in _judged(llm_server)[9:]} == {SEED_STRIDE, 2 * SEED_STRIDE}
 
 
+KEY_BEFORE_REPEATS = "6cd8a31c953d6936453288bd5cfe84915690338f86fa07b5281f9a2fb1d6224e"
+"""The cache key qatui gave this request before repeats existed (taken from that version): a cache written then
+must still answer a run without repeats, and its first repeat."""
+
+
+def test_repeat_zero_has_the_key_of_a_cache_written_before_repeats(tmp_path) -> None:
+    from qatui.config import CacheConfig, Config
+    from qatui.llm.cache import cache_key
+    from qatui.llm.client import make_client
+    from qatui.llm.repeat import REPEAT
+
+    client = make_client("openai/fake-model", Config(cache=CacheConfig(dir=str(tmp_path))))
+
+    def request() -> dict:
+        return client.build_request([{"role": "user", "content": "Score this answer."}], max_tokens=16)
+
+    assert cache_key(request()) == KEY_BEFORE_REPEATS  # no repeat bound: a run without repeats
+    bound = REPEAT.set(0)
+    try:
+        assert cache_key(request()) == KEY_BEFORE_REPEATS  # the first of K repeats
+    finally:
+        REPEAT.reset(bound)
+    bound = REPEAT.set(2)
+    try:
+        later = request()
+    finally:
+        REPEAT.reset(bound)
+    assert cache_key(later) != KEY_BEFORE_REPEATS and later["seed"] == 2 * SEED_STRIDE and later["repeat"] == 2
+
+
 def test_plan_counts_each_repeat(noisy, tmp_path, capsys) -> None:
     config, data = noisy
     base = ["--config", str(config), "--sessions-dir", str(tmp_path / "s"), "run", str(data), "--judge", "pointwise",
