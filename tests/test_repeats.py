@@ -204,6 +204,10 @@ def test_scripted_noise_gives_the_self_agreement_worked_out_by_hand(noisy, llm_s
     text = capsys.readouterr().out
     text = " ".join(text.split())
     assert "self-agreement over 3 repeats: choice 0.667" in text and "ranking tau -0.333 (1 item)" in text, text
+    assert main(["--sessions-dir", str(sessions), "sessions", "show", out["session"], "--item", "p2"]) == 0
+    item = " ".join(capsys.readouterr().out.split())
+    assert "asked 3 times, aggregate: mean" in item and "repeat 3: c0 = c1 preference tie" in item.replace(
+        "c1 = c0", "c0 = c1")
     assert main(["--sessions-dir", str(sessions), "sessions", "show", out["session"], "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["judges"]["pointwise"]["self_agreement"]["choice"]["value"] == pytest.approx(CHOICE)

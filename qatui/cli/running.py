@@ -96,7 +96,8 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
     The figures are also measured without the items whose candidates copy a reference
     (`report.leak_figures`): shown instead with `without_leaks`, and in the JSON whenever such items exist.
     """
-    from qatui.engine.jobs import finish_run, judged_once_line, judges_json, session_json
+    from qatui.engine.jobs import finish_run, judges_json, session_json
+    from qatui.engine.repeats import judged_once_line
     from qatui.report.leak_figures import split_by_leaks
 
     if line := judged_once_line(job.session.meta.get("judged_once") or []):
@@ -160,11 +161,11 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
         check_models,
         expected_calls,
         judge_once_when_fixed,
-        judged_once_line,
         member_calls,
         run_backbones,
         total_calls,
     )
+    from qatui.engine.repeats import judged_once_line
 
     subset = dataset.limited(args.limit)
     resources = run_resources(args, config)

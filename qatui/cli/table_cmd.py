@@ -65,7 +65,8 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     """`qatui table`: one row per (judge, backbone), from sessions reused or run now."""
     from qatui.cli.running import INTERRUPTED, consume
     from qatui.data.loaders import load_dataset
-    from qatui.engine.jobs import judged_once_line, start_run
+    from qatui.engine.jobs import start_run
+    from qatui.engine.repeats import judged_once_line
     from qatui.data.leaks import without_leaks
     from qatui.report.gold import parse_gold, with_gold
     from qatui.report.leak_figures import leak_note
@@ -122,7 +123,7 @@ def _measure(args: argparse.Namespace, config: Config, built: list[tuple[Session
 
     A judge in `once` (asked to repeat, calling no backbone) shows its self-agreement as not applicable.
     """
-    from qatui.engine.jobs import judged_once_doc
+    from qatui.engine.repeats import judged_once_doc
     from qatui.report.table import KEYS, add_baseline_deltas, gold_kind, label, table_row
 
     rows, verdicts = [], []

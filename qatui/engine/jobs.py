@@ -90,14 +90,6 @@ def judge_once_when_fixed(judges: list[Judge], resources: Resources, dataset: Da
     return once
 
 
-def judged_once_line(names: list[str]) -> str:
-    """The one line a run prints about judges it asks once although repeats were asked for ('' when none)."""
-    if not names:
-        return ""
-    return (f"repeats: {', '.join(names)} {'calls' if len(names) == 1 else 'call'} no backbone and always "
-            "answer the same: judged once, self-agreement not applicable")
-
-
 def check_models(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> None:
     """Refuse a run whose backbones cannot answer, before any session exists: each one a judge (or member) calls."""
     checked: set[str] = set()
@@ -325,6 +317,7 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
 
     `items` carry the gold to measure against: the dataset's, or people's labels (`report.gold`).
     """
+    from qatui.engine.repeats import self_agreement_doc
     from qatui.metrics import summarize
 
     results = session.results() if results is None else results
@@ -366,25 +359,6 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
                                                         convention=convention)
             summary[judge]["members_agreement"] = members_agreement(verdicts, list(members), seed=seed)
     return summary
-
-
-def judged_once_doc() -> dict[str, Any]:
-    """The self-agreement of a judge asked to repeat that calls no backbone: not applicable, and why."""
-    return {"repeats": 1, "not_applicable": "calls no backbone: always the same answer, judged once"}
-
-
-def self_agreement_doc(meta: dict, judge: str, verdicts: dict, seed: int) -> dict[str, Any] | None:
-    """A judge's agreement with itself across repeats (`metrics.self_agreement`) when it was asked to repeat:
-    measured when its options ask for K > 1, not applicable when it calls no backbone (`judged_once`); else None."""
-    from qatui.metrics.self_agreement import self_agreement
-
-    if judge in (meta.get("judged_once") or []):
-        return judged_once_doc()
-    options = (meta.get("judges") or {}).get(judge)
-    asked = options.get("repeats") if isinstance(options, dict) else None
-    if not isinstance(asked, int) or isinstance(asked, bool) or asked < 2:
-        return None
-    return self_agreement(verdicts, seed=seed) | {"repeats": asked}
 
 
 def llm_totals(results: dict) -> dict[str, Any]:

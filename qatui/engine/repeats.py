@@ -16,6 +16,9 @@ Whichever rule, the verdict's ranking, tied groups and preference then come from
 through qatui's one tie rule (`qatui.ties`), exactly as for a judgement asked once. The judge's
 own details are those of the first repeat; `details["repeats"]` holds each repeat's scores,
 ranking, tied groups and preference (candidate ids), which `metrics.self_agreement` reads.
+
+A judge asked to repeat that calls no backbone is asked once (`jobs.judge_once_when_fixed`);
+`judged_once_line` is what a run prints about it and `self_agreement_doc` what its summary holds.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from qatui.events import Judgement
 from qatui.metrics.kendall import tier_places
+from qatui.metrics.self_agreement import self_agreement
 from qatui.ties import ranking_tiers, strict_ranking
 
 if TYPE_CHECKING:
@@ -100,3 +104,28 @@ def repeat_record(verdict: Verdict) -> dict[str, Any]:
     """What one repeat said, in candidate ids: its scores, strict ranking, tied groups and A / B / tie."""
     return {"scores": dict(verdict.scores), "ranking": list(verdict.ranking),
             "tiers": [list(tier) for tier in verdict.tiers], "preference": verdict.preference}
+
+
+def judged_once_line(names: list[str]) -> str:
+    """The one line a run prints about judges it asks once although repeats were asked for ('' when none)."""
+    if not names:
+        return ""
+    return (f"repeats: {', '.join(names)} {'calls' if len(names) == 1 else 'call'} no backbone and always "
+            "answer the same: judged once, self-agreement not applicable")
+
+
+def judged_once_doc() -> dict[str, Any]:
+    """The self-agreement of a judge asked to repeat that calls no backbone: not applicable, and why."""
+    return {"repeats": 1, "not_applicable": "calls no backbone: always the same answer, judged once"}
+
+
+def self_agreement_doc(meta: dict, judge: str, verdicts: dict, seed: int) -> dict[str, Any] | None:
+    """A judge's agreement with itself across repeats (`metrics.self_agreement`) when it was asked to repeat:
+    measured when its options ask for K > 1, not applicable when it calls no backbone (`judged_once`); else None."""
+    if judge in (meta.get("judged_once") or []):
+        return judged_once_doc()
+    options = (meta.get("judges") or {}).get(judge)
+    asked = options.get("repeats") if isinstance(options, dict) else None
+    if not isinstance(asked, int) or isinstance(asked, bool) or asked < 2:
+        return None
+    return self_agreement(verdicts, seed=seed) | {"repeats": asked}
