@@ -117,6 +117,16 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ('pace: a 429 spends no attempt', 'qatui/llm/backbone.py', '            if rate_limited:\n                delay =', '            if False:\n                delay =', 'tests/test_pacing.py -k fails_nothing'),
  ('pace: rate limits fail only past rate_limit_budget_s', 'qatui/llm/backbone.py', '                if limited.spent(delay) >= self.rate_limit_budget_s:', '                if False:', 'tests/test_llm.py -k rate_limits_spend_no_attempt'),
  ('cost: the run header shows the spend against the cap', 'qatui/tui/widgets/run_header.py', '        line.update(Content(limits))', '        line.update(Content(""))', 'tests/test_cost.py -k header'),
+ ('repeats: each repeat its own seed', 'qatui/llm/repeat.py', '    return {"seed": seed + SEED_STRIDE * repeat + sample, "repeat": repeat}', '    return {"seed": seed + sample, "repeat": repeat}', 'tests/test_repeats.py::test_scripted_noise_gives_the_self_agreement_worked_out_by_hand'),
+ ('repeats: repeat 0 keeps the cache key of a run without repeats', 'qatui/llm/repeat.py', '    if repeat <= 0:', '    if repeat < 0:', 'tests/test_repeats.py::test_repeat_zero_has_the_key_of_a_cache_written_before_repeats'),
+ ('repeats: the repeat index never sent to a provider', 'qatui/llm/client.py', ' and k not in LOCAL_FIELDS}', '}', 'tests/test_repeats.py::test_scripted_noise_gives_the_self_agreement_worked_out_by_hand'),
+ ('repeats: a split majority is a tie', 'qatui/engine/repeats.py', '    if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):', '    if not counts:', 'tests/test_repeats.py::test_majority_of_choices_with_a_split_vote_a_tie'),
+ ("repeats: the mean of every repeat's scores", 'qatui/engine/repeats.py', '    return {label: float(mean(j.scores[label] for j in judgements)) for label in labels}', '    return {label: float(judgements[0].scores[label]) for label in labels}', 'tests/test_repeats.py::test_mean_of_scores_through_the_tie_rule'),
+ ('repeats: Borda places shared by tied responses', 'qatui/engine/repeats.py', '        places = tier_places(ranking_tiers(judgement.scores, ranking, digits))', '        places = {label: i + 1.0 for i, label in enumerate(ranking)}', 'tests/test_repeats.py::test_borda_of_rankings_with_shared_places'),
+ ('repeats: a judge that calls no backbone is judged once', 'qatui/engine/jobs.py', '        if judge.options.repeats > 1 and not any(', '        if False and not any(', 'tests/test_repeats.py::test_a_judge_that_calls_no_backbone_is_judged_once'),
+ ("repeats: a resume keeps the session's repeats", 'qatui/judges/base.py', '        if options.get("repeats") == 1:', '        if "repeats" in options:', 'tests/test_repeats.py::test_resume_asks_with_the_sessions_repeats'),
+ ('repeats: --plan counts every repeat', 'qatui/engine/jobs.py', '    return None if count is None else (count[0] * k, count[1] * k)', '    return count', 'tests/test_repeats.py::test_plan_counts_each_repeat'),
+ ('repeats: self-agreement tau over every two repeats', 'qatui/metrics/self_agreement.py', '    taus = [tau for one, two in combinations(places, 2)', '    taus = [tau for one, two in zip(places, places[1:])', 'tests/test_repeats.py::test_scripted_noise_gives_the_self_agreement_worked_out_by_hand'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

@@ -11,6 +11,7 @@ from qatui import __version__
 from qatui.config import MAX_CONCURRENCY, MAX_SEED
 from qatui.errors import QatuiError
 from qatui.paths import config_file, default_sessions_dir, tilde
+from qatui.judges.base import MAX_REPEATS
 
 if TYPE_CHECKING:
 
@@ -125,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="questions with fewer than 2 candidates: left out of the ranking figures (strict, "
                           "the default) or counted as MinosEval's code does (paper: correlations 0, RBO computed)")
     run.add_argument("--json", action="store_true", help="print one JSON object with the results")
+    _repeats_flag(run)
     _leaks_flag(run)
     run.add_argument("--plan", action="store_true",
                      help="check the dataset and judges, print the backbone calls, tokens and price of each judge, "
@@ -182,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
     _max_cost_flag(table, "the rows it runs (one cap over them all)")
     _gold_flag(table)
+    _repeats_flag(table)
     _leaks_flag(table)
     serve = sub.add_parser("serve", parents=[common], help="the workbench in a web browser (textual-serve)")
     serve.add_argument("--host", default="127.0.0.1",
@@ -293,6 +296,13 @@ def _gold_flag(parser: argparse.ArgumentParser) -> None:
     """--gold: which gold the judges are measured against (`report.gold`)."""
     parser.add_argument("--gold", default="dataset", metavar="dataset|annotator:NAME|majority",
                         help="measure against the dataset's gold (default), one annotator's labels, or their majority")
+
+
+def _repeats_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repeats", type=int_in(1, MAX_REPEATS), metavar="K",
+                        help=f"ask each judgement K times with distinct seeds, 1 to {MAX_REPEATS}: the verdict is their "
+                             "aggregate and the judge's agreement with itself is reported (default: each judge's "
+                             "`repeats` option, 1); judges that call no backbone are judged once")
 
 
 def _model_flags(parser: argparse.ArgumentParser) -> None:

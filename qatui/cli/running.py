@@ -103,9 +103,12 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
     from rich.markup import escape
 
     from qatui.engine.jobs import finish_run, judges_json, session_json
+    from qatui.engine.repeats import judged_once_line
     from qatui.report.leak_figures import split_by_leaks
 
     saved = job.session.path.absolute()  # named whole: a relative path means nothing from another directory
+    if line := judged_once_line(job.session.meta.get("judged_once") or []):
+        make_console(stderr=True).print(line, markup=False, style="dim")
     try:
         status, summary = consume(job, quiet=as_json)
     except KeyboardInterrupt:  # before the handler was installed, or where signals cannot be handled
@@ -160,7 +163,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     job = start_run(
         open_store(args, config), dataset, args.judges, config,
         seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name, convention=args.convention,
-        resources=run_resources(args, config), max_cost=args.max_cost,
+        resources=run_resources(args, config), max_cost=args.max_cost, repeats=args.repeats,
     )
     return run_job(job, args.json, args.without_leaks)
 
@@ -174,14 +177,17 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
         calls_text,
         check_models,
         expected_calls,
+        judge_once_when_fixed,
         member_calls,
         run_backbones,
         total_calls,
     )
+    from qatui.engine.repeats import judged_once_line
 
     subset = dataset.limited(args.limit)
     resources = run_resources(args, config)
-    judges = build_judges(args.judges, config, subset, resources)
+    judges = build_judges(args.judges, config, subset, resources, repeats=args.repeats)
+    once = judge_once_when_fixed(judges, resources, subset)
     check_models(judges, resources, subset)
     calls = expected_calls(judges, subset)
     members = member_calls(judges, subset)
@@ -193,7 +199,8 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     plan = {"dataset": dataset.name, "items": len(subset.items), "backbone": resources.backbone, "nli": nli,
             "backbones": backbones, "calls": {name: list(c) if c else None for name, c in calls.items()},
             "member_calls": {jury: {m: list(c) if c else None for m, c in found.items()} for jury, found in members.items()},
-            "total_calls": list(total) if total else None, "cost": {k: row.json() for k, row in prices.items()}}
+            "total_calls": list(total) if total else None, "cost": {k: row.json() for k, row in prices.items()},
+            "repeats": {judge.name: judge.options.repeats for judge in judges}, "judged_once": once}
     if args.json:
         print_json(plan)
         return 0
@@ -204,9 +211,11 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
                                 f"{'backbone' if len(backbones) == 1 else 'backbones'} {', '.join(backbones)}"))
     if nli:
         console.print("  NLI: " + ", ".join(f"{language} items → {name}" for language, name in nli.items()), markup=False)
+    repeats = {judge.name: judge.options.repeats for judge in judges}
     for name, count in calls.items():
         cost = f" · {cost_text(prices[name])}" if name in prices else ""
-        console.print(f"  {name:<24} {calls_text(count):>10} backbone calls{cost}", markup=False)
+        times = f" ({repeats[name]} repeats each)" if repeats[name] > 1 else ""
+        console.print(f"  {name:<24} {calls_text(count):>10} backbone calls{times}{cost}", markup=False)
         for member, member_count in members.get(name, {}).items():
             cost = f" · {cost_text(prices[key])}" if (key := f"{name} {member}") in prices else ""
             console.print(f"    {member:<22} {calls_text(member_count):>10}{cost}", style="dim", markup=False)
@@ -214,6 +223,8 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
         cost = f" · {cost_text(prices['total'])}" if "total" in prices else ""
         console.print(f"  {'total':<24} {calls_text(total):>10}{cost}", markup=False)
     console.print("[dim]calls counted before the cache; re-asks of malformed answers not counted[/]")
+    if line := judged_once_line(once):
+        console.print(line, style="dim", markup=False)
     for note in price_notes(prices):
         console.print(note, style="dim", markup=False)
     return 0

@@ -23,13 +23,14 @@ if TYPE_CHECKING:
 
 
 def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset,
-                   store: SessionStore) -> list[tuple[Judge | Session, Resources | None]]:
-    """Each (judge, its models) the table needs, every one checked before any work.
+                   store: SessionStore) -> tuple[list[tuple[Judge | Session, Resources | None]], list[str]]:
+    """Each (judge, its models) the table needs, every one checked before any work, and the judges
+    asked to repeat that call no backbone (judged once).
 
     A name that is none of qatui's judges is a judge imported for this dataset (`qatui sessions
     import`): its row is that session, never run.
     """
-    from qatui.engine.backbones import calls_backbone, check_models
+    from qatui.engine.backbones import calls_backbone, check_models, judge_once_when_fixed
     from qatui.engine.jobs import build_judges
     from qatui.judges.registry import JUDGES
     from qatui.judges.resources import Resources
@@ -40,7 +41,7 @@ def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset,
     if len(set(args.judges)) != len(args.judges):
         raise JudgeError(f"a judge is named twice: {args.judges}")
     backbones = list(dict.fromkeys(args.backbones)) or [None]
-    planned = []
+    planned, once = [], []
     for name in args.judges:
         if name not in JUDGES:
             session = find_imported(store, subset, name)
@@ -52,12 +53,13 @@ def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset,
         for i, backbone in enumerate(backbones):
             resources = Resources(config, backbone_name=backbone, nli_spec=args.nli, embedder_spec=args.embedder,
                                   use_cache=False if args.no_cache else None)
-            (judge,) = build_judges([name], config, subset, resources)
+            (judge,) = build_judges([name], config, subset, resources, repeats=args.repeats)
             if i and not calls_backbone(judge, resources, subset):
                 break  # a judge that never calls a backbone gets one row, whatever --backbone says
+            once += judge_once_when_fixed([judge], resources, subset)
             check_models([judge], resources, subset)
             planned.append((judge, resources))
-    return planned
+    return planned, once
 
 
 def cmd_table(args: argparse.Namespace, config: Config) -> int:
@@ -65,6 +67,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     from qatui.cli.running import INTERRUPTED, consume
     from qatui.data.loaders import load_dataset
     from qatui.engine.jobs import start_run
+    from qatui.engine.repeats import judged_once_line
     from qatui.data.leaks import without_leaks
     from qatui.report.gold import parse_gold, with_gold
     from qatui.report.leak_figures import leak_note
@@ -75,7 +78,9 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     subset = dataset.limited(args.limit)
     store, stderr = open_store(args, config), make_console(stderr=True)
     measured, gold_line = with_gold(subset, parse_gold(args.gold), store.root)  # refused before any run
-    planned = _rows_to_build(args, config, subset, store)
+    planned, once = _rows_to_build(args, config, subset, store)
+    if line := judged_once_line(once):
+        stderr.print(line, markup=False, style="dim")
     left_usd = args.max_cost  # what --max-cost leaves for the rows still to run: one cap over all of them
     built: list[tuple[Session, str, bool]] = []  # (session, judge name, reused) of each row
     for judge, resources in planned:
@@ -110,12 +115,12 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
             session = job.session
         built.append((session, judge.name, reused))
     kept, left_out = without_leaks(measured)
-    all_rows = _measure(args, config, built, measured)
+    all_rows = _measure(args, config, built, measured, once)
     for row, (session, _, reused) in zip(all_rows["rows"], built):
         how = "imported" if session.meta.get("imported") else "reused" if reused else "ran"
         stderr.print(f"{row['label']}: {how} session {session.id}", markup=False, style="dim")
     stderr.print(gold_line, markup=False, style="dim")
-    free_rows = _measure(args, config, built, kept) if left_out else None
+    free_rows = _measure(args, config, built, kept, once) if left_out else None
     chosen = free_rows if args.without_leaks and free_rows is not None else all_rows
     table = {"dataset": dataset.name, "items": len(kept.items if chosen is free_rows else measured.items),
              "gold": gold_kind(measured), "gold_source": args.gold, "convention": args.convention,
@@ -130,14 +135,20 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
 
 
 def _measure(args: argparse.Namespace, config: Config, built: list[tuple[Session, str, bool]],
-             measured: Dataset) -> dict:
-    """Each row's figures on `measured`'s items, with the deltas against the baseline row: {"rows", "baseline"}."""
+             measured: Dataset, once: list[str]) -> dict:
+    """Each row's figures on `measured`'s items, with the deltas against the baseline row: {"rows", "baseline"}.
+
+    A judge in `once` (asked to repeat, calling no backbone) shows its self-agreement as not applicable.
+    """
+    from qatui.engine.repeats import judged_once_doc
     from qatui.report.table import KEYS, add_baseline_deltas, gold_kind, label, table_row
 
     rows, verdicts = [], []
     for session, name, reused in built:
         row = table_row(session, name, measured, convention=args.convention, seed=config.general.seed, reused=reused)
         row["label"] = label(row)
+        if name in once:
+            row["self_agreement"] = judged_once_doc()
         rows.append(row)
         verdicts.append(session.verdicts(name))
     kind = gold_kind(measured)

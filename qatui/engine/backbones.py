@@ -30,6 +30,21 @@ def calls_backbone(judge: Judge, models: Resources, dataset: Dataset | None) -> 
     return "llm" in models.nli_names(languages).values()
 
 
+def judge_once_when_fixed(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> list[str]:
+    """Set every judge asked to repeat (`repeats` > 1) that calls no backbone, nor does any member, to be asked once.
+
+    Its answer never changes (lexical overlap, length, a local NLI model), so repeats would cost time
+    and measure nothing. Returns their names, for the run to say so; their self-agreement is not applicable.
+    """
+    once = []
+    for judge in judges:
+        if judge.options.repeats > 1 and not any(calls_backbone(part, models, dataset)
+                                                 for part, models in model_users([judge], resources)):
+            judge.options = judge.options.model_copy(update={"repeats": 1})
+            once.append(judge.name)
+    return once
+
+
 def check_models(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> None:
     """Refuse a run before any session exists: a pip extra a judge needs is missing (one line naming it), or a
     backbone a judge (or member) calls cannot answer."""

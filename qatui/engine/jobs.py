@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from qatui import __version__
 from qatui.errors import DatasetError, JudgeError, SessionError
-from qatui.engine.backbones import check_models, run_backbones, run_cap
+from qatui.engine.backbones import check_models, judge_once_when_fixed, run_backbones, run_cap
 from qatui.judges.registry import make_judge, stored_options
 from qatui.ties import TIE_RULE
 
@@ -39,17 +39,19 @@ def now_iso() -> str:
 
 
 def build_judges(names: list[str], config: Config, dataset: Dataset, resources: Resources,
-                 options: dict[str, dict[str, Any]] | None = None) -> list[Judge]:
+                 options: dict[str, dict[str, Any]] | None = None, repeats: int | None = None) -> list[Judge]:
     """Judges by name, refused before any work if the data can't feed them.
 
-    A judge's options are `options[name]` when given (the TUI's form), else its config table.
+    A judge's options are `options[name]` when given (the TUI's form), else its config table;
+    `repeats` (`--repeats`), when given, replaces each judge's own `repeats` option.
     """
     if not names:
         raise JudgeError("no judge chosen: pass --judge NAME (see `qatui judges`)")
     if len(set(names)) != len(names):
         raise JudgeError(f"a judge is named twice: {names}")
     options = options or {}
-    judges = [make_judge(name, options.get(name, config.judge_options(name)), resources) for name in names]
+    asked = {} if repeats is None else {"repeats": repeats}
+    judges = [make_judge(name, {**options.get(name, config.judge_options(name)), **asked}, resources) for name in names]
     for judge in judges:
         if problems := judge.unmet_needs(dataset):
             raise JudgeError(f"judge {judge.name!r} cannot run on {dataset.name} ({dataset.format}): {'; '.join(problems)}")
@@ -59,10 +61,11 @@ def build_judges(names: list[str], config: Config, dataset: Dataset, resources: 
 def expected_calls(judges: list[Judge], dataset: Dataset) -> dict[str, tuple[int, int] | None]:
     """Backbone calls each judge will make over the dataset, as (fewest, most); None when it cannot say.
 
-    An item the judge cannot judge (not applicable) costs nothing: it is recorded, never asked.
+    An item the judge cannot judge (not applicable) costs nothing: it is recorded, never asked. A judge
+    with `repeats` K asks each item K times.
     """
-    return {judge.name: _summed([(0, 0) if judge.item_problem(item) else judge.expected_calls(item)
-                                 for item in dataset.items]) for judge in judges}
+    return {judge.name: _times(_summed([(0, 0) if judge.item_problem(item) else judge.expected_calls(item)
+                                        for item in dataset.items]), judge.options.repeats) for judge in judges}
 
 
 def member_calls(judges: list[Judge], dataset: Dataset) -> dict[str, dict[str, tuple[int, int] | None]]:
@@ -73,8 +76,14 @@ def member_calls(judges: list[Judge], dataset: Dataset) -> dict[str, dict[str, t
     for judge in judges:
         if isinstance(judge, Jury):
             per_item = [judge.member_calls(item) for item in dataset.items]
-            found[judge.name] = {m.name: _summed([calls[m.name] for calls in per_item]) for m in judge.members}
+            found[judge.name] = {m.name: _times(_summed([calls[m.name] for calls in per_item]), judge.options.repeats)
+                                 for m in judge.members}
     return found
+
+
+def _times(count: tuple[int, int] | None, k: int) -> tuple[int, int] | None:
+    """A (fewest, most) call count for a judgement asked `k` times."""
+    return None if count is None else (count[0] * k, count[1] * k)
 
 
 def _summed(counts: list[tuple[int, int] | None]) -> tuple[int, int] | None:
@@ -127,12 +136,15 @@ def start_run(
     judge_options: dict[str, dict[str, Any]] | None = None,
     convention: str = "strict",
     max_cost: float | None = None,
+    repeats: int | None = None,
 ) -> RunJob:
     """A new session for `dataset` (its first `limit` items) and the engine that fills it.
 
     `max_cost` (USD) caps what the session's backbone calls may cost (`engine.capping`).
     `convention` (`strict` or `paper`, see `metrics.ranking.CONVENTIONS`) is stored with the
     session and decides how questions with fewer than two candidates count in its figures.
+    `repeats` (`--repeats`) asks every judge that calls a backbone that many times per item
+    (None: each judge's own option); the judges that call none are named in `judged_once`.
     """
     from qatui.judges.resources import Resources
 
@@ -141,7 +153,8 @@ def start_run(
         raise DatasetError(f"{dataset.path}: the dataset has no items to run")
     store.check_writable()  # a read-only or full folder is refused before the preflight costs a call
     resources = resources or Resources(config)
-    judges = build_judges(judge_names, config, subset, resources, judge_options)
+    judges = build_judges(judge_names, config, subset, resources, judge_options, repeats)
+    once = judge_once_when_fixed(judges, resources, subset)
     check_models(judges, resources, subset)
     spend_cap = run_cap(max_cost, 0.0, judges, resources, subset)
     seed = config.general.seed if seed is None else seed
@@ -163,6 +176,7 @@ def start_run(
         "concurrency": concurrency,
         "convention": convention,
         "judges": {j.name: j.describe_options() for j in judges},
+        **({"judged_once": once} if once else {}),
         "backbones": run_backbones(judges, resources, subset),
         "models": resources.describe(),
         "qatui_version": __version__,
@@ -267,6 +281,7 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
 
     `items` carry the gold to measure against: the dataset's, or people's labels (`report.gold`).
     """
+    from qatui.engine.repeats import self_agreement_doc
     from qatui.metrics import summarize
 
     results = session.results() if results is None else results
@@ -299,6 +314,8 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
             "tie_rule": TIE_RULE,
             **({"classes": metrics.classes} if metrics.classes else {}),
         }
+        if (repeated := self_agreement_doc(session.meta, judge, verdicts, seed)) is not None:
+            summary[judge]["self_agreement"] = repeated
         if judge == "jury" and (members := (options or {}).get("members")):
             from qatui.metrics.jury import members_agreement, members_summary
 
@@ -352,7 +369,8 @@ def judges_json(summary: dict[str, dict]) -> dict[str, dict[str, Any]]:
             "no_decision": doc.get("no_decision", {}),
             "ci": doc.get("ci", {}),
             "breakdown": doc.get("breakdown", {}),
-            **{key: doc[key] for key in ("members", "members_agreement", "stale", "classes") if key in doc},
+            **{key: doc[key] for key in ("members", "members_agreement", "stale", "classes", "self_agreement")
+               if key in doc},
         }
         for name, doc in summary.items()
     }

@@ -41,8 +41,10 @@ from qatui.events import (
     RunStarted,
     Verdict,
 )
+from qatui.engine.repeats import aggregate
 from qatui.events.labels import candidates_by_label
 from qatui.judges.ranking import pair_preference, pair_tiers, ranking_tiers, strict_ranking
+from qatui.llm.repeat import REPEAT
 from qatui.llm.spend import SPEND, TaskSpend
 
 if TYPE_CHECKING:
@@ -318,12 +320,37 @@ class Engine:
         finally:
             out.put_nowait(_DONE)
 
+    @staticmethod
+    def repeats(judge: Judge) -> int:
+        """How many times each judgement of `judge` is asked (its `repeats` option; `jobs` sets 1 for a judge
+        that calls no backbone, whose answer never changes)."""
+        return max(1, int(getattr(judge.options, "repeats", 1)))
+
+    @staticmethod
+    async def _ask(judge: Judge, view: ItemView, repeat: int, forward: Callable[[Event], None],
+                   artifacts: list[Event]) -> Judgement:
+        """One asking of `judge` on `view` as repeat `repeat` (its calls get that repeat's seed and cache key);
+        returns its closing judgement."""
+        start = len(artifacts)
+        bound = REPEAT.set(repeat)
+        try:
+            async for raw in judge.judge(view):
+                forward(raw)
+        finally:
+            REPEAT.reset(bound)
+        judgements = [e for e in artifacts[start:] if isinstance(e, Judgement)]
+        if not judgements:
+            raise JudgementError("the judge ended without a judgement")
+        return judgements[-1]
+
     async def _judge_one(self, item: Item, judge: Judge, send: Callable[[Event], None]) -> None:
         """One (item, judge): forward its events as they happen, then record its verdict or failure.
 
         Events a judge yields and events emitted beneath it (LLM calls, streamed tokens) go to
         `send` at once, stamped with the item and judge; calls are stored beside the verdict,
-        tokens are never stored, everything else becomes the verdict's artifacts.
+        tokens are never stored, everything else becomes the verdict's artifacts. A judge with
+        `repeats` K > 1 is asked K times in turn, and the verdict is their aggregate (`engine.repeats`);
+        one repeat that fails fails the item (a resume asks again, the other repeats answered by the cache).
         """
         stamp = {"item_id": item.id, "judge": judge.name}
         started = time.perf_counter()
@@ -346,12 +373,16 @@ class Engine:
         watched = TOKENS_WATCHED.set(watch if isinstance(watch, bool) else lambda: watch(item.id, judge.name))
         try:
             view, order = present(item, self.seed)
-            async for raw in judge.judge(view):
-                forward(raw)
-            judgements = [e for e in artifacts if isinstance(e, Judgement)]
-            if not judgements:
-                raise JudgementError("the judge ended without a judgement")
-            verdict = to_verdict(item, judge, view, order, judgements[-1]).model_copy(
+            judgements = []
+            for repeat in range(self.repeats(judge)):
+                judgements.append(await self._ask(judge, view, repeat, forward, artifacts))
+            if len(judgements) == 1:
+                verdict = to_verdict(item, judge, view, order, judgements[0])
+            else:
+                each = [to_verdict(item, judge, view, order, judgement) for judgement in judgements]
+                combined = aggregate(judgements, each, view.labels, judge.options.tie_digits)
+                verdict = to_verdict(item, judge, view, order, combined)
+            verdict = verdict.model_copy(
                 update={**stamp, "artifacts": artifacts, "elapsed_s": time.perf_counter() - started}
             )
         except asyncio.CancelledError:

@@ -31,6 +31,8 @@ T = TypeVar("T")
 
 MAX_TIE_DIGITS = MAX_DIGITS
 """The most digits a tie rule rounds to (`qatui.ties`, the one home of the rule and its bounds)."""
+MAX_REPEATS = 20
+"""The most times one judgement may be asked (`repeats`): each repeat is a full set of backbone calls."""
 
 
 class JudgeOptions(BaseModel):
@@ -41,6 +43,10 @@ class JudgeOptions(BaseModel):
     tie_digits: int = Field(DEFAULT_DIGITS, ge=0, le=MAX_TIE_DIGITS)
     """Two scores equal once rounded to this many digits are a tie: the judge said they are equal, in its
     tied groups and in an A / B / tie preference alike (`qatui.ties`; presentation order only for display)."""
+    repeats: int = Field(1, ge=1, le=MAX_REPEATS)
+    """Ask each judgement this many times with distinct seeds; the verdict is their aggregate (mean of scores,
+    majority of choices, Borda of rankings) and the judge's agreement with itself is reported. A judge that
+    calls no backbone answers the same every time: it is judged once."""
 
 
 @dataclass(frozen=True)
@@ -134,8 +140,12 @@ class Judge(ABC):
         return [self]
 
     def describe_options(self) -> dict:
-        """The options as stored in a session (JSON-safe)."""
-        return self.options.model_dump(mode="json")
+        """The options as stored in a session (JSON-safe); `repeats` only when above 1, so the options of a
+        session stored before repeats existed still match a run without them (`qatui table` reuses it)."""
+        options = self.options.model_dump(mode="json")
+        if options.get("repeats") == 1:
+            del options["repeats"]
+        return options
 
 
 async def as_they_finish(calls: Iterable[Awaitable[T]]) -> AsyncIterator[T]:

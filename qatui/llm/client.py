@@ -30,6 +30,7 @@ from qatui.llm.cache import CallCache, cache_key
 from qatui.llm.errors import LLMCallError, ParseError, snippet
 from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_of
 from qatui.llm.parse import append_to_last_user, json_schema_of, json_schema_text, parse_within, schema_name
+from qatui.llm.repeat import LOCAL_FIELDS, repeat_fields
 from qatui.llm.response import Answer, read_answer, spent_on, usage_of
 from qatui.llm.spend import hold, within_cap
 from qatui.llm.trim import Counter, Trimmed, counter_for, fit
@@ -135,7 +136,11 @@ class LLMClient:
         logprobs: int | None = None,
         sample: int = 0,
     ) -> dict[str, Any]:
-        """The request as sent (and keyed in the cache), without secrets or stream flags; `sample` k: seed + k."""
+        """The request as sent (and keyed in the cache), without secrets or stream flags; `sample` k: seed + k.
+
+        Within a repeat past the first (`llm.repeat`) the seed moves and `repeat` joins the request: it is
+        part of the cache key and never sent.
+        """
         messages = [dict(m) for m in messages]
         request: dict[str, Any] = {
             "model": self.model,
@@ -143,8 +148,8 @@ class LLMClient:
             "messages": messages,
             "temperature": self.settings.temperature if temperature is None else temperature,
             "max_tokens": self.settings.max_tokens if max_tokens is None else max_tokens,
-            "seed": self.seed + sample,
             "response_format": None,
+            **repeat_fields(self.seed, sample),
         }
         if logprobs and self.supports_logprobs():
             request.update(logprobs=True, top_logprobs=logprobs)
@@ -296,7 +301,7 @@ class LLMClient:
         from qatui.llm._lazy import get_litellm
 
         ll = get_litellm()
-        kwargs = {k: v for k, v in request.items() if v is not None}
+        kwargs = {k: v for k, v in request.items() if v is not None and k not in LOCAL_FIELDS}
         kwargs["drop_params"] = True  # a provider without `seed` (say) still answers
         if not stream:
             return await self.backbone.run(kwargs, api_key=api_key, hops=hops)

@@ -111,12 +111,27 @@ def print_item_detail(console: Console, data: dict[str, Any]) -> None:
         print_judge_entry(console, judge, e)
 
 
+def print_repeats(console: Console, details: dict[str, Any]) -> None:
+    """A repeated judgement's rule and what each repeat said (its tied groups, '=' inside one, and A / B / tie)."""
+    repeats = details.get("repeats")
+    if not isinstance(repeats, list) or not repeats:
+        return
+    console.print(Text(f"  asked {len(repeats)} times, aggregate: {details.get('aggregation', '?')}", style="dim"))
+    for i, record in enumerate(repeats, 1):
+        if not isinstance(record, dict) or not isinstance(tiers := record.get("tiers"), list):
+            continue
+        groups = " > ".join(" = ".join(str(c) for c in tier) for tier in tiers if isinstance(tier, list))
+        pref = f"  preference {record['preference']}" if record.get("preference") else ""
+        console.print(Text(f"    repeat {i}: {groups}{pref}", style="dim"))
+
+
 def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
     """One judge's part of an item (an `item_detail` entry): its ranking, the models used and its work, or why none."""
     if e["status"] == "done":
         line = " > ".join(e["ranking"])
         pref = f"  preference {e['preference']} (A={e['pair'][0]}, B={e['pair'][1]})" if e.get("preference") else ""
         console.print(Text.assemble((judge, "bold"), f" ranking {line}{pref}"))
+        print_repeats(console, e["details"])
         models = [f"{kind} {e['details'][kind]}" for kind in ("nli", "embedder") if e["details"].get(kind)]
         if models:
             console.print(f"  [dim]models used: {escape(', '.join(models))}[/]")

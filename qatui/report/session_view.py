@@ -76,6 +76,8 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         if not rows:
             table.add_row(f"[dim]{no_metric_reason(doc)}[/]", "", "", "")
         console.print(table)
+        if line := self_agreement_line(doc.get("self_agreement")):
+            console.print(f"  {line}", markup=False)
         if breakdown := doc.get("breakdown"):
             console.print(_breakdown_table(breakdown))
         if classes := doc.get("classes"):
@@ -107,6 +109,29 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
     elif session_status(meta) in ("cancelled", "interrupted", "failed") or failures:
         console.print(f"[dim]resume (retries failures): qatui sessions resume {escape(meta['id'])}[/]")
     console.print(f"[dim]details: qatui sessions show {escape(meta['id'])} --item ITEM_ID[/]")
+
+
+def self_agreement_line(doc: object) -> str:
+    """'self-agreement over 3 repeats: choice 0.667 [0.333, 1.000] (3 items) · ranking tau ...', or not applicable.
+
+    The judge against itself (`metrics.self_agreement`), printed beside its agreement with people; '' when the
+    judge was not asked to repeat.
+    """
+    if not isinstance(doc, dict):
+        return ""
+    if reason := doc.get("not_applicable"):
+        return f"self-agreement: not applicable ({reason})"
+    names = {"choice": "choice", "ranking": "ranking tau"}
+    parts = []
+    for kind, name in names.items():
+        figure = doc.get(kind)
+        if not isinstance(figure, dict) or not isinstance(figure.get("value"), (int, float)):
+            continue
+        ci = figure.get("ci")
+        interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if isinstance(ci, list) and len(ci) == 2 else ""
+        parts.append(f"{name} {figure['value']:.3f}{interval} ({plural(int(figure.get('n') or 0), 'item')})")
+    head = f"self-agreement over {doc.get('repeats')} repeats"
+    return f"{head}: {' · '.join(parts)}" if parts else f"{head}: no item to measure it on"
 
 
 def no_metric_reason(doc: dict) -> str:

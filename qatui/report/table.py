@@ -106,6 +106,7 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
     `verdicts` are the judge's verdicts when the caller has read them already (else they are read).
     """
     from qatui.engine.jobs import llm_totals
+    from qatui.engine.repeats import self_agreement_doc
     from qatui.metrics import summarize
     from qatui.metrics.bias import length_preference
     from qatui.metrics.style_bias import style_biases
@@ -135,6 +136,7 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
                      "failed": failed},
         "llm": llm_totals(results),
         "seconds": None if meta.get("imported") else _seconds(meta),  # an import took no judging time
+        "self_agreement": self_agreement_doc(meta, judge, verdicts, seed),
         "bias": {"position_consistency": metrics.metrics.get("position_consistency"),
                  **length_preference(dataset.items, verdicts), **style_biases(dataset.items, verdicts, backbone)},
     }
@@ -171,7 +173,7 @@ def _cell(value: float | None, ci: list[float] | None = None, scale: float = 100
 def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
     """The table as a header and rows of strings (metrics ×100 with CIs), for every output format."""
     keys = [k for k in KEYS.get(table["gold"] or "", ()) if any(k in r["metrics"] for r in table["rows"])]
-    header = ["judge", *keys, "no decision", "Δ vs " + table["baseline"] if table["baseline"] else "Δ", "scored",
+    header = ["judge", *keys, "no decision", "Δ vs " + table["baseline"] if table["baseline"] else "Δ", "self", "scored",
               "n/a", "failed", "calls", "tokens", "cost $", "time s", "pos. cons.", "longer: judge/people",
               "structured: judge/people", "own: judge/people"]
     lines = []
@@ -184,6 +186,7 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
             _undecided(row, keys),
             "baseline" if delta is None and row["label"] == table["baseline"]
             else _cell(delta["delta"], delta["ci"]) if delta else "–",
+            _self_cell(row.get("self_agreement")),
             f"{cov['scored']}/{cov['items']}", str(cov["not_applicable"]), str(cov["failed"]),
             str(llm["calls"]), str(llm["prompt_tokens"] + llm["completion_tokens"]), f"{llm['cost_usd']:.4f}",
             "–" if row["seconds"] is None else f"{row['seconds']:.0f}",
@@ -192,6 +195,21 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
             *(_shares(bias.get(probe), name) for probe, name in (("structure", "structured"), ("self", "own"))),
         ])
     return header, lines
+
+
+def _self_cell(doc: dict | None) -> str:
+    """The judge's agreement with itself over its repeats ×100 with its CI (`metrics.self_agreement.headline`),
+    'n/a' for a judge that calls no backbone, '–' when it was asked once."""
+    from qatui.metrics.self_agreement import headline
+
+    if isinstance(doc, dict) and doc.get("not_applicable"):
+        return "n/a"
+    found = headline(doc)
+    if found is None:
+        return "–"
+    kind, value = found
+    ci = (doc or {}).get(kind, {}).get("ci")
+    return _cell(value, ci if isinstance(ci, list) and len(ci) == 2 else None) + ("" if kind == "choice" else " τ")
 
 
 def _undecided(row: dict, keys: list[str]) -> str:
@@ -257,6 +275,8 @@ def caption(table: dict) -> str:
             "bootstrap CI (an interval across 0 is noise); no decision = of the first figure's units, those where "
             "the judge tied every response, counted as agreeing with no one; longer = how often the judge / people "
             "prefer the longer response (%), a judge's tie preferring neither; structured = the one with more Markdown "
-            "lists, headings, tables or code; own = the one its own backbone wrote (the item's meta.models)."
+            "lists, headings, tables or code; own = the one its own backbone wrote (the item's meta.models); self = the "
+            "judge against itself over its --repeats (×100): the share of repeats that made its own most frequent "
+            "choice, or (τ) the mean Kendall tau between two repeats' rankings."
             + (" kappa = Cohen's kappa of the judge's A / tie / B against every human label (×100; `sessions show` "
                "has its confusion matrix)." if table["gold"] == "pairwise" else ""))

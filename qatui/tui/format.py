@@ -37,7 +37,9 @@ METRIC_MEANINGS = {
 
 def metrics_glossary() -> str:
     """Every short metric name with its meaning, one per line (a tooltip)."""
-    return "\n".join(f"{short}: {METRIC_MEANINGS[short]}" for short in SHORT_METRICS.values())
+    return "\n".join([*(f"{short}: {METRIC_MEANINGS[short]}" for short in SHORT_METRICS.values()),
+                      "self: the judge against itself over its repeats: the share of repeats that made its own most "
+                      "frequent choice, or (τ) the mean Kendall tau between two repeats' rankings"])
 
 
 def duration(seconds: float | None) -> str:
@@ -87,6 +89,25 @@ def metrics_line(metrics: dict[str, float], ci: dict[str, list[float]] | None = 
             parts.append(f"{short} {round(metrics[key], 2) + 0.0:+.2f}{bounds}"  # + 0.0: no "-0.00"
                          + (f" · {note}" if note else ""))
     return "  ".join(parts)
+
+
+def self_line(doc: object) -> str:
+    """A judge's agreement with itself over its repeats, small: 'self 0.92', 'self τ 0.71', 'self n/a'; '' if asked once."""
+    from qatui.metrics.self_agreement import headline
+
+    if isinstance(doc, dict) and doc.get("not_applicable"):
+        return "self n/a"
+    found = headline(doc)
+    if found is None:
+        return ""
+    kind, value = found
+    return f"self {'' if kind == 'choice' else 'τ '}{value:.2f}"
+
+
+def with_self(line: str, doc: dict) -> str:
+    """A judge's headline line with its self-agreement after it (`self_line`), when it was asked to repeat."""
+    small = self_line(doc.get("self_agreement"))
+    return f"{line}  · {small}" if small else line
 
 
 def members_line(agreement: dict[str, dict]) -> str:

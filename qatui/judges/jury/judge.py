@@ -152,7 +152,7 @@ class Jury(Judge):
 
     def describe_options(self) -> dict:
         """The options with members named in full (judge@backbone) and each member judge's options, for a resume."""
-        stored = self.options.model_dump(mode="json")
+        stored = super().describe_options()
         stored["members"] = [m.name for m in self.members]
         stored["member_options"] = {m.judge.name: m.judge.describe_options() for m in self.members}
         return stored

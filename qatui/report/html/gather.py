@@ -20,6 +20,7 @@ from qatui.report.session_view import (
     coverage_text,
     metric_rows,
     no_metric_reason,
+    self_agreement_line,
     session_status,
     unchanged_dataset,
 )
@@ -60,6 +61,8 @@ class JudgeContent:
     """Dimension -> the stored sample-level Pearson r shown beside its scatter."""
     leak_free_rows: list[tuple[str, str, str, str]] = field(default_factory=list)
     """`metric_rows` without the items whose candidates copy a reference (empty when no item does)."""
+    self_agreement: str = ""
+    """The judge against itself over its repeats (`session_view.self_agreement_line`); '' when asked once."""
 
 
 @dataclass
@@ -102,6 +105,7 @@ def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str 
             metric_rows=metric_rows(doc) if doc else [],
             no_metric=no_metric_reason(doc or {}),
             breakdown=(doc or {}).get("breakdown", {}),
+            self_agreement=self_agreement_line((doc or {}).get("self_agreement")),
         )
         if dataset is not None:
             _per_item(judge, dataset.items, verdicts[name], doc or {})

@@ -24,6 +24,8 @@ def _judge_metrics(judge: JudgeContent) -> str:
         parts.append(table(["metric", "value", "95% CI", "n"], judge.metric_rows, classes="metrics"))
     else:
         parts.append(paragraph(judge.no_metric, "muted"))
+    if judge.self_agreement:
+        parts.append(paragraph(judge.self_agreement, "muted"))
     if judge.leak_free_rows:
         parts.append(table(["metric", "value", "95% CI", "n"], judge.leak_free_rows, classes="metrics",
                            caption="without the items whose candidates copy a reference"))

@@ -159,7 +159,8 @@ class RunScreen(QatuiScreen):
         self.state.end(ended.status)
         self.query_one(RunHeader).metrics = {
             j: {"metrics": d.get("metrics", {}), "ci": d.get("ci", {}), "n": d.get("n", {}),
-                "no_decision": d.get("no_decision", {}), "members_agreement": d.get("members_agreement")}
+                "no_decision": d.get("no_decision", {}), "members_agreement": d.get("members_agreement"),
+                "self_agreement": d.get("self_agreement")}
             for j, d in ended.summary.items()}
         failed = self.state.count("failed")
         if ended.error:

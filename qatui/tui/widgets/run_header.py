@@ -9,7 +9,7 @@ from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
 
 from qatui.text import deployments_line
-from qatui.tui.format import count, duration, members_line, metrics_glossary, metrics_line
+from qatui.tui.format import count, duration, members_line, metrics_glossary, metrics_line, with_self
 from qatui.tui.state import RunState
 
 STATUS_STYLE = {"running": "$accent", "completed": "$success", "cancelled": "$warning",
@@ -79,7 +79,8 @@ class RunHeader(Vertical):
     def watch_metrics(self, metrics: dict[str, dict]) -> None:
         lines = []
         for judge, doc in metrics.items():
-            lines.append(f"{judge}  {metrics_line(doc.get('metrics', {}), doc.get('ci'), doc) or self._no_figure()}")
+            line = metrics_line(doc.get("metrics", {}), doc.get("ci"), doc) or self._no_figure()
+            lines.append(f"{judge}  {with_self(line, doc)}")
             if members := members_line(doc.get("members_agreement") or {}):
                 lines.append(f"  {members}")
         self.query_one("#metrics", Static).update(Content("\n".join(lines) or self._no_figure(started=False)))

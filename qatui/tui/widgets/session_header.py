@@ -11,7 +11,7 @@ from textual.widgets import Label, Sparkline, Static
 from qatui.report import session_status
 from qatui.report.classes_view import class_line
 from qatui.text import deployments_line, plain, plural
-from qatui.tui.format import count, members_line, metrics_line
+from qatui.tui.format import count, members_line, metrics_line, with_self
 from qatui.tui.saved import SavedState
 
 
@@ -49,7 +49,7 @@ class SessionHeader(Vertical):
         self._judge_lines: dict[str, Static] = {}  # the last line of each judge: its sparkline goes under it
         for judge in state.judges:
             doc = summary.get(judge, {})
-            line = metrics_line(doc.get("metrics", {}), doc.get("ci"), doc) or "no gold to compare with"
+            line = with_self(metrics_line(doc.get("metrics", {}), doc.get("ci"), doc) or "no gold to compare with", doc)
             self._judge_lines[judge] = Static(Content.from_markup("[b $accent]$judge[/]  $line", judge=plain(judge), line=line))
             self.mount(self._judge_lines[judge])
             if classes := doc.get("classes"):

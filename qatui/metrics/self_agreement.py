@@ -1,0 +1,106 @@
+"""A judge's agreement with itself across repeats (`repeats` K > 1): is it wrong, or only noisy?
+
+Read from each verdict's `details["repeats"]` (`engine.repeats`: every repeat's preference and
+tied groups, candidate ids). Two figures, each over the items where it applies:
+
+- `choice` (items with two responses): the share of repeats that agree with the judge's own mode
+  on that item, AlpacaEval's measure of a judge's variance. An item asked K times whose most
+  frequent choice (A, B or tie) came m times counts m / K; the figure pools them, sum of m over
+  sum of K (with one K for every item, the mean share). 1 means every repeat chose alike; with
+  three choices it cannot fall below 1/3.
+- `ranking` (items with three responses or more): the mean Kendall tau-b between every two
+  repeats' rankings of the item (each repeat's tied groups, ties kept as ties), then the mean
+  over items. A pair of repeats where either tied every response has no tau and is left out;
+  an item with no such pair left counts nowhere. 1: every repeat ranked alike.
+
+95% CIs are percentile bootstraps over items (`metrics.bootstrap`): `ratio_ci` for the pooled
+choice share, `mean_ci` for the mean tau. Items with one response have neither figure. Views read
+one figure through `headline`, which needs no SciPy (the TUI draws it).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+from qatui.metrics.kendall import kendall_tau_b, tier_places
+
+if TYPE_CHECKING:
+    from qatui.events import Verdict
+
+CHOICES = ("A", "B", "tie")
+KINDS = ("choice", "ranking")
+"""The figures, in the order a view prints them; `headline` takes the first one present."""
+
+
+def _records(verdict: Verdict) -> list[dict[str, Any]]:
+    """The repeats stored with a verdict, well-formed ones only (a session file is data, not trusted)."""
+    found = verdict.details.get("repeats")
+    return [r for r in found if isinstance(r, dict)] if isinstance(found, list) else []
+
+
+def _tiers(record: dict[str, Any]) -> list[list[str]] | None:
+    """A repeat's tied groups, or None when they are not a list of lists of ids."""
+    tiers = record.get("tiers")
+    if not isinstance(tiers, list) or not all(isinstance(t, list) and all(isinstance(c, str) for c in t)
+                                              for t in tiers):
+        return None
+    return tiers
+
+
+def choice_row(verdict: Verdict) -> tuple[float, float] | None:
+    """(repeats that made the item's most frequent choice, repeats) of a two-response verdict; None otherwise."""
+    if verdict.pair is None:
+        return None
+    choices = [r.get("preference") for r in _records(verdict)]
+    choices = [c for c in choices if c in CHOICES]
+    if len(choices) < 2:
+        return None
+    return float(Counter(choices).most_common(1)[0][1]), float(len(choices))
+
+
+def ranking_tau(verdict: Verdict) -> float | None:
+    """The mean Kendall tau-b over every two repeats' rankings of a verdict with 3+ responses; None if undefined."""
+    if verdict.pair is not None or len(verdict.order) < 3:
+        return None
+    places = [tier_places(tiers) for r in _records(verdict) if (tiers := _tiers(r)) is not None]
+    candidates = list(verdict.order)
+    places = [p for p in places if all(cid in p for cid in candidates)]
+    taus = [tau for one, two in combinations(places, 2)
+            if (tau := kendall_tau_b([-one[c] for c in candidates], [-two[c] for c in candidates])) is not None]
+    return sum(taus) / len(taus) if taus else None
+
+
+def repeats_of(verdicts: Mapping[str, Verdict]) -> int:
+    """The most repeats any verdict holds (0 when none was repeated)."""
+    return max((len(_records(v)) for v in verdicts.values()), default=0)
+
+
+def self_agreement(verdicts: Mapping[str, Verdict], *, seed: int = 0, ci: bool = True) -> dict[str, Any]:
+    """{"repeats": K, "choice": {...}, "ranking": {...}}, each figure {"value", "ci", "n" (items)} where defined."""
+    from qatui.metrics.bootstrap import mean_ci, ratio_ci  # SciPy: not for views that only read `headline`
+
+    rows = [row for v in verdicts.values() if (row := choice_row(v)) is not None]
+    taus = [tau for v in verdicts.values() if (tau := ranking_tau(v)) is not None]
+    out: dict[str, Any] = {"repeats": repeats_of(verdicts)}
+    if rows:
+        value = sum(m for m, _ in rows) / sum(k for _, k in rows)
+        interval = ratio_ci(rows, seed=seed) if ci else None
+        out["choice"] = {"value": value, "ci": list(interval) if interval else None, "n": len(rows)}
+    if taus:
+        interval = mean_ci(taus, seed=seed) if ci else None
+        out["ranking"] = {"value": sum(taus) / len(taus), "ci": list(interval) if interval else None, "n": len(taus)}
+    return out
+
+
+def headline(doc: Mapping[str, Any] | None) -> tuple[str, float] | None:
+    """(kind, value) a one-figure view shows of a self-agreement doc: choice where present, else ranking."""
+    if not isinstance(doc, Mapping):
+        return None
+    for kind in KINDS:
+        figure = doc.get(kind)
+        if isinstance(figure, Mapping) and isinstance(figure.get("value"), (int, float)):
+            return kind, float(figure["value"])
+    return None
