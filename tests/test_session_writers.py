@@ -161,7 +161,7 @@ def test_after_sigkill_show_and_list_say_interrupted_and_count_the_shards(tmp_pa
     (listed,) = json.loads(cli("list", "--json"))
     assert listed["status"] == "interrupted" and listed["summary"]["pairwise"]["n_done"] == done
     row = [line for line in cli("list").splitlines() if session_id in line]
-    assert row and f"{done}/0" in row[0] and "interrupted" in row[0], row
+    assert row and f"{done}/{N_ITEMS}" in row[0] and "interrupted" in row[0], row
 
 
 async def test_the_tui_refuses_to_delete_a_session_another_process_writes(tmp_path: Path, monkeypatch) -> None:

@@ -110,7 +110,7 @@ async def _price_all(judges: list[Judge], dataset: Dataset, resources: Resources
 def _units(judges: list[Judge], resources: Resources, dataset: Dataset
            ) -> Iterator[tuple[str, Judge, Resources, list[tuple[int, int] | None]]]:
     """(label, the judge that calls, its models, its planned calls per item): a jury's members one by one."""
-    from qatui.judges.jury import Jury
+    from qatui.judges.jury.judge import Jury
 
     for judge in judges:
         if isinstance(judge, Jury):
