@@ -19,6 +19,12 @@ What each request gets is chosen, in order, by the script:
 * else `"ok"`: the responder's text (default "OK") after `latency_s`; a responder may return a
   `Reply` to set the finish reason or send `reasoning_content` beside the text.
 
+A request that sends an option named in `refuse` (`script(refuse=["temperature"])`) is answered
+with OpenAI's 400 for it ("Unsupported parameter: 'temperature' is not supported with this
+model."), as a reasoning model answers; it is recorded in `requests` first. Every answer's usage
+says how many of its completion tokens were thinking (`completion_tokens_details.reasoning_tokens`:
+the words of `reasoning_content` and of `<think>` sections), as OpenAI's does.
+
 A fault is a kind from `FAULT_KINDS`, or a `Fault(kind, ...)` carrying its own parameter
 (`Fault("hang", seconds=2)`, `Fault("429", retry_after=1)`). It is bounded: past
 `max_requests` completion requests every one is refused with a 400 (a permanent error, so a
@@ -32,6 +38,7 @@ import asyncio
 import inspect
 import json
 import random
+import re
 import threading
 import time
 import zlib
@@ -196,8 +203,11 @@ class FakeLLMServer:
         fault_rates: Mapping[str, float] | None = None,
         seed: int = 0,
         latency_s: float | None = None,
+        refuse: Iterable[str] = (),
     ) -> FakeLLMServer:
         """Set what the next requests get; restarts the fault sequence (and the seeded RNG).
+
+        `refuse` names request options answered with a 400 "Unsupported parameter" when sent.
 
         `responder(body) -> text` (a string, a `Reply`, or an awaitable of one) makes an "ok" answer; `faults` is
         a sequence or a function `(index, body) -> fault`, where `index` counts completion
@@ -219,6 +229,7 @@ class FakeLLMServer:
             self._rates = dict(fault_rates or {})
             self._rng = random.Random(seed)
             self._index = 0
+            self.refuse = frozenset(refuse)
             if latency_s is not None:
                 self.latency_s = latency_s
         return self
@@ -385,6 +396,12 @@ class FakeLLMServer:
         if refused:
             return _error(400, f"fake LLM server: more than max_requests={self.max_requests} requests; refused",
                           "invalid_request_error")
+        if refused := sorted(self.refuse & set(body)):
+            with self._lock:
+                self.counts["unsupported"] += 1
+                self.in_flight -= 1
+            return _error(400, f"Unsupported parameter: '{refused[0]}' is not supported with this model.",
+                          "unsupported_parameter", param=refused[0])
         try:
             fault = self._next_fault(body)
             with self._lock:
@@ -435,9 +452,12 @@ class FakeLLMServer:
             self.errors.append(e)
             return _error(500, f"fake LLM server: the responder raised {type(e).__name__}: {e}", "server_error")
         text = reply.text
-        usage = {"prompt_tokens": count_tokens(_prompt_text(body)),
-                 "completion_tokens": count_tokens(text) + count_tokens(reply.reasoning_content or "")}
+        thought = count_tokens(reply.reasoning_content or "") + sum(
+            count_tokens(t) for t in re.findall(r"<think>(.*?)(?:</think>|\Z)", text, re.DOTALL))
+        usage: dict[str, Any] = {"prompt_tokens": count_tokens(_prompt_text(body)),
+                                 "completion_tokens": count_tokens(text) + count_tokens(reply.reasoning_content or "")}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        usage["completion_tokens_details"] = {"reasoning_tokens": thought}
         created = int(time.time())
         ident = f"chatcmpl-fake-{self.n_requests}"
         finish = "length" if kind == "length" else reply.finish_reason
@@ -505,9 +525,10 @@ _CONTENT: dict[str, Any] = {"content-number": 42, "content-object": {"choice": "
 """The message `content` of the faults that send something other than text."""
 
 
-def _error(status: int, message: str, code: str, headers: dict[str, str] | None = None) -> web.Response:
+def _error(status: int, message: str, code: str, headers: dict[str, str] | None = None,
+           param: str | None = None) -> web.Response:
     """An error in OpenAI's shape, which the OpenAI SDK (and so LiteLLM) reads."""
-    payload = {"error": {"message": message, "type": code, "param": None, "code": code}}
+    payload = {"error": {"message": message, "type": code, "param": param, "code": code}}
     return web.json_response(payload, status=status, headers=headers)
 
 

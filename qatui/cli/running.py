@@ -158,6 +158,7 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
         check_models,
         expected_calls,
         member_calls,
+        request_notes,
         run_backbones,
         total_calls,
     )
@@ -176,6 +177,8 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
             "backbones": backbones, "calls": {name: list(c) if c else None for name, c in calls.items()},
             "member_calls": {jury: {m: list(c) if c else None for m, c in found.items()} for jury, found in members.items()},
             "total_calls": list(total) if total else None}
+    if requests := request_notes(judges, resources, subset):
+        plan["requests"] = requests
     if args.json:
         print_json(plan)
         return 0
@@ -184,6 +187,8 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     console = make_console()
     console.print(Text.assemble((dataset.name, "bold"), f": {plural(len(subset.items), 'item')}, "
                                 f"{'backbone' if len(backbones) == 1 else 'backbones'} {', '.join(backbones)}"))
+    for note in requests.values():
+        console.print(f"  {note}", markup=False)
     if nli:
         console.print("  NLI: " + ", ".join(f"{language} items → {name}" for language, name in nli.items()), markup=False)
     for name, count in calls.items():

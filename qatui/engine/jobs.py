@@ -88,6 +88,16 @@ def run_backbones(judges: list[Judge], resources: Resources, dataset: Dataset | 
                               if calls_backbone(judge, models, dataset)))
 
 
+def request_notes(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> dict[str, str]:
+    """Backbone -> one line on what its requests leave out or add (a reasoning model: `LLMClient.request_note`),
+    for each backbone the run calls that has one; stored in the session's meta as `requests`."""
+    notes: dict[str, str] = {}
+    for judge, models in _model_users(judges, resources):
+        if calls_backbone(judge, models, dataset) and models.backbone not in notes:
+            notes[models.backbone] = getattr(models.llm, "request_note", str)()  # a scripted double has none
+    return {name: note for name, note in notes.items() if note}
+
+
 def expected_calls(judges: list[Judge], dataset: Dataset) -> dict[str, tuple[int, int] | None]:
     """Backbone calls each judge will make over the dataset, as (fewest, most); None when it cannot say.
 
@@ -196,6 +206,8 @@ def start_run(
         "models": resources.describe(),
         "qatui_version": __version__,
     }
+    if notes := request_notes(judges, resources, subset):
+        meta["requests"] = notes
     session = store.create(meta, name=name)
     return RunJob(session, subset, _engine(subset, judges, session, seed, concurrency))
 
@@ -330,14 +342,16 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
 
 
 def llm_totals(results: dict) -> dict[str, Any]:
-    """Calls, cache hits, tokens and cost over every stored result of a session; per deployment when any.
+    """Calls, cache hits, tokens (reasoning tokens among the completion tokens) and cost over every stored result
+    of a session; per deployment when any.
 
     `deployments` ({"BACKBONE/NAME": {"calls", "rate_limited", "failures", "tokens"}}) is there only when
     a backbone with deployments was called.
     """
     from qatui.engine.runner import tally_deployments
 
-    totals: dict[str, Any] = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+    totals: dict[str, Any] = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                              "reasoning_tokens": 0, "cost_usd": 0.0}
     deployments: dict[str, dict[str, int]] = {}
     for doc in results.values():
         for call in doc.get("calls") or []:
@@ -346,6 +360,7 @@ def llm_totals(results: dict) -> dict[str, Any]:
             totals["cached"] += int(bool(call.get("cached")))
             totals["prompt_tokens"] += tokens[0]
             totals["completion_tokens"] += tokens[1]
+            totals["reasoning_tokens"] += int(call.get("reasoning_tokens") or 0)
             totals["cost_usd"] += float(call.get("cost_usd") or 0.0)
             tally_deployments(deployments, call.get("deployment") or "", call.get("hop_errors") or [], sum(tokens))
     return {**totals, "deployments": deployments} if deployments else totals
@@ -388,5 +403,6 @@ def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
         "dataset": meta["dataset"],
         "judges": judges_json(summary),
         "llm": meta.get("llm") or llm_totals({}),
+        **({"requests": meta["requests"]} if meta.get("requests") else {}),
         **({"imported": meta["imported"]} if meta.get("imported") else {}),
     }

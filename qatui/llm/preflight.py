@@ -15,9 +15,11 @@ import asyncio
 import copy
 from typing import TYPE_CHECKING, Any
 
+from qatui.config import LEAVABLE
 from qatui.errors import QatuiError
 from qatui.llm.backbone import first_line, mask_keys
 from qatui.llm.errors import LLMCallError
+from qatui.llm.reasoning import refused_option
 
 if TYPE_CHECKING:
     from qatui.llm.client import LLMClient
@@ -59,10 +61,13 @@ async def apreflight_backbone(client: LLMClient) -> str:
         raise BackboneUnusable(f"backbone {client.name!r} cannot be used: {_without_model(e, client)}{fix}") from None
     probe = _probe_client(client)
     try:
-        return await probe.check()
+        return _with_note(client, await probe.check())
     except LLMCallError as e:
         if _cause_is(e, "RateLimitError"):
-            return f"{client.label}: reachable (rate limited now; the run's retries will wait)"
+            return _with_note(client, f"{client.label}: reachable (rate limited now; the run's retries will wait)")
+        if (_cause_is(e, "BadRequestError") or _cause_is(e, "UnsupportedParamsError")) and (
+                option := refused_option(str(e))):
+            raise BackboneUnusable(_refused(client, option)) from None
         if _cause_is(e, "APIConnectionError"):
             detail = mask_keys(first_line(e.__cause__), client.api_key()) if e.__cause__ else str(e)
             raise BackboneUnusable(f"backbone {client.name!r} cannot be reached: {detail}. Start its server or fix "
@@ -88,6 +93,27 @@ async def _check_deployment(client: LLMClient, index: int) -> str:
     except BackboneUnusable as e:
         raise BackboneUnusable(str(e).replace(f"backbone {label!r}", f"backbone {client.name!r}: deployment "
                                               f"{label!r}", 1)) from None
+
+
+def _with_note(client: LLMClient, status: str) -> str:
+    """The check's one line, led by what the model's requests leave out or add (`LLMClient.request_note`)."""
+    if not (note := client.request_note()):
+        return status
+    label = f"{client.label}: "
+    return f"{note}; {status[len(label):] if status.startswith(label) else status}"
+
+
+def _refused(client: LLMClient, option: str) -> str:
+    """One line for a backbone whose model refused a request option: which one, and how to stop sending it."""
+    table = f"[backbones.{client.name}]" if client.name != client.model else (
+        f"a [backbones.NAME] table with model = \"{client.model}\"")
+    if option in LEAVABLE:
+        fix = f"add leave_out = [\"{option}\"] to {table}"
+    elif option in ("reasoning_effort", "thinking"):
+        fix = f"remove reasoning_effort and thinking_budget from {table}"
+    else:
+        fix = "qatui sends it on every call; choose another model"
+    return f"backbone {client.name!r} refuses the request option {option!r} (400 from {client.model}): {fix}"
 
 
 def _probe_client(client: LLMClient) -> LLMClient:

@@ -136,18 +136,35 @@ def read_answer(response: Any, model: str, request: dict[str, Any], *, attempts:
 
 
 def usage_of(response: Any) -> dict[str, int]:
-    """Prompt, completion and total tokens (0 where the provider did not say)."""
+    """Prompt, completion, reasoning and total tokens (0 where the provider did not say).
+
+    `reasoning_tokens` are part of `completion_tokens` (and priced with them), as OpenAI
+    counts them (`usage.completion_tokens_details.reasoning_tokens`); LiteLLM fills the same
+    field for the providers it translates.
+    """
     usage = getattr(response, "usage", None)
-    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-    completion = int(getattr(usage, "completion_tokens", 0) or 0)
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    prompt = _count(getattr(usage, "prompt_tokens", 0))
+    completion = _count(getattr(usage, "completion_tokens", 0))
+    details = getattr(usage, "completion_tokens_details", None)
+    reasoning = _count(details.get("reasoning_tokens") if isinstance(details, dict)
+                       else getattr(details, "reasoning_tokens", 0))
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "reasoning_tokens": reasoning,
+            "total_tokens": prompt + completion}
+
+
+def _count(value: Any) -> int:
+    """A token count a provider reported; 0 for a missing, negative or non-numeric one."""
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError, OverflowError):
+        return 0
 
 
 def spent_on(response: Any, model: str, *, free: bool) -> dict[str, Any]:
-    """What a reply cost, as `LLMCallFinished` fields (prompt and completion tokens, USD; 0 USD when `free`)."""
+    """What a reply cost, as `LLMCallFinished` fields (prompt, completion and reasoning tokens, USD; 0 USD when `free`)."""
     usage = usage_of(response)
     return {"prompt_tokens": usage["prompt_tokens"], "completion_tokens": usage["completion_tokens"],
-            "cost_usd": 0.0 if free else cost_of(response, model)}
+            "reasoning_tokens": usage["reasoning_tokens"], "cost_usd": 0.0 if free else cost_of(response, model)}
 
 
 def cost_of(response: Any, model: str) -> float:

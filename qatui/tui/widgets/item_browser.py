@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import ClassVar
 
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
 
@@ -48,6 +50,10 @@ class ItemBrowser(Horizontal):
         & TranscriptPanel.-hidden { display: none; }
     }
     """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("z", "toggle_thinking", "Thinking", show=False),  # the transcript's folded thoughts say the key
+    ]
 
     SMALL = 20
     """Below this many rows the transcript starts hidden, leaving the panels room (t shows it)."""
@@ -113,6 +119,10 @@ class ItemBrowser(Horizontal):
         """Show or hide the transcript pane, whatever the size."""
         self._chosen = True
         self.query_one(TranscriptPanel).toggle_class("-hidden")
+
+    def action_toggle_thinking(self) -> None:
+        """Unfold (or fold again) what a reasoning model thought before each answer in the transcript."""
+        self.query_one(TranscriptPanel).toggle_thinking()
 
     def show_transcript(self, visible: bool) -> None:
         """Whether this run has a transcript at all (not for judges that make no LLM calls)."""
