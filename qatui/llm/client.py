@@ -239,7 +239,8 @@ class LLMClient:
 
         It shows the endpoint answers (and how fast), not that the answers are any good: an
         answer cut off at its 8 tokens (a reasoning model is still thinking by then) passes,
-        and says so. A reply with no answer at all (no choices, no message) fails.
+        and says so. A reply with no answer at all (no choices, no message) fails. The line
+        starts with `request_note` when there is one ("openai/o3-mini: a reasoning model; …").
         """
         request = self.build_request([{"role": "user", "content": "Reply with the single word OK."}],
                                      max_tokens=8, thinking_room=False)
@@ -247,7 +248,8 @@ class LLMClient:
         answer, event, _ = await self._call(request, purpose="check", stream=False, read=False, write=False,
                                             accept_cut=True)
         cut = f" ({answer.cut_off}: only an answer is checked)" if answer.cut_off else ""
-        return (f"{self.label}: replied in {time.perf_counter() - started:.1f} s "
+        head = note if (note := self.request_note()) else f"{self.label}:"  # a reasoning model says so first
+        return (f"{head}{';' if note else ''} replied in {time.perf_counter() - started:.1f} s "
                 f"({event.prompt_tokens}+{event.completion_tokens} tokens): "
                 f"{snippet(answer.text or answer.thinking, 40, 0)}{cut}")
 

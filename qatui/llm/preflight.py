@@ -61,10 +61,10 @@ async def apreflight_backbone(client: LLMClient) -> str:
         raise BackboneUnusable(f"backbone {client.name!r} cannot be used: {_without_model(e, client)}{fix}") from None
     probe = _probe_client(client)
     try:
-        return _with_note(client, await probe.check())
+        return await probe.check()
     except LLMCallError as e:
         if _cause_is(e, "RateLimitError"):
-            return _with_note(client, f"{client.label}: reachable (rate limited now; the run's retries will wait)")
+            return f"{client.label}: reachable (rate limited now; the run's retries will wait)"
         if (_cause_is(e, "BadRequestError") or _cause_is(e, "UnsupportedParamsError")) and (
                 option := refused_option(str(e))):
             raise BackboneUnusable(_refused(client, option)) from None
@@ -93,14 +93,6 @@ async def _check_deployment(client: LLMClient, index: int) -> str:
     except BackboneUnusable as e:
         raise BackboneUnusable(str(e).replace(f"backbone {label!r}", f"backbone {client.name!r}: deployment "
                                               f"{label!r}", 1)) from None
-
-
-def _with_note(client: LLMClient, status: str) -> str:
-    """The check's one line, led by what the model's requests leave out or add (`LLMClient.request_note`)."""
-    if not (note := client.request_note()):
-        return status
-    label = f"{client.label}: "
-    return f"{note}; {status[len(label):] if status.startswith(label) else status}"
 
 
 def _refused(client: LLMClient, option: str) -> str:
