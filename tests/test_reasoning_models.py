@@ -248,3 +248,73 @@ async def test_the_tui_transcript_folds_the_thinking_and_unfolds_it_on_z(o3_serv
                 break
             await pilot.pause(0.05)
         assert shown.count(folded) == 2, shown
+
+
+# -- every judge that calls a backbone reads only the answer -------------------------------------------------------
+
+class Thinker:
+    """The backbone of tests/test_injection.py (always for the good answer), thinking the opposite verdict first.
+
+    `form`: "think" (a `<think>` section after a newline, before the answer: LiteLLM leaves it in the
+    content), "template" (no opening tag: the chat template sent it, as DeepSeek-R1's does),
+    "reasoning" (`reasoning_content`), or "only" (a `<think>` section and no answer at all).
+    """
+
+    def __init__(self, form: str) -> None:
+        from test_injection import Backbone  # tests/ is on sys.path
+
+        self.form = form
+        self.backbone = Backbone("json")
+
+    def __call__(self, body: dict) -> Reply | str:
+        if body.get("max_tokens") == 8:
+            return "OK"
+        answer = self.backbone(body)
+        own, wrong = self.backbone.answers(body)
+        if isinstance(own, str) or wrong is None:
+            decoy = answer
+        elif "_bracket" in own:  # the same JSON, the opposite bracketed verdict
+            field = next(key for key, value in own.items() if value == own["_bracket"] and key != "_bracket")
+            decoy = json.dumps({**{k: v for k, v in own.items() if k != "_bracket"}, field: wrong["_bracket"]})
+        else:
+            decoy = json.dumps(wrong)
+        if self.form == "reasoning":
+            return Reply(answer, reasoning_content=f"Draft: {decoy}")
+        if self.form == "only":
+            return Reply(f"\n<think>Draft: {decoy}</think>\n")
+        if self.form == "template":
+            return Reply(f"Draft: {decoy}</think>\n\n{answer}")
+        return Reply(f"\n<think>Draft: {decoy}</think>\n{answer}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", ["think", "template", "reasoning", "only"])
+def test_every_judge_that_calls_a_backbone_never_reads_a_verdict_from_the_thinking(llm_server, tmp_path, capsys,
+                                                                                   form) -> None:
+    from test_injection import CONTEXT_JUDGES, LLM_JUDGES, _dataset as hostile_dataset
+
+    from qatui.judges.registry import JUDGES, judge_class
+
+    calling = {name for name in JUDGES if judge_class(name).uses_llm and name != "jury"}
+    assert calling == set(LLM_JUDGES) | set(CONTEXT_JUDGES)  # every judge that calls a backbone is here
+    llm_server.script(Thinker(form))
+    config = tmp_path / "c.toml"
+    config.write_text(f'[backbones.fake]\nmodel = "openai/gpt-4o-mini"\napi_base = "{llm_server.base_url}"\n'
+                      f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n'
+                      '[judges.geval]\nmethod = "samples"\nsamples = 1\n')
+    for judges, compares in ((LLM_JUDGES, "response"), (CONTEXT_JUDGES, "context")):
+        data = hostile_dataset(tmp_path / f"hostile-{compares}.jsonl", compares)
+        base = ["--config", str(config), "--sessions-dir", str(tmp_path / "s")]
+        main([*base, "run", str(data), "--backbone", "fake", "--json", *(a for j in judges for a in ("--judge", j))])
+        session = json.loads(capsys.readouterr().out)["session"]
+        assert main([*base, "sessions", "show", session, "--item", "sky", "--json"]) == 0
+        detail = json.loads(capsys.readouterr().out)["judges"]
+        for judge in judges:
+            entry = detail[judge]
+            if form == "only":  # no answer at all: the call fails with that reason, never a verdict from the draft
+                assert entry["status"] == "failed", (judge, entry.get("ranking"))
+                assert "the answer was only thinking" in entry["failure"]["reason"], (judge, entry["failure"])
+            else:
+                assert entry["status"] == "done", (judge, entry.get("failure"))
+                assert entry["ranking"][0] == "good", (judge, entry["scores"])
+            assert all(c["thinking"].startswith("Draft: ") for c in entry["calls"]), judge  # kept with the call
