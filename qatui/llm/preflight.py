@@ -7,6 +7,12 @@ cache, one attempt, a short timeout) is answered. A 429 passes: the endpoint is 
 the key works, the run's own retries will wait. The embedded `local/...` models are only
 checked for their files (loading one takes seconds; it cannot be unreachable). A backbone
 with deployments has each deployment checked so, and a refusal names the deployment.
+
+The check's request is shaped as the run's are (`llm.reasoning`: options the model refuses
+left out, the reasoning effort sent), and its line says first when the backbone is a
+reasoning model ("openai/o3-mini: a reasoning model; temperature left out; max_tokens raised
+to 5,120 ..."). A model that still refuses an option with a 400 is refused in one line naming
+the option and how to stop sending it (`leave_out`).
 """
 
 from __future__ import annotations
@@ -87,7 +93,9 @@ async def _check_deployment(client: LLMClient, index: int) -> str:
     single.name, single.model = label, dep.model
     single.backbone = Backbone(dep.model, api_key_env=dep.api_key_env)
     single.settings = BackboneConfig(model=dep.model, api_base=dep.api_base, api_key_env=dep.api_key_env,
-                                     timeout_s=client.settings.timeout_s, max_tokens=client.settings.max_tokens)
+                                     timeout_s=client.settings.timeout_s, max_tokens=client.settings.max_tokens,
+                                     **client.settings.model_dump(include={"temperature", "reasoning_effort",
+                                                                           "thinking_budget", "leave_out"}))
     try:
         return await apreflight_backbone(single)
     except BackboneUnusable as e:
