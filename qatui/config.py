@@ -64,6 +64,12 @@ def _variable_name(name: str | None) -> str | None:
 ROUTING_STRATEGIES = ("simple-shuffle", "least-busy", "usage-based-routing-v2", "latency-based-routing")
 """LiteLLM Router strategies a backbone with deployments may use (`routing_strategy`)."""
 
+REASONING_EFFORTS = ("low", "medium", "high")
+"""The values of a backbone's `reasoning_effort`."""
+
+LEAVABLE = ("temperature", "seed")
+"""The request options a backbone's `leave_out` may name: those qatui sends on every call."""
+
 
 class DeploymentConfig(_Section):
     """One endpoint of a backbone served by several (`[[backbones.NAME.deployments]]`); see README "Many endpoints"."""
@@ -103,6 +109,14 @@ class BackboneConfig(_Section):
     max_tokens: int = Field(1024, ge=1, le=10**7)
     context_window: int | None = Field(None, ge=256, le=10**8)
     """Tokens the model reads at most (prompt + answer); unset: LiteLLM's max_input_tokens, or n_ctx for local/."""
+    reasoning_effort: Literal[REASONING_EFFORTS] | None = None  # type: ignore[valid-type]
+    """How hard a reasoning model thinks (`reasoning_effort` as LiteLLM sends it; Anthropic: a thinking budget);
+    unset: the provider's default. A provider that takes no such option is sent none, and the session says so."""
+    thinking_budget: int | None = Field(None, ge=1024, le=200_000)
+    """Tokens a model may think before it answers, where the provider counts them (Anthropic's
+    `thinking={"type": "enabled", "budget_tokens": N}`); unset: none asked for."""
+    leave_out: list[Literal[LEAVABLE]] = Field(default_factory=list)  # type: ignore[valid-type]
+    """Request options never sent to this backbone, for a model that refuses one LiteLLM does not know it refuses."""
     deployments: list[DeploymentConfig] = Field(default_factory=list)
     routing_strategy: Literal[ROUTING_STRATEGIES] = "simple-shuffle"  # type: ignore[valid-type]
     cooldown_s: float = Field(5.0, ge=0, le=3600)

@@ -76,6 +76,16 @@ def count(n: float) -> str:
     return f"{n:g}"
 
 
+def thinking_note(tokens: int, short: bool = False) -> str:
+    """' (1,234 thinking)' after a count of completion tokens of which `tokens` were spent thinking; '' for none.
+
+    `short` writes the count as `count` does (1.2k), for a status line.
+    """
+    if not tokens:
+        return ""
+    return f" ({count(tokens) if short else f'{tokens:,}'} thinking)"
+
+
 def deployments_line(tally: dict[str, dict[str, int]]) -> str:
     """'pool/a 12 calls, 3×429 · pool/b 40 calls, 1 failed': what each deployment of a backbone did."""
     parts = []

@@ -25,6 +25,11 @@ finds it empty with a 429 carrying `Retry-After` (seconds, fractional) and `retr
 (the wait until the next token); those are counted as "429-rate" and do not advance the
 script. `usage` (a function `(body, text) -> (prompt_tokens, completion_tokens)`) counts an
 answer's tokens as the provider's tokenizer would (default: `count_tokens`, whitespace words).
+A request that sends an option named in `refuse` (`script(refuse=["temperature"])`) is answered
+with OpenAI's 400 for it ("Unsupported parameter: 'temperature' is not supported with this
+model."), as a reasoning model answers; it is recorded in `requests` first. Every answer's usage
+says how many of its completion tokens were thinking (`completion_tokens_details.reasoning_tokens`:
+the words of `reasoning_content` and of `<think>` sections), as OpenAI's does.
 
 A fault is a kind from `FAULT_KINDS`, or a `Fault(kind, ...)` carrying its own parameter
 (`Fault("hang", seconds=2)`, `Fault("429", retry_after=1)`). It is bounded: past
@@ -39,6 +44,7 @@ import asyncio
 import inspect
 import json
 import random
+import re
 import threading
 import time
 import zlib
@@ -213,8 +219,11 @@ class FakeLLMServer:
         fault_rates: Mapping[str, float] | None = None,
         seed: int = 0,
         latency_s: float | None = None,
+        refuse: Iterable[str] = (),
     ) -> FakeLLMServer:
         """Set what the next requests get; restarts the fault sequence (and the seeded RNG).
+
+        `refuse` names request options answered with a 400 "Unsupported parameter" when sent.
 
         `responder(body) -> text` (a string, a `Reply`, or an awaitable of one) makes an "ok" answer; `faults` is
         a sequence or a function `(index, body) -> fault`, where `index` counts completion
@@ -236,6 +245,7 @@ class FakeLLMServer:
             self._rates = dict(fault_rates or {})
             self._rng = random.Random(seed)
             self._index = 0
+            self.refuse = frozenset(refuse)
             if latency_s is not None:
                 self.latency_s = latency_s
         return self
@@ -402,6 +412,12 @@ class FakeLLMServer:
         if refused:
             return _error(400, f"fake LLM server: more than max_requests={self.max_requests} requests; refused",
                           "invalid_request_error")
+        if refused := sorted(self.refuse & set(body)):
+            with self._lock:
+                self.counts["unsupported"] += 1
+                self.in_flight -= 1
+            return _error(400, f"Unsupported parameter: '{refused[0]}' is not supported with this model.",
+                          "unsupported_parameter", param=refused[0])
         try:
             if (wait := self._rate_limited()) is not None:
                 with self._lock:
@@ -470,15 +486,18 @@ class FakeLLMServer:
             self.errors.append(e)
             return _error(500, f"fake LLM server: the responder raised {type(e).__name__}: {e}", "server_error")
         text = reply.text
+        thought = count_tokens(reply.reasoning_content or "") + sum(
+            count_tokens(t) for t in re.findall(r"<think>(.*?)(?:</think>|\Z)", text, re.DOTALL))
         if self.usage is not None:
             prompt_tokens, completion_tokens = self.usage(body, text)
         else:
             prompt_tokens = count_tokens(_prompt_text(body))
             completion_tokens = count_tokens(text) + count_tokens(reply.reasoning_content or "")
-        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+        usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
         with self._lock:
             self.served_at.append(time.monotonic())
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        usage["completion_tokens_details"] = {"reasoning_tokens": thought}
         created = int(time.time())
         ident = f"chatcmpl-fake-{self.n_requests}"
         finish = "length" if kind == "length" else reply.finish_reason
@@ -546,9 +565,10 @@ _CONTENT: dict[str, Any] = {"content-number": 42, "content-object": {"choice": "
 """The message `content` of the faults that send something other than text."""
 
 
-def _error(status: int, message: str, code: str, headers: dict[str, str] | None = None) -> web.Response:
+def _error(status: int, message: str, code: str, headers: dict[str, str] | None = None,
+           param: str | None = None) -> web.Response:
     """An error in OpenAI's shape, which the OpenAI SDK (and so LiteLLM) reads."""
-    payload = {"error": {"message": message, "type": code, "param": None, "code": code}}
+    payload = {"error": {"message": message, "type": code, "param": param, "code": code}}
     return web.json_response(payload, status=status, headers=headers)
 
 

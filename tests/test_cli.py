@@ -35,7 +35,7 @@ def run_json(capsys, *args: str) -> dict:
 def test_run_demo_prints_the_json_contract(tmp_path, capsys) -> None:
     data = run_json(capsys, "run", str(DEMO), "--judge", "rouge-l", "--judge", "bleu", "--sessions-dir", str(tmp_path))
     assert set(data) >= {"session", "dataset", "judges", "llm"}
-    assert set(data["llm"]) == {"calls", "cached", "prompt_tokens", "completion_tokens", "cost_usd"}
+    assert set(data["llm"]) == {"calls", "cached", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd"}
     for judge in ("rouge-l", "bleu"):
         j = data["judges"][judge]
         assert j["n_items"] == 20 and j["n_failed"] == 0

@@ -179,6 +179,7 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
         expected_calls,
         judge_once_when_fixed,
         member_calls,
+        request_notes,
         run_backbones,
         total_calls,
     )
@@ -201,6 +202,8 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
             "member_calls": {jury: {m: list(c) if c else None for m, c in found.items()} for jury, found in members.items()},
             "total_calls": list(total) if total else None, "cost": {k: row.json() for k, row in prices.items()},
             "repeats": {judge.name: judge.options.repeats for judge in judges}, "judged_once": once}
+    if requests := request_notes(judges, resources, subset):
+        plan["requests"] = requests
     if args.json:
         print_json(plan)
         return 0
@@ -209,6 +212,8 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     console = make_console()
     console.print(Text.assemble((dataset.name, "bold"), f": {plural(len(subset.items), 'item')}, "
                                 f"{'backbone' if len(backbones) == 1 else 'backbones'} {', '.join(backbones)}"))
+    for note in requests.values():
+        console.print(f"  {note}", markup=False)
     if nli:
         console.print("  NLI: " + ", ".join(f"{language} items → {name}" for language, name in nli.items()), markup=False)
     repeats = {judge.name: judge.options.repeats for judge in judges}

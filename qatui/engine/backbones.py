@@ -73,3 +73,13 @@ def run_cap(max_cost: float | None, spent_usd: float, judges: list[Judge], resou
 
     users = [models for judge, models in model_users(judges, resources) if calls_backbone(judge, models, dataset)]
     return make_cap(max_cost, spent_usd, users, session_id)
+
+
+def request_notes(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> dict[str, str]:
+    """Backbone -> one line on what its requests leave out or add (a reasoning model: `LLMClient.request_note`),
+    for each backbone the run calls that has one; stored in the session's meta as `requests`."""
+    notes: dict[str, str] = {}
+    for judge, models in model_users(judges, resources):
+        if calls_backbone(judge, models, dataset) and models.backbone not in notes:
+            notes[models.backbone] = getattr(models.llm, "request_note", str)()  # a scripted double has none
+    return {name: note for name, note in notes.items() if note}

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from qatui import __version__
 from qatui.errors import DatasetError, JudgeError, SessionError
-from qatui.engine.backbones import check_models, judge_once_when_fixed, run_backbones, run_cap
+from qatui.engine.backbones import check_models, judge_once_when_fixed, request_notes, run_backbones, run_cap
 from qatui.judges.registry import make_judge, stored_options
 from qatui.ties import TIE_RULE
 
@@ -182,6 +182,8 @@ def start_run(
         "qatui_version": __version__,
         **({"max_cost_usd": max_cost} if max_cost is not None else {}),
     }
+    if notes := request_notes(judges, resources, subset):
+        meta["requests"] = notes
     session = store.create(meta, name=name)
     return RunJob(session, subset, _engine(subset, judges, session, seed, concurrency, spend_cap))
 
@@ -326,14 +328,16 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
 
 
 def llm_totals(results: dict) -> dict[str, Any]:
-    """Calls, cache hits, tokens and cost over every stored result of a session; per deployment when any.
+    """Calls, cache hits, tokens (reasoning tokens among the completion tokens) and cost over every stored result
+    of a session; per deployment when any.
 
     `deployments` ({"BACKBONE/NAME": {"calls", "rate_limited", "failures", "tokens"}}) is there only when
     a backbone with deployments was called.
     """
     from qatui.engine.runner import tally_deployments
 
-    totals: dict[str, Any] = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+    totals: dict[str, Any] = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                              "reasoning_tokens": 0, "cost_usd": 0.0}
     deployments: dict[str, dict[str, int]] = {}
     for doc in results.values():
         for call in doc.get("calls") or []:
@@ -342,6 +346,7 @@ def llm_totals(results: dict) -> dict[str, Any]:
             totals["cached"] += int(bool(call.get("cached")))
             totals["prompt_tokens"] += tokens[0]
             totals["completion_tokens"] += tokens[1]
+            totals["reasoning_tokens"] += int(call.get("reasoning_tokens") or 0)
             totals["cost_usd"] += float(call.get("cost_usd") or 0.0)
             tally_deployments(deployments, call.get("deployment") or "", call.get("hop_errors") or [], sum(tokens))
     return {**totals, "deployments": deployments} if deployments else totals
@@ -385,5 +390,6 @@ def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
         "dataset": meta["dataset"],
         "judges": judges_json(summary),
         "llm": meta.get("llm") or llm_totals({}),
+        **({"requests": meta["requests"]} if meta.get("requests") else {}),
         **({"imported": meta["imported"]} if meta.get("imported") else {}),
     }

@@ -79,6 +79,8 @@ class RunCounts:
     cached: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    """Of `completion_tokens`, those spent thinking (where the provider says)."""
     cost_usd: float = 0.0
     failures: list[ItemFailed] = field(default_factory=list)
     deployments: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -90,6 +92,7 @@ class RunCounts:
         self.cached += call.cached
         self.prompt_tokens += call.prompt_tokens
         self.completion_tokens += call.completion_tokens
+        self.reasoning_tokens += call.reasoning_tokens
         self.cost_usd += call.cost_usd
         tally_deployments(self.deployments, call.deployment, call.hop_errors,
                           call.prompt_tokens + call.completion_tokens)

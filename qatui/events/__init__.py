@@ -78,6 +78,13 @@ class LLMCallFinished(Event):
     response: str = ""
     thinking: str = ""
     """What a reasoning model wrote apart from its answer (`<think>` sections, `reasoning_content`); never the answer."""
+    reasoning_tokens: int = 0
+    """Of `completion_tokens`, those the model spent thinking, where the provider says (OpenAI's
+    `usage.completion_tokens_details.reasoning_tokens`); 0 where it does not."""
+    options: dict = Field(default_factory=dict)
+    """The request options as sent (temperature, max_tokens, seed, reasoning_effort, thinking; `llm.reasoning`)."""
+    left_out: list[str] = Field(default_factory=list)
+    """Options set for the call or its backbone that were not sent: the model refuses them (`llm.reasoning`)."""
     trimmed: dict = Field(default_factory=dict)
     """What was cut to fit the context window (`qatui.llm.trim.Trimmed.record`); empty when nothing was."""
     deployment: str = ""

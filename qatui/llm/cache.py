@@ -2,9 +2,10 @@
 
 The key is the sha256 of the canonical JSON of everything that can change the answer:
 model, api_base, messages, temperature, max_tokens, seed and the response format (as a
-JSON schema), `logprobs` / `top_logprobs` when a call asks for them, and `repeat` for a call of
-a repeated judgement past its first (`llm.repeat`); each is absent otherwise, so every other
-call keeps its key. Not the API key (a rotated key gives the same answer,
+JSON schema), `logprobs` / `top_logprobs` when a call asks for them, `reasoning_effort` / `thinking`
+when a call sends them, and `repeat` for a call of a repeated judgement past its first (`llm.repeat`);
+each is absent otherwise, so every other call keeps its key. An option the model refuses is left out
+of the request (`llm.reasoning`), and so keyed as absent (None). Not the API key (a rotated key gives the same answer,
 and a key must never be written anywhere), not the stream flag (the final text is what is
 cached).
 
@@ -39,7 +40,7 @@ CACHE_FORMAT = 1
 
 KEY_FIELDS = ("model", "api_base", "messages", "temperature", "max_tokens", "seed", "response_format")
 """The request fields the key covers; anything else in a request (stream flags, keys) is ignored."""
-OPTIONAL_KEY_FIELDS = ("logprobs", "top_logprobs", "repeat")
+OPTIONAL_KEY_FIELDS = ("logprobs", "top_logprobs", "repeat", "reasoning_effort", "thinking")
 """Fields the key covers only when a request sets them (so adding them changed no existing key)."""
 
 DB_NAME = "calls.sqlite3"

@@ -31,6 +31,7 @@ from qatui.llm.errors import LLMCallError, ParseError, snippet
 from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_of
 from qatui.llm.parse import append_to_last_user, json_schema_of, json_schema_text, parse_within, schema_name
 from qatui.llm.repeat import LOCAL_FIELDS, repeat_fields
+from qatui.llm.reasoning import SENT_OPTIONS, Shape, request_extra, shape_of
 from qatui.llm.response import Answer, read_answer, spent_on, usage_of
 from qatui.llm.spend import hold, within_cap
 from qatui.llm.trim import Counter, Trimmed, counter_for, fit
@@ -120,6 +121,14 @@ class LLMClient:
                     self._supports_schema = False
         return self._supports_schema
 
+    def shape(self, temperature: float | None = None) -> Shape:
+        """What this backbone's requests look like at `temperature` (default: the backbone's): see `llm.reasoning`."""
+        return shape_of(self.settings, self.settings.temperature if temperature is None else temperature)
+
+    def request_note(self) -> str:
+        """One line when the backbone is a reasoning model or leaves options out, else "" (`Shape.note`)."""
+        return self.shape().note(self.model, self.settings.max_tokens)
+
     def supports_logprobs(self) -> bool:
         """Whether `logprobs=k` (top k log-probabilities per token) is sent: the provider takes it, never `local/`."""
         return backbone_gives_logprobs(self.model)
@@ -135,11 +144,16 @@ class LLMClient:
         max_tokens: int | None = None,
         logprobs: int | None = None,
         sample: int = 0,
+        thinking_room: bool = True,
     ) -> dict[str, Any]:
         """The request as sent (and keyed in the cache), without secrets or stream flags; `sample` k: seed + k.
 
         Within a repeat past the first (`llm.repeat`) the seed moves and `repeat` joins the request: it is
         part of the cache key and never sent.
+        Shaped for the model (`qatui.llm.reasoning`): the options it refuses left out, the
+        backbone's reasoning effort or thinking budget added, and on a reasoning model
+        `max_tokens` raised by the room for thinking (unless `thinking_room` is False: the
+        preflight's 8 tokens ask only whether it answers).
         """
         messages = [dict(m) for m in messages]
         request: dict[str, Any] = {
@@ -151,6 +165,11 @@ class LLMClient:
             "response_format": None,
             **repeat_fields(self.seed, sample),
         }
+        shape = self.shape(request["temperature"])
+        request.update(request_extra(shape))
+        request.update(dict.fromkeys(shape.left_out))  # None: not sent, and keyed as absent
+        if thinking_room:
+            request["max_tokens"] += shape.room
         if logprobs and self.supports_logprobs():
             request.update(logprobs=True, top_logprobs=logprobs)
         if schema is not None:
@@ -225,15 +244,17 @@ class LLMClient:
 
         It shows the endpoint answers (and how fast), not that the answers are any good: an
         answer cut off at its 8 tokens (a reasoning model is still thinking by then) passes,
-        and says so. A reply with no answer at all (no choices, no message) fails.
+        and says so. A reply with no answer at all (no choices, no message) fails. The line
+        starts with `request_note` when there is one ("openai/o3-mini: a reasoning model; …").
         """
         request = self.build_request([{"role": "user", "content": "Reply with the single word OK."}],
-                                     max_tokens=8)
+                                     max_tokens=8, thinking_room=False)
         started = time.perf_counter()
         answer, event, _ = await self._call(request, purpose="check", stream=False, read=False, write=False,
                                             accept_cut=True)
         cut = f" ({answer.cut_off}: only an answer is checked)" if answer.cut_off else ""
-        return (f"{self.label}: replied in {time.perf_counter() - started:.1f} s "
+        head = note if (note := self.request_note()) else f"{self.label}:"  # a reasoning model says so first
+        return (f"{head}{';' if note else ''} replied in {time.perf_counter() - started:.1f} s "
                 f"({event.prompt_tokens}+{event.completion_tokens} tokens): "
                 f"{snippet(answer.text or answer.thinking, 40, 0)}{cut}")
 
@@ -252,13 +273,14 @@ class LLMClient:
         call_id = _call_id()
         started = time.perf_counter()
         base = {"call_id": call_id, "model": self.model, "purpose": purpose, "prompt_hash": key,
-                "trimmed": trimmed.record() if trimmed else {}}
+                "trimmed": trimmed.record() if trimmed else {}, **self._sent(request)}
         if trimmed is not None:
             emit(InputTrimmed(call_id=call_id, purpose=purpose, model=self.model, trimmed=trimmed.record()))
         if read and (hit := self.cache.get(key)) is not None:
             usage = hit.get("usage") or {}
             event = LLMCallFinished(**base, prompt_tokens=int(usage.get("prompt_tokens", 0)),
-                                    completion_tokens=int(usage.get("completion_tokens", 0)), cost_usd=0.0,
+                                    completion_tokens=int(usage.get("completion_tokens", 0)),
+                                    reasoning_tokens=int(usage.get("reasoning_tokens", 0)), cost_usd=0.0,
                                     latency_s=time.perf_counter() - started, cached=True, attempts=0,
                                     response=hit["text"][:RESPONSE_CHARS],
                                     thinking=str(hit.get("thinking") or "")[:RESPONSE_CHARS])
@@ -343,6 +365,12 @@ class LLMClient:
         if keys:
             raise LLMCallError(f"{self.model}: no API key: set {' or '.join(keys)} (or name the variable "
                                "with api_key_env in a [backbones.NAME] table)")
+
+    def _sent(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The call record's `options` (as sent) and `left_out` (set for the call or the backbone, never sent)."""
+        wanted = ("temperature", "seed", *(name for name, _ in self.shape().extra))
+        return {"options": {k: request[k] for k in SENT_OPTIONS if request.get(k) is not None},
+                "left_out": [k for k in wanted if request.get(k) is None]}
 
     def _store(self, key: str, request: dict[str, Any], response: dict[str, Any] | None) -> None:
         try:

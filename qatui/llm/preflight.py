@@ -7,6 +7,12 @@ cache, one attempt, a short timeout) is answered. A 429 passes: the endpoint is 
 the key works, the run's own retries will wait. The embedded `local/...` models are only
 checked for their files (loading one takes seconds; it cannot be unreachable). A backbone
 with deployments has each deployment checked so, and a refusal names the deployment.
+
+The check's request is shaped as the run's are (`llm.reasoning`: options the model refuses
+left out, the reasoning effort sent), and its line says first when the backbone is a
+reasoning model ("openai/o3-mini: a reasoning model; temperature left out; max_tokens raised
+to 5,120 ..."). A model that still refuses an option with a 400 is refused in one line naming
+the option and how to stop sending it (`leave_out`).
 """
 
 from __future__ import annotations
@@ -15,9 +21,11 @@ import asyncio
 import copy
 from typing import TYPE_CHECKING, Any
 
+from qatui.config import LEAVABLE
 from qatui.errors import QatuiError
 from qatui.llm.backbone import first_line, mask_keys
 from qatui.llm.errors import LLMCallError
+from qatui.llm.reasoning import refused_option
 
 if TYPE_CHECKING:
     from qatui.llm.client import LLMClient
@@ -63,6 +71,9 @@ async def apreflight_backbone(client: LLMClient) -> str:
     except LLMCallError as e:
         if _cause_is(e, "RateLimitError"):
             return f"{client.label}: reachable (rate limited now; the run's retries will wait)"
+        if (_cause_is(e, "BadRequestError") or _cause_is(e, "UnsupportedParamsError")) and (
+                option := refused_option(str(e))):
+            raise BackboneUnusable(_refused(client, option)) from None
         if _cause_is(e, "APIConnectionError"):
             detail = mask_keys(first_line(e.__cause__), client.api_key()) if e.__cause__ else str(e)
             raise BackboneUnusable(f"backbone {client.name!r} cannot be reached: {detail}. Start its server or fix "
@@ -82,12 +93,27 @@ async def _check_deployment(client: LLMClient, index: int) -> str:
     single.name, single.model = label, dep.model
     single.backbone = Backbone(dep.model, api_key_env=dep.api_key_env)
     single.settings = BackboneConfig(model=dep.model, api_base=dep.api_base, api_key_env=dep.api_key_env,
-                                     timeout_s=client.settings.timeout_s, max_tokens=client.settings.max_tokens)
+                                     timeout_s=client.settings.timeout_s, max_tokens=client.settings.max_tokens,
+                                     **client.settings.model_dump(include={"temperature", "reasoning_effort",
+                                                                           "thinking_budget", "leave_out"}))
     try:
         return await apreflight_backbone(single)
     except BackboneUnusable as e:
         raise BackboneUnusable(str(e).replace(f"backbone {label!r}", f"backbone {client.name!r}: deployment "
                                               f"{label!r}", 1)) from None
+
+
+def _refused(client: LLMClient, option: str) -> str:
+    """One line for a backbone whose model refused a request option: which one, and how to stop sending it."""
+    table = f"[backbones.{client.name}]" if client.name != client.model else (
+        f"a [backbones.NAME] table with model = \"{client.model}\"")
+    if option in LEAVABLE:
+        fix = f"add leave_out = [\"{option}\"] to {table}"
+    elif option in ("reasoning_effort", "thinking"):
+        fix = f"remove reasoning_effort and thinking_budget from {table}"
+    else:
+        fix = "qatui sends it on every call; choose another model"
+    return f"backbone {client.name!r} refuses the request option {option!r} (400 from {client.model}): {fix}"
 
 
 def _probe_client(client: LLMClient) -> LLMClient:

@@ -21,7 +21,6 @@ _TAGS = r"(?:think|thinking|budget:thinking)"
 _CLOSED = re.compile(rf"<{_TAGS}>(.*?)</{_TAGS}>", re.DOTALL | re.IGNORECASE)
 _OPEN = re.compile(rf"<{_TAGS}>(.*)\Z", re.DOTALL | re.IGNORECASE)
 _CLOSE = re.compile(rf"</{_TAGS}>", re.IGNORECASE)
-_OPENERS = re.compile(r"[{\[]")
 
 CUT_REASONS = {
     "length": "answer cut off at max_tokens",
@@ -51,9 +50,10 @@ def split_thinking(content: str) -> tuple[str, str]:
 
     Closed `<think>…</think>` blocks anywhere (also `<thinking>`, `<budget:thinking>`), then
     an unclosed opening tag to the end, then everything before a stray closing tag (its
-    opening tag was part of the prompt's template), unless a `{` or `[` comes before it: then
-    the tag is quoted inside the answer (an echoed candidate), and cutting there could drop
-    the model's own verdict and leave a quoted one.
+    opening tag was part of the prompt's template), unless the tag lies inside a JSON value
+    begun before it (`_json_depths`): then it is quoted inside the answer (an echoed
+    candidate), and cutting there could drop the model's own verdict and leave a quoted one.
+    A draft that wrote a whole JSON verdict before the tag is cut off with the rest of it.
     """
     thoughts: list[str] = []
 
@@ -63,11 +63,43 @@ def split_thinking(content: str) -> tuple[str, str]:
 
     text = _CLOSED.sub(keep, content)
     text = _OPEN.sub(keep, text)
-    closes = list(_CLOSE.finditer(text))
-    if closes and not _OPENERS.search(text, 0, closes[-1].start()):
-        thoughts.insert(0, text[: closes[-1].start()].strip())
-        text = text[closes[-1].end():]
+    depths = _json_depths(text)
+    for close in reversed(list(_CLOSE.finditer(text))):  # the last tag that no JSON value holds
+        if not depths[close.start()]:
+            thoughts.insert(0, text[: close.start()].strip())
+            text = text[close.end():]
+            break
     return text, "\n\n".join(t for t in thoughts if t)
+
+
+def _json_depths(text: str) -> list[int]:
+    """For each position of `text` (and its end), how many `{…}` / `[…]` opened before it are still open.
+
+    Brackets are counted outside JSON strings (a quote opens a string only within brackets,
+    so prose quotes and apostrophes count for nothing; escapes are honoured). Computed only
+    for a text holding a closing tag; one pass, linear.
+    """
+    if not _CLOSE.search(text):
+        return []
+    depths = [0] * (len(text) + 1)
+    depth, in_string, escaped = 0, False, False
+    for i, char in enumerate(text):
+        depths[i] = depth
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth = max(0, depth - 1)
+        elif char == '"' and depth:
+            in_string = True
+    depths[len(text)] = depth
+    return depths
 
 
 def _reasoning_of(message: Any) -> str:
@@ -136,18 +168,35 @@ def read_answer(response: Any, model: str, request: dict[str, Any], *, attempts:
 
 
 def usage_of(response: Any) -> dict[str, int]:
-    """Prompt, completion and total tokens (0 where the provider did not say)."""
+    """Prompt, completion, reasoning and total tokens (0 where the provider did not say).
+
+    `reasoning_tokens` are part of `completion_tokens` (and priced with them), as OpenAI
+    counts them (`usage.completion_tokens_details.reasoning_tokens`); LiteLLM fills the same
+    field for the providers it translates.
+    """
     usage = getattr(response, "usage", None)
-    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-    completion = int(getattr(usage, "completion_tokens", 0) or 0)
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    prompt = _count(getattr(usage, "prompt_tokens", 0))
+    completion = _count(getattr(usage, "completion_tokens", 0))
+    details = getattr(usage, "completion_tokens_details", None)
+    reasoning = _count(details.get("reasoning_tokens") if isinstance(details, dict)
+                       else getattr(details, "reasoning_tokens", 0))
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "reasoning_tokens": reasoning,
+            "total_tokens": prompt + completion}
+
+
+def _count(value: Any) -> int:
+    """A token count a provider reported; 0 for a missing, negative or non-numeric one."""
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError, OverflowError):
+        return 0
 
 
 def spent_on(response: Any, model: str, *, free: bool) -> dict[str, Any]:
-    """What a reply cost, as `LLMCallFinished` fields (prompt and completion tokens, USD; 0 USD when `free`)."""
+    """What a reply cost, as `LLMCallFinished` fields (prompt, completion and reasoning tokens, USD; 0 USD when `free`)."""
     usage = usage_of(response)
     return {"prompt_tokens": usage["prompt_tokens"], "completion_tokens": usage["completion_tokens"],
-            "cost_usd": 0.0 if free else cost_of(response, model)}
+            "reasoning_tokens": usage["reasoning_tokens"], "cost_usd": 0.0 if free else cost_of(response, model)}
 
 
 def cost_of(response: Any, model: str) -> float:

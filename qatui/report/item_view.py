@@ -22,7 +22,7 @@ from qatui.report.baseline_views import BASELINE_ARTIFACTS, print_baseline_artif
 from qatui.report.dataset_view import describe_gold
 from qatui.report.jury_view import print_members
 from qatui.report.session_view import session_dataset
-from qatui.text import clip, trim_note
+from qatui.text import clip, plain, trim_note
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -160,8 +160,24 @@ def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
         console.print(f"[red]{escape(judge)} failed[/] ({escape(e['failure']['error_type'])}): {escape(e['failure']['reason'])}")
     if e["calls"]:
         console.print(f"  [dim]{len(e['calls'])} LLM calls[/]")
+    print_thinking(console, e["calls"])
     for cut in e.get("trimmed", []):
         console.print(f"  [yellow]{escape(cut['purpose'])} prompt {escape(trim_note(cut))}[/]")
+
+
+THINKING_SHOWN = 300
+"""Characters of each call's thinking printed by `sessions show --item` (--json holds what the call kept)."""
+
+
+def print_thinking(console: Console, calls: list[dict]) -> None:
+    """What a reasoning model thought before each answer, one clipped line per call that has any (never the answer)."""
+    for call in calls:
+        if not (thought := str(call.get("thinking") or "")):
+            continue
+        tokens = int(call.get("reasoning_tokens") or 0)
+        about = f"{len(thought):,} chars" + (f", {tokens:,} tokens" if tokens else "")
+        console.print(Text.assemble(("  thinking ", "dim"), plain(call.get("purpose", "")), (f" ({about}): ", "dim"),
+                                    plain(clip(thought, THINKING_SHOWN))))
 
 
 def print_artifacts(console: Console, artifacts: list[dict], by_label: dict[str, str]) -> None:

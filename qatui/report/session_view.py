@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from qatui.errors import DatasetError
 from qatui.llm.errors import failure_cause, grouped_reason
-from qatui.text import clip, deployments_line, no_decision_note, plural
+from qatui.text import clip, deployments_line, no_decision_note, plain, plural, thinking_note
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -92,10 +93,12 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
     if llm.get("calls"):
         console.print(
             f"[dim]LLM calls[/] {llm['calls']} ({llm['cached']} cached), tokens {llm['prompt_tokens']}+"
-            f"{llm['completion_tokens']}, cost ${llm['cost_usd']:.4f}"
+            f"{llm['completion_tokens']}{thinking_note(llm.get('reasoning_tokens', 0))}, cost ${llm['cost_usd']:.4f}"
         )
         if llm.get("deployments"):
             console.print(f"[dim]deployments[/] {escape(deployments_line(llm['deployments']))}")
+    for note in (meta.get("requests") or {}).values():
+        console.print(Text.assemble(("requests ", "dim"), plain(note)))
     print_failures(console, failures)
     if session_status(meta) == "failed":
         console.print("[bold red]every item failed[/]: nothing was judged, so there is nothing to compare with "

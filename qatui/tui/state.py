@@ -107,6 +107,8 @@ class TaskView:
     """When this run started the task, in the run's own seconds (`RunState.elapsed`); None when not running."""
     transcript: list[str] = field(default_factory=list)
     """Append-only chunks of raw LLM text; a pane shows their concatenation."""
+    thinking: dict[int, str] = field(default_factory=dict)
+    """Index in `transcript` -> what a reasoning model thought before the answer at that chunk (a pane folds it)."""
     streamed: dict[str, str] = field(default_factory=dict)
     """call_id -> the text streamed so far, to tell streamed calls from cached ones."""
     revision: Counter[str] = field(default_factory=Counter)
@@ -305,9 +307,13 @@ def _call(state: RunState, e: LLMCallFinished) -> None:
     streamed = task.streamed.pop(e.call_id, None)
     if streamed is None:
         note = " (cached)" if e.cached else ""
-        task.transcript.append(f"── {e.purpose} · {e.model}{note} ──\n{e.response}")
+        task.transcript.append(f"── {e.purpose} · {e.model}{note} ──\n")
     elif e.response and e.response != streamed:
-        task.transcript.append(f"\n── kept answer ──\n{e.response}")
+        task.transcript.append("\n── kept answer ──\n")
+    if e.thinking:
+        task.thinking[len(task.transcript)] = e.thinking  # drawn before the answer, folded
+    if streamed is None or (e.response and e.response != streamed):
+        task.transcript.append(e.response)
     if e.trimmed:
         task.transcript.append(f"\n!! prompt {trim_note(e.trimmed)}")
     if not e.ok:

@@ -24,7 +24,7 @@ from qatui.report.session_view import (
     session_status,
     unchanged_dataset,
 )
-from qatui.text import have, plural
+from qatui.text import have, plural, thinking_note
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -167,7 +167,8 @@ def settings(meta: dict, verdicts: dict[str, dict[str, Verdict]]) -> list[tuple[
     ]
     if llm := meta.get("llm"):
         rows.append(("LLM usage", f"{llm['calls']} calls ({llm['cached']} cached), "
-                                  f"{llm['prompt_tokens']}+{llm['completion_tokens']} tokens, ${llm['cost_usd']:.4f}"))
+                                  f"{llm['prompt_tokens']}+{llm['completion_tokens']} tokens"
+                                  f"{thinking_note(llm.get('reasoning_tokens', 0))}, ${llm['cost_usd']:.4f}"))
     return rows
 
 

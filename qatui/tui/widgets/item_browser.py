@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import ClassVar
 
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
 
@@ -50,6 +52,10 @@ class ItemBrowser(Horizontal):
         & #detail.-transcript-only > TranscriptPanel { height: 1fr; }
     }
     """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("z", "toggle_thinking", "Thinking", show=False),  # the transcript's folded thoughts say the key
+    ]
 
     SMALL = 30
     """Below this many rows the transcript starts hidden, leaving the judge's output the room (t shows it), and
@@ -125,6 +131,10 @@ class ItemBrowser(Horizontal):
         self._chosen = True
         self.query_one(TranscriptPanel).toggle_class("-hidden")
         self._place_transcript()
+
+    def action_toggle_thinking(self) -> None:
+        """Unfold (or fold again) what a reasoning model thought before each answer in the transcript."""
+        self.query_one(TranscriptPanel).toggle_thinking()
 
     def show_transcript(self, visible: bool) -> None:
         """Whether this run has a transcript at all (not for judges that make no LLM calls)."""

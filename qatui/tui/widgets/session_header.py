@@ -10,7 +10,7 @@ from textual.widgets import Label, Sparkline, Static
 
 from qatui.report import session_status
 from qatui.report.classes_view import class_line
-from qatui.text import deployments_line, plain, plural
+from qatui.text import deployments_line, plain, plural, thinking_note
 from qatui.tui.format import count, members_line, metrics_line, with_self
 from qatui.tui.saved import SavedState
 
@@ -75,7 +75,8 @@ class SessionHeader(Vertical):
         calls.display = bool(c.calls)
         routed = f"\ndeployments: {deployments_line(c.deployments)}" if c.deployments else ""
         calls.update(Content(plain(f"calls {c.calls} ({c.cached} cached) · tokens "
-                             f"{count(c.prompt_tokens)}+{count(c.completion_tokens)} · ${c.cost_usd:.4f}{routed}")))
+                             f"{count(c.prompt_tokens)}+{count(c.completion_tokens)}"
+                             f"{thinking_note(c.reasoning_tokens, short=True)} · ${c.cost_usd:.4f}{routed}")))
         if read is not None:
             return
         for judge, metrics in self._judge_lines.items():
