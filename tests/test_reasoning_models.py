@@ -210,7 +210,7 @@ def test_the_thinking_is_stored_shown_and_its_tokens_counted_and_priced(o3_serve
     assert f"({total:,} thinking)" in capsys.readouterr().out
 
 
-async def test_the_tui_transcript_folds_the_thinking_and_unfolds_it_on_z(o3_server, tmp_path, monkeypatch,
+async def test_the_tui_transcript_folds_the_thinking_and_unfolds_it_on_h(o3_server, tmp_path, monkeypatch,
                                                                          capsys) -> None:
     from qatui.tui.app import QatuiApp
     from qatui.tui.screens.session import SessionScreen
@@ -231,17 +231,17 @@ async def test_the_tui_transcript_folds_the_thinking_and_unfolds_it_on_z(o3_serv
                     break
             await pilot.pause(0.05)
         shown = str(app.screen.query_one(TranscriptPanel).query_one("Static").content)
-        folded = f"▸ thinking ({len(DRAFT)} chars) · z unfolds"
+        folded = f"▸ thinking ({len(DRAFT)} chars) · h unfolds"
         assert shown.count(folded) == 2 and "Answer B looks better" not in shown, shown
         assert '"rationale": "A is right"' in shown
-        await pilot.press("z")
+        await pilot.press("h")
         for _ in range(100):
             shown = str(app.screen.query_one(TranscriptPanel).query_one("Static").content)
             if "Answer B looks better" in shown:
                 break
             await pilot.pause(0.05)
-        assert shown.count(DRAFT) == 2 and shown.count(f"▾ thinking ({len(DRAFT)} chars) · z folds") == 2, shown
-        await pilot.press("z")
+        assert shown.count(DRAFT) == 2 and shown.count(f"▾ thinking ({len(DRAFT)} chars) · h folds") == 2, shown
+        await pilot.press("h")
         for _ in range(100):
             shown = str(app.screen.query_one(TranscriptPanel).query_one("Static").content)
             if "Answer B looks better" not in shown:

@@ -54,7 +54,7 @@ class ItemBrowser(Horizontal):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("z", "toggle_thinking", "Thinking", show=False),  # the transcript's folded thoughts say the key
+        Binding("h", "toggle_thinking", "Thinking", show=False),  # the transcript's folded thoughts say the key
     ]
 
     SMALL = 30

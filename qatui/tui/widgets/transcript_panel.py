@@ -1,7 +1,7 @@
 """The raw text the backbone wrote for the selected item, streaming in as tokens arrive.
 
 What a reasoning model thought before an answer is folded to one line ("▸ thinking (1,234
-chars)") above that answer; `z` unfolds every thought of the pane, and folds them again.
+chars)") above that answer; `h` unfolds every thought of the pane, and folds them again.
 """
 
 from __future__ import annotations
@@ -83,10 +83,10 @@ def _parts(task: TaskView, unfolded: bool) -> list[tuple[str, str]]:
         if (thought := task.thinking.get(index)) is not None:
             size = f"thinking ({len(thought):,} chars)"
             if unfolded:
-                parts += [(f"▾ {size} · z folds\n", "italic"), (plain(thought) + "\n", "italic dim"),
+                parts += [(f"▾ {size} · h folds\n", "italic"), (plain(thought) + "\n", "italic dim"),
                           ("── answer ──\n", "")]
             else:
-                parts.append((f"▸ {size} · z unfolds\n", "italic"))
+                parts.append((f"▸ {size} · h unfolds\n", "italic"))
         if index < len(task.transcript) and task.transcript[index]:
             parts.append((plain(task.transcript[index]), ""))
     return parts
