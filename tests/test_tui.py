@@ -572,6 +572,11 @@ async def test_new_run_screen_starts_a_run_with_the_options_typed(tmp_path) -> N
         await pilot.press("f3")
         listing = screen.query_one("#judges", SelectionList)
         await until(pilot, lambda: listing.option_count > 0)
+        listing.highlighted = listing.get_option_index("minos")
+        await until(pilot, lambda: screen.query_one(OptionsForm).judge == "minos")
+        helps = [str(h.content) for h in screen.query_one(OptionsForm).query(".help")]
+        assert any("A / B / tie" in h for h in helps)  # what an option does, never where its code lives
+        assert not [h for h in helps if "qatui." in h or "\n" in h]
         listing.deselect("minos")
         listing.select("bleu")
         listing.highlighted = listing.get_option_index("bleu")
