@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from difflib import get_close_matches
 
 _UNSHOWABLE = re.compile("\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 """What a terminal would obey instead of showing: C0 controls but tab and newline, DEL, C1 (0x80-0x9f,
@@ -30,6 +32,16 @@ def plain(text: object) -> str:
     Textual `Content`), never as markup. A literal backslash in the data is left as it is.
     """
     return _UNSHOWABLE.sub(_visible, text if isinstance(text, str) else str(text))
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """' (did you mean 'rouge-l'?)' when a known name is close to a refused one (`rouge_l`, `bluert`), else ''.
+
+    Case and `_` / `-` are ignored in the comparison, as people type them either way."""
+    known = list(known)
+    folded = {k.lower().replace("_", "-"): k for k in known}
+    close = get_close_matches(name.lower().replace("_", "-"), list(folded), n=1, cutoff=0.6)
+    return f" (did you mean {folded[close[0]]!r}?)" if close else ""
 
 
 def plural(n: int | None, noun: str, nouns: str | None = None) -> str:

@@ -330,3 +330,26 @@ def test_markdown_export_is_in_natural_order_and_counts_agree(tmp_path, capsys) 
     one.write_text(data.read_text().splitlines()[0] + "\n")
     code, out, err = cli(capsys, "run", str(one), "--judge", "rouge-l", "--sessions-dir", str(tmp_path))
     assert "1 item)" in out and "1 items" not in out
+
+
+# -- a misspelt name is answered with the close one -------------------------------------------------
+
+@pytest.mark.parametrize(("args", "meant"), [
+    (["--judge", "rouge_l"], "'rouge-l'"),
+    (["--judge", "pairwise", "--backbone", "smollm"], None),  # no table is close: no guess
+    (["--judge", "rouge-l", "--format", "jsnl"], "'jsonl'"),
+    (["--judge", "jury", "--jury", "rouge_l,bleu"], "'rouge-l'"),
+], ids=["judge", "no guess", "format", "jury member"])
+def test_a_misspelt_name_is_refused_with_the_close_one(tmp_path, capsys, args, meant) -> None:
+    code, out, err = cli(capsys, "run", str(DEMO), *args, "--sessions-dir", str(tmp_path / "s"))
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert (f"did you mean {meant}?" in err) if meant else ("did you mean" not in err)
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_misspelt_backbone_table_is_answered_with_the_close_one(tmp_path, capsys) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[backbones.gpt4-mini]\nmodel = "openai/gpt-4o-mini"\n')
+    code, out, err = cli(capsys, "--config", str(config), "run", str(DEMO), "--judge", "pointwise",
+                         "--backbone", "gpt4_mini", "--sessions-dir", str(tmp_path / "s"))
+    assert code == 2 and "did you mean 'gpt4-mini'?" in err, err

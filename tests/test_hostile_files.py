@@ -282,3 +282,22 @@ def test_json_output_is_strict_with_a_non_finite_figure_as_null_and_its_reason(t
     assert data["non_finite"]["kendall"].startswith("NaN: the figure is undefined")
     assert data["non_finite"]["ratio[0]"] == "inf: the figure is infinite"
     assert data["n_items"] == 1
+
+
+def test_json_output_writes_a_float_sum_s_last_bit_noise_as_the_figure_it_means(tmp_path, capsys, monkeypatch) -> None:
+    """A mean summed in floating point (0.1 ten times is 0.9999999999999999) reads 1.0 in `--json`, to 12 digits."""
+    import qatui.report
+    from qatui.cli import main
+
+    overview = qatui.report.dataset_overview
+    noisy = sum([0.1] * 10)
+    assert noisy != 1.0
+    monkeypatch.setattr(qatui.report, "dataset_overview",
+                        lambda d: {**overview(d), "mean": noisy, "small": 1 / 3 * 1e-9, "big": 2.0 ** 70})
+    path = tmp_path / "ok.jsonl"
+    path.write_text(json.dumps(_record()) + "\n")
+    assert main(["datasets", "inspect", str(path), "--json"]) == 0
+    out = capsys.readouterr().out
+    data = json.loads(out)
+    assert '"mean": 1.0' in out and data["mean"] == 1.0
+    assert data["small"] == 3.33333333333e-10 and data["big"] == 1.18059162072e21  # significant digits, not places

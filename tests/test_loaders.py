@@ -89,6 +89,8 @@ BAD_JSONL = {
         ["demo.jsonl line 1", "field 'gold'", "'c9'"]),
     "bad gold kind": ('{"id": "a", "question": "q", "candidates": {"c": "t"}, "gold": {"kind": "stars"}}\n',
                       ["line 1", "field 'gold'", "stars"]),
+    "gold without kind": ('{"id": "a", "question": "q", "candidates": {"c": "t"}, "gold": {"tiers": [["c"]]}}\n',
+                          ["demo.jsonl line 1", "field 'gold'", "needs a kind: ranking, pairwise or ratings"]),
     "duplicate id": ('{"id": "a", "question": "q", "candidates": {"c": "t"}}\n'
                      '{"id": "a", "question": "q2", "candidates": {"c": "t"}}\n',
                      ["demo.jsonl line 2", "field 'id'", "duplicate item id 'a'", "line 1"]),

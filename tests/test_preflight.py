@@ -99,3 +99,32 @@ def test_resume_checks_the_backbone_before_touching_the_session(fake_backbone, t
     err = capsys.readouterr().err
     assert code == 2 and "FAKE_KEY is not set" in err
     assert SessionStore(sessions).open(session).meta["status"] == "failed"  # untouched
+
+
+def test_a_missing_key_and_a_refused_connection_are_refused_at_once(tmp_path, monkeypatch) -> None:
+    """No key: LiteLLM's `validate_environment` says so without a request; a closed 127.0.0.1 port: one attempt.
+
+    LiteLLM is imported first, so the figure is the check's own (the import is about 3 s, paid once per process)."""
+    import socket
+    import time
+
+    from qatui.config import parse_config
+    from qatui.llm._lazy import get_litellm
+    from qatui.llm.client import make_client
+    from qatui.llm.preflight import BackboneUnusable, preflight_backbone
+
+    get_litellm()
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("QATUI_TEST_KEY", "sk-test")
+    with socket.socket() as probe:  # a port nothing listens on: bound, then closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = parse_config(f'[backbones.down]\nmodel = "openai/m"\napi_base = "http://127.0.0.1:{port}/v1"\n'
+                          f'api_key_env = "QATUI_TEST_KEY"\n[backbones.ol]\nmodel = "ollama/qwen2.5"\n'
+                          f'api_base = "http://127.0.0.1:{port}"\n', str(tmp_path / "c.toml"))
+    for backbone, says in [("openai/gpt-4o-mini", "OPENAI_API_KEY"), ("down", "111"), ("ol", str(port))]:
+        start = time.monotonic()
+        with pytest.raises(BackboneUnusable) as refused:
+            preflight_backbone(make_client(backbone, config))
+        took = time.monotonic() - start
+        assert says in str(refused.value) and took < 3.0, (backbone, took, str(refused.value))

@@ -24,6 +24,7 @@ from qatui.config import Config, parse_config
 from qatui.data.loaders import demo_dataset, demo_path, load_dataset
 from qatui.events import AnyEvent
 from qatui.engine.jobs import start_run
+from qatui.errors import ConfigError
 from qatui.store.session import SessionStore
 from qatui.tui.app import QatuiApp
 from qatui.tui.screens.compare import CompareScreen, SideBySideScreen
@@ -119,6 +120,18 @@ def test_bundled_and_user_themes_load(tmp_path, monkeypatch) -> None:
     themes, problems = discover_themes()
     assert "mine" in {t.name for t in themes}
     assert len(problems) == 1 and "broken.toml" in problems[0] and "colour" in problems[0]
+
+
+def test_an_unknown_theme_is_refused_before_the_app_opens_listing_the_known_ones(tmp_path) -> None:
+    config_path = tmp_path / "config.toml"
+    config_path.write_text('[general]\ntheme = "qatui-drak"\n')
+    config = parse_config(config_path.read_text(), str(config_path))
+    with pytest.raises(ConfigError) as refused:
+        QatuiApp(config, config_path=config_path)
+    message = str(refused.value)
+    assert "\n" not in message and "config.toml" in message and "'qatui-drak'" in message
+    assert "qatui-dark" in message and "qatui-light" in message and "textual-dark" in message
+    assert QatuiApp(parse_config('[general]\ntheme = "nord"\n', "c.toml")).config.general.theme == "nord"
 
 
 def test_the_app_module_imports_no_heavy_library() -> None:
@@ -559,6 +572,11 @@ async def test_new_run_screen_starts_a_run_with_the_options_typed(tmp_path) -> N
         await pilot.press("f3")
         listing = screen.query_one("#judges", SelectionList)
         await until(pilot, lambda: listing.option_count > 0)
+        listing.highlighted = listing.get_option_index("minos")
+        await until(pilot, lambda: screen.query_one(OptionsForm).judge == "minos")
+        helps = [str(h.content) for h in screen.query_one(OptionsForm).query(".help")]
+        assert any("A / B / tie" in h for h in helps)  # what an option does, never where its code lives
+        assert not [h for h in helps if "qatui." in h or "\n" in h]
         listing.deselect("minos")
         listing.select("bleu")
         listing.highlighted = listing.get_option_index("bleu")

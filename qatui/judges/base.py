@@ -40,9 +40,9 @@ class JudgeOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, allow_inf_nan=False)
 
-    tie_digits: int = Field(DEFAULT_DIGITS, ge=0, le=MAX_TIE_DIGITS)
+    tie_digits: int = Field(DEFAULT_DIGITS, ge=0, le=MAX_TIE_DIGITS)  # the rule itself: qatui/ties.py
     """Two scores equal once rounded to this many digits are a tie: the judge said they are equal, in its
-    tied groups and in an A / B / tie preference alike (`qatui.ties`; presentation order only for display)."""
+    tied groups and in an A / B / tie preference alike (presentation order only for display)."""
     repeats: int = Field(1, ge=1, le=MAX_REPEATS)
     """Ask each judgement this many times with distinct seeds; the verdict is their aggregate (mean of scores,
     majority of choices, Borda of rankings) and the judge's agreement with itself is reported. A judge that

@@ -6,6 +6,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from qatui.errors import JudgeError, first_problem
+from qatui.text import did_you_mean
 
 if TYPE_CHECKING:
     from qatui.config import Config
@@ -61,7 +62,8 @@ def judge_class(name: str) -> type[Judge]:
     try:
         target = JUDGES[name]
     except KeyError:
-        raise JudgeError(f"unknown judge {name!r}; known judges: {', '.join(sorted(JUDGES))}") from None
+        raise JudgeError(f"unknown judge {name!r}{did_you_mean(name, JUDGES)}; known judges: "
+                         f"{', '.join(sorted(JUDGES))}") from None
     module, _, attr = target.partition(":")
     return getattr(import_module(module), attr)
 

@@ -37,6 +37,7 @@ from qatui.llm.spend import hold, within_cap
 from qatui.llm.trim import Counter, Trimmed, counter_for, fit
 from qatui.llm.router import DeploymentRouter, Hop, hop_fields
 from qatui.llm.stream import stream_consumer
+from qatui.text import did_you_mean
 
 if TYPE_CHECKING:
     from qatui.config import BackboneConfig, Config
@@ -413,7 +414,8 @@ def make_client(backbone: str, config: Config, *, use_cache: bool | None = None)
         settings = BackboneConfig(model=backbone)
     else:
         where = config.source or "the config"
-        raise ConfigError(f"unknown backbone '{backbone}': not a [backbones.{backbone}] table in {where}, and not "
+        raise ConfigError(f"unknown backbone '{backbone}'{did_you_mean(backbone, config.backbones)}: not a "
+                          f"[backbones.{backbone}] table in {where}, and not "
                           "a LiteLLM model string such as openai/gpt-4o-mini, ollama/qwen2.5 or local/smollm2")
     if settings.model.startswith("local/"):
         from qatui.llm.local import PACKAGES, model_name

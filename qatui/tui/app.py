@@ -31,7 +31,7 @@ from qatui.tui.screens.base import report_failure
 from qatui.tui.screens.confirm import ConfirmScreen
 from qatui.tui.screens.help import HelpScreen
 from qatui.tui.screens.home import HomeScreen
-from qatui.tui.themes import DEFAULT_THEME, discover_themes, save_theme
+from qatui.tui.themes import check_theme, discover_themes, save_theme
 
 if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
@@ -67,6 +67,8 @@ class QatuiApp(App[None]):
         self.make_resources = make_resources
         """Models for runs started here; None: the config's (new runs) or the session's (resumes)."""
         self.config_path = config_path or Path(self.config.source or default_config_path())
+        self._themes, self._theme_problems = discover_themes()
+        check_theme(self.config.general.theme, self._themes, str(self.config_path))
         self.engine_loop = EngineLoop()
         self.last_new_run: NewRun | None = None
         self.own_themes: list[str] = []
@@ -84,17 +86,12 @@ class QatuiApp(App[None]):
         """The folders file fields may read (`qatui serve` confines them; a terminal goes anywhere)."""
 
     def on_mount(self) -> None:
-        themes, problems = discover_themes()
-        for theme in themes:
+        for theme in self._themes:
             self.register_theme(theme)
-        self.own_themes = [theme.name for theme in themes]
-        for problem in problems:
+        self.own_themes = [theme.name for theme in self._themes]
+        for problem in self._theme_problems:
             self.notify(problem, title="Theme skipped", severity="warning")
-        wanted = self.config.general.theme
-        if wanted not in self.available_themes:
-            self.notify(f"unknown theme {wanted!r}; using {DEFAULT_THEME}", severity="warning")
-            wanted = DEFAULT_THEME
-        self.theme = wanted
+        self.theme = self.config.general.theme
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.push_screen(HomeScreen(self.store))
         if self.open_id:

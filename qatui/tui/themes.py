@@ -14,7 +14,7 @@ from dataclasses import fields
 from importlib.resources import files
 from pathlib import Path
 
-from textual.theme import Theme
+from textual.theme import BUILTIN_THEMES, Theme
 
 from qatui.errors import ConfigError
 from qatui.paths import themes_dir
@@ -66,6 +66,15 @@ def discover_themes(folders: list[Path] | None = None) -> tuple[list[Theme], lis
                 continue
             themes[theme.name] = theme
     return list(themes.values()), problems
+
+
+def check_theme(wanted: str, own: list[Theme], where: str) -> None:
+    """Refuse a `general.theme` that names no theme, listing the known ones (qatui's and the user's, then Textual's).
+
+    Checked before the app opens: a misspelt name would otherwise quietly fall back to the default."""
+    known = [t.name for t in own] + [name for name in BUILTIN_THEMES if name not in {t.name for t in own}]
+    if wanted not in known:
+        raise ConfigError(f"{where}: general.theme {wanted!r} is no theme; known: {', '.join(known)}")
 
 
 def with_theme(text: str, name: str) -> str:

@@ -32,6 +32,7 @@ from qatui.data.loaders._common import HEAD_CHARS, unique_items
 from qatui.data.safe_read import Refused, check_regular, loads_json, read_bytes, read_head, read_text
 from qatui.data.model import Dataset, Item
 from qatui.errors import DatasetError
+from qatui.text import did_you_mean
 
 _MODULES: dict[str, ModuleType] = {
     "jsonl": jsonl,
@@ -159,7 +160,8 @@ def _checked(path: str | Path, format: str | None, csv_mapping: dict[str, str] |
     elif not path.exists():
         raise DatasetError(f"{path}: no such file or folder")
     if format not in _MODULES:
-        raise DatasetError(f"unknown dataset format {format!r}; formats are: {', '.join(FORMATS)}")
+        raise DatasetError(f"unknown dataset format {format!r}{did_you_mean(format, FORMATS)}; formats are: "
+                           f"{', '.join(FORMATS)}")
     if csv_mapping and format != "csv":
         raise DatasetError(f"a CSV column mapping applies only to the csv format, not to {format!r}")
     if path.is_dir() and format != "lfqa-eval":

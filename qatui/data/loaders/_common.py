@@ -36,6 +36,10 @@ _EXPECTED = {
 }
 
 
+GOLD_KINDS = "ranking, pairwise or ratings"
+"""The values of gold's `kind`, for a message that says what to write."""
+
+
 def field_error(where: str, field: str, message: str) -> DatasetError:
     """The one shape of a record-level error: file and record, field, what is wrong."""
     return DatasetError(f"{where}: field {field!r}: {message}")
@@ -217,6 +221,8 @@ def _explain(exc: ValidationError, where: str, raw_names: Mapping[str, str]) -> 
     if loc[:1] == ["gold"] and len(loc) > 1:
         del loc[1]  # the discriminator tag pydantic adds: 'gold.ranking.tiers' -> 'gold.tiers'
     message = error["msg"].removeprefix("Value error, ")
+    if error["type"] == "union_tag_not_found":  # pydantic's words name its discriminator, not what to write
+        message = f"needs a kind: {GOLD_KINDS}"
     if not loc:  # an item-level check; today only the one that gold names known candidates
         if message.startswith("gold "):
             return field_error(where, raw_names.get("gold", "gold"), message)

@@ -22,6 +22,7 @@ from qatui.events import Event, Judgement, MemberVerdict
 from qatui.judges.base import Judge, JudgeOptions, as_they_finish
 from qatui.judges.jury.votes import Aggregation, Quorum, decide, quorum_size, resolved
 from qatui.judges.ranking import pair_preference, strict_ranking
+from qatui.text import did_you_mean
 
 if TYPE_CHECKING:
     from qatui.data.model import Item
@@ -69,7 +70,8 @@ def _member(spec: str, jury: Jury) -> Member:
     if judge_name == "jury":
         raise JudgeError(f"{where}: a jury cannot be a member of a jury")
     if judge_name not in JUDGES:
-        raise JudgeError(f"{where}: unknown judge {judge_name!r}; known judges: {', '.join(sorted(JUDGES))}"
+        raise JudgeError(f"{where}: unknown judge {judge_name!r}{did_you_mean(judge_name, JUDGES)}; known judges: "
+                         f"{', '.join(sorted(JUDGES))}"
                          " (--jury takes members separated by commas, or the NAME of a [juries.NAME] table)")
     config = jury.resources.config
     options = jury.options.member_options.get(judge_name, config.judge_options(judge_name))
@@ -79,7 +81,8 @@ def _member(spec: str, jury: Jury) -> Member:
     if backbone and not (probe.uses_llm or probe.uses_nli):
         raise JudgeError(f"{where}: {judge_name} calls no backbone; name it without @{backbone}")
     if backbone and "/" not in backbone and backbone not in config.backbones:
-        raise JudgeError(f"{where}: unknown backbone {backbone!r}: not a [backbones.{backbone}] table of "
+        raise JudgeError(f"{where}: unknown backbone {backbone!r}{did_you_mean(backbone, config.backbones)}: "
+                         f"not a [backbones.{backbone}] table of "
                          f"{config.source or 'the config'}, nor a LiteLLM model string such as openai/gpt-4o-mini")
     if not probe.uses_llm and not backbone:
         return Member(judge_name, probe)

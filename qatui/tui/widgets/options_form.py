@@ -70,7 +70,7 @@ class OptionsForm(Vertical):
             widgets.append(Label(name, classes="first" if i == 0 else ""))
             widgets.append(_editor(name, field.annotation, values.get(name, field.get_default(call_default_factory=True))))
             if field.description:
-                widgets.append(Static(field.description, classes="help"))
+                widgets.append(Static(" ".join(field.description.split()), classes="help"))  # docstring breaks
         await self.mount_all(widgets)
         self.judge = judge
 
