@@ -23,10 +23,10 @@ from qatui.config import BackboneConfig, Config
 from qatui.data.model import Item, PairwiseGold, RankingGold
 from qatui.engine.runner import Engine
 from qatui.events import LLMCallFinished, Verdict, emit, event_from_dict
+from qatui.judges.baselines.geval_scoring import digit_probabilities, weighted_score
+from qatui.judges.baselines.length import text_length, unit_for
 from qatui.judges.brackets import Unreadable, read_choice, read_score, read_whole
-from qatui.judges.geval_scoring import digit_probabilities, weighted_score
-from qatui.judges.length import text_length, unit_for
-from qatui.judges.pairwise_ab import ab_scores, most_rematches
+from qatui.judges.pairwise.ab import ab_scores, most_rematches
 from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
 from qatui.llm.errors import ParseError

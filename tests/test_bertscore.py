@@ -5,10 +5,10 @@ import pytest
 from qatui.data.model import Dataset, Item, RankingGold
 from qatui.data.presentation import present
 from qatui.embed.encoder import TokenEncoder, load_encoder
-from qatui.events import Judgement, RunFinished, Verdict
 from qatui.engine.runner import Engine
 from qatui.errors import JudgeError
-from qatui.judges.bertscore import BertScoreJudge, bert_scores, greedy_match
+from qatui.events import Judgement, RunFinished, Verdict
+from qatui.judges.baselines.bertscore import BertScoreJudge, bert_scores, greedy_match
 from qatui.judges.registry import make_judge
 
 REF = "The Eiffel Tower is in Paris and was finished in 1889."

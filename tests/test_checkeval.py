@@ -20,15 +20,14 @@ from qatui.events import (
     emit,
     event_from_dict,
 )
-from qatui.judges.checklist import (
+from qatui.judges.checkeval.checklist import (
     ChecklistError,
     bundled_checklists,
     load_checklist,
     parse_answers,
     share_of_yes,
 )
-from qatui.judges.checklist_filter import NO_VERDICT, parse_verdicts
-from qatui.judges.checklist_gen import generate_checklist, question_lines
+from qatui.judges.checkeval.generate import NO_VERDICT, generate_checklist, parse_verdicts, question_lines
 from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
 from qatui.llm.errors import ParseError

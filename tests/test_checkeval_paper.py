@@ -13,7 +13,7 @@ from qatui.data.model import Item
 from qatui.engine.runner import Engine
 from qatui.errors import JudgeError
 from qatui.events import ChecklistAnswered, LLMCallFinished, Verdict, emit
-from qatui.judges.checklist import load_checklist, parse_checklist
+from qatui.judges.checkeval.checklist import load_checklist, parse_checklist
 from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
 from qatui.llm.fence import block_texts

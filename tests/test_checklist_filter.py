@@ -9,9 +9,8 @@ import pytest
 
 from qatui.config import Config
 from qatui.events import LLMCallFinished, emit
-from qatui.judges.checklist import load_checklist
-from qatui.judges.checklist_filter import DUPLICATE, EMPTIED, REASONS, parse_verdicts
-from qatui.judges.checklist_gen import generate_checklist
+from qatui.judges.checkeval.checklist import load_checklist
+from qatui.judges.checkeval.generate import DUPLICATE, EMPTIED, REASONS, generate_checklist, parse_verdicts
 from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
 

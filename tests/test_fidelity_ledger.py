@@ -201,8 +201,8 @@ def test_qatui_judges_prints_each_judges_claims(capsys) -> None:
 
 
 @pytest.mark.parametrize(("broken", "why"), [
-    ("`qatui/judges/minos.py::MinosJudge._classify`", "defines no MinosJudge._gone"),
-    ("`qatui/judges/prompts/minos.en.toml [classify]`", "has no [gone]"),
+    ("`qatui/judges/minos/judge.py::MinosJudge._classify`", "defines no MinosJudge._gone"),
+    ("`qatui/judges/minos/prompts/minos.en.toml [classify]`", "has no [gone]"),
     ("`minos:route`", "has no option 'gone'"),
     ("`qatui checklist generate --elaborate`", "has no flag --gone"),
 ])
@@ -210,8 +210,8 @@ def test_the_reader_catches_a_name_that_no_longer_exists(broken: str, why: str) 
     """The ledger's own references, each renamed to something that does not exist, are caught with the reason."""
     text = LEDGER.read_text(encoding="utf-8")
     assert broken in text
-    gone = {"`qatui/judges/minos.py::MinosJudge._classify`": "`qatui/judges/minos.py::MinosJudge._gone`",
-            "`qatui/judges/prompts/minos.en.toml [classify]`": "`qatui/judges/prompts/minos.en.toml [gone]`",
+    gone = {"`qatui/judges/minos/judge.py::MinosJudge._classify`": "`qatui/judges/minos/judge.py::MinosJudge._gone`",
+            "`qatui/judges/minos/prompts/minos.en.toml [classify]`": "`qatui/judges/minos/prompts/minos.en.toml [gone]`",
             "`minos:route`": "`minos:gone`",
             "`qatui checklist generate --elaborate`": "`qatui checklist generate --gone`"}[broken]
     assert any(why in p for p in ledger_problems(text.replace(broken, gone)))

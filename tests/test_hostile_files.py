@@ -198,7 +198,7 @@ def test_the_other_loaders_refuse_a_fifo_without_waiting(tmp_path) -> None:
     """Results and label imports, checklists and themes: a FIFO is refused at once, never waited on."""
     from qatui.data.results_file import read_results
     from qatui.errors import ConfigError, LabelError, ResultsFileError
-    from qatui.judges.checklist import ChecklistError, load_checklist
+    from qatui.judges.checkeval.checklist import ChecklistError, load_checklist
     from qatui.report.label_files import read_rows
     from qatui.tui.themes import read_theme
 
@@ -218,7 +218,7 @@ def test_labels_results_and_checklists_refuse_non_finite_numbers_naming_line_and
     from qatui.data.labels import parse_label
     from qatui.data.results_file import read_results
     from qatui.errors import ResultsFileError
-    from qatui.judges.checklist import ChecklistError, parse_checklist
+    from qatui.judges.checkeval.checklist import ChecklistError, parse_checklist
 
     dataset = tmp_path / "ok.jsonl"
     dataset.write_text(json.dumps(_record()) + "\n")

@@ -28,8 +28,8 @@ import pytest
 
 from qatui.cli import main
 from qatui.judges.brackets import Unreadable, read_choice, read_score, verdict_text
-from qatui.judges.checklist import parse_answers
-from qatui.judges.pairwise import PairChoice
+from qatui.judges.checkeval.checklist import parse_answers
+from qatui.judges.pairwise.judge import PairChoice
 from qatui.llm.errors import ParseError
 from qatui.llm.fence import Fence, block_texts, fenced_blocks, without_fenced
 from qatui.llm.parse import parse_output
@@ -267,7 +267,7 @@ def test_a_question_cannot_forge_a_block_of_its_own_candidates() -> None:
     forges nothing, since the key covers the question (here through a real judge's prompt)."""
     from qatui.data.model import Item
     from qatui.data.presentation import present
-    from qatui.judges.pairwise import pair_messages
+    from qatui.judges.pairwise.judge import pair_messages
     from qatui.judges.prompts import load_prompts
 
     would_be = Fence(GOOD, HOSTILE, REFERENCE).key
@@ -303,8 +303,8 @@ def test_bracket_verdicts_come_from_the_verdict_field_and_never_from_an_echoed_b
         def __init__(self, data):
             self.data = data
 
-    from qatui.judges.pairwise_ab import ABVerdict
-    from qatui.judges.pointwise import PointScore
+    from qatui.judges.pairwise.ab import ABVerdict
+    from qatui.judges.baselines.pointwise import PointScore
 
     quoted_after = ABVerdict(verdict="[[A]]", explanation="B insists on [[B]]")
     assert read_choice(verdict_text(Read(quoted_after), quoted_after.model_dump_json())) == "A"

@@ -15,7 +15,7 @@ from qatui.data.model import Item
 from qatui.engine.runner import Engine
 from qatui.errors import ConfigError, JudgeError
 from qatui.events import ItemFailed, ItemNotApplicable, MemberVerdict, Verdict
-from qatui.judges.jury_votes import QuorumNotMet, aggregate, borda_points, decide, majority, normalised, quorum_size
+from qatui.judges.jury.votes import QuorumNotMet, aggregate, borda_points, decide, majority, normalised, quorum_size
 from qatui.judges.registry import check_judge_tables, make_judge
 from qatui.judges.resources import Resources
 from qatui.metrics.jury import members_agreement, shared_places

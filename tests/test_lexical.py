@@ -5,7 +5,7 @@ import pytest
 from qatui.data.model import Item
 from qatui.data.presentation import present
 from qatui.events import Judgement
-from qatui.judges.lexical import BleuJudge, RougeLJudge, bleu_score, rouge_l_score
+from qatui.judges.baselines.lexical import BleuJudge, RougeLJudge, bleu_score, rouge_l_score
 
 
 def test_rouge_l_prefers_the_response_closer_to_a_reference() -> None:

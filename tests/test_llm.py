@@ -20,8 +20,8 @@ import pytest
 from pydantic import BaseModel
 
 from qatui.config import BackboneConfig, CacheConfig, Config
-from qatui.events import EVENT_SINK, LLMCallFinished, LLMToken
 from qatui.errors import ConfigError
+from qatui.events import EVENT_SINK, LLMCallFinished, LLMToken
 from qatui.llm import LLMCallError, ParseError, make_client
 from qatui.llm import client as client_module
 from qatui.llm._lazy import get_litellm
@@ -491,7 +491,7 @@ def test_a_models_schema_is_built_once_and_each_caller_gets_its_own_copy():
 def test_a_prompts_schema_text_is_the_one_built_per_class_and_unchanged_from_before():
     """The schema written into a prompt is the cached text itself, byte for byte what `json.dumps` of the
     schema gave before, so every cached call keeps its key."""
-    from qatui.judges.pairwise import PairChoice
+    from qatui.judges.pairwise.judge import PairChoice
     from qatui.llm.parse import json_schema_of, json_schema_text
 
     for schema in (PairChoice, {"type": "object", "properties": {"choice": {"enum": ["A", "B"]}}}):
@@ -502,7 +502,9 @@ def test_a_prompts_schema_text_is_the_one_built_per_class_and_unchanged_from_bef
 def test_judges_sized_schemas_are_one_class_per_size_so_their_schema_text_is_built_once():
     """A schema sized per item (n statements, n labels) is made once per size: a new pydantic class per
     call cost ~1 ms to create and defeated the per-class schema cache (a cached rerun spent half its time there)."""
-    from qatui.judges import checklist, llm_nli, minos
+    from qatui.judges import llm_nli
+    from qatui.judges.checkeval import checklist
+    from qatui.judges.minos import judge as minos
     from qatui.judges.ragas import answer_relevance, context_relevance, faithfulness
 
     for make, size, other in ((faithfulness.verdicts_schema, 3, 4), (answer_relevance.questions_schema, 3, 2),

@@ -282,7 +282,7 @@ def test_failures_of_one_cause_group_into_one_line_whatever_each_took(llm_server
 async def test_a_huge_answer_is_read_within_the_calls_timeout_without_stalling_the_loop(llm_server, tmp_path,
                                                                                         monkeypatch) -> None:
     """Two million characters of brackets: read off the event loop, in linear time, within the call's timeout."""
-    from qatui.judges.pairwise import PairChoice
+    from qatui.judges.pairwise.judge import PairChoice
 
     brackets, good = "[{" * 1_000_000, json.dumps({"rationale": "checked", "choice": "A"})
     answers = iter([good, brackets, good, brackets])
@@ -321,7 +321,7 @@ async def test_a_huge_answer_is_read_within_the_calls_timeout_without_stalling_t
 async def test_a_text_that_is_no_verdict_may_be_kept_cut_off_but_never_a_cut_thought(llm_server, tmp_path,
                                                                                     monkeypatch) -> None:
     """G-Eval's evaluation steps (`cut_text_ok`): a list cut at max_tokens is kept; a thought cut off is not."""
-    from qatui.judges.pairwise import PairChoice
+    from qatui.judges.pairwise.judge import PairChoice
 
     client = _client(llm_server, tmp_path, monkeypatch)
     llm_server.script(lambda body: Reply("<think>planning</think>\n1. Read the answer.\n2. Compare it with",

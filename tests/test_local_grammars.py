@@ -14,7 +14,11 @@ import sys
 
 import pytest
 
-from qatui.judges import linkage, llm_nli, minos, pairwise, pairwise_ab
+from qatui.judges import llm_nli
+from qatui.judges.baselines import linkage
+from qatui.judges.minos import judge as minos
+from qatui.judges.pairwise import ab as pairwise_ab
+from qatui.judges.pairwise import judge as pairwise
 from qatui.judges.ragas import answer_relevance, faithfulness
 from qatui.llm.parse import json_schema_of
 

@@ -22,7 +22,7 @@ from qatui.events import (
     Verdict,
     event_from_dict,
 )
-from qatui.judges.pairwise import combine, pair_messages, read_choice
+from qatui.judges.pairwise.judge import combine, pair_messages, read_choice
 from qatui.judges.prompts import load_prompts
 from qatui.judges.registry import make_judge
 from qatui.llm.fence import block_texts

@@ -13,7 +13,7 @@ from qatui.data.model import Item, PairwiseGold
 from qatui.engine.runner import Engine
 from qatui.errors import JudgeError
 from qatui.events import PairJudged, Verdict
-from qatui.judges.pair_protocol import asked_orders, calf_flipped
+from qatui.judges.pairwise.protocol import asked_orders, calf_flipped
 from qatui.judges.registry import make_judge
 
 GOOD = "Air molecules scatter the blue part of sunlight much more than the red part."

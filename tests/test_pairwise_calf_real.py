@@ -14,7 +14,7 @@ import json
 import pytest
 
 from qatui.cli import main
-from qatui.judges.pair_protocol import calf_flipped
+from qatui.judges.pairwise.protocol import calf_flipped
 from qatui.store.session import SessionStore
 
 pytestmark = [

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def cmd_checklist(args: argparse.Namespace, config: Config) -> int:
     """`qatui checklist generate`: diversify and elaborate a checklist's seed questions, then filter them."""
-    from qatui.judges.checklist_gen import generate_checklist
+    from qatui.judges.checkeval.generate import generate_checklist
 
     if args.action != "generate":
         raise QatuiError("usage: qatui checklist generate SEED.toml -o OUT.toml [--backbone M]")

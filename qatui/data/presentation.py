@@ -14,11 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from qatui.data.language import item_language
 from qatui.data.model import Item, PairwiseGold, QuestionType
-
-
-def response_label(position: int) -> str:
-    """The opaque label of the candidate shown at 0-based `position`."""
-    return f"Response {position + 1}"
+from qatui.events.labels import response_label
 
 
 def permutation(item: Item, seed: int) -> list[str]:

@@ -99,7 +99,7 @@ def expected_calls(judges: list[Judge], dataset: Dataset) -> dict[str, tuple[int
 
 def member_calls(judges: list[Judge], dataset: Dataset) -> dict[str, dict[str, tuple[int, int] | None]]:
     """Jury -> member -> the backbone calls that member makes over the dataset, as (fewest, most)."""
-    from qatui.judges.jury import Jury
+    from qatui.judges.jury.judge import Jury
 
     found = {}
     for judge in judges:

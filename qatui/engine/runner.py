@@ -41,6 +41,7 @@ from qatui.events import (
     RunStarted,
     Verdict,
 )
+from qatui.events.labels import candidates_by_label
 from qatui.judges.ranking import pair_preference, pair_tiers, ranking_tiers, strict_ranking
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ def to_verdict(item: Item, judge: Judge, view: ItemView, order: list[str], judge
         ranking_labels = list(judgement.ranking)
     else:
         raise JudgementError(f"the judge's ranking {judgement.ranking} is not a permutation of {labels}")
-    by_label = dict(zip(labels, order))
+    by_label = candidates_by_label(order)
     scores = {by_label[label]: float(s) for label, s in judgement.scores.items() if label in by_label}
     pair = item_pair(item)
     preference = None

@@ -16,7 +16,6 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, model_validator
 
 from qatui.events.base import Event, Preference
-from qatui.ties import ranking_tiers, stored_digits
 from qatui.events.baselines import (
     CandidatePlaced,
     DimensionRated,
@@ -25,6 +24,8 @@ from qatui.events.baselines import (
     ReferenceListBuilt,
     StepsWritten,
 )
+from qatui.events.labels import candidates_by_label, label_of, response_labels
+from qatui.ties import ranking_tiers, stored_digits
 
 
 class RunStarted(Event):
@@ -328,6 +329,20 @@ class Verdict(Event):
             return data  # field validation reports what is wrong
         digits = stored_digits(info.context if isinstance(info.context, dict) else None)
         return {**data, "tiers": ranking_tiers(scores, ranking, digits)}
+
+    @property
+    def labels(self) -> list[str]:
+        """The labels the judge saw, in presentation order ("Response 1" is `order[0]`)."""
+        return response_labels(self.order)
+
+    @property
+    def by_label(self) -> dict[str, str]:
+        """Label -> candidate id: how the judge's label-space artifacts and details map back to candidates."""
+        return candidates_by_label(self.order)
+
+    def label_of(self, candidate: str) -> str | None:
+        """The label `candidate` was shown under; None when it is not one of this item's candidates."""
+        return label_of(self.order, candidate)
 
     @model_validator(mode="after")
     def _tiers_match_ranking(self) -> Verdict:

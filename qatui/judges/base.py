@@ -3,15 +3,17 @@
 A judge yields events as it works and ends with one `Judgement`. It declares what the
 data must give it (references, context) so that asking for a judge the dataset cannot
 feed fails before any work, and it takes options validated by its own pydantic model.
+A judge's calls for one item are asked at once and taken as they finish (`as_they_finish`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,6 +26,8 @@ if TYPE_CHECKING:
     from qatui.data.presentation import ItemView
     from qatui.judges.resources import Resources
 
+
+T = TypeVar("T")
 
 MAX_TIE_DIGITS = MAX_DIGITS
 """The most digits a tie rule rounds to (`qatui.ties`, the one home of the rule and its bounds)."""
@@ -129,3 +133,17 @@ class Judge(ABC):
     def describe_options(self) -> dict:
         """The options as stored in a session (JSON-safe)."""
         return self.options.model_dump(mode="json")
+
+
+async def as_they_finish(calls: Iterable[Awaitable[T]]) -> AsyncIterator[T]:
+    """Each call's result as soon as it is ready; the calls still running are cancelled if the consumer stops.
+
+    The backbone's own semaphore bounds how many run at once; an error in one ends the item.
+    """
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        for next_done in asyncio.as_completed(tasks):
+            yield await next_done
+    finally:
+        for task in tasks:
+            task.cancel()

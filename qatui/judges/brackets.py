@@ -54,15 +54,21 @@ def last_bracketed(text: str) -> str:
     return found[-1].strip()
 
 
+def _number(text: str, shape: re.Pattern[str], kind: str, convert: Callable[[str], T], low: T, high: T,
+            bounds: str) -> T:
+    """The last `[[...]]` as a number of `shape` (else "not {kind}") from `low` to `high` (else "outside {bounds}")."""
+    inside = last_bracketed(text)
+    if not shape.fullmatch(inside):
+        raise Unreadable(f"[[{inside}]] is not {kind}")
+    value = convert(inside)
+    if not low <= value <= high:  # type: ignore[operator]
+        raise Unreadable(f"[[{inside}]] is outside {bounds}")
+    return value
+
+
 def read_score(text: str, low: float = 0.0, high: float = 10.0) -> float:
     """A score such as `[[8.12]]`: a number with at most two decimals, from `low` to `high`."""
-    inside = last_bracketed(text)
-    if not _SCORE.fullmatch(inside):
-        raise Unreadable(f"[[{inside}]] is not a score such as [[8.12]]")
-    value = float(inside)
-    if not low <= value <= high:
-        raise Unreadable(f"[[{inside}]] is outside {low:.2f}-{high:.2f}")
-    return value
+    return _number(text, _SCORE, "a score such as [[8.12]]", float, low, high, f"{low:.2f}-{high:.2f}")
 
 
 def read_choice(text: str, choices: Sequence[str] = ("A", "B")) -> str:
@@ -76,13 +82,7 @@ def read_choice(text: str, choices: Sequence[str] = ("A", "B")) -> str:
 
 def read_whole(text: str, low: int, high: int) -> int:
     """A whole number from `low` to `high`, such as `[[2]]`."""
-    inside = last_bracketed(text)
-    if not _WHOLE.fullmatch(inside):
-        raise Unreadable(f"[[{inside}]] is not a whole number")
-    value = int(inside)
-    if not low <= value <= high:
-        raise Unreadable(f"[[{inside}]] is outside {low}-{high}")
-    return value
+    return _number(text, _WHOLE, "a whole number", int, low, high, f"{low}-{high}")
 
 
 def score_pattern() -> str:

@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, WithJsonSchema, create_model
+from pydantic import BaseModel, create_model
 
 from qatui.data.language import detect_language
-from qatui.judges.fencing import Fence, guarded, one_line
-from qatui.judges.prompts import load_prompts
+from qatui.judges.prompts import guarded, load_prompts, numbered_lines
+from qatui.judges.schemas import exactly_n_of
+from qatui.llm.fence import Fence
 from qatui.nli import NLIError, NLIProbs, NLIScorer
 
 if TYPE_CHECKING:
@@ -38,10 +39,8 @@ class EntailmentLabels(BaseModel):
 @cache
 def labels_schema(n: int) -> type[EntailmentLabels]:
     """`EntailmentLabels` advertised with exactly `n` labels, so constrained decoding gives one per statement."""
-    advertised = WithJsonSchema({"type": "array", "items": {"type": "string", "enum": list(LABELS)},
-                                 "minItems": n, "maxItems": n})
     return create_model("EntailmentLabels", __base__=EntailmentLabels,
-                        labels=(Annotated[list[Literal["entail", "neutral", "contradict"]], advertised], ...))
+                        labels=(Annotated[list[Literal["entail", "neutral", "contradict"]], exactly_n_of(LABELS, n)], ...))
 
 
 class LLMNLIScorer(NLIScorer):
@@ -64,9 +63,7 @@ class LLMNLIScorer(NLIScorer):
         for premise, indexes in by_premise.items():
             language = detect_language(premise)
             section = load_prompts("nli", language)["entail"]
-            statements = "\n".join(
-                section["statement_line"].format(number=n, text=one_line(pairs[i][1])) for n, i in enumerate(indexes, 1)
-            )
+            statements = numbered_lines(section["statement_line"], [pairs[i][1] for i in indexes])
             result = await self.llm.complete(
                 guarded([{"role": "system", "content": section["system"].format()},
                          {"role": "user", "content": section["user"].format(premise=Fence(premise, *(pairs[i][1] for i in indexes))(

@@ -107,7 +107,7 @@ def checklist_answers(verdicts: Mapping[str, Verdict]) -> dict[ChecklistKey, tup
     """Every CheckEval answer of a run (item id -> Verdict), keyed by candidate id: (dimension, answer)."""
     out: dict[ChecklistKey, tuple[str, str | None]] = {}
     for item_id, verdict in verdicts.items():
-        by_label = {f"Response {i + 1}": cid for i, cid in enumerate(verdict.order)}
+        by_label = verdict.by_label
         for a in verdict.artifacts:
             if a.type == "checklist_answered" and a.response in by_label:
                 out[(item_id, by_label[a.response], a.question_id)] = (a.dimension, a.answer)

@@ -58,8 +58,7 @@ def member_preference(member: MemberVerdict, verdict: Verdict) -> str | None:
         return None
     if member.winner == "tie":
         return "tie"
-    by_label = {f"Response {i + 1}": cid for i, cid in enumerate(verdict.order)}
-    return "A" if by_label.get(member.winner) == verdict.pair[0] else "B"
+    return "A" if verdict.by_label.get(member.winner) == verdict.pair[0] else "B"
 
 
 def member_verdicts(verdicts: Mapping[str, Verdict]) -> dict[str, dict[str, Verdict]]:
@@ -68,7 +67,7 @@ def member_verdicts(verdicts: Mapping[str, Verdict]) -> dict[str, dict[str, Verd
 
     out: dict[str, dict[str, Verdict]] = {}
     for item_id, verdict in verdicts.items():
-        by_label = {f"Response {i + 1}": cid for i, cid in enumerate(verdict.order)}
+        by_label = verdict.by_label
         for m in member_artifacts(verdict):
             out.setdefault(m.member, {})
             if m.status != "done":
@@ -100,7 +99,7 @@ def _tables(verdicts: Mapping[str, Verdict], members: list[str]) -> dict[str, np
     rows: dict[str, list[np.ndarray]] = {"preference": [], "ranking": []}
     for verdict in verdicts.values():
         answered = {m.member: m for m in member_artifacts(verdict) if m.status == "done"}
-        labels = [f"Response {i + 1}" for i in range(len(verdict.order))]
+        labels = verdict.labels
         if verdict.pair is not None:
             row = np.full((len(members), 1), np.nan)
             for j, name in enumerate(members):

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 def judge_score(verdict: Verdict, cid: str, dimension: str) -> float | None:
     """The judge's score of `cid` on `dimension`: its own per-dimension score when it gave one."""
     per_label = verdict.details.get("dimension_scores") if verdict.details else None
-    if isinstance(per_label, dict) and cid in verdict.order:
-        own = per_label.get(f"Response {verdict.order.index(cid) + 1}")
+    if isinstance(per_label, dict) and (label := verdict.label_of(cid)) is not None:
+        own = per_label.get(label)
         if isinstance(own, dict) and dimension in own:
             return own[dimension]
     return verdict.scores.get(cid)

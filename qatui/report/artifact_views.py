@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.table import Table
 
+from qatui.events.labels import candidates_by_label, label_number
 from qatui.text import clip
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ def print_checklist_grid(console: Console, answers: list[dict], names: dict[str,
     table.add_column("question", overflow="fold", min_width=24, ratio=1)
     compact = marks is COMPACT_CELLS
     for label in labels:
-        header = label.removeprefix("Response ") if compact else names.get(label, label)
+        header = (label_number(label) or label) if compact else names.get(label, label)
         table.add_column(escape(header), justify="center", no_wrap=True)
     cells: dict[str, dict[str, str | None]] = {}
     rows: dict[str, dict] = {}
@@ -47,7 +48,7 @@ def print_checklist_grid(console: Console, answers: list[dict], names: dict[str,
                                                for label in labels))
     console.print(table)
     if compact:
-        legend = "  ".join(f"{label.removeprefix('Response ')}={names.get(label, label)}" for label in labels)
+        legend = "  ".join(f"{label_number(label) or label}={names.get(label, label)}" for label in labels)
         console.print(f"[dim]columns are Response k: {escape(legend)}[/]")
 
 
@@ -56,8 +57,8 @@ def print_dimension_scores(console: Console, per_label: dict[str, dict], order: 
     """CheckEval (or G-Eval, with its `title`): each candidate's score per dimension (- when there is none)."""
     dims = list(dict.fromkeys(d for scores in per_label.values() for d in scores))
     table = Table("candidate", *dims, title=title, title_justify="left", box=None, min_width=len(title))
-    for i, cid in enumerate(order):
-        scores = per_label.get(f"Response {i + 1}", {})
+    for label, cid in candidates_by_label(order).items():
+        scores = per_label.get(label, {})
         table.add_row(escape(cid), *("-" if scores.get(d) is None else f"{scores[d]:.2f}" for d in dims))
     console.print(table)
 
@@ -193,8 +194,7 @@ def print_ragas_metrics(console: Console, details: dict, order: list[str]) -> No
                   f"{escape(details['chosen_by'])}; * = the ranking score)[/]")
     table = Table("candidate", *heads, box=None)
     failures = details.get("failures") or {}
-    for i, cid in enumerate(order):
-        label = f"Response {i + 1}"
+    for label, cid in candidates_by_label(order).items():
         cells = []
         for m in metrics:
             value = details[m].get(label)
@@ -205,6 +205,6 @@ def print_ragas_metrics(console: Console, details: dict, order: list[str]) -> No
     if (shared := details.get("context_relevance_of_context")) is not None:
         console.print(f"  [dim]context relevance of the item's context (same for every response, not ranked)[/] {shared:.3f}")
     for key, per_metric in failures.items():
-        name = order[int(key.removeprefix("Response ")) - 1] if key.startswith("Response ") else key
+        name = candidates_by_label(order).get(key, key)
         for metric, reason in per_metric.items():
             console.print(f"  [yellow]{escape(metric)} failed[/] for {escape(name)}: {escape(clip(reason, 120))}")

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from qatui.errors import SessionError
+from qatui.events.labels import candidates_by_label, label_of
 from qatui.report.artifact_views import (
     RAGAS_ARTIFACTS,
     print_checklist_grid,
@@ -96,12 +97,9 @@ def print_item_detail(console: Console, data: dict[str, Any]) -> None:
         table.add_column(f"{judge} score", justify="right")
         table.add_column("rank", justify="right")
     table.add_column("text")
-    labels = {}
-    for e in done.values():
-        labels = {cid: f"Response {i + 1}" for i, cid in enumerate(e["order"])}
-        break
+    order = next((e["order"] for e in done.values()), [])
     for cid, text in candidates.items():
-        cells = [escape(cid), labels.get(cid, "")]
+        cells = [escape(cid), label_of(order, cid) or ""]
         for e in done.values():
             cells += [f"{e['scores'].get(cid, float('nan')):.4f}", str(e["ranking"].index(cid) + 1)]
         cells.append(escape(clip(text, 60)))
@@ -122,7 +120,7 @@ def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
         models = [f"{kind} {e['details'][kind]}" for kind in ("nli", "embedder") if e["details"].get(kind)]
         if models:
             console.print(f"  [dim]models used: {escape(', '.join(models))}[/]")
-        by_label = {f"Response {i + 1}": cid for i, cid in enumerate(e["order"])}
+        by_label = candidates_by_label(e["order"])
         print_artifacts(console, e["artifacts"], by_label)
         if e.get("member_artifacts"):
             print_members(console, e)

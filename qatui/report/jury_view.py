@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.table import Table
 
+from qatui.events.labels import candidates_by_label
 from qatui.text import plural
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def print_jury(console: Console, doc: dict, keys: list[str]) -> None:
 def print_members(console: Console, entry: dict) -> None:
     """One item's member verdicts under a jury: each member's choice or ranking, or why it gave none; the split."""
     order = entry["order"]
-    by_label = {f"Response {i + 1}": cid for i, cid in enumerate(order)}
+    by_label = candidates_by_label(order)
     place = {name: i for i, name in enumerate(entry.get("details", {}).get("members", []))}
     members = sorted(entry.get("member_artifacts", []), key=lambda m: place.get(m["member"], len(place)))
     table = Table(box=None, padding=(0, 1, 0, 0))

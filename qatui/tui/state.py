@@ -15,9 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from qatui.data.model import Item
-from qatui.data.presentation import permutation, response_label
+from qatui.data.presentation import permutation
 from qatui.engine.runner import RunCounts
-from qatui.metrics.item import item_tau
 from qatui.events import (
     ChecklistAnswered,
     ContextSentencesSelected,
@@ -44,6 +43,8 @@ from qatui.events import (
     StatementVerdict,
     Verdict,
 )
+from qatui.events.labels import candidates_by_label, label_of
+from qatui.metrics.item import item_tau
 from qatui.text import trim_note
 from qatui.tui.baseline_steps import BASELINE_EVENTS, baseline_line
 
@@ -130,14 +131,11 @@ class TaskView:
 
     def candidate(self, label: str) -> str:
         """The candidate id shown under `label` ("" when unknown)."""
-        try:
-            return self.order[int(label.rsplit(" ", 1)[-1]) - 1]
-        except (ValueError, IndexError):
-            return ""
+        return candidates_by_label(self.order).get(label, "")
 
     def label(self, candidate: str) -> str:
         """The label `candidate` was shown under."""
-        return response_label(self.order.index(candidate)) if candidate in self.order else candidate
+        return label_of(self.order, candidate) or candidate
 
 
 class RunState:

@@ -36,9 +36,9 @@ recorded failure of that metric for that response.
 
 The package, one job a module: `options` (the settings), `plan` (which metric ranks an item),
 `faithfulness`, `answer_relevance` and `context_relevance` (one metric each: its schema, its
-calls and how its answer is read), `schemas` and `sentences` (request sizing and sentence
-splitting they share), `streams` (running the metrics at once) and `judge` (the judges that
-compose them). Every name is importable from `qatui.judges.ragas`.
+calls and how its answer is read), `sentences` (the sentence splitting they share), `streams`
+(running the metrics at once) and `judge` (the judges that compose them); the schema shapes and
+token budgets are `qatui.judges.schemas`, shared with the other judges. Every name is importable from `qatui.judges.ragas`.
 """
 
 from qatui.judges.ragas.answer_relevance import QUESTION_CHARS, questions_schema
@@ -70,8 +70,8 @@ from qatui.judges.ragas.options import (
     RagasOptions,
 )
 from qatui.judges.ragas.plan import Plan, make_plan, plan_problem
-from qatui.judges.ragas.schemas import token_budget
 from qatui.judges.ragas.sentences import split_sentences
+from qatui.judges.schemas import token_budget
 
 __all__ = [
     "ITEM_CONTEXT", "MAX_STATEMENTS", "METRICS", "QUESTION_CHARS", "REASON_CHARS", "STATEMENT_CHARS", "Choice", "Plan",

@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, create_model
 
 from qatui.events import Event, QuestionsGenerated
-from qatui.judges.fencing import guarded
-from qatui.judges.prompts import chat
-from qatui.judges.ragas.schemas import capped_strings, token_budget
+from qatui.judges.prompts import chat, guarded
+from qatui.judges.schemas import capped_strings, token_budget
 from qatui.llm.errors import ParseError
 
 if TYPE_CHECKING:

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, WithJsonSchema, create_model
 
 from qatui.events import ContextSentencesSelected, Event
-from qatui.judges.fencing import guarded, one_line
-from qatui.judges.prompts import chat
+from qatui.judges.prompts import chat, guarded, numbered_lines
 from qatui.judges.ragas.sentences import split_sentences
 from qatui.llm.errors import ParseError
 
@@ -110,7 +109,7 @@ async def context_relevance(view: ItemView, key: str, context: str, prompts: dic
         record("context_relevance", key, None, "the context has no sentence")
         return
     section = prompts["sentences"]
-    numbered = "\n".join(section["sentence_line"].format(number=k, text=one_line(s)) for k, s in enumerate(sentences, 1))
+    numbered = numbered_lines(section["sentence_line"], sentences)
     try:
         result = await resources.llm.complete(
             guarded(chat(section, ("relevant",), {"sentences": "Context sentences"}, question=view.question,

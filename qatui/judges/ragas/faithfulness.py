@@ -20,11 +20,10 @@ from qatui.events import (
     StatementsVerified,
     StatementVerdict,
 )
-from qatui.judges.fencing import guarded, one_line
-from qatui.judges.prompts import chat
+from qatui.judges.prompts import chat, guarded, numbered_lines
 from qatui.judges.ragas.plan import EMPTY_ANSWER
-from qatui.judges.ragas.schemas import capped_strings, token_budget
 from qatui.judges.ragas.sentences import split_sentences
+from qatui.judges.schemas import capped_strings, token_budget
 from qatui.llm.errors import ParseError
 
 if TYPE_CHECKING:
@@ -139,7 +138,7 @@ async def faithfulness(view: ItemView, label: str, answer: str, prompts: dict, r
         record("faithfulness", label, None, "the answer has no statement to check")
         return
     section = prompts["verify"]
-    numbered = "\n".join(section["statement_line"].format(number=k, text=one_line(s)) for k, s in enumerate(statements, 1))
+    numbered = numbered_lines(section["statement_line"], statements)
     try:
         result = await llm.complete(guarded(chat(section, ("verdicts",), {"context": "Context"},
                                                  context="\n\n".join(view.context), statements=numbered),

@@ -13,6 +13,7 @@ import io
 from html import escape
 from typing import Any
 
+from qatui.events.labels import label_of
 from qatui.report.html.markup import Raw, badge, table
 from qatui.text import clip
 
@@ -56,7 +57,7 @@ def _responses(detail: dict[str, Any]) -> str:
     header = ["response", "text"] + [f"{judge}: score (rank)" for judge in done]
     rows = []
     for cid, text in detail["candidates"].items():
-        shown_as = f"Response {order.index(cid) + 1}" if cid in order else ""
+        shown_as = label_of(order, cid) or ""
         cells: list[object] = [Raw(f'<b>{escape(cid)}</b><br><span class="muted">{escape(shown_as)}</span>'),
                                Raw(f'<div class="response">{escape(text)}</div>')]
         for e in done.values():

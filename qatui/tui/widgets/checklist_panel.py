@@ -8,6 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from qatui.events.labels import response_labels
 from qatui.tui.state import TaskView
 from qatui.tui.widgets.panel import TaskPanel
 
@@ -47,7 +48,7 @@ class ChecklistPanel(TaskPanel):
         task = self.task
         if task is None:
             return ""
-        labels = [f"Response {i + 1}" for i in range(len(task.order))] or sorted({r for _, r in task.answers})
+        labels = response_labels(task.order) or sorted({r for _, r in task.answers})
         dimensions: dict[str, list[str]] = {}
         for qid, (dimension, _) in task.checklist.items():
             dimensions.setdefault(dimension, []).append(qid)

@@ -8,6 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from qatui.events.labels import response_labels
 from qatui.text import plain
 from qatui.tui.state import TaskView
 from qatui.tui.widgets.panel import TaskPanel
@@ -56,7 +57,7 @@ class EntailmentPanel(TaskPanel):
 
     def _table(self, task: TaskView, ref: int) -> Table:
         muted = self.get_component_rich_style("entailment-panel--muted", partial=True)
-        labels = task.order and [f"Response {i + 1}" for i in range(len(task.order))]
+        labels = response_labels(task.order)
         labels = labels or sorted({label for (r, label, _) in task.support if r == ref})
         title = f"reference {ref + 1}" if len(task.key_points) > 1 else None
         table = Table(box=None, padding=(0, 1, 0, 0), expand=True, title=title, title_justify="left",

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from qatui.events import PairJudged
+from qatui.events.labels import label_number
 from qatui.text import plain
 from qatui.tui.state import TaskView
 from qatui.tui.widgets.panel import TaskPanel
@@ -18,13 +19,13 @@ def short(label: str | None) -> str:
     """'Response 3' -> 'R3'; 'tie' and None ('?') as they are."""
     if label is None:
         return "?"
-    return f"R{label.rsplit(' ', 1)[-1]}" if label.startswith("Response ") else label
+    return f"R{number}" if (number := label_number(label)) is not None else label
 
 
 def _position(label: str) -> int:
     """'Response 3' -> 3 (other labels last)."""
-    tail = label.rsplit(" ", 1)[-1]
-    return int(tail) if tail.isdigit() else 1 << 30
+    number = label_number(label)
+    return int(number) if number is not None and number.isdigit() else 1 << 30
 
 
 class PairwisePanel(TaskPanel):
@@ -56,7 +57,7 @@ class PairwisePanel(TaskPanel):
         return bool(task.pairs)
 
     def render(self) -> RenderableType:
-        from qatui.judges.pairwise import combine
+        from qatui.judges.pairwise.judge import combine
 
         task = self.task
         if task is None:

@@ -10,6 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from qatui.events.labels import response_labels
 from qatui.text import plain
 from qatui.tui.state import TaskView
 from qatui.tui.widgets.panel import TaskPanel
@@ -54,7 +55,7 @@ class RagasPanel(TaskPanel):
         task = self.task
         if task is None:
             return ""
-        labels = [f"Response {i + 1}" for i in range(len(task.order))] or sorted(
+        labels = response_labels(task.order) or sorted(
             {*task.statements, *task.questions, *task.context_sentences} - {""})
         blocks: list[RenderableType] = []
         for label in labels:

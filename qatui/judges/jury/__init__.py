@@ -1,0 +1,1 @@
+"""A jury of judges: `judge` (the members and the run) and `votes` (how their verdicts become one)."""
