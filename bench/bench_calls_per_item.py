@@ -1,11 +1,11 @@
-"""Calls per item: every judge on the bundled demo set, counted at the server, against the README and `--plan`.
+"""Calls per item: every judge on the bundled demo set, counted at the server, against the judge table (docs/JUDGES.md) and `--plan`.
 
 Run: .venv/bin/python bench/bench_calls_per_item.py [JUDGE ...]   (default: every registered judge)
 Each judge runs on the demo set (20 items, English and Chinese) through `start_run` and the
 engine, on a fresh cache, against the loopback server of bench/loopback.py (answers from the
 request alone, no latency), with the bundled NLI model and embedders. Three counts per judge:
 the completion requests the server received during the run (the preflight excluded), the
-minimum of the README's judge table for each item (its formula, in `MINIMUM` below, over each
+minimum of the judge table in docs/JUDGES.md for each item (its formula, in `MINIMUM` below, over each
 item's n responses, r references, contexts, route and the models used), and what `run --plan`
 prints (`expected_calls`, fewest-most). Goal: measured = README minimum, inside the plan.
 A judge that cannot run on the demo set (its needs unmet) is listed with the reason.

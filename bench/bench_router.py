@@ -48,7 +48,7 @@ LIMITS = {"A": 5, "B": 10}
 CONCURRENCY = 16
 STATED = 0.9
 """The share of a limit stated as `rpm`: requests spaced exactly at a limit meet a sliding window's edge
-whenever the network jitters by a millisecond, so a quota is stated a little under (as README advises)."""
+whenever the network jitters by a millisecond, so a quota is stated a little under (as docs/BACKBONES.md advises)."""
 
 
 class Window:

