@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 RESPONSE_CHARS = 4000
 """How much of an answer an `LLMCallFinished` carries (the cache keeps all of it)."""
 
+CHECK_PROMPT = "Reply with the single word OK."
+"""The whole prompt of `check` (the preflight's one tiny request): a server or a test tells that request by it."""
+
 REPAIR_MESSAGE = (
     "Your previous answer could not be used: {reason}\n"
     "Answer again with only a JSON value that matches this JSON schema, with no other text:\n{schema}"
@@ -206,8 +209,7 @@ class LLMClient:
 
         It shows the endpoint answers (and how fast), not that the answers are any good.
         """
-        request = self.build_request([{"role": "user", "content": "Reply with the single word OK."}],
-                                     max_tokens=8)
+        request = self.build_request([{"role": "user", "content": CHECK_PROMPT}], max_tokens=8)
         started = time.perf_counter()
         text, event, _ = await self._call(request, purpose="check", stream=False, read=False, write=False)
         return (f"{self.label}: replied in {time.perf_counter() - started:.1f} s "
