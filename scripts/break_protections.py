@@ -43,6 +43,9 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("injection: echoed fenced blocks ignored", "qatui/llm/fence.py", "    return _BLOCK.sub(\"\", text)", "    return text", "tests/test_injection.py"),
  ("trim: fit to the window", "qatui/llm/client.py", "        return (messages, None) if self._counter is None else fit(messages, self._counter, answer_tokens)", "        return messages, None", "tests/test_trim.py"),
  ("schema: newer files refused", "qatui/store/files.py", "    version = 1 if stated is None else stated", "    return\n    version = 1 if stated is None else stated", "tests/test_foreign_files.py"),
+ ("classes: a judge's tie is its own class", "qatui/metrics/classes.py", "    units = [kept for unit in units if (kept := [(p, j) for p, j in unit if p in index and j in index])]", "    units = [kept for unit in units if (kept := [(p, p if j == 'tie' else j) for p, j in unit if p in index and j in index])]", "tests/test_classes.py"),
+ ("ceiling: no strict majority is a tie", "qatui/metrics/ceiling.py", "    if len(counts) > 1 and counts[0][1] == counts[1][1]:", "    if False:", "tests/test_classes.py"),
+ ("alt-test: Benjamini-Yekutieli", "qatui/metrics/ceiling.py", "method=\"by\")", "method=\"bh\")", "tests/test_classes.py"),
  ("fidelity: nli premise of old sessions", "qatui/judges/registry.py", "    if name in PREMISE_BEFORE_THE_SWAP and \"premise\" not in options:", "    if False:", "tests/test_nli_baselines.py"),
  ("fidelity: checklist written as TOML", "qatui/judges/checklist_gen.py", "    return comments + tomli_w.dumps(doc)", "    import json\n    return comments + json.dumps(doc)", "tests/test_checklist_generate.py"),
  ("fidelity: ledger claims", "qatui/judges/geval.py", "    name = \"geval\"\n", "    name = \"geval\"\n    reproduces = (\"calf:g-eval\",)\n", "tests/test_fidelity_ledger.py"),
@@ -83,6 +86,16 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ('hostile files: checklist TOML through the safe reader', 'qatui/judges/checklist.py', '        data = loads_toml(text)', '        data = tomllib.loads(text)', 'tests/test_hostile_files.py -k labels_results'),
  ('hostile files: label ratings through the safe reader', 'qatui/data/labels.py', '            fields = {"ratings": loads_json(text)}', '            fields = {"ratings": json.loads(text)}', 'tests/test_hostile_files.py -k labels_results'),
  ('strict --json: non-finite figures as null with a reason', 'qatui/report/strict_json.py', '    clean = _finite(value, "", reasons)', '    clean = value', 'tests/test_hostile_files.py -k strict'),
+ ('thinking: a cut-off or thinking-only answer fails its call', 'qatui/llm/response.py', '    if answer.cut_off and not accept_cut:', '    if False:', 'tests/test_llm_answers.py::test_pairwise_and_pointwise_never_score_a_draft_or_a_cut_answer'),
+ ('thinking: <think> sections are no answer', 'qatui/llm/response.py', '    text, thought = split_thinking(content or "")', '    text, thought = content or "", ""', 'tests/test_llm_answers.py::test_pairwise_and_pointwise_never_score_a_draft_or_a_cut_answer'),
+ ('replies: no choices', 'qatui/llm/response.py', '        raise UnusableAnswer("the provider returned no choices")', '        return Answer(text="", thinking="", finish_reason="")', 'tests/test_llm_answers.py::test_a_reply_that_is_no_chat_completion_is_named_counted_and_not_retried'),
+ ('replies: a stream with no choices', 'qatui/llm/stream.py', '        if not any(_carries_answer(chunk) for chunk in chunks):', '        if False:', 'tests/test_llm_answers.py::test_a_reply_that_is_no_chat_completion_is_named_counted_and_not_retried'),
+ ('replies: no chat completion is no 500', 'qatui/llm/faults.py', '    if any(str(link).startswith("Invalid response object") for link in links):', '    if False:', 'tests/test_llm_answers.py::test_a_reply_that_is_no_chat_completion_is_named_counted_and_not_retried'),
+ ('replies: a dropped connection is no 500', 'qatui/llm/backbone.py', '        fault = wire_fault(error)  # LiteLLM calls these 500s: the chain says what they were', '        fault = None', 'tests/test_llm_answers.py::test_a_dropped_connection_is_a_connection_failure_not_a_server_error'),
+ ('secrets: a key in part or escaped', 'qatui/llm/backbone.py', '            n = min(KEY_FRAGMENT * width, len(form))', '            n = len(form)', 'tests/test_llm_answers.py::test_a_key_quoted_in_part_or_escaped_never_reaches_a_failure_reason'),
+ ('failures grouped by cause', 'qatui/report/session_view.py', 'by_cause.setdefault((failure.judge, failure_cause(failure.reason))', 'by_cause.setdefault((failure.judge, failure.reason)', 'tests/test_llm_answers.py::test_failures_of_one_cause_group_into_one_line_whatever_each_took'),
+ ('timeout: a long answer is read off the loop', 'qatui/llm/parse.py', 'PARSE_INLINE_CHARS = 50_000\n', 'PARSE_INLINE_CHARS = 50_000_000\n', 'tests/test_llm_answers.py::test_a_huge_answer_is_read_within_the_calls_timeout_without_stalling_the_loop'),
+ ('local: one generation slot, outside the timeout', 'qatui/llm/backbone.py', '        if self.model.startswith("local/"):\n            slots', '        if False:\n            slots', 'tests/test_local_llm.py::test_calls_queued_on_the_one_model_are_timed_from_when_they_generate'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

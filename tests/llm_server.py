@@ -16,7 +16,8 @@ What each request gets is chosen, in order, by the script:
 * `faults`: an explicit sequence (the n-th completion request gets the n-th entry, then
   `"ok"` once it is used up) or a function `(index, body) -> fault`;
 * else `fault_rates` ({"429": 0.1, "500": 0.05}) drawn from `random.Random(seed)`;
-* else `"ok"`: the responder's text (default "OK") after `latency_s`.
+* else `"ok"`: the responder's text (default "OK") after `latency_s`; a responder may return a
+  `Reply` to set the finish reason or send `reasoning_content` beside the text.
 
 A fault is a kind from `FAULT_KINDS`, or a `Fault(kind, ...)` carrying its own parameter
 (`Fault("hang", seconds=2)`, `Fault("429", retry_after=1)`). It is bounded: past
@@ -47,6 +48,8 @@ FAULT_KINDS = {
     "429-retry-after": "429 rate limited with `Retry-After: <retry_after>` (seconds)",
     "401": "401 invalid API key (a key the provider rejects); the message quotes the key it got, as providers do",
     "400-echo": "400 bad request whose message quotes the key it got (a permanent error a client prints)",
+    "400-echo-part": "400 whose message quotes the key in part (`sk-test-7f3a…8e0c`, its first 12 and last 8 "
+                     "characters) and escaped (`\\/` for `/`, every character as `\\uXXXX`)",
     "500": "500 internal server error",
     "503": "503 service unavailable",
     "hang": "sends nothing for `seconds` (default: the server's hang_s), then answers as ok",
@@ -55,6 +58,11 @@ FAULT_KINDS = {
     "malformed": "200 whose text is JSON cut short (`{\"answer\": \"Par`)",
     "long": "200 whose text is `chars` characters long (default: the server's long_chars)",
     "garbage": "200 whose HTTP body is not JSON at all",
+    "length": "200 with the responder's text and finish_reason \"length\" (cut off at max_tokens)",
+    "no-choices": "200 whose `choices` is an empty list",
+    "no-message": "200 whose choice has no `message` (a stream: chunks with no `delta`)",
+    "content-number": "200 whose message `content` is a number, not text",
+    "content-object": "200 whose message `content` is a JSON object, not text",
 }
 
 EMBED_DIM = 64
@@ -76,6 +84,19 @@ class Fault:
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault {self.kind!r}; known: {', '.join(FAULT_KINDS)}")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a responder may return instead of a string: the text, and how the choice ends.
+
+    `finish_reason` "length" says the answer was cut off at max_tokens; `reasoning_content`
+    is sent beside the content, as reasoning models served by vLLM or DeepSeek do.
+    """
+
+    text: str
+    finish_reason: str = "stop"
+    reasoning_content: str | None = None
 
 
 FaultLike = str | Fault
@@ -178,7 +199,7 @@ class FakeLLMServer:
     ) -> FakeLLMServer:
         """Set what the next requests get; restarts the fault sequence (and the seeded RNG).
 
-        `responder(body) -> text` (or an awaitable of it) makes an "ok" answer; `faults` is
+        `responder(body) -> text` (a string, a `Reply`, or an awaitable of one) makes an "ok" answer; `faults` is
         a sequence or a function `(index, body) -> fault`, where `index` counts completion
         requests from 0 since this call; `fault_rates` maps fault kinds to probabilities
         (summing to at most 1), drawn with `random.Random(seed)`.
@@ -280,7 +301,7 @@ class FakeLLMServer:
 
     async def _open(self) -> None:
         self._stopping = asyncio.Event()
-        app = web.Application()
+        app = web.Application(client_max_size=64 * 2**20)  # a re-ask may carry back a long answer
         app.router.add_post("/v1/chat/completions", self._completions)
         app.router.add_post("/chat/completions", self._completions)
         app.router.add_post("/v1/embeddings", self._embeddings)
@@ -392,6 +413,11 @@ class FakeLLMServer:
         if kind == "400-echo":
             key = request.headers.get("Authorization", "").removeprefix("Bearer ")
             return _error(400, f"Invalid request for key {key}: unsupported value (fake LLM server)", "invalid_request")
+        if kind == "400-echo-part":
+            key = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            escaped = "".join(f"\\u{ord(c):04x}" for c in key)
+            return _error(400, f"Invalid key {key[:12]}…{key[-8:]} (as sent: {key.replace('/', chr(92) + '/')}, "
+                               f"{escaped}) (fake LLM server)", "invalid_request")
         if kind == "500":
             return _error(500, "The server had an error (fake LLM server)", "server_error")
         if kind == "503":
@@ -404,21 +430,26 @@ class FakeLLMServer:
         if kind == "hang":
             await self._pause(fault.seconds if fault.seconds is not None else self.hang_s)
         try:
-            text = await self._text(body, fault)
+            reply = await self._reply(body, fault)
         except Exception as e:  # noqa: BLE001 - a broken responder: kept for the test, a 500 for the client
             self.errors.append(e)
             return _error(500, f"fake LLM server: the responder raised {type(e).__name__}: {e}", "server_error")
-        usage = {"prompt_tokens": count_tokens(_prompt_text(body)), "completion_tokens": count_tokens(text)}
+        text = reply.text
+        usage = {"prompt_tokens": count_tokens(_prompt_text(body)),
+                 "completion_tokens": count_tokens(text) + count_tokens(reply.reasoning_content or "")}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         created = int(time.time())
         ident = f"chatcmpl-fake-{self.n_requests}"
+        finish = "length" if kind == "length" else reply.finish_reason
         if not stream:
-            return web.json_response({
-                "id": ident, "object": "chat.completion", "created": created, "model": self.model,
-                "choices": [{"index": i, "finish_reason": "stop", "logprobs": None,
-                             "message": {"role": "assistant", "content": text}}
-                            for i in range(max(1, int(body.get("n") or 1)))],
-                "usage": usage})
+            message: dict[str, Any] = {"role": "assistant", "content": _CONTENT.get(kind, text)}
+            if reply.reasoning_content is not None:
+                message["reasoning_content"] = reply.reasoning_content
+            choice = {"finish_reason": finish, "logprobs": None, **({} if kind == "no-message" else {"message": message})}
+            choices = [] if kind == "no-choices" else [
+                {"index": i, **choice} for i in range(max(1, int(body.get("n") or 1)))]
+            return web.json_response({"id": ident, "object": "chat.completion", "created": created,
+                                      "model": self.model, "choices": choices, "usage": usage})
         response = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream",
                                                             "Cache-Control": "no-cache"})
         await response.prepare(request)
@@ -427,37 +458,51 @@ class FakeLLMServer:
         async def send(choices: list[dict[str, Any]], **extra: Any) -> None:
             await response.write(f"data: {json.dumps({**head, 'choices': choices, **extra})}\n\n".encode())
 
-        await send([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
-        pieces = [text[i:i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)]
+        if kind == "no-choices":
+            pieces: list[Any] = []
+        elif kind in _CONTENT:
+            pieces = [_CONTENT[kind]]
+        else:
+            pieces = [text[i:i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)]
+        if kind != "no-choices":
+            await send([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+        if reply.reasoning_content:
+            await send([{"index": 0, "delta": {"reasoning_content": reply.reasoning_content}, "finish_reason": None}])
         for n, piece in enumerate(pieces):
             if kind == "drop" and n >= max(1, len(pieces) // 2):
                 _drop(request)
                 return response
-            await send([{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
+            delta = {} if kind == "no-message" else {"content": piece}
+            await send([{"index": 0, "delta": delta, "finish_reason": None}])
             await self._pause(self.chunk_delay_s)
         if kind == "drop":  # a text too short to split: drop after the role chunk
             _drop(request)
             return response
-        await send([{"index": 0, "delta": {}, "finish_reason": "stop"}])
+        if kind != "no-choices":
+            await send([{"index": 0, "delta": {}, "finish_reason": finish}])
         if (body.get("stream_options") or {}).get("include_usage"):
             await send([], usage=usage)
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response
 
-    async def _text(self, body: dict[str, Any], fault: Fault) -> str:
+    async def _reply(self, body: dict[str, Any], fault: Fault) -> Reply:
         if fault.kind == "empty":
-            return ""
+            return Reply("")
         if fault.kind == "malformed":
-            return MALFORMED_TEXT
+            return Reply(MALFORMED_TEXT)
         if fault.kind == "long":
             n = fault.chars if fault.chars is not None else self.long_chars
             unit = "lorem ipsum dolor sit amet "
-            return (unit * (n // len(unit) + 1))[:n]
+            return Reply((unit * (n // len(unit) + 1))[:n])
         text = self.responder(body)
         if inspect.isawaitable(text):
             text = await text
-        return text if isinstance(text, str) else json.dumps(text)
+        return text if isinstance(text, Reply) else Reply(text if isinstance(text, str) else json.dumps(text))
+
+
+_CONTENT: dict[str, Any] = {"content-number": 42, "content-object": {"choice": "A"}}
+"""The message `content` of the faults that send something other than text."""
 
 
 def _error(status: int, message: str, code: str, headers: dict[str, str] | None = None) -> web.Response:

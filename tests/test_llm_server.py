@@ -145,7 +145,7 @@ def test_server_errors_and_drops_are_retried_then_reported(llm_server, tmp_path)
     assert result.text == "OK" and result.event.attempts == 4 and len(delays) == 3
     llm_server.script(faults=["503", "500", "drop", "drop"])
     with pytest.raises(LLMCallError, match=r"failed 4 times \(service unavailable \(503\) ×1, server error "
-                                           r"\(500\) ×3\)") as caught:  # LiteLLM calls a dropped connection a 500
+                                           r"\(500\) ×1, connection failed ×2\)") as caught:  # LiteLLM says 500
         _ask(client, stream=False)
     assert caught.value.transient and caught.value.attempts == 4
     assert llm_server.counts == {"500": 2, "503": 2, "drop": 3, "ok": 1}

@@ -5,6 +5,7 @@ Short prompts and small `max_tokens` keep the whole file to a few seconds on a C
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import threading
 
@@ -109,3 +110,36 @@ def test_a_stopped_generation_ends_at_the_next_token():
     assert result["finish_reason"] == "cancelled" and len(pieces) == 2
     again = model.generate([{"role": "user", "content": "Hi"}], {"max_tokens": 3})  # the lock was released
     assert again["usage"]["completion_tokens"] <= 3
+
+
+class Ok(BaseModel):
+    ok: bool
+
+
+async def test_calls_queued_on_the_one_model_are_timed_from_when_they_generate(tmp_path):
+    """Six calls at once on the embedded model, which generates one at a time: each is timed on its own generation.
+
+    The timeout is 2.5 times one generation measured now, so a call timed from its arrival
+    (waiting for five others) would time out; none may, and none may run beside another.
+    """
+    from time import perf_counter
+
+    from qatui.config import BackboneConfig
+
+    config = Config(cache=CacheConfig(dir=str(tmp_path / "cache")), backbones={"small": BackboneConfig(
+        model="local/smollm2", max_concurrency=6, max_attempts=1, timeout_s=120.0)})
+    client = make_client("small", config, use_cache=False)
+
+    def ask(n: int):
+        return client.complete([{"role": "user", "content": f"Is {n} a number? Answer as JSON."}], purpose="queue",
+                               schema=Ok, max_tokens=16, stream=False)
+
+    one = 0.0
+    for n in range(2):  # loaded, then timed
+        started = perf_counter()
+        await ask(n)
+        one = max(one, perf_counter() - started)
+    client.backbone.timeout_s = 2.5 * one
+    results = await asyncio.gather(*(ask(n) for n in range(6)), return_exceptions=True)
+    assert [type(r).__name__ for r in results] == ["LLMResult"] * 6, (one, results)
+    assert client.backbone.max_in_flight == 1

@@ -285,10 +285,14 @@ def test_summarize_pairwise_gold_counts_judgements() -> None:
     verdicts = {"p1": preferring("a", "b", "A"), "p2": preferring("b", "a", "tie")}
     result = summarize(items, verdicts)
     assert_contract(result)
-    assert set(result.metrics) == {"accuracy", "accuracy_no_tie"}
+    assert set(result.metrics) == {"accuracy", "accuracy_no_tie", "kappa", "kappa_linear"}
     # p1: hits 1, 1, 0; p2 (judge tie): 1, 0 -> 3/5; without human ties: 1, 1, 0, 0 -> 2/4
-    assert result.metrics == pytest.approx({"accuracy": 0.6, "accuracy_no_tie": 0.5})
-    assert result.n == {"accuracy": 5, "accuracy_no_tie": 4}
+    # kappa over A, tie, B: rows A [2,0,0], tie [0,1,0], B [1,1,0]; p_o = 3/5, p_e = (2*3 + 1*2 + 2*0)/25 = 8/25,
+    # (15 - 8)/(25 - 8) = 7/17; linear: observed (2 + 1)/5, expected (4 + 3 + 12 + 4)/25, 1 - (3/5)/(23/25) = 8/23
+    assert result.metrics == pytest.approx({"accuracy": 0.6, "accuracy_no_tie": 0.5, "kappa": 7 / 17,
+                                            "kappa_linear": 8 / 23})
+    assert result.n == {"accuracy": 5, "accuracy_no_tie": 4, "kappa": 5, "kappa_linear": 5}
+    assert result.classes["confusion"] == [[2, 0, 0], [0, 1, 0], [1, 1, 0]]
     assert result.breakdown["pair_type"] == {
         "human_vs_model": pytest.approx({"accuracy": 2 / 3, "accuracy_no_tie": 2 / 3}),
         "model_vs_model": pytest.approx({"accuracy": 0.5, "accuracy_no_tie": 0.0}),
@@ -310,7 +314,9 @@ def test_summarize_mixed_ranking_and_pairwise() -> None:
     verdicts = {"r1": ranked("abc"), "r2": ranked("acb"), "p1": preferring("a", "b", "B")}
     result = summarize(items, verdicts)
     assert_contract(result)
-    assert set(result.metrics) == RANKING_KEYS | {"accuracy", "accuracy_no_tie"}
+    assert set(result.metrics) == RANKING_KEYS | {"accuracy", "accuracy_no_tie", "kappa", "kappa_linear"}
+    # one label, A, judged B: p_o = 0 and p_e = 1 * 0 = 0, so kappa (0 - 0)/(1 - 0) = 0; linear 1 - 2/2 = 0
+    assert result.metrics["kappa"] == 0.0 and result.metrics["kappa_linear"] == 0.0
     assert result.metrics["accuracy"] == 0.0
     assert result.n["kendall"] == 2
 

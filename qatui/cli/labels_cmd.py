@@ -55,7 +55,7 @@ def cmd_labels(args: argparse.Namespace, config: Config) -> int:
         from qatui.report.annotation import resolve_source
         from qatui.report.label_agreement import agreement_data, print_agreement
 
-        data = agreement_data(resolve_source(args.source, store, args.fmt), store, store.root)
+        data = agreement_data(resolve_source(args.source, store, args.fmt), store, store.root, epsilon=args.epsilon)
         print_json(data) if args.json else print_agreement(make_console(), data)
         return 0
     raise QatuiError("usage: qatui labels export|import|agreement (see `qatui labels --help`)")

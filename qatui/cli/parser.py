@@ -71,6 +71,18 @@ def folder(text: str) -> Path:
     if not path.is_dir():
         raise argparse.ArgumentTypeError(f"not a folder: {text!r}")
     return path.resolve()
+def float_between(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a number strictly between low and high, else an error naming the range."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number between {low:g} and {high:g}, not {text!r}") from None
+        if not low < value < high:
+            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g} (both excluded), not {text}")
+        return value
+
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -198,6 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="agreement between people, and between each judge and each person (alpha, kappa)")
     lagr.add_argument("source", metavar="DATASET_OR_SESSION", help="a dataset file, 'demo', or a session id / name")
     lagr.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
+    lagr.add_argument("--epsilon", type=float_between(0.0, 1.0), default=0.2, metavar="E",
+                      help="the alt-test's margin: how far people may beat the judge and it still replaces one "
+                           "(0.2 experts, the default; 0.15 skilled annotators; 0.1 crowd workers)")
     lagr.add_argument("--json", action="store_true")
 
     sub.add_parser("judges", parents=[common], help="list the judges and what they need")

@@ -318,6 +318,7 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
             "no_decision": metrics.no_decision,
             "breakdown": metrics.breakdown,
             "tie_rule": TIE_RULE,
+            **({"classes": metrics.classes} if metrics.classes else {}),
         }
         if judge == "jury" and (members := (options or {}).get("members")):
             from qatui.metrics.jury import members_agreement, members_summary
@@ -372,7 +373,7 @@ def judges_json(summary: dict[str, dict]) -> dict[str, dict[str, Any]]:
             "no_decision": doc.get("no_decision", {}),
             "ci": doc.get("ci", {}),
             "breakdown": doc.get("breakdown", {}),
-            **{key: doc[key] for key in ("members", "members_agreement", "stale") if key in doc},
+            **{key: doc[key] for key in ("members", "members_agreement", "stale", "classes") if key in doc},
         }
         for name, doc in summary.items()
     }

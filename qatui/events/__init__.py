@@ -74,6 +74,8 @@ class LLMCallFinished(Event):
     ok: bool = True
     error: str = ""
     response: str = ""
+    thinking: str = ""
+    """What a reasoning model wrote apart from its answer (`<think>` sections, `reasoning_content`); never the answer."""
     trimmed: dict = Field(default_factory=dict)
     """What was cut to fit the context window (`qatui.llm.trim.Trimmed.record`); empty when nothing was."""
     deployment: str = ""

@@ -142,7 +142,7 @@ class GEvalJudge(Judge):
         async with lock:  # items at once: one real call, the others answered by the cache
             result = await self.resources.llm.complete(
                 [{"role": "system", "content": section["system"]}, {"role": "user", "content": user}],
-                purpose="geval:steps", max_tokens=STEPS_TOKENS)
+                purpose="geval:steps", max_tokens=STEPS_TOKENS, cut_text_ok=True)  # steps, not a verdict
         return StepsWritten(dimension=dimension, steps=result.text.strip())
 
     async def _rate(self, view: ItemView, response: Response, steps: StepsWritten, prompts: dict) -> DimensionRated:

@@ -11,15 +11,18 @@ semaphore, bounded by `max_attempts` and by a total time budget.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import re
 import time
+import urllib.parse
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from qatui.llm._lazy import get_litellm
 from qatui.llm.errors import LLMCallError
+from qatui.llm.faults import CONNECTION, MALFORMED, NOT_JSON, malformed_reason, not_json_reason, root_text, wire_fault
 from qatui.llm.router import Hop, hop_kind, hop_text
 
 if TYPE_CHECKING:
@@ -79,7 +82,16 @@ class Backbone:
         )
 
     def _semaphore(self) -> asyncio.Semaphore:
+        """The slots of this backbone on the running loop; an embedded model's one slot is shared by every Backbone.
+
+        An embedded (`local/`) model generates one answer at a time, so it gets one slot per
+        loop whatever `max_concurrency` says: a call waits for it outside its timeout, and is
+        timed from when it starts generating, never while it queues behind the others.
+        """
         loop = asyncio.get_running_loop()
+        if self.model.startswith("local/"):
+            slots = _LOCAL_SLOTS.setdefault(loop, {})
+            return slots.setdefault(self.model, asyncio.Semaphore(1))
         if (sem := self._semaphores.get(loop)) is None:
             sem = self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
         return sem
@@ -135,7 +147,7 @@ class Backbone:
                 return result, attempt
             except transient as e:
                 last_error = _unwrap(e)
-                if not isinstance(last_error, transient):  # a permanent error that surfaced mid-stream
+                if not isinstance(last_error, transient) or wire_fault(last_error) == MALFORMED:  # permanent
                     raise LLMCallError(self._describe_permanent(last_error, ll, api_key), attempts=attempt) from e
                 failures.extend(self._transient_failures(last_error, ll, hops, start))
             except LLMCallError:
@@ -164,6 +176,11 @@ class Backbone:
         return failed or [self._describe_transient(error, ll)]
 
     def _describe_transient(self, error: BaseException, ll: Any) -> str:
+        fault = wire_fault(error)  # LiteLLM calls these 500s: the chain says what they were
+        if fault == CONNECTION:
+            return "connection failed"
+        if fault == NOT_JSON:
+            return "the reply is not JSON"
         if isinstance(error, ll.RateLimitError):
             return "rate limited (429)"
         if isinstance(error, (ll.Timeout, TimeoutError)):
@@ -192,11 +209,17 @@ class Backbone:
         if notes:
             message += f" ({notes[0][len('stopped: '):]})"
         timed_out = isinstance(last_error, TimeoutError)  # asyncio's: no message to add
-        if last_error is not None and not timed_out and (detail := first_line(last_error, 160)):
-            message += f"; last error: {detail}"
-        return _scrub(message, api_key, *(self.router.keys() if self.router else ()))
+        if last_error is not None and not timed_out:
+            if wire_fault(last_error) in (CONNECTION, NOT_JSON):  # LiteLLM's wrapping would say "InternalServerError"
+                last_error = ConnectionError(root_text(last_error))
+            if detail := first_line(last_error, 160):
+                message += f"; last error: {detail}"
+        return mask_keys(message, api_key, *(self.router.keys() if self.router else ()))
 
     def _describe_permanent(self, error: BaseException, ll: Any, api_key: str | None) -> str:
+        if (fault := wire_fault(error)) in (MALFORMED, NOT_JSON):  # LiteLLM's message is a traceback, a "500"
+            why = malformed_reason(error) if fault == MALFORMED else not_json_reason(error)
+            return mask_keys(f"{self.model}: {why}", api_key, *(self.router.keys() if self.router else ()))
         detail = first_line(error)
         if isinstance(error, ll.AuthenticationError):
             if self.api_key_env:
@@ -221,7 +244,12 @@ class Backbone:
             why = "budget exceeded"
         else:
             why = type(error).__name__
-        return _scrub(f"{self.model}: {why}: {detail}", api_key, *(self.router.keys() if self.router else ()))
+        return mask_keys(f"{self.model}: {why}: {detail}", api_key, *(self.router.keys() if self.router else ()))
+
+
+_LOCAL_SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary())
+"""The one generation slot of each embedded model, per event loop (see `Backbone._semaphore`)."""
 
 
 def _transient_classes(ll: Any) -> tuple[type[BaseException], ...]:
@@ -252,9 +280,43 @@ def _retry_after(error: BaseException | None) -> float | None:
         return None
 
 
-def _scrub(text: str, *keys: str | None) -> str:
-    """Never let a key's value reach a message."""
+KEY_FRAGMENT = 6
+"""The shortest run of a key's characters that is masked on its own (a provider echoing `sk-abc…xyz`)."""
+
+
+def mask_keys(text: str, *keys: str | None) -> str:
+    """`text` with every trace of each key's value replaced by "***": the one masking of secrets in messages.
+
+    Not only the key whole: any run of KEY_FRAGMENT or more of its consecutive characters (a
+    provider echoing a long prefix or suffix, `sk-proj-abc…wxyz`), and the same in the key's
+    escaped forms (JSON, `\\/`, URL-quoted, every character as `\\uXXXX`, and each once more
+    JSON-escaped), as an error body may quote it. A key shorter than 4 characters is left alone
+    (it would mask ordinary words).
+    """
+    hidden = [False] * len(text)
     for key in keys:
-        if key and len(key) >= 4:
-            text = text.replace(key, "***")
-    return text
+        if not key or len(key) < 4:
+            continue
+        forms = {(form, 1) for form in (key, json.dumps(key)[1:-1], key.replace("/", "\\/"),
+                                        urllib.parse.quote(key, safe=""))}
+        forms |= {(json.dumps(form)[1:-1], 1) for form, _ in forms}  # a JSON body quoted inside another
+        escaped = "".join(f"\\u{ord(c):04x}" for c in key)
+        forms |= {(escaped, 6), (escaped.replace("\\", "\\\\"), 7)}  # six (seven) characters stand for one
+        for form, width in forms:
+            n = min(KEY_FRAGMENT * width, len(form))
+            grams = {form[i:i + n] for i in range(len(form) - n + 1)}
+            for i in range(len(text) - n + 1):
+                if text[i:i + n] in grams:
+                    hidden[i:i + n] = [True] * n
+    if not any(hidden):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if hidden[i]:
+            out.append("***")
+            while i < len(text) and hidden[i]:
+                i += 1
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)

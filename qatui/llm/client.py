@@ -14,6 +14,7 @@ A cache hit emits no tokens, only its `LLMCallFinished` (cached=True, attempts=0
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 import uuid
@@ -23,15 +24,16 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from qatui.errors import ConfigError
-from qatui.events import InputTrimmed, LLMCallFinished, LLMToken, emit, tokens_watched
+from qatui.events import InputTrimmed, LLMCallFinished, emit, tokens_watched
 from qatui.llm.backbone import Backbone
 from qatui.llm.cache import CallCache, cache_key
 from qatui.llm.errors import LLMCallError, ParseError, snippet
 from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_of
-from qatui.llm.parse import json_schema_of, json_schema_text, parse_output, schema_name
-from qatui.llm.response import cost_of, text_of, usage_of
+from qatui.llm.parse import append_to_last_user, json_schema_of, json_schema_text, parse_within, schema_name
+from qatui.llm.response import Answer, read_answer, spent_on, usage_of
 from qatui.llm.trim import Counter, Trimmed, counter_for, fit
 from qatui.llm.router import DeploymentRouter, Hop, hop_fields
+from qatui.llm.stream import stream_consumer
 
 if TYPE_CHECKING:
     from qatui.config import BackboneConfig, Config
@@ -153,7 +155,7 @@ class LLMClient:
                 request["response_format"] = {"type": "json_schema", "json_schema": {
                     "name": schema_name(schema), "schema": json_schema_of(schema), "strict": True}}
             else:
-                _append_to_last_user(messages, JSON_INSTRUCTION.format(schema=json_schema_text(schema)))
+                append_to_last_user(messages, JSON_INSTRUCTION.format(schema=json_schema_text(schema)))
         return request
 
     async def complete(
@@ -167,8 +169,12 @@ class LLMClient:
         stream: bool = True,
         logprobs: int | None = None,
         sample: int = 0,
+        cut_text_ok: bool = False,
     ) -> LLMResult:
         """Ask the backbone; with `schema`, `.data` is the validated answer (one repair re-ask).
+
+        An answer cut off at `max_tokens`, or only thinking, fails the call (`LLMCallError`);
+        `cut_text_ok` keeps an answer cut off after its thinking, for a text that is no verdict.
 
         Raises `LLMCallError` (the call failed) or `ParseError` (the answer, re-asked once,
         still does not match the schema). Either way the events were emitted first. `stream` is
@@ -177,13 +183,18 @@ class LLMClient:
         """
         request = self.build_request(messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
                                      logprobs=logprobs, sample=sample)
-        request["messages"], trimmed = self.fit(request["messages"], request["max_tokens"])
+        if self.is_local:  # counting takes the model's lock, held while it generates: never on the event loop
+            request["messages"], trimmed = await asyncio.to_thread(self.fit, request["messages"], request["max_tokens"])
+        else:
+            request["messages"], trimmed = self.fit(request["messages"], request["max_tokens"])
         stream = stream and not request.get("logprobs") and tokens_watched()
-        text, event, found = await self._call(request, purpose=purpose, stream=stream, trimmed=trimmed)
+        answer, event, found = await self._call(request, purpose=purpose, stream=stream, trimmed=trimmed,
+                                                accept_cut_text=cut_text_ok and schema is None)
+        text = answer.text
         if schema is None:
             return LLMResult(text=text, data=None, event=event, logprobs=found)
         try:
-            return LLMResult(text=text, data=parse_output(text, schema), event=event, logprobs=found)
+            return LLMResult(text=text, data=await parse_within(text, schema, self.backbone.timeout_s, self.model), event=event, logprobs=found)
         except ParseError as first:
             repair_messages = list(request["messages"]) + [
                 {"role": "assistant", "content": text},
@@ -191,9 +202,10 @@ class LLMClient:
                     reason=first.reason, schema=json_schema_text(schema))},
             ]
             repair = dict(request, messages=repair_messages)
-            text2, event2, found2 = await self._call(repair, purpose=f"{purpose}:repair", stream=stream)
+            answer2, event2, found2 = await self._call(repair, purpose=f"{purpose}:repair", stream=stream)
+            text2 = answer2.text
             try:
-                return LLMResult(text=text2, data=parse_output(text2, schema), event=event2, logprobs=found2)
+                return LLMResult(text=text2, data=await parse_within(text2, schema, self.backbone.timeout_s, self.model), event=event2, logprobs=found2)
             except ParseError as second:
                 raise ParseError(f"{self.model} ({purpose}): {second} (after one repair re-ask; first answer "
                                  f"was {snippet(text)})", text=text2, reason=second.reason) from None
@@ -207,19 +219,29 @@ class LLMClient:
     async def check(self) -> str:
         """One tiny real call, no cache: a one-line status, or LLMCallError with the reason.
 
-        It shows the endpoint answers (and how fast), not that the answers are any good.
+        It shows the endpoint answers (and how fast), not that the answers are any good: an
+        answer cut off at its 8 tokens (a reasoning model is still thinking by then) passes,
+        and says so. A reply with no answer at all (no choices, no message) fails.
         """
         request = self.build_request([{"role": "user", "content": CHECK_PROMPT}], max_tokens=8)
         started = time.perf_counter()
-        text, event, _ = await self._call(request, purpose="check", stream=False, read=False, write=False)
+        answer, event, _ = await self._call(request, purpose="check", stream=False, read=False, write=False,
+                                            accept_cut=True)
+        cut = f" ({answer.cut_off}: only an answer is checked)" if answer.cut_off else ""
         return (f"{self.label}: replied in {time.perf_counter() - started:.1f} s "
-                f"({event.prompt_tokens}+{event.completion_tokens} tokens): {snippet(text, 40, 0)}")
+                f"({event.prompt_tokens}+{event.completion_tokens} tokens): "
+                f"{snippet(answer.text or answer.thinking, 40, 0)}{cut}")
 
     async def _call(
         self, request: dict[str, Any], *, purpose: str, stream: bool, read: bool | None = None, write: bool = True,
-        trimmed: Trimmed | None = None,
-    ) -> tuple[str, LLMCallFinished, TokenLogprobs | None]:
-        """One logical call: cache hit, or the backbone (with retries). Emits one LLMCallFinished (and InputTrimmed)."""
+        trimmed: Trimmed | None = None, accept_cut: bool = False, accept_cut_text: bool = False,
+    ) -> tuple[Answer, LLMCallFinished, TokenLogprobs | None]:
+        """One logical call: cache hit, or the backbone (with retries). Emits one LLMCallFinished (and InputTrimmed).
+
+        A reply with no usable answer (`response.read_answer`: cut off, only thinking) fails the
+        call, its tokens counted, unless `accept_cut`; it is never cached, so a resume asks again,
+        and not retried now: at temperature 0 with a fixed seed it would be cut the same way.
+        """
         read = self.use_cache if read is None else read
         key = cache_key(request)
         call_id = _call_id()
@@ -233,35 +255,40 @@ class LLMClient:
             event = LLMCallFinished(**base, prompt_tokens=int(usage.get("prompt_tokens", 0)),
                                     completion_tokens=int(usage.get("completion_tokens", 0)), cost_usd=0.0,
                                     latency_s=time.perf_counter() - started, cached=True, attempts=0,
-                                    response=hit["text"][:RESPONSE_CHARS])
+                                    response=hit["text"][:RESPONSE_CHARS],
+                                    thinking=str(hit.get("thinking") or "")[:RESPONSE_CHARS])
             emit(event)
-            return hit["text"], event, hit.get("logprobs")
+            return Answer(text=hit["text"], thinking=str(hit.get("thinking") or ""),
+                          finish_reason=str(hit.get("finish_reason") or "")), event, hit.get("logprobs")
         hops: list[Hop] = []
+        response: Any = None
         try:
             api_key = self.api_key()
             self.precheck()
             response, attempts = await self._send(request, api_key=api_key, call_id=call_id, purpose=purpose,
                                                   stream=stream, hops=hops)
+            answer = read_answer(response, self.model, request, attempts=attempts, accept_cut=accept_cut,
+                                 accept_cut_text=accept_cut_text)
         except LLMCallError as e:
             if write:
                 self._store(key, request, None)
+            spent = {} if response is None else spent_on(response, self.model, free=self.is_local)
             emit(LLMCallFinished(**base, latency_s=time.perf_counter() - started, attempts=e.attempts, ok=False,
-                                 error=str(e), **hop_fields(hops)))
+                                 error=str(e), thinking=e.thinking[:RESPONSE_CHARS], **spent, **hop_fields(hops)))
             raise
-        text, finish_reason = text_of(response)
-        usage = usage_of(response)
-        cost = 0.0 if self.is_local else cost_of(response, self.model)
+        spent = spent_on(response, self.model, free=self.is_local)
         found = logprobs_of(response) if request.get("logprobs") else None
         if write:
-            self._store(key, request, {"text": text, "usage": usage, "cost_usd": cost,
+            self._store(key, request, {"text": answer.text, "usage": usage_of(response), "cost_usd": spent["cost_usd"],
                                        "model": str(getattr(response, "model", "") or self.model),
-                                       "finish_reason": finish_reason, **({"logprobs": found} if found else {})})
-        event = LLMCallFinished(**base, prompt_tokens=usage["prompt_tokens"],
-                                completion_tokens=usage["completion_tokens"], cost_usd=cost,
-                                latency_s=time.perf_counter() - started, attempts=attempts,
-                                response=text[:RESPONSE_CHARS], **hop_fields(hops))
+                                       "finish_reason": answer.finish_reason,
+                                       **({"thinking": answer.thinking} if answer.thinking else {}),
+                                       **({"logprobs": found} if found else {})})
+        event = LLMCallFinished(**base, **spent, latency_s=time.perf_counter() - started, attempts=attempts,
+                                response=answer.text[:RESPONSE_CHARS], thinking=answer.thinking[:RESPONSE_CHARS],
+                                **hop_fields(hops))
         emit(event)
-        return text, event, found
+        return answer, event, found
 
     async def _send(self, request: dict[str, Any], *, api_key: str | None, call_id: str, purpose: str,
                     stream: bool, hops: list[Hop]) -> tuple[Any, int]:
@@ -273,21 +300,7 @@ class LLMClient:
         if not stream:
             return await self.backbone.run(kwargs, api_key=api_key, hops=hops)
         kwargs.update(stream=True, stream_options={"include_usage": True})
-        messages = request["messages"]
-
-        async def consume(response: Any) -> Any:
-            chunks = []
-            async for chunk in response:
-                chunks.append(chunk)
-                piece = chunk.choices[0].delta.content if chunk.choices else None
-                if piece:
-                    emit(LLMToken(call_id=call_id, model=self.model, purpose=purpose, text=piece))
-            built = ll.stream_chunk_builder(chunks, messages=messages)
-            if built is None:  # no chunks at all
-                raise ll.APIConnectionError(message="the stream ended without any chunk", model=self.model,
-                                            llm_provider=self.model.split("/", 1)[0])
-            return built
-
+        consume = stream_consumer(ll, self.model, purpose=purpose, call_id=call_id, messages=request["messages"])
         return await self.backbone.run(kwargs, api_key=api_key, consume=consume, hops=hops)
 
     # -- helpers -------------------------------------------------------------------------------
@@ -330,19 +343,6 @@ class LLMClient:
             self.cache.put(key, request, response)
         except OSError:
             pass  # a read-only or full cache folder must not fail a call that succeeded
-
-
-def _append_to_last_user(messages: list[dict[str, Any]], text: str) -> None:
-    """Add `text` to the last user message (a new user message if there is none)."""
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, list):
-                message["content"] = [*content, {"type": "text", "text": text}]
-            else:
-                message["content"] = f"{content or ''}{text}"
-            return
-    messages.append({"role": "user", "content": text.strip()})
 
 
 # -- construction ----------------------------------------------------------------------------------

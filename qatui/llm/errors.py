@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import re
+
 from qatui.errors import QatuiError
+
+_GAVE_UP = re.compile(r", gave up after (\d+(?:\.\d+)?) s")
 
 
 class LLMCallError(QatuiError):
     """A backbone call failed for good: after its retries, or at once for a non-transient error.
 
     The message names the model and says why ("openai/gpt-4o-mini: rate limited (429) 3
-    times, gave up after 7.2 s"); it never contains an API key.
+    times, gave up after 7.2 s"); it never contains an API key. `thinking` keeps what a
+    reasoning model wrote before its answer was cut off, for the call's record (never read as an answer).
     """
 
-    def __init__(self, message: str, *, attempts: int = 0, transient: bool = False) -> None:
+    def __init__(self, message: str, *, attempts: int = 0, transient: bool = False, thinking: str = "") -> None:
         super().__init__(message)
         self.attempts = attempts
         self.transient = transient
+        self.thinking = thinking
 
 
 class ParseError(QatuiError):
@@ -37,3 +43,16 @@ def snippet(text: str, head: int = 160, tail: int = 60) -> str:
     if len(flat) <= head + tail + 5:
         return repr(flat)
     return repr(f"{flat[:head]} … {flat[-tail:]}")
+
+
+def failure_cause(reason: str) -> str:
+    """A failure's reason without the seconds its retries took, so that failures of one cause group together."""
+    return _GAVE_UP.sub(", gave up", reason)
+
+
+def grouped_reason(reasons: list[str]) -> str:
+    """One line for failures of one cause (`failure_cause`): the reason, with the range of seconds when they differ."""
+    times = [float(found[1]) for reason in reasons if (found := _GAVE_UP.search(reason))]
+    if len(set(reasons)) == 1 or not times:
+        return reasons[0]
+    return _GAVE_UP.sub(f", gave up after {min(times):.1f}–{max(times):.1f} s", reasons[0], count=1)

@@ -10,8 +10,11 @@ The model is served to LiteLLM as the custom provider `local` (`local/smollm2`),
 llama.cpp grammar, so the output is constrained to the schema. It is loaded once per
 process, on its first call, and closed at exit. llama.cpp is not thread-safe: one
 generation at a time, under a lock; a cancelled or timed-out call stops its generation at
-the next token. The model is weak (135M parameters): useful offline and in tests, not as
-a judge whose verdicts matter.
+the next token. Its calls queue for one slot outside their timeout (`Backbone._semaphore`),
+so each is timed from when it starts generating. llama.cpp says "length" when `max_tokens`
+runs out, a constrained JSON answer included: such a call fails (`response.read_answer`), it
+is never repaired into a verdict. The model is weak (135M parameters): useful offline and in
+tests, not as a judge whose verdicts matter.
 """
 
 from __future__ import annotations

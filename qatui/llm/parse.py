@@ -10,6 +10,7 @@ here evaluates model output (`eval` and `ast.literal_eval` are not used anywhere
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import re
@@ -18,30 +19,33 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from qatui.llm.errors import ParseError, snippet
+from qatui.llm.errors import LLMCallError, ParseError, snippet
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _CLOSERS = {"{": "}", "[": "]"}
 _LITERALS = {"True": "true", "False": "false", "None": "null"}
 _MAX_SPANS = 32
+PARSE_INLINE_CHARS = 50_000
+"""An answer longer than this is read off the event loop (`parse_within`): 8 MB of brackets take seconds."""
 _MAX_OPENERS = 256
+_MAX_SCAN = 2_000_000
+"""Characters the span search may step over in all, whatever the text: a megabyte of brackets took minutes."""
+_NEXT = re.compile(r"\s*(\S?)")
+_DOUBLE_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 
 
 def _loads(text: str) -> Any:
-    return json.loads(text, strict=False)  # strict=False: raw newlines inside strings are fine
+    """`json.loads`, lenient on raw newlines in strings; nesting too deep for Python's reader is no JSON (ValueError)."""
+    try:
+        return json.loads(text, strict=False)  # strict=False: raw newlines inside strings are fine
+    except RecursionError:
+        raise ValueError("nested too deep") from None
 
 
 def _end_of_double(text: str, start: int) -> int:
     """Index of the closing quote of the "string" opening at `start` (or len(text) if unterminated)."""
-    i = start + 1
-    while i < len(text):
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text[i] == '"':
-            return i
-        i += 1
-    return len(text)
+    end = _DOUBLE_BODY.match(text, start + 1).end()  # a regular expression: a long string is read at C speed
+    return end if end < len(text) and text[end] == '"' else len(text)
 
 
 def _end_of_single(text: str, start: int) -> int:
@@ -56,8 +60,8 @@ def _end_of_single(text: str, start: int) -> int:
             i += 2
             continue
         if text[i] == "'":
-            rest = text[i + 1 :].lstrip()
-            if not rest or rest[0] in ",}]:":
+            follow = _NEXT.match(text, i + 1)[1]  # not a copy of the rest: linear on a long text
+            if not follow or follow in ",}]:":
                 return i
         i += 1
     return len(text)
@@ -85,8 +89,8 @@ def repair_json(text: str) -> str:
             out.append(f'"{body}"')
             i = end + 1
         elif ch == ",":
-            rest = text[i + 1 :].lstrip()
-            if not (rest and rest[0] in "}]"):
+            follow = _NEXT.match(text, i + 1)[1]
+            if not (follow and follow in "}]"):
                 out.append(ch)
             i += 1
         elif ch.isalpha() or ch == "_":
@@ -104,7 +108,7 @@ def repair_json(text: str) -> str:
 
 def _balanced_spans(text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of every balanced {...} or [...] span, by position of its opener (strings respected)."""
-    found = tried = 0
+    found = tried = scanned = 0
     for start, ch in enumerate(text):
         if ch not in _CLOSERS:
             continue
@@ -113,7 +117,8 @@ def _balanced_spans(text: str) -> Iterator[tuple[int, int]]:
             return
         stack = [_CLOSERS[ch]]
         i = start + 1
-        while i < len(text) and stack:
+        limit = min(len(text), start + 1 + _MAX_SCAN - scanned)
+        while i < limit and stack:
             c = text[i]
             if c == '"':
                 i = _end_of_double(text, i)
@@ -126,11 +131,14 @@ def _balanced_spans(text: str) -> Iterator[tuple[int, int]]:
                     break
                 stack.pop()
             i += 1
+        scanned += i - start
         if not stack:
             yield start, i
             found += 1
             if found >= _MAX_SPANS:
                 return
+        if scanned >= _MAX_SCAN:
+            return
 
 
 def _parse_any(piece: str) -> tuple[bool, Any]:
@@ -328,3 +336,32 @@ def parse_output(text: str, schema: type[BaseModel] | dict[str, Any]) -> Any:
     else:
         reason = f"the JSON does not match {name}: {_reason(first_error)}"
     raise ParseError(f"{reason}; answer was {snippet(text)}", text=text, reason=reason)
+
+
+async def parse_within(text: str, schema: type[BaseModel] | dict[str, Any], timeout_s: float, model: str) -> Any:
+    """`parse_output`, a long answer read off the event loop and within `timeout_s`, else LLMCallError.
+
+    The call's timeout then holds for the reading too: the loop (and every other call's
+    timeout) never waits on a parse, and a judge gets an answer or a reason in time.
+    """
+    if len(text) <= PARSE_INLINE_CHARS:
+        return parse_output(text, schema)
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await asyncio.to_thread(parse_output, text, schema)
+    except TimeoutError:
+        raise LLMCallError(f"{model}: reading its answer ({len(text):,} characters) took longer than the call's "
+                           f"timeout ({timeout_s:g} s)") from None
+
+
+def append_to_last_user(messages: list[dict[str, Any]], text: str) -> None:
+    """Add `text` to the last user message (a new user message if there is none)."""
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                message["content"] = [*content, {"type": "text", "text": text}]
+            else:
+                message["content"] = f"{content or ''}{text}"
+            return
+    messages.append({"role": "user", "content": text.strip()})

@@ -16,7 +16,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from qatui.errors import QatuiError
-from qatui.llm.backbone import first_line
+from qatui.llm.backbone import first_line, mask_keys
 from qatui.llm.errors import LLMCallError
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ async def apreflight_backbone(client: LLMClient) -> str:
         if _cause_is(e, "RateLimitError"):
             return f"{client.label}: reachable (rate limited now; the run's retries will wait)"
         if _cause_is(e, "APIConnectionError"):
-            detail = first_line(e.__cause__) if e.__cause__ else str(e)
+            detail = mask_keys(first_line(e.__cause__), client.api_key()) if e.__cause__ else str(e)
             raise BackboneUnusable(f"backbone {client.name!r} cannot be reached: {detail}. Start its server or fix "
                                    "its api_base, or run on the embedded model with --backbone local/smollm2") from None
         raise BackboneUnusable(f"backbone {client.name!r} did not answer a one-line test request: "

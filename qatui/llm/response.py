@@ -1,8 +1,138 @@
-"""Reading a LiteLLM response once: its text, finish reason, token usage and cost."""
+"""Reading a LiteLLM response once: its answer (never its thinking), finish reason, token usage and cost.
+
+A reasoning model's draft is never its answer. LiteLLM moves a `<think>…</think>` block into
+`reasoning_content` only when the block is closed and opens the content; one after a newline,
+a second one, an unclosed one cut off by `max_tokens`, or a `</think>` whose opening tag the
+chat template sent (DeepSeek-R1's) stays in `content`, where a judge would read the draft's
+verdict as the model's. So every such section is taken out of the text here, and kept apart as
+`thinking`. An answer that is cut off (`finish_reason` "length") or that is only thinking is
+no answer: `answer_of` raises `UnusableAnswer` with the reason, and the caller fails the call.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
+
+from qatui.llm.errors import LLMCallError
+
+_TAGS = r"(?:think|thinking|budget:thinking)"
+_CLOSED = re.compile(rf"<{_TAGS}>(.*?)</{_TAGS}>", re.DOTALL | re.IGNORECASE)
+_OPEN = re.compile(rf"<{_TAGS}>(.*)\Z", re.DOTALL | re.IGNORECASE)
+_CLOSE = re.compile(rf"</{_TAGS}>", re.IGNORECASE)
+_OPENERS = re.compile(r"[{\[]")
+
+CUT_REASONS = {
+    "length": "answer cut off at max_tokens",
+    "max_tokens": "answer cut off at max_tokens",
+    "content_filter": "answer cut off by the provider's content filter",
+}
+"""Finish reasons that mean the answer stopped before its end, and how a failure says so."""
+
+
+class UnusableAnswer(ValueError):
+    """The provider replied, but with nothing a judge may read: no choices, no text, cut off, only thinking."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One reply read: the answer's text (thinking removed), the thinking, and why generation stopped."""
+
+    text: str
+    thinking: str
+    finish_reason: str
+    cut_off: str = ""
+    """Why the answer is unusable although the provider answered ("" when it is usable); see `answer_of`."""
+
+
+def split_thinking(content: str) -> tuple[str, str]:
+    """(`content` without any thinking section, the thinking sections joined).
+
+    Closed `<think>…</think>` blocks anywhere (also `<thinking>`, `<budget:thinking>`), then
+    an unclosed opening tag to the end, then everything before a stray closing tag (its
+    opening tag was part of the prompt's template), unless a `{` or `[` comes before it: then
+    the tag is quoted inside the answer (an echoed candidate), and cutting there could drop
+    the model's own verdict and leave a quoted one.
+    """
+    thoughts: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        thoughts.append(match[1].strip())
+        return ""
+
+    text = _CLOSED.sub(keep, content)
+    text = _OPEN.sub(keep, text)
+    closes = list(_CLOSE.finditer(text))
+    if closes and not _OPENERS.search(text, 0, closes[-1].start()):
+        thoughts.insert(0, text[: closes[-1].start()].strip())
+        text = text[closes[-1].end():]
+    return text, "\n\n".join(t for t in thoughts if t)
+
+
+def _reasoning_of(message: Any) -> str:
+    """What the provider (or LiteLLM) set apart as reasoning: `reasoning_content`, thinking blocks."""
+    parts = []
+    reasoning = getattr(message, "reasoning_content", None)
+    if isinstance(reasoning, str) and reasoning.strip():
+        parts.append(reasoning.strip())
+    for block in getattr(message, "thinking_blocks", None) or []:
+        thought = block.get("thinking") if isinstance(block, dict) else getattr(block, "thinking", None)
+        if isinstance(thought, str) and thought.strip() and thought.strip() not in parts:
+            parts.append(thought.strip())
+    return "\n\n".join(parts)
+
+
+def answer_of(response: Any) -> Answer:
+    """The first choice's answer; `UnusableAnswer` when the reply holds none (see the module docstring).
+
+    A reply cut off or holding only thinking is returned with `cut_off` set (the preflight
+    accepts it as proof the backbone answers; a judge's call fails with it as the reason).
+    """
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise UnusableAnswer("the provider returned no choices")
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    if message is None:
+        raise UnusableAnswer("the provider's reply has no message")
+    content = getattr(message, "content", None)
+    if content is not None and not isinstance(content, str):
+        raise UnusableAnswer(f"the provider's answer is a {type(content).__name__}, not text")
+    finish = str(getattr(choice, "finish_reason", "") or "")
+    text, thought = split_thinking(content or "")
+    thinking = "\n\n".join(t for t in (_reasoning_of(message), thought) if t)
+    unclosed = _OPEN.search(_CLOSED.sub("", content or "")) is not None
+    cut = ""
+    if finish in CUT_REASONS:
+        cut = (CUT_REASONS[finish].replace("answer cut off", "cut off") + " while thinking"
+               if unclosed or (thinking and not text.strip()) else CUT_REASONS[finish])
+    elif unclosed:
+        cut = "the answer ended inside its thinking (an unclosed <think>)"
+    elif thinking and not text.strip():
+        cut = "the answer was only thinking, with no answer after it"
+    return Answer(text=text.strip() if thinking else text, thinking=thinking, finish_reason=finish, cut_off=cut)
+
+
+def read_answer(response: Any, model: str, request: dict[str, Any], *, attempts: int, accept_cut: bool = False,
+                accept_cut_text: bool = False) -> Answer:
+    """The reply's answer, or `LLMCallError` ("MODEL: REASON") when it holds none a judge may read.
+
+    With `accept_cut` (the preflight's check), an answer cut off or only thinking is
+    returned with `cut_off` set; with `accept_cut_text`, only an answer cut off after its
+    thinking ended (a text that is no verdict, such as G-Eval's evaluation steps). The
+    error of one that is refused carries its thinking.
+    """
+    try:
+        answer = answer_of(response)
+    except UnusableAnswer as e:
+        raise LLMCallError(f"{model}: {e}", attempts=attempts) from None
+    kept = accept_cut or (accept_cut_text and answer.cut_off in CUT_REASONS.values())
+    if answer.cut_off and not kept:
+        limit = request.get("max_tokens")
+        reason = answer.cut_off.replace("max_tokens", f"max_tokens ({limit})", 1) if limit else answer.cut_off
+        raise LLMCallError(f"{model}: {reason}", attempts=attempts, thinking=answer.thinking)
+    return answer
 
 
 def usage_of(response: Any) -> dict[str, int]:
@@ -13,10 +143,11 @@ def usage_of(response: Any) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def text_of(response: Any) -> tuple[str, str]:
-    """The first choice's text and its finish reason."""
-    choice = response.choices[0]
-    return choice.message.content or "", str(getattr(choice, "finish_reason", "") or "")
+def spent_on(response: Any, model: str, *, free: bool) -> dict[str, Any]:
+    """What a reply cost, as `LLMCallFinished` fields (prompt and completion tokens, USD; 0 USD when `free`)."""
+    usage = usage_of(response)
+    return {"prompt_tokens": usage["prompt_tokens"], "completion_tokens": usage["completion_tokens"],
+            "cost_usd": 0.0 if free else cost_of(response, model)}
 
 
 def cost_of(response: Any, model: str) -> float:

@@ -38,14 +38,20 @@ HOPS: ContextVar[list[Hop] | None] = ContextVar("qatui_router_hops", default=Non
 """Where the Router subclass notes each deployment it asked, for the call in progress."""
 
 HOP_WORDS = {"429": "rate limited (429)", "500": "server error (500)", "502": "bad gateway (502)",
-             "503": "service unavailable (503)", "timeout": "timed out", "connection": "connection failed"}
+             "503": "service unavailable (503)", "timeout": "timed out", "connection": "connection failed",
+             "not JSON": "the reply is not JSON"}
 
 _router_class: type | None = None
 
 
 def hop_kind(error: BaseException) -> str:
     """A failed hop in a word: its HTTP status, else "timeout" or "connection"."""
+    from qatui.llm.faults import CONNECTION, NOT_JSON, wire_fault
+
     ll = get_litellm()
+    fault = wire_fault(error)  # LiteLLM gives a dropped connection status 500
+    if fault in (CONNECTION, NOT_JSON):
+        return "connection" if fault == CONNECTION else "not JSON"
     status = getattr(error, "status_code", None)
     if isinstance(status, int) or (isinstance(status, str) and status.isdigit()):
         return str(status)

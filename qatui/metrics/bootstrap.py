@@ -99,8 +99,34 @@ def defined_ci(table: np.ndarray, statistic: Callable[[np.ndarray], float], *, s
     """
     picks = np.random.default_rng(seed).integers(0, len(table), size=(N_RESAMPLES, len(table)))
     values = np.array([statistic(table[rows]) for rows in picks])
+    return defined_interval(values, confidence=confidence, min_defined=min_defined)
+
+
+def defined_interval(values: np.ndarray, *, confidence: float = 0.95,
+                     min_defined: float = 0.95) -> tuple[float, float] | None:
+    """The percentile interval of a statistic's resampled `values`, NaN (undefined) ones left out.
+
+    None when more than 1 - `min_defined` of them are undefined (see `defined_ci`).
+    """
     defined = values[np.isfinite(values)]
-    if len(defined) < min_defined * N_RESAMPLES:
+    if len(defined) < min_defined * len(values) or not len(defined):
         return None
     tail = (1 - confidence) / 2 * 100
     return float(np.percentile(defined, tail)), float(np.percentile(defined, 100 - tail))
+
+
+def resampled_sums(table: np.ndarray, *, seed: int = 0) -> np.ndarray:
+    """The column sums of `N_RESAMPLES` bootstrap resamples of the rows of `table`, as resamples x columns.
+
+    For statistics of pooled counts (a confusion matrix summed over items): every statistic
+    computed from the same sums shares one set of resamples, and a resample costs a count of
+    how often each row was drawn times the table, not a copy of the rows. Seeded like `defined_ci`.
+    """
+    table = np.asarray(table, dtype=float)
+    rows = len(table)
+    picks = np.random.default_rng(seed).integers(0, rows, size=(N_RESAMPLES, rows))
+    sums = []
+    for start in range(0, N_RESAMPLES, 100):
+        drawn = np.stack([np.bincount(chosen, minlength=rows) for chosen in picks[start:start + 100]])
+        sums.append(drawn @ table)
+    return np.concatenate(sums)

@@ -6,6 +6,8 @@ Keys (each omitted when it cannot be computed; every value finite, in [-1, 1] or
 - pairwise gold: `accuracy`, `accuracy_no_tie`, over human judgements (labels);
 - `no_decision` (beside `metrics`): per key, how many of its units the judge made no decision
   on, which count in the figure as agreeing with no one (docs/METRICS.md, Ties);
+  `kappa` and `kappa_linear` (Cohen's, A < tie < B), with the confusion matrix and per-class precision and
+  recall beside the metrics in `classes` (`metrics.classes`);
 - routing judges (MinosEval): `route_accuracy` of the factoid / non-factoid call against the
   dataset's question type, wherever the dataset gives one (no gold ranking needed);
 - pairwise judges asked in both orders (CALF): `position_consistency`, the share of pairs
@@ -27,12 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from qatui.data.model import Item, PairwiseGold, RankingGold, RatingsGold
+from qatui.metrics.classes import preference_classes
 from qatui.metrics.bootstrap import grouped_mean, mean_ci, ratio_ci, unit_table
 from qatui.metrics.pairwise import judge_preference, judgement_hits
 from qatui.metrics.pointwise import document_correlations, pooled_correlations
@@ -62,6 +65,8 @@ class JudgeMetrics(BaseModel):
     """Of a metric's `n` units, how many the judge made no decision on: questions or documents where it
     scored every candidate alike (counted as 0), or human labels of items where it said tie (never a hit
     against A or B). Present for every question-level and accuracy key, 0 included."""
+    classes: dict[str, Any] = Field(default_factory=dict)
+    """The pairwise preferences' confusion matrix and per-class precision and recall (`metrics.classes`)."""
 
 
 @dataclass(frozen=True)
@@ -244,16 +249,19 @@ def summarize(
                         else mean_ci(estimate.units, seed=seed))
             if interval is not None:
                 intervals[key] = interval
+    classes = preference_classes(scored, seed=seed, ci=ci) or {}
+    kappas, intervals = classes.pop("metrics", {}), intervals | {k: tuple(v) for k, v in classes.pop("ci", {}).items()}
     breakdown = {
         by: {name: metrics for name, group in members.items() if (metrics := _values(_estimates(group, convention)))}
         for by, members in _groups(scored).items()
     }
     return JudgeMetrics(
-        metrics=_values(estimates),
+        metrics=_values(estimates) | kappas,
         ci=intervals,
-        n={key: estimate.n for key, estimate in estimates.items()},
+        n={key: estimate.n for key, estimate in estimates.items()} | dict.fromkeys(kappas, classes.get("n", 0)),
         breakdown={by: groups for by, groups in breakdown.items() if groups},
         no_decision={key: estimate.undecided for key, estimate in estimates.items() if estimate.undecided is not None},
+        classes=classes,
     )
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from qatui.errors import LabelError
 from qatui.report.session_view import fmt
@@ -39,9 +40,15 @@ def judge_runs(store: SessionStore, content_hash: str) -> list[tuple[str, str, d
     return runs
 
 
-def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path) -> dict[str, Any]:
-    """People with people and each judge with each person, on `dataset`; LabelError when nobody labelled it."""
+def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path,
+                   epsilon: float = 0.2) -> dict[str, Any]:
+    """People with people and each judge with each person, on `dataset`; LabelError when nobody labelled it.
+
+    With two or more people, `ceiling` (`metrics.ceiling.human_ceiling`) and beside each judge
+    its figure against the same references and the alt-test at `epsilon` (with three or more).
+    """
     from qatui.metrics import summarize
+    from qatui.metrics.ceiling import alt_test, alt_test_sentence, human_ceiling
     from qatui.metrics.people import gold_decisions, rater_agreement, verdict_decisions
     from qatui.report.gold import relabel
     from qatui.store.labels import LabelStore
@@ -59,10 +66,13 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path) -
         "annotators": {name: len(mine) for name, mine in labels.items()},
         "people": rater_agreement(people) if len(people) > 1 else None,
         "judges": [],
+        "beside_people": [],
     }
+    runs: dict[tuple[str, str], dict] = {}
     for session_id, judge, verdicts in judge_runs(store, dataset.content_hash):
         decisions = {unit: code for item_id, verdict in verdicts.items() if item_id in by_id
                      for unit, code in verdict_decisions(by_id[item_id], verdict).items()}
+        runs[(session_id, judge)] = decisions
         for name, mine in labels.items():
             metrics = summarize(relabel(dataset, {name: mine}).items, verdicts, ci=False)
             key = next((k for k in HEADLINE if k in metrics.metrics), None)
@@ -72,6 +82,14 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path) -
                 "metric": key, "value": metrics.metrics.get(key) if key else None,
                 "n_items": metrics.n.get(key, 0) if key else 0,
             })
+    ceiling = human_ceiling(people, {f"{s}/{j}": decisions for (s, j), decisions in runs.items()})
+    data["ceiling"] = None if ceiling is None else {key: ceiling[key] for key in ("people", "ceiling")}
+    for (session_id, judge), decisions in runs.items() if ceiling is not None else ():
+        test = alt_test(people, decisions, epsilon=epsilon) if len(people) >= 3 else None
+        data["beside_people"].append({
+            "session": session_id, "judge": judge, **ceiling["judges"][f"{session_id}/{judge}"],
+            "alt_test": test, "alt_test_result": alt_test_sentence(test) if test else None,
+        })
     return data
 
 
@@ -84,6 +102,8 @@ def print_agreement(console: Console, data: dict[str, Any]) -> None:
     if (people := data["people"]) is not None:
         console.print(f"[bold]people[/]: alpha {fmt(people['alpha'])}, kappa {fmt(people['kappa'])} "
                       f"[dim]({people['n_units']} units, {people['n_complete']} decided by all)[/]")
+    if data.get("ceiling"):
+        print_ceiling(console, data)
     if not data["judges"]:
         console.print("[dim]no session of this dataset yet: run judges on it (`qatui run`) to compare them[/]")
         return
@@ -94,3 +114,19 @@ def print_agreement(console: Console, data: dict[str, Any]) -> None:
         table.add_row(escape(row["session"]), escape(row["judge"]), escape(row["annotator"]), fmt(row["alpha"]),
                       fmt(row["kappa"]), str(row["n_units"]), metric, str(row["n_items"]))
     console.print(table)
+
+
+def print_ceiling(console: Console, data: dict[str, Any]) -> None:
+    """The human ceiling (each person against the others' majority), then each judge beside it with its alt-test."""
+    ceiling = data["ceiling"]
+    people = ", ".join(f"{name} {fmt(p['kappa'])}" for name, p in ceiling["people"].items())
+    console.print(Text.assemble(("human ceiling", "bold"), f": kappa {fmt(ceiling['ceiling']['kappa'])}, accuracy "
+                                f"{fmt(ceiling['ceiling']['accuracy'])} (each person against the others' majority, "
+                                f"mean over people; kappa {people})"))
+    for row in data["beside_people"]:
+        console.print(Text.assemble(
+            (f"{row['session']} {row['judge']}", "bold"),
+            f": kappa {fmt(row['kappa'])}, accuracy {fmt(row['accuracy'])} against the same references "
+            f"(ceiling {fmt(ceiling['ceiling']['kappa'])}, {fmt(ceiling['ceiling']['accuracy'])})"))
+        if row["alt_test_result"]:
+            console.print(Text(f"  {row['alt_test_result']}"))

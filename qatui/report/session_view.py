@@ -8,6 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from qatui.errors import DatasetError
+from qatui.llm.errors import failure_cause, grouped_reason
 from qatui.text import clip, deployments_line, no_decision_note, plural
 
 if TYPE_CHECKING:
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
     from qatui.events import ItemFailed
     from qatui.store.session import Session
 
-METRIC_ORDER = ("kendall", "spearman", "pearson", "rbo_0.5", "rbo_0.9", "accuracy", "accuracy_no_tie")
+METRIC_ORDER = ("kendall", "spearman", "pearson", "rbo_0.5", "rbo_0.9", "accuracy", "accuracy_no_tie", "kappa",
+                "kappa_linear")
 
 
 def fmt(value: float | None) -> str:
@@ -77,6 +79,10 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         console.print(table)
         if breakdown := doc.get("breakdown"):
             console.print(_breakdown_table(breakdown))
+        if classes := doc.get("classes"):
+            from qatui.report.classes_view import print_classes
+
+            print_classes(console, classes)
         if "members" in doc:
             from qatui.report.jury_view import print_jury
 
@@ -122,13 +128,15 @@ def coverage_text(doc: dict) -> str:
 
 
 def print_failures(console: Console, failures: list[ItemFailed], groups: int = 5) -> None:
-    """Failures grouped by reason (a dead backbone fails every item the same way), each reason whole."""
-    by_reason: dict[tuple[str, str], list[str]] = {}
+    """Failures grouped by cause (a dead backbone fails every item the same way, however long each took)."""
+    by_cause: dict[tuple[str, str], list[ItemFailed]] = {}
     for failure in failures:
-        by_reason.setdefault((failure.judge, failure.reason), []).append(failure.item_id)
-    ranked = sorted(by_reason.items(), key=lambda kv: -len(kv[1]))
-    for (judge, reason), items in ranked[:groups]:
+        by_cause.setdefault((failure.judge, failure_cause(failure.reason)), []).append(failure)
+    ranked = sorted(by_cause.items(), key=lambda kv: -len(kv[1]))
+    for (judge, _), group in ranked[:groups]:
+        items = [failure.item_id for failure in group]
         shown = ", ".join(items[:3]) + (f" and {len(items) - 3} more" if len(items) > 3 else "")
+        reason = grouped_reason([failure.reason for failure in group])
         console.print(f"[red]failed[/] {plural(len(items), 'item')} of {escape(judge)} ({escape(shown)}): "
                       f"{escape(reason)}", soft_wrap=False)
     if len(ranked) > groups:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 KEYS = {
     "ranking": ("kendall", "spearman", "rbo_0.5", "rbo_0.9"),
-    "pairwise": ("accuracy", "accuracy_no_tie"),
+    "pairwise": ("accuracy", "accuracy_no_tie", "kappa"),
     "ratings": ("pearson", "spearman", "kendall", "pearson_sample", "spearman_sample", "kendall_sample"),
 }
 """The metric columns per gold kind, as the papers print them; the first is the one compared with the baseline."""
@@ -108,6 +108,7 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
     from qatui.engine.jobs import llm_totals
     from qatui.metrics import summarize
     from qatui.metrics.bias import length_preference
+    from qatui.metrics.style_bias import style_biases
 
     ids = {item.id for item in dataset.items}  # a comparison may pass the items every run judged
     results = {key: doc for key, doc in session.results().items() if key[1] == judge and key[0] in ids}
@@ -118,9 +119,10 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
     metrics = summarize(dataset.items, verdicts, seed=seed, convention=convention, not_applicable=not_applicable)
     failed = sum(1 for doc in results.values() if doc["status"] == "failed")
     meta = session.meta
+    backbone = (meta.get("models") or {}).get("backbone") if meta.get("backbones") else None
     return {
         "judge": judge,
-        "backbone": (meta.get("models") or {}).get("backbone") if meta.get("backbones") else None,
+        "backbone": backbone,
         "session": session.id,
         "reused": reused,
         "convention": convention,
@@ -128,12 +130,13 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
         "ci": {key: list(value) for key, value in metrics.ci.items()},
         "n": metrics.n,
         "no_decision": metrics.no_decision,
+        **({"classes": metrics.classes} if metrics.classes else {}),
         "coverage": {"items": len(dataset.items), "scored": len(verdicts), "not_applicable": len(not_applicable),
                      "failed": failed},
         "llm": llm_totals(results),
         "seconds": None if meta.get("imported") else _seconds(meta),  # an import took no judging time
         "bias": {"position_consistency": metrics.metrics.get("position_consistency"),
-                 **length_preference(dataset.items, verdicts)},
+                 **length_preference(dataset.items, verdicts), **style_biases(dataset.items, verdicts, backbone)},
     }
 
 
@@ -169,7 +172,8 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
     """The table as a header and rows of strings (metrics ×100 with CIs), for every output format."""
     keys = [k for k in KEYS.get(table["gold"] or "", ()) if any(k in r["metrics"] for r in table["rows"])]
     header = ["judge", *keys, "no decision", "Δ vs " + table["baseline"] if table["baseline"] else "Δ", "scored",
-              "n/a", "failed", "calls", "tokens", "cost $", "time s", "pos. cons.", "longer: judge/people"]
+              "n/a", "failed", "calls", "tokens", "cost $", "time s", "pos. cons.", "longer: judge/people",
+              "structured: judge/people", "own: judge/people"]
     lines = []
     for row in table["rows"]:
         delta = row.get("vs_baseline")
@@ -185,6 +189,7 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
             "–" if row["seconds"] is None else f"{row['seconds']:.0f}",
             _cell(bias.get("position_consistency")),
             _longer(bias),
+            *(_shares(bias.get(probe), name) for probe, name in (("structure", "structured"), ("self", "own"))),
         ])
     return header, lines
 
@@ -203,6 +208,9 @@ def _longer(bias: dict) -> str:
     ties = bias.get("judge_ties") or 0
     return (f"{bias['judge_longer'] * 100:.0f}/{bias['people_longer'] * 100:.0f}"
             + (f" · {ties}/{bias['pairs']} tied" if ties else ""))
+def _shares(probe: dict | None, name: str) -> str:
+    """'judge/people' percentages of a `metrics.style_bias` probe, '–' where it measured nothing."""
+    return f"{probe[f'judge_{name}'] * 100:.0f}/{probe[f'people_{name}'] * 100:.0f}" if probe else "–"
 
 
 def to_markdown(table: dict) -> str:
@@ -248,4 +256,7 @@ def caption(table: dict) -> str:
             f"convention); Δ = row minus {table['baseline'] or 'the baseline'} on the items both scored, paired "
             "bootstrap CI (an interval across 0 is noise); no decision = of the first figure's units, those where "
             "the judge tied every response, counted as agreeing with no one; longer = how often the judge / people "
-            "prefer the longer response (%), a judge's tie preferring neither.")
+            "prefer the longer response (%), a judge's tie preferring neither; structured = the one with more Markdown "
+            "lists, headings, tables or code; own = the one its own backbone wrote (the item's meta.models)."
+            + (" kappa = Cohen's kappa of the judge's A / tie / B against every human label (×100; `sessions show` "
+               "has its confusion matrix)." if table["gold"] == "pairwise" else ""))

@@ -15,6 +15,7 @@ SHORT_METRICS = {
     "spearman": "rho",
     "rbo_0.9": "rbo.9",
     "accuracy": "acc",
+    "kappa": "kappa",
     "route_accuracy": "route",
 }
 """The metrics a header shows, in order, with their short names."""
@@ -26,6 +27,8 @@ METRIC_MEANINGS = {
     "rbo.9": "rank-biased overlap (p = 0.9) with people's ranking: agreement weighted to the top (0 to 1)",
     "acc": "pairwise accuracy: share of pairs where the judge prefers the answer people prefer "
            "(A / B / tie against every human label)",
+    "kappa": "Cohen's kappa of the judge's A / tie / B against every human label: agreement beyond chance "
+             "(-1 to +1, 0 = chance); the line under it gives each class's recall and precision",
     "route": "route accuracy: how often MinosEval's factoid / non-factoid call matches the dataset's question type",
 }
 """What each short name of `SHORT_METRICS` means, for the help screen and the header's tooltip."""

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from qatui.data.model import PairwiseGold, RatingsGold
+from qatui.data.model import RatingsGold
+from qatui.metrics.classes import PREFERENCE_CLASSES
 from qatui.report.session_view import (
     coverage_text,
     metric_rows,
@@ -32,8 +33,8 @@ if TYPE_CHECKING:
 
 ITEMS_SHOWN = 5
 """Items listed where the judges disagree most with people, by default."""
-PREFERENCES = ("A", "B", "tie")
-"""Rows (people) and columns (judge) of a pairwise confusion matrix."""
+PREFERENCES = PREFERENCE_CLASSES
+"""Rows (people) and columns (judge) of a pairwise confusion matrix (`metrics.classes`)."""
 
 
 @dataclass
@@ -49,7 +50,9 @@ class JudgeContent:
     agreement: dict[str, float] = field(default_factory=dict)
     """Item id -> agreement with people on that item, in [-1, 1] (`metrics.item.item_tau`; ratings: mean Kendall)."""
     confusion: np.ndarray | None = None
-    """Counts of (human label, judge preference) over A / B / tie, one count per human label."""
+    """Counts of (human label, judge preference) over A / tie / B, one count per human label."""
+    classes: dict[str, Any] | None = None
+    """The judge's `metrics.classes` figures (the confusion matrix with per-class recall and precision)."""
     ratings: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
     """Dimension -> (human ratings, judge scores) over every rated candidate."""
     rating_r: dict[str, float] = field(default_factory=dict)
@@ -172,10 +175,9 @@ def _options(options: dict | None) -> str:
 def _per_item(judge: JudgeContent, items: list[Item], verdicts: dict[str, Verdict], doc: dict) -> None:
     """Fill the judge's per-item agreement, pairwise confusion counts and (human, judge) rating pairs."""
     from qatui.metrics.item import item_tau
-    from qatui.metrics.pairwise import judge_preference
+    from qatui.metrics.classes import preference_classes
     from qatui.metrics.pointwise import document_correlations, rating_pairs
 
-    confusion = np.zeros((3, 3), dtype=int)
     for item in items:
         verdict = verdicts.get(item.id)
         if verdict is None or item.gold is None:
@@ -192,11 +194,10 @@ def _per_item(judge: JudgeContent, items: list[Item], verdicts: dict[str, Verdic
             continue
         if (tau := item_tau(item, verdict)) is not None:
             judge.agreement[item.id] = tau
-        if isinstance(item.gold, PairwiseGold) and (judged := judge_preference(verdict, item.gold.a, item.gold.b)):
-            for label in item.gold.labels:
-                confusion[PREFERENCES.index(label), PREFERENCES.index(judged)] += 1
-    if confusion.any():
-        judge.confusion = confusion
+    scored = [(item, verdicts[item.id]) for item in items if item.id in verdicts]
+    if classes := doc.get("classes") or preference_classes(scored, ci=False):  # a summary stored before it: counts
+        judge.classes = classes
+        judge.confusion = np.asarray(classes["confusion"], dtype=int)
     metrics = doc.get("metrics", {})
     for dim in judge.ratings:
         r = metrics.get(f"pearson_sample/{dim}", metrics.get("pearson_sample") if len(judge.ratings) == 1 else None)

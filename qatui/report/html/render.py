@@ -26,6 +26,11 @@ def _judge_metrics(judge: JudgeContent) -> str:
     if judge.leak_free_rows:
         parts.append(table(["metric", "value", "95% CI", "n"], judge.leak_free_rows, classes="metrics",
                            caption="without the items whose candidates copy a reference"))
+    if judge.classes:
+        from qatui.report.classes_view import caption, class_rows
+
+        header, rows = class_rows(judge.classes)
+        parts.append(table(header, rows, classes="metrics", caption=caption(judge.classes)))
     present = [k for k in BREAKDOWN_KEYS
                if any(k in m for groups in judge.breakdown.values() for m in groups.values())]
     if present:

@@ -9,6 +9,7 @@ from textual.content import Content
 from textual.widgets import Label, Sparkline, Static
 
 from qatui.report import session_status
+from qatui.report.classes_view import class_line
 from qatui.text import deployments_line, plain, plural
 from qatui.tui.format import count, members_line, metrics_line
 from qatui.tui.saved import SavedState
@@ -51,6 +52,9 @@ class SessionHeader(Vertical):
             line = metrics_line(doc.get("metrics", {}), doc.get("ci"), doc) or "no gold to compare with"
             self._judge_lines[judge] = Static(Content.from_markup("[b $accent]$judge[/]  $line", judge=plain(judge), line=line))
             self.mount(self._judge_lines[judge])
+            if classes := doc.get("classes"):
+                self._judge_lines[judge] = Static(Content(f"  {class_line(classes)}"), classes="classes")
+                self.mount(self._judge_lines[judge])
             if members := members_line(doc.get("members_agreement") or {}):
                 self._judge_lines[judge] = Static(Content(f"  {members}"))  # the sparkline goes under this line
                 self.mount(self._judge_lines[judge])

@@ -1,0 +1,43 @@
+"""A streamed answer: each piece emitted as an `LLMToken` as it arrives, then the chunks built into one response."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from qatui.events import LLMToken, emit
+
+
+def stream_consumer(ll: Any, model: str, *, purpose: str, call_id: str,
+                    messages: list[dict[str, Any]]) -> Callable[[Any], Awaitable[Any]]:
+    """The `consume` of `Backbone.run` for a stream: read it whole (inside the call's slot and timeout).
+
+    `ll` is LiteLLM; a stream that ends without any chunk is a connection failure (retried). A
+    stream of which no chunk had a choice with a role or a content (`choices: []`, or a body
+    that is no stream at all) is built with no choices, which `response.answer_of` refuses:
+    LiteLLM would make up an empty answer that ended with "stop".
+    """
+
+    async def consume(response: Any) -> Any:
+        chunks = []
+        async for chunk in response:
+            chunks.append(chunk)
+            piece = chunk.choices[0].delta.content if chunk.choices else None
+            if piece:
+                emit(LLMToken(call_id=call_id, model=model, purpose=purpose, text=piece))
+        built = ll.stream_chunk_builder(chunks, messages=messages)
+        if built is None:  # no chunks at all
+            raise ll.APIConnectionError(message="the stream ended without any chunk", model=model,
+                                        llm_provider=model.split("/", 1)[0])
+        if not any(_carries_answer(chunk) for chunk in chunks):
+            built.choices = []  # LiteLLM made up an empty "stop" choice: say there was none
+        return built
+
+    return consume
+
+
+def _carries_answer(chunk: Any) -> bool:
+    """Whether a chunk holds a choice that the provider sent: with a role, a content or reasoning."""
+    delta = chunk.choices[0].delta if getattr(chunk, "choices", None) else None
+    return delta is not None and (getattr(delta, "content", None) is not None or bool(getattr(delta, "role", None))
+                                  or bool(getattr(delta, "reasoning_content", None)))

@@ -1,0 +1,345 @@
+"""Which class a judge gets wrong: kappa, weighted kappa, the confusion matrix, per-class recall and precision,
+the human ceiling and the alternative annotator test, each against figures worked out by hand.
+
+The pairwise dataset `pairs` (7 items, c1 = A, c2 = B) is judged by `length`, which prefers the
+longer answer and ties equal lengths. People's label(s) and the judge's preference per item:
+p1 A/A, p2 B/A, p3 B/B, p4 tie/B, p5 tie/tie, p6 A/tie, p7 (two labels) A,A/A. Counted per
+human label, rows people and columns the judge over A, tie, B:
+
+    A   [3, 1, 0]      row totals 4, 2, 2; column totals 4, 2, 2; 8 labels, 5 on the diagonal
+    tie [0, 1, 1]      kappa: p_o = 5/8, p_e = (4*4 + 2*2 + 2*2)/64 = 3/8, (5/8 - 3/8)/(5/8) = 2/5
+    B   [1, 0, 1]      linear: observed |i-j| = (1 + 1 + 2)/8 = 1/2; expected sum |i-j| r_i c_j / 64
+                       = (8 + 16 + 8 + 4 + 16 + 4)/64 = 7/8; 1 - (1/2)/(7/8) = 3/7
+recall A 3/4, tie 1/2, B 1/2; precision A 3/4, tie 1/2, B 1/2.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score, confusion_matrix, precision_recall_fscore_support
+
+from qatui.cli import main
+from qatui.metrics.ceiling import alt_test, alt_test_sentence, human_ceiling
+from qatui.metrics.classes import PREFERENCE_CLASSES, YES_NO, class_agreement, kappa_from_counts
+
+WORDS = {"A": (6, 3), "B": (3, 6), "tie": (4, 4)}
+PAIRS = [("A", ["A"]), ("A", ["B"]), ("B", ["B"]), ("B", ["tie"]), ("tie", ["tie"]), ("tie", ["A"]), ("A", ["A", "A"])]
+"""(the longer answer, which `length` prefers; people's labels) per item."""
+CONFUSION = [[3, 1, 0], [0, 1, 1], [1, 0, 1]]
+A, TIE, B = 0.0, 1.0, 2.0
+
+
+def pairs_units() -> list[list[tuple[str, str]]]:
+    return [[(label, longer) for label in labels] for longer, labels in PAIRS]
+
+
+def test_kappa_weighted_kappa_and_per_class_rates_equal_the_hand_computation() -> None:
+    found = class_agreement(pairs_units(), PREFERENCE_CLASSES, ordinal=True)
+    assert found["confusion"] == CONFUSION
+    assert found["metrics"]["kappa"] == pytest.approx(2 / 5)
+    assert found["metrics"]["kappa_linear"] == pytest.approx(3 / 7)
+    recall = {label: found["per_class"][label]["recall"] for label in PREFERENCE_CLASSES}
+    precision = {label: found["per_class"][label]["precision"] for label in PREFERENCE_CLASSES}
+    assert recall == pytest.approx({"A": 3 / 4, "tie": 1 / 2, "B": 1 / 2})
+    assert precision == pytest.approx({"A": 3 / 4, "tie": 1 / 2, "B": 1 / 2})
+    assert found["n"] == 8 and found["n_items"] == 7
+    low, high = found["ci"]["kappa"]
+    assert low < 2 / 5 < high
+
+
+def test_the_figures_equal_scikit_learns_on_random_labels() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        people, judge = rng.choice(PREFERENCE_CLASSES, 40), rng.choice(PREFERENCE_CLASSES, 40)
+        found = class_agreement([[(p, j)] for p, j in zip(people, judge, strict=True)], PREFERENCE_CLASSES,
+                                ordinal=True, ci=False)
+        labels = list(PREFERENCE_CLASSES)
+        assert found["metrics"]["kappa"] == pytest.approx(cohen_kappa_score(people, judge, labels=labels))
+        assert found["metrics"]["kappa_linear"] == pytest.approx(
+            cohen_kappa_score(people, judge, labels=labels, weights="linear"))
+        assert found["confusion"] == confusion_matrix(people, judge, labels=labels).tolist()
+        _, recall, _, _ = precision_recall_fscore_support(people, judge, labels=labels, zero_division=np.nan)
+        assert [found["per_class"][c]["recall"] for c in labels] == pytest.approx(list(recall))
+
+
+def test_the_resamples_kappa_is_scikit_learns_formula() -> None:
+    """The CIs compute kappa from confusion counts; on any table it is scikit-learn's value."""
+    rng = np.random.default_rng(3)
+    for weights in (None, "linear"):
+        for _ in range(30):
+            people, judge = rng.integers(0, 3, 25), rng.integers(0, 3, 25)
+            counts = confusion_matrix(people, judge, labels=[0, 1, 2])
+            assert float(kappa_from_counts(counts, weights)) == pytest.approx(
+                cohen_kappa_score(people, judge, labels=[0, 1, 2], weights=weights))
+
+
+def test_yes_no_gives_tpr_and_tnr_by_hand() -> None:
+    # people yes yes yes no no, judge yes no yes no yes: TPR = 2/3 (yes found), TNR = 1/2 (no found);
+    # kappa: p_o = 3/5, p_e = (3*3 + 2*2)/25 = 13/25, (15/25 - 13/25)/(12/25) = 1/6
+    people, judge = ["yes", "yes", "yes", "no", "no"], ["yes", "no", "yes", "no", "yes"]
+    found = class_agreement([[pair] for pair in zip(people, judge, strict=True)], YES_NO)
+    assert found["tpr"] == pytest.approx(2 / 3) and found["tnr"] == pytest.approx(1 / 2)
+    assert found["metrics"]["kappa"] == pytest.approx(1 / 6)
+    assert "kappa_linear" not in found["metrics"]  # yes / no is nominal
+
+
+def test_a_judge_tie_is_its_own_class_never_a_hit() -> None:
+    # people A, A; the judge tie, A: the tie is counted in column tie of row A, and recall of A is 1/2
+    found = class_agreement([[("A", "tie")], [("A", "A")]], PREFERENCE_CLASSES, ordinal=True)
+    assert found["confusion"] == [[1, 1, 0], [0, 0, 0], [0, 0, 0]]
+    assert found["per_class"]["A"]["recall"] == pytest.approx(1 / 2)
+    assert found["per_class"]["tie"]["precision"] == 0.0
+    assert found["metrics"]["kappa"] == pytest.approx(0.0)  # p_o = 1/2, p_e = 1 * 1/2: no better than chance
+    alike = class_agreement([[("A", "A")], [("A", "A")]], PREFERENCE_CLASSES, ordinal=True)
+    assert alike["metrics"] == {}  # one class on both sides: p_e = 1, kappa undefined, absent rather than 0 or 1
+
+
+def decisions(codes: list[float]) -> dict[tuple[str, str, str], float]:
+    return {(f"i{n}", "c1", "c2"): code for n, code in enumerate(codes)}
+
+
+def test_human_ceiling_is_each_person_against_the_others_majority_by_hand() -> None:
+    # unit:  1    2    3  4    5    6
+    # ana    A    A    B  B    A    tie
+    # bo     A    A    B  A    A    B
+    # cy     A    B    B  B    tie  B
+    # judge  A    A    B  B    B    B
+    # ana's reference (bo, cy; no strict majority = tie): A tie B tie tie B; ana matches 2 of 6;
+    #   kappa: ana A3 tie1 B2, ref A1 tie3 B2, p_e = (3 + 3 + 4)/36, (12/36 - 10/36)/(26/36) = 1/13
+    #   the judge (A2 B4): matches 3 of 6, p_e = (2 + 8)/36, (18 - 10)/26 = 4/13
+    # bo's reference (ana, cy): A tie B B tie tie; bo (A4 B2) matches 2: p_e = (4 + 4)/36, (12 - 8)/28 = 1/7
+    #   the judge: matches 3, p_e = (2 + 8)/36, 4/13
+    # cy's reference (ana, bo): A A B tie A tie; cy (A1 tie1 B4) matches 2: p_e = (3 + 2 + 4)/36, (12 - 9)/27 = 1/9
+    #   the judge: matches 3, ref A3 tie2 B1, p_e = (6 + 4)/36, 4/13
+    people = {"ana": decisions([A, A, B, B, A, TIE]), "bo": decisions([A, A, B, A, A, B]),
+              "cy": decisions([A, B, B, B, TIE, B])}
+    found = human_ceiling(people, {"judge": decisions([A, A, B, B, B, B])})
+    assert {name: p["kappa"] for name, p in found["people"].items()} == pytest.approx(
+        {"ana": 1 / 13, "bo": 1 / 7, "cy": 1 / 9})
+    assert found["ceiling"]["kappa"] == pytest.approx((1 / 13 + 1 / 7 + 1 / 9) / 3)
+    assert found["ceiling"]["accuracy"] == pytest.approx(2 / 6)
+    assert found["judges"]["judge"]["kappa"] == pytest.approx(4 / 13)
+    assert found["judges"]["judge"]["accuracy"] == pytest.approx(3 / 6)
+    assert human_ceiling({"ana": people["ana"]}, {}) is None  # one person: no ceiling
+
+
+# The alt-test's 30 items (one pair each): 15 where all agree on A and the judge too; 3 where all say A
+# and the judge B; 6 where ana alone says B (the judge A); 6 where bo alone says B (the judge A).
+ALT_ITEMS = [(A, A, A, A)] * 15 + [(A, A, A, B)] * 3 + [(B, A, A, A)] * 6 + [(A, B, A, A)] * 6
+"""(ana, bo, cy, the judge) per item."""
+
+
+def test_alt_test_equals_the_hand_computation() -> None:
+    # d = W_h - W_f per item. ana: +1 on the judge's 3 misses (it matches no other, ana both), -1 on her 6
+    # (the judge matches both others, she none), 0 elsewhere (on bo's 6 both match cy alone). Mean -3/30 =
+    # -0.1; sample variance (3 * 1.1^2 + 6 * 0.9^2 + 21 * 0.1^2)/29 = 8.7/29 = 0.3; se = sqrt(0.3/30) = 0.1;
+    # t = (-0.1 - 0.2)/0.1 = -3 on 29 degrees of freedom. bo: the same. cy: +1 on the 3 misses, 0 elsewhere:
+    # mean 0.1, variance (3 * 0.81 + 27 * 0.01)/29 = 2.7/29, t = -0.1 / sqrt(2.7/29/30) = -1.7951.
+    # Benjamini-Yekutieli over 3 p-values, c(3) = 1 + 1/2 + 1/3 = 11/6: sorted p1 = p2 < p3, adjusted
+    # p3' = 11/6 p3, p2' = min(3 * 11/6 / 2 * p2, p3'), p1' = min(3 * 11/6 * p1, p2') = 2.75 p1.
+    # W_f is 0 only on the judge's 3 misses for everyone: advantage probability 27/30 = 0.9.
+    from scipy.stats import t as student
+
+    people = {name: decisions([row[i] for row in ALT_ITEMS]) for i, name in enumerate(("ana", "bo", "cy"))}
+    judge = decisions([row[3] for row in ALT_ITEMS])
+    found = alt_test(people, judge, epsilon=0.2)
+    p_ana, p_cy = student.cdf(-3.0, 29), student.cdf(-0.1 / np.sqrt(2.7 / 29 / 30), 29)
+    assert p_ana == pytest.approx(0.00275, abs=1e-5) and p_cy == pytest.approx(0.0415, abs=1e-4)
+    per = found["per_person"]
+    assert [per[n]["p"] for n in ("ana", "bo", "cy")] == pytest.approx([p_ana, p_ana, p_cy])
+    assert per["ana"]["p_adjusted"] == pytest.approx(2.75 * p_ana)  # 0.0076 <= 0.05: rejected
+    assert per["cy"]["p_adjusted"] == pytest.approx(11 / 6 * p_cy)  # 0.0762 > 0.05: kept
+    assert [per[n]["rejected"] for n in ("ana", "bo", "cy")] == [True, True, False]
+    assert found["winning_rate"] == pytest.approx(2 / 3) and found["passed"]
+    assert found["advantage_probability"] == pytest.approx(0.9)
+    assert alt_test_sentence(found).startswith("the judge can replace an annotator: winning rate 0.67 at ε=0.2")
+    strict = alt_test(people, judge, epsilon=0.1)  # a smaller margin: t(ana) = -0.2/0.1 = -2, p = 0.0275,
+    assert not strict["passed"]  # adjusted 2.75 * 0.0275 = 0.076 > 0.05: nobody beaten
+    assert alt_test_sentence(strict).startswith("the judge cannot replace an annotator: winning rate 0.00 at ε=0.1")
+
+
+def test_the_alt_test_needs_three_people_with_thirty_items() -> None:
+    people = {name: decisions([row[i] for row in ALT_ITEMS[:29]]) for i, name in enumerate(("ana", "bo", "cy"))}
+    found = alt_test(people, decisions([row[3] for row in ALT_ITEMS[:29]]))
+    assert not found["ran"] and found["items"] == {"ana": 29, "bo": 29, "cy": 29}
+    assert alt_test_sentence(found).startswith("alt-test not run: needs 3 people who each labelled at least 30")
+    two = {name: decisions([row[i] for row in ALT_ITEMS]) for i, name in enumerate(("ana", "bo"))}
+    assert not alt_test(two, decisions([row[3] for row in ALT_ITEMS]))["ran"]
+
+
+# -- through the CLI ------------------------------------------------------------------------------------
+
+
+def write_pairs(path, rows: list[tuple[str, list[str]]]) -> None:
+    """A pairwise dataset: per item the longer answer (A, B or equal: tie) and the dataset's labels."""
+    with path.open("w", encoding="utf-8") as out:
+        for n, (longer, labels) in enumerate(rows, 1):
+            first, second = WORDS[longer]
+            out.write(json.dumps({"id": f"p{n}", "question": f"Question {n}?", "references": ["a reference"],
+                                  "candidates": {"c1": " ".join(["word"] * first), "c2": " ".join(["word"] * second)},
+                                  "gold": {"kind": "pairwise", "a": "c1", "b": "c2", "labels": labels}}) + "\n")
+
+
+def run_json(capsys, *argv: str) -> dict:
+    capsys.readouterr()
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def pairs(tmp_path, capsys):
+    """The `pairs` dataset and a finished `length` session on it: (dataset path, sessions dir, session id)."""
+    path, sessions = tmp_path / "pairs.jsonl", tmp_path / "sessions"
+    write_pairs(path, PAIRS)
+    data = run_json(capsys, "--sessions-dir", str(sessions), "run", str(path), "--judge", "length", "--json")
+    return path, sessions, data["session"]
+
+
+def test_sessions_show_and_table_carry_kappa_and_the_confusion_matrix(pairs, capsys) -> None:
+    path, sessions, session = pairs
+    shown = run_json(capsys, "--sessions-dir", str(sessions), "sessions", "show", session, "--json")
+    length = shown["judges"]["length"]
+    assert length["metrics"]["kappa"] == pytest.approx(2 / 5)
+    assert length["metrics"]["kappa_linear"] == pytest.approx(3 / 7)
+    assert length["classes"]["confusion"] == CONFUSION and length["classes"]["classes"] == ["A", "tie", "B"]
+    assert length["classes"]["per_class"]["A"]["recall"] == pytest.approx(3 / 4)
+    table = run_json(capsys, "--sessions-dir", str(sessions), "table", str(path), "--judge", "length", "--json")
+    row = table["rows"][0]
+    assert row["reused"] and row["metrics"]["kappa"] == pytest.approx(2 / 5)
+    assert row["classes"]["confusion"] == CONFUSION
+    assert main(["--sessions-dir", str(sessions), "sessions", "show", session]) == 0
+    text = capsys.readouterr().out
+    assert "kappa_linear" in text and "people \\ judge" in text and "0.750 [" in text  # recall of A with its CI
+    assert main(["--sessions-dir", str(sessions), "table", str(path), "--judge", "length"]) == 0
+    assert "kappa" in capsys.readouterr().out
+
+
+def test_labels_agreement_shows_the_human_ceiling_and_the_alt_test(tmp_path, capsys) -> None:
+    # ALT_ITEMS as a dataset: the judge (length) prefers c2 (B) on items 16-18, c1 (A) elsewhere
+    path, sessions = tmp_path / "alt.jsonl", tmp_path / "sessions"
+    write_pairs(path, [("B" if row[3] == B else "A", ["A"]) for row in ALT_ITEMS])
+    run_json(capsys, "--sessions-dir", str(sessions), "run", str(path), "--judge", "length", "--json")
+    from qatui.data.loaders import load_dataset
+
+    dataset = load_dataset(str(path))
+    rows = [{"annotator": name, "dataset": dataset.content_hash, "dataset_name": dataset.name,
+             "dataset_path": str(path), "format": dataset.format, "item_id": f"p{n}", "kind": "pairwise",
+             "label": {A: "A", B: "B"}[row[i]], "a": "c1", "b": "c2", "updated": ""}
+            for i, name in enumerate(("ana", "bo", "cy")) for n, row in enumerate(ALT_ITEMS, 1)]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert main(["--sessions-dir", str(sessions), "labels", "import", str(labels)]) == 0
+    data = run_json(capsys, "--sessions-dir", str(sessions), "labels", "agreement", str(path), "--json")
+    # the ceiling, by hand: ana's reference (bo, cy) is A on 24 items, tie on bo's 6; ana (A24 B6) matches 18:
+    # kappa (0.6 - 24*24/900)/(1 - 0.64) = -1/9; bo the same; cy (all A) against A18 tie12: kappa 0
+    assert data["ceiling"]["ceiling"]["kappa"] == pytest.approx((-1 / 9 - 1 / 9 + 0) / 3)
+    assert data["ceiling"]["ceiling"]["accuracy"] == pytest.approx(0.6)
+    # the judge (A27 B3) against ana's and bo's references: 21 of 30, kappa (0.7 - 27*24/900)/(1 - 0.72) = -1/14;
+    # against cy's (A18 tie12): 15 of 30, kappa (0.5 - 27*18/900)/(1 - 0.54) = -2/23
+    beside = data["beside_people"][0]
+    assert beside["judge"] == "length"
+    assert beside["kappa"] == pytest.approx((-1 / 14 - 1 / 14 - 2 / 23) / 3)
+    assert beside["accuracy"] == pytest.approx((0.7 + 0.7 + 0.5) / 3)
+    assert beside["alt_test"]["winning_rate"] == pytest.approx(2 / 3) and beside["alt_test"]["passed"]
+    assert main(["--sessions-dir", str(sessions), "labels", "agreement", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "human ceiling" in text and "the judge can replace an annotator: winning rate 0.67 at ε=0.2" in text
+    assert main(["--sessions-dir", str(sessions), "labels", "agreement", str(path), "--epsilon", "1.5"]) == 2
+    assert "--epsilon" in capsys.readouterr().err
+
+
+async def test_the_session_screen_shows_kappa_and_each_class(pairs) -> None:
+    from test_tui import until
+
+    from qatui.config import Config
+    from qatui.store.session import SessionStore
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.session_header import SessionHeader
+
+    _, sessions, session = pairs
+    app = QatuiApp(Config(), SessionStore(sessions))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.screen.query("DataTable") and app.screen.query_one("DataTable").row_count == 1)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
+        header = app.screen.query_one(SessionHeader)
+
+        def shown() -> str:
+            return "\n".join(str(static.render()) for static in header.query("Static"))
+
+        await until(pilot, lambda: "kappa +0.40" in shown())
+        assert "recall A 0.75 tie 0.50 B 0.50 · precision A 0.75 tie 0.50 B 0.50" in shown()
+
+
+# -- the structure and self-preference probes -------------------------------------------------------------
+
+LISTED = "Steps:\n\n- boil water\n- add tea\n\n## Notes\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+"""Two list items, a heading and a table of two rows (header and one body row): 5 structure blocks."""
+
+
+def test_structure_counts_markdown_blocks_by_hand() -> None:
+    from qatui.metrics.style_bias import same_model, structure
+
+    assert structure(LISTED) == 5
+    assert structure("plain prose - with a dash and # a hash inside a line") == 0
+    assert structure("```\ncode\n```\n\n> quoted") == 2  # a fence and a block quote
+    assert same_model("openai/GPT-4o-mini", "gpt-4o-mini") and not same_model("gpt-4o", "gpt-4o-mini")
+
+
+def test_structure_and_self_preference_beside_people_by_hand() -> None:
+    from qatui.data.model import Item
+    from qatui.events import Verdict
+    from qatui.metrics.style_bias import style_biases
+
+    def item(n: int, labels: list[str], models: dict[str, str]) -> Item:
+        return Item(id=f"s{n}", question="How?", candidates={"c1": LISTED, "c2": "Boil water and add tea."},
+                    gold={"kind": "pairwise", "a": "c1", "b": "c2", "labels": labels}, meta={"models": models})
+
+    def prefers(n: int, winner: str | None) -> Verdict:
+        scores = {"c1": 1.0, "c2": 1.0} if winner is None else {winner: 2.0, ({"c1", "c2"} - {winner}).pop(): 1.0}
+        return Verdict(item_id=f"s{n}", scores=scores, ranking=sorted(scores, key=lambda c: -scores[c]),
+                       order=["c1", "c2"])
+
+    # c1 (the list) is the more structured everywhere. People: s1 A, s2 B, s3 B, s4 tie (told nothing apart);
+    # the judge: s1 c1, s2 c1, s3 tie, s4 c1. Over the 3 pairs people told apart: people prefer the list
+    # 1 of 3, the judge 2 of 3 (s3's tie is no preference), with 1 tie.
+    # Self: the judge is openai/gpt-4o; it wrote c2 on s1 and s2, c1 on s3, nothing on s4.
+    # s1: own c2, people A (not own), judge c1 (not own); s2: own c2, people B (own), judge c1 (not own);
+    # s3: own c1, people B (not own), judge tie: people 1 of 3 for their own, the judge 0 of 3, 1 tie.
+    items = [item(1, ["A"], {"c1": "llama-3", "c2": "gpt-4o"}), item(2, ["B"], {"c1": "llama-3", "c2": "gpt-4o"}),
+             item(3, ["B"], {"c1": "GPT-4o", "c2": "llama-3"}), item(4, ["tie"], {"c1": "gpt-4o"})]
+    verdicts = {v.item_id: v for v in (prefers(1, "c1"), prefers(2, "c1"), prefers(3, None), prefers(4, "c1"))}
+    found = style_biases(items, verdicts, "openai/gpt-4o")
+    assert found["structure"] == {"judge_structured": pytest.approx(2 / 3), "people_structured": pytest.approx(1 / 3),
+                                  "pairs": 3, "judge_ties": 1}
+    assert found["self"] == {"judge_own": 0.0, "people_own": pytest.approx(1 / 3), "pairs": 3, "judge_ties": 1}
+    assert "self" not in style_biases(items, verdicts, None)  # no backbone: no self-preference to measure
+
+
+def test_table_shows_the_structure_probe(tmp_path, capsys) -> None:
+    # length prefers the list (more words) on both items; people prefer it on one: judge 100, people 50
+    path, sessions = tmp_path / "styled.jsonl", tmp_path / "sessions"
+    rows = [{"id": f"s{n}", "question": "How?", "candidates": {"c1": LISTED, "c2": "Boil water."},
+             "gold": {"kind": "pairwise", "a": "c1", "b": "c2", "labels": [label]}} for n, label in ((1, "A"), (2, "B"))]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    table = run_json(capsys, "--sessions-dir", str(sessions), "table", str(path), "--judge", "length", "--json")
+    assert table["rows"][0]["bias"]["structure"] == {"judge_structured": 1.0, "people_structured": 0.5, "pairs": 2,
+                                                     "judge_ties": 0}
+    capsys.readouterr()
+    assert main(["--sessions-dir", str(sessions), "table", str(path), "--judge", "length", "--to", "csv"]) == 0
+    header, row = capsys.readouterr().out.strip().splitlines()[-2:]
+    assert header.endswith("structured: judge/people,own: judge/people") and row.endswith(",100/50,–")
+
+
+def test_the_report_draws_the_summarys_confusion_matrix_and_per_class_table(pairs, tmp_path, capsys) -> None:
+    _, sessions, session = pairs
+    out = tmp_path / "report.html"
+    assert main(["--sessions-dir", str(sessions), "report", session, "-o", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "recall (95% CI)" in html and "8 labels on 7 items" in html
+    assert '<td>kappa</td><td class="num">0.400</td>' in html
+    assert "confusion matrices of A, B and tie" in html
