@@ -53,6 +53,13 @@ class Call:
         return self.messages[-1]["content"]
 
     @property
+    def json_schema(self) -> dict | None:
+        """The schema the answer must fit, as JSON schema (None without one)."""
+        if self.schema is None or isinstance(self.schema, dict):
+            return self.schema
+        return self.schema.model_json_schema()
+
+    @property
     def system(self) -> str:
         """The first message's text (the system prompt when there is one)."""
         return self.messages[0]["content"]
@@ -62,17 +69,41 @@ Answer = dict | str | ParseError | tuple
 """What a reply gives: a dict (sent as JSON), raw text, a `ParseError` to raise, or (answer, log-probabilities)."""
 
 
+class Gate:
+    """Permits for backbone calls: a test holds the calls, lets them through one by one or all, and sees how
+    many went through (`taken`). Thread-safe: the engine's loop takes, the test's releases."""
+
+    def __init__(self, permits: int = 0) -> None:
+        self._lock = threading.Lock()
+        self.free, self.taken = permits, 0
+
+    def release(self, n: int = 1) -> None:
+        with self._lock:
+            self.free += n
+
+    def acquire(self, blocking: bool = False) -> bool:
+        """Take a permit if one is free (never blocks: the caller polls on its own loop)."""
+        with self._lock:
+            if not self.free:
+                return False
+            self.free, self.taken = self.free - 1, self.taken + 1
+            return True
+
+
 class ScriptedLLM:
     """A backbone answering `reply(call)`, or from the prompt (`answer_from_prompt`) without one; records each call.
 
-    With a `gate` (a semaphore), each call first takes a permit: a test holds calls to see a run
+    With a `gate` (a `Gate`), each call first takes a permit: a test holds calls to see a run
     in progress. With `stream`, the answer is emitted as `LLMToken`s before the call finishes,
-    as a streaming backbone does.
+    as a streaming backbone does. With `parse_text` False, an answer given as text comes back
+    unread (`data` None) even under a schema, for judges that read the text themselves; a dict
+    answer is always read against the schema.
     """
 
     def __init__(self, reply: Callable[[Call], Answer] | None = None, *, model: str = "scripted/test",
-                 gate: threading.Semaphore | None = None, stream: bool = False) -> None:
+                 gate: Gate | None = None, stream: bool = False, parse_text: bool = True) -> None:
         self.reply = reply
+        self.parse_text = parse_text
         self.model = model
         self.gate = gate
         self.stream = stream
@@ -115,8 +146,8 @@ class ScriptedLLM:
         emit(event)
         if isinstance(answer, ParseError):
             raise answer
-        return LLMResult(text=text, data=None if schema is None else parse_output(text, schema), event=event,
-                         logprobs=found)
+        read = schema is not None and (self.parse_text or isinstance(answer, dict))
+        return LLMResult(text=text, data=parse_output(text, schema) if read else None, event=event, logprobs=found)
 
 
 def _words(text: str) -> set[str]:
@@ -179,7 +210,7 @@ class OverlapNLI:
         return out
 
 
-def scripted_resources(config: Config | None = None, gate: threading.Semaphore | None = None, *,
+def scripted_resources(config: Config | None = None, gate: Gate | None = None, *,
                        llm: Any = None, nli: Any = None, **names: Any) -> Resources:
     """Resources whose backbone answers from the prompts (streaming, behind `gate`) and whose NLI counts
     shared words, unless `llm` or `nli` is given; `names`: Resources' other arguments (backbone_name...)."""
@@ -213,6 +244,28 @@ def poll(what: Callable[[], object], timeout_s: float = 60.0, interval_s: float 
     return value
 
 
+def palette_offers(app, typed: str, command: str) -> bool:
+    """The command palette holds `typed`, has finished searching for it, and highlights `command` (what enter runs)."""
+    from textual.command import CommandInput, CommandList, CommandPalette
+
+    palette = app.screen
+    if not isinstance(palette, CommandPalette) or palette.query_one(CommandInput).value != typed:
+        return False
+    if any(not w.is_finished for w in app.workers if w.group == CommandPalette._GATHER_COMMANDS_GROUP):  # noqa: SLF001
+        return False
+    found = palette.query_one(CommandList)
+    return found.highlighted is not None and command in str(found.get_option_at_index(found.highlighted).prompt)
+
+
+async def run_from_palette(pilot, typed: str, command: str | None = None) -> None:
+    """Open the command palette, type `typed`, and press enter once the command (`command`, else what was typed)
+    is the highlighted one."""
+    await pilot.press("ctrl+p")
+    await pilot.press(*typed)
+    await wait_until(pilot, lambda: palette_offers(pilot.app, typed, command or typed), f"the palette to offer {typed!r}")
+    await pilot.press("enter")
+
+
 def busy(app) -> str:
     """What the app is still doing ('' at rest): a worker running, an animation, a refresh or layout pending."""
     running = [w.description or w.name for w in app.workers if w.group != "_loader" and not w.is_finished]
@@ -231,21 +284,22 @@ def busy(app) -> str:
 
 
 async def settle(pilot, ready: Callable[[], object] = lambda: True, what: str = "the screen",
-                 timeout: float = 60.0) -> None:
+                 timeout: float = 60.0, *, drop_toasts: bool = True) -> None:
     """Wait until `ready()` holds and the app is at rest, so a snapshot draws a state, never a moment.
 
     At rest: no worker running (a finished one may start another, and a screen pushed by the
     last key starts its loading worker once it mounts), no animation, no refresh or layout
     pending, and two frames drawn one after the other the same (a scroll to the end after a
-    refresh, say, has landed). Text cursors are made steady and toasts dropped first: a
-    blinking cursor is caught on or off by chance, and a toast shows timing.
+    refresh, say, has landed). Text cursors are made steady and (with `drop_toasts`) toasts
+    dropped first: a blinking cursor is caught on or off by chance, and a toast shows timing.
     """
     deadline = time.monotonic() + timeout
     app, previous = pilot.app, None
     while True:
         for text_field in app.screen.query("Input, TextArea"):
             text_field.cursor_blink = False
-        app.clear_notifications()
+        if drop_toasts:
+            app.clear_notifications()
         await pilot.pause()
         await asyncio.gather(*(w.wait() for w in app.workers if w.group != "_loader"), return_exceptions=True)
         await pilot.wait_for_scheduled_animations()
@@ -256,3 +310,15 @@ async def settle(pilot, ready: Callable[[], object] = lambda: True, what: str = 
             return
         previous = frame
         assert time.monotonic() < deadline, f"timed out waiting for {state or 'two equal frames'}"
+
+
+def pressing(*keys: str, ready: Callable[[Any], object] = lambda pilot: True, what: str = "the first screen"):
+    """A snapshot's `run_before`: settle with `ready(pilot)` holding, then press each key and settle again, so what
+    a key starts has finished before the next."""
+    async def run(pilot) -> None:
+        await settle(pilot, lambda: ready(pilot), what)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+
+    return run

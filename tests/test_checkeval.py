@@ -389,15 +389,16 @@ async def test_sessions_compare_reports_agreement_between_two_backbones(tmp_path
     row = next(line for line in shown.splitlines() if first_question in line)
     assert row.count("yes") == 2 and row.count("no") == 1  # the bad summary gets no from backbone two
 
+    from fakes import settle
+
     from qatui.tui.app import QatuiApp
     from qatui.tui.screens.compare import CompareScreen
 
     app = QatuiApp(config, store)
     async with app.run_test(size=(120, 40)) as pilot:
         app.compare_sessions([s.id for s in sessions])
-        while not (isinstance(app.screen, CompareScreen) and app.screen.comparison is not None):
-            await pilot.pause(0.05)
-        await pilot.pause(0.2)
+        await settle(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None,
+                     "the comparison")
         table = app.screen.query_one("#checklists")
         assert table.display and table.row_count == len(per_dim)  # one row per dimension, and "all"
         row = table.get_row("summeval/AB/all")

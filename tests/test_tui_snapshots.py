@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fakes import scripted_resources, settle, wait_until
+from fakes import pressing, scripted_resources, settle, wait_until
 from tui_support import demo_workdir, freeze_time, run_headless
 
 from qatui.config import Config
@@ -51,16 +51,9 @@ def session_loaded(pilot) -> bool:
     return isinstance(screen, SessionScreen) and screen.state is not None
 
 
-def pressing(*keys: str):
-    """A `run_before` that waits for Home's list, then settles after each key, so what a key starts has finished
-    before the next."""
-    async def run(pilot) -> None:
-        await settle(pilot, lambda: home_listed(pilot), "Home's list")
-        for key in keys:
-            await pilot.press(key)
-            await settle(pilot)
-
-    return run
+def on_home(*keys: str):
+    """A `run_before`: Home with both sessions listed, then `keys`, each settled."""
+    return pressing(*keys, ready=home_listed, what="Home's list")
 
 
 async def home(pilot) -> None:
@@ -103,26 +96,26 @@ def test_home(snap_compare, store, size) -> None:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_help(snap_compare, store, size) -> None:
-    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("question_mark"), terminal_size=size)
+    assert snap_compare(QatuiApp(Config(), store), run_before=on_home("question_mark"), terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_new_run(snap_compare, store, size) -> None:
     """The dataset step: the working folder's tree and the demo set's preview with its first items."""
-    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("n"), terminal_size=size)
+    assert snap_compare(QatuiApp(Config(), store), run_before=on_home("n"), terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_new_run_judges(snap_compare, store, size) -> None:
     """The judges step with MinosEval highlighted: what it does and its options."""
-    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("n", "f3", "down", "down", "down", "down"),
+    assert snap_compare(QatuiApp(Config(), store), run_before=on_home("n", "f3", "down", "down", "down", "down"),
                         terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_new_run_models(snap_compare, store, size) -> None:
     """The models step: the pickers and the backbone calls MinosEval will make on the demo set."""
-    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("n", "f4"), terminal_size=size)
+    assert snap_compare(QatuiApp(Config(), store), run_before=on_home("n", "f4"), terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -150,14 +143,14 @@ def test_run_finished(snap_compare, tmp_path, monkeypatch, size) -> None:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_compare(snap_compare, store, size) -> None:
     """Both sessions marked on Home and compared: lexical-baseline's two judges against MinosEval."""
-    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("space", "j", "space", "c"),
+    assert snap_compare(QatuiApp(Config(), store), run_before=on_home("space", "j", "space", "c"),
                         terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_compare_side_by_side(snap_compare, store, size) -> None:
     """The item where two runs disagree most, both verdicts side by side."""
-    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("space", "j", "space", "c", "enter"),
+    assert snap_compare(QatuiApp(Config(), store), run_before=on_home("space", "j", "space", "c", "enter"),
                         terminal_size=size)
 
 
