@@ -109,11 +109,6 @@ class ScriptedLLM:
         self.stream = stream
         self.requests: list[Call] = []
 
-    @property
-    def calls(self) -> int:
-        """How many calls were made."""
-        return len(self.requests)
-
     def purposes(self) -> list[str]:
         """Each call's purpose, in order."""
         return [call.purpose for call in self.requests]
