@@ -143,3 +143,26 @@ def test_jury_run_finished_on_a_ranking_item(snap_compare, tmp_path, monkeypatch
         await watch_to_the_end(pilot, job, keys=("j", "j"), selected="salt")
 
     assert snap_compare(QatuiApp(config, store), run_before=watch, terminal_size=size)
+
+
+def test_jury_rows_keep_their_order_when_rouge_l_is_slow(snap_compare, tmp_path, monkeypatch) -> None:
+    """The ranking-item snapshot again, rouge-l's thread made slower than the scripted backbone: the rows come out
+    as they do when it is fast (`in_member_order` holds the LLM member), so no snapshot depends on which wins."""
+    monkeypatch.chdir(tmp_path)
+    freeze_time(monkeypatch)
+    config, store = Config(), SessionStore("sessions")
+    job = jury_job(store, config, dataset(Path(".")))
+    rouge = next(m.judge for m in job.engine.judges[0].members if m.name == "rouge-l")
+    judge_rouge = rouge.judge
+
+    async def slow_rouge(view):
+        await asyncio.sleep(0.3)  # a loaded machine's thread pool, made certain
+        async for event in judge_rouge(view):
+            yield event
+
+    rouge.judge = slow_rouge
+
+    async def watch(pilot) -> None:
+        await watch_to_the_end(pilot, job, keys=("j", "j"), selected="salt")
+
+    assert snap_compare(QatuiApp(config, store), run_before=watch, terminal_size=(80, 24))
