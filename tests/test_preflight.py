@@ -60,7 +60,8 @@ def test_plan_checks_the_backbone_too(fake_backbone, tmp_path, capsys) -> None:
     code, out, err = run(capsys, config, tmp_path / "s", "--judge", "pairwise", "--limit", "2", "--plan", "--json")
     assert code == 0, err
     assert json.loads(out)["calls"]["pairwise"] == [4, 4]  # two pairs, both orders
-    assert server.n_requests == before + 1 and is_preflight(server.requests[-1]) and server.requests[-1]["max_tokens"] == 8  # the probe alone
+    probe = server.requests[-1]
+    assert server.n_requests == before + 1 and is_preflight(probe) and probe["max_tokens"] == 8  # the probe alone
     assert not (tmp_path / "s").exists()
 
 
