@@ -13,9 +13,9 @@ import json
 import math
 import re
 from io import StringIO
-from types import SimpleNamespace
 
 import pytest
+from fakes import ScriptedLLM
 from rich.console import Console
 
 from qatui import extras
@@ -44,39 +44,15 @@ ITEM = Item(id="sky", question="Why is the sky blue on a clear day?",
 QUALITY = {GOOD: 3, MID: 2, BAD: 1}
 
 
-class ScriptedLLM:
-    """Answers with `reply(purpose, user_text, call)`: text, (text, logprobs), a dict (JSON) or a ParseError."""
-
-    model = "scripted/baselines"
-
-    def __init__(self, reply) -> None:
-        self.reply = reply
-        self.requests: list[dict] = []
-
-    async def complete(self, messages, *, purpose, schema=None, temperature=None, max_tokens=None, logprobs=None,
-                       sample=0, **_):
-        call = {"purpose": purpose, "messages": messages, "temperature": temperature, "logprobs": logprobs,
-                "sample": sample}
-        self.requests.append(call)
-        out = self.reply(purpose, messages[-1]["content"], call)
-        found = None
-        if isinstance(out, tuple):
-            out, found = out
-        text = out.text if isinstance(out, ParseError) else json.dumps(out) if isinstance(out, dict) else out
-        emit(LLMCallFinished(model=self.model, purpose=purpose, prompt_hash=str(len(self.requests)), response=text))
-        if isinstance(out, ParseError):
-            raise out
-        data = schema.model_validate(out) if isinstance(out, dict) else None
-        return SimpleNamespace(text=text, data=data, event=None, logprobs=found)
-
-    def purposes(self) -> list[str]:
-        return [r["purpose"] for r in self.requests]
+def scripted(reply) -> ScriptedLLM:
+    """The shared scripted backbone answering `reply(purpose, user_text, call)`: text (returned unread, for the
+    judge's own bracket reader), (text, logprobs), a dict (JSON) or a ParseError."""
+    return ScriptedLLM(lambda call: reply(call.purpose, call.content, call), model="scripted/baselines",
+                       parse_text=False)
 
 
 def _judge(name: str, llm: ScriptedLLM, backbone: str | None = None, **options):
-    resources = Resources(Config(), backbone_name=backbone)
-    resources.__dict__["llm"] = llm  # the run's shared backbone (a cached_property slot)
-    return make_judge(name, options, resources)
+    return make_judge(name, options, Resources(Config(), backbone_name=backbone, llm=llm))
 
 
 async def _run(judge, items=(ITEM,)):
@@ -119,28 +95,28 @@ def _pointwise(purpose, user, call):
 
 
 async def test_pointwise_scores_each_response_once_and_ranks_by_score() -> None:
-    llm = ScriptedLLM(_pointwise)
+    llm = scripted(_pointwise)
     judge = _judge("pointwise", llm)
     events, [verdict], _ = await _run(judge)
     assert len(llm.requests) == judge.expected_calls(ITEM)[0] == judge.expected_calls(ITEM)[1] == 3
     assert verdict.scores == {"good": 9.0, "mid": 6.0, "bad": 3.0} and verdict.ranking == ["good", "mid", "bad"]
     scored = [e for e in events if e.type == "point_scored"]
     assert sorted(e.raw for e in scored) == ["[[3.00]]", "[[6.00]]", "[[9.00]]"]
-    user = llm.requests[0]["messages"][-1]["content"]
+    user = llm.requests[0].messages[-1]["content"]
     assert block_texts(user)["Reference"].startswith("Air molecules") and "good" not in user  # no candidate ids, ever
 
 
 async def test_an_unreadable_score_is_asked_again_once() -> None:
-    llm = ScriptedLLM(lambda p, user, c: "[[7.25]]" if p.endswith(":reask") else "A fine answer, about 7.")
+    llm = scripted(lambda p, user, c: "[[7.25]]" if p.endswith(":reask") else "A fine answer, about 7.")
     events, [verdict], _ = await _run(_judge("pointwise", llm))
     assert llm.purposes().count("pointwise:reask") == 3 and len(llm.requests) == 6
     assert set(verdict.scores.values()) == {7.25}
     assert all(e.reasked for e in events if e.type == "point_scored")
-    assert "Your score could not be read: no [[...]] verdict" in llm.requests[1]["messages"][-1]["content"]
+    assert "Your score could not be read: no [[...]] verdict" in llm.requests[1].messages[-1]["content"]
 
 
 async def test_still_unreadable_after_the_re_ask_fails_the_item_and_scores_nothing() -> None:
-    llm = ScriptedLLM(lambda p, user, c: "[[12.50]]")
+    llm = scripted(lambda p, user, c: "[[12.50]]")
     _, verdicts, [failure] = await _run(_judge("pointwise", llm))
     assert verdicts == []
     assert "after one re-ask" in failure.reason and "[[12.50]] is outside" in failure.reason
@@ -148,10 +124,10 @@ async def test_still_unreadable_after_the_re_ask_fails_the_item_and_scores_nothi
 
 
 async def test_after_the_clients_own_repair_re_ask_there_is_no_second_one() -> None:
-    readable = ScriptedLLM(lambda p, u, c: ParseError("no JSON", text="My score is [[5.50]]"))
+    readable = scripted(lambda p, u, c: ParseError("no JSON", text="My score is [[5.50]]"))
     _, [verdict], _ = await _run(_judge("pointwise", readable))
     assert set(verdict.scores.values()) == {5.5} and len(readable.requests) == 3  # read from the repaired answer
-    unreadable = ScriptedLLM(lambda p, u, c: ParseError("no JSON", text="no idea"))
+    unreadable = scripted(lambda p, u, c: ParseError("no JSON", text="no idea"))
     _, _, [failure] = await _run(_judge("pointwise", unreadable))
     assert "pointwise:reask" not in unreadable.purposes() and "no [[...]] verdict" in failure.reason
 
@@ -167,7 +143,7 @@ def _ab(prefer):
 
 
 async def test_pairwise_ab_asks_every_pair_once_and_ranks_by_win_rate() -> None:
-    llm = ScriptedLLM(_ab(lambda a, b, p: a if QUALITY[a] > QUALITY[b] else b))
+    llm = scripted(_ab(lambda a, b, p: a if QUALITY[a] > QUALITY[b] else b))
     judge = _judge("pairwise-ab", llm)
     events, [verdict], _ = await _run(judge)
     assert len(llm.requests) == 3 and judge.expected_calls(ITEM) == (3, 6)
@@ -186,7 +162,7 @@ async def test_equal_win_rates_are_compared_once_more_in_the_other_order() -> No
             return a if QUALITY[a] > QUALITY[b] else b
         return cycle.get((a, b)) or cycle[(b, a)]
 
-    llm = ScriptedLLM(_ab(prefer))
+    llm = scripted(_ab(prefer))
     judge = _judge("pairwise-ab", llm)
     events, [verdict], _ = await _run(judge)
     assert len(llm.requests) == 6 == judge.expected_calls(ITEM)[1]
@@ -209,7 +185,7 @@ def test_rematch_wins_order_only_responses_whose_win_rates_tie() -> None:
 async def test_two_responses_one_call_and_the_winner_is_the_preference() -> None:
     item = Item(id="p", question=ITEM.question, references=ITEM.references, candidates={"x": BAD, "y": GOOD},
                 gold=PairwiseGold(a="x", b="y", labels=["B"]))
-    llm = ScriptedLLM(_ab(lambda a, b, p: a if QUALITY[a] > QUALITY[b] else b))
+    llm = scripted(_ab(lambda a, b, p: a if QUALITY[a] > QUALITY[b] else b))
     _, [verdict], _ = await _run(_judge("pairwise-ab", llm), items=[item])
     assert len(llm.requests) == 1 and verdict.preference == "B"
 
@@ -227,13 +203,13 @@ def _placing(purpose, user, call):
 
 async def test_linkage_places_each_response_in_the_datasets_graded_list() -> None:
     item = ITEM.model_copy(update={"meta": {"graded_references": GRADED}})
-    llm = ScriptedLLM(_placing)
+    llm = scripted(_placing)
     judge = _judge("linkage", llm)
     events, [verdict], _ = await _run(judge, items=[item])
     assert llm.purposes() == ["linkage:place"] * 3 and judge.expected_calls(item) == (3, 3)
     [built] = [e for e in events if e.type == "reference_list_built"]
     assert built.source == "dataset" and built.references == GRADED
-    user = llm.requests[0]["messages"][-1]["content"]
+    user = llm.requests[0].messages[-1]["content"]
     assert block_texts(user)["Reference 1"] == "Blue light is scattered most by air."
     assert block_texts(user)["Reference 4"] == "The sea is blue."
     assert "[[5]]" in user  # worse than all four references
@@ -241,7 +217,7 @@ async def test_linkage_places_each_response_in_the_datasets_graded_list() -> Non
 
 
 async def test_linkage_writes_the_list_once_per_question_when_the_data_grades_none() -> None:
-    llm = ScriptedLLM(_placing)
+    llm = scripted(_placing)
     judge = _judge("linkage", llm)
     events, [verdict], _ = await _run(judge)
     assert llm.purposes() == ["linkage:references", *["linkage:place"] * 3]
@@ -254,11 +230,11 @@ async def test_linkage_writes_the_list_once_per_question_when_the_data_grades_no
 
 
 async def test_a_place_out_of_range_is_asked_again() -> None:
-    llm = ScriptedLLM(lambda p, user, c: "[[2]]" if p.endswith(":reask") else "[[9]]")
+    llm = scripted(lambda p, user, c: "[[2]]" if p.endswith(":reask") else "[[9]]")
     item = ITEM.model_copy(update={"meta": {"graded_references": GRADED}})
     _, [verdict], _ = await _run(_judge("linkage", llm), items=[item])
     assert set(verdict.scores.values()) == {-2.0} and llm.purposes().count("linkage:place:reask") == 3
-    assert "whole number from 1 to 5" in llm.requests[1]["messages"][-1]["content"]
+    assert "whole number from 1 to 5" in llm.requests[1].messages[-1]["content"]
 
 
 def test_the_webglm_loader_keeps_linkages_graded_list(tmp_path) -> None:
@@ -296,12 +272,12 @@ async def test_geval_weighs_by_log_probabilities_when_the_backbone_gives_them() 
     def reply(purpose, user, call):
         if purpose == "geval:steps":
             return "1. Read the reference.\n2. Compare the answer.\n3. Score it."
-        assert call["logprobs"] == 5 and call["temperature"] == 1.0 and call["sample"] == 0
+        assert call.logprobs == 5 and call.temperature == 1.0 and call.sample == 0
         q = QUALITY[_shown(user, "Answer")]
         text = f'{{"score": "[[{q + 1}]]"}}'
         return text, _tokens(text, {str(q + 1): 0.5, str(q + 2): 0.5})
 
-    llm = ScriptedLLM(reply)
+    llm = scripted(reply)
     judge = _judge("geval", llm, backbone="openai/gpt-4o-mini", dimensions="accuracy,completeness")
     events, [verdict], _ = await _run(judge)
     assert llm.purposes().count("geval:steps") == 2
@@ -318,32 +294,32 @@ async def test_without_log_probabilities_geval_averages_samples_on_new_seeds() -
     def reply(purpose, user, call):
         if purpose == "geval:steps":
             return "1. Check the facts."
-        return f"[[{min(5, QUALITY[_shown(user, 'Answer')] + call['sample'] % 2)}]]"  # 3, 4, 3, 4, 3 for good
+        return f"[[{min(5, QUALITY[_shown(user, 'Answer')] + call.sample % 2)}]]"  # 3, 4, 3, 4, 3 for good
 
-    llm = ScriptedLLM(reply)
+    llm = scripted(reply)
     judge = _judge("geval", llm, backbone="openai/gpt-4o-mini", dimensions="accuracy")
     events, [verdict], _ = await _run(judge)
     assert len(llm.requests) == 1 + 3 * 5 and judge.expected_calls(ITEM) == (1 + 3, 1 + 3 * 5)  # auto: a range
     local = _judge("geval", llm, backbone="local/smollm2", dimensions="accuracy")
     assert local.expected_calls(ITEM) == (1 + 3 * 5, 1 + 3 * 5)  # the embedded models never give log-probabilities
-    assert sorted(r["sample"] for r in llm.requests if r["purpose"] == "geval:rate")[:6] == [0, 0, 0, 1, 1, 1]
+    assert sorted(r.sample for r in llm.requests if r.purpose == "geval:rate")[:6] == [0, 0, 0, 1, 1, 1]
     assert verdict.scores["good"] == pytest.approx((3 + 4 + 3 + 4 + 3) / 5)
     assert {e.method for e in events if e.type == "dimension_rated"} == {"samples"}
-    sampled = _judge("geval", ScriptedLLM(reply), dimensions="accuracy", method="samples", samples=3)
+    sampled = _judge("geval", scripted(reply), dimensions="accuracy", method="samples", samples=3)
     assert sampled.expected_calls(ITEM) == (1 + 3 * 3, 1 + 3 * 3)
 
 
 async def test_geval_writes_the_same_steps_request_for_every_item() -> None:
-    llm = ScriptedLLM(lambda p, u, c: "1. Check." if p == "geval:steps" else "[[3]]")
+    llm = scripted(lambda p, u, c: "1. Check." if p == "geval:steps" else "[[3]]")
     judge = _judge("geval", llm, dimensions="clarity", samples=1)
     other = ITEM.model_copy(update={"id": "other", "question": "Why does ice float?"})
     await _run(judge, items=[ITEM, other])
-    steps = [r["messages"] for r in llm.requests if r["purpose"] == "geval:steps"]
+    steps = [r.messages for r in llm.requests if r.purpose == "geval:steps"]
     assert len(steps) == 2 and steps[0] == steps[1]  # one cache entry serves every item
 
 
 async def test_geval_method_logprobs_fails_an_item_the_backbone_gives_none() -> None:
-    llm = ScriptedLLM(lambda p, u, c: "1. Check." if p == "geval:steps" else "[[3]]")
+    llm = scripted(lambda p, u, c: "1. Check." if p == "geval:steps" else "[[3]]")
     _, _, [failure] = await _run(_judge("geval", llm, dimensions="accuracy", method="logprobs"))
     assert "gave no log-probabilities" in failure.reason
 
@@ -434,10 +410,10 @@ async def test_the_item_view_prints_each_raw_answer_and_what_was_read() -> None:
 
     item = ITEM.model_copy(update={"meta": {"graded_references": GRADED}})
     judges = {
-        "pointwise": _judge("pointwise", ScriptedLLM(_pointwise)),
-        "pairwise-ab": _judge("pairwise-ab", ScriptedLLM(_ab(lambda a, b, p: a if QUALITY[a] > QUALITY[b] else b))),
-        "linkage": _judge("linkage", ScriptedLLM(_placing)),
-        "geval": _judge("geval", ScriptedLLM(lambda p, u, c: "1. Compare with the reference." if p == "geval:steps"
+        "pointwise": _judge("pointwise", scripted(_pointwise)),
+        "pairwise-ab": _judge("pairwise-ab", scripted(_ab(lambda a, b, p: a if QUALITY[a] > QUALITY[b] else b))),
+        "linkage": _judge("linkage", scripted(_placing)),
+        "geval": _judge("geval", scripted(lambda p, u, c: "1. Compare with the reference." if p == "geval:steps"
                                              else "[[4]]"), dimensions="accuracy", samples=2),
         "length": make_judge("length"),
     }

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import json
 import re
-from types import SimpleNamespace
 
 import krippendorff
 import numpy as np
 import pytest
+from fakes import ScriptedLLM
 
 from qatui.config import Config
 from qatui.data.model import Item, RatingsGold
 from qatui.engine.runner import Engine
 from qatui.events import (
     ChecklistAnswered,
-    LLMCallFinished,
     Verdict,
-    emit,
     event_from_dict,
 )
 from qatui.judges.checkeval.checklist import (
@@ -36,27 +34,14 @@ from qatui.metrics import summarize
 from qatui.metrics.agreement import checklist_agreement, fleiss_kappa
 
 
-class ScriptedLLM:
-    """Answers each call with `reply(purpose, messages)`; records every request."""
-
-    def __init__(self, reply, model: str = "scripted/test") -> None:
-        self.reply = reply
-        self.model = model
-        self.requests: list[tuple[str, list[dict]]] = []
-
-    async def complete(self, messages, *, purpose, schema=None, temperature=None, **_):
-        self.requests.append((purpose, messages))
-        text = self.reply(purpose, messages)
-        emit(LLMCallFinished(model=self.model, purpose=purpose, prompt_hash=str(len(self.requests)), response=str(text)))
-        if isinstance(text, ParseError):
-            raise text
-        return SimpleNamespace(text=text, data=None, event=None)
+def scripted(reply, model: str = "scripted/test") -> ScriptedLLM:
+    """The shared scripted backbone answering `reply(purpose, messages)` with text (read by the judge itself) or a
+    ParseError to raise."""
+    return ScriptedLLM(lambda call: reply(call.purpose, call.messages), model=model, parse_text=False)
 
 
 def _judge(llm, **options):
-    resources = Resources(Config())
-    resources.__dict__["llm"] = llm
-    return make_judge("checkeval", options, resources)
+    return make_judge("checkeval", options, Resources(Config(), llm=llm))
 
 
 def _questions(messages) -> list[str]:
@@ -178,7 +163,7 @@ def test_unknown_checklists_and_missing_files_are_clear() -> None:
     with pytest.raises(ChecklistError, match="nope/x.toml: no such file"):
         load_checklist("nope/x.toml")
     with pytest.raises(Exception, match="unknown checklist"):
-        _judge(ScriptedLLM(lambda p, m: ""), checklist="nonesuch")
+        _judge(scripted(lambda p, m: ""), checklist="nonesuch")
 
 
 # -- the judge in the engine -------------------------------------------------------------------------
@@ -222,12 +207,12 @@ async def _run(judge, items=(ITEM,)):
 async def test_one_call_per_response_and_sub_dimension_and_an_event_per_question(tmp_path) -> None:
     path = tmp_path / "tiny.toml"
     path.write_text(GOOD)
-    llm = ScriptedLLM(_scripted_answers)
+    llm = scripted(_scripted_answers)
     judge = _judge(llm, checklist=str(path))
     events, verdict = await _run(judge)
     assert len(llm.requests) == 3 * 2
     assert judge.expected_calls(ITEM) == (6, 6)  # what the new-run screen announces
-    first = llm.requests[0][1][-1]["content"]
+    first = llm.requests[0].content
     assert block_texts(first)["Source"].startswith("The council approved") and "Q1: " in first
     assert "A park was approved." not in first.split("Summary to evaluate")[0]  # the reference is not an input here
     answered = [e for e in events if isinstance(e, ChecklistAnswered)]
@@ -248,7 +233,7 @@ async def test_one_call_per_response_and_sub_dimension_and_an_event_per_question
 async def test_weights_count_in_the_share_of_yes(tmp_path) -> None:
     path = tmp_path / "tiny.toml"
     path.write_text(GOOD)
-    llm = ScriptedLLM(lambda p, m: "Q1: no\nQ2: yes" if "Is the order logical?" in m[-1]["content"] else "Q1: yes")
+    llm = scripted(lambda p, m: "Q1: no\nQ2: yes" if "Is the order logical?" in m[-1]["content"] else "Q1: yes")
     _, verdict = await _run(_judge(llm, checklist=str(path)))
     scores = verdict.details["dimension_scores"]["Response 1"]
     assert scores["coherence"] == pytest.approx(1 / 3)  # no (weight 2), yes (weight 1)
@@ -256,13 +241,13 @@ async def test_weights_count_in_the_share_of_yes(tmp_path) -> None:
 
 
 async def test_a_reply_that_is_not_json_is_read_line_by_line() -> None:
-    llm = ScriptedLLM(lambda p, m: ParseError("no JSON", text="Q1: yes\nQ2: no\nQ3: yes"))
+    llm = scripted(lambda p, m: ParseError("no JSON", text="Q1: yes\nQ2: no\nQ3: yes"))
     _, verdict = await _run(_judge(llm, checklist="summeval"))
     assert all(0.0 <= s <= 1.0 for s in verdict.scores.values())
 
 
 async def test_nothing_answered_fails_the_item_instead_of_scoring_zero() -> None:
-    llm = ScriptedLLM(lambda p, m: "I cannot tell.")
+    llm = scripted(lambda p, m: "I cannot tell.")
     events = [e async for e in Engine([ITEM], [_judge(llm, checklist="summeval")], seed=0).run()]
     assert not [e for e in events if isinstance(e, Verdict)]
     (failure,) = [e for e in events if e.type == "item_failed"]
@@ -275,7 +260,7 @@ async def test_per_dimension_correlations_use_each_dimension_own_score(tmp_path)
     path = tmp_path / "tiny.toml"
     path.write_text(GOOD)
     items = [ITEM, ITEM.model_copy(update={"id": "doc2"})]
-    llm = ScriptedLLM(_scripted_answers)
+    llm = scripted(_scripted_answers)
     events = [e async for e in Engine(items, [_judge(llm, checklist=str(path))], seed=0).run()]
     verdicts = {e.item_id: e for e in events if isinstance(e, Verdict)}
     metrics = summarize(items, verdicts, ci=False).metrics
@@ -289,7 +274,7 @@ async def test_per_dimension_correlations_use_each_dimension_own_score(tmp_path)
 def test_qa_checklist_needs_references() -> None:
     from qatui.data.model import Dataset
 
-    judge = _judge(ScriptedLLM(lambda p, m: ""))
+    judge = _judge(scripted(lambda p, m: ""))
     no_ref = Dataset(name="d", path="p", format="jsonl", content_hash="h",
                      items=[ITEM.model_copy(update={"references": []})])
     assert any("reference" in p for p in judge.unmet_needs(no_ref))
@@ -340,10 +325,9 @@ async def test_sessions_compare_reports_agreement_between_two_backbones(tmp_path
     config = Config(judges={"checkeval": {"checklist": "summeval"}})
     sessions = []
     for model, answer in (("one", lambda t: "yes"), ("two", lambda t: "no" if "the the" in t else "yes")):
-        llm = ScriptedLLM(lambda p, m, answer=answer: "\n".join(
+        llm = scripted(lambda p, m, answer=answer: "\n".join(
             f"Q{k}: {answer(_text(m))}" for k in range(1, len(_questions(m)) + 1)), model=model)
-        resources = Resources(config, backbone_name=model)
-        resources.__dict__["llm"] = llm
+        resources = Resources(config, backbone_name=model, llm=llm)
         job = start_run(store, dataset, ["checkeval"], config, resources=resources)
         async for _ in job.engine.run():
             pass
@@ -388,15 +372,16 @@ async def test_sessions_compare_reports_agreement_between_two_backbones(tmp_path
     row = next(line for line in shown.splitlines() if first_question in line)
     assert row.count("yes") == 2 and row.count("no") == 1  # the bad summary gets no from backbone two
 
+    from fakes import settle
+
     from qatui.tui.app import QatuiApp
     from qatui.tui.screens.compare import CompareScreen
 
     app = QatuiApp(config, store)
     async with app.run_test(size=(120, 40)) as pilot:
         app.compare_sessions([s.id for s in sessions])
-        while not (isinstance(app.screen, CompareScreen) and app.screen.comparison is not None):
-            await pilot.pause(0.05)
-        await pilot.pause(0.2)
+        await settle(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None,
+                     "the comparison")
         table = app.screen.query_one("#checklists")
         assert table.display and table.row_count == len(per_dim)  # one row per dimension, and "all"
         row = table.get_row("summeval/AB/all")
@@ -446,12 +431,12 @@ async def test_generation_records_origins_and_removal_reasons(tmp_path) -> None:
     seed = tmp_path / "seed.toml"
     seed.write_text(GOOD)
     out = tmp_path / "out.toml"
-    llm = ScriptedLLM(_generator)
+    llm = scripted(_generator)
     report = await generate_checklist(str(seed), str(out), llm, diversify=2, elaborate=3)
     assert report.startswith(f"wrote {out}")
     # per sub-dimension: one diversify call, one elaborate call per seed; one filter call per dimension
-    assert [p for p, _ in llm.requests].count("elaborate") == 3
-    assert [p for p, _ in llm.requests].count("filter") == 2
+    assert llm.purposes().count("elaborate") == 3
+    assert llm.purposes().count("filter") == 2
     checklist = load_checklist(str(out))
     flow = checklist.dimensions[0].sub_dimensions[0]
     by_text: dict = {}
@@ -481,7 +466,7 @@ async def test_generation_refuses_a_bad_elaboration_range(tmp_path) -> None:
     seed = tmp_path / "seed.toml"
     seed.write_text(GOOD)
     with pytest.raises(ChecklistError, match="between 3 and 10"):
-        await generate_checklist(str(seed), str(tmp_path / "o.toml"), ScriptedLLM(_generator), elaborate=12)
+        await generate_checklist(str(seed), str(tmp_path / "o.toml"), scripted(_generator), elaborate=12)
 
 
 def test_cli_checklist_flag_sets_the_judge_option(tmp_path, monkeypatch) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from types import SimpleNamespace
 
 import pytest
+from fakes import ScriptedLLM
 
 from qatui.config import Config
 from qatui.data.model import Item
@@ -56,31 +56,26 @@ ANSWERS = {
 }
 
 
-class Backbone:
+class Backbone(ScriptedLLM):
     """Answers each checklist call from the question texts it shows, as JSON keyed Q1..Qn; records the calls."""
 
-    model = "scripted/checkeval"
-
     def __init__(self, silent: set[str] = frozenset()) -> None:
+        super().__init__(model="scripted/checkeval", parse_text=False)
         self.silent = silent
         self.calls: list[dict] = []
 
-    async def complete(self, messages, *, purpose, schema=None, temperature=None, max_tokens=None, **_):
-        user = messages[-1]["content"]
+    def answer(self, call):
+        user = call.content
         text = list(block_texts(user).values())[-1]  # the text under evaluation: the last fenced block
         cid = next(c for c, t in ITEM.candidates.items() if t == text)
         numbered = re.findall(r"^Q(\d+): (.*)$", user, re.MULTILINE)
         self.calls.append({"cid": cid, "questions": [q for _, q in numbered], "user": user,
-                           "groups": re.findall(r"^\[(.*)\]$", user, re.MULTILINE), "max_tokens": max_tokens})
-        reply = "No idea." if cid in self.silent else json.dumps({f"Q{k}": ANSWERS[cid][q] for k, q in numbered})
-        emit(LLMCallFinished(model=self.model, purpose=purpose, prompt_hash=str(len(self.calls)), response=reply))
-        return SimpleNamespace(text=reply, data=None, event=None)
+                           "groups": re.findall(r"^\[(.*)\]$", user, re.MULTILINE), "max_tokens": call.max_tokens})
+        return "No idea." if cid in self.silent else json.dumps({f"Q{k}": ANSWERS[cid][q] for k, q in numbered})
 
 
 def _judge(llm, path, **options):
-    resources = Resources(Config())
-    resources.__dict__["llm"] = llm
-    return make_judge("checkeval", {"checklist": str(path), **options}, resources)
+    return make_judge("checkeval", {"checklist": str(path), **options}, Resources(Config(), llm=llm))
 
 
 @pytest.fixture
@@ -157,11 +152,9 @@ async def test_one_silent_response_fails_the_item_and_is_named(checklist_path, g
 
 async def test_a_dimension_without_answers_is_none_but_the_item_is_scored(checklist_path) -> None:
     class FluencySilent(Backbone):
-        async def complete(self, messages, **kw):
-            result = await super().complete(messages, **kw)
-            if "Quality aspect: fluency" in messages[-1]["content"]:
-                return SimpleNamespace(text="Hard to say.", data=None, event=None)
-            return result
+        def answer(self, call):
+            reply = super().answer(call)
+            return "Hard to say." if "Quality aspect: fluency" in call.content else reply
 
     events = await _events(_judge(FluencySilent(), checklist_path, granularity="dimension"))
     verdict = next(e for e in events if isinstance(e, Verdict))
@@ -185,21 +178,14 @@ def test_stage_is_read_or_inferred_from_the_origins() -> None:
 
 
 async def test_the_bundled_qa_list_counts_every_question_the_same(checklist_path) -> None:
-    class AllButFirst:
-        """Says no to the first question of each call, yes to the rest."""
-
-        model = "scripted/qa"
-
-        async def complete(self, messages, *, purpose, **_):
-            n = len(re.findall(r"^Q\d+: ", messages[-1]["content"], re.MULTILINE))
-            reply = json.dumps({f"Q{k}": "no" if k == 1 else "yes" for k in range(1, n + 1)})
-            emit(LLMCallFinished(model=self.model, purpose=purpose, prompt_hash="h", response=reply))
-            return SimpleNamespace(text=reply, data=None, event=None)
+    def all_but_first(call):
+        """No to the first question of each call, yes to the rest."""
+        n = len(re.findall(r"^Q\d+: ", call.content, re.MULTILINE))
+        return json.dumps({f"Q{k}": "no" if k == 1 else "yes" for k in range(1, n + 1)})
 
     item = Item(id="qa1", question="Which gas do plants take in?", references=["Carbon dioxide."],
                 candidates={"a": "Carbon dioxide."})
-    resources = Resources(Config())
-    resources.__dict__["llm"] = AllButFirst()
+    resources = Resources(Config(), llm=ScriptedLLM(all_but_first, model="scripted/qa", parse_text=False))
     judge = make_judge("checkeval", {}, resources)  # the default: the bundled qa seed list
     verdict = next(e for e in await _events(judge, [item]) if isinstance(e, Verdict))
     qa = load_checklist("qa")

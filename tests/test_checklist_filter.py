@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
 
 import pytest
+from fakes import ScriptedLLM
 
 from qatui.config import Config
 from qatui.events import LLMCallFinished, emit
@@ -50,18 +50,15 @@ VERDICTS = {  # by question text; anything else is kept
 }
 
 
-class Generator:
-    """Diversifies from `DIVERSIFIED`, elaborates nothing, filters by `verdict(text)`; records every call."""
-
-    model = "scripted/generator"
+class Generator(ScriptedLLM):
+    """Diversifies from `DIVERSIFIED`, elaborates nothing, filters by `verdict(text)`."""
 
     def __init__(self, verdict=lambda text: VERDICTS.get(text, "KEEP")) -> None:
+        super().__init__(model="scripted/generator", parse_text=False)
         self.verdict = verdict
-        self.calls: list[tuple[str, list[dict]]] = []
 
-    async def complete(self, messages, *, purpose, schema=None, **_):
-        self.calls.append((purpose, messages))
-        user = messages[-1]["content"]
+    def answer(self, call):
+        purpose, user = call.purpose, call.content
         if purpose == "diversify":
             sub = re.search(r"^Sub-dimension: (.*)$", user, re.MULTILINE)[1]
             reply = "\n".join(f"- {q}" for q in DIVERSIFIED[sub])
@@ -69,11 +66,10 @@ class Generator:
             reply = "Nothing narrower."
         else:
             reply = "\n".join(f"Q{k}: {self.verdict(q)}" for k, q in re.findall(r"^Q(\d+): (.*)$", user, re.MULTILINE))
-        emit(LLMCallFinished(model=self.model, purpose=purpose, prompt_hash=str(len(self.calls)), response=reply))
-        return SimpleNamespace(text=reply, data=None, event=None)
+        return reply
 
     def filter_prompts(self) -> list[list[dict]]:
-        return [messages for purpose, messages in self.calls if purpose == "filter"]
+        return [call.messages for call in self.requests if call.purpose == "filter"]
 
 
 async def _generate(tmp_path, llm) -> tuple[str, dict]:

@@ -252,7 +252,7 @@ def test_labels_agreement_shows_the_human_ceiling_and_the_alt_test(tmp_path, cap
 
 
 async def test_the_session_screen_shows_kappa_and_each_class(pairs) -> None:
-    from test_tui import until
+    from fakes import wait_until as until
 
     from qatui.config import Config
     from qatui.store.session import SessionStore

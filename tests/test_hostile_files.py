@@ -240,8 +240,7 @@ def test_labels_results_and_checklists_refuse_non_finite_numbers_naming_line_and
 
 async def test_the_dataset_picker_lists_no_special_files(tmp_path) -> None:
     """New run's file tree shows a dataset file and a folder, never a FIFO (picking it would block the load)."""
-    import time
-
+    from fakes import wait_until
     from textual.app import App, ComposeResult
 
     from qatui.tui.widgets.dataset_picker import DatasetTree
@@ -257,9 +256,7 @@ async def test_the_dataset_picker_lists_no_special_files(tmp_path) -> None:
     app = Picker()
     async with app.run_test() as pilot:
         tree = app.query_one(DatasetTree)
-        deadline = time.monotonic() + 60
-        while not tree.root.children and time.monotonic() < deadline:
-            await pilot.pause(0.05)
+        await wait_until(pilot, lambda: tree.root.children, "the folder listed", timeout=60)
         assert sorted(str(node.label) for node in tree.root.children) == ["data.jsonl", "folder"]
 
 

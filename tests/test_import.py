@@ -277,7 +277,8 @@ def test_summeval_scores_from_outside_sit_beside_rouge_l_in_compare(shared_data,
 
 
 async def test_the_workbench_lists_an_import_and_opens_it_like_a_run(tmp_path, capsys) -> None:
-    from test_tui import table, until
+    from fakes import wait_until as until
+    from test_tui import table
 
     from qatui.config import Config
     from qatui.store.session import SessionStore

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from fakes import is_preflight
 
 from qatui.cli import main
 from qatui.store.session import SessionStore
@@ -67,7 +68,7 @@ def _pairwise_answer(body: dict) -> str:
 
 def _bad_backbone_fails(index: int, body: dict) -> str:
     """Every call of the `bad` backbone's model is a 500 (its preflight probe, 8 tokens, passes)."""
-    return "500" if body.get("model") == "fake-bad" and body.get("max_tokens") != 8 else "ok"
+    return "500" if body.get("model") == "fake-bad" and not is_preflight(body) else "ok"
 
 
 def test_a_failing_member_is_recorded_and_the_quorum_decides(llm_server, tmp_path, capsys, monkeypatch) -> None:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fakes import is_preflight
 from llm_server import FakeLLMServer, Reply
 
 from qatui.cli import main
@@ -203,7 +204,7 @@ def _reasoning_backbone(body: dict) -> Reply:
 
 def test_pairwise_and_pointwise_never_score_a_draft_or_a_cut_answer(llm_server, tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.setenv("FAKE_KEY", "sk-test")
-    llm_server.script(lambda body: Reply("OK") if body.get("max_tokens") == 8 else _reasoning_backbone(body))
+    llm_server.script(lambda body: Reply("OK") if is_preflight(body) else _reasoning_backbone(body))
     config = tmp_path / "c.toml"
     config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
                       f'api_key_env = "FAKE_KEY"\nmax_concurrency = 8\n[cache]\ndir = "{tmp_path / "cache"}"\n'
@@ -235,7 +236,7 @@ SLASHED_KEY = "sk-test/7f3a9c1e5b2d+4a6f8e0c"
 def test_a_key_quoted_in_part_or_escaped_never_reaches_a_failure_reason(llm_server, tmp_path, capsys,
                                                                         monkeypatch) -> None:
     monkeypatch.setenv("FAKE_KEY", SLASHED_KEY)
-    llm_server.script(lambda body: "{}", faults=lambda index, body: "ok" if body.get("max_tokens") == 8
+    llm_server.script(lambda body: "{}", faults=lambda index, body: "ok" if is_preflight(body)
                       else "400-echo-part")
     config = tmp_path / "c.toml"
     config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
@@ -259,7 +260,7 @@ def test_failures_of_one_cause_group_into_one_line_whatever_each_took(llm_server
                                                                       monkeypatch) -> None:
     """Every call answered 503: each item gives up after its own jittered backoff, and one line says it."""
     monkeypatch.setenv("FAKE_KEY", "sk-test")
-    llm_server.script(faults=lambda index, body: "ok" if body.get("max_tokens") == 8 else "503")
+    llm_server.script(faults=lambda index, body: "ok" if is_preflight(body) else "503")
     config = tmp_path / "c.toml"
     config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
                       f'api_key_env = "FAKE_KEY"\nmax_attempts = 2\nmax_concurrency = 8\n'

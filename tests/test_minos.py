@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import pytest
+from fakes import ScriptedLLM
 
 from qatui.config import Config
 from qatui.data.model import Item, RankingGold
@@ -14,11 +14,9 @@ from qatui.events import (
     EntailmentScored,
     InstancesGenerated,
     KeyPointsExtracted,
-    LLMCallFinished,
     QuestionClassified,
     RankingProduced,
     Verdict,
-    emit,
     event_from_dict,
 )
 from qatui.judges.registry import make_judge
@@ -27,24 +25,10 @@ from qatui.llm.fence import block_texts
 from qatui.nli import NLIProbs
 
 
-class ScriptedLLM:
-    """Answers by purpose from a script; records every request it gets."""
-
-    model = "scripted/test"
-
-    def __init__(self, script: dict[str, list[dict]]) -> None:
-        self.script = {k: list(v) for k, v in script.items()}
-        self.requests: list[tuple[str, list[dict]]] = []
-
-    async def complete(self, messages, *, purpose, schema=None, temperature=None, **_):
-        self.requests.append((purpose, messages))
-        answer = self.script[purpose].pop(0)
-        text = json.dumps(answer)
-        emit(LLMCallFinished(model="scripted", purpose=purpose, prompt_hash=str(len(self.requests)), response=text))
-        return SimpleNamespace(text=text, data=schema.model_validate(answer), event=None)
-
-    def purposes(self) -> list[str]:
-        return [p for p, _ in self.requests]
+def scripted(script: dict[str, list[dict]]) -> ScriptedLLM:
+    """The shared scripted backbone answering each call with the next answer its purpose has in `script`."""
+    answers = {purpose: list(replies) for purpose, replies in script.items()}
+    return ScriptedLLM(lambda call: answers[call.purpose].pop(0))
 
 
 class WordNLI:
@@ -66,10 +50,7 @@ class WordNLI:
 
 
 def _judge(name: str, llm: ScriptedLLM, nli: WordNLI | None = None, **options):
-    resources = Resources(Config())
-    resources.__dict__["llm"] = llm  # cached_property slots: the run's shared models
-    resources.__dict__["nli"] = nli or WordNLI()
-    return make_judge(name, options, resources)
+    return make_judge(name, options, Resources(Config(), llm=llm, nli=nli or WordNLI()))
 
 
 ITEM = Item(
@@ -94,7 +75,7 @@ async def _run(judge, items=(ITEM,), seed=0):
 
 
 async def test_factoid_route_scores_key_points_with_the_response_as_premise() -> None:
-    llm = ScriptedLLM({
+    llm = scripted({
         "classify": [{"reason": "a fact", "factoid": True}],
         "key_points": [{"key_points": ["The sky is blue on a clear day.", "Air scatters blue light."]}],
     })
@@ -119,7 +100,7 @@ async def test_factoid_route_scores_key_points_with_the_response_as_premise() ->
 
 async def test_several_references_keep_the_best_score_per_response() -> None:
     item = ITEM.model_copy(update={"references": ["Air scatters blue light.", "The sky is not blue."]})
-    llm = ScriptedLLM({
+    llm = scripted({
         "classify": [{"reason": "a fact", "factoid": True}],
         "key_points": [{"key_points": ["Air scatters blue light."]}, {"key_points": ["The sky is not blue."]}],
     })
@@ -135,7 +116,7 @@ async def test_several_references_keep_the_best_score_per_response() -> None:
 async def test_non_factoid_route_writes_instances_then_ranks_with_them() -> None:
     labels_seen = []
 
-    llm = ScriptedLLM({
+    llm = scripted({
         "classify": [{"reason": "advice", "factoid": False}],
         "instances": [{k: f"{k} answer" for k in ("excellent", "good", "fair", "poor", "bad")}],
         "rank": [{"rank": ["Response 2", "Response 3", "Response 1"]}],
@@ -143,7 +124,7 @@ async def test_non_factoid_route_writes_instances_then_ranks_with_them() -> None
     events, verdict = await _run(_judge("minos", llm))
     assert llm.purposes() == ["classify", "instances", "rank"]
     assert len(llm.purposes()) == _judge("minos", llm).expected_calls(ITEM)[1]
-    rank_prompt = llm.requests[-1][1][-1]["content"]
+    rank_prompt = llm.requests[-1].content
     for level in ("Excellent: excellent answer", "Bad: bad answer"):
         assert level in rank_prompt
     for cid in ITEM.candidates:
@@ -158,30 +139,30 @@ async def test_non_factoid_route_writes_instances_then_ranks_with_them() -> None
 async def test_candidates_reach_the_prompt_in_a_seeded_shuffle() -> None:
     texts_by_seed = {}
     for seed in range(6):
-        llm = ScriptedLLM({"rank": [{"rank": ["Response 1", "Response 2", "Response 3"]}]})
+        llm = scripted({"rank": [{"rank": ["Response 1", "Response 2", "Response 3"]}]})
         await _run(_judge("listwise", llm), seed=seed)
-        prompt = llm.requests[0][1][-1]["content"]
+        prompt = llm.requests[0].content
         texts_by_seed[seed] = tuple(sorted(ITEM.candidates.values(), key=prompt.index))
     assert len(set(texts_by_seed.values())) > 1  # the order changes with the seed
-    again = ScriptedLLM({"rank": [{"rank": ["Response 1", "Response 2", "Response 3"]}]})
+    again = scripted({"rank": [{"rank": ["Response 1", "Response 2", "Response 3"]}]})
     await _run(_judge("listwise", again), seed=3)
-    prompt = again.requests[0][1][-1]["content"]
+    prompt = again.requests[0].content
     assert tuple(sorted(ITEM.candidates.values(), key=prompt.index)) == texts_by_seed[3]  # and is stable
 
 
 async def test_bad_ranking_is_reasked_once_then_repaired_by_the_documented_rule() -> None:
-    llm = ScriptedLLM({"rank": [{"rank": ["Response 2", "Response 2", "Response 9"]}],
+    llm = scripted({"rank": [{"rank": ["Response 2", "Response 2", "Response 9"]}],
                        "rank_repair": [{"rank": ["Response 3", "Response 3"]}]})
     events, verdict = await _run(_judge("listwise", llm))
     assert llm.purposes() == ["rank", "rank_repair"]
-    assert "repeated label(s) Response 2" in llm.requests[1][1][-1]["content"]
+    assert "repeated label(s) Response 2" in llm.requests[1].content
     produced = next(e for e in events if isinstance(e, RankingProduced))
     assert produced.repaired and "appended the missing ones" in produced.repair
     assert produced.ranking == ["Response 3", "Response 1", "Response 2"]
 
 
 async def test_a_good_second_answer_is_used_and_still_marked_repaired() -> None:
-    llm = ScriptedLLM({"rank": [{"rank": ["Response 1"]}],
+    llm = scripted({"rank": [{"rank": ["Response 1"]}],
                        "rank_repair": [{"rank": ["Response 3", "Response 1", "Response 2"]}]})
     events, verdict = await _run(_judge("listwise", llm))
     produced = next(e for e in events if isinstance(e, RankingProduced))
@@ -191,7 +172,7 @@ async def test_a_good_second_answer_is_used_and_still_marked_repaired() -> None:
 
 async def test_gold_routing_makes_no_classification_call() -> None:
     item = ITEM.model_copy(update={"question_type": "factoid"})
-    llm = ScriptedLLM({"key_points": [{"key_points": ["The sky is blue on a clear day."]}]})
+    llm = scripted({"key_points": [{"key_points": ["The sky is blue on a clear day."]}]})
     events, _ = await _run(_judge("minos", llm, route="gold"), items=[item])
     assert llm.purposes() == ["key_points"]
     assert _judge("minos", llm, route="gold").expected_calls(item) == (1, 1)
@@ -199,11 +180,11 @@ async def test_gold_routing_makes_no_classification_call() -> None:
 
 
 async def test_ablations_skip_the_router() -> None:
-    akps = ScriptedLLM({"key_points": [{"key_points": ["The sky is blue."]}]})
+    akps = scripted({"key_points": [{"key_points": ["The sky is blue."]}]})
     await _run(_judge("minos-akps", akps))
     assert akps.purposes() == ["key_points"]
     assert _judge("minos-akps", akps).expected_calls(ITEM) == (1, 1)
-    ialr = ScriptedLLM({"instances": [{k: k for k in ("excellent", "good", "fair", "poor", "bad")}],
+    ialr = scripted({"instances": [{k: k for k in ("excellent", "good", "fair", "poor", "bad")}],
                         "rank": [{"rank": ["Response 1", "Response 2", "Response 3"]}]})
     await _run(_judge("minos-ialr", ialr))
     assert ialr.purposes() == ["instances", "rank"]
@@ -211,7 +192,7 @@ async def test_ablations_skip_the_router() -> None:
 
 
 async def test_every_artifact_survives_storage() -> None:
-    llm = ScriptedLLM({
+    llm = scripted({
         "classify": [{"reason": "a fact", "factoid": True}],
         "key_points": [{"key_points": ["The sky is blue on a clear day."]}],
     })
@@ -237,7 +218,7 @@ async def test_route_accuracy_is_reported_against_the_dataset_label() -> None:
 
     items = [ITEM.model_copy(update={"id": "f", "question_type": "factoid"}),
              ITEM.model_copy(update={"id": "n", "question_type": "non-factoid"})]
-    llm = ScriptedLLM({
+    llm = scripted({
         "classify": [{"reason": "x", "factoid": True}, {"reason": "y", "factoid": True}],
         "key_points": [{"key_points": ["The sky is blue."]}, {"key_points": ["The sky is blue."]}],
     })
@@ -251,7 +232,7 @@ async def test_route_accuracy_is_reported_against_the_dataset_label() -> None:
 async def test_llm_nli_asks_once_per_response_and_scores_one_hot() -> None:
     from qatui.judges.llm_nli import LLMNLIScorer
 
-    llm = ScriptedLLM({
+    llm = scripted({
         "classify": [{"reason": "a fact", "factoid": True}],
         "key_points": [{"key_points": ["The sky is blue on a clear day.", "Air scatters blue light."]}],
         "nli": [{"labels": ["entail", "entail"]}, {"labels": ["entail", "neutral"]},
@@ -260,7 +241,7 @@ async def test_llm_nli_asks_once_per_response_and_scores_one_hot() -> None:
     judge = _judge("minos", llm, nli=LLMNLIScorer(llm))
     events, verdict = await _run(judge)
     assert llm.purposes() == ["classify", "key_points", "nli", "nli", "nli"]
-    nli_prompt = llm.requests[2][1][-1]["content"]
+    nli_prompt = llm.requests[2].content
     assert "1. The sky is blue on a clear day." in nli_prompt and "2. Air scatters blue light." in nli_prompt
     scores = sorted(verdict.scores.values(), reverse=True)
     assert scores == pytest.approx([1.0, 0.5, -0.5])
@@ -269,7 +250,7 @@ async def test_llm_nli_asks_once_per_response_and_scores_one_hot() -> None:
 async def test_llm_nli_with_a_wrong_label_count_fails_the_item() -> None:
     from qatui.judges.llm_nli import LLMNLIScorer
 
-    llm = ScriptedLLM({
+    llm = scripted({
         "classify": [{"reason": "a fact", "factoid": True}],
         "key_points": [{"key_points": ["The sky is blue.", "Air scatters blue light."]}],
         "nli": [{"labels": ["entail"]}],
@@ -281,7 +262,7 @@ async def test_llm_nli_with_a_wrong_label_count_fails_the_item() -> None:
 
 
 async def test_repeated_key_points_count_once() -> None:
-    llm = ScriptedLLM({
+    llm = scripted({
         "classify": [{"reason": "a fact", "factoid": True}],
         "key_points": [{"key_points": ["The sky is blue."] * 5 + ["", "Air scatters blue light."]}],
     })

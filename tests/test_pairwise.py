@@ -7,7 +7,8 @@ from io import StringIO
 
 import pytest
 from rich.console import Console
-from tui_support import ScriptedLLM, pair_answers, run_headless, scripted_resources
+from fakes import ScriptedLLM, answer_from_prompt, pair_answers, scripted_resources
+from tui_support import run_headless
 
 from qatui.config import Config
 from qatui.data.model import Dataset, Item, PairwiseGold, RankingGold
@@ -47,22 +48,19 @@ class PairLLM(ScriptedLLM):
     """
 
     def __init__(self, choose=None) -> None:
-        super().__init__()
+        super().__init__(model="scripted/tui", stream=True)
         self.choose = choose
         self.shown: list[tuple[str, str]] = []
 
-    def answer(self, purpose, content, schema):
-        self.shown.append(pair_answers(content))
+    def answer(self, call):
+        self.shown.append(pair_answers(call.content))
         if self.choose is None:
-            return ScriptedLLM.answer(purpose, content, schema)
+            return answer_from_prompt(call)
         return self.choose(*self.shown[-1])
 
 
 def _judge(llm: ScriptedLLM | None = None, **options):
-    resources = scripted_resources()
-    if llm is not None:
-        resources.__dict__["llm"] = llm
-    return make_judge("pairwise", options, resources)
+    return make_judge("pairwise", options, scripted_resources(llm=llm))
 
 
 async def _run(judge, items=(ITEM,), seed=0):
@@ -104,9 +102,9 @@ async def test_the_prompt_shows_question_reference_and_answers_but_never_candida
     seen = []
 
     class Keep(PairLLM):
-        def answer(self, purpose, content, schema):
-            seen.append(content)
-            return super().answer(purpose, content, schema)
+        def answer(self, call):
+            seen.append(call.content)
+            return super().answer(call)
 
     await _run(_judge(Keep()))
     for content in seen:

@@ -7,7 +7,7 @@ alone), samples at temperature 1.0 and gives the paper's plain triple-choice ins
 from __future__ import annotations
 
 import pytest
-from tui_support import ScriptedLLM, pair_answers, scripted_resources
+from fakes import ScriptedLLM, answer_from_prompt, pair_answers, scripted_resources
 
 from qatui.data.model import Item, PairwiseGold
 from qatui.engine.runner import Engine
@@ -36,7 +36,7 @@ class Recorder(ScriptedLLM):
     """The shared scripted backbone, keeping each call's system prompt, shown answers and temperature."""
 
     def __init__(self, choose=None) -> None:
-        super().__init__()
+        super().__init__(model="scripted/tui", stream=True)
         self.choose = choose
         self.calls_seen: list[dict] = []
 
@@ -45,16 +45,14 @@ class Recorder(ScriptedLLM):
         self.calls_seen.append({"system": messages[0]["content"], "shown": (a, b), "temperature": temperature})
         return await super().complete(messages, purpose=purpose, schema=schema, temperature=temperature, **kw)
 
-    def answer(self, purpose, content, schema):
+    def answer(self, call):
         if self.choose is None:
-            return ScriptedLLM.answer(purpose, content, schema)
-        return self.choose(*pair_answers(content))
+            return answer_from_prompt(call)
+        return self.choose(*pair_answers(call.content))
 
 
 def _judge(llm: Recorder, **options):
-    resources = scripted_resources()
-    resources.__dict__["llm"] = llm
-    return make_judge("pairwise", options, resources)
+    return make_judge("pairwise", options, scripted_resources(llm=llm))
 
 
 async def _verdicts(judge, items, seed=0) -> tuple[list, dict[str, Verdict]]:

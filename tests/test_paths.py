@@ -147,7 +147,7 @@ def test_a_sessions_folder_without_qatui_files_is_not_taken_for_one(tmp_path, mo
 async def test_home_names_the_sessions_folder_whole(tmp_path, monkeypatch) -> None:
     from qatui.tui.app import QatuiApp
     from qatui.tui.screens.home import HomeScreen
-    from tui_support import wait_until
+    from fakes import wait_until
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))

@@ -21,12 +21,12 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from textual.app import App
-from tui_support import ScriptedLLM, freeze_time, run_headless, scripted_resources
+from fakes import ScriptedLLM, answer_from_prompt, scripted_resources, settle, wait_until
+from tui_support import freeze_time, run_headless
 
 from qatui.config import Config
 from qatui.data.loaders import load_dataset
@@ -76,12 +76,12 @@ class HostileLLM(ScriptedLLM):
     """The scripted backbone, its rationales and its stream carrying the hostile text too."""
 
     def __init__(self, text: str) -> None:
-        super().__init__()
+        super().__init__(model="scripted/tui", stream=True)
         self.text = text
 
-    def answer(self, purpose, content, schema):
+    def answer(self, call):
         """The scripted answer with the hostile text in its rationale and after its JSON (the transcript shows both)."""
-        answer = ScriptedLLM.answer(purpose, content, schema)
+        answer = answer_from_prompt(call)
         for key in ("reason", "rationale"):
             if isinstance(answer, dict) and key in answer:
                 answer[key] += f" {self.text}"
@@ -99,8 +99,7 @@ def hostile_store(tmp_path, monkeypatch) -> dict:
     shots.mkdir()
     path = _dataset(tmp_path / "hostile.jsonl", shots)
     dataset, store, config = load_dataset(path), SessionStore("sessions"), Config()
-    resources = scripted_resources(config)
-    resources.__dict__["llm"] = HostileLLM(hostile("LLM", shots))
+    resources = scripted_resources(config, llm=HostileLLM(hostile("LLM", shots)))
     run_headless(start_run(store, dataset, ["minos"], config, concurrency=1, resources=resources,
                            name=hostile("N1", shots)))
     run_headless(start_run(store, dataset, ["rouge-l", "length"], config, name=hostile("N2", shots)))
@@ -167,20 +166,11 @@ async def check_screen(pilot, shots: Path, *, escapes_shown: bool = True) -> Non
     assert list(shots.iterdir()) == []
 
 
-async def until(pilot, predicate, timeout: float = 20.0) -> None:
-    """Let the app run until `predicate()` holds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for the app"
-        await pilot.pause(0.05)
-
-
 async def leave(pilot) -> None:
-    """Back to the screen below, once this one's workers have finished (a screen popped mid-mount errs)."""
-    await until(pilot, lambda: all(w.is_finished for w in pilot.app.workers if w.group != "_loader"))
-    await pilot.pause(0.1)
+    """Back to the screen below, once this one is at rest (a screen popped mid-mount errs), and that one at rest."""
+    await settle(pilot, drop_toasts=False)
     pilot.app.pop_screen()
-    await pilot.pause(0.1)
+    await settle(pilot, drop_toasts=False)
 
 
 @pytest.fixture
@@ -195,20 +185,18 @@ async def test_home_and_session_screens_show_hostile_data_as_text(hostile_store,
     store, shots = hostile_store["store"], hostile_store["shots"]
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(160, 50)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen) and len(app.screen.query_one("SessionsTable").sessions) == 2)
-        await pilot.pause(0.2)
+        await settle(pilot, lambda: isinstance(app.screen, HomeScreen)
+                     and len(app.screen.query_one("SessionsTable").sessions) == 2, "Home's list", drop_toasts=False)
         title = app.title
         await check_screen(pilot, shots)
         for row in range(2):  # the MinosEval session, then rouge-l + length
             app.open_session(hostile_store["ids"][row])
-            await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None
-                        and not app.workers.__len__() == -1)
-            await until(pilot, lambda: all(w.is_finished for w in app.workers if w.group != "_loader"))
-            await pilot.pause(0.3)
+            await settle(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                         "the session", drop_toasts=False)
             for _ in range(4):  # each item of each judge: the question, ranking, key points or instances, transcript
                 await check_screen(pilot, shots)
-                await pilot.press("j")
-                await pilot.pause(0.2)
+                await pilot.press("j")  # the next row, where the list has focus (a click above may have moved it)
+                await settle(pilot, drop_toasts=False)
             await leave(pilot)
         assert app.title == title
     assert clipboard == []
@@ -218,33 +206,32 @@ async def test_compare_label_new_run_and_spot_check_show_hostile_data_as_text(ho
     store, shots, path = hostile_store["store"], hostile_store["shots"], hostile_store["path"]
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(160, 50)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
         app.compare_sessions(hostile_store["ids"])
-        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and "rouge-l" in screen_text(app)
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and "rouge-l" in screen_text(app)
                     and "length" in screen_text(app))
         await check_screen(pilot, shots)
         app.screen.query_one("#disagreements").focus()
         await pilot.press("enter")  # the item where length and rouge-l disagree, side by side
-        await until(pilot, lambda: isinstance(app.screen, SideBySideScreen) and "Ranking" in screen_text(app))
+        await wait_until(pilot, lambda: isinstance(app.screen, SideBySideScreen) and "Ranking" in screen_text(app))
         await check_screen(pilot, shots)
         await leave(pilot)
         await leave(pilot)
         app.open_labels(LabelRequest(str(path), "ana", blind=False))
-        await until(pilot, lambda: isinstance(app.screen, LabelScreen))
-        await pilot.pause(0.3)
+        await settle(pilot, lambda: isinstance(app.screen, LabelScreen), "the label screen", drop_toasts=False)
         await check_screen(pilot, shots)
         await leave(pilot)
         app.open_new_run()
-        await until(pilot, lambda: isinstance(app.screen, NewRunScreen) and app.screen.query("#path"))
+        await wait_until(pilot, lambda: isinstance(app.screen, NewRunScreen) and app.screen.query("#path"))
         app.screen.query_one("#path").value = str(path)
-        await until(pilot, lambda: "T0" in screen_text(app))
+        await wait_until(pilot, lambda: "T0" in screen_text(app))
         await check_screen(pilot, shots)
         await leave(pilot)
         app.open_spot_check()
-        await until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and app.screen.query("#load"))
+        await wait_until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and app.screen.query("#load"))
         app.screen.query_one("#load").value = str(path)
         app.screen.load()
-        await until(pilot, lambda: "T0" in screen_text(app))
+        await wait_until(pilot, lambda: "T0" in screen_text(app))
         await check_screen(pilot, shots)  # the text areas hold the escapes in view
     assert clipboard == []
 

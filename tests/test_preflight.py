@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from fakes import is_preflight
 
 from qatui.cli import main
 from qatui.store.session import SessionStore
@@ -59,7 +60,8 @@ def test_plan_checks_the_backbone_too(fake_backbone, tmp_path, capsys) -> None:
     code, out, err = run(capsys, config, tmp_path / "s", "--judge", "pairwise", "--limit", "2", "--plan", "--json")
     assert code == 0, err
     assert json.loads(out)["calls"]["pairwise"] == [4, 4]  # two pairs, both orders
-    assert server.n_requests == before + 1 and server.requests[-1]["max_tokens"] == 8  # the probe alone
+    probe = server.requests[-1]
+    assert server.n_requests == before + 1 and is_preflight(probe) and probe["max_tokens"] == 8  # the probe alone
     assert not (tmp_path / "s").exists()
 
 
@@ -76,7 +78,7 @@ def test_a_rate_limited_probe_passes_and_the_run_goes_on(fake_backbone, tmp_path
 
 def test_a_run_where_every_item_fails_is_failed_and_says_why(fake_backbone, tmp_path, capsys) -> None:
     server, config = fake_backbone
-    server.script(lambda body: "OK" if body.get("max_tokens") == 8 else "I would rather not say.")
+    server.script(lambda body: "OK" if is_preflight(body) else "I would rather not say.")
     sessions = tmp_path / "s"
     code, out, err = run(capsys, config, sessions, "--judge", "pairwise", "--limit", "3")
     flat = " ".join(out.split())
@@ -90,7 +92,7 @@ def test_a_run_where_every_item_fails_is_failed_and_says_why(fake_backbone, tmp_
 
 def test_resume_checks_the_backbone_before_touching_the_session(fake_backbone, tmp_path, capsys, monkeypatch) -> None:
     server, config = fake_backbone
-    server.script(lambda body: "OK" if body.get("max_tokens") == 8 else "no JSON here")
+    server.script(lambda body: "OK" if is_preflight(body) else "no JSON here")
     sessions = tmp_path / "s"
     code, out, err = run(capsys, config, sessions, "--judge", "pairwise", "--limit", "2", "--json")
     session = json.loads(out)["session"]

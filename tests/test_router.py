@@ -222,6 +222,8 @@ def test_a_rerun_hits_the_cache_whichever_deployment_answered(servers, tmp_path,
 
 
 async def test_the_run_header_shows_what_each_deployment_did(servers, tmp_path) -> None:
+    from fakes import settle
+
     from qatui.data.loaders import load_dataset
     from qatui.engine.jobs import start_run
     from qatui.store.session import SessionStore
@@ -238,11 +240,7 @@ async def test_the_run_header_shows_what_each_deployment_did(servers, tmp_path) 
                                   concurrency=2)  # its preflight runs a loop of its own
     app = QatuiApp(config, store, job=job)
     async with app.run_test(size=(120, 40)) as pilot:
-        deadline = time.monotonic() + 60
-        while not (isinstance(app.screen, RunScreen) and app.screen.ended is not None):
-            await pilot.pause(0.05)
-            assert time.monotonic() < deadline
-        await pilot.pause(0.3)
+        await settle(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None, "the run's end")
         header = "\n".join(str(s.render()) for s in app.screen.query_one(RunHeader).query("Static"))
     assert "deployments: pool/a 0 calls, 0 tokens," in header and "×429 · pool/b 6 calls" in header
 

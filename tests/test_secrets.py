@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from fakes import is_preflight
+
 from qatui.cli import main
 from qatui.store.session import SessionStore
 
@@ -58,7 +60,7 @@ def test_the_key_is_used_and_never_written_or_shown(llm_server, tmp_path, capsys
     llm_server.script(faults=["401"] * 20)  # a rejected key: the refusal must not quote it either
     assert cli("run", str(data), "--judge", "pairwise", "--backbone", "fake", "--no-cache") == 2
     # a provider error that quotes the key (a 400, permanent): the item fails with the message, key masked
-    llm_server.script(lambda body: "{}", faults=lambda index, body: "ok" if body.get("max_tokens") == 8 else "400-echo")
+    llm_server.script(lambda body: "{}", faults=lambda index, body: "ok" if is_preflight(body) else "400-echo")
     assert cli("run", str(data), "--judge", "pairwise", "--backbone", "fake", "--no-cache", "--json") == 1
     failed = SessionStore(tmp_path / "s").open(json.loads(outputs[-2])["session"]).results().values()
     reasons = [doc["failure"]["reason"] for doc in failed]

@@ -166,7 +166,8 @@ def test_after_sigkill_show_and_list_say_interrupted_and_count_the_shards(tmp_pa
 
 async def test_the_tui_refuses_to_delete_a_session_another_process_writes(tmp_path: Path, monkeypatch) -> None:
     """Home's d names the live writer and asks nothing; once it dies, d deletes as before."""
-    from tui_support import freeze_time, lexical_sessions, wait_until
+    from fakes import wait_until
+    from tui_support import freeze_time, lexical_sessions
 
     from qatui.config import Config
     from qatui.tui.app import QatuiApp

@@ -11,9 +11,9 @@ import itertools
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
+from fakes import ScriptedLLM
 from scipy.stats import kendalltau, spearmanr
 from test_cli import run_cli, run_json
 
@@ -21,7 +21,7 @@ from qatui.config import Config
 from qatui.data.model import Item, PairwiseGold, RankingGold
 from qatui.data.presentation import permutation
 from qatui.engine.runner import Engine
-from qatui.events import Event, Judgement, LLMCallFinished, RankingProduced, Verdict, emit
+from qatui.events import Event, Judgement, RankingProduced, Verdict
 from qatui.judges.base import Judge
 from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
@@ -90,21 +90,14 @@ async def test_a_checklist_giving_every_answer_the_same_score_is_no_decision() -
     assert key_metric({"equal-scores": doc}) == "tau +0.000 · 5/5 no decision"
 
 
-class TieEveryPair:
+def tie_every_pair() -> ScriptedLLM:
     """A backbone that answers "tie" to every pair it is shown."""
-
-    model = "scripted/tie"
-
-    async def complete(self, messages, *, purpose, schema=None, temperature=None, **_):
-        answer = {"rationale": "they are as good as each other", "choice": "tie"}
-        emit(LLMCallFinished(model="scripted", purpose=purpose, prompt_hash=str(id(messages)), response=json.dumps(answer)))
-        return SimpleNamespace(text=json.dumps(answer), data=schema.model_validate(answer), event=None)
+    return ScriptedLLM(lambda call: {"rationale": "they are as good as each other", "choice": "tie"},
+                       model="scripted/tie")
 
 
 def _pairwise_judge() -> Judge:
-    resources = Resources(Config())
-    resources.__dict__["llm"] = TieEveryPair()
-    return make_judge("pairwise", {}, resources)
+    return make_judge("pairwise", {}, Resources(Config(), llm=tie_every_pair()))
 
 
 async def test_a_pairwise_judge_that_tied_every_pair_agrees_with_no_one() -> None:
@@ -186,15 +179,9 @@ class PremiseNLI:
                 for premise, _ in pairs]
 
 
-class KeyPointLLM:
+def key_point_llm() -> ScriptedLLM:
     """The key-point call of MinosEval, answered with one key point."""
-
-    model = "scripted/points"
-
-    async def complete(self, messages, *, purpose, schema=None, temperature=None, **_):
-        answer = {"key_points": ["The sky is blue."]}
-        emit(LLMCallFinished(model="scripted", purpose=purpose, prompt_hash="kp", response=json.dumps(answer)))
-        return SimpleNamespace(text=json.dumps(answer), data=schema.model_validate(answer), event=None)
+    return ScriptedLLM(lambda call: {"key_points": ["The sky is blue."]}, model="scripted/points")
 
 
 async def test_minos_factoid_scores_a_millionth_apart_are_a_tie_under_tie_digits() -> None:
@@ -202,9 +189,7 @@ async def test_minos_factoid_scores_a_millionth_apart_are_a_tie_under_tie_digits
     item = Item(id="f1", question="What colour is the sky?", references=["The sky is blue."], candidates=texts,
                 gold=PairwiseGold(a="low", b="high", labels=["B"]))
     seed = next(s for s in range(50) if permutation(item, s)[0] == "low")  # the raw-lower one shown first
-    resources = Resources(Config())
-    resources.__dict__["llm"] = KeyPointLLM()
-    resources.__dict__["nli"] = PremiseNLI({texts["low"]: 0.5, texts["high"]: 0.5 + 1e-6})
+    resources = Resources(Config(), llm=key_point_llm(), nli=PremiseNLI({texts["low"]: 0.5, texts["high"]: 0.5 + 1e-6}))
     judge = make_judge("minos-akps", {}, resources)
     events = [e async for e in Engine([item], [judge], seed=seed).run()]
     verdict = next(e for e in events if isinstance(e, Verdict))

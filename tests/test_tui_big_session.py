@@ -11,11 +11,11 @@ from __future__ import annotations
 import gc
 import json
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
+from fakes import wait_until
 from tui_support import run_headless
 
 from qatui.config import Config
@@ -32,14 +32,6 @@ from qatui.tui.widgets.session_header import SessionHeader
 
 N_ITEMS = 450
 SHARD = 50
-
-
-async def until(pilot, predicate, timeout: float = 20.0) -> None:
-    """Let the app run until `predicate()` holds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for the app"
-        await pilot.pause(0.05)
 
 
 @pytest.fixture
@@ -71,13 +63,14 @@ def statuses(items: ItemList) -> list[str]:
 
 async def test_first_rows_paint_before_the_rest_is_read(big, monkeypatch) -> None:
     store, session_id, ids = big
-    gate = threading.Event()
+    gate, held = threading.Event(), threading.Event()
     pages_read = []
 
     collector_on: list[bool] = []
 
     def gated(pages, *digits):
         if pages_read:  # the first page is read at once; later ones wait for the gate
+            held.set()
             assert gate.wait(20), "the test never opened the gate"
         pages_read.append(1)
         collector_on.append(gc.isenabled())
@@ -87,12 +80,13 @@ async def test_first_rows_paint_before_the_rest_is_read(big, monkeypatch) -> Non
     monkeypatch.setattr(ItemList, "FIRST_ROWS", 60)
     app = QatuiApp(Config(), store, open_id=session_id)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen))
         await pilot.press("j", "g")  # keys before anything is drawn break nothing
-        await until(pilot, lambda: app.screen.query_one(ItemList).row_count)
+        await wait_until(pilot, lambda: app.screen.query_one(ItemList).row_count)
         screen = app.screen
         items = screen.query_one(ItemList)
-        await pilot.pause(0.3)
+        # the reader waits for the second page; what it read before is drawn
+        await wait_until(pilot, lambda: held.is_set() and "done" in statuses(items), "the first page drawn")
         assert items.row_count == 60  # the first rows, not 450, while the other pages wait
         assert row_ids(items) == ids[:60]
         first = statuses(items)  # page 0: q120's failure and the verdicts on q0-q48
@@ -105,7 +99,7 @@ async def test_first_rows_paint_before_the_rest_is_read(big, monkeypatch) -> Non
         assert items.selected() == ("q449", "length") and items.row_count == N_ITEMS
         await pilot.press("g")
         gate.set()
-        await until(pilot, lambda: items.row_count == N_ITEMS and screen._worst)
+        await wait_until(pilot, lambda: items.row_count == N_ITEMS and screen._worst)
         await pilot.press("G")
         assert items.selected() == ("q449", "length")
         assert row_ids(items) == ids
@@ -128,7 +122,7 @@ async def test_a_damaged_later_shard_is_named_and_the_rest_still_shows(big) -> N
     damaged.write_bytes(b'{"results": {"1": {"seq": 0')
     app = QatuiApp(Config(), store, open_id=session_id)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None
                     and app.screen.query_one(ItemList).row_count == N_ITEMS)
         screen = app.screen
         messages = [n.message for n in app._notifications]
@@ -157,10 +151,11 @@ async def test_first_rows_paint_before_the_dataset_is_read(big, monkeypatch) -> 
     monkeypatch.setattr(ItemList, "FIRST_ROWS", 60)
     app = QatuiApp(Config(), store, open_id=session_id)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.query_one(ItemList).row_count)
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.query_one(ItemList).row_count)
         screen = app.screen
         items = screen.query_one(ItemList)
-        await pilot.pause(0.3)
+        # the reader waits at item 61; the results read before are drawn
+        await wait_until(pilot, lambda: len(validated) > 60 and "done" in statuses(items), "the first rows drawn")
         assert not gate.is_set() and len(validated) <= 61  # drawn from the first 60 items of 450
         assert row_ids(items) == ids[:60] and items.border_title == f"Items ({N_ITEMS})"
         first = statuses(items)  # results page 0: q120's failure (its item not read yet) and verdicts on q0-q48
@@ -169,7 +164,7 @@ async def test_first_rows_paint_before_the_dataset_is_read(big, monkeypatch) -> 
         await pilot.press("j", "j")  # the screen answers keys while the dataset is read
         assert items.cursor_row == 2 and screen.query_one(ItemBrowser).selected() == ("q2", "length")
         gate.set()
-        await until(pilot, lambda: items.row_count == N_ITEMS and screen._worst)
+        await wait_until(pilot, lambda: items.row_count == N_ITEMS and screen._worst)
         assert row_ids(items) == ids and set(statuses(items)) == {"done"}
         assert [item.id for item in screen.state.items] == ids and screen.dataset_items == screen.state.items
         q120 = screen.state.tasks[("q120", "length")]
@@ -197,7 +192,7 @@ async def test_a_changed_or_missing_dataset_is_read_whole_as_ever(big, change, f
     change(Path(store.open(session_id).meta["dataset"]["path"]))
     app = QatuiApp(Config(), store, open_id=session_id)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen._worst is not None
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen._worst is not None
                     and app.screen.query_one(ItemList).row_count == N_ITEMS and not app.screen.workers)
         screen = app.screen
         about = str(screen.query_one("#about").render())

@@ -9,9 +9,9 @@ import io
 import math
 
 import pytest
+from fakes import settle, wait_until
 from rich.console import Console
 from test_labels_gold import ROUGE_ANA, ROUGE_MAJORITY, three  # noqa: F401 (a fixture)
-from test_tui import until
 from test_tui_jury import panel_text_of
 from textual.widgets import Sparkline
 
@@ -52,8 +52,7 @@ def sparkline(screen: SessionScreen) -> list[float]:
 
 
 async def gold_shown(pilot, screen: SessionScreen, spec: str) -> str:
-    await until(pilot, lambda: screen.gold == spec and not screen.workers)
-    await pilot.pause(0.1)
+    await settle(pilot, lambda: screen.gold == spec, f"gold {spec}")
     return panel_text_of(screen.query_one(SessionHeader))
 
 
@@ -61,11 +60,11 @@ async def test_g_on_the_session_screen_measures_everything_shown_against_the_nex
     _, store, ids, _ = three
     app = QatuiApp(Config(), store, open_id=ids["rouge-l"])
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and len(app.screen.golds) == 4)
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and len(app.screen.golds) == 4)
         screen = app.screen
         assert screen.golds == ["dataset", "annotator:ana", "annotator:bo", "majority"]
         assert tau_column(screen) == {"q1": "+1.00", "q2": "+1.00", "q3": "+1.00"}
-        await until(pilot, lambda: "Gold" in " ".join(key.description for key in screen.query("FooterKey")))
+        await wait_until(pilot, lambda: "Gold" in " ".join(key.description for key in screen.query("FooterKey")))
 
         await pilot.press("g")  # the item list has focus: its own g (first row) gives way
         header = await gold_shown(pilot, screen, "annotator:ana")
@@ -74,10 +73,10 @@ async def test_g_on_the_session_screen_measures_everything_shown_against_the_nex
         assert tau_column(screen) == drawn(TAU_ANA)
         assert sparkline(screen) == pytest.approx(list(TAU_ANA.values()))
         await pilot.press("down")  # q2: the panels show ana's gold and tau
-        await until(pilot, lambda: "gold c2 > c1 > c3" in str(screen.query_one(QuestionPanel).render()))
+        await wait_until(pilot, lambda: "gold c2 > c1 > c3" in str(screen.query_one(QuestionPanel).render()))
         assert "Kendall tau vs gold +0.333" in rendered(screen.query_one(RankingPanel))
         await pilot.press("w")  # the worst item against ana: q3
-        await until(pilot, lambda: screen.query_one(ItemList).selected() == ("q3", "rouge-l"))
+        await wait_until(pilot, lambda: screen.query_one(ItemList).selected() == ("q3", "rouge-l"))
 
         await pilot.press("g")
         header = await gold_shown(pilot, screen, "annotator:bo")
@@ -107,13 +106,13 @@ async def test_without_labels_g_stays_the_lists_first_row(three) -> None:  # noq
         folder.unlink() if folder.is_file() else folder.rmdir()
     app = QatuiApp(Config(), store, open_id=ids["rouge-l"])
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen._worst)
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen._worst)
         screen = app.screen
         assert screen.golds == ["dataset"] and "Gold" not in " ".join(k.description for k in screen.query("FooterKey"))
         await pilot.press("G")
         assert screen.query_one(ItemList).cursor_row == 2
         await pilot.press("g")
-        await pilot.pause(0.1)
+        await settle(pilot)
         assert screen.query_one(ItemList).cursor_row == 0 and screen.gold == "dataset"
 
 
@@ -121,14 +120,14 @@ async def test_g_on_the_compare_screen_and_the_two_verdicts_follow_the_gold(thre
     _, store, ids, _ = three
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.screen is not None and not app.screen.workers)
+        await wait_until(pilot, lambda: app.screen is not None and not app.screen.workers)
         await app.push_screen(CompareScreen(store, [ids["rouge-l"], ids["length"]]))
-        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
         first = app.screen
         assert first.golds == ["dataset", "annotator:ana", "annotator:bo", "majority"]
         assert [run.metrics["kendall"] for run in first.comparison.runs] == pytest.approx([1.0, -1 / 3])
         await pilot.press("g")
-        await until(pilot, lambda: app.screen is not first and app.screen.comparison is not None)
+        await wait_until(pilot, lambda: app.screen is not first and app.screen.comparison is not None)
         screen = app.screen
         assert screen.gold == "annotator:ana" and "gold: annotator ana, 3 of 3 items labelled" in screen.sub_title
         assert [run.metrics["kendall"] for run in screen.comparison.runs] == pytest.approx([ROUGE_ANA, -1 / 3])
@@ -138,8 +137,7 @@ async def test_g_on_the_compare_screen_and_the_two_verdicts_follow_the_gold(thre
             pytest.approx([ROUGE_ANA, -1 / 3])
         screen.query_one("#disagreements").focus()
         await pilot.press("down", "enter")  # q2, where ana ranks c2 > c1 > c3
-        await until(pilot, lambda: isinstance(app.screen, SideBySideScreen) and bool(app.screen.tasks))
-        await pilot.pause(0.2)
+        await settle(pilot, lambda: isinstance(app.screen, SideBySideScreen) and bool(app.screen.tasks), "both verdicts")
         side = app.screen
         assert side.disagreement.item_id == "q2"
         assert "gold c2 > c1 > c3" in str(side.query_one(QuestionPanel).render())
@@ -148,5 +146,5 @@ async def test_g_on_the_compare_screen_and_the_two_verdicts_follow_the_gold(thre
         await pilot.press("escape")
         for expected in ("annotator:bo", "majority", "dataset"):
             await pilot.press("g")
-            await until(pilot, lambda want=expected: app.screen.gold == want and app.screen.comparison is not None)
+            await wait_until(pilot, lambda want=expected: app.screen.gold == want and app.screen.comparison is not None)
         assert [run.metrics["kendall"] for run in app.screen.comparison.runs] == pytest.approx([1.0, -1 / 3])

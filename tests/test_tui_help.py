@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
+from fakes import settle, wait_until
 from tui_support import freeze_time, lexical_sessions
 
 from qatui.config import Config
@@ -29,12 +28,9 @@ async def test_help_on_a_session_lists_what_each_figure_means(saved) -> None:
     store, first = saved
     app = QatuiApp(Config(), store, open_id=first)
     async with app.run_test(size=(80, 24)) as pilot:
-        deadline = time.monotonic() + 15
-        while type(app.screen).__name__ != "SessionScreen" and time.monotonic() < deadline:
-            await pilot.pause(0.05)
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "SessionScreen", "the session")
         await pilot.press("question_mark")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, HelpScreen)
+        await settle(pilot, lambda: isinstance(app.screen, HelpScreen), "the help screen")
         table = app.screen.query_one(VimTable)
         rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
         figures = {row[0]: row[1] for row in rows if row[2] == "figure"}

@@ -3,14 +3,15 @@ and the members' agreement sits beside the jury's agreement with people; snapsho
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
-import time
 from pathlib import Path
 
 import pytest
-from test_tui_snapshots import settle
-from tui_support import freeze_time, run_headless, scripted_resources
+from fakes import scripted_resources, wait_until
+from test_tui_snapshots import session, watch_to_the_end
+from tui_support import freeze_time, run_headless
 
 from qatui.config import Config
 from qatui.data.loaders import load_dataset
@@ -48,8 +49,37 @@ def dataset(folder: Path) -> Path:
 
 
 def jury_job(store: SessionStore, config: Config, data: Path, gate: threading.Semaphore | None = None):
-    return start_run(store, load_dataset(data), ["jury"], config, concurrency=1, judge_options=JURY,
-                     resources=scripted_resources(config, gate))
+    """The jury on `data`, one item at a time, its members' verdicts arriving in one order (`in_member_order`)."""
+    job = start_run(store, load_dataset(data), ["jury"], config, concurrency=1, judge_options=JURY,
+                    resources=scripted_resources(config, gate))
+    in_member_order(job)
+    return job
+
+
+def in_member_order(job) -> None:
+    """Each item's LLM member starts judging only once rouge-l has judged the item (where it can: it needs a
+    reference), so the verdicts always arrive length, rouge-l, then the LLM's.
+
+    The jury panel lists members as their verdicts arrive, and rouge-l scores on a thread: without this
+    order, a snapshot would draw whichever of rouge-l's thread and the scripted backbone won the race.
+    """
+    members = {m.name: m.judge for m in job.engine.judges[0].members}
+    rouge, llm = members["rouge-l"], members["pairwise@local/smollm2"]
+    judge_rouge, judge_llm = rouge.judge, llm.judge
+    judged: dict[str, asyncio.Event] = {}
+
+    async def rouge_then_say_so(view):
+        async for event in judge_rouge(view):
+            yield event
+        judged.setdefault(view.item_id, asyncio.Event()).set()
+
+    async def after_rouge(view):
+        if view.references:
+            await judged.setdefault(view.item_id, asyncio.Event()).wait()
+        async for event in judge_llm(view):
+            yield event
+
+    rouge.judge, llm.judge = rouge_then_say_so, after_rouge
 
 
 async def test_members_arrive_live_and_the_split_shows(tmp_path) -> None:
@@ -58,22 +88,17 @@ async def test_members_arrive_live_and_the_split_shows(tmp_path) -> None:
     job = jury_job(store, config, dataset(tmp_path), gate)
     app = QatuiApp(config, store, job=job, make_resources=lambda: scripted_resources(config))
     async with app.run_test(size=(120, 40)) as pilot:
-        deadline = time.monotonic() + 20
-        while not (isinstance(app.screen, RunScreen) and app.screen.state is not None
-                   and len(app.screen.state.tasks[("bugs", "jury")].members) == 2):
-            await pilot.pause(0.05)
-            assert time.monotonic() < deadline
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None
+                         and len(app.screen.state.tasks[("bugs", "jury")].members) == 2, "two members' verdicts")
         screen = app.screen
         panel = screen.query_one(JuryPanel)
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: "rouge-l" in panel_text(panel), "the jury panel's first rows")
         text = panel_text(panel)
         assert panel.display and "rouge-l" in text and "n/a" in text and "length" in text
         assert "members still judging" in text and "pairwise@local/smollm2" not in text
         gate.release(100)
-        while screen.ended is None:
-            await pilot.pause(0.05)
-            assert time.monotonic() < deadline
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: screen.ended is not None, "the run's end")
+        await wait_until(pilot, lambda: "pairwise@local/smollm2" in panel_text(panel), "the last member's row")
         text = panel_text(panel)
         assert "pairwise@local/smollm2" in text and "still judging" not in text
         # bugs: the scripted backbone, with no reference, prefers the answer sharing the question's words, length
@@ -102,7 +127,7 @@ def jury_session(tmp_path, monkeypatch) -> SessionStore:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_jury_session(snap_compare, jury_session, size) -> None:
     """The saved jury session, first item: members' agreement in the header, each member's verdict, the split."""
-    assert snap_compare(QatuiApp(Config(), jury_session, open_id="20261122-093000-0001"), run_before=settle,
+    assert snap_compare(QatuiApp(Config(), jury_session, open_id="20261122-093000-0001"), run_before=session,
                         terminal_size=size)
 
 
@@ -115,12 +140,29 @@ def test_jury_run_finished_on_a_ranking_item(snap_compare, tmp_path, monkeypatch
     job = jury_job(store, config, dataset(Path(".")))
 
     async def watch(pilot) -> None:
-        screen = RunScreen(job, clock=lambda: 0.0)
-        await pilot.app.push_screen(screen)
-        deadline = time.monotonic() + 20
-        while screen.ended is None and time.monotonic() < deadline:
-            await pilot.pause(0.05)
-        await pilot.press("j", "j")
-        await settle(pilot)
+        await watch_to_the_end(pilot, job, keys=("j", "j"), selected="salt")
 
     assert snap_compare(QatuiApp(config, store), run_before=watch, terminal_size=size)
+
+
+def test_jury_rows_keep_their_order_when_rouge_l_is_slow(snap_compare, tmp_path, monkeypatch) -> None:
+    """The ranking-item snapshot again, rouge-l's thread made slower than the scripted backbone: the rows come out
+    as they do when it is fast (`in_member_order` holds the LLM member), so no snapshot depends on which wins."""
+    monkeypatch.chdir(tmp_path)
+    freeze_time(monkeypatch)
+    config, store = Config(), SessionStore("sessions")
+    job = jury_job(store, config, dataset(Path(".")))
+    rouge = next(m.judge for m in job.engine.judges[0].members if m.name == "rouge-l")
+    judge_rouge = rouge.judge
+
+    async def slow_rouge(view):
+        await asyncio.sleep(0.3)  # a loaded machine's thread pool, made certain
+        async for event in judge_rouge(view):
+            yield event
+
+    rouge.judge = slow_rouge
+
+    async def watch(pilot) -> None:
+        await watch_to_the_end(pilot, job, keys=("j", "j"), selected="salt")
+
+    assert snap_compare(QatuiApp(config, store), run_before=watch, terminal_size=(80, 24))

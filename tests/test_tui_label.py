@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 import pytest
-from test_tui_snapshots import pressing, settle
+from fakes import pressing, settle
 from tui_support import demo_workdir, run_headless
 
 from qatui.config import Config
@@ -42,9 +42,14 @@ def saved(store: SessionStore) -> dict:
     return LabelStore(store.root).labels_of(dataset.content_hash).get("ana", {})
 
 
+def labelling(pilot) -> bool:
+    """The label screen is up."""
+    return isinstance(pilot.app.screen, LabelScreen)
+
+
 async def open_screen(pilot) -> LabelScreen:
-    await settle(pilot)
-    assert isinstance(pilot.app.screen, LabelScreen)
+    """The label screen, at rest."""
+    await settle(pilot, lambda: labelling(pilot), "the label screen")
     return pilot.app.screen
 
 
@@ -125,12 +130,13 @@ async def test_home_a_asks_a_name_then_labels(store) -> None:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_label_screen_blind(snap_compare, store, size) -> None:
-    assert snap_compare(app_for(store), run_before=settle, terminal_size=size)
+    assert snap_compare(app_for(store), run_before=open_screen, terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_label_screen_revealed(snap_compare, store, size) -> None:
-    assert snap_compare(app_for(store), run_before=pressing("shift+down", "enter"), terminal_size=size)
+    assert snap_compare(app_for(store), run_before=pressing("shift+down", "enter", ready=labelling, what="the label screen"),
+                        terminal_size=size)
 
 
 async def test_enter_on_the_last_item_with_every_item_labelled_says_so(store) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_tui_snapshots import pressing, settle
+from fakes import pressing, settle
 from tui_support import freeze_time
 
 from qatui.config import Config
@@ -77,9 +77,14 @@ def status(screen: LabelScreen) -> str:
     return str(screen.query_one("#label-status").render())
 
 
+def labelling(pilot) -> bool:
+    """The label screen is up."""
+    return isinstance(pilot.app.screen, LabelScreen)
+
+
 async def open_screen(pilot) -> LabelScreen:
-    await settle(pilot)
-    assert isinstance(pilot.app.screen, LabelScreen)
+    """The label screen, at rest."""
+    await settle(pilot, lambda: labelling(pilot), "the label screen")
     return pilot.app.screen
 
 
@@ -134,4 +139,5 @@ async def test_rate_with_digits_change_dimension_save_then_resume(store) -> None
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_label_screen_ratings(snap_compare, store, size) -> None:
-    assert snap_compare(app_for(store), run_before=pressing("4", "2", "d"), terminal_size=size)
+    assert snap_compare(app_for(store), run_before=pressing("4", "2", "d", ready=labelling, what="the label screen"),
+                        terminal_size=size)

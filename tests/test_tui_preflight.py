@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import time
-
+from fakes import settle, wait_until
 from textual.widgets import Select, SelectionList
 
 from qatui.config import parse_config
@@ -12,13 +11,6 @@ from qatui.tui.app import QatuiApp
 from qatui.tui.screens.home import HomeScreen
 from qatui.tui.screens.new_run import NewRunScreen
 from qatui.tui.screens.run import RunScreen
-
-
-async def until(pilot, predicate, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for the app"
-        await pilot.pause(0.05)
 
 
 def rejecting_backbone(llm_server, tmp_path, monkeypatch):
@@ -34,20 +26,20 @@ async def test_new_run_with_a_rejected_key_is_refused_and_makes_no_session(llm_s
     store = SessionStore(tmp_path / "sessions")
     app = QatuiApp(config, store)
     async with app.run_test(size=(100, 34)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
         await pilot.press("n")
         screen = app.screen
         assert isinstance(screen, NewRunScreen)
         listing = screen.query_one("#judges", SelectionList)
-        await until(pilot, lambda: listing.option_count > 0 and "71 responses" in str(screen.query_one("#preview").content))
+        await wait_until(pilot, lambda: listing.option_count > 0 and "71 responses" in str(screen.query_one("#preview").content))
         listing.deselect("minos")
         listing.select("pairwise")
         await pilot.press("f4")
         screen.query_one("#backbone", Select).value = "fake"
         screen.query_one("#limit").value = "2"
-        await pilot.pause(0.5)
+        await settle(pilot, lambda: screen.query_one("#backbone", Select).value == "fake", "the form filled")
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: any("authentication failed (401)" in str(n.message) for n in app._notifications))
+        await wait_until(pilot, lambda: any("authentication failed (401)" in str(n.message) for n in app._notifications))
         assert not isinstance(app.screen, RunScreen)
         assert store.list() == [] and llm_server.n_requests == 1
 
@@ -62,7 +54,7 @@ async def test_spot_check_with_a_rejected_key_is_refused_and_makes_no_session(ll
     app = QatuiApp(config, store)
     async with app.run_test(size=(100, 34)) as pilot:
         app.open_spot_check()
-        await until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))
+        await wait_until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))
         form = app.screen
         form.query_one("#question", TextArea).text = "What is the capital of France?"
         form.query_one("#reference", TextArea).text = "Paris is the capital of France."
@@ -72,5 +64,5 @@ async def test_spot_check_with_a_rejected_key_is_refused_and_makes_no_session(ll
         form.query_one("#judge", Select).value = "pairwise"
         form.query_one("#backbone", Select).value = "fake"
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: any("authentication failed (401)" in str(n.message) for n in app._notifications))
+        await wait_until(pilot, lambda: any("authentication failed (401)" in str(n.message) for n in app._notifications))
         assert not isinstance(app.screen, SpotRunScreen) and store.list() == [] and llm_server.n_requests == 1

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 
 from qatui.cli import main
-from tui_support import pairwise_job_on_server, wait_until
+from fakes import Gate, is_preflight, wait_until
+from tui_support import pairwise_job_on_server
 
 N_ITEMS = 10
 
@@ -26,11 +26,11 @@ async def test_quitting_mid_run_saves_the_finished_items_and_a_resume_completes_
 
     monkeypatch.setenv("FAKE_KEY", "sk-test")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    gate = threading.Semaphore(0)
+    gate = Gate()
     answer = json.dumps({"rationale": "A has the right sum.", "choice": "A"})
 
     async def gated(body: dict) -> str:
-        while body.get("max_tokens") != 8 and not gate.acquire(blocking=False):  # the preflight probe passes
+        while not is_preflight(body) and not gate.acquire():  # the preflight's request passes
             await asyncio.sleep(0.01)
         return answer
 
@@ -43,7 +43,7 @@ async def test_quitting_mid_run_saves_the_finished_items_and_a_resume_completes_
         started = lambda: sum(task.status in ("running", "done") for task in screen.state.tasks.values())  # noqa: E731
         while started() < 4:  # call by call, until the fourth item starts (one at a time: three are finished)
             gate.release()
-            await pilot.pause(0.05)
+            await wait_until(pilot, lambda: not gate.free or started() >= 4, "the call let through")
         await wait_until(pilot, lambda: screen.state.count("done") >= 3)  # verdicts may wait for a shared flush
         await pilot.press("ctrl+q")
         assert isinstance(app.screen, ConfirmScreen)
@@ -64,7 +64,7 @@ async def test_quitting_mid_run_saves_the_finished_items_and_a_resume_completes_
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["status"] == "completed"
     assert out["judges"]["pairwise"]["coverage"]["scored"] == N_ITEMS
-    asked = {json.dumps(b["messages"]) for b in llm_server.requests[before:] if b.get("max_tokens") != 8}
+    asked = {json.dumps(b["messages"]) for b in llm_server.requests[before:] if not is_preflight(b)}
     assert not any(f"What is {item[1:]} plus" in text for text in asked for item in stored)  # finished: not asked
     session = store.open(job.session.id)
     assert session.meta["status"] == "completed" and len(session.verdicts("pairwise")) == N_ITEMS

@@ -8,10 +8,10 @@ whose first line is a secret (a loader's error would echo it), reached by an abs
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 
 import pytest
+from fakes import wait_until
 from textual.content import Content
 from textual.widgets import DirectoryTree, Input
 
@@ -50,13 +50,6 @@ def world(tmp_path) -> dict[str, Path]:
     return {"root": root, "outside": outside}
 
 
-async def until(pilot, predicate, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for the app"
-        await pilot.pause(0.05)
-
-
 def preview(screen) -> str:
     """What New run's preview shows now ('' while the screen is still composing)."""
     found = screen.query("#preview")
@@ -68,35 +61,35 @@ async def test_new_run_refuses_every_path_leading_outside_the_roots_and_its_tree
     app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"), roots=Roots.of([root]))
     async with app.run_test(size=(110, 34)) as pilot:
         app.open_new_run()
-        await until(pilot, lambda: isinstance(app.screen, NewRunScreen) and "71 responses" in preview(app.screen))
+        await wait_until(pilot, lambda: isinstance(app.screen, NewRunScreen) and "71 responses" in preview(app.screen))
         screen = app.screen
         field = screen.query_one("#path", Input)
         for path in (outside / "secret.csv", root / "link.csv", root / "linked-folder" / "secret.csv",
                      root / "linked-folder", root / "pairs", root / ".." / "outside" / "secret.csv"):
             field.value = str(path)
-            await until(pilot, lambda p=str(path): p in preview(screen)
+            await wait_until(pilot, lambda p=str(path): p in preview(screen)
                         and "outside the folders this workbench may read" in preview(screen))
             shown = preview(screen)
             assert SECRET not in shown and screen.dataset is None, (path, shown)
             assert "Cannot load this dataset" in shown and str(root) in shown
         field.value = str(root / "good.jsonl")  # inside: loads as anywhere
-        await until(pilot, lambda: "71 responses" in preview(screen))
+        await wait_until(pilot, lambda: "71 responses" in preview(screen))
 
         # the tree starts at the root and lists nothing that leads outside it
         tree = screen.query_one(DirectoryTree)
-        await until(pilot, lambda: len(tree.root.children) >= 2)
+        await wait_until(pilot, lambda: len(tree.root.children) >= 2)
         listed = sorted(str(node.label) for node in tree.root.children)
         assert listed == ["good.jsonl", "pairs"] and Path(tree.path) == root.resolve()
 
         # a path typed and started before the preview caught up is refused when the run is built
         app.start_new_run(NewRun(path=str(root / "link.csv"), judges=["length"], backbone="x", limit=None))
-        await until(pilot, lambda: any("outside the folders" in n.message for n in app._notifications))
+        await wait_until(pilot, lambda: any("outside the folders" in n.message for n in app._notifications))
         assert not (tmp_path / "sessions").exists() or not any((tmp_path / "sessions").iterdir())
 
         # Label's source: a file that exists is checked like New run's path
         app.clear_notifications()
         app.open_labels(LabelRequest(source=str(root / "link.csv"), annotator="ann"))
-        await until(pilot, lambda: any("outside the folders" in n.message for n in app._notifications))
+        await wait_until(pilot, lambda: any("outside the folders" in n.message for n in app._notifications))
 
 
 def test_spot_checks_load_box_is_confined_too_and_a_terminal_goes_anywhere(world) -> None:

@@ -8,7 +8,8 @@ import asyncio
 import threading
 
 import pytest
-from tui_support import minos_job, run_headless, scripted_resources, wait_until, write_sums
+from fakes import scripted_resources, wait_until
+from tui_support import minos_job, run_headless, write_sums
 
 from qatui.config import Config
 from qatui.data.loaders import demo_dataset, load_dataset

@@ -7,13 +7,12 @@ change with `pytest tests/test_tui_snapshots.py --snapshot-update`, and look at 
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from pathlib import Path
 
 import pytest
-from tui_support import demo_workdir, freeze_time, run_headless, scripted_resources
+from fakes import pressing, scripted_resources, settle, wait_until
+from tui_support import demo_workdir, freeze_time, run_headless
 
 from qatui.config import Config
 from qatui.data.loaders import demo_path, load_dataset
@@ -37,70 +36,93 @@ def store(tmp_path, monkeypatch) -> SessionStore:
     return store
 
 
-async def settle(pilot) -> None:
-    """Wait for workers (listing, loading), then drop toasts so no timing shows.
+def home_listed(pilot) -> bool:
+    """Home lists both sessions of the `store` fixture."""
+    from qatui.tui.screens.home import HomeScreen
 
-    A screen pushed by the last key press starts its loading worker only once it mounts, and
-    a finished worker may start another: so let the app run, wait, and repeat.
-    """
-    for _ in range(3):
-        await pilot.pause(0.05)
-        # a directory tree's loader waits for folders to open for as long as it lives: not work to wait for;
-        # a worker replaced by a newer one (exclusive groups) ends cancelled, which is fine here
-        work = [w.wait() for w in pilot.app.workers if w.group != "_loader"]
-        await asyncio.gather(*work, return_exceptions=True)
-    for field in pilot.app.screen.query("Input, TextArea"):
-        field.cursor_blink = False  # a steady cursor: a blinking one is caught on or off by chance
-    await pilot.wait_for_scheduled_animations()
-    await pilot.pause(0.5)  # tables filled by a worker lay out on the next refreshes
-    pilot.app.clear_notifications()
-    await pilot.pause()
+    screen = pilot.app.screen
+    return isinstance(screen, HomeScreen) and len(screen.query_one("SessionsTable").sessions) == 2
 
 
-def pressing(*keys: str):
-    """A `run_before` that settles after each key, so what a key starts has finished before the next."""
-    async def run(pilot) -> None:
-        await settle(pilot)
-        for key in keys:
-            await pilot.press(key)
-            await settle(pilot)
+def session_loaded(pilot) -> bool:
+    """A session screen shows its saved run (its state is read)."""
+    from qatui.tui.screens.session import SessionScreen
 
-    return run
+    screen = pilot.app.screen
+    return isinstance(screen, SessionScreen) and screen.state is not None
+
+
+def on_home(*keys: str):
+    """A `run_before`: Home with both sessions listed, then `keys`, each settled."""
+    return pressing(*keys, ready=home_listed, what="Home's list")
+
+
+async def home(pilot) -> None:
+    """Home with both sessions listed, at rest."""
+    await settle(pilot, lambda: home_listed(pilot), "Home's list")
+
+
+async def session(pilot) -> None:
+    """The session opened at start, its saved run drawn, at rest."""
+    await settle(pilot, lambda: session_loaded(pilot), "the session")
+
+
+def spot_check_open(pilot) -> bool:
+    """The spot-check form is the screen."""
+    from qatui.tui.screens.spot_check import SpotCheckScreen
+
+    return isinstance(pilot.app.screen, SpotCheckScreen)
+
+
+def question_shown(pilot) -> str:
+    """The text in the spot-check form's question box."""
+    return pilot.app.screen.query_one("#question").text if spot_check_open(pilot) else ""
+
+
+async def watch_to_the_end(pilot, job, *, keys: tuple[str, ...], selected: str) -> None:
+    """Push a live run screen of `job` (clock frozen), wait for its end, press `keys`, then settle with the task
+    of item `selected` drawn."""
+    screen = RunScreen(job, clock=lambda: 0.0)
+    await pilot.app.push_screen(screen)
+    await wait_until(pilot, lambda: screen.ended is not None, "the run's end")
+    await pilot.press(*keys)
+    await settle(pilot, lambda: (screen.query_one("ItemBrowser").selected() or ("",))[0] == selected,
+                 f"item {selected} selected")
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_home(snap_compare, store, size) -> None:
-    assert snap_compare(QatuiApp(Config(), store), run_before=settle, terminal_size=size)
+    assert snap_compare(QatuiApp(Config(), store), run_before=home, terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_help(snap_compare, store, size) -> None:
-    assert snap_compare(QatuiApp(Config(), store), run_before=settle, press=["question_mark"], terminal_size=size)
+    assert snap_compare(QatuiApp(Config(), store), run_before=on_home("question_mark"), terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_new_run(snap_compare, store, size) -> None:
     """The dataset step: the working folder's tree and the demo set's preview with its first items."""
-    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("n"), terminal_size=size)
+    assert snap_compare(QatuiApp(Config(), store), run_before=on_home("n"), terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_new_run_judges(snap_compare, store, size) -> None:
     """The judges step with MinosEval highlighted: what it does and its options."""
-    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("n", "f3", "down", "down", "down", "down"),
+    assert snap_compare(QatuiApp(Config(), store), run_before=on_home("n", "f3", "down", "down", "down", "down"),
                         terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_new_run_models(snap_compare, store, size) -> None:
     """The models step: the pickers and the backbone calls MinosEval will make on the demo set."""
-    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("n", "f4"), terminal_size=size)
+    assert snap_compare(QatuiApp(Config(), store), run_before=on_home("n", "f4"), terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_session(snap_compare, store, size) -> None:
     """The MinosEval session, first item (factoid: routing and key points)."""
-    assert snap_compare(QatuiApp(Config(), store, open_id="20261122-093000-0002"), run_before=settle,
+    assert snap_compare(QatuiApp(Config(), store, open_id="20261122-093000-0002"), run_before=session,
                         terminal_size=size)
 
 
@@ -114,13 +136,7 @@ def test_run_finished(snap_compare, tmp_path, monkeypatch, size) -> None:
                     resources=scripted_resources(config))
 
     async def watch(pilot) -> None:
-        screen = RunScreen(job, clock=lambda: 0.0)
-        await pilot.app.push_screen(screen)
-        deadline = time.monotonic() + 20
-        while screen.ended is None and time.monotonic() < deadline:
-            await pilot.pause(0.05)
-        await pilot.press("j", "j")
-        await settle(pilot)
+        await watch_to_the_end(pilot, job, keys=("j", "j"), selected=job.dataset.items[2].id)
 
     assert snap_compare(QatuiApp(config, store), run_before=watch, terminal_size=size)
 
@@ -128,26 +144,28 @@ def test_run_finished(snap_compare, tmp_path, monkeypatch, size) -> None:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_compare(snap_compare, store, size) -> None:
     """Both sessions marked on Home and compared: lexical-baseline's two judges against MinosEval."""
-    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("space", "j", "space", "c"),
+    assert snap_compare(QatuiApp(Config(), store), run_before=on_home("space", "j", "space", "c"),
                         terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_compare_side_by_side(snap_compare, store, size) -> None:
     """The item where two runs disagree most, both verdicts side by side."""
-    assert snap_compare(QatuiApp(Config(), store), run_before=pressing("space", "j", "space", "c", "enter"),
+    assert snap_compare(QatuiApp(Config(), store), run_before=on_home("space", "j", "space", "c", "enter"),
                         terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_spot_check(snap_compare, store, size) -> None:
     """The spot-check form filled from demo item en-02, MinosEval picked."""
+    item = next(it for it in load_dataset("demo.jsonl").items if it.id == "en-02")
+
     async def fill(pilot) -> None:
-        await settle(pilot)
+        await home(pilot)
         pilot.app.open_spot_check()
-        await settle(pilot)
-        pilot.app.screen.fill(next(it for it in load_dataset("demo.jsonl").items if it.id == "en-02"))
-        await settle(pilot)
+        await settle(pilot, lambda: spot_check_open(pilot), "the spot-check form")
+        pilot.app.screen.fill(item)
+        await settle(pilot, lambda: question_shown(pilot) == item.question, "the filled question")
 
     assert snap_compare(QatuiApp(Config(), store), run_before=fill, terminal_size=size)
 
@@ -155,7 +173,7 @@ def test_spot_check(snap_compare, store, size) -> None:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_session_two_judges(snap_compare, store, size) -> None:
     """lexical-baseline (rouge-l, bleu): at 80 columns status marks, whole judge names and item ids."""
-    assert snap_compare(QatuiApp(Config(), store, open_id="20261122-093000-0001"), run_before=settle,
+    assert snap_compare(QatuiApp(Config(), store, open_id="20261122-093000-0001"), run_before=session,
                         terminal_size=size)
 
 
@@ -169,10 +187,10 @@ def test_spot_check_multiline(snap_compare, store, size) -> None:
     Path("multi.jsonl").write_text(json.dumps(item) + "\n", encoding="utf-8")
 
     async def load(pilot) -> None:
-        await settle(pilot)
+        await home(pilot)
         pilot.app.open_spot_check()
-        await settle(pilot)
+        await settle(pilot, lambda: spot_check_open(pilot), "the spot-check form")
         await pilot.press(*"multi.jsonl", "enter")
-        await settle(pilot)
+        await settle(pilot, lambda: question_shown(pilot) == item["question"], "the loaded question")
 
     assert snap_compare(QatuiApp(Config(), store), run_before=load, terminal_size=size)

@@ -15,7 +15,8 @@ import threading
 
 import pytest
 
-from tui_support import pairwise_job_on_server, wait_until
+from fakes import is_preflight, wait_until
+from tui_support import pairwise_job_on_server
 
 N_ITEMS = 6
 ANSWER = json.dumps({"rationale": "A has the right sum.", "choice": "A"})
@@ -25,7 +26,7 @@ def _asked(llm_server) -> list[tuple[str, bool]]:
     """(item id, streamed) of every judging request the server saw (the preflight probe left out)."""
     out = []
     for body in llm_server.requests:
-        if body.get("max_tokens") == 8:
+        if is_preflight(body):
             continue
         text = json.dumps(body["messages"])
         [item] = [f"q{i}" for i in range(N_ITEMS) if f"What is {i} plus {i}?" in text]
@@ -44,7 +45,7 @@ async def test_only_the_task_whose_transcript_is_on_screen_streams(llm_server, t
     gate = threading.Event()
 
     async def held(body: dict) -> str:
-        if body.get("max_tokens") != 8:
+        if not is_preflight(body):
             while not gate.is_set():  # judging calls wait until the screen is up and the test lets them go
                 await asyncio.sleep(0.01)
         return ANSWER
@@ -57,10 +58,10 @@ async def test_only_the_task_whose_transcript_is_on_screen_streams(llm_server, t
         screen = app.screen
         shown = screen.query_one(TranscriptPanel).display
         assert shown == (size == (120, 40))  # 80x24 is too short for the transcript: hidden until t
-        await pilot.pause(0.2)  # let the run get going, its first calls held at the server
+        await wait_until(pilot, lambda: any(not is_preflight(body) for body in llm_server.requests),
+                         "the run's first call held at the server")
         gate.set()
-        await wait_until(pilot, lambda: screen.handle.ended.is_set(), timeout=60)
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: screen.handle.ended.is_set() and screen.ended is not None, timeout=60)
         first = screen.state.tasks[("q0", "pairwise")]
         transcript = "".join(first.transcript)
     asked = _asked(llm_server)

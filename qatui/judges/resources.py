@@ -35,9 +35,13 @@ class ModelUser(Protocol):
     uses_embedder: bool
 
 
-@dataclass
+@dataclass(init=False)
 class Resources:
-    """Which backbone / NLI model / embedder a run uses; None means the config's default."""
+    """Which backbone / NLI model / embedder a run uses; None means the config's default.
+
+    `llm`, `nli` and `embedder` hand over models made elsewhere (a scripted backbone in a test,
+    say): each is then used as the run's model instead of being built from the names.
+    """
 
     config: Config
     backbone_name: str | None = None
@@ -46,6 +50,16 @@ class Resources:
     use_cache: bool | None = None
     _nli_scorers: dict[str, NLIScorer] = field(default_factory=dict, repr=False, compare=False)
     _stored_vectors: dict[str, StoredVectors | None] = field(default_factory=dict, repr=False, compare=False)
+
+    def __init__(self, config: Config, backbone_name: str | None = None, nli_spec: str | None = None,
+                 embedder_spec: str | None = None, use_cache: bool | None = None, *, llm: LLMClient | None = None,
+                 nli: NLIScorer | None = None, embedder: Embedder | None = None) -> None:
+        self.config, self.backbone_name, self.nli_spec = config, backbone_name, nli_spec
+        self.embedder_spec, self.use_cache = embedder_spec, use_cache
+        self._nli_scorers, self._stored_vectors = {}, {}
+        for name, model in (("llm", llm), ("nli", nli), ("embedder", embedder)):
+            if model is not None:
+                setattr(self, name, model)  # fills the cached property: it is never built from the name
 
     @property
     def backbone(self) -> str:

@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 RESPONSE_CHARS = 4000
 """How much of an answer an `LLMCallFinished` carries (the cache keeps all of it)."""
 
+CHECK_PROMPT = "Reply with the single word OK."
+"""The whole prompt of `check` (the preflight's one tiny request): a server or a test tells that request by it."""
+
 REPAIR_MESSAGE = (
     "Your previous answer could not be used: {reason}\n"
     "Answer again with only a JSON value that matches this JSON schema, with no other text:\n{schema}"
@@ -248,8 +251,8 @@ class LLMClient:
         and says so. A reply with no answer at all (no choices, no message) fails. The line
         starts with `request_note` when there is one ("openai/o3-mini: a reasoning model; …").
         """
-        request = self.build_request([{"role": "user", "content": "Reply with the single word OK."}],
-                                     max_tokens=8, thinking_room=False)
+        request = self.build_request([{"role": "user", "content": CHECK_PROMPT}], max_tokens=8,
+                                     thinking_room=False)
         started = time.perf_counter()
         answer, event, _ = await self._call(request, purpose="check", stream=False, read=False, write=False,
                                             accept_cut=True)
