@@ -66,6 +66,11 @@ def onnx_cache_dir() -> Path:
     return cache_dir() / "onnx"
 
 
+def models_cache_dir() -> Path:
+    """Where the embedded model's converted weights are kept (`$XDG_CACHE_HOME/qatui/models` on Linux)."""
+    return cache_dir() / "models"
+
+
 def default_sessions_dir() -> Path:
     """The sessions folder when nothing chooses one."""
     return data_dir() / "sessions"

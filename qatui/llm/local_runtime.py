@@ -48,9 +48,10 @@ class SchemaUnsupported(ValueError):
 
 
 def cache_root() -> Path:
-    """`$XDG_CACHE_HOME/qatui/models`, XDG defaulting to ~/.cache: the converted weights."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "qatui" / "models"
+    """Where the converted weights are kept (`qatui.paths.models_cache_dir`: `$XDG_CACHE_HOME/qatui/models`)."""
+    from qatui.paths import models_cache_dir
+
+    return models_cache_dir()
 
 
 def converted_dir(gguf: Path) -> Path:
