@@ -141,6 +141,11 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("repeats: a resume keeps the session's repeats", 'qatui/judges/base.py', '        if options.get("repeats") == 1:', '        if "repeats" in options:', 'tests/test_repeats.py::test_resume_asks_with_the_sessions_repeats'),
  ('repeats: --plan counts every repeat', 'qatui/engine/jobs.py', '    return None if count is None else (count[0] * k, count[1] * k)', '    return count', 'tests/test_repeats.py::test_plan_counts_each_repeat'),
  ('repeats: self-agreement tau over every two repeats', 'qatui/metrics/self_agreement.py', '    taus = [tau for one, two in combinations(places, 2)', '    taus = [tau for one, two in zip(places, places[1:])', 'tests/test_repeats.py::test_scripted_noise_gives_the_self_agreement_worked_out_by_hand'),
+ ('wide: the terminal table packed to the width', 'qatui/report/table.py', '        if not groups or (len(groups[-1]) > 1 and used + needs[i] + 1 > width):', '        if not groups:', 'tests/test_table.py::test_the_terminal_table_fits_the_width_and_never_splits_a_ci'),
+ ('wide: sessions compare prints the item-sets note first', 'qatui/report/compare.py', '        console.print(f"[bold yellow]note:[/] {escape(data[\'note\'])}")', '        pass', 'tests/test_cli_first_hour.py::test_compare_letters_runs_names_pairs_and_warns_about_item_sets'),
+ ("wide: the Compare screen's note above the figures", 'qatui/tui/screens/compare.py', '            note.display = True', '            note.display = False', 'tests/test_tui.py::test_compare_says_the_item_sets_differ_above_the_figures_and_no_table_is_squeezed'),
+ ("wide: the Compare screen's tables keep their height", 'qatui/tui/screens/compare.py', '        & #disagreements { height: 1fr; min-height: 8; }', '        & #disagreements { height: 1fr; }', 'tests/test_tui.py::test_compare_says_the_item_sets_differ_above_the_figures_and_no_table_is_squeezed'),
+ ('wide: a typed backbone checked as --backbone', 'qatui/tui/widgets/backbone_input.py', '        backbone_settings(name, config)\n', '        pass\n', 'tests/test_tui_preflight.py::test_new_run_takes_a_typed_model_string_and_checks_it_as_the_cli_does'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

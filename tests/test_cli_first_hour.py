@@ -302,6 +302,8 @@ def test_compare_letters_runs_names_pairs_and_warns_about_item_sets(tmp_path, ca
     assert any(line.startswith(f"A {a} rouge-l") for line in lines), out  # whole ids, not one shared prefix
     assert any(line.startswith(f"B {b} bleu") for line in lines), out
     assert "note: the runs judged different items" in " ".join(lines)
+    # the note comes first, above the runs and every figure: the figures shrank to the common items
+    assert lines[0].startswith("note: the runs judged different items"), out
 
 
 # -- 7. small words -----------------------------------------------------------------------------------

@@ -5,6 +5,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,3 +114,28 @@ def test_compare_shows_the_same_rows_as_the_table(tmp_path, capsys) -> None:
         assert mine["metrics"] == theirs["metrics"] and mine["ci"] == theirs["ci"] and mine["coverage"] == theirs["coverage"]
     assert compared["rows"][1]["vs_baseline"]["delta"] == pytest.approx(data["rows"][1]["vs_baseline"]["delta"])
     assert load_comparison(store, ids).table == compared  # the TUI's Compare screen draws these rows
+
+
+CI = re.compile(r"-?\d+\.\d \[-?\d+\.\d, -?\d+\.\d\]")
+"""A figure with its CI, whole on one line: '50.1 [29.6, 70.9]'."""
+
+
+@pytest.mark.parametrize("columns", [140, 80])
+def test_the_terminal_table_fits_the_width_and_never_splits_a_ci(tmp_path, columns) -> None:
+    """A real `qatui table` on a terminal `columns` wide: no line is wider, every CI is whole on one line
+    (a wrapped one leaves a '[' without its figures), and every row's cells are all there."""
+    env = {**os.environ, "COLUMNS": str(columns), "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("QATUI_SESSIONS_DIR", None)
+    base = [sys.executable, "-m", "qatui", "table", str(DEMO), "--sessions-dir", str(tmp_path / "s"),
+            "--judge", "rouge-l", "--judge", "bleu", "--limit", "12"]
+    shown = subprocess.run(base, capture_output=True, text=True, env=env, timeout=300)
+    data = json.loads(subprocess.run([*base, "--json"], capture_output=True, text=True, env=env, timeout=300).stdout)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= columns
+    cis = sum(len(CI.findall(line)) for line in lines)
+    assert cis == shown.stdout.count("[")  # no CI split: each '[' opens a whole one
+    assert cis > 2 * len(data["rows"])  # each row's figures with their CIs, and the delta's
+    for row in data["rows"]:  # each row's CIs on lines led by its label
+        assert any(line.startswith(row["label"] + " ") and CI.search(line) for line in lines)

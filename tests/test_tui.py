@@ -718,6 +718,32 @@ async def test_compare_marked_sessions_shows_deltas_agreement_and_both_verdicts(
         assert isinstance(app.screen, HomeScreen)
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_compare_says_the_item_sets_differ_above_the_figures_and_no_table_is_squeezed(store, size) -> None:
+    """Runs on different item sets (bleu on five items beside runs on all): the header says so before any
+    figure; every table shows all its rows or scrolls itself, the disagreements keep rows of their own,
+    and moving in a table below the fold brings it into view."""
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: table(app).row_count == 2)
+        await pilot.press("space", "j", "space", "c")
+        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
+        await pilot.pause()
+        screen = app.screen
+        note, panels = screen.query_one("#note"), screen.query_one("#panels")
+        assert screen.comparison.note and note.display
+        assert "different items" in note.render().plain and "5 items all of them judged" in note.render().plain
+        assert note.region.height and note.region.bottom <= panels.region.y  # above the first figure
+        for name in ("runs", "table"):  # every run's row, none cut off
+            shown = screen.query_one(f"#{name}", DataTable)
+            assert shown.region.height >= shown.row_count + 3, (name, shown.region)
+        disagreements = screen.query_one("#disagreements", DataTable)
+        assert disagreements.has_focus and disagreements.row_count >= 3
+        await pilot.press("j")
+        await until(pilot, lambda: panels.region.intersection(disagreements.region) == disagreements.region)
+        assert disagreements.region.height >= 3 + 3  # three of its rows, its header and border
+
+
 @pytest.fixture
 def mixed_store(store, tmp_path) -> SessionStore:
     """`store` plus -0003: bleu on a one-item dataset of its own."""
@@ -808,9 +834,10 @@ async def test_spot_check_runs_on_the_backbone_picked(tmp_path) -> None:
         app.open_spot_check()
         await wait_until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))
         form = app.screen
-        backbone = form.query_one("#backbone", Select)
-        assert [value for _, value in backbone._options] == ["other", "local/smollm2"]  # the config's, then the embedded
+        backbone = form.query_one("#backbone", Input)
         assert backbone.value == "local/smollm2"
+        hint = str(form.query_one("#backbone-hint").render())
+        assert "local/smollm2" in hint and "other" in hint  # the known ones are named under the field
         form.query_one("#question", TextArea).text = "What is the capital of France?"
         form.query_one("#reference", TextArea).text = "Paris is the capital of France."
         form.query_one("#response-1", TextArea).text = "Lyon."

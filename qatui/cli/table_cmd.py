@@ -15,6 +15,8 @@ from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED
 from qatui.errors import JudgeError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from qatui.config import Config
     from qatui.data.model import Dataset
     from qatui.judges.base import Judge
@@ -172,7 +174,7 @@ def _baseline_index(wanted: str | None, rows: list[dict]) -> int:
 def _write(args: argparse.Namespace, table: dict) -> None:
     """The table as JSON, Markdown, CSV, LaTeX or a terminal table, to stdout or -o FILE."""
     from qatui.report.strict_json import strict_dumps
-    from qatui.report.table import caption, flat_rows, to_csv, to_latex, to_markdown
+    from qatui.report.table import to_csv, to_latex, to_markdown
 
     if args.json or args.to != "text":
         text = strict_dumps(table) + "\n" if args.json else {"md": to_markdown, "csv": to_csv, "latex": to_latex}[args.to](table)
@@ -182,19 +184,28 @@ def _write(args: argparse.Namespace, table: dict) -> None:
         else:
             print(text, end="")
         return
-    from rich.table import Table
+    from rich.console import Console
 
-    header, lines = flat_rows(table)
-    view = Table(*header, box=None, padding=(0, 1, 0, 0), title=f"{table['dataset']} ({table['items']} items)",
-                 title_justify="left", caption=caption(table), caption_justify="left")
-    for line in lines:
-        view.add_row(*line)
-    console = make_console()
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as file:
-            from rich.console import Console
+        from qatui.cli.shown import PlainText
 
-            Console(file=file, width=200).print(view)
+        with open(args.output, "w", encoding="utf-8") as file:
+            console = Console(file=file, width=200, highlight=False)
+            console.push_render_hook(PlainText())
+            _print_text(console, table)
         make_console(stderr=True).print(f"wrote {args.output}", markup=False)
     else:
+        _print_text(make_console(), table)
+
+
+def _print_text(console: Console, table: dict) -> None:
+    """The table as terminal tables that fit `console`'s width (`terminal_tables`), then its caption."""
+    from rich.text import Text
+
+    from qatui.report.table import caption, terminal_tables
+
+    for n, view in enumerate(terminal_tables(table, console.width)):
+        if n:
+            console.print()
         console.print(view)
+    console.print(Text(caption(table)))

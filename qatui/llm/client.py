@@ -401,13 +401,12 @@ def _shared_backbone(name: str, settings: BackboneConfig) -> Backbone:
     return _backbones[key]
 
 
-def make_client(backbone: str, config: Config, *, use_cache: bool | None = None) -> LLMClient:
-    """A client for `backbone`: a `[backbones.NAME]` key of the config, or a LiteLLM model string.
+def backbone_settings(backbone: str, config: Config) -> BackboneConfig:
+    """What `backbone` names: its `[backbones.NAME]` table, else the defaults for a LiteLLM model string.
 
-    Raw strings ("openai/gpt-4o-mini", "ollama/qwen2.5", "local/smollm2") get the
-    `BackboneConfig` defaults. `use_cache=None` follows the config's `[cache] enabled`;
-    False skips cache *reads* only: every answer is still written, so a call's prompt
-    can always be read back by its `prompt_hash`.
+    Refuses (`ConfigError`, one line) a name that is neither, and an embedded model qatui does not ship.
+    Reads no file and calls nothing, so a form can check what is typed on each key, the same way
+    `--backbone` is checked.
     """
     from qatui.config import BackboneConfig
 
@@ -426,6 +425,18 @@ def make_client(backbone: str, config: Config, *, use_cache: bool | None = None)
         if model_name(settings.model) not in PACKAGES:
             known = ", ".join(f"local/{n}" for n in PACKAGES)
             raise ConfigError(f"unknown embedded model '{settings.model}' (known: {known})")
+    return settings
+
+
+def make_client(backbone: str, config: Config, *, use_cache: bool | None = None) -> LLMClient:
+    """A client for `backbone`: a `[backbones.NAME]` key of the config, or a LiteLLM model string.
+
+    Raw strings ("openai/gpt-4o-mini", "ollama/qwen2.5", "local/smollm2") get the
+    `BackboneConfig` defaults. `use_cache=None` follows the config's `[cache] enabled`;
+    False skips cache *reads* only: every answer is still written, so a call's prompt
+    can always be read back by its `prompt_hash`.
+    """
+    settings = backbone_settings(backbone, config)
     return LLMClient(
         model=settings.model,
         name=backbone,

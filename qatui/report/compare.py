@@ -188,6 +188,8 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
     runs = data["runs"]
     metrics = [k for k in METRIC_ORDER if any(k in r["metrics"] for r in runs)]
     metrics += sorted({k for r in runs for k in r["metrics"]} - set(metrics))
+    if data.get("note"):  # first, above every figure: what the figures are on changes how to read them all
+        console.print(f"[bold yellow]note:[/] {escape(data['note'])}")
     console.print(f"[bold]dataset[/] {escape(data['dataset'])}  [dim]{escape(data.get('gold') or '')}[/]")
     legend = Table("run", "session", "judge", "done", "failed", box=None, padding=(0, 1, 0, 0))
     for r in runs:
@@ -195,8 +197,6 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
         legend.add_row(f"[bold]{r['letter']}[/]", escape(session), escape(r["judge"]), str(r["n_done"]),
                        str(r["n_failed"]))
     console.print(legend)
-    if data.get("note"):
-        console.print(f"[yellow]note:[/] {escape(data['note'])}")
     if metrics:
         table = Table("run", *metrics, box=None, padding=(0, 1, 0, 0),
                       title="metrics (delta against A)", title_justify="left")

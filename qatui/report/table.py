@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from qatui.data.model import Dataset
     from qatui.events import Verdict
     from qatui.judges.base import Judge
@@ -266,6 +268,49 @@ def to_latex(table: dict) -> str:
     out += [" & ".join(tex(cell) for cell in line) + r" \\" for line in lines]
     out += [r"\bottomrule", r"\end{tabular}", "% " + caption(table)]
     return "\n".join(out) + "\n"
+
+
+def terminal_tables(table: dict, width: int) -> list[Table]:
+    """The table for a terminal `width` columns wide: one Rich table when every column fits on one line,
+    else the columns in their order (figures first, the lesser counts and probes after) packed into as
+    many tables as it takes, each led by the judge column. No cell ever wraps, so a figure and its CI
+    stay on one line; a long header wraps at its spaces within its column. Cells are `Text`: a judge's
+    or a dataset's name is shown as written, never read as markup.
+    """
+    from rich.cells import cell_len
+    from rich.table import Table
+    from rich.text import Text
+
+    header, lines = flat_rows(table)
+    columns = list(zip(header, *lines)) if lines else [(name,) for name in header]
+
+    def need(column: tuple[str, ...]) -> int:
+        """The column's width on one line per cell, its header at most as wide as its longest word or cell."""
+        cells = max((cell_len(cell) for cell in column[1:]), default=0)
+        return max(cells, *(cell_len(word) for word in column[0].split()), 1)
+
+    needs = [need(column) for column in columns]
+    groups: list[list[int]] = []
+    used = width
+    for i in range(1, len(columns)):
+        if not groups or (len(groups[-1]) > 1 and used + needs[i] + 1 > width):
+            groups.append([0])
+            used = needs[0]
+        groups[-1].append(i)
+        used += needs[i] + 1  # one space between columns
+    views = []
+    for n, group in enumerate(groups):
+        view = Table(box=None, padding=(0, 1, 0, 0), collapse_padding=True, pad_edge=False,
+                     title=Text(f"{table['dataset']} ({table['items']} items)" + (f", part {n + 1} of {len(groups)}"
+                                                                                 if len(groups) > 1 else "")),
+                     title_justify="left")
+        for i in group:
+            view.add_column(Text(columns[i][0], no_wrap=False), width=needs[i], no_wrap=True,
+                            overflow="fold" if i == 0 else "ellipsis")
+        for row in range(len(lines)):
+            view.add_row(*(Text(columns[i][row + 1]) for i in group))
+        views.append(view)
+    return views
 
 
 def caption(table: dict) -> str:

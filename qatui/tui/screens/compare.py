@@ -1,6 +1,10 @@
 """Two or more sessions on one dataset, side by side.
 
     Header
+    #note           when the runs judged different item sets: every figure below is on the
+                    items all of them judged (shown before any figure, never only a toast)
+    #panels         a scrolling column; each table keeps a minimum height, so at 80×24 none
+                    is squeezed to nothing and the screen scrolls instead
     #runs           one row per (session, judge), lettered A, B, …: headline metrics, each
                     with its delta against run A (green better, red worse)
     #agreement      each pair of runs: mean Kendall tau, top-1 agreement, preference agreement
@@ -23,7 +27,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.events import Resize
-from textual.widgets import DataTable, Footer, Header, LoadingIndicator
+from textual.widgets import DataTable, Footer, Header, LoadingIndicator, Static
 
 from qatui.errors import QatuiError
 from qatui.tui.comparison import Comparison, Disagreement, load_comparison
@@ -43,6 +47,8 @@ from qatui.tui.widgets.routing_panel import RoutingPanel
 from qatui.tui.widgets.vim_table import VimTable
 
 if TYPE_CHECKING:
+    from textual.coordinate import Coordinate
+
     from qatui.store.session import SessionStore
     from qatui.tui.state import TaskView
 
@@ -79,6 +85,13 @@ class DeltaTable(VimTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
 
+    def watch_cursor_coordinate(self, old_coordinate: Coordinate, new_coordinate: Coordinate) -> None:
+        """Moving the cursor brings the whole table into the screen's scrolling column, so a table focused
+        below the fold (the screen opens at its top) comes into view at the first key."""
+        super().watch_cursor_coordinate(old_coordinate, new_coordinate)
+        if self.has_focus and old_coordinate != new_coordinate:
+            self.scroll_visible(animate=False)
+
     def style(self, kind: str):
         """The Rich style of a delta-table component (better, worse, same)."""
         return self.get_component_rich_style(f"delta-table--{kind}", partial=True)
@@ -110,12 +123,17 @@ class CompareScreen(QatuiScreen):
     CSS_PATH = None
     DEFAULT_CSS = """
     CompareScreen {
-        & #runs { max-height: 40%; }
-        & #table { max-height: 30%; }
-        & #agreement { max-height: 30%; }
-        & #disagreements { height: 1fr; }
+        & #note { height: auto; padding: 0 1; color: $text-warning; background: $warning-muted; text-style: bold; }
+        & #panels { height: 1fr; scrollbar-size-vertical: 1; }
+        & #runs { min-height: 5; }
+        & #table { min-height: 6; }
+        & #agreement { min-height: 5; }
+        & #checklists { min-height: 5; }
+        & #disagreements { height: 1fr; min-height: 8; }
     }
     """
+    AGREEMENT_ROWS = 8
+    """Pairs the agreement table shows before it scrolls itself (ten runs make 45 pairs)."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("tab", "app.focus_next", "Next table", show=False),
         Binding("g", "gold", "Gold", priority=True),  # before a focused table's g (first row), when labels exist
@@ -135,16 +153,19 @@ class CompareScreen(QatuiScreen):
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")
+        yield Static(id="note")
         yield LoadingIndicator()
-        yield DeltaTable(id="runs")
-        yield DeltaTable(id="table")
-        yield DeltaTable(id="agreement")
-        yield DeltaTable(id="checklists")
-        yield DisagreementsTable(id="disagreements")
+        with VerticalScroll(id="panels", can_focus=False):
+            yield DeltaTable(id="runs")
+            yield DeltaTable(id="table")
+            yield DeltaTable(id="agreement")
+            yield DeltaTable(id="checklists")
+            yield DisagreementsTable(id="disagreements")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = f"compare {len(self.session_ids)} sessions"
+        self.query_one("#note").display = False
         for table in self.query(DeltaTable):
             table.display = False
         self.load()
@@ -162,6 +183,10 @@ class CompareScreen(QatuiScreen):
         gold = f" · {self.comparison.gold}" if self.comparison.annotators or self.gold != "dataset" else ""
         self.sub_title = f"compare · dataset {self.comparison.dataset}{gold}"
         self.golds = ["dataset", *(f"annotator:{name}" for name in self.comparison.annotators), "majority"]
+        if self.comparison.note:  # before any figure is shown: every figure is on the common items only
+            note = self.query_one("#note", Static)
+            note.update(Content(plain(f"Different item sets: {self.comparison.note}")))
+            note.display = True
         for table in self.query(DeltaTable):
             table.display = True  # shown before filling, so each table sizes itself to its rows
         self._fill_runs()
@@ -169,10 +194,9 @@ class CompareScreen(QatuiScreen):
         self._fill_agreement()
         self._fill_checklists()
         self._fill_disagreements()
-        if self.comparison.note:
-            self.notify(self.comparison.note, title="Different item sets", severity="warning", timeout=12)
         self.refresh(layout=True)
-        self.query_one("#disagreements" if self.comparison.disagreements else "#runs").focus()
+        # focused without scrolling to it: the screen opens at its top, the runs and their figures first
+        self.query_one("#disagreements" if self.comparison.disagreements else "#runs").focus(scroll_visible=False)
         self.refresh_bindings()
 
     def on_resize(self, event: Resize) -> None:
@@ -251,7 +275,7 @@ class CompareScreen(QatuiScreen):
         table.border_title = "Agreement between runs"
         # an explicit height: left to `auto`, the table sometimes kept the zero height it had
         # before its rows arrived, beside the 1fr disagreements table
-        table.styles.height = table.row_count + 3  # header and border
+        table.styles.height = min(table.row_count, self.AGREEMENT_ROWS) + 3  # header and border
 
     def _fill_checklists(self) -> None:
         """CheckEval runs on one checklist: how far their yes/no answers agree, per dimension."""

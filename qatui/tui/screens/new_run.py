@@ -48,6 +48,7 @@ from qatui.tui.roots import file_tree
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.format import model_used_line, plan_line
 from qatui.tui.widgets.dataset_picker import DatasetTree, FormScroll, dataset_summary
+from qatui.tui.widgets.backbone_input import BackboneInput, backbone_hint, backbone_problem
 from qatui.tui.widgets.judge_list import JudgeList
 from qatui.tui.widgets.options_form import OptionsForm
 
@@ -105,6 +106,7 @@ class NewRunScreen(QatuiScreen):
         & #ticked { height: auto; }
         & #models-form > Label { color: $text-muted; margin-top: 1; }
         & #models-form > Label.first { margin-top: 0; }
+        & #backbone-hint { color: $text-muted; height: auto; }
         & #limit { width: 14; }
         & #plan { height: auto; max-height: 3; padding: 0 1; background: $panel; }
         & #plan.-error { color: $text-error; }
@@ -159,7 +161,8 @@ class NewRunScreen(QatuiScreen):
             with TabPane("Models", id="models"), Horizontal(classes="pane"):
                 with FormScroll(classes="side", id="models-form"):
                     yield Label("Backbone", classes="first")
-                    yield self._select("backbone", choices["backbone"], self.last.backbone)
+                    yield BackboneInput(self.config, self.last.backbone, id="backbone")
+                    yield Static(backbone_hint(self.config), id="backbone-hint")
                     yield Label("NLI model")
                     yield self._select("nli", choices["nli"], self.last.nli or self.config.models.nli)
                     yield Label("Embedder")
@@ -301,6 +304,7 @@ class NewRunScreen(QatuiScreen):
 
     @on(Select.Changed, "#models-form Select")
     @on(Input.Changed, "#limit")
+    @on(Input.Changed, "#backbone")
     def _models_changed(self) -> None:
         self.refresh_plan()
 
@@ -322,7 +326,17 @@ class NewRunScreen(QatuiScreen):
             return ["tick at least one judge (F3)"]
         found = [self.option_errors[name] for name in picked if name in self.option_errors]
         found += [f"{name} cannot run: {'; '.join(self.unmet[name])}" for name in picked if self.unmet.get(name)]
+        from qatui.engine.backbones import calls_backbone
+
+        resources = self.resources()
+        if any(calls_backbone(self.judges[name], resources, self.dataset) for name in picked if name in self.judges):
+            if problem := backbone_problem(self.config, self.backbone()):  # refused as --backbone is
+                found.append(problem)
         return found
+
+    def backbone(self) -> str:
+        """The backbone typed on the Models tab."""
+        return self.query_one("#backbone", BackboneInput).backbone
 
     def refresh_plan(self) -> None:
         """The bottom line (what will run, or what stops it) and the Models tab's call counts."""
@@ -342,7 +356,7 @@ class NewRunScreen(QatuiScreen):
         resources = self.resources()
         judges = [self._with_models(self.judges[name], resources) for name in self.picked()]
         calls = expected_calls(judges, subset)
-        backbone = str(self.query_one("#backbone", Select).value) if any(j.uses_llm for j in judges) else None
+        backbone = self.backbone() if any(j.uses_llm for j in judges) else None
         total = total_calls(calls)
         plan.update(plan_line(self.dataset.name, len(subset.items), list(calls), backbone, calls_text(total)))
         lines = [Content.from_markup("[b]Backbone calls[/] [dim](before the cache; re-asks of malformed answers "
@@ -363,8 +377,8 @@ class NewRunScreen(QatuiScreen):
         """The models picked on the Models tab, as a run would use them (the plan counts with these)."""
         from qatui.judges.resources import Resources
 
-        value = {kind: str(self.query_one(f"#{kind}", Select).value) for kind in ("backbone", "nli", "embedder")}
-        return Resources(self.config, value["backbone"], value["nli"], value["embedder"])
+        value = {kind: str(self.query_one(f"#{kind}", Select).value) for kind in ("nli", "embedder")}
+        return Resources(self.config, self.backbone(), value["nli"], value["embedder"])
 
     @staticmethod
     def _with_models(judge: Judge, resources: Resources) -> Judge:
@@ -377,7 +391,8 @@ class NewRunScreen(QatuiScreen):
             return judge
 
     def _used(self, kind: str, by: list[str], shown: str | None = None) -> Content:
-        return model_used_line(kind, shown or str(self.query_one(f"#{kind}", Select).value), by)
+        picked = self.backbone() if kind == "backbone" else str(self.query_one(f"#{kind}", Select).value)
+        return model_used_line(kind, shown or picked, by)
 
     # -- actions ----------------------------------------------------------------------------------
 
@@ -396,7 +411,7 @@ class NewRunScreen(QatuiScreen):
         self.dismiss(NewRun(
             path=self.query_one("#path", Input).value.strip(),
             judges=picked,
-            backbone=str(self.query_one("#backbone", Select).value),
+            backbone=self.backbone(),
             limit=self.limit(),
             options={name: self.judges[name].describe_options() for name in picked},
             nli=str(self.query_one("#nli", Select).value),

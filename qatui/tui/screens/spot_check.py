@@ -21,15 +21,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.content import Content
-from textual.widgets import Footer, Header, Input, Label, Select, TextArea
+from textual.widgets import Footer, Header, Input, Label, Select, Static, TextArea
 
 from qatui.errors import QatuiError
-from qatui.report.models import model_choices
 from qatui.text import plain
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.screens.confirm import ConfirmScreen
 from qatui.tui.screens.run import RunScreen
+from qatui.tui.widgets.backbone_input import BackboneInput, backbone_hint, backbone_problem
 from qatui.tui.spot import MAX_RESPONSES, judges_for, pick_item, spot_item, start_spot_check
 
 if TYPE_CHECKING:
@@ -54,6 +53,7 @@ class SpotCheckScreen(QatuiScreen):
         & #run-row { height: auto; margin-top: 1; }
         & #run-row > Select { width: 1fr; }
         & #run-row > #backbone { width: 2fr; }
+        & #backbone-hint { color: $text-muted; height: auto; }
         & #run-row > Label { width: auto; padding: 0 1; color: $text-muted; }
     }
     """
@@ -84,10 +84,8 @@ class SpotCheckScreen(QatuiScreen):
                 yield Label("Judge")
                 yield Select([], prompt="type an item first", id="judge", compact=True)
                 yield Label("Backbone")
-                backbones = [(Content(plain(label)), value) for label, value in model_choices(self.qatui.config)["backbone"]]
-                yield Select(backbones,
-                             value=self.qatui.config.models.default_backbone, allow_blank=False, id="backbone",
-                             compact=True)
+                yield BackboneInput(self.qatui.config, self.qatui.config.models.default_backbone, id="backbone")
+            yield Static(backbone_hint(self.qatui.config), id="backbone-hint")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -183,7 +181,19 @@ class SpotCheckScreen(QatuiScreen):
         if not isinstance(judge, str):
             self.notify("Pick a judge first.", title="No judge", severity="warning")
             return
-        self.start(item, judge, str(self.query_one("#backbone", Select).value))
+        backbone = self.query_one("#backbone", BackboneInput).backbone
+        if self._calls_backbone(judge, backbone) and (problem := backbone_problem(self.qatui.config, backbone)):
+            self.notify(problem, title="No such backbone", severity="error", timeout=10)  # as --backbone is refused
+            return
+        self.start(item, judge, backbone)
+
+    def _calls_backbone(self, judge: str, backbone: str) -> bool:
+        """Whether `judge` would ask the backbone on this item (a lexical judge runs whatever is typed there)."""
+        from qatui.engine.backbones import calls_backbone
+        from qatui.judges.resources import Resources
+
+        built = self.judges.get(judge)
+        return built is None or calls_backbone(built, Resources(self.qatui.config, backbone or None), None)
 
     @work(group="start", exclusive=True, exit_on_error=False, description="starting the spot check")
     async def start(self, item: Item, judge: str, backbone: str) -> None:
