@@ -103,17 +103,18 @@ def test_webglm_table_of_lexical_judges(shared_data, tmp_path, capsys) -> None:
 
 def test_compare_shows_the_same_rows_as_the_table(tmp_path, capsys) -> None:
     from qatui.report.compare import compare_sessions
+    from qatui.report.strict_json import strict_dumps
     from qatui.tui.comparison import load_comparison
 
     code, data, _ = table(capsys, tmp_path, "--judge", "rouge-l", "--judge", "bleu", "--limit", "8", "--json")
     store = SessionStore(tmp_path / "s")
     ids = [row["session"] for row in data["rows"]]
-    compared = compare_sessions([store.open(i) for i in ids])["table"]
+    compared = json.loads(strict_dumps(compare_sessions([store.open(i) for i in ids])["table"]))  # as --json writes it
     assert [r["label"] for r in compared["rows"]] == ["A rouge-l", "B bleu"]
     for mine, theirs in zip(compared["rows"], data["rows"], strict=True):
         assert mine["metrics"] == theirs["metrics"] and mine["ci"] == theirs["ci"] and mine["coverage"] == theirs["coverage"]
     assert compared["rows"][1]["vs_baseline"]["delta"] == pytest.approx(data["rows"][1]["vs_baseline"]["delta"])
-    assert load_comparison(store, ids).table == compared  # the TUI's Compare screen draws these rows
+    assert json.loads(strict_dumps(load_comparison(store, ids).table)) == compared  # the TUI's Compare screen draws these
 
 
 CI = re.compile(r"-?\d+\.\d \[-?\d+\.\d, -?\d+\.\d\]")

@@ -725,9 +725,9 @@ async def test_compare_says_the_item_sets_differ_above_the_figures_and_no_table_
     and moving in a table below the fold brings it into view."""
     app = QatuiApp(Config(), store)
     async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: table(app).row_count == 2)
+        await wait_until(pilot, lambda: table(app).row_count == 2)
         await pilot.press("space", "j", "space", "c")
-        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
         await pilot.pause()
         screen = app.screen
         note, panels = screen.query_one("#note"), screen.query_one("#panels")
@@ -740,7 +740,7 @@ async def test_compare_says_the_item_sets_differ_above_the_figures_and_no_table_
         disagreements = screen.query_one("#disagreements", DataTable)
         assert disagreements.has_focus and disagreements.row_count >= 3
         await pilot.press("j")
-        await until(pilot, lambda: panels.region.intersection(disagreements.region) == disagreements.region)
+        await wait_until(pilot, lambda: panels.region.intersection(disagreements.region) == disagreements.region)
         assert disagreements.region.height >= 3 + 3  # three of its rows, its header and border
 
 

@@ -39,7 +39,7 @@ async def test_new_run_with_a_rejected_key_is_refused_and_makes_no_session(llm_s
         await pilot.press("f4")
         screen.query_one("#backbone").value = "fake"
         screen.query_one("#limit").value = "2"
-        await settle(pilot, lambda: screen.query_one("#backbone", Select).value == "fake", "the form filled")
+        await settle(pilot, lambda: screen.query_one("#backbone").value == "fake", "the form filled")
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: any("authentication failed (401)" in str(n.message) for n in app._notifications))
         assert not isinstance(app.screen, RunScreen)
