@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from fakes import is_preflight
 from llm_server import FakeLLMServer, Fault
+from tui_support import write_sums
 
 from qatui.cli import main
 from qatui.store.session import SessionStore
@@ -31,13 +32,6 @@ FAULTS = ["429", "429-retry-after", "500", "503", Fault("hang", seconds=3.0), "d
           "garbage", "refusal", Fault("long", chars=20_000)]
 
 
-def _items(path: Path) -> Path:
-    with path.open("w") as f:
-        for i in range(N_ITEMS):
-            f.write(json.dumps({"id": f"q{i}", "question": f"What is {i} plus {i}?", "references": [f"{2 * i}."],
-                                "candidates": {"a": f"It is {2 * i}.", "b": f"It is {2 * i + 1}."},
-                                "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n")
-    return path
 
 
 def _answer(body: dict) -> str:
@@ -93,7 +87,7 @@ def test_two_hundred_items_through_a_flaky_backbone_then_a_clean_resume(llm_serv
     llm_server.script(lambda body: "I can't help with that." if refusals.random() < 0.03 else _answer(body),
                       faults=_flaky())
     sessions = tmp_path / "s"
-    data = _items(tmp_path / "sums.jsonl")
+    data = write_sums(tmp_path / "sums.jsonl", N_ITEMS, gold=True)
     code = main(["--config", str(config), "--sessions-dir", str(sessions), "run", str(data), "--judge", "pairwise",
                  "--backbone", "fake", "--json"])
     out = json.loads(capsys.readouterr().out)
@@ -133,7 +127,7 @@ def test_a_corrupted_cache_entry_is_a_miss_asked_again_never_a_crash(llm_server,
                       f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n')
     llm_server.script(_answer)
     data = tmp_path / "few.jsonl"
-    data.write_text("".join(line for i, line in enumerate(_items(tmp_path / "all.jsonl").read_text().splitlines(True))
+    data.write_text("".join(line for i, line in enumerate(write_sums(tmp_path / "all.jsonl", N_ITEMS, gold=True).read_text().splitlines(True))
                             if i < 4))
 
     def run(sessions: str) -> dict:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from fakes import is_preflight
 from llm_server import FakeLLMServer, Reply
+from tui_support import write_sums
 
 from qatui.cli import main
 from qatui.config import BackboneConfig, CacheConfig, Config
@@ -162,13 +163,6 @@ async def test_the_preflight_takes_a_cut_off_answer_as_alive_and_refuses_no_choi
 N_ITEMS = 40
 
 
-def _dataset(path: Path) -> Path:
-    with path.open("w") as f:
-        for i in range(N_ITEMS):
-            f.write(json.dumps({"id": f"q{i}", "question": f"What is {i} plus {i}?", "references": [f"{2 * i}."],
-                                "candidates": {"a": f"It is {2 * i}.", "b": f"It is {2 * i + 1}."},
-                                "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n")
-    return path
 
 
 def _poisoned(i: int) -> str | None:
@@ -210,7 +204,7 @@ def test_pairwise_and_pointwise_never_score_a_draft_or_a_cut_answer(llm_server, 
                       f'api_key_env = "FAKE_KEY"\nmax_concurrency = 8\n[cache]\ndir = "{tmp_path / "cache"}"\n'
                       '[general]\nconcurrency = 8\n')
     sessions = tmp_path / "s"
-    code = main(["--config", str(config), "--sessions-dir", str(sessions), "run", str(_dataset(tmp_path / "d.jsonl")),
+    code = main(["--config", str(config), "--sessions-dir", str(sessions), "run", str(write_sums(tmp_path / "d.jsonl", N_ITEMS, gold=True)),
                  "--judge", "pairwise", "--judge", "pointwise", "--backbone", "fake", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and "judges" in out, out
@@ -241,7 +235,7 @@ def test_a_key_quoted_in_part_or_escaped_never_reaches_a_failure_reason(llm_serv
     config = tmp_path / "c.toml"
     config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
                       f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n')
-    main(["--config", str(config), "--sessions-dir", str(tmp_path / "s"), "run", str(_dataset(tmp_path / "d.jsonl")),
+    main(["--config", str(config), "--sessions-dir", str(tmp_path / "s"), "run", str(write_sums(tmp_path / "d.jsonl", N_ITEMS, gold=True)),
           "--judge", "pairwise", "--backbone", "fake", "--limit", "2", "--json"])
     out = capsys.readouterr().out
     reasons = [doc["failure"]["reason"] for doc in SessionStore(tmp_path / "s").open(
@@ -266,7 +260,7 @@ def test_failures_of_one_cause_group_into_one_line_whatever_each_took(llm_server
                       f'api_key_env = "FAKE_KEY"\nmax_attempts = 2\nmax_concurrency = 8\n'
                       f'[cache]\ndir = "{tmp_path / "cache"}"\n[general]\nconcurrency = 8\n')
     base = ["--config", str(config), "--sessions-dir", str(tmp_path / "s")]
-    main([*base, "run", str(_dataset(tmp_path / "d.jsonl")), "--judge", "pairwise", "--backbone", "fake", "--limit",
+    main([*base, "run", str(write_sums(tmp_path / "d.jsonl", N_ITEMS, gold=True)), "--judge", "pairwise", "--backbone", "fake", "--limit",
           "12", "--json"])
     session = json.loads(capsys.readouterr().out)["session"]
     reasons = {doc["failure"]["reason"] for doc in SessionStore(tmp_path / "s").open(session).results().values()}

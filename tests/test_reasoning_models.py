@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from llm_server import FakeLLMServer, Reply, count_tokens
+from tui_support import write_sums
 
 from qatui.cli import main
 from qatui.config import BackboneConfig, Config, load_config
@@ -55,13 +56,6 @@ def _config(tmp_path: Path, server: FakeLLMServer, model: str, extra: str = "") 
     return path
 
 
-def _dataset(path: Path, n: int = 3) -> Path:
-    with path.open("w") as f:
-        for i in range(n):
-            f.write(json.dumps({"id": f"q{i}", "question": f"What is {i} plus {i}?", "references": [f"{2 * i}."],
-                                "candidates": {"a": f"It is {2 * i}.", "b": f"It is {2 * i + 1}."},
-                                "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n")
-    return path
 
 
 def _answer(body: dict) -> str:
@@ -82,7 +76,7 @@ def _reasoning(body: dict) -> Reply:
 
 def _run(capsys, tmp_path: Path, config: Path, *more: str) -> tuple[int, dict | str]:
     code = main(["--config", str(config), "--sessions-dir", str(tmp_path / "s"), "run",
-                 str(_dataset(tmp_path / "d.jsonl")), "--judge", "pairwise", "--backbone", "judge", "--json", *more])
+                 str(write_sums(tmp_path / "d.jsonl", 3, gold=True)), "--judge", "pairwise", "--backbone", "judge", "--json", *more])
     out, err = capsys.readouterr()
     return code, (json.loads(out) if code == 0 else err)
 
@@ -115,7 +109,7 @@ def test_a_reasoning_model_gets_no_temperature_more_room_and_the_session_records
 def test_the_plan_and_the_preflight_say_a_backbone_is_a_reasoning_model(o3_server, tmp_path, capsys) -> None:
     o3_server.script(_reasoning, refuse=["temperature"])
     config = _config(tmp_path, o3_server, "openai/o3-mini")
-    assert main(["--config", str(config), "run", str(_dataset(tmp_path / "d.jsonl")), "--judge", "pairwise",
+    assert main(["--config", str(config), "run", str(write_sums(tmp_path / "d.jsonl", 3, gold=True)), "--judge", "pairwise",
                  "--backbone", "judge", "--plan"]) == 0
     assert "openai/o3-mini: a reasoning model; temperature left out; max_tokens raised to 5,120" in \
         " ".join(capsys.readouterr().out.split())
@@ -131,7 +125,7 @@ def test_a_model_that_still_refuses_an_option_fails_the_preflight_in_one_line_na
     llm_server.script(lambda body: ANSWER, refuse=["temperature"])
     config = _config(tmp_path, llm_server, "openai/my-reasoner")
     code = main(["--config", str(config), "--sessions-dir", str(tmp_path / "s"), "run",
-                 str(_dataset(tmp_path / "d.jsonl")), "--judge", "pairwise", "--backbone", "judge"])
+                 str(write_sums(tmp_path / "d.jsonl", 3, gold=True)), "--judge", "pairwise", "--backbone", "judge"])
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1, err

@@ -94,12 +94,16 @@ def failing_on(word: str, config: Config | None = None) -> Resources:
     return scripted_resources(config, llm=ScriptedLLM(reply, model="scripted/tui", stream=True))
 
 
-def write_sums(path: Path, n: int) -> Path:
-    """`n` two-answer items "What is i plus i?" (a right and a wrong sum), as native JSONL."""
+def write_sums(path: Path, n: int, *, gold: bool = False) -> Path:
+    """`n` two-answer items "What is i plus i?" (a right and a wrong sum), as native JSONL; with `gold`, people
+    prefer the right one (pairwise gold A)."""
     with path.open("w") as f:
         for i in range(n):
-            f.write(json.dumps({"id": f"q{i}", "question": f"What is {i} plus {i}?", "references": [f"{2 * i}"],
-                                "candidates": {"a": f"It is {2 * i}.", "b": f"It is {2 * i + 1}."}}) + "\n")
+            item = {"id": f"q{i}", "question": f"What is {i} plus {i}?", "references": [f"{2 * i}"],
+                    "candidates": {"a": f"It is {2 * i}.", "b": f"It is {2 * i + 1}."}}
+            if gold:
+                item["gold"] = {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}
+            f.write(json.dumps(item) + "\n")
     return path
 
 
