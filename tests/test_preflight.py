@@ -130,3 +130,27 @@ def test_a_missing_key_and_a_refused_connection_are_refused_at_once(tmp_path, mo
             preflight_backbone(make_client(backbone, config))
         took = time.monotonic() - start
         assert says in str(refused.value) and took < 3.0, (backbone, took, str(refused.value))
+
+
+def test_models_check_refuses_a_closed_port_at_once(tmp_path, monkeypatch, capsys) -> None:
+    """`qatui models --check` asks each backbone as the preflight does (one attempt), never with the run's
+    retries: a closed 127.0.0.1 port is reported in seconds, not after the backoff (about 26 s before)."""
+    import socket
+    import time
+
+    from qatui.cli import main
+    from qatui.llm._lazy import get_litellm
+
+    get_litellm()
+    monkeypatch.setenv("QATUI_TEST_KEY", "sk-test")
+    with socket.socket() as probe:  # a port nothing listens on: bound, then closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = tmp_path / "c.toml"
+    config.write_text(f'[backbones.down]\nmodel = "openai/m"\napi_base = "http://127.0.0.1:{port}/v1"\n'
+                      'api_key_env = "QATUI_TEST_KEY"\nmax_attempts = 6\n')
+    start = time.monotonic()
+    main(["--config", str(config), "models", "--check"])
+    took = time.monotonic() - start
+    out = " ".join(capsys.readouterr().out.split())
+    assert "down FAIL backbone 'down'" in out and took < 20.0, (took, out)

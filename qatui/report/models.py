@@ -83,8 +83,11 @@ async def _check_row(row: ModelRow, config: Config) -> None:
     try:
         if row.kind == "backbone":
             from qatui.llm import make_client
+            from qatui.llm.preflight import apreflight_backbone
 
-            row.status = await make_client(row.name, config, use_cache=False).check()
+            # the run's one-attempt preflight, not the run's retries: a refused connection or a missing key is
+            # known at once, never after a minute of backoff
+            row.status = await apreflight_backbone(make_client(row.name, config, use_cache=False))
         elif row.kind == "nli":
             from qatui.judges.resources import load_nli_scorer
 
