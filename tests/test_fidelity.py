@@ -278,3 +278,16 @@ def test_a_session_with_not_applicable_items_reopens_shows_and_resumes(tmp_path,
     assert main(["sessions", "export", job.session.id, "--format", "csv", "--sessions-dir", str(sessions)]) == 0
     exported = {row["item_id"]: row for row in csv.DictReader(capsys.readouterr().out.splitlines())}
     assert exported["3"]["minos status"] == "n/a" and exported["3"]["minos reason"].startswith("needs at least 2 candidates")
+
+
+def test_inspect_warns_when_the_gold_ranking_leaves_candidates_out(tmp_path, capsys) -> None:
+    """A gold ranking that leaves out a candidate is accepted (partial gold exists in real data), with a word."""
+    items = [{"id": f"q{i}", "question": f"Question {i}?", "references": ["The sky is blue."],
+              "candidates": {"x": "Green.", "y": "It is blue.", "z": "Red."},
+              "gold": {"kind": "ranking", "tiers": [["y"], ["x"]] if i < 2 else [["y"], ["x"], ["z"]]}}
+             for i in range(4)]
+    path = tmp_path / "partial.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in items))
+    assert main(["datasets", "inspect", str(path), "--json"]) == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert any("leaves out 2 candidates in 2 of 4 ranked items (q0: z; q1: z)" in w for w in warnings), warnings

@@ -74,6 +74,23 @@ def without_leaks(dataset: Dataset) -> tuple[Dataset, list[str]]:
     return dataset.model_copy(update={"items": [item for item in dataset.items if item.id not in gone]}), left_out
 
 
+def partial_gold_warning(items: Sequence[Item]) -> str | None:
+    """One sentence when some ranking gold leaves candidates out: those are not measured (the rank metrics
+    compare only candidates both the gold and the judge rank), with counts and the first items; else None."""
+    partial = [(item.id, sorted(set(item.candidates) - set(item.gold.candidate_ids)))
+               for item in items if isinstance(item.gold, RankingGold)
+               and set(item.candidates) - set(item.gold.candidate_ids)]
+    ranked = sum(isinstance(item.gold, RankingGold) for item in items)
+    if not partial:
+        return None
+    shown = "; ".join(f"{item_id}: {', '.join(missing)}" for item_id, missing in partial[:3]) + (
+        " …" if len(partial) > 3 else "")
+    left = sum(len(missing) for _, missing in partial)
+    return (f"the gold ranking leaves out {plural(left, 'candidate')} in {len(partial)} of "
+            f"{plural(ranked, 'ranked item')} ({shown}): the judges still rank them, but agreement is measured "
+            "only on the candidates the gold ranks")
+
+
 def leak_warnings(items: Sequence[Item]) -> list[str]:
     """One sentence per leak found, with its counts; empty when none."""
     warnings = []

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.table import Table
 
-from qatui.data.leaks import leak_warnings
+from qatui.data.leaks import leak_warnings, partial_gold_warning
 from qatui.text import clip
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def dataset_overview(dataset: Dataset) -> dict[str, Any]:
         "with_reference": sum(1 for it in dataset.items if it.references),
         "with_context": sum(1 for it in dataset.items if it.context),
         "first_item": first.model_dump(mode="json"),
-        "warnings": leak_warnings(dataset.items),
+        "warnings": leak_warnings(dataset.items) + [w for w in [partial_gold_warning(dataset.items)] if w],
     }
 
 
