@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 import pytest
+from fakes import wait_until
 from llm_server import FakeLLMServer, Reply, count_tokens
 from tui_support import write_sums
 
@@ -217,13 +218,17 @@ async def test_the_tui_transcript_folds_the_thinking_and_unfolds_it_on_h(o3_serv
     assert code == 0, out
     app = QatuiApp(Config(), SessionStore(tmp_path / "s"))
     async with app.run_test(size=(100, 40)) as pilot:
+        await wait_until(pilot, lambda: app.screen.query("DataTable") and app.screen.query_one("DataTable").row_count == 1,
+                         "Home listing the session")  # enter before the list is read opens nothing
         await pilot.press("enter")
-        for _ in range(200):
-            if isinstance(app.screen, SessionScreen) and app.screen.state is not None:
-                panel = app.screen.query_one(TranscriptPanel)
-                if panel.task is not None and panel.task.thinking:
-                    break
-            await pilot.pause(0.05)
+
+        def thinking_shown() -> bool:
+            if not (isinstance(app.screen, SessionScreen) and app.screen.state is not None):
+                return False
+            panel = app.screen.query_one(TranscriptPanel)
+            return panel.task is not None and bool(panel.task.thinking)
+
+        await wait_until(pilot, thinking_shown, "the session's transcript with its thinking")
         shown = str(app.screen.query_one(TranscriptPanel).query_one("Static").content)
         folded = f"▸ thinking ({len(DRAFT)} chars) · h unfolds"
         assert shown.count(folded) == 2 and "Answer B looks better" not in shown, shown
