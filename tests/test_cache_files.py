@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from llm_server import FakeLLMServer
+from tui_support import write_sums
 
 from qatui.llm.cache import CallCache
 from qatui.store.model_outputs import ModelOutputs
@@ -43,11 +44,7 @@ def test_a_replaced_model_outputs_file_is_opened_again(tmp_path: Path) -> None:
 
 
 def test_deleting_the_cache_mid_run_costs_a_rerun_only_the_deleted_calls(tmp_path: Path) -> None:
-    data = tmp_path / "d.jsonl"
-    data.write_text("".join(json.dumps({"id": f"q{i}", "question": f"Sum {i}?", "references": [f"{i}"],
-                                        "candidates": {"a": f"Right {i}", "b": f"Wrong {i}"},
-                                        "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n"
-                            for i in range(N_ITEMS)))
+    data = write_sums(tmp_path / "d.jsonl", N_ITEMS, gold=True)
     cache_dir = tmp_path / "cache"
     env = {**os.environ, "FAKE_KEY": "sk-test", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     answer = json.dumps({"rationale": "scripted", "choice": "A"})

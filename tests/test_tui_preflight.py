@@ -23,6 +23,22 @@ def rejecting_backbone(llm_server, tmp_path, monkeypatch):
                         f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n', "test.toml")
 
 
+async def filled_spot_check(app: QatuiApp, pilot) -> SpotCheckScreen:
+    """Spot check opened with its judges loaded, and one question, reference and two responses typed in."""
+    from textual.widgets import TextArea
+
+    from qatui.tui.screens.spot_check import SpotCheckScreen
+
+    app.open_spot_check()
+    await wait_until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))
+    form = app.screen
+    form.query_one("#question", TextArea).text = "What is the capital of France?"
+    form.query_one("#reference", TextArea).text = "Paris is the capital of France."
+    form.query_one("#response-1", TextArea).text = "Lyon."
+    form.query_one("#response-2", TextArea).text = "Paris is the capital."
+    return form
+
+
 async def test_new_run_with_a_rejected_key_is_refused_and_makes_no_session(llm_server, tmp_path, monkeypatch) -> None:
     config = rejecting_backbone(llm_server, tmp_path, monkeypatch)
     store = SessionStore(tmp_path / "sessions")
@@ -55,13 +71,7 @@ async def test_spot_check_with_a_rejected_key_is_refused_and_makes_no_session(ll
     store = SessionStore(tmp_path / "sessions")
     app = QatuiApp(config, store)
     async with app.run_test(size=(100, 34)) as pilot:
-        app.open_spot_check()
-        await wait_until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))
-        form = app.screen
-        form.query_one("#question", TextArea).text = "What is the capital of France?"
-        form.query_one("#reference", TextArea).text = "Paris is the capital of France."
-        form.query_one("#response-1", TextArea).text = "Lyon."
-        form.query_one("#response-2", TextArea).text = "Paris is the capital."
+        form = await filled_spot_check(app, pilot)
         await pilot.pause()
         form.query_one("#judge", Select).value = "pairwise"
         form.query_one("#backbone").value = "fake"
@@ -142,13 +152,7 @@ async def test_spot_check_backbone_is_typed_on_screen_at_80x24_and_checked_as_th
     store = SessionStore(tmp_path / "sessions")
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(80, 24)) as pilot:
-        app.open_spot_check()
-        await wait_until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))
-        form = app.screen
-        form.query_one("#question", TextArea).text = "What is the capital of France?"
-        form.query_one("#reference", TextArea).text = "Paris is the capital of France."
-        form.query_one("#response-1", TextArea).text = "Lyon."
-        form.query_one("#response-2", TextArea).text = "Paris is the capital."
+        form = await filled_spot_check(app, pilot)
         await wait_until(pilot, lambda: "pairwise" in [value for _, value in form.query_one("#judge", Select)._options])
         form.query_one("#judge", Select).value = "pairwise"
         field = form.query_one("#backbone", BackboneInput)
