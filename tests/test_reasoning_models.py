@@ -233,19 +233,16 @@ async def test_the_tui_transcript_folds_the_thinking_and_unfolds_it_on_h(o3_serv
         folded = f"▸ thinking ({len(DRAFT)} chars) · h unfolds"
         assert shown.count(folded) == 2 and "Answer B looks better" not in shown, shown
         assert '"rationale": "A is right"' in shown
+        def transcript() -> str:
+            return str(app.screen.query_one(TranscriptPanel).query_one("Static").content)
+
         await pilot.press("h")
-        for _ in range(100):
-            shown = str(app.screen.query_one(TranscriptPanel).query_one("Static").content)
-            if "Answer B looks better" in shown:
-                break
-            await pilot.pause(0.05)
+        await wait_until(pilot, lambda: "Answer B looks better" in transcript(), "the thinking unfolded")
+        shown = transcript()
         assert shown.count(DRAFT) == 2 and shown.count(f"▾ thinking ({len(DRAFT)} chars) · h folds") == 2, shown
         await pilot.press("h")
-        for _ in range(100):
-            shown = str(app.screen.query_one(TranscriptPanel).query_one("Static").content)
-            if "Answer B looks better" not in shown:
-                break
-            await pilot.pause(0.05)
+        await wait_until(pilot, lambda: "Answer B looks better" not in transcript(), "the thinking folded again")
+        shown = transcript()
         assert shown.count(folded) == 2, shown
 
 
