@@ -20,7 +20,7 @@ from qatui.cli.commands import (
 from qatui.cli.common import make_console, print_json
 from qatui.cli.labels_cmd import cmd_annotate, cmd_labels
 from qatui.cli.parser import EXIT_INTERRUPTED, EXIT_REFUSED, build_parser
-from qatui.cli.running import cmd_demo, cmd_open, cmd_run, open_tui
+from qatui.cli.running import cmd_demo, cmd_lab, cmd_open, cmd_run, open_tui
 from qatui.cli.serve_cmd import cmd_serve
 from qatui.cli.table_cmd import cmd_table
 from qatui.errors import QatuiError
@@ -28,7 +28,7 @@ from qatui.errors import QatuiError
 COMMANDS = {
     "run": cmd_run, "demo": cmd_demo, "open": cmd_open, "checklist": cmd_checklist, "judges": cmd_judges, "models": cmd_models,
     "datasets": cmd_datasets, "sessions": cmd_sessions, "table": cmd_table, "serve": cmd_serve,
-    "report": cmd_report, "annotate": cmd_annotate, "labels": cmd_labels,
+    "report": cmd_report, "annotate": cmd_annotate, "labels": cmd_labels, "lab": cmd_lab,
     None: open_tui,
 }
 

@@ -148,6 +148,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("open", parents=[common], help="browse a saved session in the TUI").add_argument(
         "id", help="session id, name, or a unique prefix of the id")
+    lab_ = sub.add_parser("lab", parents=[common],
+                          help="the Judge Lab: edit a judge file, run it on labelled items beside the saved version")
+    lab_.add_argument("judge_file", nargs="?", default="", metavar="JUDGE_FILE",
+                      help="a judge file (.toml), or a built-in single-prompt judge to copy (e.g. pointwise)")
+    lab_.add_argument("data", nargs="?", default="", metavar="DATA", help="a dataset with people's labels, or 'demo'")
 
     cl = sub.add_parser("checklist", parents=[common], help="CheckEval checklists: generate one from seed questions")
     cls_ = cl.add_subparsers(dest="action", metavar="ACTION")

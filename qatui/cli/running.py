@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from qatui.cli.common import make_console, open_store, print_json, run_resources, with_jury
 from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED, EXIT_RUN_FAILED
+from qatui.errors import QatuiError
 from qatui.text import plural
 
 if TYPE_CHECKING:
@@ -252,6 +253,19 @@ def cmd_open(args: argparse.Namespace, config: Config) -> int:
     """`qatui open ID`: one saved session in the TUI."""
     session = open_store(args, config).open(args.id)
     return open_tui(args, config, open_id=session.id)
+
+
+def cmd_lab(args: argparse.Namespace, config: Config) -> int:
+    """`qatui lab [JUDGE_FILE] [DATA]`: the Judge Lab over Home; a missing file or dataset is refused before the TUI."""
+    from pathlib import Path
+
+    from qatui.data.loaders import load_dataset
+
+    if args.judge_file.endswith(".toml") and not Path(args.judge_file).expanduser().is_file():
+        raise QatuiError(f"{args.judge_file}: no such judge file")
+    if args.data and args.data != "demo":
+        load_dataset(args.data)  # a bad dataset is refused here, in one line
+    return open_tui(args, config, lab=(args.judge_file, args.data))
 
 
 def open_tui(args: argparse.Namespace, config: Config, **where: object) -> int:

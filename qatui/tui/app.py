@@ -60,7 +60,8 @@ class QatuiApp(App[None]):
     def __init__(self, config: Config | None = None, store: SessionStore | None = None, *,
                  open_id: str | None = None, job: RunJob | None = None,
                  make_resources: ResourcesFactory | None = None, config_path: Path | None = None,
-                 annotate: LabelRequest | None = None, roots: Roots | None = None) -> None:
+                 annotate: LabelRequest | None = None, roots: Roots | None = None,
+                 lab: tuple[str, str] | None = None) -> None:
         super().__init__()
         self.config = config or Config()
         self.store = store or SessionStore(self.config.sessions_dir())
@@ -84,6 +85,8 @@ class QatuiApp(App[None]):
         """The session of the run shown last: Home highlights it when it shows again."""
         self.roots = roots or Roots()
         """The folders file fields may read (`qatui serve` confines them; a terminal goes anywhere)."""
+        self.initial_lab = lab
+        """(judge, data) for a Judge Lab to open over Home at start (`qatui lab`)."""
 
     def on_mount(self) -> None:
         for theme in self._themes:
@@ -100,6 +103,8 @@ class QatuiApp(App[None]):
             self.show_run(self.initial_job)
         if self.initial_labels:
             self.open_labels(self.initial_labels)
+        if self.initial_lab:
+            self.open_lab(*self.initial_lab)
 
     def on_unmount(self) -> None:
         self.engine_loop.close()
@@ -145,11 +150,17 @@ class QatuiApp(App[None]):
 
         self.push_screen(SpotCheckScreen())
 
-    def open_session(self, session_id: str) -> None:
-        """Push the read-only view of a saved session."""
+    def open_session(self, session_id: str, item: str | None = None) -> None:
+        """Push the read-only view of a saved session (at `item`, its transcript shown, when given)."""
         from qatui.tui.screens.session import SessionScreen
 
-        self.push_screen(SessionScreen(self.store, session_id))
+        self.push_screen(SessionScreen(self.store, session_id, item=item))
+
+    def open_lab(self, judge: str = "", data: str = "") -> None:
+        """The Judge Lab over a judge file (or a built-in to copy) and a labelled dataset; either may be picked there."""
+        from qatui.tui.screens.lab import JudgeLabScreen
+
+        self.push_screen(JudgeLabScreen(judge, data))
 
     def compare_sessions(self, session_ids: list[str]) -> None:
         """Push the side-by-side view of sessions run on one dataset (refused, with the reason, otherwise)."""

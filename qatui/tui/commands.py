@@ -36,6 +36,8 @@ class QatuiCommands(Provider):
             ("New run…", app.open_new_run, "Pick a dataset, judges and a backbone, then watch them work"),
             ("Demo: MinosEval on the bundled demo set", app.start_demo, "A live run with the embedded models"),
             ("Spot check…", app.open_spot_check, "Type or load one item with a few responses and run one judge on it"),
+            ("Judge lab…", app.open_lab,
+             "Edit a judge file's prompt and rubric, run it on labelled items, keep it if people agree more"),
             ("Label a dataset…", app.ask_labels,
              "Rank, pick A / B / tie or rate responses yourself: a gold layer the judges are measured against"),
             ("Compare marked sessions", app.compare_marked,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from qatui.config import Config
+    from qatui.judges.resources import Resources
     from qatui.store.session import SessionStore
     from qatui.tui.background import EngineLoop
     from qatui.tui.roots import Roots
@@ -39,8 +40,11 @@ class Workbench(Protocol):
     def open_spot_check(self) -> None:
         """The Spot check form."""
 
-    def open_session(self, session_id: str) -> None:
-        """A saved session's screen."""
+    def open_session(self, session_id: str, item: str | None = None) -> None:
+        """A saved session's screen (at `item`, its transcript shown, when given)."""
+
+    def open_lab(self, judge: str = "", data: str = "") -> None:
+        """The Judge Lab over a judge file (or a built-in to copy) and a labelled dataset."""
 
     def compare_sessions(self, session_ids: list[str]) -> None:
         """The Compare screen for these sessions."""
@@ -53,6 +57,10 @@ class Workbench(Protocol):
 
     def ask_labels(self, source: str = "") -> None:
         """Ask for a dataset or session and an annotator, then open the Label screen."""
+
+    def _resources(self, backbone: str | None = None, nli: str | None = None,
+                   embedder: str | None = None) -> Resources:
+        """The models runs started here use (the app's factory in tests, else the config's)."""
 
     def action_help(self) -> None:
         """The keys of the current screen."""

@@ -71,6 +71,7 @@ class HomeScreen(QatuiScreen):
         Binding("space", "toggle_mark", "Mark", key_display="␣"),
         Binding("c", "compare", "Compare"),
         Binding("a", "label", "Label items", show=False),
+        Binding("j", "lab", "Judge lab"),
         Binding("e", "export", "Export", show=False),
         Binding("d", "delete", "Delete", show=False),
         Binding("slash", "filter", "Filter", key_display="/"),
@@ -197,6 +198,10 @@ class HomeScreen(QatuiScreen):
         """Label the highlighted session's dataset yourself (asks for your name; any dataset can be typed)."""
         meta = self._highlighted()
         self.qatui.ask_labels(meta["id"] if meta and meta.get("status") != "damaged" else "demo")
+
+    def action_lab(self) -> None:
+        """Edit a judge file's prompt, run it on labelled items beside the saved version, keep it if people agree more."""
+        self.qatui.open_lab()
 
     def action_spot_check(self) -> None:
         """Judge one typed or loaded item with one judge."""

@@ -60,10 +60,12 @@ class SessionScreen(QatuiScreen):
     ITEM_PAGE = 1000
     """Dataset items read and validated in a thread between two screen updates while a big session loads."""
 
-    def __init__(self, store: SessionStore, session_id: str) -> None:
+    def __init__(self, store: SessionStore, session_id: str, *, item: str | None = None) -> None:
         super().__init__()
         self.store = store
         self.session_id = session_id
+        self.item = item
+        """An item to select once read, its transcript shown (the Judge Lab opens a flipped item so)."""
         self.state: SavedState | None = None
         self.meta: dict = {}
         self.found = False
@@ -165,6 +167,8 @@ class SessionScreen(QatuiScreen):
         browser.show_transcript(state.counts.calls > 0)
         header.update(state, None)
         self.dataset_items = list(state.items)
+        if self.item is not None:
+            self._select_item(self.item)
         self._worst = state.worst_first()
         if people:  # `g` is offered once every result is read: a gold change measures them all again
             self.golds = ["dataset", *(f"annotator:{name}" for name in people), "majority"]
@@ -222,6 +226,17 @@ class SessionScreen(QatuiScreen):
             state.fold(event)
         na = sum(1 for event in events if isinstance(event, ItemNotApplicable))
         return state.n_finished - closed + na
+
+    def _select_item(self, item_id: str) -> None:
+        """Select the item's first task and show its transcript (a toast when the session does not hold it)."""
+        key = next((key for key in self.state.tasks if key[0] == item_id), None)
+        if key is None:
+            self.notify(f"this session holds no item {item_id}", severity="warning")
+            return
+        browser = self.query_one(ItemBrowser)
+        browser.select(key)
+        if browser.watched() is None:  # hidden at this height until asked for: the lab asks for it
+            browser.toggle_transcript()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "worst":

@@ -1,0 +1,265 @@
+"""The Judge Lab's work away from the screen: open a judge, check its text, run two versions, save one.
+
+"Before" is the version saved in the file (what the lab opened, or last saved), "after" the
+text in the editor. A run chooses labelled items (`alignment.choose_items`: all, a seeded
+sample, or the N where the saved version disagrees with people most), evaluates both versions
+on them through the shared evaluation core (`alignment.evaluate`: real sessions, so every
+verdict keeps its transcript and the call cache answers what was asked before) and compares
+them (`alignment.compare`: the paired difference with its CI, the items that flipped). An
+evaluation is kept in memory per (text, items), so running again after an edit asks only for
+the edited version. Saving writes the file (`lab_file`) and keeps the version and its figures
+in the judge's history (`store.judge_versions`). Blocking: screens call these from threads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from qatui.errors import DatasetError, QatuiError
+from qatui.paths import tilde
+from qatui.tui.lab_file import LabFile, new_lab_file, open_lab_file, save_lab_file
+
+if TYPE_CHECKING:
+    from qatui.config import Config
+    from qatui.data.model import Dataset
+    from qatui.engine.alignment import Comparison, Evaluation
+    from qatui.judges.files import JudgeFile
+    from qatui.judges.resources import Resources
+    from qatui.store.session import SessionStore
+    from qatui.tui.roots import Roots
+
+HOWS = [("all labelled items", "all"), ("a seeded sample of N", "sample"), ("the N most disagreeing", "disagreeing")]
+"""The item choices the Run tab offers, as (label, value)."""
+MAX_ITEMS = 10_000
+MAX_SEED = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class LabRequest:
+    """Which labelled items a run uses."""
+
+    how: str
+    n: int
+    seed: int
+
+    def describe(self) -> str:
+        """In words, for the status line."""
+        if self.how == "all":
+            return "all labelled items"
+        if self.how == "sample":
+            return f"a sample of {self.n} labelled items (seed {self.seed})"
+        return f"the {self.n} labelled items the saved version gets most wrong"
+
+
+def parse_request(how: object, n: str, seed: str) -> LabRequest:
+    """The Run tab's fields as a request; a one-line QatuiError for a value out of range."""
+    if how not in dict((value, label) for label, value in HOWS):
+        raise QatuiError(f"pick which items: {', '.join(value for _, value in HOWS)}")
+    values = []
+    for name, text, low, high in (("N", n, 1, MAX_ITEMS), ("seed", seed, 0, MAX_SEED)):
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise QatuiError(f"{name} must be a whole number from {low} to {high}, not {text!r}") from None
+        if not low <= value <= high:
+            raise QatuiError(f"{name} must be from {low} to {high}, not {value}")
+        values.append(value)
+    return LabRequest(str(how), values[0], values[1])
+
+
+# -- opening ---------------------------------------------------------------------------------------
+
+
+def user_judges_dir() -> Path:
+    """Where a built-in's copy is saved: the user's judges folder, where qatui finds judge files by name."""
+    from qatui.paths import config_dir
+
+    return config_dir() / "judges"
+
+
+def open_judge(spec: str, roots: Roots) -> LabFile:
+    """The judge file at `spec`, or (a name that is no file) a copy of that built-in, to be saved in the user's folder.
+
+    A copy whose file already exists in the user's folder opens that file: it is the user's
+    edited copy, and editing it is what the lab is for.
+    """
+    path = Path(spec).expanduser()
+    if spec.endswith(".toml") or path.exists():
+        return open_lab_file(Path(roots.checked(path)))
+    from qatui.judges.files import export_judge
+
+    text = export_judge(spec)
+    target = user_judges_dir() / f"{spec}.toml"
+    if target.exists():
+        return open_lab_file(target)
+    return new_lab_file(target, text)
+
+
+def load_labelled(spec: str, roots: Roots) -> Dataset:
+    """The dataset at `spec` ('demo' for the bundled one); refused in one line when no item has people's labels."""
+    from qatui.data.loaders import demo_dataset, load_dataset
+
+    if not spec:
+        raise DatasetError("type a dataset path (or demo)")
+    dataset = demo_dataset() if spec == "demo" else load_dataset(roots.checked(spec))
+    if not any(item.gold is not None for item in dataset.items):
+        raise DatasetError(f"{dataset.name}: no item has people's labels (gold), so agreement cannot be measured")
+    return dataset
+
+
+def check_text(text: str, source: str) -> JudgeFile:
+    """The text loaded as its file would be: `JudgeFileError` ("FILE:LINE: KEY: what") when it would be refused."""
+    from qatui.judges.files import parse_judge_text
+
+    return parse_judge_text(text, source)
+
+
+# -- running ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class LabResult:
+    """One run: the items, the saved version's evaluation (None when the editor holds it), the edited one's."""
+
+    text: str
+    """The editor's text this run evaluated."""
+    request: LabRequest
+    items: list[str]
+    edited: Evaluation
+    saved: Evaluation | None = None
+    comparison: Comparison | None = None
+    questions: dict[str, str] = field(default_factory=dict)
+    """Item id -> question, for the flipped items' rows."""
+
+    def summary(self) -> str:
+        """One line: the edited version's agreement, and against the saved one the paired difference."""
+        now = f"{self.edited.metric} {fmt(self.edited.value)} {fmt_ci(self.edited.ci)} on {len(self.items)} items"
+        if self.comparison is None:
+            return f"saved version: {now}; edit the prompt and run again to compare"
+        c = self.comparison
+        return (f"edited: {now}; Δ {fmt(c.difference, signed=True)} {fmt_ci(c.ci, signed=True)} against the saved; "
+                f"{len(c.now_right)} now right, {len(c.now_wrong)} now wrong")
+
+
+def fmt(value: float | None, *, signed: bool = False) -> str:
+    """A figure with 3 decimals ('–' when missing)."""
+    if value is None:
+        return "–"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def fmt_ci(ci: Any, *, signed: bool = False) -> str:
+    """'[low, high]' ('' when there is none)."""
+    if not ci:
+        return ""
+    return f"[{fmt(ci[0], signed=signed)}, {fmt(ci[1], signed=signed)}]"
+
+
+def text_key(text: str) -> str:
+    """What evaluations are remembered under: the text's digest."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+_EVALUATIONS: dict[tuple[str, tuple[str, ...]], Evaluation] = {}
+"""(text digest, item ids) -> the evaluation of that text on those items, for this process."""
+
+
+def _evaluate(text: str, source: str, dataset: Dataset, item_ids: list[str], config: Config,
+              store: SessionStore, resources: Resources) -> Evaluation:
+    """The evaluation of the judge `text` on the items, remembered for this process."""
+    from qatui.engine.alignment import evaluate
+    from qatui.judges.files import FileJudge
+
+    key = (text_key(text), tuple(item_ids))
+    if key not in _EVALUATIONS:
+        judge = FileJudge(check_text(text, source), resources=resources)
+        _EVALUATIONS[key] = evaluate(judge, dataset, item_ids, config, store=store)
+    return _EVALUATIONS[key]
+
+
+def run_lab(opened: LabFile, text: str, dataset: Dataset, request: LabRequest, config: Config,
+            store: SessionStore, resources: Resources) -> LabResult:
+    """Evaluate the saved version and the edited text on the chosen labelled items, and compare them."""
+    from qatui.engine.alignment import choose_items, compare
+
+    source = str(opened.path)
+    baseline = None
+    if request.how == "disagreeing":  # where the saved version is wrong: it must be measured on every labelled item
+        every = choose_items(dataset, "all", 0, request.seed)
+        baseline = _evaluate(opened.text, source, dataset, every, config, store, resources)
+    item_ids = list(choose_items(dataset, request.how, request.n, request.seed, evaluation=baseline))
+    if not item_ids:
+        raise QatuiError("no labelled item to run on")
+    edited = _evaluate(text, source, dataset, item_ids, config, store, resources)
+    questions = {item.id: item.question for item in dataset.items}
+    if text == opened.text or not opened.text:
+        return LabResult(text, request, item_ids, edited, questions=questions)
+    saved = _evaluate(opened.text, source, dataset, item_ids, config, store, resources)
+    items = [item for item in dataset.items if item.id in set(item_ids)]
+    return LabResult(text, request, item_ids, edited, saved, compare(items, saved, edited), questions)
+
+
+def figures_of(result: LabResult) -> list[list[str]]:
+    """The figures table: the saved version, the edited one, and their paired difference."""
+    rows = []
+    for label, ev in (("saved", result.saved), ("edited" if result.saved else "saved", result.edited)):
+        if ev is not None:
+            rows.append([label, ev.version, ev.metric, fmt(ev.value), fmt_ci(ev.ci), str(len(ev.per_item)),
+                         str(len(ev.failed))])
+    if (c := result.comparison) is not None:
+        rows.append(["Δ paired", "edited − saved", result.edited.metric, fmt(c.difference, signed=True),
+                     fmt_ci(c.ci, signed=True), str(len(result.items)), ""])
+    return rows
+
+
+def flips_of(result: LabResult) -> list[tuple[str, str, str]]:
+    """(item id, "right" | "wrong", question) for each item the edit flipped, now-right first."""
+    if result.comparison is None:
+        return []
+    return ([(i, "right", result.questions.get(i, "")) for i in result.comparison.now_right]
+            + [(i, "wrong", result.questions.get(i, "")) for i in result.comparison.now_wrong])
+
+
+# -- saving and history ----------------------------------------------------------------------------
+
+
+def figures_record(result: LabResult | None, text: str) -> dict | None:
+    """The figures a saved version keeps: its own evaluation's when the last run evaluated this very text."""
+    if result is None or result.text != text:
+        return None
+    ev = result.edited
+    found: dict[str, Any] = {"metric": ev.metric, "value": ev.value, "ci": list(ev.ci) if ev.ci else None,
+                             "items": len(result.items), "failed": len(ev.failed), "how": result.request.describe()}
+    if result.comparison is not None:
+        c = result.comparison
+        found.update(difference=c.difference, difference_ci=list(c.ci) if c.ci else None,
+                     now_right=len(c.now_right), now_wrong=len(c.now_wrong))
+    return found
+
+
+def save_version(opened: LabFile, text: str, result: LabResult | None, *, overwrite: bool = False) -> tuple[LabFile, str]:
+    """Write the file (atomic; `ChangedOutside` when it changed meanwhile) and record the version; (file, version)."""
+    from qatui.store.judge_versions import JudgeHistory
+
+    judge_file = check_text(text, str(opened.path))
+    saved = save_lab_file(opened, text, overwrite=overwrite)
+    version = JudgeHistory().save(judge_file.name, text, figures_record(result, text), note=tilde(saved.path))
+    return saved, version
+
+
+def history_rows(name: str) -> list[list[str]]:
+    """The judge's saved versions, newest first: version, when, the figures it had, the note."""
+    from qatui.store.judge_versions import JudgeHistory
+
+    rows = []
+    for record in reversed(JudgeHistory().records(name)):
+        figures = record.figures or {}
+        shown = (f"{figures.get('metric', '')} {fmt(figures.get('value'))} {fmt_ci(figures.get('ci'))}"
+                 if figures else "not run")
+        if figures.get("difference") is not None:
+            shown += f" · Δ {fmt(figures['difference'], signed=True)}"
+        rows.append([record.version, str(record.saved_at)[:19], shown, record.note])
+    return rows

@@ -1,0 +1,408 @@
+"""The Judge Lab: edit a judge file's prompt and rubric, run it on labelled items, keep it only if people agree more.
+
+    Header                       judge lab · NAME · the file it saves to
+    #status                      the loader's one-line error, or what the figures say, or what to do next
+    ┌ Prompt ┬ Run ┬ History ┐   (F2 / F3 / F4, or the tab bar)
+    │ judge file or built-in to open · the TOML text in a TextArea                            │
+    │ dataset · which items (all, a seeded sample, the N most disagreeing) · figures · flips  │
+    │ every saved version of this judge with the figures it had when saved                    │
+    Footer
+
+"Before" is always the version saved in the file, "after" the text in the editor: a run
+evaluates both on the same labelled items (`qatui.tui.lab.run_lab`, through the shared
+evaluation core, so each is a real session whose transcripts can be opened), and shows each
+one's agreement with people with its CI, the paired difference with its CI, and the items
+that flipped. Enter on a flipped item opens the edited version's session at that item with
+its LLM transcript. Ctrl+S saves the text (refused while the loader refuses it), never over
+a file changed outside meanwhile without asking, and records the version and its figures
+in the judge's history. Every text from the file, the data or a model is drawn as plain text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static, TabbedContent, TabPane, TextArea
+
+from qatui.errors import QatuiError
+from qatui.paths import tilde
+from qatui.report import clip
+from qatui.text import plain
+from qatui.tui.lab import HOWS, LabRequest, LabResult, figures_of, flips_of, parse_request
+from qatui.tui.lab_file import ChangedOutside, LabFile
+from qatui.tui.screens.base import QatuiScreen
+from qatui.tui.screens.confirm import ConfirmScreen
+
+if TYPE_CHECKING:
+    from qatui.data.model import Dataset
+
+TABS = Binding.Group("Tabs")
+"""F2 / F3 / F4 share one footer hint, so the footer fits 80 columns."""
+
+
+class JudgeLabScreen(QatuiScreen):
+    """The lab over `judge` (a judge file's path or a built-in's name, or "" to pick one) and `data` (a dataset)."""
+
+    HELP_TITLE = "judge lab"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+r", "run", "Run", priority=True),
+        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("f2", "tab('prompt')", "Prompt", group=TABS),
+        Binding("f3", "tab('run')", "Run", group=TABS),
+        Binding("f4", "tab('history')", "History", group=TABS),
+        Binding("escape", "back", "Back"),
+    ]
+    DEFAULT_CSS = """
+    JudgeLabScreen {
+        & #status { height: auto; max-height: 3; padding: 0 1; background: $panel; }
+        & #status.-error { color: $text-error; background: $error-muted; text-style: bold; }
+        & TabbedContent { height: 1fr; }
+        & TabPane { padding: 0; }
+        & .row { height: auto; padding: 0 1; }
+        & .row > Label { width: auto; padding: 0 1 0 0; color: $text-muted; }
+        & .row > Input { width: 1fr; }
+        & Input, & Select { background: $foreground 6%; }
+        & Input:focus, & Select:focus { background: $foreground 12%; }
+        & #how { width: 1fr; }
+        & #n, & #seed { width: 8; }
+        & #editor { height: 1fr; border: round $panel-border; border-title-color: $accent; }
+        & #editor:focus { border: round $primary; }
+        & DataTable { height: auto; border: round $panel-border; border-title-color: $accent; }
+        & DataTable:focus { border: round $primary; }
+        & #figures { min-height: 5; }
+        & #flips, & #versions { height: 1fr; min-height: 5; }
+    }
+    """
+
+    def __init__(self, judge: str = "", data: str = "") -> None:
+        super().__init__()
+        self.judge_spec = judge
+        self.data_spec = data
+        self.opened: LabFile | None = None
+        """The file being edited and what it held when opened or last saved."""
+        self.judge_name = ""
+        """The judge's name as its file states it (the history is kept under it)."""
+        self.dataset: Dataset | None = None
+        self.result: LabResult | None = None
+        self.problem = ""
+        """The loader's one-line error about the editor's text ("" when it loads)."""
+        self._checked = ""
+        """The text `problem` was found for."""
+
+    # -- layout -----------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        yield Static(id="status")
+        with TabbedContent(initial="prompt"):
+            with TabPane("Prompt", id="prompt"):
+                with Horizontal(classes="row"):
+                    yield Label("Judge")
+                    yield Input(self.judge_spec, id="judge", compact=True,
+                                placeholder="a judge file (.toml), or a built-in to copy: pointwise, pairwise-ab…")
+                yield TextArea.code_editor("", language="toml", id="editor", soft_wrap=True, show_line_numbers=True,
+                                           tab_behavior="indent")
+            with TabPane("Run", id="run"):
+                with Horizontal(classes="row"):
+                    yield Label("Data")
+                    yield Input(self.data_spec, id="data", compact=True, placeholder="a dataset with people's labels")
+                with Horizontal(classes="row"):
+                    yield Select(HOWS, value="sample", allow_blank=False, id="how", compact=True)
+                    yield Label(" N")
+                    yield Input("20", id="n", compact=True, type="integer")
+                    yield Label(" seed")
+                    yield Input("0", id="seed", compact=True, type="integer")
+                yield DataTable(id="figures", cursor_type="none", zebra_stripes=True)
+                yield DataTable(id="flips", cursor_type="row", zebra_stripes=True)
+            with TabPane("History", id="history"):
+                yield DataTable(id="versions", cursor_type="row", zebra_stripes=True)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.sub_title = "judge lab"
+        editor = self.query_one("#editor", TextArea)
+        editor.border_title = "no judge open"
+        editor.read_only = True
+        figures = self.query_one("#figures", DataTable)
+        figures.border_title = "Agreement with people (95% CIs)"
+        for name in ("", "version", "metric", "value", "95% CI", "items", "failed"):
+            figures.add_column(name)
+        flips = self.query_one("#flips", DataTable)
+        flips.border_title = "Items that flipped (enter: transcript)"
+        for name in ("item", "now", "question"):
+            flips.add_column(name)
+        versions = self.query_one("#versions", DataTable)
+        versions.border_title = "Saved versions"
+        for name in ("version", "saved", "figures", "note"):
+            versions.add_column(name)
+        self._show_status()
+        if self.judge_spec:
+            self.open_judge(self.judge_spec)
+        else:
+            self.query_one("#judge").focus()
+        if self.data_spec:
+            self.load_data(self.data_spec)
+
+    # -- opening ----------------------------------------------------------------------------------
+
+    @on(Input.Submitted, "#judge")
+    def _judge_submitted(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self._leave_edits(lambda: self.open_judge(event.value.strip()))
+
+    @work(group="open", exclusive=True, exit_on_error=False, description="opening a judge")
+    async def open_judge(self, spec: str) -> None:
+        """Open a judge file, or a copy of a built-in single-prompt judge (saved to the user's judges folder)."""
+        from qatui.tui.lab import open_judge
+
+        try:
+            opened = await asyncio.to_thread(open_judge, spec, self.qatui.roots)
+        except QatuiError as e:
+            self.notify(str(e), title="Cannot open the judge", severity="error", timeout=10)
+            return
+        self.opened, self.result = opened, None
+        editor = self.query_one("#editor", TextArea)
+        editor.read_only = False
+        editor.load_text(opened.text)
+        editor.border_title = Content(plain(tilde(opened.path)))
+        self.query_one("#judge", Input).value = spec
+        self._draw_result()
+        self.check_now()
+        editor.focus()
+
+    @on(Input.Submitted, "#data")
+    def _data_submitted(self, event: Input.Submitted) -> None:
+        self.load_data(event.value.strip())
+
+    @work(group="data", exclusive=True, exit_on_error=False, description="loading a dataset")
+    async def load_data(self, spec: str) -> None:
+        """Load the dataset whose labelled items the runs use."""
+        from qatui.tui.lab import load_labelled
+
+        try:
+            self.dataset = await asyncio.to_thread(load_labelled, spec, self.qatui.roots)
+        except QatuiError as e:
+            self.dataset = None
+            self.notify(str(e), title="Cannot use the dataset", severity="error", timeout=10)
+        self.result = None
+        self._draw_result()
+        self._show_status()
+
+    # -- checking ---------------------------------------------------------------------------------
+
+    @on(TextArea.Changed, "#editor")
+    def _edited(self) -> None:
+        self._show_status()
+        self.check_later()
+
+    def check_later(self) -> None:
+        """Check the text once typing pauses (a keystroke restarts the wait)."""
+        if getattr(self, "_check_timer", None) is not None:
+            self._check_timer.stop()
+        self._check_timer = self.set_timer(0.3, self.check_now)
+
+    @work(group="check", exclusive=True, exit_on_error=False, description="checking the judge file")
+    async def check_now(self) -> None:
+        """Load the editor's text as a judge file would be loaded; show the loader's one-line error, if any."""
+        from qatui.tui.lab import check_text
+
+        if self.opened is None:
+            return
+        text = self.query_one("#editor", TextArea).text
+        try:
+            judge_file = await asyncio.to_thread(check_text, text, str(self.opened.path))
+        except QatuiError as e:
+            self.problem = plain(str(e))
+        else:
+            self.problem = ""
+            if judge_file.name != self.judge_name:
+                self.judge_name = judge_file.name
+                self.load_history()
+        self._checked = text
+        self._show_status()
+
+    # -- the status line --------------------------------------------------------------------------
+
+    def modified(self) -> bool:
+        """Whether the editor holds edits not saved to the file."""
+        return self.opened is not None and self.query_one("#editor", TextArea).text != self.opened.text
+
+    def _show_status(self) -> None:
+        status = self.query_one("#status", Static)
+        current = self.opened is not None and self._checked == self.query_one("#editor", TextArea).text
+        status.set_class(bool(self.problem) and current, "-error")
+        if self.opened is None:
+            line = "Open a judge file (.toml) or a built-in to copy: type it in the Judge field and press enter."
+        elif self.problem and current:
+            line = self.problem
+        elif self.dataset is None:
+            line = "Give a dataset with people's labels in the Run tab (F3), then ctrl+r runs the judge on it."
+        elif self.result is not None and self.result.text == self.query_one("#editor", TextArea).text:
+            line = self.result.summary()
+        else:
+            line = ("edited: ctrl+r runs it beside the saved version, ctrl+s saves" if self.modified()
+                    else "ctrl+r runs the saved version on the labelled items")
+        name = f"{self.judge_name} · " if self.judge_name else ""
+        state = " · modified" if self.modified() else ""
+        self.sub_title = f"judge lab · {name}{tilde(self.opened.path) if self.opened else 'no judge'}{state}"
+        status.update(Content(plain(line)))
+
+    # -- running ----------------------------------------------------------------------------------
+
+    def action_run(self) -> None:
+        """Run the editor's text (and the saved version, to compare) on the chosen labelled items."""
+        if self.opened is None:
+            self.notify("Open a judge first.", severity="warning")
+            return
+        text = self.query_one("#editor", TextArea).text
+        if self._checked != text or self.problem:
+            self._refuse_then_check(text)
+            return
+        if self.dataset is None:
+            self.notify("Give a dataset with people's labels first.", title="No data", severity="warning")
+            self.action_tab("run")
+            self.query_one("#data").focus()
+            return
+        try:
+            request = parse_request(self.query_one("#how", Select).value, self.query_one("#n", Input).value,
+                                    self.query_one("#seed", Input).value)
+        except QatuiError as e:
+            self.notify(str(e), title="Cannot run", severity="error", timeout=8)
+            return
+        self.run_lab(text, request)
+
+    @work(group="check", exclusive=True, exit_on_error=False, description="checking the judge file")
+    async def _refuse_then_check(self, text: str) -> None:
+        """Check a text not checked yet; run it only when it loads (else the error stays on the status line)."""
+        await self.check_now().wait()
+        if self.problem:
+            self.notify(self.problem, title="Not run: the judge file does not load", severity="error", timeout=10)
+            self.action_tab("prompt")
+        else:
+            self.call_later(self.action_run)
+
+    @work(group="run", exclusive=True, exit_on_error=False, description="running the judge")
+    async def run_lab(self, text: str, request: LabRequest) -> None:
+        """Both versions on the chosen items, in a thread; then the figures and the flipped items."""
+        from qatui.tui.lab import run_lab
+
+        status = self.query_one("#status", Static)
+        status.set_class(False, "-error")
+        status.update(Content(plain(f"running {self.judge_name} on {request.describe()}…")))
+        app = self.qatui
+        try:
+            result = await asyncio.to_thread(run_lab, self.opened, text, self.dataset, request, app.config,
+                                             app.store, app._resources())
+        except QatuiError as e:
+            self.notify(str(e), title="The run failed", severity="error", timeout=10)
+            self._show_status()
+            return
+        self.result = result
+        self._draw_result()
+        self._show_status()
+        self.action_tab("run")
+        self.query_one("#flips").focus()
+
+    def _draw_result(self) -> None:
+        figures, flips = self.query_one("#figures", DataTable), self.query_one("#flips", DataTable)
+        figures.clear()
+        flips.clear()
+        if self.result is None:
+            return
+        for row in figures_of(self.result):
+            figures.add_row(*(Text(plain(cell)) for cell in row))
+        for item_id, now, question in flips_of(self.result):
+            style = "bold green" if now == "right" else "bold red"
+            flips.add_row(Text(plain(item_id)), Text(f"now {now}", style=style),
+                          Text(clip(plain(question), 60), no_wrap=True, overflow="ellipsis"), key=item_id)
+        flips.border_title = (f"Items that flipped: {flips.row_count} (enter: transcript)" if flips.row_count
+                              else "No item flipped")
+
+    @on(DataTable.RowSelected, "#flips")
+    def _flip_selected(self, event: DataTable.RowSelected) -> None:
+        if self.result is not None and event.row_key.value is not None:
+            self.qatui.open_session(self.result.edited.session_id, item=event.row_key.value)
+
+    # -- saving -----------------------------------------------------------------------------------
+
+    def action_save(self) -> None:
+        """Save the editor's text to the file (refused while it does not load) and record the version."""
+        if self.opened is None:
+            return
+        text = self.query_one("#editor", TextArea).text
+        self.save(text, overwrite=False)
+
+    @work(group="save", exclusive=True, exit_on_error=False, description="saving the judge file")
+    async def save(self, text: str, *, overwrite: bool) -> None:
+        """Write the file atomically and keep the version with its figures; ask before overwriting outside edits."""
+        from qatui.tui.lab import check_text, save_version
+
+        try:
+            await asyncio.to_thread(check_text, text, str(self.opened.path))
+        except QatuiError as e:
+            self.problem, self._checked = plain(str(e)), text
+            self._show_status()
+            self.notify(str(e), title="Not saved: the judge file does not load", severity="error", timeout=10)
+            return
+        try:
+            saved, version = await asyncio.to_thread(save_version, self.opened, text, self.result, overwrite=overwrite)
+        except ChangedOutside as e:
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.save(text, overwrite=True)
+
+            self.app.push_screen(ConfirmScreen(f"{e}. Overwrite it with the lab's text? Its own edits would be "
+                                               "lost.", yes="Overwrite"), answered)
+            return
+        except (QatuiError, OSError) as e:
+            self.notify(str(e), title="Not saved", severity="error", timeout=10)
+            return
+        self.opened = saved
+        self.notify(f"{tilde(saved.path)} · version {version}", title="Saved", timeout=4)
+        self._show_status()
+        self.load_history()
+
+    # -- history ----------------------------------------------------------------------------------
+
+    @work(group="history", exclusive=True, exit_on_error=False, description="reading the judge's history")
+    async def load_history(self) -> None:
+        """The saved versions of this judge, newest first, with the figures each had."""
+        from qatui.tui.lab import history_rows
+
+        rows = await asyncio.to_thread(history_rows, self.judge_name) if self.judge_name else []
+        table = self.query_one("#versions", DataTable)
+        table.clear()
+        for row in rows:
+            table.add_row(*(Text(plain(cell), no_wrap=True, overflow="ellipsis") for cell in row))
+        table.border_title = Content(plain(f"Saved versions of {self.judge_name}: {len(rows)}" if self.judge_name
+                                           else "Saved versions"))
+
+    # -- moving -----------------------------------------------------------------------------------
+
+    def action_tab(self, tab: str) -> None:
+        """Show the Prompt, Run or History tab."""
+        self.query_one(TabbedContent).active = tab
+
+    def _leave_edits(self, then) -> None:
+        """Call `then` now, or after the user agrees to drop the edits not saved."""
+        if not self.modified():
+            then()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                then()
+
+        self.app.push_screen(ConfirmScreen("The judge has edits not saved. Drop them?", yes="Drop edits"), answered)
+
+    def action_back(self) -> None:
+        """Back to the screen below, after asking when edits are not saved."""
+        self._leave_edits(self.app.pop_screen)
