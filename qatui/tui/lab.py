@@ -140,7 +140,7 @@ class LabResult:
         if self.comparison is None:
             return f"saved version: {now}; edit the prompt and run again to compare"
         c = self.comparison
-        return (f"edited: {now}; Δ {fmt(c.difference, signed=True)} {fmt_ci(c.ci, signed=True)} against the saved; "
+        return (f"edited: {now}; Δ {fmt(c.delta, signed=True)} {fmt_ci(c.ci, signed=True)} against the saved; "
                 f"{len(c.now_right)} now right, {len(c.now_wrong)} now wrong")
 
 
@@ -167,37 +167,73 @@ _EVALUATIONS: dict[tuple[str, tuple[str, ...]], Evaluation] = {}
 """(text digest, item ids) -> the evaluation of that text on those items, for this process."""
 
 
-def _evaluate(text: str, source: str, dataset: Dataset, item_ids: list[str], config: Config,
-              store: SessionStore, resources: Resources) -> Evaluation:
-    """The evaluation of the judge `text` on the items, remembered for this process."""
-    from qatui.engine.alignment import evaluate
+@dataclass
+class Progress:
+    """What a run has done so far, counted on the engine's loop and read by the screen's timer."""
+
+    done: int = 0
+    """Items judged (a verdict, a failure or not applicable) in the evaluations run so far."""
+    total: int = 0
+    """Items the evaluations started so far will judge."""
+    what: str = ""
+    """Which version is being evaluated, in words."""
+
+    def line(self) -> str:
+        """'evaluating the edited version: 3 of 20 items'."""
+        return f"evaluating {self.what}: {self.done} of {self.total} items (esc cancels)"
+
+    def on_event(self, event: object) -> None:
+        """Count an engine event that closes an item."""
+        from qatui.events import ItemFailed, ItemNotApplicable, Verdict
+
+        if isinstance(event, (Verdict, ItemFailed, ItemNotApplicable)):
+            self.done += 1
+
+
+async def _evaluate(text: str, what: str, source: str, dataset: Dataset, item_ids: list[str], config: Config,
+                    store: SessionStore, resources: Resources, progress: Progress) -> Evaluation:
+    """The evaluation of the judge `text` on the items (a new session), remembered for this process."""
+    from qatui.engine.alignment import evaluate_async
     from qatui.judges.files import FileJudge
 
     key = (text_key(text), tuple(item_ids))
     if key not in _EVALUATIONS:
         judge = FileJudge(check_text(text, source), resources=resources)
-        _EVALUATIONS[key] = evaluate(judge, dataset, item_ids, config, store=store)
+        progress.what, progress.total = what, progress.total + len(item_ids)
+        _EVALUATIONS[key] = await evaluate_async(judge, dataset, item_ids, config, store=store, resources=resources,
+                                                 on_event=progress.on_event)
     return _EVALUATIONS[key]
 
 
-def run_lab(opened: LabFile, text: str, dataset: Dataset, request: LabRequest, config: Config,
-            store: SessionStore, resources: Resources) -> LabResult:
-    """Evaluate the saved version and the edited text on the chosen labelled items, and compare them."""
+async def run_lab(opened: LabFile, text: str, dataset: Dataset, request: LabRequest, config: Config,
+                  store: SessionStore, resources: Resources, progress: Progress | None = None) -> LabResult:
+    """Evaluate the saved version and the edited text on the chosen labelled items, and compare them.
+
+    Runs on the engine's loop (`tui.background.EngineLoop`), where the backbone's clients live;
+    cancelling it leaves the session being written stored as cancelled.
+    """
     from qatui.engine.alignment import choose_items, compare
 
+    progress = progress or Progress()
     source = str(opened.path)
+    saved_text = opened.text or text  # a built-in's copy not saved yet: its text as exported is the saved version
     baseline = None
     if request.how == "disagreeing":  # where the saved version is wrong: it must be measured on every labelled item
         every = choose_items(dataset, "all", 0, request.seed)
-        baseline = _evaluate(opened.text, source, dataset, every, config, store, resources)
+        baseline = await _evaluate(saved_text, "the saved version on every labelled item", source, dataset, every,
+                                   config, store, resources, progress)
     item_ids = list(choose_items(dataset, request.how, request.n, request.seed, evaluation=baseline))
     if not item_ids:
-        raise QatuiError("no labelled item to run on")
-    edited = _evaluate(text, source, dataset, item_ids, config, store, resources)
+        raise QatuiError("the saved version agrees with people on every labelled item: nothing disagrees")
     questions = {item.id: item.question for item in dataset.items}
-    if text == opened.text or not opened.text:
+    saved = None
+    if text != saved_text:
+        saved = await _evaluate(saved_text, "the saved version", source, dataset, item_ids, config, store,
+                                resources, progress)
+    edited = await _evaluate(text, "the edited version" if saved else "the saved version", source, dataset,
+                             item_ids, config, store, resources, progress)
+    if saved is None:
         return LabResult(text, request, item_ids, edited, questions=questions)
-    saved = _evaluate(opened.text, source, dataset, item_ids, config, store, resources)
     items = [item for item in dataset.items if item.id in set(item_ids)]
     return LabResult(text, request, item_ids, edited, saved, compare(items, saved, edited), questions)
 
@@ -207,11 +243,11 @@ def figures_of(result: LabResult) -> list[list[str]]:
     rows = []
     for label, ev in (("saved", result.saved), ("edited" if result.saved else "saved", result.edited)):
         if ev is not None:
-            rows.append([label, ev.version, ev.metric, fmt(ev.value), fmt_ci(ev.ci), str(len(ev.per_item)),
+            rows.append([label, ev.version, ev.metric, fmt(ev.value), fmt_ci(ev.ci), str(ev.n),
                          str(len(ev.failed))])
     if (c := result.comparison) is not None:
-        rows.append(["Δ paired", "edited − saved", result.edited.metric, fmt(c.difference, signed=True),
-                     fmt_ci(c.ci, signed=True), str(len(result.items)), ""])
+        rows.append(["Δ paired", "edited − saved", result.edited.metric, fmt(c.delta, signed=True),
+                     fmt_ci(c.ci, signed=True), str(c.n), ""])
     return rows
 
 
@@ -235,7 +271,7 @@ def figures_record(result: LabResult | None, text: str) -> dict | None:
                              "items": len(result.items), "failed": len(ev.failed), "how": result.request.describe()}
     if result.comparison is not None:
         c = result.comparison
-        found.update(difference=c.difference, difference_ci=list(c.ci) if c.ci else None,
+        found.update(difference=c.delta, difference_ci=list(c.ci) if c.ci else None,
                      now_right=len(c.now_right), now_wrong=len(c.now_wrong))
     return found
 

@@ -42,6 +42,8 @@ from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.screens.confirm import ConfirmScreen
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from qatui.data.model import Dataset
 
 TABS = Binding.Group("Tabs")
@@ -96,6 +98,8 @@ class JudgeLabScreen(QatuiScreen):
         """The loader's one-line error about the editor's text ("" when it loads)."""
         self._checked = ""
         """The text `problem` was found for."""
+        self._running: Future[LabResult] | None = None
+        """The run in progress on the engine's loop."""
 
     # -- layout -----------------------------------------------------------------------------------
 
@@ -291,25 +295,38 @@ class JudgeLabScreen(QatuiScreen):
 
     @work(group="run", exclusive=True, exit_on_error=False, description="running the judge")
     async def run_lab(self, text: str, request: LabRequest) -> None:
-        """Both versions on the chosen items, in a thread; then the figures and the flipped items."""
-        from qatui.tui.lab import run_lab
+        """Both versions on the chosen items, on the engine's loop; then the figures and the flipped items."""
+        from qatui.tui.lab import Progress, run_lab
 
         status = self.query_one("#status", Static)
         status.set_class(False, "-error")
-        status.update(Content(plain(f"running {self.judge_name} on {request.describe()}…")))
+        progress = Progress(what=request.describe())
         app = self.qatui
+        self._running = app.engine_loop.submit(run_lab(self.opened, text, self.dataset, request, app.config,
+                                                       app.store, app._resources(), progress))
+        timer = self.set_interval(0.2, lambda: status.update(Content(plain(progress.line()))))
+        status.update(Content(plain(progress.line())))
         try:
-            result = await asyncio.to_thread(run_lab, self.opened, text, self.dataset, request, app.config,
-                                             app.store, app._resources())
+            result = await asyncio.wrap_future(self._running)
+        except asyncio.CancelledError:
+            self.notify("The run was cancelled; its sessions are kept as cancelled.", severity="warning")
+            return
         except QatuiError as e:
             self.notify(str(e), title="The run failed", severity="error", timeout=10)
-            self._show_status()
             return
+        finally:
+            timer.stop()
+            self._running = None
+            self._show_status()
         self.result = result
         self._draw_result()
         self._show_status()
         self.action_tab("run")
         self.query_one("#flips").focus()
+
+    def running(self) -> bool:
+        """Whether a run is in progress."""
+        return self._running is not None
 
     def _draw_result(self) -> None:
         figures, flips = self.query_one("#figures", DataTable), self.query_one("#flips", DataTable)
@@ -404,5 +421,8 @@ class JudgeLabScreen(QatuiScreen):
         self.app.push_screen(ConfirmScreen("The judge has edits not saved. Drop them?", yes="Drop edits"), answered)
 
     def action_back(self) -> None:
-        """Back to the screen below, after asking when edits are not saved."""
+        """Cancel the run in progress; else back to the screen below, after asking when edits are not saved."""
+        if self._running is not None:
+            self._running.cancel()
+            return
         self._leave_edits(self.app.pop_screen)
