@@ -163,8 +163,8 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-_EVALUATIONS: dict[tuple[str, tuple[str, ...]], Evaluation] = {}
-"""(text digest, item ids) -> the evaluation of that text on those items, for this process."""
+Evaluations = dict[tuple[str, tuple[str, ...]], "Evaluation"]
+"""(text digest, item ids) -> the evaluation of that text on those items: what a lab has run (its backbone's)."""
 
 
 @dataclass
@@ -191,22 +191,22 @@ class Progress:
 
 
 async def _evaluate(text: str, what: str, source: str, dataset: Dataset, item_ids: list[str], config: Config,
-                    store: SessionStore, resources: Resources, progress: Progress) -> Evaluation:
-    """The evaluation of the judge `text` on the items (a new session), remembered for this process."""
+                    store: SessionStore, resources: Resources, progress: Progress, known: Evaluations) -> Evaluation:
+    """The evaluation of the judge `text` on the items: one `known` already, else a new session (then known)."""
     from qatui.engine.alignment import evaluate_async
     from qatui.judges.files import FileJudge
 
     key = (text_key(text), tuple(item_ids))
-    if key not in _EVALUATIONS:
+    if key not in known:
         judge = FileJudge(check_text(text, source), resources=resources)
         progress.what, progress.total = what, progress.total + len(item_ids)
-        _EVALUATIONS[key] = await evaluate_async(judge, dataset, item_ids, config, store=store, resources=resources,
-                                                 on_event=progress.on_event)
-    return _EVALUATIONS[key]
+        known[key] = await evaluate_async(judge, dataset, item_ids, config, store=store, resources=resources,
+                                          on_event=progress.on_event)
+    return known[key]
 
 
 async def run_lab(opened: LabFile, text: str, dataset: Dataset, request: LabRequest, config: Config,
-                  store: SessionStore, resources: Resources, progress: Progress | None = None) -> LabResult:
+                  store: SessionStore, resources: Resources, progress: Progress, known: Evaluations) -> LabResult:
     """Evaluate the saved version and the edited text on the chosen labelled items, and compare them.
 
     Runs on the engine's loop (`tui.background.EngineLoop`), where the backbone's clients live;
@@ -214,14 +214,13 @@ async def run_lab(opened: LabFile, text: str, dataset: Dataset, request: LabRequ
     """
     from qatui.engine.alignment import choose_items, compare
 
-    progress = progress or Progress()
     source = str(opened.path)
     saved_text = opened.text or text  # a built-in's copy not saved yet: its text as exported is the saved version
     baseline = None
     if request.how == "disagreeing":  # where the saved version is wrong: it must be measured on every labelled item
         every = choose_items(dataset, "all", 0, request.seed)
         baseline = await _evaluate(saved_text, "the saved version on every labelled item", source, dataset, every,
-                                   config, store, resources, progress)
+                                   config, store, resources, progress, known)
     item_ids = list(choose_items(dataset, request.how, request.n, request.seed, evaluation=baseline))
     if not item_ids:
         raise QatuiError("the saved version agrees with people on every labelled item: nothing disagrees")
@@ -229,9 +228,9 @@ async def run_lab(opened: LabFile, text: str, dataset: Dataset, request: LabRequ
     saved = None
     if text != saved_text:
         saved = await _evaluate(saved_text, "the saved version", source, dataset, item_ids, config, store,
-                                resources, progress)
+                                resources, progress, known)
     edited = await _evaluate(text, "the edited version" if saved else "the saved version", source, dataset,
-                             item_ids, config, store, resources, progress)
+                             item_ids, config, store, resources, progress, known)
     if saved is None:
         return LabResult(text, request, item_ids, edited, questions=questions)
     items = [item for item in dataset.items if item.id in set(item_ids)]

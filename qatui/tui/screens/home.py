@@ -66,12 +66,12 @@ class HomeScreen(QatuiScreen):
     CSS_PATH = Path(__file__).with_name("home.tcss")
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "new_run", "New run"),
+        Binding("l", "lab", "Lab", tooltip="The Judge Lab: edit a judge file and run it on labelled items"),
         Binding("p", "spot_check", "Spot check", show=False),
         Binding("r", "resume", "Resume"),
         Binding("space", "toggle_mark", "Mark", key_display="␣"),
         Binding("c", "compare", "Compare"),
         Binding("a", "label", "Label items", show=False),
-        Binding("j", "lab", "Judge lab"),
         Binding("e", "export", "Export", show=False),
         Binding("d", "delete", "Delete", show=False),
         Binding("slash", "filter", "Filter", key_display="/"),

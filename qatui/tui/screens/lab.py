@@ -36,10 +36,11 @@ from qatui.errors import QatuiError
 from qatui.paths import tilde
 from qatui.report import clip
 from qatui.text import plain
-from qatui.tui.lab import HOWS, LabRequest, LabResult, figures_of, flips_of, parse_request
+from qatui.tui.lab import HOWS, Evaluations, LabRequest, LabResult, figures_of, flips_of, parse_request
 from qatui.tui.lab_file import ChangedOutside, LabFile
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.screens.confirm import ConfirmScreen
+from qatui.tui.widgets.backbone_input import BackboneInput, backbone_problem
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -100,6 +101,8 @@ class JudgeLabScreen(QatuiScreen):
         """The text `problem` was found for."""
         self._running: Future[LabResult] | None = None
         """The run in progress on the engine's loop."""
+        self.evaluations: dict[str, Evaluations] = {}
+        """Backbone -> what this lab evaluated with it: running again after an edit evaluates only the edit."""
 
     # -- layout -----------------------------------------------------------------------------------
 
@@ -124,6 +127,9 @@ class JudgeLabScreen(QatuiScreen):
                     yield Input("20", id="n", compact=True, type="integer")
                     yield Label(" seed")
                     yield Input("0", id="seed", compact=True, type="integer")
+                with Horizontal(classes="row"):
+                    yield Label("Backbone")
+                    yield BackboneInput(self.qatui.config, self.qatui.config.models.default_backbone, id="backbone")
                 yield DataTable(id="figures", cursor_type="none", zebra_stripes=True)
                 yield DataTable(id="flips", cursor_type="row", zebra_stripes=True)
             with TabPane("History", id="history"):
@@ -197,6 +203,7 @@ class JudgeLabScreen(QatuiScreen):
             self.dataset = None
             self.notify(str(e), title="Cannot use the dataset", severity="error", timeout=10)
         self.result = None
+        self.evaluations.clear()  # evaluated on other items
         self._draw_result()
         self._show_status()
 
@@ -281,7 +288,11 @@ class JudgeLabScreen(QatuiScreen):
         except QatuiError as e:
             self.notify(str(e), title="Cannot run", severity="error", timeout=8)
             return
-        self.run_lab(text, request)
+        backbone = self.query_one("#backbone", BackboneInput).backbone
+        if problem := backbone_problem(self.qatui.config, backbone):
+            self.notify(problem, title="No such backbone", severity="error", timeout=10)
+            return
+        self.run_lab(text, request, backbone)
 
     @work(group="check", exclusive=True, exit_on_error=False, description="checking the judge file")
     async def _refuse_then_check(self, text: str) -> None:
@@ -294,7 +305,7 @@ class JudgeLabScreen(QatuiScreen):
             self.call_later(self.action_run)
 
     @work(group="run", exclusive=True, exit_on_error=False, description="running the judge")
-    async def run_lab(self, text: str, request: LabRequest) -> None:
+    async def run_lab(self, text: str, request: LabRequest, backbone: str) -> None:
         """Both versions on the chosen items, on the engine's loop; then the figures and the flipped items."""
         from qatui.tui.lab import Progress, run_lab
 
@@ -302,8 +313,9 @@ class JudgeLabScreen(QatuiScreen):
         status.set_class(False, "-error")
         progress = Progress(what=request.describe())
         app = self.qatui
+        known = self.evaluations.setdefault(backbone, {})
         self._running = app.engine_loop.submit(run_lab(self.opened, text, self.dataset, request, app.config,
-                                                       app.store, app._resources(), progress))
+                                                       app.store, app._resources(backbone), progress, known))
         timer = self.set_interval(0.2, lambda: status.update(Content(plain(progress.line()))))
         status.update(Content(plain(progress.line())))
         try:
