@@ -73,29 +73,36 @@ def parse_request(how: object, n: str, seed: str) -> LabRequest:
 # -- opening ---------------------------------------------------------------------------------------
 
 
-def user_judges_dir() -> Path:
-    """Where a built-in's copy is saved: the user's judges folder, where qatui finds judge files by name."""
-    from qatui.paths import config_dir
+def open_judge(spec: str, roots: Roots, config: Config) -> LabFile:
+    """What the lab edits for `spec`: a judge file's path; the name of a judge file qatui finds (the user's
+    judges folder, a `[judges.NAME] file` entry); else a copy of that built-in, to be saved in the user's folder.
 
-    return config_dir() / "judges"
-
-
-def open_judge(spec: str, roots: Roots) -> LabFile:
-    """The judge file at `spec`, or (a name that is no file) a copy of that built-in, to be saved in the user's folder.
-
-    A copy whose file already exists in the user's folder opens that file: it is the user's
-    edited copy, and editing it is what the lab is for.
+    A built-in's copy whose file already exists in the user's folder opens that file: it is the
+    user's own edited copy, and editing it is what the lab is for.
     """
-    path = Path(spec).expanduser()
-    if spec.endswith(".toml") or path.exists():
-        return open_lab_file(Path(roots.checked(path)))
-    from qatui.judges.files import export_judge
+    from qatui.judges.files.find import found_files, is_judge_path, user_judges_dir
 
-    text = export_judge(spec)
-    target = user_judges_dir() / f"{spec}.toml"
-    if target.exists():
-        return open_lab_file(target)
-    return new_lab_file(target, text)
+    if is_judge_path(spec) or Path(spec).expanduser().is_file():
+        return open_lab_file(Path(roots.checked(Path(spec).expanduser())))
+    if (path := found_files(config).get(spec)) is not None:
+        return open_lab_file(path)
+    text = exported_text(spec)
+    target = user_judges_dir() / f"{check_text(text, 'built-in').name}.toml"
+    return open_lab_file(target) if target.exists() else new_lab_file(target, text)
+
+
+def exported_text(name: str) -> str:
+    """A built-in single-prompt judge written as a judge file (`qatui judges export`)."""
+    from qatui.judges.registry import JUDGES
+
+    try:
+        from qatui.judges.files import export_judge  # type: ignore[attr-defined]
+    except ImportError:
+        export_judge = None
+    if export_judge is None or name not in JUDGES:
+        raise QatuiError(f"{name}: no judge file of that name (a path ending .toml, or a judge in the user's "
+                         "judges folder)" + ("" if export_judge is None else ", and no built-in to copy"))
+    return export_judge(name)
 
 
 def load_labelled(spec: str, roots: Roots) -> Dataset:
@@ -194,11 +201,12 @@ async def _evaluate(text: str, what: str, source: str, dataset: Dataset, item_id
                     store: SessionStore, resources: Resources, progress: Progress, known: Evaluations) -> Evaluation:
     """The evaluation of the judge `text` on the items: one `known` already, else a new session (then known)."""
     from qatui.engine.alignment import evaluate_async
-    from qatui.judges.files import FileJudge
+    from qatui.judges.registry import make_judge
 
     key = (text_key(text), tuple(item_ids))
     if key not in known:
-        judge = FileJudge(check_text(text, source), resources=resources)
+        judge_file = check_text(text, source)
+        judge = make_judge(judge_file.name, config.judge_options(judge_file.name), resources, file=judge_file)
         progress.what, progress.total = what, progress.total + len(item_ids)
         known[key] = await evaluate_async(judge, dataset, item_ids, config, store=store, resources=resources,
                                           on_event=progress.on_event)
@@ -275,13 +283,22 @@ def figures_record(result: LabResult | None, text: str) -> dict | None:
     return found
 
 
-def save_version(opened: LabFile, text: str, result: LabResult | None, *, overwrite: bool = False) -> tuple[LabFile, str]:
+def judge_version(judge_file: JudgeFile, config: Config) -> str:
+    """The version a judge file's judge has (`Judge.version`): what its sessions and verdicts record."""
+    from qatui.judges.registry import make_judge
+
+    return make_judge(judge_file.name, config.judge_options(judge_file.name), file=judge_file).version
+
+
+def save_version(opened: LabFile, text: str, result: LabResult | None, config: Config, *,
+                 overwrite: bool = False) -> tuple[LabFile, str]:
     """Write the file (atomic; `ChangedOutside` when it changed meanwhile) and record the version; (file, version)."""
     from qatui.store.judge_versions import JudgeHistory
 
     judge_file = check_text(text, str(opened.path))
+    version = judge_version(judge_file, config)
     saved = save_lab_file(opened, text, overwrite=overwrite)
-    version = JudgeHistory().save(judge_file.name, text, figures_record(result, text), note=tilde(saved.path))
+    JudgeHistory().save(judge_file.name, text, figures_record(result, text), note=tilde(saved.path), version=version)
     return saved, version
 
 

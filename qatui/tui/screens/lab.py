@@ -174,7 +174,7 @@ class JudgeLabScreen(QatuiScreen):
         from qatui.tui.lab import open_judge
 
         try:
-            opened = await asyncio.to_thread(open_judge, spec, self.qatui.roots)
+            opened = await asyncio.to_thread(open_judge, spec, self.qatui.roots, self.qatui.config)
         except QatuiError as e:
             self.notify(str(e), title="Cannot open the judge", severity="error", timeout=10)
             return
@@ -382,7 +382,8 @@ class JudgeLabScreen(QatuiScreen):
             self.notify(str(e), title="Not saved: the judge file does not load", severity="error", timeout=10)
             return
         try:
-            saved, version = await asyncio.to_thread(save_version, self.opened, text, self.result, overwrite=overwrite)
+            saved, version = await asyncio.to_thread(save_version, self.opened, text, self.result, self.qatui.config,
+                                                     overwrite=overwrite)
         except ChangedOutside as e:
             def answered(yes: bool | None) -> None:
                 if yes:
