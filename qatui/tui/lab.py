@@ -83,7 +83,7 @@ def open_judge(spec: str, roots: Roots, config: Config) -> LabFile:
     from qatui.judges.files.find import found_files, is_judge_path, user_judges_dir
 
     if is_judge_path(spec) or Path(spec).expanduser().is_file():
-        return open_lab_file(Path(roots.checked(Path(spec).expanduser())))
+        return open_lab_file(Path(roots.checked(Path(spec).expanduser())).absolute())
     if (path := found_files(config).get(spec)) is not None:
         return open_lab_file(path)
     text = exported_text(spec)
@@ -222,7 +222,7 @@ async def run_lab(opened: LabFile, text: str, dataset: Dataset, request: LabRequ
     """
     from qatui.engine.alignment import choose_items, compare
 
-    source = str(opened.path)
+    source = opened.source
     saved_text = opened.text or text  # a built-in's copy not saved yet: its text as exported is the saved version
     baseline = None
     if request.how == "disagreeing":  # where the saved version is wrong: it must be measured on every labelled item
@@ -295,7 +295,7 @@ def save_version(opened: LabFile, text: str, result: LabResult | None, config: C
     """Write the file (atomic; `ChangedOutside` when it changed meanwhile) and record the version; (file, version)."""
     from qatui.store.judge_versions import JudgeHistory
 
-    judge_file = check_text(text, str(opened.path))
+    judge_file = check_text(text, opened.source)
     version = judge_version(judge_file, config)
     saved = save_lab_file(opened, text, overwrite=overwrite)
     JudgeHistory().save(judge_file.name, text, figures_record(result, text), note=tilde(saved.path), version=version)

@@ -37,6 +37,11 @@ class LabFile:
     digest: str
     """sha256 of the file's bytes then; "" when there was no file (a built-in's copy not saved yet)."""
 
+    @property
+    def source(self) -> str:
+        """How errors and sessions name the file: its path, with ~ for the home folder."""
+        return tilde(self.path)
+
 
 def digest_of(data: bytes) -> str:
     """The sha256 of `data` in hex."""

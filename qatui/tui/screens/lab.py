@@ -229,7 +229,7 @@ class JudgeLabScreen(QatuiScreen):
             return
         text = self.query_one("#editor", TextArea).text
         try:
-            judge_file = await asyncio.to_thread(check_text, text, str(self.opened.path))
+            judge_file = await asyncio.to_thread(check_text, text, self.opened.source)
         except QatuiError as e:
             self.problem = plain(str(e))
         else:
@@ -375,7 +375,7 @@ class JudgeLabScreen(QatuiScreen):
         from qatui.tui.lab import check_text, save_version
 
         try:
-            await asyncio.to_thread(check_text, text, str(self.opened.path))
+            await asyncio.to_thread(check_text, text, self.opened.source)
         except QatuiError as e:
             self.problem, self._checked = plain(str(e)), text
             self._show_status()
