@@ -294,7 +294,7 @@ class JudgeLabScreen(QatuiScreen):
             return
         self.run_lab(text, request, backbone)
 
-    @work(group="check", exclusive=True, exit_on_error=False, description="checking the judge file")
+    @work(group="check-then-run", exclusive=True, exit_on_error=False, description="checking the judge file")
     async def _refuse_then_check(self, text: str) -> None:
         """Check a text not checked yet; run it only when it loads (else the error stays on the status line)."""
         await self.check_now().wait()
