@@ -137,8 +137,13 @@ def start_run(
     convention: str = "strict",
     max_cost: float | None = None,
     repeats: int | None = None,
+    judges: list[Judge] | None = None,
+    item_ids: list[str] | None = None,
 ) -> RunJob:
     """A new session for `dataset` (its first `limit` items) and the engine that fills it.
+
+    `judges`, when given, are the judges to run, built already (a judge from a text being edited,
+    which no name finds); `item_ids` keeps only those items, stored so a resume judges the same ones.
 
     `max_cost` (USD) caps what the session's backbone calls may cost (`engine.capping`).
     `convention` (`strict` or `paper`, see `metrics.ranking.CONVENTIONS`) is stored with the
@@ -148,12 +153,17 @@ def start_run(
     """
     from qatui.judges.resources import Resources
 
-    subset = dataset.limited(limit)
+    subset = dataset.limited(limit) if item_ids is None else dataset.limited(limit).chosen(item_ids)
     if not subset.items:
         raise DatasetError(f"{dataset.path}: the dataset has no items to run")
     store.check_writable()  # a read-only or full folder is refused before the preflight costs a call
     resources = resources or Resources(config)
-    judges = build_judges(judge_names, config, subset, resources, judge_options, repeats)
+    if judges is None:
+        judges = build_judges(judge_names, config, subset, resources, judge_options, repeats)
+    else:
+        for judge in judges:
+            if problems := judge.unmet_needs(subset):
+                raise JudgeError(f"judge {judge.name!r} cannot run on {dataset.name}: {'; '.join(problems)}")
     once = judge_once_when_fixed(judges, resources, subset)
     check_models(judges, resources, subset)
     spend_cap = run_cap(max_cost, 0.0, judges, resources, subset)
@@ -171,6 +181,7 @@ def start_run(
             "content_hash": dataset.content_hash,
             "n_items": len(subset.items),
             "limit": limit,
+            **({"item_ids": list(item_ids)} if item_ids is not None else {}),
         },
         "seed": seed,
         "concurrency": concurrency,
@@ -224,7 +235,7 @@ def _resumed(session: Session, config: Config, resources: Resources | None, max_
             f"session {session.id}: {ds['path']} changed since the run started (content hash differs); "
             "resume would mix results from two datasets"
         )
-    subset = dataset.limited(ds.get("limit"))
+    subset = dataset.of_session(ds)
     resources = resources or resources_from_meta(meta, config)
     judges = [make_judge(name, stored_options(name, options), resources) for name, options in meta["judges"].items()]
     done = session.finished_keys() | session.not_applicable_keys()

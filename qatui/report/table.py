@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
+from qatui.metrics.summary import TABLE_KEYS
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -27,11 +28,7 @@ if TYPE_CHECKING:
     from qatui.judges.resources import Resources
     from qatui.store.session import Session, SessionStore
 
-KEYS = {
-    "ranking": ("kendall", "spearman", "rbo_0.5", "rbo_0.9"),
-    "pairwise": ("accuracy", "accuracy_no_tie", "kappa"),
-    "ratings": ("pearson", "spearman", "kendall", "pearson_sample", "spearman_sample", "kendall_sample"),
-}
+KEYS = TABLE_KEYS
 """The metric columns per gold kind, as the papers print them; the first is the one compared with the baseline."""
 
 

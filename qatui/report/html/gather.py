@@ -94,7 +94,7 @@ def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str 
     meta = session.meta
     summary, gold_line, dataset = session_summary(session, gold, sessions_root or session.path.parent)
     if dataset is None and (dataset := unchanged_dataset(session)) is not None:
-        dataset = dataset.limited(meta["dataset"].get("limit"))
+        dataset = dataset.of_session(meta["dataset"])
     verdicts = {judge: session.verdicts(judge) for judge in meta["judges"]}
     judges = []
     for name in meta["judges"]:
