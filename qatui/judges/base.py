@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -79,6 +79,16 @@ class Judge(ABC):
     """The pip extras (`qatui.extras`) the judge needs whatever the run's models; those of the backbone, NLI
     model and embedder it uses are worked out from the run (`Resources.needed_extras`)."""
 
+    prompt_methods: ClassVar[tuple[str, ...]] = ()
+    """The prompt files this judge loads (`qatui.judges.prompts.load_prompts` methods, e.g. `("pointwise", "fence")`):
+    their texts, in every language, are its `definition`. A test runs each judge and fails on a method it loads
+    without declaring it."""
+    answer_schemas: ClassVar[tuple[Any, ...]] = ()
+    """The shapes of the backbone's answers it asks for: pydantic models, or callables of no argument returning
+    a model or a JSON schema (a schema sized by the item, at a fixed size). Part of its `version`."""
+    revision: ClassVar[int] = 1
+    """Bumped by hand when a change to the judge's code changes its verdicts: part of its `version`."""
+
     def __init__(self, options: JudgeOptions | None = None, resources: Resources | None = None) -> None:
         self.options = options if options is not None else self.Options()
         self._resources = resources
@@ -138,6 +148,53 @@ class Judge(ABC):
     def parts(self) -> list[Judge]:
         """The judges whose models this one uses, each with its own `resources`: itself; a jury's members."""
         return [self]
+
+    def definition(self) -> dict[str, str]:
+        """Every text that defines the judge's prompts, by file name: each prompt file it loads, in every language
+        (`prompt_methods`, and the NLI prompt when its NLI model is the backbone). {} for a judge with no prompt."""
+        from qatui.judges.prompts import prompt_texts
+
+        return prompt_texts(self._methods())
+
+    def _methods(self) -> tuple[str, ...]:
+        """The prompt methods the judge loads on this run's models: its own, and `nli` when the backbone is its NLI."""
+        through_backbone = self.uses_nli and "llm" in self.model_names().values()
+        return tuple(dict.fromkeys((*self.prompt_methods, *(("nli", "fence") if through_backbone else ()))))
+
+    def model_names(self) -> dict[str, str]:
+        """The models, other than the backbone, whose answers are the judge's verdicts: its NLI models (English and
+        Chinese items) and its sentence embedder, by role. Part of its `version`; the backbone is recorded apart."""
+        names: dict[str, str] = {}
+        if self.uses_nli:
+            names |= {"nli": self.resources.nli_name, "nli_zh": self.resources.nli_name_for("zh")}
+        if self.uses_embedder:
+            names["embedder"] = self.resources.embedder_name
+        return names
+
+    def schema_documents(self) -> list[Any]:
+        """The JSON schemas of the answers it asks for (`answer_schemas`, and NLI's through the backbone)."""
+        from qatui.judges.schemas import schema_document
+
+        shapes = list(self.answer_schemas)
+        if "nli" in self._methods():
+            from qatui.judges.llm_nli import labels_schema
+
+            shapes.append(lambda: labels_schema(3))
+        return [schema_document(shape) for shape in shapes]
+
+    def version_document(self) -> dict[str, Any]:
+        """Everything the version hashes: name, `revision`, the options as stored, `definition`, the answer schemas
+        and `model_names`."""
+        return {"judge": self.name, "revision": self.revision, "options": self.describe_options(),
+                "definition": self.definition(), "schemas": self.schema_documents(), "models": self.model_names()}
+
+    @property
+    def version(self) -> str:
+        """12 hex characters naming what can change this judge's verdicts (`version_document`): one word changed in
+        one of its prompt files, an option, an answer schema or its `revision` gives another version."""
+        from qatui.store.judge_versions import version_of
+
+        return version_of(self.version_document())
 
     def describe_options(self) -> dict:
         """The options as stored in a session (JSON-safe); `repeats` only when above 1, so the options of a

@@ -44,14 +44,35 @@ def load_prompts(method: str, language: str) -> dict[str, Any]:
         raise JudgeError(f"no prompt file {method}.{lang}.toml in a prompts folder of qatui/judges") from None
 
 
-def _prompt_folder(method: str) -> Traversable:
-    """The `prompts/` folder holding `method`'s English file: the shared one, else a judge package's."""
+def prompt_folders() -> list[Traversable]:
+    """Every `prompts/` folder, in the order a method is looked for: the shared one, then the judge packages'."""
     root = files("qatui.judges")
     packages = sorted((d for d in root.iterdir() if d.is_dir() and (d / "prompts").is_dir()), key=lambda d: d.name)
-    for folder in (root / "prompts", *(d / "prompts" for d in packages)):
+    return [root / "prompts", *(d / "prompts" for d in packages)]
+
+
+def _prompt_folder(method: str) -> Traversable:
+    """The `prompts/` folder holding `method`'s English file: the shared one, else a judge package's."""
+    folders = prompt_folders()
+    for folder in folders:
         if (folder / f"{method}.en.toml").is_file():
             return folder
-    return root / "prompts"
+    return folders[0]
+
+
+def prompt_texts(methods: Sequence[str]) -> dict[str, str]:
+    """The text of every prompt file of `methods`, each language there is, by file name (`pointwise.zh.toml`):
+    what `load_prompts` reads for them, so a word changed in any of them changes the judge's version."""
+    texts: dict[str, str] = {}
+    for method in methods:
+        folder = _prompt_folder(method)
+        for lang in PROMPT_LANGUAGES:
+            resource = folder / f"{method}.{lang}.toml"
+            if resource.is_file():
+                texts[f"{method}.{lang}.toml"] = resource.read_text(encoding="utf-8")
+        if f"{method}.en.toml" not in texts:
+            raise JudgeError(f"no prompt file {method}.en.toml in a prompts folder of qatui/judges")
+    return texts
 
 
 def chat(section: dict[str, Any], answer_keys: tuple[str, ...], fenced: dict[str, str] | None = None,

@@ -67,3 +67,12 @@ def numbered_answers(n: int, values: Sequence[str]) -> dict[str, Any]:
     keys = [f"Q{k}" for k in range(1, n + 1)]
     return {"type": "object", "properties": {key: {"type": "string", "enum": list(values)} for key in keys},
             "required": keys, "additionalProperties": False}
+
+
+def schema_document(shape: Any) -> Any:
+    """A judge's answer shape as its JSON schema: a pydantic model's, a callable's result's (a model or a schema)."""
+    if callable(shape) and not isinstance(shape, type):
+        shape = shape()
+    if isinstance(shape, type) and hasattr(shape, "model_json_schema"):
+        return shape.model_json_schema()
+    return shape

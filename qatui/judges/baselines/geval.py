@@ -113,6 +113,8 @@ class GEvalJudge(Judge):
     summary = "G-Eval: steps per dimension, then 1-5 per response (log-probability weighted, else mean of samples)"
     Options = GEvalOptions
     uses_llm = True
+    prompt_methods = ("geval", "fence")
+    answer_schemas = (Rating,)
 
     def __init__(self, options: GEvalOptions | None = None, resources: Any = None) -> None:
         super().__init__(options, resources)

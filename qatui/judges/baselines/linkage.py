@@ -23,7 +23,7 @@ Calls: n per item with a graded list, n + 1 without.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from functools import cache
+from functools import cache, partial
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, Field, create_model, field_validator
@@ -96,6 +96,8 @@ class LinkageJudge(Judge):
     needs = Needs(reference=True)
     Options = LinkageOptions
     uses_llm = True
+    prompt_methods = ("linkage", "fence")
+    answer_schemas = (WrittenReferences, partial(placement_schema, 3))
 
     def expected_calls(self, item: Item) -> tuple[int, int]:
         """One placement per response, plus one call writing the list when the dataset grades no references."""

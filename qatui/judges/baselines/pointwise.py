@@ -63,6 +63,8 @@ class PointwiseJudge(Judge):
     needs = Needs()
     Options = PointwiseOptions
     uses_llm = True
+    prompt_methods = ("pointwise", "fence")
+    answer_schemas = (PointScore,)
 
     def expected_calls(self, item: Item) -> tuple[int, int]:
         """One call per response (a re-ask of an unreadable answer is not counted)."""

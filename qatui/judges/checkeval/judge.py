@@ -25,7 +25,9 @@ and the `granularity`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pydantic import Field
@@ -75,11 +77,19 @@ class CheckEvalJudge(Judge):
     needs = Needs()
     Options = CheckEvalOptions
     uses_llm = True
+    prompt_methods = ("checkeval", "fence")
+    answer_schemas = (partial(answers_schema, 3),)
 
     def __init__(self, options: CheckEvalOptions | None = None, resources=None) -> None:
         super().__init__(options, resources)
         self.checklist = load_checklist(self.options.checklist)
         self.calls = checklist_calls(self.checklist, self.options.granularity)
+
+    def definition(self) -> dict[str, str]:
+        """Its prompt files and its checklist (as read: a checklist file edited since gives another version)."""
+        shown = self.checklist.model_dump(mode="json", exclude_defaults=False)
+        return {**super().definition(),
+                f"checklist {self.checklist.name}.json": json.dumps(shown, ensure_ascii=False, indent=1)}
 
     def item_problem(self, item: Item) -> str | None:
         """Also not applicable: a checklist that shows the reference, on an item without one."""

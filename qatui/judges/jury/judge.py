@@ -121,6 +121,14 @@ class Jury(Judge):
         """The members' judges, each with its own backbone."""
         return [m.judge for m in self.members]
 
+    def definition(self) -> dict[str, str]:
+        """Each member's definition texts, named `MEMBER/FILE` (`pairwise@gpt/pairwise.en.toml`)."""
+        return {f"{m.name}/{file}": text for m in self.members for file, text in m.judge.definition().items()}
+
+    def version_document(self) -> dict[str, Any]:
+        """The jury's own (its options, the members' texts) and each member's version: a member's change is the jury's."""
+        return {**super().version_document(), "members": {m.name: m.judge.version for m in self.members}}
+
     def member_problems(self, item: Item) -> dict[str, str]:
         """Member name -> why it cannot judge `item`, for the members that cannot."""
         found = {m.name: p for m in self.members if (p := m.judge.item_problem(item)) is not None}

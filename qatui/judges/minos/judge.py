@@ -24,7 +24,7 @@ question) and `listwise` (the ranking call alone, no instances, no routing).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from functools import cache
+from functools import cache, partial
 from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, Field, create_model
@@ -137,6 +137,9 @@ class MinosJudge(Judge):
     Options = MinosOptions
     uses_llm = True
     uses_nli = True
+    prompt_methods = ("minos", "fence")
+    answer_schemas = (Instances, Classification, KeyPoints,
+                      partial(ranking_schema, ("Response 1", "Response 2", "Response 3")))
     strategy: ClassVar[Literal["route", "akps", "ialr", "listwise"]] = "route"
     reproduces = ("minoseval:minoseval", "minoseval:minoseval-gold-route")
 

@@ -104,6 +104,8 @@ class PairwiseABJudge(Judge):
     needs = Needs(min_candidates=2)
     Options = PairwiseABOptions
     uses_llm = True
+    prompt_methods = ("pairwise_ab", "fence")
+    answer_schemas = (ABVerdict,)
 
     def item_problem(self, item: Item) -> str | None:
         """Also not applicable: more candidates than `max_candidates`."""

@@ -182,6 +182,8 @@ class PairwiseJudge(Judge):
     needs = Needs(reference=False, min_candidates=2)
     Options = PairwiseOptions
     uses_llm = True
+    prompt_methods = ("pairwise", "fence")
+    answer_schemas = (PairChoice,)
 
     def item_problem(self, item: Item) -> str | None:
         """Also not applicable: more candidates than `max_candidates` (n(n-1) calls would be refused anyway)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from functools import partial
 from statistics import fmean
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -10,9 +11,9 @@ from qatui.errors import JudgeError
 from qatui.events import Event, Judgement
 from qatui.judges.base import Judge, Needs
 from qatui.judges.prompts import load_prompts
-from qatui.judges.ragas.answer_relevance import answer_relevance
-from qatui.judges.ragas.context_relevance import ITEM_CONTEXT, context_relevance
-from qatui.judges.ragas.faithfulness import faithfulness
+from qatui.judges.ragas.answer_relevance import answer_relevance, questions_schema
+from qatui.judges.ragas.context_relevance import ITEM_CONTEXT, context_relevance, selection_schema
+from qatui.judges.ragas.faithfulness import Statements, faithfulness, verdicts_schema
 from qatui.judges.ragas.options import (
     RagasAnswerRelevanceOptions,
     RagasMetricOptions,
@@ -35,6 +36,9 @@ class RagasJudge(Judge):
     Options = RagasOptions
     uses_llm = True
     uses_embedder = True
+    prompt_methods = ("ragas", "fence")
+    answer_schemas = (Statements, partial(verdicts_schema, 3), partial(questions_schema, 3),
+                      partial(selection_schema, 3))
     fixed_metric: ClassVar[str | None] = None
     reproduces = ("ragas:faithfulness", "ragas:answer-relevance", "ragas:context-relevance")
 
