@@ -170,10 +170,12 @@ def read_evaluation(session: Session, dataset: Dataset, judge: str, *, seed: int
 async def evaluate_async(judge: Judge, dataset: Dataset, item_ids: Sequence[str], config: Config, *,
                          store: SessionStore | None = None, resources: Resources | None = None,
                          seed: int | None = None, convention: str = "strict", name: str | None = None,
-                         on_event: Callable[[Event], None] | None = None) -> Evaluation:
+                         on_event: Callable[[Event], None] | None = None,
+                         on_session: Callable[[str], None] | None = None) -> Evaluation:
     """Run `judge` on the items `item_ids` of `dataset` as a new session, then read its evaluation.
 
-    Every event of the run goes to `on_event` (a progress bar, a live view). A cancellation (Ctrl-C)
+    Every event of the run goes to `on_event` (a progress bar, a live view), and the new session's id to
+    `on_session` as soon as it exists. A cancellation (Ctrl-C)
     still summarises and releases the session, stored as cancelled and resumable, then propagates.
     """
     from qatui.engine.jobs import finish_run, start_run
@@ -187,6 +189,8 @@ async def evaluate_async(judge: Judge, dataset: Dataset, item_ids: Sequence[str]
     job = await asyncio.to_thread(  # the preflight asks its backbone on a loop of its own
         start_run, store, dataset, [judge.name], config, seed=seed, name=name, convention=convention,
         resources=resources or judge.resources, judges=[judge], item_ids=[item.id for item in items])
+    if on_session is not None:
+        on_session(job.session.id)
     status = "cancelled"
     try:
         async for event in job.engine.run():
