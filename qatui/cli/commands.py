@@ -32,8 +32,13 @@ def cmd_checklist(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_judges(args: argparse.Namespace, config: Config) -> int:
-    """`qatui judges`: every judge, what it needs, and what it does."""
+    """`qatui judges`: every judge, what it needs, and what it does; `qatui judges align`."""
     from rich.table import Table
+
+    if getattr(args, "action", None) == "align":
+        from qatui.cli.align_cmd import cmd_align
+
+        return cmd_align(args, config)
 
     from qatui.judges.registry import JUDGES, judge_class
 

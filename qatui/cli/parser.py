@@ -233,7 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "(0.2 experts, the default; 0.15 skilled annotators; 0.1 crowd workers)")
     lagr.add_argument("--json", action="store_true")
 
-    sub.add_parser("judges", parents=[common], help="list the judges and what they need")
+    judges = sub.add_parser("judges", parents=[common], help="list the judges and what they need; align one with people")
+    _align_parser(judges.add_subparsers(dest="action", metavar="ACTION"), common)
     models = sub.add_parser("models", parents=[common], help="list backbones, NLI models and embedders")
     models.add_argument("--check", action="store_true", help="make one small request of each and report")
 
@@ -283,6 +284,34 @@ def build_parser() -> argparse.ArgumentParser:
     dele.add_argument("id")
     dele.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     return p
+
+
+def _align_parser(actions: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """`qatui judges align`: a judge's prompt revised by a writer model from people's labels (`engine.aligning`)."""
+    from qatui.engine.aligning import MAX_ROUNDS, MAX_SHOWN
+
+    align = actions.add_parser("align", parents=[common],
+                               help="revise a judge's prompt from the items where it disagrees with people")
+    align.add_argument("judge", metavar="JUDGE", help="the judge to align (a single-prompt judge: pointwise)")
+    align.add_argument("dataset", metavar="DATA", help="a dataset with gold labels (see `qatui datasets inspect`)")
+    align.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
+    align.add_argument("--backbone", metavar="M", help="the judge's backbone (default: the config's)")
+    align.add_argument("--writer", metavar="M2", help="the backbone that revises the prompt (default: --backbone)")
+    align.add_argument("--rounds", type=int_in(1, MAX_ROUNDS), default=3, metavar="N",
+                       help=f"proposals to make, one per round, 1 to {MAX_ROUNDS} (default 3)")
+    align.add_argument("--train-share", type=float_between(0.0, 1.0), default=0.5, metavar="F",
+                       help="the share of labelled items that train (choose candidates); the rest test (default 0.5)")
+    align.add_argument("--seed", type=int_in(0, MAX_SEED), help=f"seed of the split and the runs, 0 to {MAX_SEED} "
+                                                                "(default: config)")
+    align.add_argument("--shown", type=int_in(1, MAX_SHOWN), default=8, metavar="N",
+                       help=f"disagreeing train items shown to the writer per round, worst first, 1 to {MAX_SHOWN} "
+                            "(default 8)")
+    align.add_argument("-o", "--output", metavar="FILE", help="write the kept judge's text to FILE")
+    align.add_argument("--force", action="store_true", help="overwrite an existing -o FILE")
+    align.add_argument("--plan", action="store_true", help="print the split and the calls of each step, start nothing")
+    align.add_argument("--json", action="store_true", help="print one JSON object with the result")
+    align.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
+    _gold_flag(align)
 
 
 def _leaks_flag(parser: argparse.ArgumentParser) -> None:
