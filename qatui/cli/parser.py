@@ -233,7 +233,16 @@ def build_parser() -> argparse.ArgumentParser:
                            "(0.2 experts, the default; 0.15 skilled annotators; 0.1 crowd workers)")
     lagr.add_argument("--json", action="store_true")
 
-    sub.add_parser("judges", parents=[common], help="list the judges and what they need")
+    jp = sub.add_parser("judges", parents=[common], help="list the judges and what they need; write judge files")
+    jps = jp.add_subparsers(dest="action", metavar="ACTION")
+    jnew = jps.add_parser("new", parents=[common], help="write a commented starting judge file")
+    jnew.add_argument("name", help="the new judge's name")
+    jnew.add_argument("--kind", required=True, choices=["score", "pair", "listwise", "checklist", "label"])
+    jnew.add_argument("-o", "--output", required=True, type=Path, metavar="FILE", help="the judge file to write")
+    jexp = jps.add_parser("export", parents=[common], help="write a built-in single-prompt judge as a judge file")
+    jexp.add_argument("name", help="pointwise, pairwise-ab, listwise or pairwise")
+    jexp.add_argument("-o", "--output", required=True, type=Path, metavar="FILE", help="the judge file to write")
+    jexp.add_argument("--as", dest="new_name", metavar="NAME", help="the exported judge's name (default: my-NAME)")
     models = sub.add_parser("models", parents=[common], help="list backbones, NLI models and embedders")
     models.add_argument("--check", action="store_true", help="make one small request of each and report")
 
