@@ -32,26 +32,64 @@ def cmd_checklist(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_judges(args: argparse.Namespace, config: Config) -> int:
-    """`qatui judges`: every judge, what it needs, and what it does; `qatui judges align`."""
-    from rich.table import Table
-
+    """`qatui judges`: every judge, what it needs, what it does and its file; `new` and `export` write judge files."""
+    if getattr(args, "action", None) in ("new", "export"):
+        return _write_judge_file(args)
     if getattr(args, "action", None) == "align":
         from qatui.cli.align_cmd import cmd_align
 
         return cmd_align(args, config)
+    from rich.markup import escape
+    from rich.table import Table
 
-    from qatui.judges.registry import JUDGES, judge_class
+    from qatui.judges.files import JudgeFileError
+    from qatui.judges.registry import available_judges, judge_class
+    from qatui.paths import tilde
 
-    table = Table("judge", "needs", "what it does", "reproduces", box=None)
-    for name in JUDGES:
-        cls = judge_class(name)
+    table = Table("judge", "needs", "what it does", "reproduces", "file", box=None)
+    for name, where in available_judges(config).items():
+        try:
+            cls = judge_class(name, config)
+        except JudgeFileError as e:  # a bad file in the user folder is listed with its problem, not fatal
+            table.add_row(escape(name), "-", f"[red]not usable:[/] {escape(str(e))}", "-", escape(tilde(where)))
+            continue
         needs = [w for w, flag in (("reference", cls.needs.reference), ("context", cls.needs.context),
                                    ("backbone", cls.uses_llm)) if flag]
-        table.add_row(name, ", ".join(needs) or "-", cls.summary, ", ".join(cls.reproduces) or "-")
+        table.add_row(escape(name), ", ".join(needs) or "-", escape(cls.summary), ", ".join(cls.reproduces) or "-",
+                      "built-in" if where == "built-in" else escape(tilde(where)))
     console = make_console()
     console.print(table)
     console.print("reproduces: the papers' rows, by id, that docs/FIDELITY.md marks reproduced, step by step")
     return 0
+
+
+def _write_judge_file(args: argparse.Namespace) -> int:
+    """`qatui judges new` / `export`: the file written atomically, never over an existing one."""
+    from qatui.judges.files.export import export_text
+    from qatui.judges.files.starters import starter_text
+    from qatui.paths import tilde, user_path
+    from qatui.store.atomic import atomic_write_text
+
+    target = user_path(args.output)
+    if target.exists():
+        raise QatuiError(f"{tilde(target)} exists: choose another file or remove it first")
+    if not target.parent.is_dir():
+        raise QatuiError(f"{tilde(target.parent)}: no such folder")
+    text = starter_text(args.name, args.kind) if args.action == "new" else export_text(args.name, args.new_name)
+    try:
+        atomic_write_text(target, text)
+    except OSError as e:
+        raise QatuiError(f"{tilde(target)}: cannot write it: {e}") from None
+    make_console(stderr=True).print(f"wrote {escape_path(target)}; run it with: qatui run DATA --judge "
+                                    f"{escape_path(target)} --backbone MODEL", markup=False)
+    return 0
+
+
+def escape_path(path: Path) -> str:
+    """A path as people read it (`~` for the home folder)."""
+    from qatui.paths import tilde
+
+    return tilde(path)
 
 
 def cmd_models(args: argparse.Namespace, config: Config) -> int:

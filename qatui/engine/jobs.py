@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from qatui import __version__
 from qatui.errors import DatasetError, JudgeError, SessionError
 from qatui.engine.backbones import check_models, judge_once_when_fixed, request_notes, run_backbones, run_cap
+from qatui.judges.files.find import file_meta, stored_file
 from qatui.judges.registry import make_judge, stored_options
 from qatui.ties import TIE_RULE
 
@@ -187,6 +188,7 @@ def start_run(
         "concurrency": concurrency,
         "convention": convention,
         "judges": {j.name: j.describe_options() for j in judges},
+        **({"judge_files": files} if (files := file_meta(judges)) else {}),
         **({"judged_once": once} if once else {}),
         "backbones": run_backbones(judges, resources, subset),
         "models": resources.describe(),
@@ -237,7 +239,8 @@ def _resumed(session: Session, config: Config, resources: Resources | None, max_
         )
     subset = dataset.of_session(ds)
     resources = resources or resources_from_meta(meta, config)
-    judges = [make_judge(name, stored_options(name, options), resources) for name, options in meta["judges"].items()]
+    judges = [make_judge(name, stored_options(name, options), resources, file=stored_file(meta, name))
+              for name, options in meta["judges"].items()]
     done = session.finished_keys() | session.not_applicable_keys()
     if all((item.id, j.name) in done for item in subset.items for j in judges):
         raise NothingToResume(f"session {session.id} is complete: every item of every judge is done, nothing to resume "

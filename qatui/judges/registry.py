@@ -11,6 +11,7 @@ from qatui.text import did_you_mean
 if TYPE_CHECKING:
     from qatui.config import Config
     from qatui.judges.base import Judge
+    from qatui.judges.files.spec import JudgeFile
     from qatui.judges.resources import Resources
 
 JUDGES: dict[str, str] = {
@@ -57,27 +58,54 @@ def stored_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def judge_class(name: str) -> type[Judge]:
-    """The class registered under `name`; an unknown name lists the known ones."""
-    try:
-        target = JUDGES[name]
-    except KeyError:
-        raise JudgeError(f"unknown judge {name!r}{did_you_mean(name, JUDGES)}; known judges: "
-                         f"{', '.join(sorted(JUDGES))}") from None
-    module, _, attr = target.partition(":")
-    return getattr(import_module(module), attr)
+def judge_class(name: str, config: Config | None = None) -> type[Judge]:
+    """The class registered under `name`, or the class of a judge file (`qatui.judges.files.find`); an unknown name
+    lists the known ones."""
+    if name in JUDGES:
+        module, _, attr = JUDGES[name].partition(":")
+        return getattr(import_module(module), attr)
+    from qatui.judges.files.find import judge_file_for
+    from qatui.judges.files.judge import file_judge_class
+
+    if (file := judge_file_for(name, config)) is not None:
+        return file_judge_class(file)
+    known = available_judges(config)
+    raise JudgeError(f"unknown judge {name!r}{did_you_mean(name, known)}; known judges: {', '.join(sorted(known))}")
 
 
-def make_judge(name: str, options: dict[str, Any] | None = None, resources: Resources | None = None) -> Judge:
-    """A judge with its options validated; a bad option is a JudgeError naming it."""
+def available_judges(config: Config | None = None) -> dict[str, str]:
+    """Every judge that can be chosen: the built-ins ("built-in"), then the judge files found (name -> path)."""
+    from qatui.judges.files.find import found_files
+
+    found = dict.fromkeys(JUDGES, "built-in")
+    for name, path in found_files(config).items():
+        found.setdefault(name, str(path))
+    return found
+
+
+def make_judge(name: str, options: dict[str, Any] | None = None, resources: Resources | None = None, *,
+               file: JudgeFile | None = None, config: Config | None = None) -> Judge:
+    """A judge with its options validated; a bad option is a JudgeError naming it.
+
+    `name` is a built-in's name, a judge file's path (`.toml`) or the name of a judge file found in the
+    config (`config`, else the resources' config) or the user folder; `file` (a session's stored judge file)
+    builds that file's judge whatever the name.
+    A `[judges.NAME]` table's `file` key is where its file is, not an option.
+    """
     from pydantic import ValidationError
 
-    cls = judge_class(name)
+    options = {k: v for k, v in (options or {}).items() if k != "file"}
+    if file is not None:
+        from qatui.judges.files.judge import file_judge_class
+
+        cls: type[Judge] = file_judge_class(file)
+    else:
+        cls = judge_class(name, config if config is not None or resources is None else resources.config)
     try:
-        opts = cls.Options.model_validate(options or {})
+        opts = cls.Options.model_validate(options)
     except ValidationError as e:
         where, _, message = first_problem(e)
-        raise JudgeError(f"judge {name!r}: option {where or 'options'}: {message}") from None
+        raise JudgeError(f"judge {cls.name!r}: option {where or 'options'}: {message}") from None
     return cls(opts, resources)
 
 
@@ -95,9 +123,16 @@ def check_judge_tables(config: Config) -> Config:
                           "chosen with --judge jury --jury NAME")
     tables = [(f"judges.{name}", name, options) for name, options in config.judges.items()]
     tables += [(f"juries.{name}", "jury", config.jury_options(name)) for name in config.juries]
+    from qatui.judges.files import JudgeFileError
+
     for where, name, options in tables:
+        if name in JUDGES and "file" in options:
+            raise ConfigError(f"{source}: [{where}]: file: {name!r} is a built-in judge; a judge file needs a name of "
+                              "its own")
         try:
             make_judge(name, options, Resources(config))
+        except JudgeFileError:
+            raise  # already `FILE:LINE: KEY: message`, naming the judge file
         except JudgeError as e:
             raise ConfigError(f"{source}: [{where}]: {e}") from None
     return config

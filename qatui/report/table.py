@@ -69,6 +69,9 @@ def find_reusable(store: SessionStore, dataset: Dataset, judge: Judge, resources
         models = meta.get("models") or {}
         if meta["judges"][judge.name] != wanted["options"]:
             continue
+        if (file := getattr(judge, "file", None)) is not None and \
+                ((meta.get("judge_files") or {}).get(judge.name) or {}).get("text") != file.text:
+            continue  # a judge file's run is reused only for the very same file text
         if any(models.get(kind) != value for kind, value in wanted["models"].items()):
             continue
         doc = (meta.get("summary") or {}).get(judge.name)

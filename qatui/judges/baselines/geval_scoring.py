@@ -26,13 +26,15 @@ DIGITS = ("1", "2", "3", "4", "5")
 _RATING = re.compile(r"\[\[\s*([1-5])\s*\]\]")
 
 
-def digit_probabilities(logprobs: Sequence[dict[str, Any]] | None) -> dict[str, float] | None:
-    """Renormalised probabilities of the digits 1-5 at the rating's token, or None when they cannot be read."""
+def digit_probabilities(logprobs: Sequence[dict[str, Any]] | None,
+                        digits: Sequence[str] = DIGITS) -> dict[str, float] | None:
+    """Renormalised probabilities of the `digits` (1-5: G-Eval's) at the rating's token, or None when they cannot be read."""
     if not logprobs:
         return None
     tokens = [str(t.get("token", "")) for t in logprobs]
     text = "".join(tokens)
-    found = list(_RATING.finditer(text))
+    rating = _RATING if tuple(digits) == DIGITS else re.compile(r"\[\[\s*([%s])\s*\]\]" % "".join(digits))
+    found = list(rating.finditer(text))
     if not found:
         return None
     offset = found[-1].start(1)
@@ -43,12 +45,12 @@ def digit_probabilities(logprobs: Sequence[dict[str, Any]] | None) -> dict[str, 
             if token.strip() != text[offset]:
                 return None  # the digit shares its token with other text: no clean distribution
             alternatives = entry.get("top_logprobs") or [entry]
-            return _renormalised(alternatives)
+            return _renormalised(alternatives, digits)
     return None
 
 
-def _renormalised(alternatives: Sequence[dict[str, Any]]) -> dict[str, float] | None:
-    mass = dict.fromkeys(DIGITS, 0.0)
+def _renormalised(alternatives: Sequence[dict[str, Any]], digits: Sequence[str] = DIGITS) -> dict[str, float] | None:
+    mass = dict.fromkeys(digits, 0.0)
     for alt in alternatives:
         digit = str(alt.get("token", "")).strip()
         if digit in mass:

@@ -23,9 +23,9 @@ question) and `listwise` (the ranking call alone, no instances, no routing).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from functools import cache, partial
-from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, create_model
 
@@ -254,27 +254,34 @@ class MinosJudge(Judge):
                 responses=responses)},
         ], view.language)
         labels = view.labels
-        schema = ranking_schema(tuple(labels))
-        result = await self.resources.llm.complete(messages, purpose="rank", schema=schema,
-                                                   temperature=self.options.temperature)
-        raw = list(result.data.rank)
-        problem = ranking_problem(raw, labels)
-        if not problem:
-            return RankingProduced(ranking=raw, scores=scores_from_ranking(raw), raw=raw)
-        retry = messages + [
-            {"role": "assistant", "content": result.text},
-            {"role": "user", "content": section["repair"].format(problem=problem, labels=", ".join(labels))},
-        ]
-        again = await self.resources.llm.complete(retry, purpose="rank_repair", schema=schema,
-                                                  temperature=self.options.temperature)
-        second = list(again.data.rank)
-        if not (second_problem := ranking_problem(second, labels)):
-            return RankingProduced(ranking=second, scores=scores_from_ranking(second), repaired=True,
-                                   repair=f"re-asked once ({problem})", raw=raw)
-        fixed = repair_ranking(second, labels)
-        return RankingProduced(ranking=fixed, scores=scores_from_ranking(fixed), repaired=True, raw=second,
-                               repair=f"re-asked once ({problem}); still {second_problem}: kept the known labels "
-                                      "in order and appended the missing ones in presentation order")
+        return await ask_ranking(self.resources.llm, messages, labels,
+                                 lambda problem: section["repair"].format(problem=problem, labels=", ".join(labels)),
+                                 temperature=self.options.temperature)
+
+
+async def ask_ranking(llm: Any, messages: list[dict], labels: list[str], repair: Callable[[str], str], *,
+                      purpose: str = "rank", schema: type[BaseModel] | None = None, **call: Any) -> RankingProduced:
+    """Ask for a ranking of `labels` and read it by the repair rule (module docstring): one re-ask whose text is
+    `repair(problem)`, then the known labels in order with the missing ones appended."""
+    schema = schema or ranking_schema(tuple(labels))
+    result = await llm.complete(messages, purpose=purpose, schema=schema, **call)
+    raw = list(result.data.rank)
+    problem = ranking_problem(raw, labels)
+    if not problem:
+        return RankingProduced(ranking=raw, scores=scores_from_ranking(raw), raw=raw)
+    retry = messages + [
+        {"role": "assistant", "content": result.text},
+        {"role": "user", "content": repair(problem)},
+    ]
+    again = await llm.complete(retry, purpose=f"{purpose}_repair", schema=schema, **call)
+    second = list(again.data.rank)
+    if not (second_problem := ranking_problem(second, labels)):
+        return RankingProduced(ranking=second, scores=scores_from_ranking(second), repaired=True,
+                               repair=f"re-asked once ({problem})", raw=raw)
+    fixed = repair_ranking(second, labels)
+    return RankingProduced(ranking=fixed, scores=scores_from_ranking(fixed), repaired=True, raw=second,
+                           repair=f"re-asked once ({problem}); still {second_problem}: kept the known labels "
+                                  "in order and appended the missing ones in presentation order")
 
 
 class MinosAKPSJudge(MinosJudge):

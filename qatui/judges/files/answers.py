@@ -1,0 +1,149 @@
+"""What a judge file's backbone answers with: the JSON schema derived from its kind, and the strict readers.
+
+The schema is a pydantic model named by `[answer] schema` (an explanation field first when
+`[answer] explanation` asks for one, the verdict field last), so a file can send exactly the
+schema a built-in sends (`qatui judges export`). Advertised shapes come from `qatui.judges.schemas`
+and `qatui.judges.brackets`: a score as `[[8.12]]` under a pattern of its scale, a choice or a
+label as an enum, a checklist as `{"Q1": "yes" | "no", ...}`, a ranking as a list of the labels.
+Each reader raises `brackets.Unreadable` for an answer it cannot use, so `brackets.ask_bracketed`
+re-asks once, exactly as for the built-in baselines.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, WithJsonSchema, create_model
+
+from qatui.judges.brackets import Unreadable, bracket_enum, last_bracketed, read_choice, read_score
+from qatui.judges.schemas import bounded_text, exactly_n_of, numbered_answers, one_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from qatui.judges.files.spec import JudgeSpec, ScaleSpec
+
+DEFAULT_SCHEMA = {"score": "Score", "pair": "PairVerdict", "label": "LabelVerdict", "checklist": "Checklist",
+                  "listwise": "Ranking"}
+DEFAULT_VERDICT_KEY = {"score": "score", "pair": "verdict", "label": "label", "listwise": "rank"}
+
+
+def answer_format(spec: JudgeSpec) -> str:
+    """`bracketed` or `plain` (scores are always bracketed; pairs and labels plain unless the file says)."""
+    return spec.answer.format or ("bracketed" if spec.kind == "score" else "plain")
+
+
+def verdict_key(spec: JudgeSpec) -> str:
+    """The JSON key of the verdict."""
+    return spec.answer.verdict_key or DEFAULT_VERDICT_KEY.get(spec.kind, "verdict")
+
+
+def answer_keys(spec: JudgeSpec) -> tuple[str, ...]:
+    """The keys of one answer, in order: an example's answer gives exactly these."""
+    if spec.kind == "checklist":
+        return tuple(f"Q{k}" for k in range(1, len(spec.checklist.questions) + 1)) if spec.checklist else ()
+    explanation = (spec.answer.explanation_key,) if spec.answer.explanation else ()
+    return (*explanation, verdict_key(spec))
+
+
+def choices(spec: JudgeSpec) -> tuple[str, ...]:
+    """A pair judge's answers: A, B and (unless the file says no) tie."""
+    return ("A", "B", "tie") if spec.pair is None or spec.pair.tie else ("A", "B")
+
+
+def scale_pattern(scale: ScaleSpec) -> str:
+    """The JSON-schema pattern of `[[min]]`..`[[max]]` with exactly `digits` decimals (0-10 with 2: pointwise's)."""
+    def whole(low: int, high: int) -> str:
+        if high < 10:
+            return f"[{low}-{high}]" if low < high else str(low)
+        return "(" + "|".join(str(v) for v in range(low, high + 1)) + ")"
+
+    if not scale.digits:
+        return rf"^\[\[{whole(scale.min, scale.max)}\]\]$"
+    decimals = "[0-9]" * scale.digits
+    return rf"^\[\[({scale.max}[.]{'0' * scale.digits}|{whole(scale.min, scale.max - 1)}[.]{decimals})\]\]$"
+
+
+def _verdict_shape(spec: JudgeSpec) -> WithJsonSchema:
+    if spec.kind == "score":
+        assert spec.scale is not None
+        return WithJsonSchema({"type": "string", "pattern": scale_pattern(spec.scale)})
+    values = choices(spec) if spec.kind == "pair" else tuple(spec.labels.values if spec.labels else ())
+    return one_of(bracket_enum(values) if answer_format(spec) == "bracketed" else values)
+
+
+def _model(title: str, fields: tuple[tuple[str, Any], ...]) -> type[BaseModel]:
+    return create_model(title, **{key: (annotation, ...) for key, annotation in fields})
+
+
+def answer_schema(spec: JudgeSpec, labels: tuple[str, ...] = ()) -> type[BaseModel] | dict[str, Any]:
+    """The schema sent with each call (`labels`: the responses shown, for a ranking); the judge keeps what it built."""
+    title = spec.answer.schema_name or DEFAULT_SCHEMA[spec.kind]
+    if spec.kind == "checklist":
+        assert spec.checklist is not None
+        return {"title": title, **numbered_answers(len(spec.checklist.questions), ("yes", "no"))}
+    if spec.kind == "listwise":
+        return _model(title, (("rank", Annotated[list[str], exactly_n_of(labels, len(labels))]),))
+    fields: list[tuple[str, Any]] = []
+    if spec.answer.explanation:
+        fields.append((spec.answer.explanation_key, Annotated[str, bounded_text(spec.answer.explanation)]))
+    fields.append((verdict_key(spec), Annotated[str, _verdict_shape(spec)]))
+    return _model(title, tuple(fields))
+
+
+def score_reader(scale: ScaleSpec) -> Callable[[str], float]:
+    """Reads `[[x]]` on the scale: at most `digits` decimals, within the bounds."""
+    def read(text: str) -> float:
+        value = read_score(text, float(scale.min), float(scale.max))
+        inside = last_bracketed(text)
+        decimals = len(inside.partition(".")[2])
+        if decimals > scale.digits:
+            raise Unreadable(f"[[{inside}]] has {decimals} decimals; the scale takes {scale.digits}")
+        return value
+    return read
+
+
+def choice_reader(spec: JudgeSpec) -> Callable[[str], str]:
+    """Reads a pair's choice: `[[A]]` when bracketed, else A / B / tie as CALF's reader takes them."""
+    allowed = choices(spec)
+    if answer_format(spec) == "bracketed":
+        return lambda text: read_choice(text, allowed)
+
+    def read(text: str) -> str:
+        from qatui.judges.pairwise.judge import read_choice as plain_choice
+
+        try:
+            choice = plain_choice(text)
+        except ValueError as e:
+            raise Unreadable(str(e)) from None
+        if choice not in allowed:
+            raise Unreadable(f"{choice!r} is not one of {', '.join(allowed)}")
+        return choice
+    return read
+
+
+def label_reader(spec: JudgeSpec) -> Callable[[str], str]:
+    """Reads one of the labels (case ignored), `[[label]]` when bracketed."""
+    values = tuple(spec.labels.values if spec.labels else ())
+    if answer_format(spec) == "bracketed":
+        return lambda text: read_choice(text, values)
+
+    def read(text: str) -> str:
+        said = text.strip().strip("\"'`*. ").lower()
+        for value in values:
+            if said == value.lower():
+                return value
+        raise Unreadable(f"{text.strip()[:60]!r} is not one of {', '.join(values)}")
+    return read
+
+
+def checklist_reader(n: int) -> Callable[[str], list[str]]:
+    """Reads a yes or no for every question Q1..Qn (CheckEval's reader); any unanswered one is unreadable."""
+    from qatui.judges.checkeval.checklist import parse_answers
+
+    def read(text: str) -> list[str]:
+        answers = parse_answers(text, n)
+        if missing := [f"Q{k}" for k, a in enumerate(answers, 1) if a is None]:
+            raise Unreadable(f"no yes or no for {', '.join(missing)}")
+        return [str(a) for a in answers]
+    return read

@@ -1,0 +1,50 @@
+"""Where a key of a TOML text is written: tomllib gives no positions, and every judge-file error names a line.
+
+Best effort on purpose: the line of the table header `[a.b]` or `[[a.b]]`, or of `key =` inside
+the table the path names (a dotted key `b.key =` in a parent table too), skipping the insides
+of multi-line strings. Line 1 when nothing matches, so a message always has a line.
+"""
+
+from __future__ import annotations
+
+import re
+
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_KEY = re.compile(r"^\s*([A-Za-z0-9_\-.\"' ]+?)\s*=")
+
+
+def _plain(key: str) -> str:
+    """A TOML key as written (`"a b"`, `a . b`) made a dotted path of bare names."""
+    return ".".join(part.strip().strip("\"'") for part in key.split("."))
+
+
+def key_line(text: str, path: tuple[str | int, ...]) -> int:
+    """The 1-based line where `path` (keys, list indices ignored) is set or its table starts; 1 when not found."""
+    keys = [str(p) for p in path if isinstance(p, str)]
+    if not keys:
+        return 1
+    wanted = ".".join(keys)
+    table = ""
+    in_string: str | None = None
+    best: int | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if in_string is not None:
+            if line.count(in_string) % 2 == 1:
+                in_string = None
+            continue
+        if header := _HEADER.match(line):
+            table = _plain(header[1])
+            if table == wanted and best is None:
+                best = number
+            continue
+        if found := _KEY.match(line):
+            full = ".".join(filter(None, (table, _plain(found[1]))))
+            if full == wanted:
+                return number
+            if best is None and wanted.startswith(full + "."):
+                best = number  # an inline table or a parent key: the nearest place we can name
+        for quote in ('"""', "'''"):
+            if line.count(quote) % 2 == 1:
+                in_string = quote
+                break
+    return best or 1
