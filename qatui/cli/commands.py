@@ -13,8 +13,10 @@ from qatui.cli.running import run_job
 from qatui.errors import QatuiError
 
 if TYPE_CHECKING:
+    from rich.console import Console
 
     from qatui.config import Config
+    from qatui.store.session import SessionStore
 
 
 def cmd_checklist(args: argparse.Namespace, config: Config) -> int:
@@ -32,13 +34,23 @@ def cmd_checklist(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_judges(args: argparse.Namespace, config: Config) -> int:
-    """`qatui judges`: every judge, what it needs, what it does and its file; `new` and `export` write judge files."""
+    """`qatui judges`: every judge, what it needs, what it does and its file; `new` and `export` write judge files;
+    `versions NAME` and `show NAME` its versions; `align` revises its prompt from people's labels."""
     if getattr(args, "action", None) in ("new", "export"):
         return _write_judge_file(args)
     if getattr(args, "action", None) == "align":
         from qatui.cli.align_cmd import cmd_align
 
         return cmd_align(args, config)
+    if getattr(args, "action", None) in ("versions", "show"):
+        from qatui.report.judge_history import print_definition, print_versions
+
+        console = make_console()
+        if args.action == "versions":
+            print_versions(console, args.name)
+        else:
+            print_definition(console, args.name, args.version, config)
+        return 0
     from rich.markup import escape
     from rich.table import Table
 
@@ -166,6 +178,8 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         data = compare_sessions([store.open(i) for i in args.ids], gold=parse_gold(args.gold), sessions_root=store.root)
         print_json(data) if args.json else report.print_comparison(console, data)
         return 0
+    if args.action == "diff":
+        return _sessions_diff(args, config, store, console)
     if args.action == "resume":
         from qatui.engine.jobs import NothingToResume, resume_run, session_json
 
@@ -192,6 +206,28 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         console.print(f"deleted {session.id}", markup=False)
         return 0
     raise QatuiError(f"unknown sessions action {args.action!r}")
+
+
+def _sessions_diff(args: argparse.Namespace, config: Config, store: SessionStore, console: Console) -> int:
+    """`qatui sessions diff A [B]`: per judge both share, "same version" or the unified diff of its definitions;
+    with one session, its judges as stored against the same judges now (what a resume would refuse)."""
+    from qatui.engine.jobs import current_entries
+    from qatui.report.versions import definition_diff, print_diff
+
+    if len(args.ids) > 2:
+        raise QatuiError("sessions diff takes one session (against its judges now) or two")
+    first = store.open(args.ids[0])
+    if len(args.ids) == 2:
+        second = store.open(args.ids[1])
+        names, right = (first.id, second.id), second.meta.get("judges") or {}
+    else:
+        names, right = (first.id, "now"), current_entries(first.meta, config)
+    diffs = definition_diff(first.meta.get("judges") or {}, right, names)
+    if args.json:
+        print_json({"sessions": list(names), "judges": diffs})
+    else:
+        print_diff(console, diffs, names)
+    return 0
 
 
 def cmd_report(args: argparse.Namespace, config: Config) -> int:

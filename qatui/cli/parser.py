@@ -233,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "(0.2 experts, the default; 0.15 skilled annotators; 0.1 crowd workers)")
     lagr.add_argument("--json", action="store_true")
 
-    jp = sub.add_parser("judges", parents=[common], help="list the judges and what they need; write judge files; align one with people")
+    jp = sub.add_parser("judges", parents=[common], help="list the judges and what they need; write judge files; their versions; align one")
     jps = jp.add_subparsers(dest="action", metavar="ACTION")
     jnew = jps.add_parser("new", parents=[common], help="write a commented starting judge file")
     jnew.add_argument("name", help="the new judge's name")
@@ -244,6 +244,11 @@ def build_parser() -> argparse.ArgumentParser:
     jexp.add_argument("-o", "--output", required=True, type=Path, metavar="FILE", help="the judge file to write")
     jexp.add_argument("--as", dest="new_name", metavar="NAME", help="the exported judge's name (default: my-NAME)")
     _align_parser(jps, common)
+    jps.add_parser("versions", parents=[common], help="the stored versions of a judge, with their figures and notes"
+                   ).add_argument("name", metavar="NAME")
+    jshow = jps.add_parser("show", parents=[common], help="a judge's definition: now, or a stored --version")
+    jshow.add_argument("name", metavar="NAME")
+    jshow.add_argument("--version", dest="version", metavar="V", help="a stored version (`qatui judges versions NAME`)")
     models = sub.add_parser("models", parents=[common], help="list backbones, NLI models and embedders")
     models.add_argument("--check", action="store_true", help="make one small request of each and report")
 
@@ -270,6 +275,10 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("ids", nargs="+", metavar="ID")
     cmp_.add_argument("--json", action="store_true")
     _gold_flag(cmp_)
+    diff = sss.add_parser("diff", parents=[common],
+                          help="the prompt diff of the judges two sessions share (one session: against the judges now)")
+    diff.add_argument("ids", nargs="+", metavar="ID", help="one session (its judges then and now) or two")
+    diff.add_argument("--json", action="store_true")
     res = sss.add_parser("resume", parents=[common], help="finish an interrupted session")
     res.add_argument("id")
     _max_cost_flag(res, "the resumed run (default: the cap the session ran with)")
