@@ -124,10 +124,10 @@ def test_align_raises_test_agreement_with_a_paired_ci(setup, llm_server, tmp_pat
         1 for i in doc["split"]["test"] if int(i[1:]) in {3, 10, 17, 22})
     assert CONCISE in out.read_text() and out.read_text() == doc["candidates"][1]["text"]
     history = JudgeHistory()  # the data folder of this test (conftest's own_data_folder)
-    kept = {r.version for r in history.records("pointwise")}
+    kept = {r.version for r in history.records("my-pointwise")}
     assert {start["version"], final["version"]} <= kept
-    assert history.text("pointwise", final["version"]) == out.read_text()
-    assert history.records("pointwise")[-1].figures["train"]["value"] == pytest.approx(final["train"]["value"])
+    assert history.text("my-pointwise", final["version"]) == out.read_text()
+    assert history.records("my-pointwise")[-1].figures["train"]["value"] == pytest.approx(final["train"]["value"])
 
 
 def test_the_writer_sees_train_disagreements_fenced_and_never_a_test_item(setup, llm_server, tmp_path, capsys) -> None:
@@ -216,7 +216,7 @@ def test_the_test_split_never_chooses_a_candidate(setup, llm_server, tmp_path, c
 
     llm_server.script(scripted(way_judge(set(train), False), writer))
     config = load_config(str(setup))
-    second_way = editable_judge("pointwise", {}).build(first["candidates"][2]["text"],
+    second_way = editable_judge("pointwise", config).build(first["candidates"][2]["text"],
                                                        Resources(config, backbone_name="fake"))
     found = evaluate(second_way, load_dataset(str(data)), test, config, store=SessionStore(tmp_path / "sessions"))
     assert found.value > first["final"]["test"]["value"]
@@ -249,7 +249,7 @@ def test_bad_inputs_are_refused_before_any_call(setup, llm_server, tmp_path, cap
     code, doc, _ = align(capsys, setup, tmp_path, data, "--train-share", "0.9")
     assert code == 2 and "at least 2 items on each side" in doc["error"]
     code, doc, _ = main_error(capsys, setup, tmp_path, "rouge-l", data)
-    assert code == 2 and "cannot be edited" in doc["error"]
+    assert code == 2 and "cannot be aligned" in doc["error"]
     taken = tmp_path / "taken.toml"
     taken.write_text("x = 1\n")
     code, doc, _ = align(capsys, setup, tmp_path, data, "-o", str(taken))
@@ -274,7 +274,7 @@ def test_a_proposal_that_is_not_a_valid_judge_is_refused_with_its_reason_and_nev
     code, doc, err = align(capsys, setup, tmp_path, data, "--rounds", "1")
     assert code == 0, err
     refused = doc["candidates"][1]
-    assert refused["status"] == "refused" and "never shows the answer" in refused["reason"]
+    assert refused["status"] == "refused" and "user: the template never shows {answer}" in refused["reason"]
     assert refused["train"] is None and doc["final"]["round"] == 0
     judged = [b for b in llm_server.requests if not is_preflight(b) and WRITER_MARK not in system_of(b)]
     assert len(judged) == 16  # start on train and test only: the refused text never ran

@@ -25,15 +25,16 @@ if TYPE_CHECKING:
     from qatui.engine.aligning import AlignState, Plan
 
 
-def _output(args: argparse.Namespace, source: str) -> Path | None:
-    """The -o file, refused before any work when it is a folder, or an existing file without --force."""
+def _output(args: argparse.Namespace, source: Path | None) -> Path | None:
+    """The -o file, refused before any work when it is a folder, or an existing file (the judge file being
+    aligned above all) without --force."""
     if args.output is None:
         return None
     out = Path(args.output).expanduser()
     if out.is_dir():
         raise QatuiError(f"-o {args.output}: is a folder; name the judge file to write")
     if out.exists() and not args.force:
-        what = "the judge file being aligned" if Path(source).exists() and out.resolve() == Path(source).resolve() \
+        what = "the judge file being aligned" if source is not None and out.resolve() == source.resolve() \
             else "an existing file"
         raise QatuiError(f"-o {args.output}: {what}; pass --force to overwrite it")
     if not out.parent.is_dir():
@@ -50,14 +51,14 @@ def cmd_align(args: argparse.Namespace, config: Config) -> int:
     from qatui.report.gold import parse_gold, with_gold
     from qatui.store.judge_versions import JudgeHistory
 
-    editable = editable_judge(args.judge, config.judge_options(args.judge))
+    editable = editable_judge(args.judge, config)
     dataset = load_dataset(args.dataset, args.fmt)
     store = open_store(args, config)
     dataset, gold_line = with_gold(dataset, parse_gold(args.gold), store.root)
     seed = config.general.seed if args.seed is None else args.seed
     settings = Settings(rounds=args.rounds, train_share=args.train_share, seed=seed, shown=args.shown)
     train_ids, test_ids, stratified_by = split_items(dataset, settings.train_share, seed)
-    out = _output(args, editable.source)
+    out = _output(args, editable.path)
     use_cache = False if args.no_cache else None
     resources = Resources(config, backbone_name=args.backbone, use_cache=use_cache)
     judge = editable.build(editable.text, resources)

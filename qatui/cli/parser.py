@@ -310,7 +310,8 @@ def _align_parser(actions: argparse._SubParsersAction, common: argparse.Argument
 
     align = actions.add_parser("align", parents=[common],
                                help="revise a judge's prompt from the items where it disagrees with people")
-    align.add_argument("judge", metavar="JUDGE", help="the judge to align (a single-prompt judge: pointwise)")
+    align.add_argument("judge", metavar="JUDGE", help="a judge file (.toml, or the name of one), or a built-in "
+                                                     "single-prompt judge, which starts from its export")
     align.add_argument("dataset", metavar="DATA", help="a dataset with gold labels (see `qatui datasets inspect`)")
     align.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
     align.add_argument("--backbone", metavar="M", help="the judge's backbone (default: the config's)")
