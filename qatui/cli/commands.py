@@ -13,8 +13,10 @@ from qatui.cli.running import run_job
 from qatui.errors import QatuiError
 
 if TYPE_CHECKING:
+    from rich.console import Console
 
     from qatui.config import Config
+    from qatui.store.session import SessionStore
 
 
 def cmd_checklist(args: argparse.Namespace, config: Config) -> int:
@@ -32,21 +34,74 @@ def cmd_checklist(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_judges(args: argparse.Namespace, config: Config) -> int:
-    """`qatui judges`: every judge, what it needs, and what it does."""
+    """`qatui judges`: every judge, what it needs, what it does and its file; `new` and `export` write judge files;
+    `versions NAME` and `show NAME` its versions; `align` revises its prompt from people's labels."""
+    if getattr(args, "action", None) in ("new", "export"):
+        return _write_judge_file(args)
+    if getattr(args, "action", None) == "align":
+        from qatui.cli.align_cmd import cmd_align
+
+        return cmd_align(args, config)
+    if getattr(args, "action", None) in ("versions", "show"):
+        from qatui.report.judge_history import print_definition, print_versions
+
+        console = make_console()
+        if args.action == "versions":
+            print_versions(console, args.name)
+        else:
+            print_definition(console, args.name, args.version, config)
+        return 0
+    from rich.markup import escape
     from rich.table import Table
 
-    from qatui.judges.registry import JUDGES, judge_class
+    from qatui.judges.files import JudgeFileError
+    from qatui.judges.registry import available_judges, judge_class
+    from qatui.paths import tilde
 
-    table = Table("judge", "needs", "what it does", "reproduces", box=None)
-    for name in JUDGES:
-        cls = judge_class(name)
+    table = Table("judge", "needs", "what it does", "reproduces", "file", box=None)
+    for name, where in available_judges(config).items():
+        try:
+            cls = judge_class(name, config)
+        except JudgeFileError as e:  # a bad file in the user folder is listed with its problem, not fatal
+            table.add_row(escape(name), "-", f"[red]not usable:[/] {escape(str(e))}", "-", escape(tilde(where)))
+            continue
         needs = [w for w, flag in (("reference", cls.needs.reference), ("context", cls.needs.context),
                                    ("backbone", cls.uses_llm)) if flag]
-        table.add_row(name, ", ".join(needs) or "-", cls.summary, ", ".join(cls.reproduces) or "-")
+        table.add_row(escape(name), ", ".join(needs) or "-", escape(cls.summary), ", ".join(cls.reproduces) or "-",
+                      "built-in" if where == "built-in" else escape(tilde(where)))
     console = make_console()
     console.print(table)
     console.print("reproduces: the papers' rows, by id, that docs/FIDELITY.md marks reproduced, step by step")
     return 0
+
+
+def _write_judge_file(args: argparse.Namespace) -> int:
+    """`qatui judges new` / `export`: the file written atomically, never over an existing one."""
+    from qatui.judges.files.export import export_text
+    from qatui.judges.files.starters import starter_text
+    from qatui.paths import tilde, user_path
+    from qatui.store.atomic import atomic_write_text
+
+    target = user_path(args.output)
+    if target.exists():
+        raise QatuiError(f"{tilde(target)} exists: choose another file or remove it first")
+    if not target.parent.is_dir():
+        raise QatuiError(f"{tilde(target.parent)}: no such folder")
+    text = starter_text(args.name, args.kind) if args.action == "new" else export_text(args.name, args.new_name)
+    try:
+        atomic_write_text(target, text)
+    except OSError as e:
+        raise QatuiError(f"{tilde(target)}: cannot write it: {e}") from None
+    make_console(stderr=True).print(f"wrote {escape_path(target)}; run it with: qatui run DATA --judge "
+                                    f"{escape_path(target)} --backbone MODEL", markup=False)
+    return 0
+
+
+def escape_path(path: Path) -> str:
+    """A path as people read it (`~` for the home folder)."""
+    from qatui.paths import tilde
+
+    return tilde(path)
 
 
 def cmd_models(args: argparse.Namespace, config: Config) -> int:
@@ -123,6 +178,8 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         data = compare_sessions([store.open(i) for i in args.ids], gold=parse_gold(args.gold), sessions_root=store.root)
         print_json(data) if args.json else report.print_comparison(console, data)
         return 0
+    if args.action == "diff":
+        return _sessions_diff(args, config, store, console)
     if args.action == "resume":
         from qatui.engine.jobs import NothingToResume, resume_run, session_json
 
@@ -149,6 +206,28 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         console.print(f"deleted {session.id}", markup=False)
         return 0
     raise QatuiError(f"unknown sessions action {args.action!r}")
+
+
+def _sessions_diff(args: argparse.Namespace, config: Config, store: SessionStore, console: Console) -> int:
+    """`qatui sessions diff A [B]`: per judge both share, "same version" or the unified diff of its definitions;
+    with one session, its judges as stored against the same judges now (what a resume would refuse)."""
+    from qatui.engine.jobs import current_entries
+    from qatui.report.versions import definition_diff, print_diff
+
+    if len(args.ids) > 2:
+        raise QatuiError("sessions diff takes one session (against its judges now) or two")
+    first = store.open(args.ids[0])
+    if len(args.ids) == 2:
+        second = store.open(args.ids[1])
+        names, right = (first.id, second.id), second.meta.get("judges") or {}
+    else:
+        names, right = (first.id, "now"), current_entries(first.meta, config)
+    diffs = definition_diff(first.meta.get("judges") or {}, right, names)
+    if args.json:
+        print_json({"sessions": list(names), "judges": diffs})
+    else:
+        print_diff(console, diffs, names)
+    return 0
 
 
 def cmd_report(args: argparse.Namespace, config: Config) -> int:

@@ -238,7 +238,22 @@ def build_parser() -> argparse.ArgumentParser:
                            "(0.2 experts, the default; 0.15 skilled annotators; 0.1 crowd workers)")
     lagr.add_argument("--json", action="store_true")
 
-    sub.add_parser("judges", parents=[common], help="list the judges and what they need")
+    jp = sub.add_parser("judges", parents=[common], help="list the judges and what they need; write judge files; their versions; align one")
+    jps = jp.add_subparsers(dest="action", metavar="ACTION")
+    jnew = jps.add_parser("new", parents=[common], help="write a commented starting judge file")
+    jnew.add_argument("name", help="the new judge's name")
+    jnew.add_argument("--kind", required=True, choices=["score", "pair", "listwise", "checklist", "label"])
+    jnew.add_argument("-o", "--output", required=True, type=Path, metavar="FILE", help="the judge file to write")
+    jexp = jps.add_parser("export", parents=[common], help="write a built-in single-prompt judge as a judge file")
+    jexp.add_argument("name", help="pointwise, pairwise-ab, listwise or pairwise")
+    jexp.add_argument("-o", "--output", required=True, type=Path, metavar="FILE", help="the judge file to write")
+    jexp.add_argument("--as", dest="new_name", metavar="NAME", help="the exported judge's name (default: my-NAME)")
+    _align_parser(jps, common)
+    jps.add_parser("versions", parents=[common], help="the stored versions of a judge, with their figures and notes"
+                   ).add_argument("name", metavar="NAME")
+    jshow = jps.add_parser("show", parents=[common], help="a judge's definition: now, or a stored --version")
+    jshow.add_argument("name", metavar="NAME")
+    jshow.add_argument("--version", dest="version", metavar="V", help="a stored version (`qatui judges versions NAME`)")
     models = sub.add_parser("models", parents=[common], help="list backbones, NLI models and embedders")
     models.add_argument("--check", action="store_true", help="make one small request of each and report")
 
@@ -265,6 +280,10 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("ids", nargs="+", metavar="ID")
     cmp_.add_argument("--json", action="store_true")
     _gold_flag(cmp_)
+    diff = sss.add_parser("diff", parents=[common],
+                          help="the prompt diff of the judges two sessions share (one session: against the judges now)")
+    diff.add_argument("ids", nargs="+", metavar="ID", help="one session (its judges then and now) or two")
+    diff.add_argument("--json", action="store_true")
     res = sss.add_parser("resume", parents=[common], help="finish an interrupted session")
     res.add_argument("id")
     _max_cost_flag(res, "the resumed run (default: the cap the session ran with)")
@@ -288,6 +307,35 @@ def build_parser() -> argparse.ArgumentParser:
     dele.add_argument("id")
     dele.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     return p
+
+
+def _align_parser(actions: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """`qatui judges align`: a judge's prompt revised by a writer model from people's labels (`engine.aligning`)."""
+    from qatui.engine.aligning import MAX_ROUNDS, MAX_SHOWN
+
+    align = actions.add_parser("align", parents=[common],
+                               help="revise a judge's prompt from the items where it disagrees with people")
+    align.add_argument("judge", metavar="JUDGE", help="a judge file (.toml, or the name of one), or a built-in "
+                                                     "single-prompt judge, which starts from its export")
+    align.add_argument("dataset", metavar="DATA", help="a dataset with gold labels (see `qatui datasets inspect`)")
+    align.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
+    align.add_argument("--backbone", metavar="M", help="the judge's backbone (default: the config's)")
+    align.add_argument("--writer", metavar="M2", help="the backbone that revises the prompt (default: --backbone)")
+    align.add_argument("--rounds", type=int_in(1, MAX_ROUNDS), default=3, metavar="N",
+                       help=f"proposals to make, one per round, 1 to {MAX_ROUNDS} (default 3)")
+    align.add_argument("--train-share", type=float_between(0.0, 1.0), default=0.5, metavar="F",
+                       help="the share of labelled items that train (choose candidates); the rest test (default 0.5)")
+    align.add_argument("--seed", type=int_in(0, MAX_SEED), help=f"seed of the split and the runs, 0 to {MAX_SEED} "
+                                                                "(default: config)")
+    align.add_argument("--shown", type=int_in(1, MAX_SHOWN), default=8, metavar="N",
+                       help=f"disagreeing train items shown to the writer per round, worst first, 1 to {MAX_SHOWN} "
+                            "(default 8)")
+    align.add_argument("-o", "--output", metavar="FILE", help="write the kept judge's text to FILE")
+    align.add_argument("--force", action="store_true", help="overwrite an existing -o FILE")
+    align.add_argument("--plan", action="store_true", help="print the split and the calls of each step, start nothing")
+    align.add_argument("--json", action="store_true", help="print one JSON object with the result")
+    align.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
+    _gold_flag(align)
 
 
 def _leaks_flag(parser: argparse.ArgumentParser) -> None:

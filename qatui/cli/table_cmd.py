@@ -34,7 +34,8 @@ def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset,
     """
     from qatui.engine.backbones import calls_backbone, check_models, judge_once_when_fixed
     from qatui.engine.jobs import build_judges
-    from qatui.judges.registry import JUDGES
+    from qatui.judges.files.find import is_judge_path
+    from qatui.judges.registry import available_judges
     from qatui.judges.resources import Resources
     from qatui.report.table import find_imported
 
@@ -44,11 +45,12 @@ def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset,
         raise JudgeError(f"a judge is named twice: {args.judges}")
     backbones = list(dict.fromkeys(args.backbones)) or [None]
     planned, once = [], []
+    known = available_judges(config)
     for name in args.judges:
-        if name not in JUDGES:
+        if name not in known and not is_judge_path(name):
             session = find_imported(store, subset, name)
             if session is None:
-                raise JudgeError(f"unknown judge {name!r}: not one of qatui's judges ({', '.join(sorted(JUDGES))}) "
+                raise JudgeError(f"unknown judge {name!r}: not one of qatui's judges ({', '.join(sorted(known))}) "
                                  f"nor a judge imported for {subset.name} (`qatui sessions import`)")
             planned.append((session, None))
             continue
@@ -62,6 +64,14 @@ def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset,
             check_models([judge], resources, subset)
             planned.append((judge, resources))
     return planned, once
+
+
+def _chosen_as(judge: Judge) -> str:
+    """The name that builds `judge` again: a judge file's path when it was given as one, else its name."""
+    from qatui.judges.files.find import is_judge_path
+
+    source = getattr(getattr(judge, "file", None), "source", "")
+    return source if is_judge_path(source) else judge.name
 
 
 def cmd_table(args: argparse.Namespace, config: Config) -> int:
@@ -97,7 +107,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
                          style="yellow")
             return EXIT_CAPPED
         if session is None:
-            job = start_run(store, dataset, [judge.name], config, limit=args.limit, resources=resources,
+            job = start_run(store, dataset, [_chosen_as(judge)], config, limit=args.limit, resources=resources,
                             convention=args.convention, judge_options={judge.name: judge.describe_options()},
                             max_cost=left_usd)
             status, _ = consume(job, quiet=True)

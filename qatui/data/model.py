@@ -7,6 +7,7 @@ Every loader produces `Dataset` objects of these types, every judge reads them t
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -161,3 +162,14 @@ class Dataset(BaseModel):
         if limit is None or limit >= len(self.items):
             return self
         return self.model_copy(update={"items": self.items[:limit]})
+
+    def chosen(self, item_ids: Iterable[str]) -> Dataset:
+        """Only the items named in `item_ids`, in the dataset's order (an evaluation on chosen labelled items)."""
+        wanted = set(item_ids)
+        return self.model_copy(update={"items": [item for item in self.items if item.id in wanted]})
+
+    def of_session(self, ds: Mapping[str, Any]) -> Dataset:
+        """The items a session ran on, from its `meta["dataset"]`: the first `limit`, and of those only its
+        `item_ids` when it ran on chosen items; every reader of a session's items goes through here."""
+        subset = self.limited(ds.get("limit"))
+        return subset if ds.get("item_ids") is None else subset.chosen(ds["item_ids"])

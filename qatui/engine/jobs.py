@@ -17,6 +17,7 @@ from qatui.errors import DatasetError, JudgeError, SessionError
 from qatui.engine.backbones import check_models, judge_once_when_fixed, request_notes, run_backbones, run_cap
 from qatui.judges.files.find import file_meta, stored_file
 from qatui.judges.registry import make_judge, stored_options
+from qatui.store.judge_versions import entry_options, entry_version
 from qatui.ties import TIE_RULE
 
 
@@ -57,6 +58,35 @@ def build_judges(names: list[str], config: Config, dataset: Dataset, resources: 
         if problems := judge.unmet_needs(dataset):
             raise JudgeError(f"judge {judge.name!r} cannot run on {dataset.name} ({dataset.format}): {'; '.join(problems)}")
     return judges
+
+
+def judge_entry(judge: Judge) -> dict[str, Any]:
+    """What a session stores of a judge (`meta["judges"][name]`): its options as stored, its `version`, and the
+    `definition` texts that version names, so a later resume or `sessions diff` can tell what changed."""
+    return {**judge.describe_options(), "version": judge.version, "definition": judge.definition()}
+
+
+def current_entries(meta: dict, config: Config) -> dict[str, dict[str, Any]]:
+    """A saved session's judges as they are now (stored options, the session's models): what `judge_entry` would
+    store for each today, so `sessions diff ID` shows what changed since the run."""
+    resources = resources_from_meta(meta, config)
+    entries = {}
+    for name, entry in (meta.get("judges") or {}).items():
+        if (meta.get("imported") or {}).get("judge") == name:
+            continue  # a judge qatui cannot run has no definition now
+        entries[name] = judge_entry(make_judge(name, stored_options(name, entry_options(entry)), resources))
+    return entries
+
+
+def changed_judge(session_id: str, judge: Judge, entry: dict) -> str | None:
+    """Why resuming `session_id` with `judge` would mix two versions of it (None when the stored version is the
+    judge's now, or when the session is older than versions and recorded none)."""
+    stored = entry_version(entry)
+    if stored is None or stored == judge.version:
+        return None
+    return (f"session {session_id}: judge {judge.name} changed since the run (stored version {stored}, now "
+            f"{judge.version}): resuming would mix two versions in one session; start a new run, or see what "
+            f"changed with `qatui sessions diff {session_id}`")
 
 
 def expected_calls(judges: list[Judge], dataset: Dataset) -> dict[str, tuple[int, int] | None]:
@@ -138,8 +168,13 @@ def start_run(
     convention: str = "strict",
     max_cost: float | None = None,
     repeats: int | None = None,
+    judges: list[Judge] | None = None,
+    item_ids: list[str] | None = None,
 ) -> RunJob:
     """A new session for `dataset` (its first `limit` items) and the engine that fills it.
+
+    `judges`, when given, are the judges to run, built already (a judge from a text being edited,
+    which no name finds); `item_ids` keeps only those items, stored so a resume judges the same ones.
 
     `max_cost` (USD) caps what the session's backbone calls may cost (`engine.capping`).
     `convention` (`strict` or `paper`, see `metrics.ranking.CONVENTIONS`) is stored with the
@@ -149,12 +184,17 @@ def start_run(
     """
     from qatui.judges.resources import Resources
 
-    subset = dataset.limited(limit)
+    subset = dataset.limited(limit) if item_ids is None else dataset.limited(limit).chosen(item_ids)
     if not subset.items:
         raise DatasetError(f"{dataset.path}: the dataset has no items to run")
     store.check_writable()  # a read-only or full folder is refused before the preflight costs a call
     resources = resources or Resources(config)
-    judges = build_judges(judge_names, config, subset, resources, judge_options, repeats)
+    if judges is None:
+        judges = build_judges(judge_names, config, subset, resources, judge_options, repeats)
+    else:
+        for judge in judges:
+            if problems := judge.unmet_needs(subset):
+                raise JudgeError(f"judge {judge.name!r} cannot run on {dataset.name}: {'; '.join(problems)}")
     once = judge_once_when_fixed(judges, resources, subset)
     check_models(judges, resources, subset)
     spend_cap = run_cap(max_cost, 0.0, judges, resources, subset)
@@ -172,11 +212,12 @@ def start_run(
             "content_hash": dataset.content_hash,
             "n_items": len(subset.items),
             "limit": limit,
+            **({"item_ids": list(item_ids)} if item_ids is not None else {}),
         },
         "seed": seed,
         "concurrency": concurrency,
         "convention": convention,
-        "judges": {j.name: j.describe_options() for j in judges},
+        "judges": {j.name: judge_entry(j) for j in judges},
         **({"judge_files": files} if (files := file_meta(judges)) else {}),
         **({"judged_once": once} if once else {}),
         "backbones": run_backbones(judges, resources, subset),
@@ -226,14 +267,17 @@ def _resumed(session: Session, config: Config, resources: Resources | None, max_
             f"session {session.id}: {ds['path']} changed since the run started (content hash differs); "
             "resume would mix results from two datasets"
         )
-    subset = dataset.limited(ds.get("limit"))
+    subset = dataset.of_session(ds)
     resources = resources or resources_from_meta(meta, config)
-    judges = [make_judge(name, stored_options(name, options), resources, file=stored_file(meta, name))
-              for name, options in meta["judges"].items()]
+    judges = [make_judge(name, stored_options(name, entry_options(entry)), resources, file=stored_file(meta, name))
+              for name, entry in meta["judges"].items()]
     done = session.finished_keys() | session.not_applicable_keys()
     if all((item.id, j.name) in done for item in subset.items for j in judges):
         raise NothingToResume(f"session {session.id} is complete: every item of every judge is done, nothing to resume "
                               f"(see it with `qatui sessions show {session.id}`)")
+    for judge in judges:
+        if (changed := changed_judge(session.id, judge, meta["judges"][judge.name])) is not None:
+            raise SessionError(changed)
     check_models(judges, resources, subset)
     max_cost = meta.get("max_cost_usd") if max_cost is None else max_cost
     spent = (llm_totals(session.results())["cost_usd"] + float(meta.get("deferred_cost_usd") or 0)
@@ -385,13 +429,18 @@ def judges_json(summary: dict[str, dict]) -> dict[str, dict[str, Any]]:
 
 
 def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
-    """The JSON contract of `run`, `sessions show` and `resume`: one object per session (`imported` for an import)."""
+    """The JSON contract of `run`, `sessions show` and `resume`: one object per session (`imported` for an import).
+
+    Each judge carries its `version` (null for a session stored before versions were kept).
+    """
+    entries = meta.get("judges") or {}
     return {
         "session": meta["id"],
         "name": meta.get("name"),
         "status": meta.get("status"),
         "dataset": meta["dataset"],
-        "judges": judges_json(summary),
+        "judges": {name: {**doc, "version": entry_version(entries.get(name))}
+                   for name, doc in judges_json(summary).items()},
         "llm": meta.get("llm") or llm_totals({}),
         **({"requests": meta["requests"]} if meta.get("requests") else {}),
         **({"imported": meta["imported"]} if meta.get("imported") else {}),

@@ -186,6 +186,8 @@ class Engine:
         self.seed = seed
         self.concurrency = max(1, concurrency)
         self.session = session
+        self.versions = {j.name: j.version for j in judges}
+        """Each judge's version, stamped on every verdict it gives (`Judge.version`)."""
         self.not_applicable = {(it.id, j.name): problem for it in self.items for j in judges
                                if (problem := j.item_problem(it)) is not None}
         self.tasks = [(it, j) for it in self.items for j in judges
@@ -386,7 +388,8 @@ class Engine:
                 combined = aggregate(judgements, each, view.labels, judge.options.tie_digits)
                 verdict = to_verdict(item, judge, view, order, combined)
             verdict = verdict.model_copy(
-                update={**stamp, "artifacts": artifacts, "elapsed_s": time.perf_counter() - started}
+                update={**stamp, "artifacts": artifacts, "elapsed_s": time.perf_counter() - started,
+                        "version": self.versions[judge.name]}
             )
         except asyncio.CancelledError:
             raise

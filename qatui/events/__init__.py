@@ -323,6 +323,8 @@ class Verdict(Event):
     details: dict = Field(default_factory=dict)
     artifacts: list[ArtifactEvent] = Field(default_factory=list)
     elapsed_s: float = 0.0
+    version: str | None = None
+    """The judge's version when it gave this verdict (`Judge.version`); None in a session stored before versions."""
 
     @model_validator(mode="before")
     @classmethod

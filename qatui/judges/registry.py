@@ -84,11 +84,12 @@ def available_judges(config: Config | None = None) -> dict[str, str]:
 
 
 def make_judge(name: str, options: dict[str, Any] | None = None, resources: Resources | None = None, *,
-               file: JudgeFile | None = None) -> Judge:
+               file: JudgeFile | None = None, config: Config | None = None) -> Judge:
     """A judge with its options validated; a bad option is a JudgeError naming it.
 
     `name` is a built-in's name, a judge file's path (`.toml`) or the name of a judge file found in the
-    config or the user folder; `file` (a session's stored judge file) builds that file's judge whatever the name.
+    config (`config`, else the resources' config) or the user folder; `file` (a session's stored judge file)
+    builds that file's judge whatever the name.
     A `[judges.NAME]` table's `file` key is where its file is, not an option.
     """
     from pydantic import ValidationError
@@ -99,7 +100,7 @@ def make_judge(name: str, options: dict[str, Any] | None = None, resources: Reso
 
         cls: type[Judge] = file_judge_class(file)
     else:
-        cls = judge_class(name, resources.config if resources is not None else None)
+        cls = judge_class(name, config if config is not None or resources is None else resources.config)
     try:
         opts = cls.Options.model_validate(options)
     except ValidationError as e:

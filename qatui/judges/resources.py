@@ -50,6 +50,7 @@ class Resources:
     use_cache: bool | None = None
     _nli_scorers: dict[str, NLIScorer] = field(default_factory=dict, repr=False, compare=False)
     _stored_vectors: dict[str, StoredVectors | None] = field(default_factory=dict, repr=False, compare=False)
+    _backbone_checked: str | None = field(default=None, repr=False, compare=False)
 
     def __init__(self, config: Config, backbone_name: str | None = None, nli_spec: str | None = None,
                  embedder_spec: str | None = None, use_cache: bool | None = None, *, llm: LLMClient | None = None,
@@ -57,6 +58,7 @@ class Resources:
         self.config, self.backbone_name, self.nli_spec = config, backbone_name, nli_spec
         self.embedder_spec, self.use_cache = embedder_spec, use_cache
         self._nli_scorers, self._stored_vectors = {}, {}
+        self._backbone_checked: str | None = None
         for name, model in (("llm", llm), ("nli", nli), ("embedder", embedder)):
             if model is not None:
                 setattr(self, name, model)  # fills the cached property: it is never built from the name
@@ -177,10 +179,15 @@ class Resources:
         return needed
 
     def check_backbone(self) -> str:
-        """Refuse now (`BackboneUnusable`) a backbone that cannot answer: before a session, never after."""
+        """Refuse now (`BackboneUnusable`) a backbone that cannot answer: before a session, never after.
+
+        Once it has answered, these Resources do not ask again: several runs made with them in a row
+        (the evaluations of `judges align`) cost one check, not one each."""
         from qatui.llm.preflight import preflight_backbone
 
-        return preflight_backbone(self.llm)
+        if self._backbone_checked is None:
+            self._backbone_checked = preflight_backbone(self.llm)
+        return self._backbone_checked
 
     def describe(self) -> dict[str, object]:
         """What a session records about its models (names only, never keys)."""

@@ -47,6 +47,13 @@ if TYPE_CHECKING:
 CORRELATIONS = ("kendall", "spearman", "pearson")
 QUESTION_KEYS = (*CORRELATIONS, *(f"rbo_{p}" for p in RBO_PERSISTENCES))
 PAIRWISE_KEYS = ("accuracy", "accuracy_no_tie")
+TABLE_KEYS = {
+    "ranking": ("kendall", "spearman", "rbo_0.5", "rbo_0.9"),
+    "pairwise": ("accuracy", "accuracy_no_tie", "kappa"),
+    "ratings": ("pearson", "spearman", "kendall", "pearson_sample", "spearman_sample", "kendall_sample"),
+}
+"""The metric columns per gold kind, as `qatui table` prints them; the first is each kind's headline figure,
+the one compared between judges (the table's baseline delta, `engine.alignment`)."""
 
 Scored = list[tuple[Item, "Verdict"]]
 _RANKING = None  # the column of ranking questions, beside one column per rating dimension

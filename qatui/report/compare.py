@@ -8,10 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from qatui.errors import LabelError, SessionError
 from qatui.report.session_view import METRIC_ORDER, fmt, unchanged_dataset
-from qatui.text import no_decision_note, plural
+from qatui.report.versions import definition_diff, diff_text, different_versions, version_text
+from qatui.store.judge_versions import entry_version
+from qatui.text import no_decision_note, plain, plural
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -58,6 +61,7 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
                 "session": session.id,
                 "label": session.meta.get("name") or session.id,
                 "judge": judge,
+                "version": entry_version(session.meta["judges"][judge]),
                 "metrics": doc.get("metrics", {}),
                 "n": doc.get("n", {}),
                 "no_decision": doc.get("no_decision", {}),
@@ -101,11 +105,26 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
         "common_items": len(common),
         "note": note,
         "runs": [{k: v for k, v in r.items() if k != "verdicts"} for r in runs],
+        "versions": different_versions({**r, "name": r["letter"]} for r in runs),
+        "diffs": version_diffs(sessions),
         "agreement": agreement,
         "disagreements": [d for d in disagreements if d["tau"] < 1.0],
         "checklist_agreement": _checklist_agreement(sessions, runs),
         "table": _table(sessions, runs, common, dataset),
     }
+
+
+def version_diffs(sessions: list[Session]) -> list[dict[str, Any]]:
+    """Each later session against the first: the judges both ran in different versions (`changed`, with the diff of
+    their definitions: `report.versions.definition_diff`) and the whole diff as text ("same version" where equal)."""
+    first = sessions[0]
+    out = []
+    for other in sessions[1:]:
+        names = (first.id, other.id)
+        diffs = definition_diff(first.meta["judges"], other.meta["judges"], names)
+        out.append({"sessions": list(names), "changed": [d for d in diffs if not d["same"] and all(d["versions"])],
+                    "text": diff_text(diffs, names)})
+    return out
 
 
 def _table(sessions: list[Session], runs: list[dict[str, Any]], common: set[str],
@@ -191,12 +210,14 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
     if data.get("note"):  # first, above every figure: what the figures are on changes how to read them all
         console.print(f"[bold yellow]note:[/] {escape(data['note'])}")
     console.print(f"[bold]dataset[/] {escape(data['dataset'])}  [dim]{escape(data.get('gold') or '')}[/]")
-    legend = Table("run", "session", "judge", "done", "failed", box=None, padding=(0, 1, 0, 0))
+    legend = Table("run", "session", "judge", "version", "done", "failed", box=None, padding=(0, 1, 0, 0))
     for r in runs:
         session = r["session"] if r["label"] == r["session"] else f"{r['label']} ({r['session']})"
-        legend.add_row(f"[bold]{r['letter']}[/]", escape(session), escape(r["judge"]), str(r["n_done"]),
-                       str(r["n_failed"]))
+        legend.add_row(f"[bold]{r['letter']}[/]", escape(session), escape(r["judge"]),
+                       escape(version_text(r.get("version"))), str(r["n_done"]), str(r["n_failed"]))
     console.print(legend)
+    for line in data.get("versions", []):  # under the runs it names: which figures are not of one judge
+        console.print(Text.assemble(("versions: ", "bold yellow"), plain(line)), soft_wrap=True)
     if metrics:
         table = Table("run", *metrics, box=None, padding=(0, 1, 0, 0),
                       title="metrics (delta against A)", title_justify="left")

@@ -56,7 +56,7 @@ def export_csv(session: Session) -> str:
     results = session.results()
     dataset = unchanged_dataset(session)
     if dataset is not None:
-        dataset = dataset.limited(session.meta["dataset"].get("limit"))
+        dataset = dataset.of_session(session.meta["dataset"])
     items = {item.id: item for item in dataset.items} if dataset is not None else {}
     order = list(items) if items else sorted({item_id for item_id, _ in results}, key=natural_key)
     dims = sorted({dim for item in items.values() if isinstance(item.gold, RatingsGold) for dim in item.gold.dimensions()})

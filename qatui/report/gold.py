@@ -88,7 +88,7 @@ def session_gold_items(session: Session, spec: str, sessions_root: Path) -> tupl
     if dataset is None or dataset.content_hash != ds["content_hash"]:
         raise LabelError(f"session {session.id}: its dataset {ds['path']} is gone or changed, so its items cannot be "
                          "matched with people's labels")
-    return with_gold(dataset.limited(ds.get("limit")), spec, sessions_root)
+    return with_gold(dataset.of_session(ds), spec, sessions_root)
 
 
 def session_summary(session: Session, spec: str, sessions_root: Path) -> tuple[dict[str, dict], str, Dataset | None]:

@@ -104,7 +104,7 @@ def session_leak_split(session: Session, gold_spec: str, sessions_root: Path, ch
     summary, gold_line, dataset = session_summary(session, gold_spec, sessions_root)
     if dataset is None:
         found = unchanged_dataset(session)
-        dataset = found.limited(session.meta["dataset"].get("limit")) if found is not None else None
+        dataset = found.of_session(session.meta["dataset"]) if found is not None else None
     if dataset is None:
         if chosen:
             raise DatasetError(f"session {session.id}: its dataset {session.meta['dataset']['path']} is gone or changed, "

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from qatui.errors import DatasetError
 from qatui.llm.errors import failure_cause, grouped_reason
+from qatui.store.judge_versions import shown_version
 from qatui.text import clip, deployments_line, no_decision_note, plain, plural, thinking_note
 
 if TYPE_CHECKING:
@@ -77,6 +78,8 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         if not rows:
             table.add_row(f"[dim]{no_metric_reason(doc)}[/]", "", "", "")
         console.print(table)
+        if not source and (entry := meta.get("judges", {}).get(judge)) is not None:
+            console.print(f"  version {shown_version(entry)}", markup=False, style="dim")
         if line := self_agreement_line(doc.get("self_agreement")):
             console.print(f"  {line}", markup=False)
         if breakdown := doc.get("breakdown"):

@@ -5,7 +5,7 @@ CIs, under the chosen convention, and its coverage), what it cost (calls, tokens
 wall time, failures), two biases measured on the same run (position consistency, length
 preference), and the difference against a baseline row with a paired bootstrap CI, so a
 gap that is noise shows as one. Rows come from saved sessions: one of the same dataset
-content, judge, options, models and items is reused; otherwise the CLI runs one.
+content, judge, options, judge version, models and items is reused; otherwise the CLI runs one.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
+from qatui.metrics.summary import TABLE_KEYS
+from qatui.report.versions import different_versions
+from qatui.store.judge_versions import entry_options, entry_version
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -27,11 +30,7 @@ if TYPE_CHECKING:
     from qatui.judges.resources import Resources
     from qatui.store.session import Session, SessionStore
 
-KEYS = {
-    "ranking": ("kendall", "spearman", "rbo_0.5", "rbo_0.9"),
-    "pairwise": ("accuracy", "accuracy_no_tie", "kappa"),
-    "ratings": ("pearson", "spearman", "kendall", "pearson_sample", "spearman_sample", "kendall_sample"),
-}
+KEYS = TABLE_KEYS
 """The metric columns per gold kind, as the papers print them; the first is the one compared with the baseline."""
 
 
@@ -70,8 +69,12 @@ def find_reusable(store: SessionStore, dataset: Dataset, judge: Judge, resources
         if ds.get("n_items") != len(dataset.items) or judge.name not in (meta.get("judges") or {}):
             continue
         models = meta.get("models") or {}
-        if meta["judges"][judge.name] != wanted["options"]:
-            continue
+        entry = meta["judges"][judge.name]
+        if entry_options(entry) != wanted["options"] or entry_version(entry) != judge.version:
+            continue  # other options, or another version of the judge (a prompt since edited): run it again
+        if (file := getattr(judge, "file", None)) is not None and \
+                ((meta.get("judge_files") or {}).get(judge.name) or {}).get("text") != file.text:
+            continue  # a judge file's run is reused only for the very same file text
         if any(models.get(kind) != value for kind, value in wanted["models"].items()):
             continue
         doc = (meta.get("summary") or {}).get(judge.name)
@@ -125,6 +128,7 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
     backbone = (meta.get("models") or {}).get("backbone") if meta.get("backbones") else None
     return {
         "judge": judge,
+        "version": entry_version((meta.get("judges") or {}).get(judge)),
         "backbone": backbone,
         "session": session.id,
         "reused": reused,
@@ -323,5 +327,7 @@ def caption(table: dict) -> str:
             "lists, headings, tables or code; own = the one its own backbone wrote (the item's meta.models); self = the "
             "judge against itself over its --repeats (×100): the share of repeats that made its own most frequent "
             "choice, or (τ) the mean Kendall tau between two repeats' rankings."
+            + "".join(f" Versions: {line}." for line in different_versions(
+                {**row, "name": row.get("label") or row["judge"]} for row in table["rows"]))
             + (" kappa = Cohen's kappa of the judge's A / tie / B against every human label (×100; `sessions show` "
                "has its confusion matrix)." if table["gold"] == "pairwise" else ""))

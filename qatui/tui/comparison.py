@@ -26,6 +26,8 @@ class Run:
     metrics: dict[str, float]
     n_done: int
     n_failed: int
+    version: str | None = None
+    """The judge's version in that session (None: stored before versions were kept)."""
 
 
 @dataclass
@@ -67,6 +69,10 @@ class Comparison:
     """What the metrics measure against, in words (`report.gold`)."""
     annotators: list[str] = field(default_factory=list)
     """Who has labelled this dataset (the golds `g` offers)."""
+    versions: list[str] = field(default_factory=list)
+    """One line per judge that ran in different versions, naming each run's (`report.versions`)."""
+    diff: str = ""
+    """The unified diff of the definitions of those judges, each later session against the first ("" when none)."""
 
 
 def load_comparison(store: SessionStore, session_ids: list[str], gold: str = "dataset") -> Comparison:
@@ -77,8 +83,8 @@ def load_comparison(store: SessionStore, session_ids: list[str], gold: str = "da
     sessions = [store.open(sid) for sid in session_ids]
     data: dict[str, Any] = compare_sessions(sessions, gold, store.root)
     annotators = list(LabelStore(store.root).labels_of(sessions[0].meta["dataset"]["content_hash"]))
-    runs = [Run(r["letter"], r["session"], r["label"], r["judge"], r["metrics"], r["n_done"], r["n_failed"])
-            for r in data["runs"]]
+    runs = [Run(r["letter"], r["session"], r["label"], r["judge"], r["metrics"], r["n_done"], r["n_failed"],
+                r.get("version")) for r in data["runs"]]
     by_letter = {r.letter: r for r in runs}
     by_key = {f"{r.session}/{r.judge}": r for r in runs}
     agreement = [(by_letter[a["pair"][0]], by_letter[a["pair"][1]], a["stats"], a["n"]) for a in data["agreement"]]
@@ -88,4 +94,5 @@ def load_comparison(store: SessionStore, session_ids: list[str], gold: str = "da
                   for c in data["checklist_agreement"]]
     return Comparison(data["dataset"], runs, agreement, disagreements, checklists,
                       common_items=data["common_items"], table=data.get("table"), note=data["note"],
-                      gold=data["gold"], annotators=annotators)
+                      gold=data["gold"], annotators=annotators, versions=data.get("versions", []),
+                      diff="\n".join(d["text"] for d in data.get("diffs", [])))

@@ -59,7 +59,7 @@ def session_items(session: Session) -> list[Item] | None:
 
     ds = session.meta["dataset"]
     try:
-        return load_dataset(ds["path"], ds["format"]).limited(ds.get("limit")).items
+        return load_dataset(ds["path"], ds["format"]).of_session(ds).items
     except (DatasetError, KeyError):
         return None
 
@@ -136,7 +136,11 @@ def unchanged_items(ds: dict) -> Iterator[Item] | None:
     try:
         if content_hash(ds["path"]) != ds["content_hash"]:
             return None
-        return itertools.islice(iter_items(ds["path"], ds["format"]), ds.get("limit"))
+        first = itertools.islice(iter_items(ds["path"], ds["format"]), ds.get("limit"))
+        if ds.get("item_ids") is None:
+            return first
+        chosen = set(ds["item_ids"])  # a session run on chosen items (`Dataset.of_session`)
+        return (item for item in first if item.id in chosen)
     except (DatasetError, KeyError, OSError):
         return None
 

@@ -67,6 +67,17 @@ class FileJudge(Judge):
         """The text that defines the judge: its file's name -> the TOML text as read."""
         return {Path(self.file.source).name if self.file.source != "built-in" else f"{self.name}.toml": self.file.text}
 
+    def item_problem(self, item: Item) -> str | None:
+        """Also not applicable to a pair judge: more candidates than `max_candidates`."""
+        if problem := super().item_problem(item):
+            return problem
+        n, limit = len(item.candidates), self.options.max_candidates
+        if self.spec.kind == "pair" and n > limit:
+            low, high = self.expected_calls(item)
+            return (f"judges every pair of candidates, and the item has {n} > max_candidates = {limit} "
+                    f"({low} to {high} calls); raise max_candidates to allow it")
+        return None
+
     def expected_calls(self, item: Item) -> tuple[int, int]:
         """One call per answer (score, label, checklist), one per ranking, one or two per pair (+ rematches)."""
         n = len(item.candidates)

@@ -64,6 +64,8 @@ class FileJudgeOptions(JudgeOptions):
     """The temperature of the judge's calls (default: the backbone's, 0)."""
     max_tokens: int | None = Field(default=None, ge=1, le=32768)
     """The token limit of each answer (default: the backbone's)."""
+    max_candidates: int = Field(default=8, ge=2, le=100)
+    """Pair judges: items with more candidates are not judged (n candidates cost up to n(n-1) calls)."""
 
 
 class ScaleSpec(_Strict):
@@ -321,8 +323,8 @@ def _section_problems(spec: JudgeSpec, section: PromptSpec, where: tuple[str, ..
     kind = spec.kind
     static = set(STATIC_FIELDS[kind])
     fillable = {"question", "reference", "context", *ANSWER_FIELDS[kind]} | static
-    allowed = {"system": static, "user": fillable, "reference": {"reference"} | static,
-               "context": {"context"} | static, "reask": {"reason"} | static}
+    allowed = {"system": static, "user": fillable, "reference": {"reference"}, "context": {"context"},
+               "reask": {"reason"} | static | ({"labels"} if kind == "listwise" else set())}
     found: list[Problem] = []
     for key, names in allowed.items():
         template = getattr(section, key)
@@ -345,6 +347,8 @@ def _section_problems(spec: JudgeSpec, section: PromptSpec, where: tuple[str, ..
                 found.append(((*where, key), f"the template never shows {', '.join('{' + n + '}' for n in missing)}"))
         if key in ("reference", "context") and key not in used:
             found.append(((*where, key), f"the {key} line never shows {{{key}}}"))
+    if section.examples and kind == "listwise":
+        found.append(((*where, "examples"), "a listwise judge takes no examples"))
     for k, example in enumerate(section.examples or []):
         found += _example_problems(spec, example, (*where, "examples", k), fillable - static)
     return found

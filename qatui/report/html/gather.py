@@ -24,6 +24,7 @@ from qatui.report.session_view import (
     session_status,
     unchanged_dataset,
 )
+from qatui.store.judge_versions import entry_options, shown_version
 from qatui.text import have, plural, thinking_note
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str 
     meta = session.meta
     summary, gold_line, dataset = session_summary(session, gold, sessions_root or session.path.parent)
     if dataset is None and (dataset := unchanged_dataset(session)) is not None:
-        dataset = dataset.limited(meta["dataset"].get("limit"))
+        dataset = dataset.of_session(meta["dataset"])
     verdicts = {judge: session.verdicts(judge) for judge in meta["judges"]}
     judges = []
     for name in meta["judges"]:
@@ -155,7 +156,9 @@ def settings(meta: dict, verdicts: dict[str, dict[str, Verdict]]) -> list[tuple[
         ("dataset", f"{ds['name']} ({ds['format']}), {tilde(ds['path'])}"),  # a shared report names no home folder
         ("dataset content", f"sha256 {ds['content_hash'][:16]}…"),
         ("items", f"{ds['n_items']}" + (f" (--limit {ds['limit']})" if ds.get("limit") else " (no limit)")),
-        ("judges", "; ".join(f"{name} {_options(options)}" for name, options in meta["judges"].items())),
+        ("judges", "; ".join(f"{name} {_options(entry_options(entry))}" for name, entry in meta["judges"].items())),
+        ("judge versions", "; ".join(f"{name} {shown_version(entry)}" for name, entry in meta["judges"].items()
+                                     if not entry.get("imported_from"))),
         ("backbone", ", ".join(meta.get("backbones") or []) or "none (no judge of this run calls one)"),
         ("NLI model", ", ".join(used["nli"]) or "not used"),
         ("embedder", ", ".join(used["embedder"]) or "not used"),

@@ -11,6 +11,7 @@ from qatui.report.html.gather import PREFERENCES
 from qatui.report.html.items import item_card
 from qatui.report.html.markup import Raw, figure, paragraph, section, table
 from qatui.report.session_view import BREAKDOWN_KEYS, METRIC_ORDER, fmt
+from qatui.store.judge_versions import NOT_RECORDED
 from qatui.text import plural
 
 if TYPE_CHECKING:
@@ -126,9 +127,11 @@ def session_section(content: SessionContent, anchor: str) -> Raw:
 def comparison_section(data: dict[str, Any], anchor: str) -> Raw:
     """`sessions compare` as HTML: runs lettered A, B, …, metrics with Δ against A, agreement, disagreements."""
     runs = data["runs"]
-    parts = [table(["run", "session", "judge", "done", "failed"],
+    parts = [table(["run", "session", "judge", "version", "done", "failed"],
                    [[r["letter"], r["label"] if r["label"] == r["session"] else f"{r['label']} ({r['session']})",
-                     r["judge"], r["n_done"], r["n_failed"]] for r in runs], classes="settings")]
+                     r["judge"], r.get("version") or NOT_RECORDED, r["n_done"], r["n_failed"]] for r in runs],
+                   classes="settings")]
+    parts += [paragraph(line, "note") for line in data.get("versions", [])]
     if data.get("note"):
         parts.append(paragraph(data["note"], "note"))
     if data.get("gold"):

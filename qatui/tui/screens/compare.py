@@ -24,7 +24,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, ScrollableContainer, VerticalScroll
 from textual.content import Content
 from textual.events import Resize
 from textual.widgets import DataTable, Footer, Header, LoadingIndicator, Static
@@ -138,6 +138,7 @@ class CompareScreen(QatuiScreen):
         Binding("tab", "app.focus_next", "Next table", show=False),
         Binding("g", "gold", "Gold", priority=True),  # before a focused table's g (first row), when labels exist
         Binding("e", "export_report", "Export report (HTML)", show=False),
+        Binding("v", "versions", "Prompt diff"),
         Binding("escape", "app.pop_screen", "Home"),
     ]
 
@@ -183,9 +184,11 @@ class CompareScreen(QatuiScreen):
         gold = f" · {self.comparison.gold}" if self.comparison.annotators or self.gold != "dataset" else ""
         self.sub_title = f"compare · dataset {self.comparison.dataset}{gold}"
         self.golds = ["dataset", *(f"annotator:{name}" for name in self.comparison.annotators), "majority"]
-        if self.comparison.note:  # before any figure is shown: every figure is on the common items only
+        notes = [f"Different item sets: {self.comparison.note}"] if self.comparison.note else []
+        notes += [f"{line[0].upper()}{line[1:]} (v: the prompt diff)" for line in self.comparison.versions]
+        if notes:  # before any figure is shown: every figure is on the common items only, or not of one judge
             note = self.query_one("#note", Static)
-            note.update(Content(plain(f"Different item sets: {self.comparison.note}")))
+            note.update(Content(plain("\n".join(notes))))
             note.display = True
         for table in self.query(DeltaTable):
             table.display = True  # shown before filling, so each table sizes itself to its rows
@@ -311,6 +314,12 @@ class CompareScreen(QatuiScreen):
     def _selected(self) -> None:
         self.action_open_item()
 
+    def action_versions(self) -> None:
+        """The unified diff of the definitions of the judges the sessions share (as `qatui sessions diff`)."""
+        if self.comparison is None:
+            return
+        self.app.push_screen(VersionDiffScreen(self.comparison.diff or "nothing to compare: one session"))
+
     def action_export_report(self) -> None:
         """Write the comparison and each session as one self-contained HTML file (as `qatui report ID ID …`)."""
         export_report(self, self.store, self.session_ids, self.gold)
@@ -431,3 +440,43 @@ class SideBySideScreen(QatuiScreen):
         column.focus()
         if self.query_one("#sides").has_class("-narrow"):
             self.query_one("#sides").scroll_to_widget(column, top=True, animate=False)
+
+
+class VersionDiffScreen(QatuiScreen):
+    """The prompt diff of the compared sessions' judges, in a pane that scrolls both ways; escape goes back."""
+
+    HELP_TITLE = "prompt diff"
+    DEFAULT_CSS = """
+    VersionDiffScreen {
+        & #diff-pane { height: 1fr; border: round $panel-border; border-title-color: $accent; }
+        & #diff-pane:focus { border: round $primary; }
+        & #diff { width: auto; padding: 0 1; }
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "app.pop_screen", "Back")]
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+        """The diff as plain text (`report.versions.diff_text`): shown as data, never as markup."""
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        with ScrollableContainer(id="diff-pane"):
+            yield Static(self._styled(), id="diff")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.sub_title = "prompt diff"
+        pane = self.query_one("#diff-pane")
+        pane.border_title = "Judge versions: what changed (arrows, pgup/pgdn scroll; escape: back)"
+        pane.focus()
+
+    def _styled(self) -> Text:
+        """The diff with its added lines green, removed red, headings bold: styles on plain text, no markup."""
+        out = Text(no_wrap=True)
+        for line in plain(self.text).splitlines():
+            style = ("bold" if line.startswith(("==", "+++", "---")) else "green" if line.startswith("+")
+                     else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else "")
+            out.append(line + "\n", style=style)
+        return out

@@ -134,7 +134,7 @@ class NewRunScreen(QatuiScreen):
     # -- layout -----------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        from qatui.judges.registry import JUDGES
+        from qatui.judges.registry import available_judges
 
         choices = model_choices(self.config)
         yield Header(icon="◆")
@@ -150,7 +150,7 @@ class NewRunScreen(QatuiScreen):
                     yield Static("loading…", id="preview")
             with TabPane("Judges", id="judges-tab"), Horizontal(classes="pane"):
                 with Vertical(classes="side"):
-                    yield JudgeList(list(JUDGES), self.last.judges, id="judges")
+                    yield JudgeList(list(available_judges(self.config)), self.last.judges, id="judges")
                     yield Static(id="ticked")
                 with FormScroll(classes="main"):
                     yield Static("Highlight a judge (↑ ↓) to see what it does and its options; space ticks it.",
@@ -232,9 +232,21 @@ class NewRunScreen(QatuiScreen):
     @work(group="judges", exclusive=True, exit_on_error=False, description="listing the judges")
     async def build_judges(self) -> None:
         """Import every registered judge (off the UI thread), then build them with their options."""
-        from qatui.judges.registry import JUDGES, judge_class
+        from qatui.judges.registry import available_judges, judge_class
 
-        self.judge_classes = await asyncio.to_thread(lambda: {name: judge_class(name) for name in JUDGES})
+        def classes() -> tuple[dict[str, type[Judge]], dict[str, str]]:
+            found, bad = {}, {}
+            for name in available_judges(self.config):
+                try:
+                    found[name] = judge_class(name, self.config)
+                except QatuiError as e:  # a judge file that does not load: left out, its problem said
+                    bad[name] = str(e)
+            return found, bad
+
+        self.judge_classes, bad = await asyncio.to_thread(classes)
+        for name, problem in bad.items():
+            self.query_one(JudgeList).remove_option(name)
+            self.notify(problem, title=f"judge {name} left out", severity="warning", markup=False)
         for name in self.judge_classes:
             self._build(name)
         self.refresh_judges()
@@ -247,7 +259,8 @@ class NewRunScreen(QatuiScreen):
         from qatui.judges.registry import make_judge
 
         try:
-            self.judges[name] = make_judge(name, self.options.get(name, self.config.judge_options(name)))
+            self.judges[name] = make_judge(name, self.options.get(name, self.config.judge_options(name)),
+                                           config=self.config)
             self.option_errors.pop(name, None)
         except QatuiError as e:
             self.judges.pop(name, None)

@@ -96,13 +96,15 @@ class SpotCheckScreen(QatuiScreen):
     @work(group="judges", exclusive=True, exit_on_error=False, description="listing judges")
     async def build_judges(self) -> None:
         """Every registered judge (imports their modules, so off the UI thread)."""
-        from qatui.judges.registry import JUDGES, make_judge
+        from qatui.judges.registry import available_judges, make_judge
+
+        config = self.qatui.config
 
         def build() -> dict[str, object]:
             found = {}
-            for name in JUDGES:
+            for name in available_judges(config):
                 try:
-                    found[name] = make_judge(name, self.qatui.config.judge_options(name))
+                    found[name] = make_judge(name, config.judge_options(name), config=config)
                 except QatuiError:
                     continue
             return found

@@ -1,0 +1,403 @@
+"""`qatui judges align`: a judge's prompt revised by a writer model from the items where it disagrees with people.
+
+1. The labelled items are split, seeded and stratified, into train and test (`split_items`).
+2. The judge runs on both (`engine.alignment.evaluate_async`: real sessions).
+3. Each round, the items the best judge so far got wrong on train (worst first, at most `shown`) go to
+   the writer with the judge's current text, every text from the user's files and data fenced; the
+   writer answers a JSON object holding a revised text. The proposal is built as a judge
+   (`judges.editable.Editable.build`): a text that is refused, unchanged, or would ask more calls per
+   item than the judge it revises is recorded with the reason and never run. Otherwise it runs on
+   train, and `choose_best` keeps the best of the candidates by their train figures alone.
+4. The kept judge runs on test once, at the end; the report pairs it with the start on test.
+
+The test items never choose: `choose_best` is given train evaluations and nothing else, and the
+only evaluations on test are the start's and the final's, made after the choice. Each candidate that
+ran is kept as a version in the judge history (`store.judge_versions`) with its train figures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel
+
+from qatui.errors import JudgeError
+from qatui.judges.schemas import bounded_text
+
+if TYPE_CHECKING:
+    from qatui.config import Config
+    from qatui.data.model import Dataset, Item
+    from qatui.engine.alignment import Comparison, Evaluation
+    from qatui.events import Event, Verdict
+    from qatui.judges.base import Judge
+    from qatui.judges.editable import Editable
+    from qatui.judges.resources import Resources
+    from qatui.store.judge_versions import JudgeHistory
+    from qatui.store.session import SessionStore
+
+MIN_SIDE = 2
+"""The fewest labelled items train and test may each hold: a CI (and a paired one) needs two."""
+MAX_ROUNDS = 20
+"""The most rounds `--rounds` allows: each costs a writer call and a judge run over train."""
+MAX_SHOWN = 50
+"""The most disagreeing items one writer call may show (`--shown`)."""
+MAX_PROPOSAL_CHARS = 20_000
+"""The longest revised text the writer is asked for (advertised in the schema)."""
+WRITER_MAX_TOKENS = 8192
+"""Room for the analysis and a whole revised text."""
+RANK_STRATA = 2
+"""Ranking gold is stratified by its count of gold tiers, split at the median into this many groups."""
+
+Status = Literal["start", "scored", "refused", "failed"]
+
+
+class Proposal(BaseModel):
+    """The writer's answer: what the judge gets wrong, and the whole revised text (schema)."""
+
+    analysis: Annotated[str, bounded_text(1200)]
+    judge_file: Annotated[str, bounded_text(MAX_PROPOSAL_CHARS)]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How `align` runs: rounds, the train share of the labelled items, the split's seed, items shown per round."""
+
+    rounds: int = 3
+    train_share: float = 0.5
+    seed: int = 0
+    shown: int = 8
+
+
+@dataclass
+class Candidate:
+    """One text the loop considered: the start (round 0) or a round's proposal, and what became of it."""
+
+    round: int
+    text: str
+    status: Status
+    reason: str = ""
+    analysis: str = ""
+    version: str = ""
+    train: Evaluation | None = None
+
+    def doc(self) -> dict[str, Any]:
+        """The candidate as `--json` prints it."""
+        return {"round": self.round, "status": self.status, "reason": self.reason, "analysis": self.analysis,
+                "version": self.version, "train": self.train.figures() if self.train else None, "text": self.text}
+
+
+@dataclass
+class AlignState:
+    """What the loop has done so far; filled as it goes, so a Ctrl-C still finds every finished step."""
+
+    name: str
+    train_ids: list[str] = field(default_factory=list)
+    test_ids: list[str] = field(default_factory=list)
+    stratified_by: str = ""
+    candidates: list[Candidate] = field(default_factory=list)
+    start_test: Evaluation | None = None
+    final_test: Evaluation | None = None
+    best: int = 0
+    comparison: Comparison | None = None
+    stopped: str = ""
+    """Why the rounds ended early ("" when every round ran)."""
+    sessions: list[str] = field(default_factory=list)
+    """Every session the loop made, in order, the one a Ctrl-C stopped included."""
+
+
+def stratum(item: Item) -> str:
+    """What an item's split keeps in proportion: the people's majority preference (A / B / tie) for pairwise gold,
+    the number of gold tiers for ranking gold (made into `RANK_STRATA` groups by `split_items`)."""
+    gold = item.gold
+    if gold is None:
+        return ""
+    if gold.kind == "pairwise":
+        return gold.label
+    if gold.kind == "ranking":
+        return str(len(gold.tiers))
+    return gold.kind
+
+
+def split_items(dataset: Dataset, share: float, seed: int) -> tuple[list[str], list[str], str]:
+    """(train ids, test ids, what the split is stratified by), seeded; each side in the dataset's order.
+
+    scikit-learn's `train_test_split` keeps each stratum's share on both sides. A stratum too small to be
+    split (one item) joins the largest one; when the split still cannot keep the strata (a side smaller
+    than the number of strata) it is made without them, and says so. Too few labelled items for `MIN_SIDE`
+    on each side are refused before any work.
+    """
+    from sklearn.model_selection import train_test_split
+
+    from qatui.engine.alignment import AlignmentError, labelled_ids
+
+    ids = labelled_ids(dataset)
+    n_train = round(len(ids) * share)
+    if len(ids) < 2 * MIN_SIDE or not MIN_SIDE <= n_train <= len(ids) - MIN_SIDE:
+        raise AlignmentError(f"{dataset.path}: {len(ids)} labelled item(s) cannot be split {share:g} / {1 - share:g} "
+                             f"with at least {MIN_SIDE} items on each side (train {n_train}, test {len(ids) - n_train}); "
+                             "label more items or change --train-share")
+    by_id = {item.id: item for item in dataset.items}
+    kind = by_id[ids[0]].gold.kind  # type: ignore[union-attr]
+    labels = [stratum(by_id[i]) for i in ids]
+    how = "people's majority preference (A / B / tie)" if kind == "pairwise" else "the number of gold tiers"
+    if kind == "ranking":
+        counts = sorted(int(label) for label in labels)
+        median = counts[len(counts) // 2]
+        labels = ["fewer tiers" if int(label) < median else "more tiers" for label in labels]
+        how = f"the number of gold tiers (below {median} / {median} or more)"
+    sizes = {label: labels.count(label) for label in set(labels)}
+    largest = max(sizes, key=lambda label: (sizes[label], label))
+    labels = [label if sizes[label] > 1 else largest for label in labels]
+    try:
+        train, test = train_test_split(ids, train_size=n_train, random_state=seed, stratify=labels)
+    except ValueError:  # a side smaller than the number of strata
+        train, test = train_test_split(ids, train_size=n_train, random_state=seed)
+        how = "nothing (too few items to keep the strata apart)"
+    chosen = set(train)
+    return [i for i in ids if i in chosen], [i for i in ids if i not in chosen], how
+
+
+def choose_best(train: Sequence[Evaluation | None]) -> int:
+    """The index of the candidate to keep, from their train evaluations only (None: not run).
+
+    The highest train figure wins; an evaluation with a failed item, or no figure, is never kept; a tie
+    keeps the earlier candidate (the incumbent). Test evaluations cannot reach this function.
+    """
+    best, best_value = 0, None
+    for index, evaluation in enumerate(train):
+        if evaluation is None or evaluation.value is None or evaluation.failed:
+            continue
+        if best_value is None or evaluation.value > best_value:
+            best, best_value = index, evaluation.value
+    return best
+
+
+def _judged_text(item: Item, verdict: Verdict | None) -> str:
+    """What the judge decided on `item`, in words (never its raw answer: that is the model's, not the data's)."""
+    if verdict is None:
+        return "no verdict"
+    gold = item.gold
+    if gold is not None and gold.kind == "pairwise":
+        from qatui.metrics.pairwise import judge_preference
+
+        return _preference_words(judge_preference(verdict, gold.a, gold.b) or "no preference")
+    return "best first: " + " > ".join(" = ".join(f"answer {cid}" for cid in tier) for tier in verdict.tiers)
+
+
+def _preference_words(preference: str) -> str:
+    """A / B / tie as a person reads it."""
+    return {"A": "answer A is better", "B": "answer B is better", "tie": "a tie"}.get(preference, preference)
+
+
+def _gold_text(item: Item) -> str:
+    """People's verdict on `item`, in words."""
+    gold = item.gold
+    if gold is None:
+        return "no label"
+    if gold.kind == "pairwise":
+        return _preference_words(gold.label) + (f" ({len(gold.labels)} labels: {', '.join(gold.labels)})"
+                                                if len(gold.labels) > 1 else "")
+    if gold.kind == "ranking":
+        return "best first: " + " > ".join(" = ".join(f"answer {cid}" for cid in tier) for tier in gold.tiers)
+    return "ratings"
+
+
+def writer_messages(text: str, items: Sequence[Item], evaluation: Evaluation) -> list[dict[str, str]]:
+    """The writer's chat: the judge's text and each disagreeing item (question, answers) fenced under one key."""
+    from qatui.judges.prompts import guarded, load_prompts
+    from qatui.llm.fence import Fence
+
+    section = load_prompts("align_writer", "en")["write"]
+    answers = [(item, _answer_pairs(item)) for item in items]
+    fence = Fence(text, *(item.question for item in items), *(t for _, pairs in answers for _, t in pairs))
+    cases = []
+    for number, (item, pairs) in enumerate(answers, 1):
+        shown = "\n".join(f"Answer {name}:\n{fence(f'Item {number} answer {name}', t)}" for name, t in pairs)
+        cases.append(section["case"].format(number=number, question=fence(f"Item {number} question", item.question),
+                                            answers=shown, gold=_gold_text(item),
+                                            judged=_judged_text(item, evaluation.verdicts.get(item.id))))
+    user = section["user"].format(current=fence("Judge definition", text), count=len(items), cases="\n".join(cases))
+    return guarded([{"role": "system", "content": section["system"]}, {"role": "user", "content": user}], "en")
+
+
+def _answer_pairs(item: Item) -> list[tuple[str, str]]:
+    """(name, text) of the answers a writer sees: A and B in the gold's orientation for a pair, else by candidate id."""
+    gold = item.gold
+    if gold is not None and gold.kind == "pairwise":
+        return [("A", item.candidates[gold.a]), ("B", item.candidates[gold.b])]
+    return list(item.candidates.items())
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The backbone calls `align` will make, before any work, as (fewest, most) per step; None when unknown."""
+
+    start: tuple[int, int] | None
+    per_round_judge: tuple[int, int] | None
+    per_round_writer: int
+    rounds: int
+    end: tuple[int, int] | None
+
+    @property
+    def total(self) -> tuple[int, int] | None:
+        """Fewest: every proposal refused (no judge call) and the start kept (no final run on test);
+        most: every proposal run on train and a new judge run on test at the end."""
+        if self.start is None or self.per_round_judge is None or self.end is None:
+            return None
+        fewest = self.start[0] + self.rounds * self.per_round_writer
+        most = self.start[1] + self.rounds * (self.per_round_writer + self.per_round_judge[1]) + self.end[1]
+        return fewest, most
+
+    def doc(self) -> dict[str, Any]:
+        """The plan as `--plan --json` prints it."""
+        return {"start": self.start, "per_round": {"judge": self.per_round_judge, "writer": self.per_round_writer},
+                "rounds": self.rounds, "end": self.end, "total": self.total}
+
+
+def plan_calls(judge: Judge, dataset: Dataset, train_ids: list[str], test_ids: list[str], rounds: int) -> Plan:
+    """The calls of `align` with `judge` as the start: start on train and test, a writer call and a train run per
+    round, the kept judge on test at the end (re-asks of unreadable answers are not counted, as in `run --plan`)."""
+    from qatui.engine.jobs import expected_calls
+
+    def calls(ids: list[str]) -> tuple[int, int] | None:
+        return expected_calls([judge], dataset.chosen(ids))[judge.name]
+
+    train, test = calls(train_ids), calls(test_ids)
+    start = None if train is None or test is None else (train[0] + test[0], train[1] + test[1])
+    return Plan(start=start, per_round_judge=train, per_round_writer=1, rounds=rounds, end=test)
+
+
+def _most_calls(judge: Judge, dataset: Dataset, ids: list[str]) -> int | None:
+    from qatui.engine.jobs import expected_calls
+
+    found = expected_calls([judge], dataset.chosen(ids))[judge.name]
+    return None if found is None else found[1]
+
+
+@dataclass
+class Aligner:
+    """The loop's parts: the editable judge, its data and models, the writer, where sessions and versions go."""
+
+    editable: Editable
+    dataset: Dataset
+    config: Config
+    resources: Resources
+    writer: Any
+    """The writer's backbone client (`LLMClient`: `complete` with a schema)."""
+    store: SessionStore
+    history: JudgeHistory
+    settings: Settings = field(default_factory=Settings)
+    on_event: Callable[[Event], None] | None = None
+    on_step: Callable[[str], None] | None = None
+    convention: str = "strict"
+
+    def _say(self, line: str) -> None:
+        if self.on_step is not None:
+            self.on_step(line)
+
+    async def _evaluate(self, state: AlignState, judge: Judge, ids: list[str], label: str) -> Evaluation:
+        from qatui.engine.alignment import evaluate_async
+
+        self._say(f"{label}: {judge.name} on {len(ids)} item(s)")
+        return await evaluate_async(judge, self.dataset, ids, self.config, store=self.store, resources=self.resources,
+                                    seed=self.settings.seed, convention=self.convention, on_event=self.on_event,
+                                    on_session=state.sessions.append)
+
+    def _keep(self, candidate: Candidate, judge: Judge) -> None:
+        """Store a candidate that ran as a version of the judge, with its train figures."""
+        figures = {"train": candidate.train.figures() if candidate.train else None, "round": candidate.round,
+                   "dataset": self.dataset.path}
+        note = ("judges align: the start" if candidate.round == 0
+                else f"judges align: round {candidate.round} proposal")
+        candidate.version = self.history.save(self.editable.name, candidate.text, figures, note, version=judge.version)
+
+    async def run(self, state: AlignState) -> AlignState:
+        """Every step into `state` as it finishes (see the module docstring); returns it."""
+        settings = self.settings
+        if not state.train_ids:
+            state.train_ids, state.test_ids, state.stratified_by = split_items(self.dataset, settings.train_share,
+                                                                               settings.seed)
+        start_judge = self.editable.build(self.editable.text, self.resources)
+        most = _most_calls(start_judge, self.dataset, state.train_ids)
+        start = Candidate(round=0, text=self.editable.text, status="start")
+        start.train = await self._evaluate(state, start_judge, state.train_ids, "start, train")
+        self._keep(start, start_judge)
+        state.candidates.append(start)
+        state.start_test = await self._evaluate(state, start_judge, state.test_ids, "start, test")
+        items = {item.id: item for item in self.dataset.items}
+        for number in range(1, settings.rounds + 1):
+            best = state.candidates[state.best]
+            wrong = best.train.disagreeing()[:settings.shown] if best.train else []
+            if not wrong:
+                state.stopped = f"round {number}: the kept judge agrees with people on every train item"
+                break
+            candidate = await self._propose(state, number, best, [items[i] for i in wrong], most)
+            state.candidates.append(candidate)
+            if candidate.status == "scored":
+                state.best = choose_best([c.train if c.status in ("start", "scored") else None
+                                          for c in state.candidates])
+        kept = state.candidates[state.best]
+        if state.best == 0:
+            state.final_test = state.start_test
+        else:
+            judge = self.editable.build(kept.text, self.resources, f"round {kept.round} proposal")
+            state.final_test = await self._evaluate(state, judge, state.test_ids, f"round {kept.round}, test")
+        from qatui.engine.alignment import compare
+
+        test_items = [items[i] for i in state.test_ids]
+        state.comparison = compare(test_items, state.start_test, state.final_test, seed=settings.seed,
+                                   convention=self.convention)
+        return state
+
+    async def _propose(self, state: AlignState, number: int, best: Candidate, wrong: list[Item], most: int | None) -> Candidate:
+        """Round `number`: the writer's proposal, refused with its reason or run on train."""
+        from qatui.llm.errors import LLMCallError, ParseError
+
+        assert best.train is not None
+        self._say(f"round {number}: the writer reads {len(wrong)} disagreement(s)")
+        try:
+            result = await self.writer.complete(writer_messages(best.text, wrong, best.train),
+                                                purpose="align:write", schema=Proposal, max_tokens=WRITER_MAX_TOKENS)
+        except (LLMCallError, ParseError) as e:
+            return Candidate(round=number, text="", status="refused", reason=f"the writer gave no usable answer: {e}")
+        proposal: Proposal = result.data
+        text = proposal.judge_file
+        candidate = Candidate(round=number, text=text, status="refused", analysis=proposal.analysis)
+        if _fingerprint(text) == _fingerprint(best.text):
+            candidate.reason = "the proposal is the text it revises, unchanged"
+            return candidate
+        try:
+            judge = self.editable.build(text, self.resources, f"round {number} proposal")
+        except JudgeError as e:
+            candidate.reason = str(e)
+            return candidate
+        if judge.name != self.editable.name:
+            candidate.reason = f"the proposal renames the judge to {judge.name!r}"
+            return candidate
+        calls = _most_calls(judge, self.dataset, _train(best))
+        if most is not None and (calls is None or calls > most):
+            candidate.reason = "the proposal would ask more backbone calls per item than the judge it revises"
+            return candidate
+        candidate.train = await self._evaluate(state, judge, _train(best), f"round {number}, train")
+        candidate.status = "scored"
+        if candidate.train.failed:
+            candidate.status = "failed"
+            candidate.reason = (f"{len(candidate.train.failed)} train item(s) failed; a candidate with failed items "
+                                "is never kept")
+        self._keep(candidate, judge)
+        return candidate
+
+
+def _train(candidate: Candidate) -> list[str]:
+    """The train item ids, as the candidate's train evaluation ran them."""
+    assert candidate.train is not None
+    return list(candidate.train.item_ids)
+
+
+def _fingerprint(text: str) -> str:
+    """A text up to its line ends and trailing blanks: an unchanged proposal is caught whatever its newlines."""
+    lines = [line.rstrip() for line in text.strip().splitlines()]
+    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
