@@ -169,3 +169,139 @@ async def test_a_file_edited_outside_is_not_overwritten_without_asking(lab_dir) 
         await pilot.press("y")
         edited = JUDGE.replace("style", "arithmetic")
         await wait_until(pilot, lambda: (lab_dir / "sums.toml").read_text() == edited, "the overwrite asked for")
+
+
+def figures_shown(app) -> bool:
+    """The lab has drawn a run's figures: the saved row, the edited row and their difference."""
+    screen = lab(app)
+    return screen is not None and screen.query_one("#figures", DataTable).row_count == 3
+
+
+def cells(table: DataTable) -> list[list[str]]:
+    """A table's rows as plain strings."""
+    return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def test_an_edited_word_runs_beside_the_saved_version_with_figures_and_flipped_items(lab_dir) -> None:
+    app = scripted_app(lab_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: opened(app), "the lab to open")
+        await replace_word(pilot, "style", "arithmetic")
+        await pilot.press("f3")
+        screen = lab(app)
+        screen.query_one("#n").value = "12"
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: figures_shown(app), "the figures", timeout=60)
+        rows = cells(screen.query_one("#figures", DataTable))
+        assert [row[0] for row in rows] == ["saved", "edited", "Δ paired"]
+        assert rows[0][3] == f"{4 / 12:.3f}" and rows[1][3] == f"{8 / 12:.3f}"
+        assert rows[2][3] == f"{4 / 12:+.3f}" and rows[2][4].startswith("[")
+        flips = cells(screen.query_one("#flips", DataTable))
+        assert sorted((row[0], row[1]) for row in flips) == sorted(
+            [(f"q{i}", "now right") for i in range(N_ITEMS) if i % 3] + [(f"q{i}", "now wrong") for i in range(0, N_ITEMS, 3)])
+        assert len(sessions(lab_dir)) == 2  # the saved version and the edited one, each a real session
+
+
+async def test_a_flipped_item_opens_to_its_transcript(lab_dir) -> None:
+    from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.item_browser import ItemBrowser
+
+    app = scripted_app(lab_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: opened(app), "the lab to open")
+        await replace_word(pilot, "style", "arithmetic")
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: figures_shown(app), "the figures", timeout=60)
+        lab_screen = lab(app)
+        flips = lab_screen.query_one("#flips", DataTable)
+        assert flips.has_focus
+        await pilot.press("down", "enter")  # the second flipped item
+        wanted = str(flips.get_row_at(1)[0])
+
+        def at_item() -> bool:
+            screen = app.screen
+            return (isinstance(screen, SessionScreen) and screen.state is not None
+                    and (screen.query_one(ItemBrowser).selected() or ("",))[0] == wanted
+                    and screen.query_one(ItemBrowser).watched() is not None)
+
+        await wait_until(pilot, at_item, f"the session at {wanted} with its transcript")
+        assert app.screen.session_id == lab_screen.result.edited.session_id  # the edited version's session
+        transcript = app.screen.query_one("TranscriptPanel")
+        await wait_until(pilot, lambda: "[[9]]" in transcript_text(transcript), "the backbone's answers")
+
+
+def transcript_text(panel) -> str:
+    """Every text the transcript panel draws."""
+    return " ".join(str(w.render()) for w in panel.query("Static"))
+
+
+async def test_a_seeded_sample_runs_over_the_loopback_server_through_the_real_client(lab_dir, llm_server,
+                                                                                      monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    llm_server.script(server_reply)
+    config_path = lab_dir / "c.toml"
+    config_path.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                           f'api_key_env = "FAKE_KEY"\n[models]\ndefault_backbone = "fake"\n'
+                           f'[cache]\ndir = "{lab_dir / "cache"}"\n')
+    config = load_config(config_path)
+    app = QatuiApp(config, SessionStore(lab_dir / "sessions"), lab=("sums.toml", "sums.jsonl"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: opened(app), "the lab to open")
+        await replace_word(pilot, "style", "arithmetic")
+        screen = lab(app)
+        screen.query_one("#n").value = "6"
+        screen.query_one("#seed").value = "7"
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: figures_shown(app), "the figures", timeout=90)
+        result = screen.result
+        assert len(result.items) == 6 and set(result.items) < {f"q{i}" for i in range(N_ITEMS)}
+        assert not result.saved.failed and not result.edited.failed  # no item failed
+        expected_flips = {i for i in result.items if int(i[1:]) % 3}
+        assert set(result.comparison.now_right) == expected_flips
+        assert set(result.comparison.now_wrong) == set(result.items) - expected_flips
+        assert result.saved.version != result.edited.version
+        asked = len(llm_server.requests)
+        await pilot.press("ctrl+r")  # the same text on the same items: nothing is asked again
+        await settle(pilot, lambda: lab(app).result is not result)
+        assert len(llm_server.requests) == asked
+    assert len(sessions(lab_dir)) == 2
+
+
+def lab_ready(pilot) -> bool:
+    """The lab opened on its judge and dataset, the text checked."""
+    return opened(pilot.app) and lab(pilot.app)._checked == lab(pilot.app).query_one("#editor", TextArea).text
+
+
+async def opened_lab(pilot) -> None:
+    """The lab at rest over sums.toml and sums.jsonl, the editor's cursor at the start."""
+    await settle(pilot, lambda: lab_ready(pilot), "the lab")
+
+
+async def invalid_edit(pilot) -> None:
+    """An unknown placeholder typed into the user template: the loader's line on the status line."""
+    await opened_lab(pilot)
+    await replace_word(pilot, "{answer}", "{answr}")
+    await settle(pilot, lambda: lab_ready(pilot) and lab(pilot.app).problem, "the loader's error")
+
+
+async def after_a_run(pilot) -> None:
+    """One word edited and run on every item beside the saved version: the Run tab with its figures and flips."""
+    await opened_lab(pilot)
+    await replace_word(pilot, "style", "arithmetic")
+    await pilot.press("ctrl+r")
+    await settle(pilot, lambda: figures_shown(pilot.app), "the figures")
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_lab_snapshot_opened(snap_compare, lab_dir, size) -> None:
+    assert snap_compare(scripted_app(lab_dir), run_before=opened_lab, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_lab_snapshot_invalid_edit(snap_compare, lab_dir, size) -> None:
+    assert snap_compare(scripted_app(lab_dir), run_before=invalid_edit, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_lab_snapshot_after_a_run(snap_compare, lab_dir, size) -> None:
+    assert snap_compare(scripted_app(lab_dir), run_before=after_a_run, terminal_size=size)

@@ -92,17 +92,13 @@ def open_judge(spec: str, roots: Roots, config: Config) -> LabFile:
 
 
 def exported_text(name: str) -> str:
-    """A built-in single-prompt judge written as a judge file (`qatui judges export`)."""
-    from qatui.judges.registry import JUDGES
+    """A built-in single-prompt judge written as a judge file (as `qatui judges export NAME` writes it)."""
+    from qatui.judges.files.export import EXPORTABLE, export_text
 
-    try:
-        from qatui.judges.files import export_judge  # type: ignore[attr-defined]
-    except ImportError:
-        export_judge = None
-    if export_judge is None or name not in JUDGES:
-        raise QatuiError(f"{name}: no judge file of that name (a path ending .toml, or a judge in the user's "
-                         "judges folder)" + ("" if export_judge is None else ", and no built-in to copy"))
-    return export_judge(name)
+    if name not in EXPORTABLE:
+        raise QatuiError(f"{name}: no such judge file, and no built-in to copy: give a path ending .toml, a judge "
+                         f"file of your judges folder, or one of {', '.join(EXPORTABLE)}")
+    return export_text(name)
 
 
 def load_labelled(spec: str, roots: Roots) -> Dataset:
