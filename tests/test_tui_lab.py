@@ -305,3 +305,41 @@ def test_lab_snapshot_invalid_edit(snap_compare, lab_dir, size) -> None:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_lab_snapshot_after_a_run(snap_compare, lab_dir, size) -> None:
     assert snap_compare(scripted_app(lab_dir), run_before=after_a_run, terminal_size=size)
+
+
+async def test_from_home_l_opens_an_empty_lab_where_a_built_ins_copy_is_opened_and_saved(lab_dir) -> None:
+    from fakes import run_from_palette
+
+    from qatui.judges.files.find import user_judges_dir
+    from qatui.tui.screens.home import HomeScreen
+
+    config = Config()
+    app = QatuiApp(config, SessionStore(lab_dir / "sessions"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), "Home")
+        await pilot.press("l")
+        await wait_until(pilot, lambda: lab(app) is not None, "the lab from l")
+        assert app.focused is lab(app).query_one("#judge")
+        assert "Open a judge file" in status(app)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), "Home again")
+        await run_from_palette(pilot, "Judge lab")
+        await wait_until(pilot, lambda: lab(app) is not None, "the lab from the palette")
+        await pilot.press(*"pointwise", "enter")
+        target = user_judges_dir() / "my-pointwise.toml"
+        await wait_until(pilot, lambda: lab(app).opened is not None and lab(app).judge_name == "my-pointwise",
+                         "the built-in's copy")
+        assert lab(app).opened.path == target and not target.exists()
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, target.exists, "the copy saved in the user's judges folder")
+        assert target.read_text() == lab(app).query_one("#editor", TextArea).text
+        assert [r.note for r in JudgeHistory().records("my-pointwise")] == [str(target).replace(str(lab_dir), "~")]
+
+
+def test_qatui_lab_refuses_a_missing_judge_file_or_dataset_in_one_line(lab_dir, capsys) -> None:
+    from qatui.cli import main
+
+    assert main(["lab", "missing.toml", "sums.jsonl"]) == 2
+    assert main(["lab", "sums.toml", "missing.jsonl"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 2 and "missing.toml" in lines[0] and "missing.jsonl" in lines[1], lines

@@ -99,7 +99,7 @@ class JudgeLabScreen(QatuiScreen):
         """The loader's one-line error about the editor's text ("" when it loads)."""
         self._checked = ""
         """The text `problem` was found for."""
-        self._running: Future[LabResult] | None = None
+        self._run_future: Future[LabResult] | None = None
         """The run in progress on the engine's loop."""
         self.evaluations: dict[str, Evaluations] = {}
         """Backbone -> what this lab evaluated with it: running again after an edit evaluates only the edit."""
@@ -314,12 +314,12 @@ class JudgeLabScreen(QatuiScreen):
         progress = Progress(what=request.describe())
         app = self.qatui
         known = self.evaluations.setdefault(backbone, {})
-        self._running = app.engine_loop.submit(run_lab(self.opened, text, self.dataset, request, app.config,
+        self._run_future = app.engine_loop.submit(run_lab(self.opened, text, self.dataset, request, app.config,
                                                        app.store, app._resources(backbone), progress, known))
         timer = self.set_interval(0.2, lambda: status.update(Content(plain(progress.line()))))
         status.update(Content(plain(progress.line())))
         try:
-            result = await asyncio.wrap_future(self._running)
+            result = await asyncio.wrap_future(self._run_future)
         except asyncio.CancelledError:
             self.notify("The run was cancelled; its sessions are kept as cancelled.", severity="warning")
             return
@@ -328,7 +328,7 @@ class JudgeLabScreen(QatuiScreen):
             return
         finally:
             timer.stop()
-            self._running = None
+            self._run_future = None
             self._show_status()
         self.result = result
         self._draw_result()
@@ -338,7 +338,7 @@ class JudgeLabScreen(QatuiScreen):
 
     def running(self) -> bool:
         """Whether a run is in progress."""
-        return self._running is not None
+        return self._run_future is not None
 
     def _draw_result(self) -> None:
         figures, flips = self.query_one("#figures", DataTable), self.query_one("#flips", DataTable)
@@ -435,7 +435,7 @@ class JudgeLabScreen(QatuiScreen):
 
     def action_back(self) -> None:
         """Cancel the run in progress; else back to the screen below, after asking when edits are not saved."""
-        if self._running is not None:
-            self._running.cancel()
+        if self._run_future is not None:
+            self._run_future.cancel()
             return
         self._leave_edits(self.app.pop_screen)
