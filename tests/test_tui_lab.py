@@ -343,3 +343,39 @@ def test_qatui_lab_refuses_a_missing_judge_file_or_dataset_in_one_line(lab_dir, 
     assert main(["lab", "sums.toml", "missing.jsonl"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 2 and "missing.toml" in lines[0] and "missing.jsonl" in lines[1], lines
+
+
+async def test_esc_cancels_a_run_in_progress_and_its_session_is_kept_as_cancelled(lab_dir) -> None:
+    from fakes import Gate
+
+    config, gate = Config(), Gate(permits=3)
+    app = QatuiApp(config, SessionStore(lab_dir / "sessions"), lab=("sums.toml", "sums.jsonl"),
+                   make_resources=lambda: scripted_resources(config, llm=ScriptedLLM(scripted_reply, gate=gate)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: opened(app), "the lab to open")
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: gate.taken == 3 and "evaluating" in status(app), "the run under way")
+        assert "3 of 12" in status(app) or "of 12 items" in status(app)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: lab(app)._run_future is None, "the run cancelled")
+        assert lab(app) is not None  # esc cancelled the run; it did not leave the lab
+        assert lab(app).result is None
+    [session] = sessions(lab_dir)
+    assert SessionStore(lab_dir / "sessions").open(session).meta["status"] == "cancelled"
+
+
+async def test_leaving_with_edits_not_saved_asks_first(lab_dir) -> None:
+    app = scripted_app(lab_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: opened(app), "the lab to open")
+        await replace_word(pilot, "style", "arithmetic")
+        await pilot.press("escape")  # from inside the editor
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("n")
+        await wait_until(pilot, lambda: lab(app) is not None, "the lab again")
+        assert "arithmetic" in lab(app).query_one("#editor", TextArea).text
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question again")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: lab(app) is None and not isinstance(app.screen, ConfirmScreen), "Home")
+    assert (lab_dir / "sums.toml").read_text() == JUDGE

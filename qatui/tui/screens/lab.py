@@ -116,7 +116,7 @@ class JudgeLabScreen(QatuiScreen):
                     yield Input(self.judge_spec, id="judge", compact=True,
                                 placeholder="a judge file (.toml), or a built-in to copy: pointwise, pairwise-ab…")
                 yield TextArea.code_editor("", language="toml", id="editor", soft_wrap=True, show_line_numbers=True,
-                                           tab_behavior="indent")
+                                           tab_behavior="focus")  # esc is the screen's: back, or cancel a run
             with TabPane("Run", id="run"):
                 with Horizontal(classes="row"):
                     yield Label("Data")
