@@ -143,8 +143,20 @@ class LabResult:
         if self.comparison is None:
             return f"saved version: {now}; edit the prompt and run again to compare"
         c = self.comparison
-        return (f"edited: {now}; Δ {fmt(c.delta, signed=True)} {fmt_ci(c.ci, signed=True)} against the saved; "
-                f"{len(c.now_right)} now right, {len(c.now_wrong)} now wrong")
+        return (f"edited: {now}; Δ {fmt(c.delta, signed=True)} {fmt_ci(c.ci, signed=True)} against the saved"
+                f"{verdict_of(c)}; {len(c.now_right)} now right, {len(c.now_wrong)} now wrong")
+
+
+def verdict_of(comparison: Comparison) -> str:
+    """What the paired CI says in words: clearly better, clearly worse, or not clearly either (it holds 0)."""
+    if comparison.ci is None:
+        return ""
+    low, high = comparison.ci
+    if low > 0:
+        return " (better: the CI is above 0)"
+    if high < 0:
+        return " (worse: the CI is below 0)"
+    return " (not clearly different: the CI holds 0)"
 
 
 def fmt(value: float | None, *, signed: bool = False) -> str:
@@ -183,6 +195,8 @@ class Progress:
 
     def line(self) -> str:
         """'evaluating the edited version: 3 of 20 items'."""
+        if not self.total:
+            return "choosing the items and checking the backbone… (esc cancels)"
         return f"evaluating {self.what}: {self.done} of {self.total} items (esc cancels)"
 
     def on_event(self, event: object) -> None:

@@ -71,6 +71,7 @@ class JudgeLabScreen(QatuiScreen):
         & TabPane { padding: 0; }
         & .row { height: auto; padding: 0 1; }
         & .row > Label { width: auto; padding: 0 1 0 0; color: $text-muted; }
+        & #data-info { padding: 0; }
         & .row > Input { width: 1fr; }
         & Input, & Select { background: $foreground 6%; }
         & Input:focus, & Select:focus { background: $foreground 12%; }
@@ -121,6 +122,7 @@ class JudgeLabScreen(QatuiScreen):
                 with Horizontal(classes="row"):
                     yield Label("Data")
                     yield Input(self.data_spec, id="data", compact=True, placeholder="a dataset with people's labels")
+                    yield Label("", id="data-info")
                 with Horizontal(classes="row"):
                     yield Select(HOWS, value="sample", allow_blank=False, id="how", compact=True)
                     yield Label(" N")
@@ -197,11 +199,18 @@ class JudgeLabScreen(QatuiScreen):
         """Load the dataset whose labelled items the runs use."""
         from qatui.tui.lab import load_labelled
 
+        info = self.query_one("#data-info", Label)
         try:
             self.dataset = await asyncio.to_thread(load_labelled, spec, self.qatui.roots)
         except QatuiError as e:
             self.dataset = None
+            info.update("")
             self.notify(str(e), title="Cannot use the dataset", severity="error", timeout=10)
+        else:
+            labelled = sum(1 for item in self.dataset.items if item.gold is not None)
+            info.update(Content(plain(f" {labelled} of {len(self.dataset.items)} items labelled")))
+            if self.query_one("#data").has_focus:
+                self.query_one("#how").focus()
         self.result = None
         self.evaluations.clear()  # evaluated on other items
         self._draw_result()
@@ -254,16 +263,20 @@ class JudgeLabScreen(QatuiScreen):
             line = "Open a judge file (.toml) or a built-in to copy: type it in the Judge field and press enter."
         elif self.problem and current:
             line = self.problem
-        elif self.dataset is None:
-            line = "Give a dataset with people's labels in the Run tab (F3), then ctrl+r runs the judge on it."
         elif self.result is not None and self.result.text == self.query_one("#editor", TextArea).text:
             line = self.result.summary()
+        elif not self.opened.digest and not self.modified() and not (self.problem and current):
+            line = f"A copy of a built-in, not saved yet: ctrl+s saves it as {tilde(self.opened.path)}" + (
+                "; give a dataset with people's labels in the Run tab (F3) to run it." if self.dataset is None
+                else "; ctrl+r runs it.")
+        elif self.dataset is None:
+            line = "Give a dataset with people's labels in the Run tab (F3), then ctrl+r runs the judge on it."
         else:
             line = ("edited: ctrl+r runs it beside the saved version, ctrl+s saves" if self.modified()
                     else "ctrl+r runs the saved version on the labelled items")
-        name = f"{self.judge_name} · " if self.judge_name else ""
-        state = " · modified" if self.modified() else ""
-        self.sub_title = f"judge lab · {name}{tilde(self.opened.path) if self.opened else 'no judge'}{state}"
+        # the judge's name (else its file's): the whole path is on the editor's border
+        shown = self.judge_name or (self.opened.path.name if self.opened else "no judge")
+        self.sub_title = f"judge lab · {shown}" + (" · modified" if self.modified() else "")
         status.update(Content(plain(line)))
 
     # -- running ----------------------------------------------------------------------------------
@@ -311,7 +324,7 @@ class JudgeLabScreen(QatuiScreen):
 
         status = self.query_one("#status", Static)
         status.set_class(False, "-error")
-        progress = Progress(what=request.describe())
+        progress = Progress()
         app = self.qatui
         known = self.evaluations.setdefault(backbone, {})
         self._run_future = app.engine_loop.submit(run_lab(self.opened, text, self.dataset, request, app.config,
@@ -353,7 +366,8 @@ class JudgeLabScreen(QatuiScreen):
             flips.add_row(Text(plain(item_id)), Text(f"now {now}", style=style),
                           Text(clip(plain(question), 60), no_wrap=True, overflow="ellipsis"), key=item_id)
         flips.border_title = (f"Items that flipped: {flips.row_count} (enter: transcript)" if flips.row_count
-                              else "No item flipped")
+                              else "No item flipped" if self.result.comparison is not None
+                              else "Items that flipped: edit the prompt and run again to compare")
 
     @on(DataTable.RowSelected, "#flips")
     def _flip_selected(self, event: DataTable.RowSelected) -> None:
@@ -418,8 +432,21 @@ class JudgeLabScreen(QatuiScreen):
     # -- moving -----------------------------------------------------------------------------------
 
     def action_tab(self, tab: str) -> None:
-        """Show the Prompt, Run or History tab."""
+        """Show the Prompt, Run or History tab, focused where it is used first."""
         self.query_one(TabbedContent).active = tab
+        self._focus_tab(tab)
+
+    @on(TabbedContent.TabActivated)
+    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        self._focus_tab(event.pane.id or "")
+
+    def _focus_tab(self, tab: str) -> None:
+        """Focus what the tab is used for first, so typed keys never go to a hidden widget."""
+        target = {"prompt": "#editor" if self.opened is not None else "#judge",
+                  "run": "#data" if self.dataset is None else "#flips" if self.result is not None else "#how",
+                  "history": "#versions"}.get(tab)
+        if target is not None:
+            self.query_one(target).focus()
 
     def _leave_edits(self, then) -> None:
         """Call `then` now, or after the user agrees to drop the edits not saved."""
