@@ -28,7 +28,8 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
+from textual.events import Resize
 from textual.content import Content
 from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static, TabbedContent, TabPane, TextArea
 
@@ -55,6 +56,8 @@ class JudgeLabScreen(QatuiScreen):
     """The lab over `judge` (a judge file's path or a built-in's name, or "" to pick one) and `data` (a dataset)."""
 
     HELP_TITLE = "judge lab"
+    WIDE = 120
+    """From this width the Prompt tab shows the last run's figures and flipped items beside the text."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "run", "Run", priority=True),
         Binding("ctrl+s", "save", "Save", priority=True),
@@ -82,6 +85,11 @@ class JudgeLabScreen(QatuiScreen):
         & DataTable { height: auto; border: round $panel-border; border-title-color: $accent; }
         & DataTable:focus { border: round $primary; }
         & #figures { min-height: 5; }
+        & #prompt-body { height: 1fr; }
+        & #editor { width: 1fr; }
+        & #beside { width: 46; display: none; }
+        &.-wide #beside { display: block; }
+        & #side-flips { height: 1fr; }
         & #flips, & #versions { height: 1fr; min-height: 5; }
     }
     """
@@ -116,8 +124,13 @@ class JudgeLabScreen(QatuiScreen):
                     yield Label("Judge")
                     yield Input(self.judge_spec, id="judge", compact=True,
                                 placeholder="a judge file (.toml), or a built-in to copy: pointwise, pairwise-ab…")
-                yield TextArea.code_editor("", language="toml", id="editor", soft_wrap=True, show_line_numbers=True,
-                                           tab_behavior="focus")  # esc is the screen's: back, or cancel a run
+                with Horizontal(id="prompt-body"):
+                    yield TextArea.code_editor("", language="toml", id="editor", soft_wrap=True,
+                                               show_line_numbers=True,
+                                               tab_behavior="focus")  # esc is the screen's: back, or cancel a run
+                    with Vertical(id="beside"):  # wide terminals: the last run's figures beside the text
+                        yield DataTable(id="side-figures", cursor_type="none")
+                        yield DataTable(id="side-flips", cursor_type="row", zebra_stripes=True)
             with TabPane("Run", id="run"):
                 with Horizontal(classes="row"):
                     yield Label("Data")
@@ -151,6 +164,14 @@ class JudgeLabScreen(QatuiScreen):
         flips.border_title = "Items that flipped (enter: transcript)"
         for name in ("item", "now", "question"):
             flips.add_column(name)
+        side = self.query_one("#side-figures", DataTable)
+        side.border_title = "Last run"
+        for name in ("", "value", "95% CI", "items"):
+            side.add_column(name)
+        side_flips = self.query_one("#side-flips", DataTable)
+        side_flips.border_title = "Flipped"
+        for name in ("item", "now"):
+            side_flips.add_column(name)
         versions = self.query_one("#versions", DataTable)
         versions.border_title = "Saved versions"
         for name in ("version", "saved", "figures", "note"):
@@ -346,30 +367,39 @@ class JudgeLabScreen(QatuiScreen):
         self.result = result
         self._draw_result()
         self._show_status()
-        self.action_tab("run")
-        self.query_one("#flips").focus()
+        if not (self.has_class("-wide") and self.query_one(TabbedContent).active == "prompt"):
+            self.action_tab("run")  # wide, the figures are beside the text already: the editor keeps the focus
 
     def running(self) -> bool:
         """Whether a run is in progress."""
         return self._run_future is not None
 
+    def on_resize(self, event: Resize) -> None:
+        self.set_class(event.size.width >= self.WIDE, "-wide")
+
     def _draw_result(self) -> None:
-        figures, flips = self.query_one("#figures", DataTable), self.query_one("#flips", DataTable)
-        figures.clear()
-        flips.clear()
+        tables = [self.query_one(f"#{name}", DataTable) for name in ("figures", "flips", "side-figures", "side-flips")]
+        for table in tables:
+            table.clear()
+        figures, flips, side, side_flips = tables
         if self.result is None:
+            side.border_title, side_flips.border_title = "Last run", "Flipped"
             return
         for row in figures_of(self.result):
             figures.add_row(*(Text(plain(cell)) for cell in row))
+            side.add_row(*(Text(plain(cell)) for cell in (row[0].replace(" paired", ""), *row[3:6])))
         for item_id, now, question in flips_of(self.result):
             style = "bold green" if now == "right" else "bold red"
             flips.add_row(Text(plain(item_id)), Text(f"now {now}", style=style),
                           Text(clip(plain(question), 60), no_wrap=True, overflow="ellipsis"), key=item_id)
+            side_flips.add_row(Text(clip(plain(item_id), 24)), Text(f"now {now}", style=style), key=item_id)
         flips.border_title = (f"Items that flipped: {flips.row_count} (enter: transcript)" if flips.row_count
                               else "No item flipped" if self.result.comparison is not None
                               else "Items that flipped: edit the prompt and run again to compare")
+        side.border_title = Content(plain(f"Last run · {self.result.edited.metric}"))
+        side_flips.border_title = f"Flipped: {flips.row_count} (enter)" if flips.row_count else "Flipped: none"
 
-    @on(DataTable.RowSelected, "#flips")
+    @on(DataTable.RowSelected, "#flips, #side-flips")
     def _flip_selected(self, event: DataTable.RowSelected) -> None:
         if self.result is not None and event.row_key.value is not None:
             self.qatui.open_session(self.result.edited.session_id, item=event.row_key.value)
