@@ -146,6 +146,10 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("wide: the Compare screen's tables keep their height", 'qatui/tui/screens/compare.py', '        & #disagreements { height: 1fr; min-height: 8; }', '        & #disagreements { height: 1fr; }', 'tests/test_tui.py::test_compare_says_the_item_sets_differ_above_the_figures_and_no_table_is_squeezed'),
  ('wide: a typed backbone checked as --backbone', 'qatui/tui/widgets/backbone_input.py', '        backbone_settings(name, config)\n', '        pass\n', 'tests/test_tui_preflight.py::test_new_run_takes_a_typed_model_string_and_checks_it_as_the_cli_does'),
  ("words: models --check asks once", "qatui/report/models.py", "row.status = await apreflight_backbone(make_client(row.name, config, use_cache=False))", "row.status = await make_client(row.name, config, use_cache=False).check()", "tests/test_preflight.py::test_models_check_refuses_a_closed_port_at_once"),
+ ("lab: a save never overwrites a file changed outside the lab", "qatui/tui/lab_file.py", "    if not overwrite and current_digest(opened.path) != opened.digest:", "    if False:", "tests/test_lab_file.py tests/test_tui_lab.py::test_a_file_edited_outside_is_not_overwritten_without_asking"),
+ ("lab: an edit the loader refuses is not run", "qatui/tui/screens/lab.py", "        if self._checked != text or self.problem:\n            self._refuse_then_check(text)\n            return", "", "tests/test_tui_lab.py::test_an_invalid_edit_shows_the_loaders_line_and_is_neither_run_nor_saved"),
+ ("lab: esc cancels a run, its session kept as cancelled", "qatui/tui/screens/lab.py", "            self._run_future.cancel()\n            return", "            return", "tests/test_tui_lab.py::test_esc_cancels_a_run_in_progress_and_its_session_is_kept_as_cancelled"),
+ ("lab: leaving with edits not saved asks", "qatui/tui/screens/lab.py", "        if not self.modified():\n            then()\n            return", "        then()\n        return", "tests/test_tui_lab.py::test_leaving_with_edits_not_saved_asks_first"),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

@@ -108,6 +108,11 @@ async def replace_word(pilot, old: str, new: str) -> None:
     await pilot.press(*new)
 
 
+def toasts(app) -> list[str]:
+    """The titles of the notifications shown."""
+    return [n.title for n in app._notifications]  # noqa: SLF001 - no public list of the toasts
+
+
 def sessions(folder: Path) -> list[str]:
     """The session folders written so far."""
     root = folder / "sessions"
@@ -124,9 +129,10 @@ async def test_an_invalid_edit_shows_the_loaders_line_and_is_neither_run_nor_sav
         assert line.startswith("~/sums.toml:12: prompts.user: unknown placeholder {answr}"), line  # file, line, key
         assert "\n" not in line
         await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: "Not run: the judge file does not load" in toasts(app), "the refusal to run")
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: not [w for w in app.workers if w.group in ("check", "save") and not w.is_finished])
-        await settle(pilot)
+        await wait_until(pilot, lambda: "Not saved: the judge file does not load" in toasts(app), "the refusal to save")
+        await settle(pilot, drop_toasts=False)
         assert sessions(lab_dir) == []  # not run
         assert (lab_dir / "sums.toml").read_text() == JUDGE  # not saved
         assert JudgeHistory().records("sums") == []
