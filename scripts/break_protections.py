@@ -149,6 +149,7 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("lab: a save never overwrites a file changed outside the lab", "qatui/tui/lab_file.py", "    if not overwrite and current_digest(opened.path) != opened.digest:", "    if False:", "tests/test_lab_file.py tests/test_tui_lab.py::test_a_file_edited_outside_is_not_overwritten_without_asking"),
  ("lab: an edit the loader refuses is not run", "qatui/tui/screens/lab.py", "        if self._checked != text or self.problem:\n            self._refuse_then_check(text)\n            return", "", "tests/test_tui_lab.py::test_an_invalid_edit_shows_the_loaders_line_and_is_neither_run_nor_saved"),
  ("lab: esc cancels a run, its session kept as cancelled", "qatui/tui/screens/lab.py", "            self._run_future.cancel()\n            return", "            return", "tests/test_tui_lab.py::test_esc_cancels_a_run_in_progress_and_its_session_is_kept_as_cancelled"),
+ ("plain text: the Judge Lab's flipped items are Text, not markup", "qatui/tui/screens/lab.py", "                          Text(clip(plain(question), 60), no_wrap=True, overflow=\"ellipsis\"), key=item_id)", "                          clip(question, 60), key=item_id)", "tests/test_tui_lab.py::test_data_texts_are_drawn_as_text_never_as_markup"),
  ("lab: leaving with edits not saved asks", "qatui/tui/screens/lab.py", "        if not self.modified():\n            then()\n            return", "        then()\n        return", "tests/test_tui_lab.py::test_leaving_with_edits_not_saved_asks_first"),
 ]
 only = sys.argv[1:]

@@ -385,3 +385,22 @@ async def test_leaving_with_edits_not_saved_asks_first(lab_dir) -> None:
         await pilot.press("y")
         await wait_until(pilot, lambda: lab(app) is None and not isinstance(app.screen, ConfirmScreen), "Home")
     assert (lab_dir / "sums.toml").read_text() == JUDGE
+
+
+async def test_data_texts_are_drawn_as_text_never_as_markup(lab_dir) -> None:
+    hostile = "[bold red]boom[/bold red] \x1b[31m"
+    with (lab_dir / "sums.jsonl").open("w") as f:
+        for i in range(4):
+            f.write(json.dumps({"id": f"q{i}", "question": f"What is {i} plus {i}? {hostile}", "references": [f"{2 * i}"],
+                                "candidates": {"a": f"It is {2 * i}.", "b": f"It is {2 * i + 1}."},
+                                "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n")
+    app = scripted_app(lab_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: opened(app), "the lab to open")
+        await replace_word(pilot, "style", "arithmetic")
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: figures_shown(app), "the figures", timeout=60)
+        await settle(pilot)
+        table = lab(app).query_one("#flips", DataTable)
+        drawn = "\n".join("".join(seg.text for seg in table.render_line(y)) for y in range(table.size.height))
+        assert "[bold red]boom[/bold red] \\x1b[31m" in drawn, drawn  # the markup and the escape as written
