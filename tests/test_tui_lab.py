@@ -404,3 +404,22 @@ async def test_data_texts_are_drawn_as_text_never_as_markup(lab_dir) -> None:
         table = lab(app).query_one("#flips", DataTable)
         drawn = "\n".join("".join(seg.text for seg in table.render_line(y)) for y in range(table.size.height))
         assert "[bold red]boom[/bold red] \\x1b[31m" in drawn, drawn  # the markup and the escape as written
+
+
+async def test_the_n_most_disagreeing_items_are_those_the_saved_version_gets_wrong(lab_dir) -> None:
+    from textual.widgets import Select
+
+    app = scripted_app(lab_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: opened(app), "the lab to open")
+        await replace_word(pilot, "style", "arithmetic")
+        screen = lab(app)
+        screen.query_one("#how", Select).value = "disagreeing"
+        screen.query_one("#n").value = "3"
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: figures_shown(app), "the figures", timeout=60)
+        result = screen.result
+        wrong_before = [f"q{i}" for i in range(N_ITEMS) if i % 3]  # where the saved version prefers the wrong sum
+        assert len(result.items) == 3 and set(result.items) <= set(wrong_before)
+        assert result.saved.value == 0.0 and result.edited.value == 1.0
+        assert sorted(result.comparison.now_right) == sorted(result.items)
