@@ -249,17 +249,24 @@ def main_error(capsys, config: Path, tmp_path: Path, judge: str, data: Path) -> 
     return code, json.loads(out), err
 
 
+@pytest.mark.parametrize(("edit", "reason"), [
+    (lambda text: text.replace("{answer}", "(none)"), "user: the template never shows {answer}"),
+    (lambda text: text.replace('name = "my-pointwise"', 'name = "other"'), "name: the text defines judge 'other'"),
+    (lambda text: text.replace('system = """', 'system = """{secret} '), "system"),
+    (lambda text: text + "\n", "the text it revises, unchanged"),
+    (lambda text: "not = [toml", "not valid TOML"),
+], ids=["no-answer", "renamed", "unknown-placeholder", "unchanged", "not-toml"])
 def test_a_proposal_that_is_not_a_valid_judge_is_refused_with_its_reason_and_never_run(
-        setup, llm_server, tmp_path, capsys) -> None:
+        setup, llm_server, tmp_path, capsys, edit, reason) -> None:
     def broken(body: dict) -> str:
         text = block_texts(str(body["messages"][-1]["content"]))["Judge definition"]
-        return json.dumps({"analysis": "drop the answer", "judge_file": text.replace("{answer}", "(none)")})
+        return json.dumps({"analysis": "a change", "judge_file": edit(text)})
     llm_server.script(scripted(concise_judge, broken))
     data = write_data(tmp_path / "d.jsonl", 8)
     code, doc, err = align(capsys, setup, tmp_path, data, "--rounds", "1")
     assert code == 0, err
     refused = doc["candidates"][1]
-    assert refused["status"] == "refused" and "user: the template never shows {answer}" in refused["reason"]
+    assert refused["status"] == "refused" and reason in refused["reason"], refused["reason"]
     assert refused["train"] is None and doc["final"]["round"] == 0
     judged = [b for b in llm_server.requests if not is_preflight(b) and WRITER_MARK not in system_of(b)]
     assert len(judged) == 16  # start on train and test only: the refused text never ran

@@ -374,9 +374,6 @@ class Aligner:
         except JudgeError as e:
             candidate.reason = str(e)
             return candidate
-        if judge.name != self.editable.name:
-            candidate.reason = f"the proposal renames the judge to {judge.name!r}"
-            return candidate
         calls = _most_calls(judge, self.dataset, _train(best))
         if most is not None and (calls is None or calls > most):
             candidate.reason = "the proposal would ask more backbone calls per item than the judge it revises"
