@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from qatui.errors import JudgeError, first_problem
 from qatui.judges.base import JudgeOptions
-from qatui.judges.files.lines import key_line
+from qatui.judges.files.lines import key_line, line_of_text
 
 Kind = Literal["score", "pair", "listwise", "checklist", "label"]
 KINDS: tuple[str, ...] = ("score", "pair", "listwise", "checklist", "label")
@@ -215,8 +215,11 @@ def parse_judge_text(text: str, source: str) -> JudgeFile:
         spec = JudgeSpec.model_validate(data)
     except ValidationError as e:
         raise _validation_error(e, text, source) from None
-    for path, message in _problems(spec):
-        raise JudgeFileError(f"{source}:{key_line(text, path)}: {_dotted(path)}: {message}")
+    for path, message, *needle in _problems(spec):
+        line = key_line(text, path)
+        if needle:  # a placeholder: the line of the template that holds it
+            line = line_of_text(text, line, needle[0])
+        raise JudgeFileError(f"{source}:{line}: {_dotted(path)}: {message}")
     return JudgeFile(name=spec.name, kind=spec.kind, description=spec.description, source=source, text=text, spec=spec)
 
 
@@ -247,7 +250,8 @@ def _hint(path: tuple[str | int, ...]) -> str:
 # -- the checks pydantic cannot make --------------------------------------------------------------
 
 
-Problem = tuple[tuple[str | int, ...], str]
+Problem = tuple[tuple[str | int, ...], str] | tuple[tuple[str | int, ...], str, str]
+"""Where (the key path), what, and for a placeholder the text to find its line by."""
 
 
 def _problems(spec: JudgeSpec) -> list[Problem]:
@@ -337,10 +341,11 @@ def _section_problems(spec: JudgeSpec, section: PromptSpec, where: tuple[str, ..
             continue
         for name in used:
             if name not in ALL_FIELDS:
-                found.append(((*where, key), f"unknown placeholder {{{name}}}"))
+                found.append(((*where, key), f"unknown placeholder {{{name}}}", f"{{{name}}}"))
             elif name not in names:
-                place = "the user template" if name in fillable else f"a {kind} judge"
-                found.append(((*where, key), f"placeholder {{{name}}} cannot be filled here (it belongs in {place})"))
+                place = "the user template" if name in fillable else f"another kind of judge, not a {kind} judge"
+                found.append(((*where, key), f"placeholder {{{name}}} cannot be filled here (it belongs in {place})",
+                              f"{{{name}}}"))
         if key == "user":
             shown = ANSWER_FIELDS[kind] + (("questions",) if kind == "checklist" else ())
             if missing := [n for n in shown if n not in used]:
