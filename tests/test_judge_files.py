@@ -325,3 +325,75 @@ def test_a_bad_judge_file_named_in_the_config_is_refused_naming_the_file_not_the
     config = _config(tmp_path, llm_server, '[judges.concise]\nfile = "judges/concise.toml"\n')
     with pytest.raises(JudgeFileError, match=rf"^{tmp_path / 'judges' / 'concise.toml'}:3: kind: unknown kind 'grade'"):
         check_judge_tables(load_config(config))
+
+
+# -- the embedded model ----------------------------------------------------------------------------
+
+ONE_ITEM = {"id": "ice", "question": "Why does ice float on water?",
+            "references": ["Ice is less dense than liquid water, because its molecules lock into an open lattice."],
+            "candidates": {"good": "Ice is less dense than water, as freezing locks its molecules into a lattice.",
+                           "bad": "Ice floats because it is cold."},
+            "gold": {"kind": "ranking", "tiers": [["good"], ["bad"]]}}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("text", "name"), [(SCORE, "concise"), (PAIR.replace("explanation = 200", "explanation = 0"),
+                                                                 "swapper"), (CHECKLIST, "checks")],
+                         ids=["score", "pair", "checklist"])
+def test_a_judge_file_runs_offline_on_the_embedded_model(tmp_path, capsys, monkeypatch, text, name) -> None:
+    from qatui import extras
+
+    if not extras.has("local"):
+        pytest.skip(f"the embedded model is not installed: {extras.install_hint('local')}")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # every call reaches the model
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps(ONE_ITEM) + "\n")
+    judge = tmp_path / f"{name}.toml"
+    judge.write_text(text)
+    config = tmp_path / "qatui.toml"
+    config.write_text("")
+    done = _run(capsys, config, tmp_path, "run", str(data), "--judge", str(judge), "--backbone", "local/smollm2")
+    assert done["judges"][name]["coverage"]["scored"] == 1 and done["judges"][name]["n_failed"] == 0
+    assert done["llm"]["calls"] == 2  # constrained decoding: read at the first answer, never re-asked
+    (verdict,) = _session(tmp_path, done["session"]).verdicts(name).values()
+    assert set(verdict.scores) == {"good", "bad"}
+
+
+# -- what the docs show and what qatui writes ------------------------------------------------------
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/JUDGE_FILES.md"])
+def test_the_complete_example_of_the_docs_is_a_judge_file_that_loads(page) -> None:
+    import re
+
+    from qatui.judges.files import parse_judge_text
+    from qatui.judges.files.judge import file_judge_class
+
+    text = (Path(__file__).resolve().parents[1] / page).read_text()
+    block = re.search(r"```toml\n(.*?)```", text, re.S)
+    assert block is not None, f"{page} has no TOML example"
+    file = parse_judge_text(block[1], page)
+    assert file.name == "concise" and file_judge_class(file).needs.reference is False
+
+
+@pytest.mark.parametrize("kind", ["score", "pair", "listwise", "checklist", "label"])
+def test_judges_new_writes_a_starting_file_that_runs_as_it_is(tmp_path, capsys, monkeypatch, llm_server, kind) -> None:
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    target = tmp_path / f"{kind}.toml"
+    assert main(["judges", "new", f"my-{kind}", "--kind", kind, "-o", str(target)]) == 0
+    assert target.read_text().startswith("# A qatui judge file")
+    assert main(["judges", "new", f"my-{kind}", "--kind", kind, "-o", str(target)]) == 2  # never over a file
+    capsys.readouterr()
+
+    def answer(body: dict) -> str:
+        if is_preflight(body):
+            return "OK"
+        content = body["messages"][-1]["content"]
+        labels = sorted(set(__import__("re").findall(r"Response \d+", content)))
+        return json.dumps({"score": "[[4]]", "explanation": "fine", "verdict": "A", "label": "partial",
+                           "Q1": "yes", "Q2": "no", "Q3": "yes", "rank": labels})
+
+    llm_server.script(answer)
+    done = _run(capsys, _config(tmp_path, llm_server), tmp_path, "run", str(_data(tmp_path)), "--judge", str(target))
+    assert done["judges"][f"my-{kind}"]["coverage"]["scored"] == 2
