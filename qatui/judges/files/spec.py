@@ -54,6 +54,8 @@ class JudgeFileError(JudgeError):
 
 
 class _Strict(BaseModel):
+    """A table of a judge file: unknown keys refused, values frozen, numbers finite."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
@@ -256,7 +258,7 @@ Problem = tuple[tuple[str | int, ...], str] | tuple[tuple[str | int, ...], str, 
 
 def _problems(spec: JudgeSpec) -> list[Problem]:
     """Every problem of a parsed file, in file order; the first is reported."""
-    from qatui.judges.registry import JUDGES
+    from qatui.judges.names import JUDGES
 
     found: list[Problem] = []
     if spec.name in JUDGES:
@@ -361,8 +363,6 @@ def _section_problems(spec: JudgeSpec, section: PromptSpec, where: tuple[str, ..
 
 def _example_problems(spec: JudgeSpec, example: dict[str, str], where: tuple[str | int, ...],
                       fillable: set[str]) -> list[Problem]:
-    from qatui.judges.files.answers import answer_keys
-
     keys = answer_keys(spec)
     if unknown := [k for k in example if k not in fillable and k not in keys]:
         return [(where, f"unknown key {unknown[0]!r} in an example (its fields: {', '.join(sorted(fillable))}; "
@@ -370,3 +370,26 @@ def _example_problems(spec: JudgeSpec, example: dict[str, str], where: tuple[str
     if missing := [k for k in (*ANSWER_FIELDS[spec.kind], *keys) if k not in example]:
         return [(where, f"an example needs {', '.join(missing)}")]
     return []
+
+
+# -- the answer's keys ----------------------------------------------------------------------------
+
+DEFAULT_VERDICT_KEY = {"score": "score", "pair": "verdict", "label": "label", "listwise": "rank"}
+
+
+def answer_format(spec: JudgeSpec) -> str:
+    """`bracketed` or `plain` (scores are always bracketed; pairs and labels plain unless the file says)."""
+    return spec.answer.format or ("bracketed" if spec.kind == "score" else "plain")
+
+
+def verdict_key(spec: JudgeSpec) -> str:
+    """The JSON key of the verdict."""
+    return spec.answer.verdict_key or DEFAULT_VERDICT_KEY.get(spec.kind, "verdict")
+
+
+def answer_keys(spec: JudgeSpec) -> tuple[str, ...]:
+    """The keys of one answer, in order: an example's answer gives exactly these."""
+    if spec.kind == "checklist":
+        return tuple(f"Q{k}" for k in range(1, len(spec.checklist.questions) + 1)) if spec.checklist else ()
+    explanation = (spec.answer.explanation_key,) if spec.answer.explanation else ()
+    return (*explanation, verdict_key(spec))
