@@ -146,6 +146,13 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("wide: the Compare screen's tables keep their height", 'qatui/tui/screens/compare.py', '        & #disagreements { height: 1fr; min-height: 8; }', '        & #disagreements { height: 1fr; }', 'tests/test_tui.py::test_compare_says_the_item_sets_differ_above_the_figures_and_no_table_is_squeezed'),
  ('wide: a typed backbone checked as --backbone', 'qatui/tui/widgets/backbone_input.py', '        backbone_settings(name, config)\n', '        pass\n', 'tests/test_tui_preflight.py::test_new_run_takes_a_typed_model_string_and_checks_it_as_the_cli_does'),
  ("words: models --check asks once", "qatui/report/models.py", "row.status = await apreflight_backbone(make_client(row.name, config, use_cache=False))", "row.status = await make_client(row.name, config, use_cache=False).check()", "tests/test_preflight.py::test_models_check_refuses_a_closed_port_at_once"),
+ ('judge files: a bad file refused naming file, line and key', 'qatui/judges/files/spec.py', '    for path, message, *needle in _problems(spec):', '    for path, message, *needle in []:', 'tests/test_judge_files.py -k bad_judge_file_is_refused'),
+ ('judge files: the line of a key', 'qatui/judges/files/lines.py', '        if (found := _line_of(text, ".".join(keys))) is not None:\n            return found', '        return 1', 'tests/test_judge_files.py -k bad_judge_file_is_refused'),
+ ('judge files: swap and confirm asks both orders', 'qatui/judges/files/judge.py', 'for order in ([(x, y), (y, x)] if both else [(x, y)])]', 'for order in [(x, y)]]', 'tests/test_judge_files.py -k swap_and_confirm'),
+ ('judge files: answers fenced', 'qatui/judges/files/judge.py', '                fields[key] = fence({"answer": "Answer", "answer_a": "Answer A", "answer_b": "Answer B"}[key], value)', '                fields[key] = value', 'tests/test_judge_files.py -k loopback_backbone'),
+ ("judge files: exported built-ins send the built-in's requests", 'qatui/judges/files/judge.py', '        fence = Fence(question, *texts, *references, *(context if uses_context else ()))', '        fence = Fence(*texts, question, *references, *(context if uses_context else ()))', 'tests/test_judge_files.py -k exported'),
+ ('judge files: resume rebuilds the judge from the stored text', 'qatui/engine/jobs.py', 'file=stored_file(meta, name))', 'file=None)', 'tests/test_judge_files.py -k resume'),
+ ("judge files: the session stores the file's text", 'qatui/engine/jobs.py', '        **({"judge_files": files} if (files := file_meta(judges)) else {}),\n', '', 'tests/test_judge_files.py -k loopback_backbone'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:
