@@ -1,7 +1,7 @@
 """Judge versions: what the hash covers, where it is stored, how it is shown and diffed, and the resume it refuses.
 
-A built-in's prompt is changed through a copy of the package's `prompts/` folder put first in the
-prompt loader's search (`prompt_folders`), as an edited install would read it; a judge file is
+A built-in's prompt is changed through a copy of its prompt files put first in the prompt loader's
+search (`prompt_edits`), as an edited install would read it; a judge file is
 stood for by a CheckEval checklist file, a user file whose edit changes the judge.
 """
 
@@ -29,32 +29,9 @@ from qatui.store.judge_versions import JudgeHistory, version_of
 from qatui.store.session import SessionStore
 
 from fakes import ScriptedLLM, answer_from_prompt, scripted_resources
+from prompt_edits import JUDGES_FOLDER as PACKAGE_PROMPTS
+from prompt_edits import edited_prompts  # noqa: F401 - a fixture
 from tui_support import run_headless, write_sums
-
-PACKAGE_PROMPTS = Path(prompts_module.__file__).parent
-
-
-@pytest.fixture
-def edited_prompts(tmp_path, monkeypatch):
-    """A copy of a judge package's prompts folder searched first; `edit(file, old, new)` changes one word of it."""
-    own = tmp_path / "prompts-override"
-    own.mkdir()
-    originals = prompts_module.prompt_folders()
-    monkeypatch.setattr(prompts_module, "prompt_folders", lambda: [own, *originals])
-    prompts_module.load_prompts.cache_clear()
-
-    def edit(package: str, file: str, old: str, new: str) -> None:
-        source = PACKAGE_PROMPTS / package / "prompts" / file if package else PACKAGE_PROMPTS / "prompts" / file
-        text = source.read_text(encoding="utf-8")
-        assert text.count(old) >= 1, f"{old!r} is not in {file}"
-        for sibling in source.parent.glob(f"{file.split('.')[0]}.*.toml"):
-            if not (own / sibling.name).exists():
-                shutil.copy(sibling, own / sibling.name)
-        (own / file).write_text(text.replace(old, new, 1), encoding="utf-8")
-        prompts_module.load_prompts.cache_clear()
-
-    yield edit
-    prompts_module.load_prompts.cache_clear()
 
 
 # -- what the version covers ----------------------------------------------------------------------------------------

@@ -216,8 +216,12 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
         legend.add_row(f"[bold]{r['letter']}[/]", escape(session), escape(r["judge"]),
                        escape(version_text(r.get("version"))), str(r["n_done"]), str(r["n_failed"]))
     console.print(legend)
-    for line in data.get("versions", []):  # under the runs it names: which figures are not of one judge
-        console.print(Text.assemble(("versions: ", "bold yellow"), plain(line)), soft_wrap=True)
+    if data.get("versions"):  # under the runs it names: which figures are not of one judge
+        for line in data["versions"]:
+            console.print(Text.assemble(("versions: ", "bold yellow"), plain(line)), soft_wrap=True)
+        ids = " ".join(dict.fromkeys(r["session"] for r in runs))
+        console.print(Text(plain(f"their figures are not of one judge; what changed: qatui sessions diff {ids}")),
+                      style="yellow", soft_wrap=True)
     if metrics:
         table = Table("run", *metrics, box=None, padding=(0, 1, 0, 0),
                       title="metrics (delta against A)", title_justify="left")

@@ -327,7 +327,7 @@ def caption(table: dict) -> str:
             "lists, headings, tables or code; own = the one its own backbone wrote (the item's meta.models); self = the "
             "judge against itself over its --repeats (×100): the share of repeats that made its own most frequent "
             "choice, or (τ) the mean Kendall tau between two repeats' rankings."
-            + "".join(f" Versions: {line}." for line in different_versions(
+            + "".join(f" Versions: {line}, so their figures are not of one judge." for line in different_versions(
                 {**row, "name": row.get("label") or row["judge"]} for row in table["rows"]))
             + (" kappa = Cohen's kappa of the judge's A / tie / B against every human label (×100; `sessions show` "
                "has its confusion matrix)." if table["gold"] == "pairwise" else ""))

@@ -38,7 +38,8 @@ def version_text(version: str | None) -> str:
 
 def different_versions(runs: Iterable[dict[str, Any]]) -> list[str]:
     """One line per judge that ran in more than one version among `runs` (each: `judge`, `version`, `name`: the run
-    as the view names it), naming each run's version; [] when every run of each judge used one version."""
+    as the view names it), naming each run's version; [] when every run of each judge used one version. Each view
+    adds where to see what changed (`sessions diff`, the Compare screen's `v`)."""
     by_judge: dict[str, list[dict[str, Any]]] = {}
     for run in runs:
         by_judge.setdefault(str(run["judge"]), []).append(run)
@@ -47,8 +48,7 @@ def different_versions(runs: Iterable[dict[str, Any]]) -> list[str]:
         if len({run.get("version") for run in group}) < 2:
             continue
         shown = ", ".join(f"{run['name']} {version_text(run.get('version'))}" for run in group)
-        lines.append(f"judge {judge} ran in different versions: {shown}; their figures are not of one judge "
-                     "(`qatui sessions diff` shows what changed)")
+        lines.append(f"judge {judge} ran in different versions: {shown}")
     return lines
 
 

@@ -131,7 +131,8 @@ def comparison_section(data: dict[str, Any], anchor: str) -> Raw:
                    [[r["letter"], r["label"] if r["label"] == r["session"] else f"{r['label']} ({r['session']})",
                      r["judge"], r.get("version") or NOT_RECORDED, r["n_done"], r["n_failed"]] for r in runs],
                    classes="settings")]
-    parts += [paragraph(line, "note") for line in data.get("versions", [])]
+    parts += [paragraph(f"{line}: their figures are not of one judge (`qatui sessions diff` shows what changed)",
+                        "note") for line in data.get("versions", [])]
     if data.get("note"):
         parts.append(paragraph(data["note"], "note"))
     if data.get("gold"):

@@ -11,6 +11,9 @@
     #disagreements  the items two runs rank most differently; enter opens both verdicts
     Footer
 
+Where two runs of one judge used different versions, `#note` says so, naming both, and `v` opens
+the unified diff of their definitions (`VersionDiffScreen`, as `qatui sessions diff`).
+
 Everything is read in a thread worker (`qatui.tui.comparison`); the disagreement view
 replays both sessions into `RunState`s and shows the item with the session screen's panels.
 """
@@ -185,7 +188,7 @@ class CompareScreen(QatuiScreen):
         self.sub_title = f"compare · dataset {self.comparison.dataset}{gold}"
         self.golds = ["dataset", *(f"annotator:{name}" for name in self.comparison.annotators), "majority"]
         notes = [f"Different item sets: {self.comparison.note}"] if self.comparison.note else []
-        notes += [f"{line[0].upper()}{line[1:]} (v: the prompt diff)" for line in self.comparison.versions]
+        notes += [f"{line[0].upper()}{line[1:]} (v: what changed)" for line in self.comparison.versions]
         if notes:  # before any figure is shown: every figure is on the common items only, or not of one judge
             note = self.query_one("#note", Static)
             note.update(Content(plain("\n".join(notes))))
@@ -257,6 +260,8 @@ class CompareScreen(QatuiScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "gold":
             return len(self.golds) > 2
+        if action == "versions":  # offered where two runs of one judge differ: the diff says what changed
+            return self.comparison is not None and bool(self.comparison.versions)
         return True
 
     def action_gold(self) -> None:
@@ -316,9 +321,8 @@ class CompareScreen(QatuiScreen):
 
     def action_versions(self) -> None:
         """The unified diff of the definitions of the judges the sessions share (as `qatui sessions diff`)."""
-        if self.comparison is None:
-            return
-        self.app.push_screen(VersionDiffScreen(self.comparison.diff or "nothing to compare: one session"))
+        if self.comparison is not None:
+            self.app.push_screen(VersionDiffScreen(self.comparison.diff))
 
     def action_export_report(self) -> None:
         """Write the comparison and each session as one self-contained HTML file (as `qatui report ID ID …`)."""
