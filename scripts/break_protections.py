@@ -153,6 +153,15 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("judge files: exported built-ins send the built-in's requests", 'qatui/judges/files/judge.py', '        fence = Fence(question, *texts, *references, *(context if uses_context else ()))', '        fence = Fence(*texts, question, *references, *(context if uses_context else ()))', 'tests/test_judge_files.py -k exported'),
  ('judge files: resume rebuilds the judge from the stored text', 'qatui/engine/jobs.py', 'file=stored_file(meta, name))', 'file=None)', 'tests/test_judge_files.py -k resume'),
  ("judge files: the session stores the file's text", 'qatui/engine/jobs.py', '        **({"judge_files": files} if (files := file_meta(judges)) else {}),\n', '', 'tests/test_judge_files.py -k loopback_backbone'),
+ ('align: the test split never chooses', 'qatui/engine/aligning.py', '        candidate.train = await self._evaluate(state, judge, _train(best), f"round {number}, train")', '        candidate.train = await self._evaluate(state, judge, state.test_ids, f"round {number}, train")', 'tests/test_align.py::test_the_test_split_never_chooses_a_candidate'),
+ ("align: the writer's data fenced", 'qatui/engine/align_writer.py', 'question=fence(f"Item {number} question", item.question)', 'question=item.question', 'tests/test_align.py::test_the_writer_sees_train_disagreements_fenced_and_never_a_test_item'),
+ ('align: a proposal checked as a judge file before it runs', 'qatui/engine/aligning.py', '            judge = self.editable.build(text, self.resources, f"round {number} proposal")', '            judge = self.editable.build(best.text, self.resources, f"round {number} proposal")', 'tests/test_align.py -k not_a_valid'),
+ ('align: an unchanged proposal refused', 'qatui/engine/aligning.py', '        if _fingerprint(text) == _fingerprint(best.text):', '        if False:', 'tests/test_align.py -k unchanged'),
+ ('align: the plan counts the writer', 'qatui/engine/aligning.py', 'per_round_writer=1,', 'per_round_writer=0,', 'tests/test_align.py::test_the_plan_counts_the_calls_the_server_served'),
+ ('align: Ctrl-C keeps the versions stored so far', 'qatui/engine/aligning.py', '        self._keep(start, start_judge)\n', '', 'tests/test_align.py::test_ctrl_c_keeps_what_finished'),
+ ('align: -o never overwrites without --force', 'qatui/cli/align_cmd.py', '    if out.exists() and not args.force:', '    if False:', 'tests/test_align.py::test_bad_inputs_are_refused_before_any_call'),
+ ('align: the split is stratified', 'qatui/engine/aligning.py', 'random_state=seed, stratify=labels)', 'random_state=seed)', 'tests/test_alignment.py -k split'),
+ ('evaluation: a resume judges only the chosen items', 'qatui/engine/jobs.py', '    subset = dataset.of_session(ds)\n', '    subset = dataset.limited(ds.get("limit"))\n', 'tests/test_alignment.py::test_a_resumed_evaluation_judges_only_its_chosen_items'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:
