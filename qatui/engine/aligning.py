@@ -236,8 +236,8 @@ class Aligner:
 
     def _keep(self, candidate: Candidate, judge: Judge) -> None:
         """Store a candidate that ran as a version of the judge, with its train figures."""
-        figures = {"train": candidate.train.figures() if candidate.train else None, "round": candidate.round,
-                   "dataset": self.dataset.path}
+        figures = {**(candidate.train.figures() if candidate.train else {}), "on": "train items",
+                   "round": candidate.round, "dataset": self.dataset.path}  # flat, as the Judge Lab keeps them
         note = ("judges align: the start" if candidate.round == 0
                 else f"judges align: round {candidate.round} proposal")
         candidate.version = self.history.save(self.editable.name, candidate.text, figures, note, version=judge.version)
