@@ -127,7 +127,8 @@ def test_align_raises_test_agreement_with_a_paired_ci(setup, llm_server, tmp_pat
     kept = {r.version for r in history.records("my-pointwise")}
     assert {start["version"], final["version"]} <= kept
     assert history.text("my-pointwise", final["version"]) == out.read_text()
-    assert history.records("my-pointwise")[-1].figures["value"] == pytest.approx(final["train"]["value"])
+    (kept_record,) = [r for r in history.records("my-pointwise") if r.version == final["version"]]
+    assert kept_record.figures["value"] == pytest.approx(final["train"]["value"]) and kept_record.figures["round"] == 1
 
 
 def test_the_writer_sees_train_disagreements_fenced_and_never_a_test_item(setup, llm_server, tmp_path, capsys) -> None:
