@@ -127,7 +127,8 @@ def test_align_raises_test_agreement_with_a_paired_ci(setup, llm_server, tmp_pat
     kept = {r.version for r in history.records("my-pointwise")}
     assert {start["version"], final["version"]} <= kept
     assert history.text("my-pointwise", final["version"]) == out.read_text()
-    assert history.records("my-pointwise")[-1].figures["train"]["value"] == pytest.approx(final["train"]["value"])
+    (kept_record,) = [r for r in history.records("my-pointwise") if r.version == final["version"]]
+    assert kept_record.figures["value"] == pytest.approx(final["train"]["value"]) and kept_record.figures["round"] == 1
 
 
 def test_the_writer_sees_train_disagreements_fenced_and_never_a_test_item(setup, llm_server, tmp_path, capsys) -> None:
@@ -222,21 +223,6 @@ def test_the_test_split_never_chooses_a_candidate(setup, llm_server, tmp_path, c
     assert found.value > first["final"]["test"]["value"]
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("--train-share", "1.5"), "--train-share"),
-    (("--train-share", "0"), "--train-share"),
-    (("--rounds", "0"), "--rounds"),
-    (("--rounds", "21"), "--rounds"),
-    (("--shown", "0"), "--shown"),
-    (("--seed", "-1"), "--seed"),
-])
-def test_options_out_of_range_are_refused_before_any_call(setup, llm_server, tmp_path, capsys, args, message) -> None:
-    data = write_data(tmp_path / "d.jsonl", 8)
-    code, doc, err = align(capsys, setup, tmp_path, data, *args)
-    assert code == 2 and message in doc["error"]
-    assert not llm_server.requests and not (tmp_path / "sessions").exists()
-
-
 def test_bad_inputs_are_refused_before_any_call(setup, llm_server, tmp_path, capsys) -> None:
     unlabelled = tmp_path / "u.jsonl"
     unlabelled.write_text(json.dumps({"id": "q", "question": "?", "candidates": {"a": "x", "b": "y"}}) + "\n")
@@ -264,18 +250,61 @@ def main_error(capsys, config: Path, tmp_path: Path, judge: str, data: Path) -> 
     return code, json.loads(out), err
 
 
+@pytest.mark.parametrize(("edit", "reason"), [
+    (lambda text: text.replace("{answer}", "(none)"), "user: the template never shows {answer}"),
+    (lambda text: text.replace('name = "my-pointwise"', 'name = "other"'), "name: the text defines judge 'other'"),
+    (lambda text: text.replace('system = """', 'system = """{secret} '), "system"),
+    (lambda text: text + "\n", "the text it revises, unchanged"),
+    (lambda text: "not = [toml", "not valid TOML"),
+], ids=["no-answer", "renamed", "unknown-placeholder", "unchanged", "not-toml"])
 def test_a_proposal_that_is_not_a_valid_judge_is_refused_with_its_reason_and_never_run(
-        setup, llm_server, tmp_path, capsys) -> None:
+        setup, llm_server, tmp_path, capsys, edit, reason) -> None:
     def broken(body: dict) -> str:
         text = block_texts(str(body["messages"][-1]["content"]))["Judge definition"]
-        return json.dumps({"analysis": "drop the answer", "judge_file": text.replace("{answer}", "(none)")})
+        return json.dumps({"analysis": "a change", "judge_file": edit(text)})
     llm_server.script(scripted(concise_judge, broken))
     data = write_data(tmp_path / "d.jsonl", 8)
     code, doc, err = align(capsys, setup, tmp_path, data, "--rounds", "1")
     assert code == 0, err
     refused = doc["candidates"][1]
-    assert refused["status"] == "refused" and "user: the template never shows {answer}" in refused["reason"]
+    assert refused["status"] == "refused" and reason in refused["reason"], refused["reason"]
     assert refused["train"] is None and doc["final"]["round"] == 0
     judged = [b for b in llm_server.requests if not is_preflight(b) and WRITER_MARK not in system_of(b)]
     assert len(judged) == 16  # start on train and test only: the refused text never ran
     assert doc["test_difference"]["delta"] == 0.0
+
+
+def test_ctrl_c_keeps_what_finished(setup, llm_server, tmp_path) -> None:
+    """A real `qatui judges align` process gets SIGINT while the writer is thinking: it exits 130 saying so, the start
+    is kept as a version, its two sessions are complete, and nothing half-done is stored as a candidate."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from llm_server import Fault
+
+    def hang_the_writer(index: int, body: dict):
+        return Fault("hang", seconds=30) if WRITER_MARK in system_of(body) else "ok"
+
+    llm_server.script(scripted(concise_judge, writer_reply(lambda text: CONCISE)), faults=hang_the_writer)
+    data = write_data(tmp_path / "d.jsonl", 8)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-m", "qatui", "judges", "align", "pointwise", str(data), "--config",
+                             str(setup), "--sessions-dir", str(tmp_path / "sessions"), "--backbone", "fake", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 60
+    while not any(WRITER_MARK in system_of(b) for b in list(llm_server.requests)) and proc.poll() is None:
+        assert time.monotonic() < deadline, "the writer was never asked"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Interrupted." in err and "1 candidate(s) kept" in err
+    doc = json.loads(out)
+    assert doc["interrupted"] is True and [c["status"] for c in doc["candidates"]] == ["start"]
+    records = JudgeHistory(Path(os.environ["XDG_DATA_HOME"]) / "qatui" / "judges").records("my-pointwise")
+    assert [r.version for r in records] == [doc["start"]["version"]]
+    store = SessionStore(tmp_path / "sessions")
+    assert len(doc["sessions"]) == 2 and all(store.open(s).meta["status"] == "completed" for s in doc["sessions"])

@@ -82,3 +82,39 @@ def test_unknown_unlabelled_or_ratings_items_are_refused(tmp_path) -> None:
     with pytest.raises(AlignmentError, match="ratings have no per-item paired difference"):
         labelled_ids(load_dataset(str(path)))
     assert not (tmp_path / "s").exists()
+
+
+def _pairwise_rows(labels: list[str]) -> str:
+    return "".join(json.dumps({"id": f"p{i:02d}", "question": "?", "candidates": {"a": "x", "b": "y"},
+                               "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": [label]}}) + "\n"
+                   for i, label in enumerate(labels))
+
+
+def test_the_split_is_seeded_and_keeps_people_s_preferences_in_proportion(tmp_path) -> None:
+    from collections import Counter
+
+    from qatui.engine.aligning import split_items
+
+    labels = ["A"] * 16 + ["B"] * 8 + ["tie"] * 6
+    path = tmp_path / "p.jsonl"
+    path.write_text(_pairwise_rows(labels))
+    dataset = load_dataset(str(path))
+    train, test, how = split_items(dataset, 0.5, 11)
+    label_of = {f"p{i:02d}": label for i, label in enumerate(labels)}
+    assert Counter(label_of[i] for i in train) == Counter({"A": 8, "B": 4, "tie": 3}) and "A / B / tie" in how
+    assert sorted(train + test) == sorted(label_of) and not set(train) & set(test)
+    assert split_items(dataset, 0.5, 11)[0] == train and split_items(dataset, 0.5, 12)[0] != train
+
+
+def test_ranking_gold_is_split_by_its_number_of_tiers(tmp_path) -> None:
+    from qatui.engine.aligning import split_items
+
+    rows = []
+    for i in range(12):
+        tiers = [[f"c{k}"] for k in range(2 if i < 6 else 4)]
+        rows.append({"id": f"r{i:02d}", "question": "?", "candidates": {c[0]: f"text {c[0]}" for c in tiers},
+                     "gold": {"kind": "ranking", "tiers": tiers}})
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    train, _, how = split_items(load_dataset(str(path)), 0.5, 0)
+    assert sum(1 for i in train if int(i[1:]) < 6) == 3 and "number of gold tiers" in how

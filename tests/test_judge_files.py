@@ -203,20 +203,197 @@ def test_sessions_resume_rebuilds_the_file_judge_from_the_stored_text_when_the_f
         tmp_path, capsys, monkeypatch, llm_server) -> None:
     monkeypatch.setenv("FAKE_KEY", "sk-test")
     answer = responder()
-
-    def out_of_scale_on_q2(body: dict) -> str:
-        return json.dumps({"score": "[[9]]"}) if "2 plus 2" in json.dumps(body["messages"]) else answer(body)
-
-    llm_server.script(out_of_scale_on_q2)
+    llm_server.script(answer, faults=lambda index, body: "500" if "2 plus 2" in json.dumps(body["messages"]) else "ok")
     judge = tmp_path / "concise.toml"
     judge.write_text(SCORE)
     config = _config(tmp_path, llm_server)
     code = main(["--config", str(config), "--sessions-dir", str(tmp_path / "s"), "run", str(_data(tmp_path)),
                  "--judge", str(judge), "--json"])
     first = json.loads(capsys.readouterr().out)
-    assert code == 0 and first["judges"]["concise"]["coverage"]["failed"] == 1  # [[9]] is off the 1-5 scale
+    assert code == 0 and first["judges"]["concise"]["coverage"]["failed"] == 1  # q2 could not be asked
     judge.unlink()  # the session holds the text: the judge is rebuilt from it
     llm_server.script(answer)
     done = _run(capsys, config, tmp_path, "sessions", "resume", first["session"])
     assert done["judges"]["concise"]["coverage"]["scored"] == 2
     assert _session(tmp_path, first["session"]).verdicts("concise")["q2"].scores["r2"] == 5.0
+
+
+# -- exported built-ins ----------------------------------------------------------------------------
+
+EXPORT_ITEMS = [
+    {"id": f"e{i}", "question": f"Name {i} facts about the number {i}.", "references": [f"{i} is a number; {i} + {i} = {2 * i}."],
+     "candidates": {f"c{k}": f"Answer {k} about {i}: " + " ".join(f"w{(i * k + j) % 7}" for j in range(k + 2))
+                    for k in range(4)}}
+    for i in range(1, 5)
+]
+
+
+def _digest(body: dict) -> int:
+    import hashlib
+
+    return int(hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).hexdigest(), 16)
+
+
+def builtin_responder(body: dict) -> str:
+    """Answers pointwise, pairwise-ab, listwise and CALF pairwise by the schema asked, varied by the prompt's hash."""
+    if is_preflight(body):
+        return "OK"
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("name") or ""
+    text = "\n".join(str(m.get("content")) for m in body["messages"])  # the schema is in the prompt without one
+    h = _digest(body)
+    if schema == "PointScore" or '"title": "PointScore"' in text:
+        return json.dumps({"score": f"[[{h % 10}.{h % 97 % 10}{h % 89 % 10}]]"})
+    if schema == "ABVerdict" or '"title": "ABVerdict"' in text:
+        return json.dumps({"explanation": "scripted", "verdict": "[[A]]" if h % 2 else "[[B]]"})
+    if schema == "PairChoice" or '"title": "PairChoice"' in text:
+        return json.dumps({"rationale": "scripted", "choice": ("A", "B", "tie")[h % 3]})
+    labels = sorted(set(__import__("re").findall(r"Response \d+", body["messages"][-1]["content"])))
+    ranked = sorted(labels, key=lambda label: _digest({"messages": [label, h]}))
+    return json.dumps({"rank": ranked})
+
+
+@pytest.mark.parametrize("builtin", ["pointwise", "pairwise-ab", "listwise", "pairwise"])
+def test_an_exported_builtin_run_as_a_file_sends_the_same_requests_and_gives_the_same_verdicts(
+        tmp_path, capsys, monkeypatch, llm_server, builtin) -> None:
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    llm_server.script(builtin_responder)
+    data = tmp_path / "e.jsonl"
+    data.write_text("".join(json.dumps(item) + "\n" for item in EXPORT_ITEMS))
+    config = _config(tmp_path, llm_server)
+    exported = tmp_path / "exported.toml"
+    assert main(["--config", str(config), "judges", "export", builtin, "-o", str(exported)]) == 0
+    first = _run(capsys, config, tmp_path, "run", str(data), "--judge", builtin)
+    asked = [b for b in llm_server.requests if not is_preflight(b)]
+    second = _run(capsys, config, tmp_path, "run", str(data), "--judge", str(exported))
+    assert [b for b in llm_server.requests if not is_preflight(b)] == asked  # no new request reached the backbone
+    assert second["llm"]["calls"] == second["llm"]["cached"] == first["llm"]["calls"] > 0
+    ours = _session(tmp_path, first["session"]).verdicts(builtin)
+    theirs = _session(tmp_path, second["session"]).verdicts(f"my-{builtin}")
+    assert set(ours) == set(theirs) == {item["id"] for item in EXPORT_ITEMS}
+    for item_id, verdict in ours.items():
+        other = theirs[item_id]
+        assert (other.scores, other.ranking, other.tiers) == (verdict.scores, verdict.ranking, verdict.tiers), item_id
+    assert len({tuple(v.ranking) for v in ours.values()}) > 1  # the verdicts differ from item to item
+    if builtin == "pairwise-ab":  # win-count ties were compared again, swapped: the rematch rule ran too
+        assert any(v.details["tied_groups"] for v in ours.values())
+
+
+# -- bad judge files -------------------------------------------------------------------------------
+
+BAD = {  # name -> (the SCORE file changed, the text on the line that must be named, the key named)
+    "invalid TOML": (SCORE.replace("max = 5", "max = 5\nbroken == 1"), "broken == 1", "toml"),
+    "unknown kind": (SCORE.replace('kind = "score"', 'kind = "grade"'), 'kind = "grade"', "kind"),
+    "unknown placeholder": (SCORE.replace("Answer to grade:", "Answer to grade ({answr}):"),
+                            "Answer to grade ({answr}):", "prompts.user"),
+    "placeholder the kind cannot fill": (SCORE.replace("Answer to grade:", "Against {answer_b}:"),
+                                         "Against {answer_b}:", "prompts.user"),
+    "template never shows the answer": (SCORE.replace("{answer}\n", "(the answer)\n"), 'user = """Question',
+                                        "prompts.user"),
+    "scale without bounds": (SCORE.replace("min = 1\nmax = 5", "min = 1"), "[scale]", "scale.max"),
+    "scale min not below max": (SCORE.replace("max = 5", "max = 1"), "max = 1", "scale.max"),
+    "label set of one": (SCORE.replace('kind = "score"', 'kind = "label"').replace("[scale]\nmin = 1\nmax = 5",
+                                                                                   '[labels]\nvalues = ["ok"]'),
+                         'values = ["ok"]', "labels.values"),
+    "unknown key": (SCORE.replace("[scale]", "[scale]\nstep = 1"), "step = 1", "scale.step"),
+    "option out of range": (SCORE + "\n[options]\ntemperature = 7.5\n", "temperature = 7.5", "options.temperature"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_a_bad_judge_file_is_refused_before_any_work_naming_file_line_and_key(tmp_path, llm_server, case) -> None:
+    text, marked, key = BAD[case]
+    judge = tmp_path / "bad.toml"
+    judge.write_text(text)
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if row.startswith(marked))
+    env = {**os.environ, "FAKE_KEY": "sk-test", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run([sys.executable, "-m", "qatui", "--config", str(_config(tmp_path, llm_server)),
+                           "--sessions-dir", str(tmp_path / "s"), "run", str(_data(tmp_path)), "--judge", str(judge)],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2 and done.stdout == "", done
+    (said,) = done.stderr.strip().splitlines()  # one line, no traceback
+    assert said.startswith(f"error: {judge}:{line}: {key}: "), said
+    assert llm_server.n_requests == 0 and not (tmp_path / "s").exists()  # nothing was asked, no session made
+
+
+def test_a_bad_judge_file_named_in_the_config_is_refused_naming_the_file_not_the_config(tmp_path, llm_server) -> None:
+    from qatui.config import load_config
+    from qatui.judges.files import JudgeFileError
+    from qatui.judges.registry import check_judge_tables
+
+    (tmp_path / "judges").mkdir()
+    (tmp_path / "judges" / "concise.toml").write_text(BAD["unknown kind"][0])
+    config = _config(tmp_path, llm_server, '[judges.concise]\nfile = "judges/concise.toml"\n')
+    with pytest.raises(JudgeFileError, match=rf"^{tmp_path / 'judges' / 'concise.toml'}:3: kind: unknown kind 'grade'"):
+        check_judge_tables(load_config(config))
+
+
+# -- the embedded model ----------------------------------------------------------------------------
+
+ONE_ITEM = {"id": "ice", "question": "Why does ice float on water?",
+            "references": ["Ice is less dense than liquid water, because its molecules lock into an open lattice."],
+            "candidates": {"good": "Ice is less dense than water, as freezing locks its molecules into a lattice.",
+                           "bad": "Ice floats because it is cold."},
+            "gold": {"kind": "ranking", "tiers": [["good"], ["bad"]]}}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("text", "name"), [(SCORE, "concise"), (PAIR.replace("explanation = 200", "explanation = 0"),
+                                                                 "swapper"), (CHECKLIST, "checks")],
+                         ids=["score", "pair", "checklist"])
+def test_a_judge_file_runs_offline_on_the_embedded_model(tmp_path, capsys, monkeypatch, text, name) -> None:
+    from qatui import extras
+
+    if not extras.has("local"):
+        pytest.skip(f"the embedded model is not installed: {extras.install_hint('local')}")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # every call reaches the model
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps(ONE_ITEM) + "\n")
+    judge = tmp_path / f"{name}.toml"
+    judge.write_text(text)
+    config = tmp_path / "qatui.toml"
+    config.write_text("")
+    done = _run(capsys, config, tmp_path, "run", str(data), "--judge", str(judge), "--backbone", "local/smollm2")
+    assert done["judges"][name]["coverage"]["scored"] == 1 and done["judges"][name]["n_failed"] == 0
+    assert done["llm"]["calls"] == 2  # constrained decoding: read at the first answer, never re-asked
+    (verdict,) = _session(tmp_path, done["session"]).verdicts(name).values()
+    assert set(verdict.scores) == {"good", "bad"}
+
+
+# -- what the docs show and what qatui writes ------------------------------------------------------
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/JUDGE_FILES.md"])
+def test_the_complete_example_of_the_docs_is_a_judge_file_that_loads(page) -> None:
+    import re
+
+    from qatui.judges.files import parse_judge_text
+    from qatui.judges.files.judge import file_judge_class
+
+    text = (Path(__file__).resolve().parents[1] / page).read_text()
+    block = re.search(r"```toml\n(.*?)```", text, re.S)
+    assert block is not None, f"{page} has no TOML example"
+    file = parse_judge_text(block[1], page)
+    assert file.name == "concise" and file_judge_class(file).needs.reference is False
+
+
+@pytest.mark.parametrize("kind", ["score", "pair", "listwise", "checklist", "label"])
+def test_judges_new_writes_a_starting_file_that_runs_as_it_is(tmp_path, capsys, monkeypatch, llm_server, kind) -> None:
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    target = tmp_path / f"{kind}.toml"
+    assert main(["judges", "new", f"my-{kind}", "--kind", kind, "-o", str(target)]) == 0
+    assert target.read_text().startswith("# A qatui judge file")
+    assert main(["judges", "new", f"my-{kind}", "--kind", kind, "-o", str(target)]) == 2  # never over a file
+    capsys.readouterr()
+
+    def answer(body: dict) -> str:
+        if is_preflight(body):
+            return "OK"
+        content = body["messages"][-1]["content"]
+        labels = sorted(set(__import__("re").findall(r"Response \d+", content)))
+        return json.dumps({"score": "[[4]]", "explanation": "fine", "verdict": "A", "label": "partial",
+                           "Q1": "yes", "Q2": "no", "Q3": "yes", "rank": labels})
+
+    llm_server.script(answer)
+    done = _run(capsys, _config(tmp_path, llm_server), tmp_path, "run", str(_data(tmp_path)), "--judge", str(target))
+    assert done["judges"][f"my-{kind}"]["coverage"]["scored"] == 2

@@ -97,3 +97,18 @@ def test_a_seed_flag_past_the_range_is_refused(tmp_path: Path, capsys) -> None:
     err = " ".join(capsys.readouterr().err.split())
     assert "--seed" in err and f"must be from 0 to {2**32 - 1}" in err, err
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize(("flag", "value", "allowed"), [
+    ("--rounds", "0", "from 1 to 20"), ("--rounds", "21", "from 1 to 20"), ("--shown", "0", "from 1 to 50"),
+    ("--shown", "51", "from 1 to 50"), ("--train-share", "0", "between 0 and 1"), ("--train-share", "1", "between 0 and 1"),
+    ("--train-share", "nan", "between 0 and 1"), ("--seed", "-1", f"from 0 to {2**32 - 1}"),
+])
+def test_judges_align_flags_out_of_range_are_refused_before_any_work(tmp_path: Path, capsys, flag, value,
+                                                                      allowed) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": "q", "question": "?", "candidates": {"a": "x", "b": "y"}}\n')
+    assert main(["judges", "align", "pointwise", str(data), flag, value, "--sessions-dir", str(tmp_path / "s")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert flag in err and allowed in err, err
+    assert not (tmp_path / "s").exists()

@@ -182,7 +182,9 @@ def _print_result(console: Console, doc: dict) -> None:
                            + (f" [{ci[0] * 100:+.1f}, {ci[1] * 100:+.1f}]" if ci else "")
                            + f", paired bootstrap CI over {delta['n']} items (an interval across 0 is noise); "
                            f"{len(delta['now_right'])} item(s) now agree more, {len(delta['now_wrong'])} less"))
-    console.print(Text(f"versions kept in {doc['history']}; sessions: {', '.join(doc['sessions'])}", style="dim"))
+    console.print(Text(f"every candidate that ran is a version: `qatui judges versions {doc['judge']}` lists them, "
+                       f"`qatui judges show {doc['judge']} --version V` prints one (kept in {doc['history']}); "
+                       f"sessions: {', '.join(doc['sessions'])}", style="dim"))
     if doc.get("output"):
         console.print(Text(f"wrote {doc['output']}", style="dim"))
 

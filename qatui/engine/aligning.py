@@ -3,8 +3,8 @@
 1. The labelled items are split, seeded and stratified, into train and test (`split_items`).
 2. The judge runs on both (`engine.alignment.evaluate_async`: real sessions).
 3. Each round, the items the best judge so far got wrong on train (worst first, at most `shown`) go to
-   the writer with the judge's current text, every text from the user's files and data fenced; the
-   writer answers a JSON object holding a revised text. The proposal is built as a judge
+   the writer with the judge's current text, every text from the user's files and data fenced
+   (`engine.align_writer`); the writer answers a JSON object holding a revised text. The proposal is built as a judge
    (`judges.editable.Editable.build`): a text that is refused, unchanged, or would ask more calls per
    item than the judge it revises is recorded with the reason and never run. Otherwise it runs on
    train, and `choose_best` keeps the best of the candidates by their train figures alone.
@@ -20,18 +20,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, Literal
 
 from qatui.errors import JudgeError
-from qatui.judges.schemas import bounded_text
 
 if TYPE_CHECKING:
     from qatui.config import Config
     from qatui.data.model import Dataset, Item
     from qatui.engine.alignment import Comparison, Evaluation
-    from qatui.events import Event, Verdict
+    from qatui.events import Event
     from qatui.judges.base import Judge
     from qatui.judges.editable import Editable
     from qatui.judges.resources import Resources
@@ -44,21 +41,8 @@ MAX_ROUNDS = 20
 """The most rounds `--rounds` allows: each costs a writer call and a judge run over train."""
 MAX_SHOWN = 50
 """The most disagreeing items one writer call may show (`--shown`)."""
-MAX_PROPOSAL_CHARS = 20_000
-"""The longest revised text the writer is asked for (advertised in the schema)."""
-WRITER_MAX_TOKENS = 8192
-"""Room for the analysis and a whole revised text."""
-RANK_STRATA = 2
-"""Ranking gold is stratified by its count of gold tiers, split at the median into this many groups."""
 
 Status = Literal["start", "scored", "refused", "failed"]
-
-
-class Proposal(BaseModel):
-    """The writer's answer: what the judge gets wrong, and the whole revised text (schema)."""
-
-    analysis: Annotated[str, bounded_text(1200)]
-    judge_file: Annotated[str, bounded_text(MAX_PROPOSAL_CHARS)]
 
 
 @dataclass(frozen=True)
@@ -110,7 +94,7 @@ class AlignState:
 
 def stratum(item: Item) -> str:
     """What an item's split keeps in proportion: the people's majority preference (A / B / tie) for pairwise gold,
-    the number of gold tiers for ranking gold (made into `RANK_STRATA` groups by `split_items`)."""
+    the number of gold tiers for ranking gold (made into two groups at the median by `split_items`)."""
     gold = item.gold
     if gold is None:
         return ""
@@ -173,62 +157,6 @@ def choose_best(train: Sequence[Evaluation | None]) -> int:
         if best_value is None or evaluation.value > best_value:
             best, best_value = index, evaluation.value
     return best
-
-
-def _judged_text(item: Item, verdict: Verdict | None) -> str:
-    """What the judge decided on `item`, in words (never its raw answer: that is the model's, not the data's)."""
-    if verdict is None:
-        return "no verdict"
-    gold = item.gold
-    if gold is not None and gold.kind == "pairwise":
-        from qatui.metrics.pairwise import judge_preference
-
-        return _preference_words(judge_preference(verdict, gold.a, gold.b) or "no preference")
-    return "best first: " + " > ".join(" = ".join(f"answer {cid}" for cid in tier) for tier in verdict.tiers)
-
-
-def _preference_words(preference: str) -> str:
-    """A / B / tie as a person reads it."""
-    return {"A": "answer A is better", "B": "answer B is better", "tie": "a tie"}.get(preference, preference)
-
-
-def _gold_text(item: Item) -> str:
-    """People's verdict on `item`, in words."""
-    gold = item.gold
-    if gold is None:
-        return "no label"
-    if gold.kind == "pairwise":
-        return _preference_words(gold.label) + (f" ({len(gold.labels)} labels: {', '.join(gold.labels)})"
-                                                if len(gold.labels) > 1 else "")
-    if gold.kind == "ranking":
-        return "best first: " + " > ".join(" = ".join(f"answer {cid}" for cid in tier) for tier in gold.tiers)
-    return "ratings"
-
-
-def writer_messages(text: str, items: Sequence[Item], evaluation: Evaluation) -> list[dict[str, str]]:
-    """The writer's chat: the judge's text and each disagreeing item (question, answers) fenced under one key."""
-    from qatui.judges.prompts import guarded, load_prompts
-    from qatui.llm.fence import Fence
-
-    section = load_prompts("align_writer", "en")["write"]
-    answers = [(item, _answer_pairs(item)) for item in items]
-    fence = Fence(text, *(item.question for item in items), *(t for _, pairs in answers for _, t in pairs))
-    cases = []
-    for number, (item, pairs) in enumerate(answers, 1):
-        shown = "\n".join(f"Answer {name}:\n{fence(f'Item {number} answer {name}', t)}" for name, t in pairs)
-        cases.append(section["case"].format(number=number, question=fence(f"Item {number} question", item.question),
-                                            answers=shown, gold=_gold_text(item),
-                                            judged=_judged_text(item, evaluation.verdicts.get(item.id))))
-    user = section["user"].format(current=fence("Judge definition", text), count=len(items), cases="\n".join(cases))
-    return guarded([{"role": "system", "content": section["system"]}, {"role": "user", "content": user}], "en")
-
-
-def _answer_pairs(item: Item) -> list[tuple[str, str]]:
-    """(name, text) of the answers a writer sees: A and B in the gold's orientation for a pair, else by candidate id."""
-    gold = item.gold
-    if gold is not None and gold.kind == "pairwise":
-        return [("A", item.candidates[gold.a]), ("B", item.candidates[gold.b])]
-    return list(item.candidates.items())
 
 
 @dataclass(frozen=True)
@@ -308,8 +236,8 @@ class Aligner:
 
     def _keep(self, candidate: Candidate, judge: Judge) -> None:
         """Store a candidate that ran as a version of the judge, with its train figures."""
-        figures = {"train": candidate.train.figures() if candidate.train else None, "round": candidate.round,
-                   "dataset": self.dataset.path}
+        figures = {**(candidate.train.figures() if candidate.train else {}), "on": "train items",
+                   "round": candidate.round, "dataset": self.dataset.path}  # flat, as the Judge Lab keeps them
         note = ("judges align: the start" if candidate.round == 0
                 else f"judges align: round {candidate.round} proposal")
         candidate.version = self.history.save(self.editable.name, candidate.text, figures, note, version=judge.version)
@@ -354,6 +282,7 @@ class Aligner:
 
     async def _propose(self, state: AlignState, number: int, best: Candidate, wrong: list[Item], most: int | None) -> Candidate:
         """Round `number`: the writer's proposal, refused with its reason or run on train."""
+        from qatui.engine.align_writer import WRITER_MAX_TOKENS, Proposal, writer_messages
         from qatui.llm.errors import LLMCallError, ParseError
 
         assert best.train is not None
@@ -373,9 +302,6 @@ class Aligner:
             judge = self.editable.build(text, self.resources, f"round {number} proposal")
         except JudgeError as e:
             candidate.reason = str(e)
-            return candidate
-        if judge.name != self.editable.name:
-            candidate.reason = f"the proposal renames the judge to {judge.name!r}"
             return candidate
         calls = _most_calls(judge, self.dataset, _train(best))
         if most is not None and (calls is None or calls > most):

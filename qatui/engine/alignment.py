@@ -201,7 +201,7 @@ async def evaluate_async(judge: Judge, dataset: Dataset, item_ids: Sequence[str]
     finally:
         finish_run(job, status)
     return read_evaluation(job.session, dataset, judge.name, seed=job.engine.seed, convention=convention,
-                           version=str(getattr(judge, "version", "") or ""), status=status)
+                           version=judge.version, status=status)
 
 
 def evaluate(judge: Judge, dataset: Dataset, item_ids: Sequence[str], config: Config, **options: Any) -> Evaluation:

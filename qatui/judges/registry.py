@@ -6,6 +6,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from qatui.errors import JudgeError, first_problem
+from qatui.judges.names import JUDGES
 from qatui.text import did_you_mean
 
 if TYPE_CHECKING:
@@ -14,29 +15,7 @@ if TYPE_CHECKING:
     from qatui.judges.files.spec import JudgeFile
     from qatui.judges.resources import Resources
 
-JUDGES: dict[str, str] = {
-    "bleu": "qatui.judges.baselines.lexical:BleuJudge",
-    "rouge-l": "qatui.judges.baselines.lexical:RougeLJudge",
-    "bertscore": "qatui.judges.baselines.bertscore:BertScoreJudge",
-    "minos": "qatui.judges.minos.judge:MinosJudge",
-    "minos-akps": "qatui.judges.minos.judge:MinosAKPSJudge",
-    "minos-ialr": "qatui.judges.minos.judge:MinosIALRJudge",
-    "listwise": "qatui.judges.minos.judge:ListwiseJudge",
-    "checkeval": "qatui.judges.checkeval.judge:CheckEvalJudge",
-    "pairwise": "qatui.judges.pairwise.judge:PairwiseJudge",
-    "ragas": "qatui.judges.ragas:RagasJudge",
-    "ragas-faithfulness": "qatui.judges.ragas:RagasFaithfulnessJudge",
-    "ragas-answer-relevance": "qatui.judges.ragas:RagasAnswerRelevanceJudge",
-    "ragas-context-relevance": "qatui.judges.ragas:RagasContextRelevanceJudge",
-    "nli-ra": "qatui.judges.baselines.nli:NLIResponsePremiseJudge",
-    "nli-ar": "qatui.judges.baselines.nli:NLIReferencePremiseJudge",
-    "pointwise": "qatui.judges.baselines.pointwise:PointwiseJudge",
-    "pairwise-ab": "qatui.judges.pairwise.ab:PairwiseABJudge",
-    "linkage": "qatui.judges.baselines.linkage:LinkageJudge",
-    "geval": "qatui.judges.baselines.geval:GEvalJudge",
-    "length": "qatui.judges.baselines.length:LengthJudge",
-    "jury": "qatui.judges.jury.judge:Jury",
-}
+__all__ = ["JUDGES", "available_judges", "check_judge_tables", "judge_class", "make_judge", "stored_options"]
 
 
 PREMISE_BEFORE_THE_SWAP: dict[str, str] = {"nli-ra": "reference", "nli-ar": "response"}

@@ -16,34 +16,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, WithJsonSchema, create_model
 
 from qatui.judges.brackets import Unreadable, bracket_enum, last_bracketed, read_choice, read_score
+from qatui.judges.files.spec import JudgeSpec, ScaleSpec, answer_format, answer_keys, verdict_key
 from qatui.judges.schemas import bounded_text, exactly_n_of, numbered_answers, one_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from qatui.judges.files.spec import JudgeSpec, ScaleSpec
-
 DEFAULT_SCHEMA = {"score": "Score", "pair": "PairVerdict", "label": "LabelVerdict", "checklist": "Checklist",
                   "listwise": "Ranking"}
-DEFAULT_VERDICT_KEY = {"score": "score", "pair": "verdict", "label": "label", "listwise": "rank"}
-
-
-def answer_format(spec: JudgeSpec) -> str:
-    """`bracketed` or `plain` (scores are always bracketed; pairs and labels plain unless the file says)."""
-    return spec.answer.format or ("bracketed" if spec.kind == "score" else "plain")
-
-
-def verdict_key(spec: JudgeSpec) -> str:
-    """The JSON key of the verdict."""
-    return spec.answer.verdict_key or DEFAULT_VERDICT_KEY.get(spec.kind, "verdict")
-
-
-def answer_keys(spec: JudgeSpec) -> tuple[str, ...]:
-    """The keys of one answer, in order: an example's answer gives exactly these."""
-    if spec.kind == "checklist":
-        return tuple(f"Q{k}" for k in range(1, len(spec.checklist.questions) + 1)) if spec.checklist else ()
-    explanation = (spec.answer.explanation_key,) if spec.answer.explanation else ()
-    return (*explanation, verdict_key(spec))
+"""The schema's name when the file gives none."""
+__all__ = ["answer_format", "answer_keys", "answer_schema", "verdict_key"]
 
 
 def choices(spec: JudgeSpec) -> tuple[str, ...]:

@@ -19,11 +19,25 @@ def _plain(key: str) -> str:
 
 
 def key_line(text: str, path: tuple[str | int, ...]) -> int:
-    """The 1-based line where `path` (keys, list indices ignored) is set or its table starts; 1 when not found."""
+    """The 1-based line where `path` (keys, list indices ignored) is set or its table starts, else where its
+    nearest parent is (a missing key: its table); 1 when none is found."""
     keys = [str(p) for p in path if isinstance(p, str)]
-    if not keys:
-        return 1
-    wanted = ".".join(keys)
+    while keys:
+        if (found := _line_of(text, ".".join(keys))) is not None:
+            return found
+        keys.pop()
+    return 1
+
+
+def line_of_text(text: str, start: int, needle: str) -> int:
+    """The first line from line `start` on that holds `needle` (a placeholder inside a template); `start` if none."""
+    for number, line in enumerate(text.splitlines()[start - 1:], start):
+        if needle in line:
+            return number
+    return start
+
+
+def _line_of(text: str, wanted: str) -> int | None:
     table = ""
     in_string: str | None = None
     best: int | None = None
@@ -47,4 +61,4 @@ def key_line(text: str, path: tuple[str | int, ...]) -> int:
             if line.count(quote) % 2 == 1:
                 in_string = quote
                 break
-    return best or 1
+    return best

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from qatui.errors import JudgeError, first_problem
 from qatui.judges.base import JudgeOptions
-from qatui.judges.files.lines import key_line
+from qatui.judges.files.lines import key_line, line_of_text
 
 Kind = Literal["score", "pair", "listwise", "checklist", "label"]
 KINDS: tuple[str, ...] = ("score", "pair", "listwise", "checklist", "label")
@@ -54,6 +54,8 @@ class JudgeFileError(JudgeError):
 
 
 class _Strict(BaseModel):
+    """A table of a judge file: unknown keys refused, values frozen, numbers finite."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
@@ -215,8 +217,11 @@ def parse_judge_text(text: str, source: str) -> JudgeFile:
         spec = JudgeSpec.model_validate(data)
     except ValidationError as e:
         raise _validation_error(e, text, source) from None
-    for path, message in _problems(spec):
-        raise JudgeFileError(f"{source}:{key_line(text, path)}: {_dotted(path)}: {message}")
+    for path, message, *needle in _problems(spec):
+        line = key_line(text, path)
+        if needle:  # a placeholder: the line of the template that holds it
+            line = line_of_text(text, line, needle[0])
+        raise JudgeFileError(f"{source}:{line}: {_dotted(path)}: {message}")
     return JudgeFile(name=spec.name, kind=spec.kind, description=spec.description, source=source, text=text, spec=spec)
 
 
@@ -247,12 +252,13 @@ def _hint(path: tuple[str | int, ...]) -> str:
 # -- the checks pydantic cannot make --------------------------------------------------------------
 
 
-Problem = tuple[tuple[str | int, ...], str]
+Problem = tuple[tuple[str | int, ...], str] | tuple[tuple[str | int, ...], str, str]
+"""Where (the key path), what, and for a placeholder the text to find its line by."""
 
 
 def _problems(spec: JudgeSpec) -> list[Problem]:
     """Every problem of a parsed file, in file order; the first is reported."""
-    from qatui.judges.registry import JUDGES
+    from qatui.judges.names import JUDGES
 
     found: list[Problem] = []
     if spec.name in JUDGES:
@@ -337,10 +343,11 @@ def _section_problems(spec: JudgeSpec, section: PromptSpec, where: tuple[str, ..
             continue
         for name in used:
             if name not in ALL_FIELDS:
-                found.append(((*where, key), f"unknown placeholder {{{name}}}"))
+                found.append(((*where, key), f"unknown placeholder {{{name}}}", f"{{{name}}}"))
             elif name not in names:
-                place = "the user template" if name in fillable else f"a {kind} judge"
-                found.append(((*where, key), f"placeholder {{{name}}} cannot be filled here (it belongs in {place})"))
+                place = "the user template" if name in fillable else f"another kind of judge, not a {kind} judge"
+                found.append(((*where, key), f"placeholder {{{name}}} cannot be filled here (it belongs in {place})",
+                              f"{{{name}}}"))
         if key == "user":
             shown = ANSWER_FIELDS[kind] + (("questions",) if kind == "checklist" else ())
             if missing := [n for n in shown if n not in used]:
@@ -356,8 +363,6 @@ def _section_problems(spec: JudgeSpec, section: PromptSpec, where: tuple[str, ..
 
 def _example_problems(spec: JudgeSpec, example: dict[str, str], where: tuple[str | int, ...],
                       fillable: set[str]) -> list[Problem]:
-    from qatui.judges.files.answers import answer_keys
-
     keys = answer_keys(spec)
     if unknown := [k for k in example if k not in fillable and k not in keys]:
         return [(where, f"unknown key {unknown[0]!r} in an example (its fields: {', '.join(sorted(fillable))}; "
@@ -365,3 +370,26 @@ def _example_problems(spec: JudgeSpec, example: dict[str, str], where: tuple[str
     if missing := [k for k in (*ANSWER_FIELDS[spec.kind], *keys) if k not in example]:
         return [(where, f"an example needs {', '.join(missing)}")]
     return []
+
+
+# -- the answer's keys ----------------------------------------------------------------------------
+
+DEFAULT_VERDICT_KEY = {"score": "score", "pair": "verdict", "label": "label", "listwise": "rank"}
+
+
+def answer_format(spec: JudgeSpec) -> str:
+    """`bracketed` or `plain` (scores are always bracketed; pairs and labels plain unless the file says)."""
+    return spec.answer.format or ("bracketed" if spec.kind == "score" else "plain")
+
+
+def verdict_key(spec: JudgeSpec) -> str:
+    """The JSON key of the verdict."""
+    return spec.answer.verdict_key or DEFAULT_VERDICT_KEY.get(spec.kind, "verdict")
+
+
+def answer_keys(spec: JudgeSpec) -> tuple[str, ...]:
+    """The keys of one answer, in order: an example's answer gives exactly these."""
+    if spec.kind == "checklist":
+        return tuple(f"Q{k}" for k in range(1, len(spec.checklist.questions) + 1)) if spec.checklist else ()
+    explanation = (spec.answer.explanation_key,) if spec.answer.explanation else ()
+    return (*explanation, verdict_key(spec))
