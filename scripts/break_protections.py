@@ -153,6 +153,12 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("judge files: exported built-ins send the built-in's requests", 'qatui/judges/files/judge.py', '        fence = Fence(question, *texts, *references, *(context if uses_context else ()))', '        fence = Fence(*texts, question, *references, *(context if uses_context else ()))', 'tests/test_judge_files.py -k exported'),
  ('judge files: resume rebuilds the judge from the stored text', 'qatui/engine/jobs.py', 'file=stored_file(meta, name))', 'file=None)', 'tests/test_judge_files.py -k resume'),
  ("judge files: the session stores the file's text", 'qatui/engine/jobs.py', '        **({"judge_files": files} if (files := file_meta(judges)) else {}),\n', '', 'tests/test_judge_files.py -k loopback_backbone'),
+ ("judge files: a config entry's file is relative to the config file", 'qatui/judges/files/find.py', '    base = Path(config.source).parent if config.source else Path.cwd()', '    base = Path.cwd()', 'tests/test_judge_files_use.py -k config_entry'),
+ ('judge files: the user folder searched', 'qatui/judges/files/find.py', '        inside = sorted(folder.glob("*.toml")) if folder.is_dir() else []', '        inside = []', 'tests/test_judge_files_use.py -k user_folder_s_files'),
+ ('judge files: New run lists them', 'qatui/tui/screens/new_run.py', 'yield JudgeList(list(available_judges(self.config)), self.last.judges, id="judges")', 'yield JudgeList([n for n, w in available_judges(self.config).items() if w == "built-in"], self.last.judges, id="judges")', 'tests/test_judge_files_use.py -k new_run_and_spot_check'),
+ ('judge files: Spot check lists them', 'qatui/tui/screens/spot_check.py', '            for name in available_judges(config):', '            for name in [n for n, w in available_judges(config).items() if w == "built-in"]:', 'tests/test_judge_files_use.py -k new_run_and_spot_check'),
+ ('judge files: table reuses a run only for the same text', 'qatui/report/table.py', "            continue  # a judge file's run is reused only for the very same file text", '            pass', 'tests/test_judge_files_use.py -k table_takes'),
+ ('judge files: log-probability weighting', 'qatui/judges/files/judge.py', '            score = weighted_score(probabilities) if probabilities else got.value', '            score = got.value', 'tests/test_judge_files_use.py -k logprobs'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:
