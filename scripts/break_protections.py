@@ -159,6 +159,7 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ('judge files: Spot check lists them', 'qatui/tui/screens/spot_check.py', '            for name in available_judges(config):', '            for name in [n for n, w in available_judges(config).items() if w == "built-in"]:', 'tests/test_judge_files_use.py -k new_run_and_spot_check'),
  ('judge files: table reuses a run only for the same text', 'qatui/report/table.py', "            continue  # a judge file's run is reused only for the very same file text", '            pass', 'tests/test_judge_files_use.py -k table_takes'),
  ('judge files: log-probability weighting', 'qatui/judges/files/judge.py', '            score = weighted_score(probabilities) if probabilities else got.value', '            score = got.value', 'tests/test_judge_files_use.py -k logprobs'),
+ ('judge files: two judges of one name refused', 'qatui/engine/jobs.py', '    if len({j.name for j in judges}) != len(judges):', '    if False:', 'tests/test_judge_files_use.py -k named_as'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

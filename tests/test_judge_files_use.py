@@ -118,7 +118,7 @@ async def test_a_scale_with_logprobs_weighs_the_score_by_the_digits_probabilitie
         text = '{"score": "[[4]]"}'
         if "Sugar" in call.content:
             return text, None  # this provider gave none for this call: the digit written stands
-        return text, _tokens(text, {"4": 0.5, " 5": 0.25, "3": 0.25, "x": 0.1})
+        return text, _tokens(text, {"4": 0.4, " 5": 0.4, "3": 0.2, "x": 0.1})  # "x" is no score: left out
 
     llm = ScriptedLLM(reply, model="scripted/logprobs")
     file = parse_judge_text(SCORE.replace("max = 5", "max = 5\nlogprobs = true"), "weighted.toml")
@@ -127,5 +127,19 @@ async def test_a_scale_with_logprobs_weighs_the_score_by_the_digits_probabilitie
                 candidates={"good": "It is NaCl.", "bad": "Sugar."})
     events = [e async for e in Engine([item], [judge], seed=0, concurrency=1).run()]
     (verdict,) = [e for e in events if e.type == "verdict"]
-    assert verdict.scores == pytest.approx({"good": (4 * 0.5 + 5 * 0.25 + 3 * 0.25) / 1.0, "bad": 4.0})
+    assert verdict.scores == pytest.approx({"good": 4 * 0.4 + 5 * 0.4 + 3 * 0.2, "bad": 4.0})
+    assert verdict.details["weighted"]["Response 1" if verdict.order[0] == "good" else "Response 2"] is not None
     assert len(llm.requests) == 2
+
+
+def test_a_judge_file_named_as_another_judge_asked_is_refused_before_any_work(
+        tmp_path, capsys, monkeypatch, llm_server, user_folder) -> None:
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    (user_folder / "concise.toml").write_text(SCORE)
+    copy = tmp_path / "copy.toml"
+    copy.write_text(SCORE)
+    code = main(["--config", str(_config(tmp_path, llm_server)), "--sessions-dir", str(tmp_path / "s"), "run",
+                 str(_data(tmp_path)), "--judge", "concise", "--judge", str(copy)])
+    said = capsys.readouterr().err
+    assert code == 2 and "both called 'concise'" in " ".join(said.split())
+    assert llm_server.n_requests == 0 and not (tmp_path / "s").exists()
