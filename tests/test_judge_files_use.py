@@ -143,3 +143,31 @@ def test_a_judge_file_named_as_another_judge_asked_is_refused_before_any_work(
     said = capsys.readouterr().err
     assert code == 2 and "both called 'concise'" in " ".join(said.split())
     assert llm_server.n_requests == 0 and not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("form", ["think", "only", "cut"])
+def test_a_judge_file_never_reads_its_verdict_from_the_thinking_or_a_cut_off_answer(
+        tmp_path, capsys, monkeypatch, llm_server, form) -> None:
+    from llm_server import Reply
+
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    draft, answer = json.dumps({"score": "[[1]]"}), json.dumps({"score": "[[5]]"})
+
+    def reply(body: dict):
+        if is_preflight(body):
+            return "OK"
+        if form == "cut":
+            return Reply(answer, finish_reason="length")
+        return Reply(f"\n<think>Draft: {draft}</think>\n" + ("" if form == "only" else answer))
+
+    llm_server.script(reply)
+    judge = tmp_path / "concise.toml"
+    judge.write_text(SCORE)
+    code = main(["--config", str(_config(tmp_path, llm_server)), "--sessions-dir", str(tmp_path / "s"), "run",
+                 str(_data(tmp_path)), "--judge", str(judge), "--json"])
+    done = json.loads(capsys.readouterr().out)
+    session = _session(tmp_path, done["session"])
+    if form == "think":
+        assert code == 0 and {s for v in session.verdicts("concise").values() for s in v.scores.values()} == {5.0}
+    else:  # no verdict at all: every item fails with the reason, never a score from the draft or the cut answer
+        assert done["judges"]["concise"]["coverage"]["failed"] == 2 and session.verdicts("concise") == {}
