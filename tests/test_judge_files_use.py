@@ -49,7 +49,8 @@ def test_the_user_folder_s_files_are_judges_by_their_stem_and_qatui_judges_lists
     (user_folder / "misnamed.toml").write_text(CHECKLIST)  # its name is "checks"
     assert main(["judges"]) == 0
     listed = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
-    assert str(user_folder / "concise.toml") in listed["concise"] and "built-in" in listed["pointwise"]
+    assert str(user_folder / "concise.toml") in listed["concise"] and "score:" in listed["concise"]
+    assert "minoseval:pointwise" in listed["pointwise"]  # the built-ins' table as before
     assert "not usable" in listed["broken"] and "unknown kind 'grade'" in listed["broken"]
     done = _run(capsys, _config(tmp_path, llm_server), tmp_path, "run", str(_data(tmp_path)), "--judge", "concise")
     assert done["judges"]["concise"]["coverage"]["scored"] == 2
