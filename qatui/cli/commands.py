@@ -34,6 +34,8 @@ def cmd_checklist(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_judges(args: argparse.Namespace, config: Config) -> int:
+    """`qatui judges`: every judge, what it needs and what it does, then the judge files found, each with its file;
+    `new` and `export` write judge files."""
     """`qatui judges`: every judge, what it needs, what it does and its file; `new` and `export` write judge files;
     `versions NAME` and `show NAME` its versions; `align` revises its prompt from people's labels."""
     if getattr(args, "action", None) in ("new", "export"):
@@ -58,20 +60,32 @@ def cmd_judges(args: argparse.Namespace, config: Config) -> int:
     from qatui.judges.registry import available_judges, judge_class
     from qatui.paths import tilde
 
-    table = Table("judge", "needs", "what it does", "reproduces", "file", box=None)
+    def needs(cls: type) -> str:
+        return ", ".join(w for w, flag in (("reference", cls.needs.reference), ("context", cls.needs.context),
+                                           ("backbone", cls.uses_llm)) if flag) or "-"
+
+    table = Table("judge", "needs", "what it does", "reproduces", box=None)
+    files = Table(box=None)
+    for heading in ("judge file", "needs", "what it does", "file"):
+        files.add_column(heading, overflow="fold")  # a path is never cut short
     for name, where in available_judges(config).items():
+        if where == "built-in":
+            cls = judge_class(name)
+            table.add_row(name, needs(cls), cls.summary, ", ".join(cls.reproduces) or "-")
+            continue
         try:
             cls = judge_class(name, config)
         except JudgeFileError as e:  # a bad file in the user folder is listed with its problem, not fatal
-            table.add_row(escape(name), "-", f"[red]not usable:[/] {escape(str(e))}", "-", escape(tilde(where)))
+            files.add_row(escape(name), "-", f"[red]not usable:[/] {escape(str(e))}", escape(tilde(where)))
             continue
-        needs = [w for w, flag in (("reference", cls.needs.reference), ("context", cls.needs.context),
-                                   ("backbone", cls.uses_llm)) if flag]
-        table.add_row(escape(name), ", ".join(needs) or "-", escape(cls.summary), ", ".join(cls.reproduces) or "-",
-                      "built-in" if where == "built-in" else escape(tilde(where)))
+        files.add_row(escape(name), needs(cls), escape(f"{cls.file.kind}: {cls.summary}"), escape(tilde(where)))
     console = make_console()
     console.print(table)
     console.print("reproduces: the papers' rows, by id, that docs/FIDELITY.md marks reproduced, step by step")
+    if files.row_count:
+        console.print()
+        console.print(files)
+    console.print("your own judges as TOML files: qatui judges new NAME --kind KIND -o FILE (docs/JUDGE_FILES.md)")
     return 0
 
 

@@ -116,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", parents=[common], help="judge a dataset and save the run as a session")
     run.add_argument("dataset", help="dataset file or folder (see `qatui datasets inspect`)")
     run.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
-    run.add_argument("--judge", dest="judges", action="append", default=[], metavar="NAME", help="judge to run (repeatable)")
+    run.add_argument("--judge", dest="judges", action="append", default=[], metavar="NAME",
+                     help="judge to run (repeatable): a judge's name, or a judge file PATH.toml")
     run.add_argument("--limit", type=int_in(1), metavar="N", help="only the first N items (1 or more)")
     run.add_argument("--seed", type=int_in(0, MAX_SEED), help=f"seed of the candidate shuffle, 0 to {MAX_SEED} (default: config)")
     run.add_argument("--concurrency", type=int_in(1, MAX_CONCURRENCY), metavar="N",

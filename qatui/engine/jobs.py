@@ -54,12 +54,17 @@ def build_judges(names: list[str], config: Config, dataset: Dataset, resources: 
     options = options or {}
     asked = {} if repeats is None else {"repeats": repeats}
     judges = [make_judge(name, {**options.get(name, config.judge_options(name)), **asked}, resources) for name in names]
+    if len({j.name for j in judges}) != len(judges):  # a judge file's name is the name of another judge asked
+        raise JudgeError(f"two judges asked are both called {_twice([j.name for j in judges])!r}: a session keeps "
+                         "one judge per name")
     for judge in judges:
         if problems := judge.unmet_needs(dataset):
             raise JudgeError(f"judge {judge.name!r} cannot run on {dataset.name} ({dataset.format}): {'; '.join(problems)}")
     return judges
 
 
+def _twice(names: list[str]) -> str:
+    return next(name for name in names if names.count(name) > 1)
 def judge_entry(judge: Judge) -> dict[str, Any]:
     """What a session stores of a judge (`meta["judges"][name]`): its options as stored, its `version`, and the
     `definition` texts that version names, so a later resume or `sessions diff` can tell what changed."""

@@ -55,7 +55,7 @@ def _name(names: dict[str, str], label: str) -> str:
 
 
 def _point_scores(console: Console, found: list[dict], names: dict[str, str]) -> None:
-    console.print(escape("pointwise scores (0.00-10.00), read from each answer's [[...]] verdict"))
+    console.print("pointwise scores (each answer scored on its own), read from each answer's verdict")
     table = _grid(("candidate", {"no_wrap": True}), ("score", {"justify": "right"}), ("raw answer", {"ratio": 1}))
     for a in sorted(found, key=lambda x: natural_key(x["response"])):
         table.add_row(_name(names, a["response"]), f"{a['score']:.2f}", _raw(a["raw"]) + _reasked(a))
