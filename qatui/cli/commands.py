@@ -35,9 +35,8 @@ def cmd_checklist(args: argparse.Namespace, config: Config) -> int:
 
 def cmd_judges(args: argparse.Namespace, config: Config) -> int:
     """`qatui judges`: every judge, what it needs and what it does, then the judge files found, each with its file;
-    `new` and `export` write judge files."""
-    """`qatui judges`: every judge, what it needs, what it does and its file; `new` and `export` write judge files;
-    `versions NAME` and `show NAME` its versions; `align` revises its prompt from people's labels."""
+    `new` and `export` write judge files; `versions NAME` and `show NAME` its versions; `align` revises its prompt
+    from people's labels."""
     if getattr(args, "action", None) in ("new", "export"):
         return _write_judge_file(args)
     if getattr(args, "action", None) == "align":

@@ -65,6 +65,8 @@ def build_judges(names: list[str], config: Config, dataset: Dataset, resources: 
 
 def _twice(names: list[str]) -> str:
     return next(name for name in names if names.count(name) > 1)
+
+
 def judge_entry(judge: Judge) -> dict[str, Any]:
     """What a session stores of a judge (`meta["judges"][name]`): its options as stored, its `version`, and the
     `definition` texts that version names, so a later resume or `sessions diff` can tell what changed."""
