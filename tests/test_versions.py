@@ -194,6 +194,16 @@ def test_compare_and_its_table_name_both_versions(tmp_path, edited_prompts, caps
     assert va in caption(data["table"]) and vb in caption(data["table"])
 
 
+def test_the_html_report_names_both_versions(tmp_path, edited_prompts) -> None:
+    from qatui.report.html import build_report
+
+    store, a, b = _two_versions(tmp_path, edited_prompts)
+    va, vb = (store.open(s).meta["judges"]["pointwise"]["version"] for s in (a, b))
+    html = build_report([store.open(a), store.open(b)], sessions_root=store.root)
+    assert f"judge pointwise ran in different versions: A {va}, B {vb}" in html
+    assert html.count(va) >= 2 and html.count(vb) >= 2  # the note, and each session's settings
+
+
 def test_a_comparison_of_one_version_says_nothing_about_versions(tmp_path) -> None:
     from qatui.report.compare import compare_sessions
 
