@@ -126,7 +126,7 @@ async def test_an_invalid_edit_shows_the_loaders_line_and_is_neither_run_nor_sav
         await replace_word(pilot, "{answer}", "{answr}")
         await wait_until(pilot, lambda: "answr" in status(app), "the loader's error")
         line = status(app)
-        assert line.startswith("~/sums.toml:12: prompts.user: unknown placeholder {answr}"), line  # file, line, key
+        assert line == "~/sums.toml:13: prompts.user: unknown placeholder {answr}", line  # file, line, key
         assert "\n" not in line
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: "Not run: the judge file does not load" in toasts(app), "the refusal to run")
