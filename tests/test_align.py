@@ -308,3 +308,19 @@ def test_ctrl_c_keeps_what_finished(setup, llm_server, tmp_path) -> None:
     assert [r.version for r in records] == [doc["start"]["version"]]
     store = SessionStore(tmp_path / "sessions")
     assert len(doc["sessions"]) == 2 and all(store.open(s).meta["status"] == "completed" for s in doc["sessions"])
+
+
+def test_choose_best_keeps_the_highest_train_figure_the_incumbent_on_a_tie_and_never_a_proposal_that_failed() -> None:
+    from qatui.engine.alignment import Evaluation
+    from qatui.engine.aligning import choose_best
+
+    def ev(value, failed=()):
+        return Evaluation(session_id="s", judge="j", version="v", kind="pairwise", metric="accuracy", value=value,
+                          ci=None, n=4, item_ids=("a", "b"), verdicts={}, per_item={},
+                          failed={item: "down" for item in failed}, status="completed")
+
+    assert choose_best([ev(0.5), ev(0.75), ev(0.75)]) == 1  # a tie keeps the earlier
+    assert choose_best([ev(0.5), None, ev(0.25)]) == 0  # a refused proposal (None) and a worse one
+    assert choose_best([ev(0.5), ev(1.0, failed=["a"]), ev(0.6)]) == 2  # a proposal that failed an item is not kept
+    assert choose_best([ev(0.5, failed=["a"]), ev(0.4)]) == 0  # the start may be kept: a proposal must beat it
+    assert choose_best([ev(None), ev(0.1)]) == 1

@@ -147,12 +147,13 @@ def split_items(dataset: Dataset, share: float, seed: int) -> tuple[list[str], l
 def choose_best(train: Sequence[Evaluation | None]) -> int:
     """The index of the candidate to keep, from their train evaluations only (None: not run).
 
-    The highest train figure wins; an evaluation with a failed item, or no figure, is never kept; a tie
-    keeps the earlier candidate (the incumbent). Test evaluations cannot reach this function.
+    The highest train figure wins; a tie keeps the earlier candidate (the incumbent). A proposal whose
+    evaluation failed an item, or has no figure, is never kept; the start (index 0) always may be, so a
+    proposal must beat it. Test evaluations cannot reach this function.
     """
     best, best_value = 0, None
     for index, evaluation in enumerate(train):
-        if evaluation is None or evaluation.value is None or evaluation.failed:
+        if evaluation is None or evaluation.value is None or (index and evaluation.failed):
             continue
         if best_value is None or evaluation.value > best_value:
             best, best_value = index, evaluation.value
