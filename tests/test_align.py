@@ -324,3 +324,14 @@ def test_choose_best_keeps_the_highest_train_figure_the_incumbent_on_a_tie_and_n
     assert choose_best([ev(0.5), ev(1.0, failed=["a"]), ev(0.6)]) == 2  # a proposal that failed an item is not kept
     assert choose_best([ev(0.5, failed=["a"]), ev(0.4)]) == 0  # the start may be kept: a proposal must beat it
     assert choose_best([ev(None), ev(0.1)]) == 1
+
+
+def test_a_judge_that_fails_every_train_item_stops_before_any_round(setup, llm_server, tmp_path, capsys) -> None:
+    llm_server.script(scripted(concise_judge, writer_reply(lambda text: CONCISE)),
+                      faults=lambda index, body: "ok" if is_preflight(body) else "500")
+    data = write_data(tmp_path / "d.jsonl", 8)
+    out = tmp_path / "aligned.toml"
+    code, doc, err = align(capsys, setup, tmp_path, data, "--rounds", "2", "-o", str(out))
+    assert code == 1 and "no round: the judge gave no verdict to measure on train (4 item(s) failed" in err
+    assert doc["start"]["train"]["value"] is None and len(doc["candidates"]) == 1
+    assert not any(WRITER_MARK in system_of(b) for b in llm_server.requests) and not out.exists()

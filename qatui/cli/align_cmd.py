@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qatui.cli.common import make_console, open_store, print_json
-from qatui.cli.parser import EXIT_INTERRUPTED
+from qatui.cli.parser import EXIT_INTERRUPTED, EXIT_RUN_FAILED
 from qatui.errors import QatuiError
 
 if TYPE_CHECKING:
@@ -82,6 +82,11 @@ def cmd_align(args: argparse.Namespace, config: Config) -> int:
             print_json({**_doc(state, resources.backbone, writer.backbone), "interrupted": True})
         return EXIT_INTERRUPTED
     kept = state.candidates[state.best]
+    if state.candidates[0].train is not None and state.candidates[0].train.value is None:
+        stderr.print(state.stopped, markup=False, style="red")
+        if args.json:
+            print_json(_doc(state, resources.backbone, writer.backbone))
+        return EXIT_RUN_FAILED  # nothing measured: no file written, no figure to read
     if out is not None:
         from qatui.store.atomic import atomic_write_text
 

@@ -257,7 +257,10 @@ class Aligner:
         state.candidates.append(start)
         state.start_test = await self._evaluate(state, start_judge, state.test_ids, "start, test")
         items = {item.id: item for item in self.dataset.items}
-        for number in range(1, settings.rounds + 1):
+        if start.train.value is None:
+            state.stopped = (f"no round: the judge gave no verdict to measure on train ({len(start.train.failed)} "
+                             f"item(s) failed; see `qatui sessions show {start.train.session_id}`)")
+        for number in range(1, settings.rounds + 1 if start.train.value is not None else 1):
             best = state.candidates[state.best]
             wrong = best.train.disagreeing()[:settings.shown] if best.train else []
             if not wrong:
