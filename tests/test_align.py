@@ -240,6 +240,13 @@ def test_bad_inputs_are_refused_before_any_call(setup, llm_server, tmp_path, cap
     taken.write_text("x = 1\n")
     code, doc, _ = align(capsys, setup, tmp_path, data, "-o", str(taken))
     assert code == 2 and "--force" in doc["error"] and taken.read_text() == "x = 1\n"
+    from qatui.judges.files.export import export_text
+
+    own = tmp_path / "mine.toml"
+    own.write_text(export_text("pointwise"))
+    code = main(["judges", "align", str(own), str(data), "--config", str(setup), "--sessions-dir",
+                 str(tmp_path / "sessions"), "--backbone", "fake", "--json", "-o", str(own)])
+    assert code == 2 and "the judge file being aligned; pass --force" in json.loads(capsys.readouterr().out)["error"]
     assert not llm_server.requests and not (tmp_path / "sessions").exists()
 
 
