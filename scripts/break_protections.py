@@ -160,6 +160,8 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ('judge files: table reuses a run only for the same text', 'qatui/report/table.py', "            continue  # a judge file's run is reused only for the very same file text", '            pass', 'tests/test_judge_files_use.py -k table_takes'),
  ('judge files: log-probability weighting', 'qatui/judges/files/judge.py', '            score = weighted_score(probabilities) if probabilities else got.value', '            score = got.value', 'tests/test_judge_files_use.py -k logprobs'),
  ('judge files: two judges of one name refused', 'qatui/engine/jobs.py', '    if len({j.name for j in judges}) != len(judges):', '    if False:', 'tests/test_judge_files_use.py -k named_as'),
+ ('judge files: few-shot examples sent', 'qatui/judges/files/judge.py', '        for example in section.get("examples", []):', '        for example in []:', 'tests/test_judge_files_use.py -k few_shot'),
+ ('judge files: a language variant applied', 'qatui/judges/files/judge.py', '        if variant is not None:\n            base.update', '        if False:\n            base.update', 'tests/test_judge_files_use.py -k few_shot'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:
