@@ -162,6 +162,7 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ('judge files: two judges of one name refused', 'qatui/engine/jobs.py', '    if len({j.name for j in judges}) != len(judges):', '    if False:', 'tests/test_judge_files_use.py -k named_as'),
  ('judge files: few-shot examples sent', 'qatui/judges/files/judge.py', '        for example in section.get("examples", []):', '        for example in []:', 'tests/test_judge_files_use.py -k few_shot'),
  ('judge files: a language variant applied', 'qatui/judges/files/judge.py', '        if variant is not None:\n            base.update', '        if False:\n            base.update', 'tests/test_judge_files_use.py -k few_shot'),
+ ("judge files: a re-ask's literal braces kept", 'qatui/judges/files/judge.py', '        return filled.replace("{", "{{").replace("}", "}}").replace("\\x00", "{reason}")', '        return filled.replace("\\x00", "{reason}")', 'tests/test_judge_files_use.py -k reask'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

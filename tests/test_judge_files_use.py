@@ -208,3 +208,23 @@ system = "为一个回答打分：{criteria} 从 {min} 到 {max}，写成 [[3]]�
     assert chinese[-1]["content"].startswith("Question: 盐是什么？")  # the variant set no user: the default's
     with pytest.raises(JudgeFileError, match=r"shots\.toml:\d+: prompts\.examples: an example needs score"):
         parse_judge_text(text.replace('score = "[[5]]"\n', ""), "shots.toml")
+
+
+async def test_a_reask_with_literal_braces_is_sent_as_written_with_the_reason() -> None:
+    from qatui.data.model import Item
+    from qatui.engine.runner import Engine
+    from qatui.judges.files import parse_judge_text
+    from qatui.judges.registry import make_judge
+    from qatui.judges.resources import Resources
+
+    text = SCORE.replace('reference = """Reference', 'reask = """Unreadable ({reason}); reply {{"score": "[[{max}]]"}}."""\n'
+                                                     'reference = """Reference')
+    answers = iter(['{"score": "[[9]]"}', '{"score": "[[3]]"}'])
+    llm = ScriptedLLM(lambda call: next(answers), model="scripted/reask", parse_text=False)
+    judge = make_judge("concise", {}, Resources(Config(), llm=llm), file=parse_judge_text(text, "reask.toml"))
+    item = Item(id="q", question="What is salt?", references=["NaCl"], candidates={"a": "NaCl."})
+    events = [e async for e in Engine([item], [judge], seed=0, concurrency=1).run()]
+    (verdict,) = [e for e in events if e.type == "verdict"]
+    assert verdict.scores == {"a": 3.0}
+    assert llm.requests[1].messages[-1]["content"] == \
+        'Unreadable ([[9]] is outside 1.00-5.00); reply {"score": "[[5]]"}.'
