@@ -160,6 +160,7 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ('remote: a long premise sent in windows', 'qatui/nli/served.py', '        windows = [premise_windows(p, h, self.window_chars, len, char_slices) for p, h in pairs]', '        windows = [[p[:self.window_chars]] for p, h in pairs]', 'tests/test_remote_models.py::test_a_long_premise_is_sent_in_windows_and_scores_as_its_best_one'),
  ("remote: served model names may not hide qatui's own", 'qatui/config.py', '    _served_names = field_validator("embedders", "nli_servers")(_not_reserved)\n', '', 'tests/test_remote_models.py::test_served_model_tables_are_checked_when_the_config_is_read'),
  ('remote: served models need no local extra', 'qatui/judges/resources.py', '                if name != "llm" and name not in self.config.nli_servers:', '                if name != "llm":', 'tests/test_remote_models.py::test_served_models_need_no_local_extra'),
+ ('remote: models --check probes a served model as a run does', 'qatui/report/models.py', '            scorer = (served_nli(row.name, config) if row.name in config.nli_servers  # its labels checked first\n                      else load_nli_scorer(row.name, config.models.nli_runtime))', '            scorer = load_nli_scorer(row.name, config.models.nli_runtime)', 'tests/test_remote_models.py::test_models_lists_and_checks_the_served_models_and_refuses_misnamed_labels'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

@@ -271,3 +271,24 @@ def test_served_models_need_no_local_extra() -> None:
     resources = Resources(config)
     for name in ("ragas-answer-relevance", "nli-ar"):
         assert resources.needed_extras(judge_class(name), None) == {}
+
+
+def test_models_lists_and_checks_the_served_models_and_refuses_misnamed_labels(tmp_path, monkeypatch) -> None:
+    import asyncio
+
+    from qatui.report.models import check_rows, model_rows
+
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    with FakeLLMServer() as server:
+        config = parse_config(_config(server, tmp_path).read_text(), "test")
+        rows = {(r.kind, r.name): r for r in model_rows(config)}
+        served = [rows[("embedder", "tei")], rows[("nli", "mnli")]]
+        assert server.base_url in served[0].detail and server.root_url in served[1].detail
+        asyncio.run(check_rows(served, config))
+        assert all(r.ok for r in served), [r.status for r in served]
+        assert served[0].status.startswith(f"dim {EMBED_DIM}") and "entail" in served[1].status
+        resources_module._SERVED.clear()
+        server.script_nli(names=("contradiction", "neutral", "entailment"))
+        (again,) = [r for r in model_rows(config) if r.name == "mnli"]
+        asyncio.run(check_rows([again], config))
+    assert not again.ok and "reads an obvious entailment as contradict" in again.status
