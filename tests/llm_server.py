@@ -2,7 +2,8 @@
 
 It serves `POST /v1/chat/completions` (SSE when the body says `"stream": true`; `n` copies of
 the answer when the body asks for `n` choices), `POST /v1/embeddings` (hashed bag-of-words
-vectors, counted in `n_embeddings`) and `GET /v1/models` from a background thread with its own event loop, so sync tests, a CLI
+vectors, counted in `n_embeddings`, faults scripted with `script_embeddings`), an NLI model on
+text-embeddings-inference's contract (`GET /info`, `POST /predict`, at `root_url`; `script_nli`) and `GET /v1/models` from a background thread with its own event loop, so sync tests, a CLI
 run in-process with `asyncio.run`, and async tests can all call it through qatui's real
 client (LiteLLM -> the OpenAI SDK -> HTTP). Point a backbone at it with
 `BackboneConfig(model="openai/fake-model", api_base=server.base_url, api_key_env=...)`.
@@ -80,6 +81,33 @@ FAULT_KINDS = {
 
 EMBED_DIM = 64
 """The length of the vectors `POST /v1/embeddings` answers (hashed bag of words)."""
+
+EMBED_FAULT_KINDS = {
+    "ok": "200 with one vector per input",
+    "429": "429 rate limited, with `Retry-After: 0.05`",
+    "500": "500 internal server error",
+    "503": "503 service unavailable",
+    "400": "400 bad request (a permanent error)",
+    "drop": "closes the connection before any byte",
+    "zero-vector": "200 whose first vector is all zeros",
+    "short": "200 with one vector fewer than inputs",
+}
+"""What `script_embeddings(faults=[...])` may make the n-th `POST /v1/embeddings` get."""
+
+NLI_CLASSES = ("entail", "neutral", "contradict")
+NLI_NEGATIONS = frozenset({"no", "not", "nobody", "never", "nothing", "none"})
+
+
+def nli_scorer(premise: str, hypothesis: str) -> dict[str, float]:
+    """The scripted NLI model: a negated hypothesis contradicts, one whose words the premise holds is entailed,
+    anything else is neutral (probabilities by class)."""
+    words = lambda text: set(re.findall(r"\w+", text.lower()))  # noqa: E731
+    said, claimed = words(premise), words(hypothesis)
+    if claimed & NLI_NEGATIONS:
+        return {"entail": 0.03, "neutral": 0.07, "contradict": 0.9}
+    if claimed <= said:
+        return {"entail": 0.9, "neutral": 0.07, "contradict": 0.03}
+    return {"entail": 0.1, "neutral": 0.8, "contradict": 0.1}
 
 MALFORMED_TEXT = '{"answer": "Par'
 """The answer a "malformed" fault sends: a JSON object cut off mid-string."""
@@ -196,6 +224,14 @@ class FakeLLMServer:
         self.n_streamed = 0
         self.n_models = 0
         self.n_embeddings = 0
+        self.embedding_requests: list[dict[str, Any]] = []
+        """The JSON bodies of `POST /v1/embeddings`, in arrival order (faulted ones included)."""
+        self.embed_counts: Counter[str] = Counter()
+        self._embed_faults: list[str] = []
+        self._embed_index = 0
+        self.predict_requests: list[dict[str, Any]] = []
+        """The JSON bodies of `POST /predict` (the NLI contract), in arrival order (faulted ones included)."""
+        self.n_info = 0
         self.in_flight = 0
         self.max_in_flight = 0
         self.stopped_because: str | None = None
@@ -208,6 +244,7 @@ class FakeLLMServer:
         self._stopping: asyncio.Event | None = None
         self._started_at = 0.0
         self.script(responder, faults=faults, fault_rates=fault_rates, seed=seed, latency_s=latency_s)
+        self.script_nli()
 
     # -- scripting (callable from any thread, between requests) -------------------------------
 
@@ -250,6 +287,37 @@ class FakeLLMServer:
                 self.latency_s = latency_s
         return self
 
+    def script_embeddings(self, faults: Iterable[str] = ()) -> FakeLLMServer:
+        """The n-th `POST /v1/embeddings` from now gets the n-th of `faults` (`EMBED_FAULT_KINDS`), then "ok"."""
+        faults = list(faults)
+        for kind in faults:
+            if kind not in EMBED_FAULT_KINDS:
+                raise ValueError(f"unknown embedding fault {kind!r}; known: {', '.join(EMBED_FAULT_KINDS)}")
+        with self._lock:
+            self._embed_faults, self._embed_index = faults, 0
+        return self
+
+    def script_nli(self, classes: Iterable[str] = NLI_CLASSES,
+                   names: Iterable[str] = ("entailment", "neutral", "contradiction"), *, info: bool = True,
+                   faults: Iterable[str] = (), raw_scores: bool = False,
+                   scorer: Callable[[str, str], dict[str, float]] = nli_scorer) -> FakeLLMServer:
+        """What the NLI routes serve (text-embeddings-inference's contract: `GET /info`, `POST /predict`).
+
+        The served model's output i carries the probability of `classes[i]` and is named `names[i]`
+        (in `/info`'s id2label and in each answer, which lists the labels by score, highest first, as
+        text-embeddings-inference does): names that do not match the classes are a misnamed model.
+        `info=False` serves no `/info` (404); `faults` ("429", "500", "503", "400") are what the n-th
+        `/predict` gets, then answers; `raw_scores` sends logits that are no probabilities.
+        """
+        classes, names = tuple(classes), tuple(names)
+        if len(classes) != len(names) or set(classes) - set(NLI_CLASSES):
+            raise ValueError("classes and names must pair up, classes among entail, neutral, contradict")
+        with self._lock:
+            self.nli_classes, self.nli_names, self.nli_info = classes, names, info
+            self._nli_faults, self._nli_index = list(faults), 0
+            self.nli_raw_scores, self.nli_scorer = raw_scores, scorer
+        return self
+
     def _next_fault(self, body: dict[str, Any]) -> Fault:
         with self._lock:
             index = self._index
@@ -266,6 +334,11 @@ class FakeLLMServer:
             return Fault("ok")
 
     # -- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def root_url(self) -> str:
+        """`http://127.0.0.1:PORT`: where the NLI contract's `/info` and `/predict` are."""
+        return self.base_url.removesuffix("/v1")
 
     @property
     def base_url(self) -> str:
@@ -334,6 +407,8 @@ class FakeLLMServer:
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_post("/embeddings", self._embeddings)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/info", self._info)
+        app.router.add_post("/predict", self._predict)
         app.router.add_get("/models", self._models)
         # handler_cancellation: a request whose client went away (timed out) stops at once.
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None, handler_cancellation=True,
@@ -370,16 +445,62 @@ class FakeLLMServer:
         texts = [texts] if isinstance(texts, str) else list(texts or [])
         with self._lock:
             self.n_embeddings += 1
+            self.embedding_requests.append(body)
+            index = self._embed_index
+            self._embed_index += 1
+            fault = self._embed_faults[index] if index < len(self._embed_faults) else "ok"
+            self.embed_counts[fault] += 1
+        if fault == "429":
+            return _error(429, "Rate limit reached (fake LLM server)", "rate_limit_exceeded", {"Retry-After": "0.05"})
+        if fault in ("500", "503", "400"):
+            return _error(int(fault), f"embedding fault {fault} (fake LLM server)", "server_error")
+        if fault == "drop":
+            _drop(request)
+            return web.Response(status=200)
         data = []
         for index, text in enumerate(texts):
             vector = [0.0] * EMBED_DIM
             for word in str(text).lower().split():
                 vector[zlib.crc32(word.encode()) % EMBED_DIM] += 1.0
             norm = sum(v * v for v in vector) ** 0.5 or 1.0
+            if fault == "zero-vector" and index == 0:
+                vector, norm = [0.0] * EMBED_DIM, 1.0
             data.append({"object": "embedding", "index": index, "embedding": [v / norm for v in vector]})
+        if fault == "short":
+            data = data[:-1]
         tokens = sum(count_tokens(str(t)) for t in texts)
         return web.json_response({"object": "list", "data": data, "model": body.get("model", self.model),
                                   "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+
+    async def _info(self, request: web.Request) -> web.Response:
+        """`GET /info` as text-embeddings-inference answers it for a classifier (404 when scripted without)."""
+        with self._lock:
+            self.n_info += 1
+        if not self.nli_info:
+            return web.json_response({"error": "not found"}, status=404)
+        return web.json_response({"model_id": "fake/nli-model", "model_sha": "0" * 40, "max_input_length": 512,
+                                  "model_type": {"classifier": {"id2label": {str(i): n for i, n in
+                                                                             enumerate(self.nli_names)}}}})
+
+    async def _predict(self, request: web.Request) -> web.Response:
+        """`POST /predict`: per [premise, hypothesis] pair, each output's label and score, highest first."""
+        body = await request.json()
+        with self._lock:
+            self.predict_requests.append(body)
+            index = self._nli_index
+            self._nli_index += 1
+            fault = self._nli_faults[index] if index < len(self._nli_faults) else "ok"
+        if fault == "429":
+            return _error(429, "Rate limit reached (fake LLM server)", "rate_limit_exceeded", {"Retry-After": "0.05"})
+        if fault != "ok":
+            return web.json_response({"error": f"fault {fault}", "error_type": "Backend"}, status=int(fault))
+        rows = []
+        for premise, hypothesis in body.get("inputs") or []:
+            probs = self.nli_scorer(str(premise), str(hypothesis))
+            row = [{"label": name, "score": probs[cls] * (7.0 if self.nli_raw_scores else 1.0)}
+                   for cls, name in zip(self.nli_classes, self.nli_names)]
+            rows.append(sorted(row, key=lambda x: -x["score"]))
+        return web.json_response(rows)
 
     async def _pause(self, seconds: float) -> None:
         """Sleep, cut short when the server stops."""

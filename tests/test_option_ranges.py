@@ -15,7 +15,9 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from qatui.cli import main
-from qatui.config import BackboneConfig, CacheConfig, DeploymentConfig, GeneralConfig, JuryConfig, ModelsConfig
+from qatui.config import (
+    BackboneConfig, CacheConfig, DeploymentConfig, EmbedderConfig, GeneralConfig, JuryConfig, ModelsConfig, NLIServerConfig,
+)
 from qatui.judges.base import JudgeOptions
 from qatui.judges.registry import JUDGES, judge_class
 
@@ -23,7 +25,8 @@ from qatui.judges.registry import JUDGES, judge_class
 def _option_models() -> list[type[BaseModel]]:
     """Every table of the config and every judge's options."""
     judges = {judge_class(name).Options for name in JUDGES} | {JudgeOptions}  # the base, whatever judges subclass it
-    return [GeneralConfig, CacheConfig, DeploymentConfig, BackboneConfig, ModelsConfig, JuryConfig,
+    return [GeneralConfig, CacheConfig, DeploymentConfig, BackboneConfig, ModelsConfig, JuryConfig, EmbedderConfig,
+            NLIServerConfig,
             *sorted(judges, key=lambda m: m.__name__)]
 
 
@@ -63,7 +66,8 @@ def test_every_numeric_option_has_both_bounds_and_refuses_what_lies_outside(mode
     assert lows and highs, f"{model.__name__}.{name} has no {'lower' if not lows else 'upper'} bound"
     low = lows[0].ge if isinstance(lows[0], annotated_types.Ge) else lows[0].gt
     high = highs[0].le if isinstance(highs[0], annotated_types.Le) else highs[0].lt
-    required = {k: v for k, v in {"model": "openai/x", "members": ["a", "b"]}.items() if k in model.model_fields}
+    required = {k: v for k, v in {"model": "openai/x", "members": ["a", "b"], "url": "http://127.0.0.1:1"}.items()
+                if k in model.model_fields}
     bad = [low - 1, high + 1] + ([math.inf, -math.inf, math.nan] if kind is float else [])
     for value in bad:
         with pytest.raises(ValidationError) as refused:

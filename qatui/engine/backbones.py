@@ -46,13 +46,15 @@ def judge_once_when_fixed(judges: list[Judge], resources: Resources, dataset: Da
 
 
 def check_models(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> None:
-    """Refuse a run before any session exists: a pip extra a judge needs is missing (one line naming it), or a
-    backbone a judge (or member) calls cannot answer."""
+    """Refuse a run before any session exists: a pip extra a judge needs is missing (one line naming it), a
+    served embedder or NLI model does not answer its probe, or a backbone a judge (or member) calls cannot answer."""
     from qatui.extras import require
 
     for judge, models in model_users(judges, resources):
         for extra, who in models.needed_extras(judge, dataset).items():
             require(extra, who)
+    for judge, models in model_users(judges, resources):
+        models.check_served(judge, dataset)
     checked: set[str] = set()
     for judge, models in model_users(judges, resources):
         if calls_backbone(judge, models, dataset) and models.backbone not in checked:

@@ -126,7 +126,10 @@ class Resources:
             from qatui.judges.llm_nli import LLMNLIScorer
 
             return LLMNLIScorer(self.llm)
-        scorer = load_nli_scorer(name, self.config.models.nli_runtime)
+        if name in self.config.nli_servers:
+            scorer = served_nli(name, self.config)
+        else:
+            scorer = load_nli_scorer(name, self.config.models.nli_runtime)
         identity = scorer.identity()
         if identity is None:
             return scorer
@@ -154,6 +157,8 @@ class Resources:
     @cached_property
     def embedder(self) -> Embedder:
         """The sentence embedder, loaded on first use, run by `[models] embedder_runtime`."""
+        if self.embedder_name in self.config.embedders:
+            return served_embedder(self.embedder_name, self.config)
         from qatui.embed import load_embedder
 
         return load_embedder(self.embedder_name, runtime=self.config.models.embedder_runtime)
@@ -168,15 +173,23 @@ class Resources:
         judge's own, its NLI models' (not the backbone's `llm`), its embedder's. The backbone's are its preflight's."""
         needed = {extra: f"judge {judge.name}" for extra in judge.extras}
         if judge.uses_nli:
-            from qatui.data.language import item_language
-
-            languages = {item_language(item) for item in dataset.items} if dataset is not None else {"en", "zh"}
-            for name in dict.fromkeys(self.nli_names(languages).values()):
-                if name != "llm":
+            for name in dict.fromkeys(self.nli_names(_languages(dataset)).values()):
+                if name != "llm" and name not in self.config.nli_servers:
                     needed.setdefault("embed" if name == HEAD else "nli", f"judge {judge.name} (NLI model {name})")
-        if judge.uses_embedder:
+        if judge.uses_embedder and self.embedder_name not in self.config.embedders:
             needed.setdefault("embed", f"judge {judge.name} (embedder {self.embedder_name})")
         return needed
+
+    def check_served(self, judge: ModelUser, dataset: Dataset | None) -> None:
+        """Build now the served embedder and NLI models `judge` uses (`[embedders.NAME]`, `[nli_servers.NAME]`):
+        each answers a probe first, so a server that is down, or whose labels read the wrong way, is refused
+        before a session exists. Local models load later, when first used."""
+        if judge.uses_embedder and self.embedder_name in self.config.embedders:
+            self.embedder  # noqa: B018 - built for its probe
+        if judge.uses_nli:
+            for language in sorted(_languages(dataset)):
+                if self.nli_name_for(language) in self.config.nli_servers:
+                    self.nli_for(language)
 
     def check_backbone(self) -> str:
         """Refuse now (`BackboneUnusable`) a backbone that cannot answer: before a session, never after.
@@ -207,3 +220,46 @@ def load_nli_scorer(name: str, runtime: str = "auto") -> NLIScorer:
     from qatui.nli import load_nli
 
     return load_nli(name, runtime=runtime)
+
+
+def _languages(dataset: Dataset | None) -> set[str]:
+    """The languages of a dataset's items; without a dataset, every language qatui reads."""
+    from qatui.data.language import item_language
+
+    return {item_language(item) for item in dataset.items} if dataset is not None else {"en", "zh"}
+
+
+_SERVED: dict[tuple[str, str], object] = {}
+"""Served models already probed in this process, by (name, settings): a jury's members share one."""
+
+
+def served_embedder(name: str, config: Config) -> Embedder:
+    """The `[embedders.NAME]` embedder over LiteLLM (`qatui.llm.embeddings`), probed once per process;
+    `EmbedderError` naming it when the probe fails."""
+    from qatui.embed.base import EmbedderError
+    from qatui.embed.remote import RemoteEmbedder
+    from qatui.llm.embeddings import RemoteEmbeddings
+    from qatui.llm.errors import LLMCallError
+
+    settings = config.embedders[name]
+    key = (name, "embedder " + settings.model_dump_json())
+    if key not in _SERVED:
+        calls = RemoteEmbeddings(name, settings)
+        identity = "\0".join([settings.model, settings.api_base or "", str(settings.dimensions or ""),
+                               settings.revision])
+        try:
+            _SERVED[key] = RemoteEmbedder(name, calls.encode, identity, batch_size=settings.batch_size)
+        except LLMCallError as e:
+            raise EmbedderError(f"embedder {name!r} cannot be used: {e}") from None
+    return _SERVED[key]  # type: ignore[return-value]
+
+
+def served_nli(name: str, config: Config) -> NLIScorer:
+    """The `[nli_servers.NAME]` scorer (`qatui.nli.served`), its labels checked once per process."""
+    from qatui.nli.served import ServedNLI
+
+    settings = config.nli_servers[name]
+    key = (name, "nli " + settings.model_dump_json())
+    if key not in _SERVED:
+        _SERVED[key] = ServedNLI(name, settings)
+    return _SERVED[key]  # type: ignore[return-value]

@@ -45,6 +45,8 @@ def get_litellm() -> ModuleType:
         litellm.suppress_debug_info = True  # no "Provider List: ..." banners on stdout
         litellm.telemetry = False
         litellm.disable_streaming_logging = True  # no callbacks to feed: a streamed call cost 30% more CPU without it
+        # Its OpenAI embedding call reads `max_retries=0` as unset and retried twice on its own, under ours.
+        litellm.DEFAULT_MAX_RETRIES = 0
         for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
             logging.getLogger(name).setLevel(logging.ERROR)
         if not _ready:

