@@ -146,6 +146,8 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("wide: the Compare screen's tables keep their height", 'qatui/tui/screens/compare.py', '        & #disagreements { height: 1fr; min-height: 8; }', '        & #disagreements { height: 1fr; }', 'tests/test_tui.py::test_compare_says_the_item_sets_differ_above_the_figures_and_no_table_is_squeezed'),
  ('wide: a typed backbone checked as --backbone', 'qatui/tui/widgets/backbone_input.py', '        backbone_settings(name, config)\n', '        pass\n', 'tests/test_tui_preflight.py::test_new_run_takes_a_typed_model_string_and_checks_it_as_the_cli_does'),
  ("words: models --check asks once", "qatui/report/models.py", "row.status = await apreflight_backbone(make_client(row.name, config, use_cache=False))", "row.status = await make_client(row.name, config, use_cache=False).check()", "tests/test_preflight.py::test_models_check_refuses_a_closed_port_at_once"),
+ ('ctrl-c: the stopped session summarised off the event loop', 'qatui/cli/running.py', 'await asyncio.to_thread(finish_run, job, "cancelled")', 'finish_run(job, "cancelled")', 'tests/test_cli_second_ctrl_c.py -k summary'),
+ ('ctrl-c: a second Ctrl-C after the loop has ended quits', 'qatui/cli/running.py', '            signal.signal(signal.SIGINT, lambda *_: quit_now(job))', '            pass', 'tests/test_cli_second_ctrl_c.py -k leak'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:
