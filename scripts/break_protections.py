@@ -148,6 +148,7 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("words: models --check asks once", "qatui/report/models.py", "row.status = await apreflight_backbone(make_client(row.name, config, use_cache=False))", "row.status = await make_client(row.name, config, use_cache=False).check()", "tests/test_preflight.py::test_models_check_refuses_a_closed_port_at_once"),
  ('ctrl-c: the stopped session summarised off the event loop', 'qatui/cli/running.py', 'await asyncio.to_thread(finish_run, job, "cancelled")', 'finish_run(job, "cancelled")', 'tests/test_cli_second_ctrl_c.py -k summary'),
  ('ctrl-c: a second Ctrl-C after the loop has ended quits', 'qatui/cli/running.py', '            signal.signal(signal.SIGINT, lambda *_: quit_now(job))', '            pass', 'tests/test_cli_second_ctrl_c.py -k leak'),
+ ("jury: a member's own repeats refused before any work", 'qatui/judges/jury/judge.py', '    if probe.uses_llm and probe.options.repeats > 1:', '    if False:', 'tests/test_jury.py::test_a_members_own_repeats_are_refused_before_any_work_and_the_jurys_are_not'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:
