@@ -149,6 +149,11 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ('ctrl-c: the stopped session summarised off the event loop', 'qatui/cli/running.py', 'await asyncio.to_thread(finish_run, job, "cancelled")', 'finish_run(job, "cancelled")', 'tests/test_cli_second_ctrl_c.py -k summary'),
  ('ctrl-c: a second Ctrl-C after the loop has ended quits', 'qatui/cli/running.py', '            signal.signal(signal.SIGINT, lambda *_: quit_now(job))', '            pass', 'tests/test_cli_second_ctrl_c.py -k leak'),
  ("jury: a member's own repeats refused before any work", 'qatui/judges/jury/judge.py', '    if probe.uses_llm and probe.options.repeats > 1:', '    if False:', 'tests/test_jury.py::test_a_members_own_repeats_are_refused_before_any_work_and_the_jurys_are_not'),
+ ('reasoning flags: a resume asks as the run asked', 'qatui/cli/commands.py', '        config = with_reasoning(config, meta.get("reasoning") or {},', '        config = with_reasoning(config, {},', 'tests/test_reasoning_flags.py -k resume'),
+ ('reasoning flags: the session records them', 'qatui/cli/running.py', '        job.session.update_meta(reasoning=asked)', '        pass', 'tests/test_reasoning_flags.py -k resume'),
+ ('reasoning flags: the request note says what was added', 'qatui/llm/reasoning.py', '        if sent := request_extra(self):', '        if sent := {}:', 'tests/test_reasoning_flags.py -k resume'),
+ ('reasoning flags: table never reuses a run asked otherwise', 'qatui/report/table.py', '        models["reasoning"] = resources.reasoning() or None', '        pass', 'tests/test_reasoning_flags.py -k table'),
+ ('reasoning flags: a typed model string is asked too', 'qatui/cli/common.py', '        if name and name not in backbones and "/" in name:', '        if False:', 'tests/test_reasoning_flags.py -k model_string'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

@@ -126,6 +126,11 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
     if args.action == "resume":
         from qatui.engine.jobs import NothingToResume, resume_run, session_json
 
+        from qatui.cli.common import with_reasoning
+
+        meta = store.open(args.id).meta  # asked as the run asked: its --reasoning-effort / --thinking-budget
+        config = with_reasoning(config, meta.get("reasoning") or {},
+                                [(meta.get("models") or {}).get("backbone"), *meta.get("backbones", [])])
         try:
             job = resume_run(store, args.id, config, max_cost=args.max_cost)
         except NothingToResume as e:

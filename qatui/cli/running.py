@@ -9,7 +9,16 @@ import os
 import signal
 from typing import TYPE_CHECKING
 
-from qatui.cli.common import make_console, open_store, print_json, run_resources, with_jury
+from qatui.cli.common import (
+    jury_backbones,
+    make_console,
+    open_store,
+    print_json,
+    reasoning_asked,
+    run_resources,
+    with_jury,
+    with_reasoning,
+)
 from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED, EXIT_RUN_FAILED
 from qatui.text import plural
 
@@ -96,6 +105,14 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
     return asyncio.run(drive())
 
 
+def record_reasoning(job: RunJob, asked: dict[str, object]) -> None:
+    """Store --reasoning-effort / --thinking-budget in the new session (`reasoning`), on disk before any result,
+    so that a resume asks every backbone the same way."""
+    if asked:
+        job.session.update_meta(reasoning=asked)
+        job.session.flush()
+
+
 def quit_now(job: RunJob) -> None:
     """The second Ctrl-C: say so, write what is finished (waiting for a flush under way in another thread), exit 130.
 
@@ -169,6 +186,8 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from qatui.engine.jobs import start_run
 
     config = with_jury(config, args.judges, args.jury)
+    asked = reasoning_asked(args)
+    config = with_reasoning(config, asked, [args.backbone, *jury_backbones(config)])
     dataset = load_dataset(args.dataset, args.fmt)
     if args.checklist:
         options = config.judge_options("checkeval") | {"checklist": args.checklist}
@@ -180,6 +199,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name, convention=args.convention,
         resources=run_resources(args, config), max_cost=args.max_cost, repeats=args.repeats,
     )
+    record_reasoning(job, asked)
     return run_job(job, args.json, args.without_leaks)
 
 

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qatui.cli.common import make_console, open_store, with_jury
+from qatui.cli.common import jury_backbones, make_console, open_store, reasoning_asked, with_jury, with_reasoning
 from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED
 from qatui.errors import JudgeError
 
@@ -66,7 +66,7 @@ def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset,
 
 def cmd_table(args: argparse.Namespace, config: Config) -> int:
     """`qatui table`: one row per (judge, backbone), from sessions reused or run now."""
-    from qatui.cli.running import INTERRUPTED, consume
+    from qatui.cli.running import INTERRUPTED, consume, record_reasoning
     from qatui.data.loaders import load_dataset
     from qatui.engine.jobs import start_run
     from qatui.engine.repeats import judged_once_line
@@ -76,6 +76,8 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     from qatui.report.table import find_reusable, gold_kind
 
     config = with_jury(config, args.judges, args.jury)
+    asked = reasoning_asked(args)
+    config = with_reasoning(config, asked, [*args.backbones, *jury_backbones(config)])
     dataset = load_dataset(args.dataset, args.fmt)
     subset = dataset.limited(args.limit)
     store, stderr = open_store(args, config), make_console(stderr=True)
@@ -100,6 +102,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
             job = start_run(store, dataset, [judge.name], config, limit=args.limit, resources=resources,
                             convention=args.convention, judge_options={judge.name: judge.describe_options()},
                             max_cost=left_usd)
+            record_reasoning(job, asked)
             status, _ = consume(job, quiet=True)
             if status == INTERRUPTED:
                 stderr.print(f"[yellow]Interrupted.[/] Resume with: qatui sessions resume {job.session.id}, then run "

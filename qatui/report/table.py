@@ -54,6 +54,8 @@ def run_signature(judge: Judge, resources: Resources) -> dict[str, Any]:
     models.update(nli)
     if judge.uses_embedder:
         models["embedder"] = resources.embedder_name
+    if "backbone" in models:  # asked with another reasoning effort or thinking budget: not the same run
+        models["reasoning"] = resources.reasoning() or None
     return {"options": judge.describe_options(), "models": models}
 
 
