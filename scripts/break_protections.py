@@ -154,6 +154,10 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ('reasoning flags: the request note says what was added', 'qatui/llm/reasoning.py', '        if sent := request_extra(self):', '        if sent := {}:', 'tests/test_reasoning_flags.py -k resume'),
  ('reasoning flags: table never reuses a run asked otherwise', 'qatui/report/table.py', '        models["reasoning"] = resources.reasoning() or None', '        pass', 'tests/test_reasoning_flags.py -k table'),
  ('reasoning flags: a typed model string is asked too', 'qatui/cli/common.py', '        if name and name not in backbones and "/" in name:', '        if False:', 'tests/test_reasoning_flags.py -k model_string'),
+ ('ceiling beside: sessions show', 'qatui/cli/commands.py', '        shown = with_ceiling(split.headline, session_beside_people(session, store.root))', '        shown = split.headline', 'tests/test_ceiling_beside.py -k sessions_show'),
+ ('ceiling beside: sessions show prints it', 'qatui/report/session_view.py', '            console.print(f"  {ceiling_line(found)}", markup=False)', '            pass', 'tests/test_ceiling_beside.py -k sessions_show'),
+ ('ceiling beside: table rows', 'qatui/cli/table_cmd.py', '            row[KEY] = beside[str(i)]', '            pass', 'tests/test_ceiling_beside.py -k sessions_show'),
+ ('ceiling beside: the Session screen', 'qatui/tui/screens/session.py', '                summary = with_ceiling(summary, session_beside_people(session, self.store.root))', '                pass', 'tests/test_ceiling_beside.py -k session_screen'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

@@ -120,12 +120,12 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
             session = job.session
         built.append((session, judge.name, reused))
     kept, left_out = without_leaks(measured)
-    all_rows = _measure(args, config, built, measured, once)
+    all_rows = _measure(args, config, built, measured, once, store.root)
     for row, (session, _, reused) in zip(all_rows["rows"], built):
         how = "imported" if session.meta.get("imported") else "reused" if reused else "ran"
         stderr.print(f"{row['label']}: {how} session {session.id}", markup=False, style="dim")
     stderr.print(gold_line, markup=False, style="dim")
-    free_rows = _measure(args, config, built, kept, once) if left_out else None
+    free_rows = _measure(args, config, built, kept, once, store.root) if left_out else None
     chosen = free_rows if args.without_leaks and free_rows is not None else all_rows
     table = {"dataset": dataset.name, "items": len(kept.items if chosen is free_rows else measured.items),
              "gold": gold_kind(measured), "gold_source": args.gold, "convention": args.convention,
@@ -140,12 +140,14 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
 
 
 def _measure(args: argparse.Namespace, config: Config, built: list[tuple[Session, str, bool]],
-             measured: Dataset, once: list[str]) -> dict:
+             measured: Dataset, once: list[str], sessions_root: Path) -> dict:
     """Each row's figures on `measured`'s items, with the deltas against the baseline row: {"rows", "baseline"}.
 
     A judge in `once` (asked to repeat, calling no backbone) shows its self-agreement as not applicable.
+    Where two or more people labelled the items, each row has the human ceiling beside it (`report.beside_people`).
     """
     from qatui.engine.repeats import judged_once_doc
+    from qatui.report.beside_people import KEY, beside_people
     from qatui.report.table import KEYS, add_baseline_deltas, gold_kind, label, table_row
 
     rows, verdicts = [], []
@@ -156,6 +158,10 @@ def _measure(args: argparse.Namespace, config: Config, built: list[tuple[Session
             row["self_agreement"] = judged_once_doc()
         rows.append(row)
         verdicts.append(session.verdicts(name))
+    beside = beside_people(measured, {str(i): mine for i, mine in enumerate(verdicts)}, sessions_root)
+    for i, row in enumerate(rows):
+        if str(i) in beside:
+            row[KEY] = beside[str(i)]
     kind = gold_kind(measured)
     baseline = _baseline_index(args.baseline, rows)
     if kind in ("ranking", "pairwise"):

@@ -176,8 +176,12 @@ def _cell(value: float | None, ci: list[float] | None = None, scale: float = 100
 
 def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
     """The table as a header and rows of strings (metrics ×100 with CIs), for every output format."""
+    from qatui.report.beside_people import KEY, ceiling_cell
+
     keys = [k for k in KEYS.get(table["gold"] or "", ()) if any(k in r["metrics"] for r in table["rows"])]
-    header = ["judge", *keys, "no decision", "Δ vs " + table["baseline"] if table["baseline"] else "Δ", "self", "scored",
+    people = [CEILING_COLUMN] if _has_ceiling(table) else []
+    header = ["judge", *keys, "no decision", "Δ vs " + table["baseline"] if table["baseline"] else "Δ", "self", *people,
+              "scored",
               "n/a", "failed", "calls", "tokens", "cost $", "time s", "pos. cons.", "longer: judge/people",
               "structured: judge/people", "own: judge/people"]
     lines = []
@@ -191,6 +195,7 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
             "baseline" if delta is None and row["label"] == table["baseline"]
             else _cell(delta["delta"], delta["ci"]) if delta else "–",
             _self_cell(row.get("self_agreement")),
+            *([ceiling_cell(row.get(KEY))] if people else []),
             f"{cov['scored']}/{cov['items']}", str(cov["not_applicable"]), str(cov["failed"]),
             str(llm["calls"]), str(llm["prompt_tokens"] + llm["completion_tokens"]), f"{llm['cost_usd']:.4f}",
             "–" if row["seconds"] is None else f"{row['seconds']:.0f}",
@@ -199,6 +204,17 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
             *(_shares(bias.get(probe), name) for probe, name in (("structure", "structured"), ("self", "own"))),
         ])
     return header, lines
+
+
+CEILING_COLUMN = "κ vs people: judge/ceiling"
+"""The column of the human ceiling (`report.beside_people.ceiling_cell`), shown where two or more people labelled."""
+
+
+def _has_ceiling(table: dict) -> bool:
+    """Whether some row has the human ceiling beside it (two or more people labelled the items)."""
+    from qatui.report.beside_people import KEY
+
+    return any(row.get(KEY) for row in table["rows"])
 
 
 def _self_cell(doc: dict | None) -> str:
@@ -326,4 +342,8 @@ def caption(table: dict) -> str:
             "judge against itself over its --repeats (×100): the share of repeats that made its own most frequent "
             "choice, or (τ) the mean Kendall tau between two repeats' rankings."
             + (" kappa = Cohen's kappa of the judge's A / tie / B against every human label (×100; `sessions show` "
-               "has its confusion matrix)." if table["gold"] == "pairwise" else ""))
+               "has its confusion matrix)." if table["gold"] == "pairwise" else "")
+            + (f" {CEILING_COLUMN} = where two or more people labelled the items, Cohen's kappa (×100) of the judge "
+               "against each person's leave-one-out reference (the others' majority), beside the human ceiling (each "
+               "person against the same); pass / fail: whether the alternative annotator test finds the judge could "
+               "replace one of them (three or more people, 30 items each)." if _has_ceiling(table) else ""))

@@ -9,6 +9,7 @@ from textual.content import Content
 from textual.widgets import Label, Sparkline, Static
 
 from qatui.report import session_status
+from qatui.report.beside_people import KEY, ceiling_short
 from qatui.report.classes_view import class_line
 from qatui.text import deployments_line, plain, plural, thinking_note
 from qatui.tui.format import count, members_line, metrics_line, with_self
@@ -54,6 +55,9 @@ class SessionHeader(Vertical):
             self.mount(self._judge_lines[judge])
             if classes := doc.get("classes"):
                 self._judge_lines[judge] = Static(Content(f"  {class_line(classes)}"), classes="classes")
+                self.mount(self._judge_lines[judge])
+            if people := ceiling_short(doc.get(KEY)):
+                self._judge_lines[judge] = Static(Content(f"  {people}"), classes="ceiling")
                 self.mount(self._judge_lines[judge])
             if members := members_line(doc.get("members_agreement") or {}):
                 self._judge_lines[judge] = Static(Content(f"  {members}"))  # the sparkline goes under this line
