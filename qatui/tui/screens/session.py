@@ -89,6 +89,10 @@ class SessionScreen(QatuiScreen):
         yield ItemBrowser()
         yield Footer(compact=True)
 
+    def on_resize(self) -> None:
+        """On a short terminal the title bar goes, leaving its row to the item's panels (Home names the session)."""
+        self.query_one(Header).display = self.app.size.height >= ItemBrowser.COMPACT
+
     def on_mount(self) -> None:
         self.sub_title = f"session {self.session_id}"
         self.query_one(ItemBrowser).display = False

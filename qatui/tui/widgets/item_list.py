@@ -91,7 +91,7 @@ class ItemList(VimTable):
     DEFAULT_CSS = """
     ItemList {
         width: 30%;
-        min-width: 30;
+        min-width: 24;
         max-width: 44;
         height: 1fr;
         border: round $panel-border;

@@ -31,8 +31,16 @@ class SessionHeader(Vertical):
         & Sparkline { width: 1fr; height: 1; }
         & Sparkline > .sparkline--min-color { color: $error; }
         & Sparkline > .sparkline--max-color { color: $success; }
+        &.-compact .classes, &.-compact .per-item { display: none; }
     }
     """
+
+    COMPACT = 30
+    """Below this many terminal rows the per-class line and the per-item sparkline are left out (`sessions show`
+    and taller screens have them), leaving the rows to the item's panels."""
+
+    def on_resize(self) -> None:
+        self.set_class(self.app.size.height < self.COMPACT, "-compact")
 
     async def show(self, meta: dict, summary: dict[str, dict], state: SavedState, dataset_found: bool,
                    gold: str | None = None) -> None:
@@ -88,4 +96,4 @@ class SessionHeader(Vertical):
             if taus:
                 line = Sparkline(taus, summary_function=mean)
                 line.styles.max_width = max(2 * len(taus), 16)  # a few items: short bars, not one wide block
-                self.mount(Horizontal(Label("tau per item"), line), after=metrics)
+                self.mount(Horizontal(Label("tau per item"), line, classes="per-item"), after=metrics)
