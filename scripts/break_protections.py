@@ -158,6 +158,8 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ('ceiling beside: sessions show prints it', 'qatui/report/session_view.py', '            console.print(f"  {ceiling_line(found)}", markup=False)', '            pass', 'tests/test_ceiling_beside.py -k sessions_show'),
  ('ceiling beside: table rows', 'qatui/cli/table_cmd.py', '            row[KEY] = beside[str(i)]', '            pass', 'tests/test_ceiling_beside.py -k sessions_show'),
  ('ceiling beside: the Session screen', 'qatui/tui/screens/session.py', '                summary = with_ceiling(summary, session_beside_people(session, self.store.root))', '                pass', 'tests/test_ceiling_beside.py -k session_screen'),
+ ("minos in view: compact panels below 30 rows", 'qatui/tui/widgets/item_browser.py', '        compact = self.app.size.height < self.COMPACT', '        compact = False', 'tests/test_tui_second_hour.py -k routing_and_key_points'),
+ ("minos in view: a one-judge list narrows", 'qatui/tui/widgets/item_list.py', '        &.-one-judge { min-width: 24; }', '', 'tests/test_tui_second_hour.py -k routing_and_key_points'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:
