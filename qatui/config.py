@@ -64,8 +64,11 @@ def _variable_name(name: str | None) -> str | None:
 ROUTING_STRATEGIES = ("simple-shuffle", "least-busy", "usage-based-routing-v2", "latency-based-routing")
 """LiteLLM Router strategies a backbone with deployments may use (`routing_strategy`)."""
 
-REASONING_EFFORTS = ("low", "medium", "high")
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 """The values of a backbone's `reasoning_effort`."""
+
+THINKING_BUDGET = (1024, 200_000)
+"""The range of a backbone's `thinking_budget` in tokens (Anthropic's least, and a bound far above any model's)."""
 
 LEAVABLE = ("temperature", "seed")
 """The request options a backbone's `leave_out` may name: those qatui sends on every call."""
@@ -112,7 +115,7 @@ class BackboneConfig(_Section):
     reasoning_effort: Literal[REASONING_EFFORTS] | None = None  # type: ignore[valid-type]
     """How hard a reasoning model thinks (`reasoning_effort` as LiteLLM sends it; Anthropic: a thinking budget);
     unset: the provider's default. A provider that takes no such option is sent none, and the session says so."""
-    thinking_budget: int | None = Field(None, ge=1024, le=200_000)
+    thinking_budget: int | None = Field(None, ge=THINKING_BUDGET[0], le=THINKING_BUDGET[1])
     """Tokens a model may think before it answers, where the provider counts them (Anthropic's
     `thinking={"type": "enabled", "budget_tokens": N}`); unset: none asked for."""
     leave_out: list[Literal[LEAVABLE]] = Field(default_factory=list)  # type: ignore[valid-type]

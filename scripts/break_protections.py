@@ -204,6 +204,20 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("remote: served model names may not hide qatui's own", 'qatui/config.py', '    _served_names = field_validator("embedders", "nli_servers")(_not_reserved)\n', '', 'tests/test_remote_models.py::test_served_model_tables_are_checked_when_the_config_is_read'),
  ('remote: served models need no local extra', 'qatui/judges/resources.py', '                if name != "llm" and name not in self.config.nli_servers:', '                if name != "llm":', 'tests/test_remote_models.py::test_served_models_need_no_local_extra'),
  ('remote: models --check probes a served model as a run does', 'qatui/report/models.py', '            scorer = (served_nli(row.name, config) if row.name in config.nli_servers  # its labels checked first\n                      else load_nli_scorer(row.name, config.models.nli_runtime))', '            scorer = load_nli_scorer(row.name, config.models.nli_runtime)', 'tests/test_remote_models.py::test_models_lists_and_checks_the_served_models_and_refuses_misnamed_labels'),
+ ('ctrl-c: the stopped session summarised off the event loop', 'qatui/cli/running.py', 'await asyncio.to_thread(finish_run, job, "cancelled")', 'finish_run(job, "cancelled")', 'tests/test_cli_second_ctrl_c.py -k summary'),
+ ('ctrl-c: a second Ctrl-C after the loop has ended quits', 'qatui/cli/running.py', '            signal.signal(signal.SIGINT, lambda *_: quit_now(job))', '            pass', 'tests/test_cli_second_ctrl_c.py -k leak'),
+ ("jury: a member's own repeats refused before any work", 'qatui/judges/jury/judge.py', '    if probe.uses_llm and probe.options.repeats > 1:', '    if False:', 'tests/test_jury.py::test_a_members_own_repeats_are_refused_before_any_work_and_the_jurys_are_not'),
+ ('reasoning flags: a resume asks as the run asked', 'qatui/cli/commands.py', '        config = with_reasoning(config, meta.get("reasoning") or {},', '        config = with_reasoning(config, {},', 'tests/test_reasoning_flags.py -k resume'),
+ ('reasoning flags: the session records them', 'qatui/cli/running.py', '        job.session.update_meta(reasoning=asked)', '        pass', 'tests/test_reasoning_flags.py -k resume'),
+ ('reasoning flags: the request note says what was added', 'qatui/llm/reasoning.py', '        if sent := request_extra(self):', '        if sent := {}:', 'tests/test_reasoning_flags.py -k resume'),
+ ('reasoning flags: table never reuses a run asked otherwise', 'qatui/report/table.py', '        models["reasoning"] = resources.reasoning() or None', '        pass', 'tests/test_reasoning_flags.py -k table'),
+ ('reasoning flags: a typed model string is asked too', 'qatui/cli/common.py', '        if name and name not in backbones and "/" in name:', '        if False:', 'tests/test_reasoning_flags.py -k model_string'),
+ ('ceiling beside: sessions show', 'qatui/cli/commands.py', '        shown = with_ceiling(split.headline, session_beside_people(session, store.root))', '        shown = split.headline', 'tests/test_ceiling_beside.py -k sessions_show'),
+ ('ceiling beside: sessions show prints it', 'qatui/report/session_view.py', '            console.print(f"  {ceiling_line(found)}", markup=False)', '            pass', 'tests/test_ceiling_beside.py -k sessions_show'),
+ ('ceiling beside: table rows', 'qatui/cli/table_cmd.py', '            row[KEY] = beside[str(i)]', '            pass', 'tests/test_ceiling_beside.py -k sessions_show'),
+ ('ceiling beside: the Session screen', 'qatui/tui/screens/session.py', '                summary = with_ceiling(summary, session_beside_people(session, self.store.root))', '                pass', 'tests/test_ceiling_beside.py -k session_screen'),
+ ("minos in view: compact panels below 30 rows", 'qatui/tui/widgets/item_browser.py', '        compact = self.app.size.height < self.COMPACT', '        compact = False', 'tests/test_tui_second_hour.py -k routing_and_key_points'),
+ ("minos in view: a one-judge list narrows", 'qatui/tui/widgets/item_list.py', '        &.-one-judge { min-width: 24; }', '', 'tests/test_tui_second_hour.py -k routing_and_key_points'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

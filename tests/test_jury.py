@@ -267,3 +267,23 @@ def test_a_jury_is_a_row_of_the_table_and_its_session_is_reused(tmp_path, capsys
     assert "jury: reused session" in capsys.readouterr().err
     assert main(args[:-4] + ["bleu,length", "--limit", "4", "--json"]) == 0  # other members: another session
     assert "jury: ran session" in capsys.readouterr().err
+
+
+def test_a_members_own_repeats_are_refused_before_any_work_and_the_jurys_are_not(tmp_path, capsys) -> None:
+    """A member's `repeats` used to be ignored in silence: each vote was asked once whatever its table said.
+    Repeats belong to the jury (the unit whose verdict and self-agreement are reported)."""
+    config = tmp_path / "c.toml"
+    config.write_text("[judges.pairwise]\nrepeats = 3\n")
+    sessions = tmp_path / "s"
+    code = main(["--config", str(config), "--sessions-dir", str(sessions), "run", str(DEMO), "--judge", "jury",
+                 "--jury", "pairwise@openai/gpt-4o-mini,length"])
+    err = capsys.readouterr().err
+    assert code == 2 and "jury member 'pairwise@openai/gpt-4o-mini': its own repeats = 3" in err, err
+    assert "--repeats K" in err and len(err.strip().splitlines()) <= 3 and not sessions.exists()
+    # a member that calls no backbone gives the same answer every time: its repeats change nothing
+    config.write_text("[judges.length]\nrepeats = 3\n")
+    jury = make_judge("jury", {"members": "length,rouge-l"}, Resources(parse_config(config.read_text(), "c.toml")))
+    assert [m.name for m in jury.members] == ["length", "rouge-l"]
+    # the jury's own repeats are honoured (each asks every member)
+    jury = make_judge("jury", {"members": "pairwise@openai/gpt-4o-mini,length", "repeats": 3}, Resources(Config()))
+    assert jury.options.repeats == 3

@@ -215,24 +215,64 @@ def visible_rows(screen, widget) -> int:
     return sum(1 for y in range(region.y, bottom) if screen.get_widget_at(region.x + 2, y)[0] is widget)
 
 
-async def test_minos_key_points_are_in_view_at_100x30_without_scrolling(tmp_path) -> None:
+def shown_words(screen, widget) -> list[str]:
+    """The words of a widget's rows that are on screen (not scrolled away, nothing drawn over them), in order."""
+    strips = screen._compositor.render_strips()
+    region = widget.region
+    rows = [strips[y].crop(region.x, region.right).text for y in range(region.y, min(region.bottom, len(strips)))
+            if screen.get_widget_at(region.x + 2, y)[0] is widget]
+    return " ".join(rows).split()
 
+
+def in_view(screen, widget, text: str) -> bool:
+    """Whether every word of `text` is on screen in `widget`, in order (a wrapped line's columns may come between)."""
+    words = iter(shown_words(screen, widget))
+    return all(word in words for word in text.split())
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_minos_routing_and_key_points_are_in_view_without_scrolling(tmp_path, size) -> None:
+    """MinosEval is read for its routing and its key points (or, not factoid, its silver instances): on the first
+    screen of the session, whatever the size, with the transcript shown and hidden. On a short screen a shown
+    transcript has the detail column to itself (its own test below): hiding it again gives them back in view."""
     from qatui.tui.screens.session import SessionScreen
     from qatui.tui.widgets.entailment_panel import EntailmentPanel
+    from qatui.tui.widgets.instances_panel import InstancesPanel
+    from qatui.tui.widgets.routing_panel import RoutingPanel
 
     config, store = Config(), SessionStore(tmp_path / "sessions")
-    job = minos_job(store, config, limit=2)
+    job = minos_job(store, config, limit=3)
     await asyncio.to_thread(run_headless, job)
     app = QatuiApp(config, store, open_id=job.session.id)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen)
                          and app.screen.query_one(EntailmentPanel).display)
-        await pilot.pause()
         screen = app.screen
-        entail = screen.query_one(EntailmentPanel)
-        points = sum(len(p) for p in entail.task.key_points.values())
-        assert visible_rows(screen, entail) >= 1 + 1 + points  # border, header, every key point
-        assert screen.query_one("#panels").scroll_y == 0
+        routing, transcript = screen.query_one(RoutingPanel), screen.query_one(TranscriptPanel)
+
+        def all_in_view(panel, texts: list[str]) -> bool:
+            return (screen.query_one("#panels").scroll_y == 0 and in_view(screen, routing, routing.task.route.rationale)
+                    and all(in_view(screen, panel, text) for text in texts))
+
+        for n, key in enumerate(("", "j", "j")):  # en-01 and en-02 are factoid (key points), en-03 is not (instances)
+            if key:
+                await pilot.press(key)
+            await wait_until(pilot, lambda: routing.task is not None and routing.task.item_id == f"en-0{n + 1}"
+                             and routing.task.route is not None)
+            factoid = routing.task.route.question_type == "factoid"
+            panel = screen.query_one(EntailmentPanel if factoid else InstancesPanel)
+            await wait_until(pilot, lambda: panel.display)
+            texts = ([p for points in panel.task.key_points.values() for p in points] if factoid
+                     else list(panel.task.instances.values()))
+            assert texts
+            shown = transcript.display
+            await wait_until(pilot, lambda: all_in_view(panel, texts), f"{panel.TITLE} at {size}")
+            await pilot.press("t")  # the transcript shown if it was hidden, hidden if it was shown
+            await wait_until(pilot, lambda: transcript.display != shown)
+            if transcript.display and not screen.query_one("#panels").display:  # short: it took the column; back
+                await pilot.press("t")
+                await wait_until(pilot, lambda: not transcript.display)
+            await wait_until(pilot, lambda: all_in_view(panel, texts), f"{panel.TITLE} at {size}, transcript toggled")
 
 
 async def test_the_transcript_on_a_short_screen_takes_the_panels_place_not_their_rows(tmp_path) -> None:

@@ -162,14 +162,17 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         from qatui.report.gold import parse_gold
         from qatui.report.leak_figures import session_leak_split
 
+        from qatui.report.beside_people import session_beside_people, with_ceiling
+
         split, gold = session_leak_split(session, parse_gold(args.gold), store.root, args.without_leaks)
+        shown = with_ceiling(split.headline, session_beside_people(session, store.root))
         if args.json:
             leaks = split.json(judges_json)
-            print_json({**session_json(session.meta, split.headline), "gold": args.gold,
+            print_json({**session_json(session.meta, shown), "gold": args.gold,
                         **({"leaks": leaks} if leaks else {})})
         else:
             console.print(gold, style="dim", markup=False)
-            report.print_session(console, session.meta, split.headline, failures=report.stored_failures(session))
+            report.print_session(console, session.meta, shown, failures=report.stored_failures(session))
             if note := split.note():
                 console.print(note, markup=False, style="dim" if split.chosen else "yellow")
         return 0
@@ -196,6 +199,11 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
     if args.action == "resume":
         from qatui.engine.jobs import NothingToResume, resume_run, session_json
 
+        from qatui.cli.common import with_reasoning
+
+        meta = store.open(args.id).meta  # asked as the run asked: its --reasoning-effort / --thinking-budget
+        config = with_reasoning(config, meta.get("reasoning") or {},
+                                [(meta.get("models") or {}).get("backbone"), *meta.get("backbones", [])])
         try:
             job = resume_run(store, args.id, config, max_cost=args.max_cost)
         except NothingToResume as e:

@@ -67,3 +67,42 @@ def with_jury(config: Config, judges: list[str], spec: str | None) -> Config:
     if "jury" not in judges:
         raise UsageError("--jury names the members of --judge jury: add --judge jury")
     return config.model_copy(update={"judges": {**config.judges, "jury": config.jury_options(spec)}})
+
+
+def reasoning_asked(args: argparse.Namespace) -> dict[str, object]:
+    """The backbone options --reasoning-effort and --thinking-budget ask for ({} when neither is given)."""
+    asked = {"reasoning_effort": getattr(args, "reasoning_effort", None),
+             "thinking_budget": getattr(args, "thinking_budget", None)}
+    return {key: value for key, value in asked.items() if value is not None}
+
+
+def with_reasoning(config: Config, asked: dict[str, object], names: list[str | None]) -> Config:
+    """The config with `asked` (`reasoning_asked`, or a session's `reasoning`) set on every backbone a run may call:
+    each `[backbones.NAME]` table, and each LiteLLM model string among `names` (a --backbone, a jury member's
+    @backbone), given a table of its own so it is asked the same way."""
+    if not asked:
+        return config
+    from qatui.config import BackboneConfig
+
+    backbones = dict(config.backbones)
+    for name in [*names, config.models.default_backbone]:
+        if name and name not in backbones and "/" in name:
+            backbones[name] = BackboneConfig(model=name)
+    from pydantic import ValidationError
+
+    from qatui.errors import ConfigError
+
+    try:
+        backbones = {name: BackboneConfig.model_validate({**settings.model_dump(exclude_unset=True), **asked})
+                     for name, settings in backbones.items()}
+    except ValidationError as e:  # a session's stored options, edited by hand
+        raise ConfigError(f"reasoning options {asked}: {e.errors()[0]['msg']}") from None
+    return config.model_copy(update={"backbones": backbones})
+
+
+def jury_backbones(config: Config) -> list[str]:
+    """The @backbone of every jury member the config names (the jury's options, and each [juries.NAME] table)."""
+    specs: list[str] = []
+    for members in [config.judges.get("jury", {}).get("members"), *(j.members for j in config.juries.values())]:
+        specs += members.split(",") if isinstance(members, str) else list(members or [])
+    return [spec.partition("@")[2].strip() for spec in specs if "@" in spec]

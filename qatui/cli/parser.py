@@ -133,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="check the dataset and judges, print the backbone calls, tokens and price of each judge, "
                           "start nothing")
     _max_cost_flag(run, "the run")
+    _reasoning_flags(run)
     run.add_argument("--checklist", metavar="NAME_OR_PATH",
                      help="CheckEval's checklist: qa, summeval, topical_chat, or a .toml file (sets judges.checkeval.checklist)")
     run.add_argument("--jury", metavar="MEMBERS|NAME",
@@ -189,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
     table.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
     _max_cost_flag(table, "the rows it runs (one cap over them all)")
+    _reasoning_flags(table)
     _gold_flag(table)
     _repeats_flag(table)
     _leaks_flag(table)
@@ -357,6 +359,20 @@ def _repeats_flag(parser: argparse.ArgumentParser) -> None:
                         help=f"ask each judgement K times with distinct seeds, 1 to {MAX_REPEATS}: the verdict is their "
                              "aggregate and the judge's agreement with itself is reported (default: each judge's "
                              "`repeats` option, 1); judges that call no backbone are judged once")
+
+
+def _reasoning_flags(parser: argparse.ArgumentParser) -> None:
+    """--reasoning-effort and --thinking-budget: a backbone's options of the same names, for every backbone the
+    command calls (`cli.common.with_reasoning`); recorded in the session, so a resume asks the same way."""
+    from qatui.config import REASONING_EFFORTS, THINKING_BUDGET
+
+    parser.add_argument("--reasoning-effort", choices=REASONING_EFFORTS,
+                        help="how hard a reasoning model thinks, sent to every backbone called (default: each "
+                             "backbone's reasoning_effort, else the provider's); a model that takes none is sent none")
+    low, high = THINKING_BUDGET
+    parser.add_argument("--thinking-budget", type=int_in(low, high), metavar="TOKENS",
+                        help=f"tokens a model may think before answering where the provider counts them "
+                             f"(Anthropic), {low} to {high:,}; max_tokens grows by as much")
 
 
 def _model_flags(parser: argparse.ArgumentParser) -> None:

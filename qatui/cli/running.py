@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import signal
 from typing import TYPE_CHECKING
 
-from qatui.cli.common import make_console, open_store, print_json, run_resources, with_jury
+from qatui.cli.common import (
+    jury_backbones,
+    make_console,
+    open_store,
+    print_json,
+    reasoning_asked,
+    run_resources,
+    with_jury,
+    with_reasoning,
+)
 from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED, EXIT_RUN_FAILED
 from qatui.errors import QatuiError
 from qatui.text import plural
@@ -29,7 +39,9 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
 
     The first Ctrl-C says at once what happens (nothing new starts, finished items are kept,
     the model calls in flight are being waited for) and stops the run; a second one exits
-    at once. The session is summarised before the wait, so either way it is resumable.
+    at once. Either way the session is resumable. The summary after a stop is computed in a
+    worker thread: on the event loop it held the second Ctrl-C's handler back until it was
+    done (seconds on a large session, since the handler runs on the loop).
     """
     from rich.progress import (
         BarColumn,
@@ -63,9 +75,7 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
                          "the model calls in flight to return. Press Ctrl-C again to quit now.")
             main.cancel()
             return
-        stderr.print(f"[yellow]Quit.[/] Finished items are saved. Resume with: qatui sessions resume {job.session.id}")
-        job.session.flush()
-        os._exit(EXIT_INTERRUPTED)  # the executor's threads (a local model mid-generation) are not waited for
+        quit_now(job)
 
     async def drive() -> tuple[str, dict[str, dict]]:
         main = asyncio.current_task()
@@ -89,10 +99,30 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
                 raise
             main.uncancel()
             status = INTERRUPTED
-        summary = finish_run(job, "cancelled" if status == INTERRUPTED else status)
-        return status, summary
+        if status != INTERRUPTED:
+            return status, finish_run(job, status)
+        return status, await asyncio.to_thread(finish_run, job, "cancelled")  # the loop stays free for a second Ctrl-C
 
     return asyncio.run(drive())
+
+
+def record_reasoning(job: RunJob, asked: dict[str, object]) -> None:
+    """Store --reasoning-effort / --thinking-budget in the new session (`reasoning`), on disk before any result,
+    so that a resume asks every backbone the same way."""
+    if asked:
+        job.session.update_meta(reasoning=asked)
+        job.session.flush()
+
+
+def quit_now(job: RunJob) -> None:
+    """The second Ctrl-C: say so, write what is finished (waiting for a flush under way in another thread), exit 130.
+
+    `os._exit`: the executor's threads (a local model mid-generation, a summary) are not waited for.
+    """
+    make_console(stderr=True).print(f"[yellow]Quit.[/] Finished items are saved. Resume with: qatui sessions resume "
+                                    f"{job.session.id}")
+    job.session.flush()
+    os._exit(EXIT_INTERRUPTED)
 
 
 def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
@@ -114,7 +144,9 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
         status, summary = consume(job, quiet=as_json)
     except KeyboardInterrupt:  # before the handler was installed, or where signals cannot be handled
         status, summary = INTERRUPTED, finish_run(job, "cancelled")
-    if status == INTERRUPTED:
+    if status == INTERRUPTED:  # what is left (the leak-free figures, printing) is no reason to ignore a Ctrl-C
+        with contextlib.suppress(ValueError):  # not the main thread: signals are not this code's to handle
+            signal.signal(signal.SIGINT, lambda *_: quit_now(job))
         done, failed = job.engine.counts.done, job.engine.counts.failed
         make_console(stderr=True).print(
             f"[yellow]Interrupted.[/] {done} finished and {failed} failed in this run are saved in "
@@ -155,6 +187,8 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from qatui.engine.jobs import start_run
 
     config = with_jury(config, args.judges, args.jury)
+    asked = reasoning_asked(args)
+    config = with_reasoning(config, asked, [args.backbone, *jury_backbones(config)])
     dataset = load_dataset(args.dataset, args.fmt)
     if args.checklist:
         options = config.judge_options("checkeval") | {"checklist": args.checklist}
@@ -166,6 +200,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name, convention=args.convention,
         resources=run_resources(args, config), max_cost=args.max_cost, repeats=args.repeats,
     )
+    record_reasoning(job, asked)
     return run_job(job, args.json, args.without_leaks)
 
 

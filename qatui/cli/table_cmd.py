@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qatui.cli.common import make_console, open_store, with_jury
+from qatui.cli.common import jury_backbones, make_console, open_store, reasoning_asked, with_jury, with_reasoning
 from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED
 from qatui.errors import JudgeError
 
@@ -76,7 +76,7 @@ def _chosen_as(judge: Judge) -> str:
 
 def cmd_table(args: argparse.Namespace, config: Config) -> int:
     """`qatui table`: one row per (judge, backbone), from sessions reused or run now."""
-    from qatui.cli.running import INTERRUPTED, consume
+    from qatui.cli.running import INTERRUPTED, consume, record_reasoning
     from qatui.data.loaders import load_dataset
     from qatui.engine.jobs import start_run
     from qatui.engine.repeats import judged_once_line
@@ -86,6 +86,8 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     from qatui.report.table import find_reusable, gold_kind
 
     config = with_jury(config, args.judges, args.jury)
+    asked = reasoning_asked(args)
+    config = with_reasoning(config, asked, [*args.backbones, *jury_backbones(config)])
     dataset = load_dataset(args.dataset, args.fmt)
     subset = dataset.limited(args.limit)
     store, stderr = open_store(args, config), make_console(stderr=True)
@@ -110,6 +112,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
             job = start_run(store, dataset, [_chosen_as(judge)], config, limit=args.limit, resources=resources,
                             convention=args.convention, judge_options={judge.name: judge.describe_options()},
                             max_cost=left_usd)
+            record_reasoning(job, asked)
             status, _ = consume(job, quiet=True)
             if status == INTERRUPTED:
                 stderr.print(f"[yellow]Interrupted.[/] Resume with: qatui sessions resume {job.session.id}, then run "
@@ -127,12 +130,12 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
             session = job.session
         built.append((session, judge.name, reused))
     kept, left_out = without_leaks(measured)
-    all_rows = _measure(args, config, built, measured, once)
+    all_rows = _measure(args, config, built, measured, once, store.root)
     for row, (session, _, reused) in zip(all_rows["rows"], built):
         how = "imported" if session.meta.get("imported") else "reused" if reused else "ran"
         stderr.print(f"{row['label']}: {how} session {session.id}", markup=False, style="dim")
     stderr.print(gold_line, markup=False, style="dim")
-    free_rows = _measure(args, config, built, kept, once) if left_out else None
+    free_rows = _measure(args, config, built, kept, once, store.root) if left_out else None
     chosen = free_rows if args.without_leaks and free_rows is not None else all_rows
     table = {"dataset": dataset.name, "items": len(kept.items if chosen is free_rows else measured.items),
              "gold": gold_kind(measured), "gold_source": args.gold, "convention": args.convention,
@@ -147,12 +150,14 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
 
 
 def _measure(args: argparse.Namespace, config: Config, built: list[tuple[Session, str, bool]],
-             measured: Dataset, once: list[str]) -> dict:
+             measured: Dataset, once: list[str], sessions_root: Path) -> dict:
     """Each row's figures on `measured`'s items, with the deltas against the baseline row: {"rows", "baseline"}.
 
     A judge in `once` (asked to repeat, calling no backbone) shows its self-agreement as not applicable.
+    Where two or more people labelled the items, each row has the human ceiling beside it (`report.beside_people`).
     """
     from qatui.engine.repeats import judged_once_doc
+    from qatui.report.beside_people import KEY, beside_people
     from qatui.report.table import KEYS, add_baseline_deltas, gold_kind, label, table_row
 
     rows, verdicts = [], []
@@ -163,6 +168,10 @@ def _measure(args: argparse.Namespace, config: Config, built: list[tuple[Session
             row["self_agreement"] = judged_once_doc()
         rows.append(row)
         verdicts.append(session.verdicts(name))
+    beside = beside_people(measured, {str(i): mine for i, mine in enumerate(verdicts)}, sessions_root)
+    for i, row in enumerate(rows):
+        if str(i) in beside:
+            row[KEY] = beside[str(i)]
     kind = gold_kind(measured)
     baseline = _baseline_index(args.baseline, rows)
     if kind in ("ranking", "pairwise"):

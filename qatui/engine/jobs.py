@@ -400,8 +400,8 @@ def judges_json(summary: dict[str, dict]) -> dict[str, dict[str, Any]]:
             "no_decision": doc.get("no_decision", {}),
             "ci": doc.get("ci", {}),
             "breakdown": doc.get("breakdown", {}),
-            **{key: doc[key] for key in ("members", "members_agreement", "stale", "classes", "self_agreement")
-               if key in doc},
+            **{key: doc[key] for key in ("members", "members_agreement", "stale", "classes", "self_agreement",
+                                         "human_ceiling") if key in doc},
         }
         for name, doc in summary.items()
     }

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
 
+from qatui.errors import QatuiError
 from qatui.nli.head import HEAD
 
 ENGLISH_ONLY_NLI = frozenset({"bundled"})
@@ -205,7 +206,19 @@ class Resources:
     def describe(self) -> dict[str, object]:
         """What a session records about its models (names only, never keys)."""
         return {"backbone": self.backbone, "nli": self.nli_name, "nli_zh": self.nli_name_for("zh"),
-                "embedder": self.embedder_name, "cache": self.cache_enabled}
+                "embedder": self.embedder_name, "cache": self.cache_enabled,
+                **({"reasoning": asked} if (asked := self.reasoning()) else {})}
+
+    def reasoning(self) -> dict[str, object]:
+        """The backbone's `reasoning_effort` and `thinking_budget` where set ({} otherwise, or for an unknown name):
+        part of what a saved run is reused for (`report.table.run_signature`)."""
+        try:
+            from qatui.llm.client import backbone_settings
+
+            settings = backbone_settings(self.backbone, self.config)
+        except QatuiError:  # an unknown backbone: refused with its reason where it is used
+            return {}
+        return settings.model_dump(include={"reasoning_effort", "thinking_budget"}, exclude_none=True)
 
 
 def load_nli_scorer(name: str, runtime: str = "auto") -> NLIScorer:

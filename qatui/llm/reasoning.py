@@ -63,6 +63,9 @@ class Shape:
         if not self.reasoning and not self.left_out:
             return ""
         parts = [f"{model}: a reasoning model" if self.reasoning else f"{model}:"]
+        if sent := request_extra(self):
+            parts.append(", ".join(f"thinking budget {value['budget_tokens']:,} tokens" if name == "thinking"
+                                   else f"{name} {value}" for name, value in sent.items()))
         if self.left_out:
             parts.append(f"{', '.join(self.left_out)} left out")
         if self.room:

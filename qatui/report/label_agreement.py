@@ -49,7 +49,8 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path,
     """
     from qatui.metrics import summarize
     from qatui.metrics.ceiling import alt_test, alt_test_sentence, human_ceiling
-    from qatui.metrics.people import gold_decisions, rater_agreement, verdict_decisions
+    from qatui.metrics.people import rater_agreement, verdict_decisions
+    from qatui.report.beside_people import people_decisions
     from qatui.report.gold import relabel
     from qatui.store.labels import LabelStore
 
@@ -58,9 +59,7 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path,
         raise LabelError(f"nobody has labelled {dataset.name} yet: label with `qatui annotate {dataset.path} "
                          "--annotator NAME`")
     by_id = {item.id: item for item in dataset.items}
-    people = {name: {unit: code for item_id, label in mine.items() if item_id in by_id
-                     for unit, code in gold_decisions(item_id, label.as_gold()).items()}
-              for name, mine in labels.items()}
+    people = people_decisions(dataset, labels)
     data: dict[str, Any] = {
         "dataset": dataset.name, "content_hash": dataset.content_hash,
         "annotators": {name: len(mine) for name, mine in labels.items()},

@@ -88,6 +88,12 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
             from qatui.report.classes_view import print_classes
 
             print_classes(console, classes)
+        if found := doc.get("human_ceiling"):
+            from qatui.report.beside_people import ceiling_line
+
+            console.print(f"  {ceiling_line(found)}", markup=False)
+            if found.get("alt_test_result"):
+                console.print(f"  {found['alt_test_result']}", markup=False)
         if "members" in doc:
             from qatui.report.jury_view import print_jury
 

@@ -53,6 +53,8 @@ def run_signature(judge: Judge, resources: Resources) -> dict[str, Any]:
     models.update(nli)
     if judge.uses_embedder:
         models["embedder"] = resources.embedder_name
+    if "backbone" in models:  # asked with another reasoning effort or thinking budget: not the same run
+        models["reasoning"] = resources.reasoning() or None
     return {"options": judge.describe_options(), "models": models}
 
 
@@ -178,8 +180,12 @@ def _cell(value: float | None, ci: list[float] | None = None, scale: float = 100
 
 def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
     """The table as a header and rows of strings (metrics ×100 with CIs), for every output format."""
+    from qatui.report.beside_people import KEY, ceiling_cell
+
     keys = [k for k in KEYS.get(table["gold"] or "", ()) if any(k in r["metrics"] for r in table["rows"])]
-    header = ["judge", *keys, "no decision", "Δ vs " + table["baseline"] if table["baseline"] else "Δ", "self", "scored",
+    people = [CEILING_COLUMN] if _has_ceiling(table) else []
+    header = ["judge", *keys, "no decision", "Δ vs " + table["baseline"] if table["baseline"] else "Δ", "self", *people,
+              "scored",
               "n/a", "failed", "calls", "tokens", "cost $", "time s", "pos. cons.", "longer: judge/people",
               "structured: judge/people", "own: judge/people"]
     lines = []
@@ -193,6 +199,7 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
             "baseline" if delta is None and row["label"] == table["baseline"]
             else _cell(delta["delta"], delta["ci"]) if delta else "–",
             _self_cell(row.get("self_agreement")),
+            *([ceiling_cell(row.get(KEY))] if people else []),
             f"{cov['scored']}/{cov['items']}", str(cov["not_applicable"]), str(cov["failed"]),
             str(llm["calls"]), str(llm["prompt_tokens"] + llm["completion_tokens"]), f"{llm['cost_usd']:.4f}",
             "–" if row["seconds"] is None else f"{row['seconds']:.0f}",
@@ -201,6 +208,17 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
             *(_shares(bias.get(probe), name) for probe, name in (("structure", "structured"), ("self", "own"))),
         ])
     return header, lines
+
+
+CEILING_COLUMN = "κ vs people: judge/ceiling"
+"""The column of the human ceiling (`report.beside_people.ceiling_cell`), shown where two or more people labelled."""
+
+
+def _has_ceiling(table: dict) -> bool:
+    """Whether some row has the human ceiling beside it (two or more people labelled the items)."""
+    from qatui.report.beside_people import KEY
+
+    return any(row.get(KEY) for row in table["rows"])
 
 
 def _self_cell(doc: dict | None) -> str:
@@ -330,4 +348,8 @@ def caption(table: dict) -> str:
             + "".join(f" Versions: {line}, so their figures are not of one judge." for line in different_versions(
                 {**row, "name": row.get("label") or row["judge"]} for row in table["rows"]))
             + (" kappa = Cohen's kappa of the judge's A / tie / B against every human label (×100; `sessions show` "
-               "has its confusion matrix)." if table["gold"] == "pairwise" else ""))
+               "has its confusion matrix)." if table["gold"] == "pairwise" else "")
+            + (f" {CEILING_COLUMN} = where two or more people labelled the items, Cohen's kappa (×100) of the judge "
+               "against each person's leave-one-out reference (the others' majority), beside the human ceiling (each "
+               "person against the same); pass / fail: whether the alternative annotator test finds the judge could "
+               "replace one of them (three or more people, 30 items each)." if _has_ceiling(table) else ""))

@@ -84,6 +84,10 @@ def _member(spec: str, jury: Jury) -> Member:
         raise JudgeError(f"{where}: unknown backbone {backbone!r}{did_you_mean(backbone, config.backbones)}: "
                          f"not a [backbones.{backbone}] table of "
                          f"{config.source or 'the config'}, nor a LiteLLM model string such as openai/gpt-4o-mini")
+    if probe.uses_llm and probe.options.repeats > 1:
+        raise JudgeError(f"{where}: its own repeats = {probe.options.repeats} would change what each of its votes is "
+                         "without the jury reporting it; repeats belong to the jury: --repeats K (or the jury's "
+                         f"repeats) asks every member K times, or set repeats = 1 in [judges.{judge_name}]")
     if not probe.uses_llm and not backbone:
         return Member(judge_name, probe)
     chosen = backbone or jury.resources.backbone

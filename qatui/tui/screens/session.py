@@ -24,6 +24,7 @@ from textual.widgets import Footer, Header, LoadingIndicator
 from qatui.engine.heap import collector_paused
 from qatui.errors import DatasetError, QatuiError
 from qatui.events import Event, ItemNotApplicable
+from qatui.report.beside_people import session_beside_people, with_ceiling
 from qatui.ties import judges_digits, summary_is_current
 from qatui.tui.clipboard import copy_artifact
 from qatui.tui.report_file import export_report
@@ -90,6 +91,10 @@ class SessionScreen(QatuiScreen):
         yield ItemBrowser()
         yield Footer(compact=True)
 
+    def on_resize(self) -> None:
+        """On a short terminal the title bar goes, leaving its row to the item's panels (Home names the session)."""
+        self.query_one(Header).display = self.app.size.height >= ItemBrowser.COMPACT
+
     def on_mount(self) -> None:
         self.sub_title = f"session {self.session_id}"
         self.query_one(ItemBrowser).display = False
@@ -124,6 +129,8 @@ class SessionScreen(QatuiScreen):
                 from qatui.report.gold import DATASET, session_summary
 
                 summary, _, _ = session_summary(session, DATASET, self.store.root)
+            if len(people) >= 2:  # the human ceiling beside every judge
+                summary = with_ceiling(summary, session_beside_people(session, self.store.root))
             return session.meta, summary, state, found, rest, pages[1:], events, people
 
         try:
@@ -277,11 +284,13 @@ class SessionScreen(QatuiScreen):
         try:
             session = self.store.open(self.session_id)
             summary, line, dataset = await asyncio.to_thread(session_summary, session, spec, self.store.root)
+            beside = await asyncio.to_thread(session_beside_people, session, self.store.root)
         except QatuiError as e:
             self._asked = self.gold
             self.notify(str(e), title="Cannot measure against that gold", severity="error", timeout=10)
             return
         self.gold = spec
+        summary = with_ceiling(summary, beside)
         remeasure(self.state, dataset.items if dataset is not None else self.dataset_items)
         self.query_one(ItemBrowser).refresh_tasks(self.state.take_changed())
         header = self.query_one(SessionHeader)

@@ -50,6 +50,10 @@ class ItemBrowser(Horizontal):
         & TranscriptPanel.-hidden { display: none; }
         & #detail.-transcript-only > #panels, & #detail.-transcript-only > RankingBox { display: none; }
         & #detail.-transcript-only > TranscriptPanel { height: 1fr; }
+        &.-compact #panels > TaskPanel, &.-compact RankingBox > TaskPanel {
+            border: none; border-top: round $panel-border;
+        }
+        &.-compact #panels > TaskPanel:focus, &.-compact RankingBox > TaskPanel:focus { border-top: round $primary; }
     }
     """
 
@@ -84,7 +88,17 @@ class ItemBrowser(Horizontal):
                 yield RankingPanel()
             yield TranscriptPanel(id="transcript").set_class(not self._transcript, "-hidden")
 
+    COMPACT = 30
+    """Below this many terminal rows the panels drop their bottom borders (each still opens with its titled top
+    border; the ranking's hint moves into its title) and the question leaves out a gold the ranking shows in its
+    own column, so that on 80x24 the judge's own output (MinosEval's routing and key points) fits under the
+    question without scrolling."""
+
     def on_resize(self, event: Resize) -> None:
+        compact = self.app.size.height < self.COMPACT
+        self.set_class(compact, "-compact")
+        self.query_one(QuestionPanel).compact = compact
+        self.query_one(RankingPanel).compact = compact
         if self._transcript and not self._chosen:
             self.query_one(TranscriptPanel).set_class(event.size.height < self.SMALL, "-hidden")
         self._place_transcript()

@@ -93,6 +93,7 @@ class ItemList(VimTable):
         width: 30%;
         min-width: 30;
         max-width: 44;
+        &.-one-judge { min-width: 24; }
         height: 1fr;
         border: round $panel-border;
         border-title-color: $accent;
@@ -155,6 +156,9 @@ class ItemList(VimTable):
         self.clear(columns=True)
         self._state = state
         self._several_judges = len(state.judges) > 1
+        # one judge: no judge column, so the list can give 80 columns' detail pane 6 more (MinosEval's routing
+        # on one line); several keep the width that tells their names and the item ids apart
+        self.set_class(not self._several_judges, "-one-judge")
         self._columns = columns = self._fit(state)
         self.add_column("" if columns.marks else "status", key="status", width=1 if columns.marks else STATUS_WIDTH)
         self.add_column("tau", key="tau", width=TAU_WIDTH)

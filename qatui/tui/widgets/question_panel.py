@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from textual.content import Content
+from textual.reactive import reactive
 
+from qatui.data.model import PairwiseGold, RankingGold
 from qatui.report import describe_gold
 from qatui.text import plain
 from qatui.tui.state import TaskView
@@ -15,6 +17,10 @@ class QuestionPanel(TaskPanel):
 
     TITLE = "Question"
     PARTS = ("status",)
+
+    compact: reactive[bool] = reactive(False, layout=True)
+    """Set on short screens (`ItemBrowser.COMPACT`): a ranking or pairwise gold is left out here, since the
+    Ranking panel shows it (its gold column, or "people prefer")."""
 
     def watch_task(self, task: TaskView | None) -> None:
         super().watch_task(task)
@@ -36,7 +42,7 @@ class QuestionPanel(TaskPanel):
         for i, ref in enumerate(item.references, 1):
             label = f"reference {i}" if many else "reference"
             lines.append(Content.from_markup("[$foreground-muted]$label[/] $ref", label=label, ref=plain(ref)))
-        if item.gold is not None:
+        if item.gold is not None and not (self.compact and isinstance(item.gold, (RankingGold, PairwiseGold))):
             lines.append(Content.from_markup("[$foreground-muted]gold[/] $gold", gold=plain(describe_gold(item))))
         if task.failure:
             lines.append(Content.from_markup("[b $error]failed[/] [$error]$why[/]", why=plain(task.failure)))

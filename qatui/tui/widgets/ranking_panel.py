@@ -7,6 +7,7 @@ from typing import ClassVar
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual.reactive import reactive
 
 from qatui.data.model import PairwiseGold, RankingGold
 from qatui.text import plain
@@ -40,9 +41,19 @@ class RankingPanel(TaskPanel):
     TITLE = "Ranking"
     PARTS = ("status", "ranking")
 
+    HINT = "z: full texts"
+    """The texts are cut to a line here: the key that shows them whole."""
+
+    compact: reactive[bool] = reactive(False)
+    """Set on short screens (`ItemBrowser.COMPACT`): no bottom border, so the hint goes in the title."""
+
     def on_mount(self) -> None:
         super().on_mount()
-        self.border_subtitle = "z: full texts"  # the texts are cut to a line here
+        self.watch_compact(self.compact)
+
+    def watch_compact(self, compact: bool) -> None:
+        self.border_title = f"{self.TITLE} · {self.HINT}" if compact else self.TITLE
+        self.border_subtitle = "" if compact else self.HINT
 
     def render(self) -> RenderableType:
         task = self.task

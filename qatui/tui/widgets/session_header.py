@@ -9,6 +9,7 @@ from textual.content import Content
 from textual.widgets import Label, Sparkline, Static
 
 from qatui.report import session_status
+from qatui.report.beside_people import KEY, ceiling_short
 from qatui.report.classes_view import class_line
 from qatui.text import deployments_line, plain, plural, thinking_note
 from qatui.tui.format import count, members_line, metrics_line, with_self
@@ -30,8 +31,16 @@ class SessionHeader(Vertical):
         & Sparkline { width: 1fr; height: 1; }
         & Sparkline > .sparkline--min-color { color: $error; }
         & Sparkline > .sparkline--max-color { color: $success; }
+        &.-compact .classes, &.-compact .per-item { display: none; }
     }
     """
+
+    COMPACT = 30
+    """Below this many terminal rows the per-class line and the per-item sparkline are left out (`sessions show`
+    and taller screens have them), leaving the rows to the item's panels."""
+
+    def on_resize(self) -> None:
+        self.set_class(self.app.size.height < self.COMPACT, "-compact")
 
     async def show(self, meta: dict, summary: dict[str, dict], state: SavedState, dataset_found: bool,
                    gold: str | None = None) -> None:
@@ -54,6 +63,9 @@ class SessionHeader(Vertical):
             self.mount(self._judge_lines[judge])
             if classes := doc.get("classes"):
                 self._judge_lines[judge] = Static(Content(f"  {class_line(classes)}"), classes="classes")
+                self.mount(self._judge_lines[judge])
+            if people := ceiling_short(doc.get(KEY)):
+                self._judge_lines[judge] = Static(Content(f"  {people}"), classes="ceiling")
                 self.mount(self._judge_lines[judge])
             if members := members_line(doc.get("members_agreement") or {}):
                 self._judge_lines[judge] = Static(Content(f"  {members}"))  # the sparkline goes under this line
@@ -84,4 +96,4 @@ class SessionHeader(Vertical):
             if taus:
                 line = Sparkline(taus, summary_function=mean)
                 line.styles.max_width = max(2 * len(taus), 16)  # a few items: short bars, not one wide block
-                self.mount(Horizontal(Label("tau per item"), line), after=metrics)
+                self.mount(Horizontal(Label("tau per item"), line, classes="per-item"), after=metrics)

@@ -1,0 +1,134 @@
+"""The human ceiling beside every judge, wherever its figures are shown (`sessions show`, the Session screen, `table`).
+
+Where two or more people labelled the items a judge judged (`qatui annotate`, `labels import`),
+the judge's agreement with people means little without theirs with each other: each person
+against the majority of the others (leave one out, `metrics.ceiling.human_ceiling`), and the
+judge against the very same references on the very same units. With three or more people the
+alternative annotator test says plainly whether the judge could replace one of them
+(`metrics.ceiling.alt_test`; it declines, saying why, below 30 items per person).
+`labels agreement` shows the same figures with every person's own.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from qatui.text import plural
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from qatui.data.labels import Label
+    from qatui.data.model import Dataset
+    from qatui.events import Verdict
+    from qatui.metrics.people import Unit
+    from qatui.store.session import Session
+
+KEY = "human_ceiling"
+"""The member of a judge's summary doc (and `--json` judge, and `table` row) that holds what `beside_people` gives."""
+
+
+def people_decisions(dataset: Dataset, labels: dict[str, dict[str, Label]]) -> dict[str, dict[Unit, float]]:
+    """Each person's decisions on the dataset's items (`metrics.people.gold_decisions` of their labels)."""
+    from qatui.metrics.people import gold_decisions
+
+    ids = {item.id for item in dataset.items}
+    return {name: {unit: code for item_id, label in mine.items() if item_id in ids
+                   for unit, code in gold_decisions(item_id, label.as_gold()).items()}
+            for name, mine in labels.items()}
+
+
+def beside_people(dataset: Dataset, verdicts: dict[str, dict[str, Verdict]], sessions_root: Path,
+                  epsilon: float | None = None) -> dict[str, dict[str, Any]]:
+    """For each judge (name -> its verdicts): the human ceiling and the judge on the same references; {} below two people.
+
+    Each value: `people` (how many), `ceiling` {kappa, accuracy} (the mean over people), `kappa`,
+    `accuracy` (the judge's, None where it shares no unit with them), and `alt_test` with
+    `alt_test_result` (one sentence) where three or more people labelled, else None.
+    """
+    from qatui.metrics.ceiling import EPSILON, MIN_PEOPLE, alt_test, alt_test_sentence, human_ceiling
+    from qatui.metrics.people import verdict_decisions
+    from qatui.store.labels import LabelStore
+
+    labels = LabelStore(sessions_root).labels_of(dataset.content_hash)
+    if len(labels) < 2:
+        return {}
+    people = people_decisions(dataset, labels)
+    by_id = {item.id: item for item in dataset.items}
+    judged = {judge: {unit: code for item_id, verdict in mine.items() if item_id in by_id
+                      for unit, code in verdict_decisions(by_id[item_id], verdict).items()}
+              for judge, mine in verdicts.items()}
+    found = human_ceiling(people, judged)
+    if found is None:
+        return {}
+    out = {}
+    for judge, decisions in judged.items():
+        test = alt_test(people, decisions, epsilon=EPSILON if epsilon is None else epsilon) \
+            if len(people) >= MIN_PEOPLE else None
+        mine = found["judges"][judge]
+        out[judge] = {"people": len(people), "ceiling": found["ceiling"], "kappa": mine["kappa"],
+                      "accuracy": mine["accuracy"], "alt_test": test,
+                      "alt_test_result": alt_test_sentence(test) if test else None}
+    return out
+
+
+def session_beside_people(session: Session, sessions_root: Path) -> dict[str, dict[str, Any]]:
+    """`beside_people` for every judge of a saved session, on its dataset reloaded; {} when fewer than two people
+    labelled it, or its dataset is gone or changed (the labels could not be matched with its items)."""
+    from qatui.report.session_view import unchanged_dataset
+    from qatui.store.labels import LabelStore
+
+    ds = session.meta.get("dataset") or {}
+    if len(LabelStore(sessions_root).labels_of(ds.get("content_hash", ""))) < 2:
+        return {}  # the usual case, answered without reloading the dataset
+    dataset = unchanged_dataset(session)
+    if dataset is None:
+        return {}
+    dataset = dataset.limited(ds.get("limit"))
+    return beside_people(dataset, {judge: session.verdicts(judge) for judge in session.meta.get("judges", {})},
+                         sessions_root)
+
+
+def with_ceiling(summary: dict[str, dict], beside: dict[str, dict[str, Any]]) -> dict[str, dict]:
+    """`summary` with each judge's `beside_people` figures under `KEY` (docs copied, the stored ones untouched)."""
+    return {judge: {**doc, KEY: beside[judge]} if judge in beside else doc for judge, doc in summary.items()}
+
+
+def _figure(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def ceiling_line(found: dict[str, Any] | None) -> str:
+    """'vs people (3, leave one out): kappa 0.412, accuracy 0.700 · human ceiling kappa 0.620, accuracy 0.800';
+    '' without two people."""
+    if not found:
+        return ""
+    ceiling = found["ceiling"]
+    return (f"vs people ({plural(found['people'], 'person', 'people')}, each against the others' majority): "
+            f"kappa {_figure(found['kappa'])}, accuracy {_figure(found['accuracy'])} · human ceiling kappa "
+            f"{_figure(ceiling['kappa'])}, accuracy {_figure(ceiling['accuracy'])}")
+
+
+def ceiling_cell(found: dict[str, Any] | None) -> str:
+    """`table`'s cell: the judge's kappa / the ceiling's, ×100, and the alt-test's verdict where it ran; '–' without."""
+    if not found:
+        return "–"
+
+    def scaled(value: float | None) -> str:
+        return "–" if value is None else f"{value * 100:.0f}"
+
+    test = found.get("alt_test") or {}
+    verdict = (" pass" if test.get("passed") else " fail") if test.get("ran") else ""
+    return f"{scaled(found['kappa'])}/{scaled(found['ceiling']['kappa'])}{verdict}"
+
+
+def ceiling_short(found: dict[str, Any] | None) -> str:
+    """The TUI header's line: 'vs 3 people κ -0.077 acc 0.633 · ceiling κ -0.074 acc 0.600 · can replace one';
+    '' without two people."""
+    if not found:
+        return ""
+    ceiling, test = found["ceiling"], found.get("alt_test") or {}
+    verdict = ("" if not test else " · alt-test not run" if not test.get("ran")
+               else " · can replace one" if test.get("passed") else " · cannot replace one")
+    return (f"vs {found['people']} people κ {_figure(found['kappa'])} acc {_figure(found['accuracy'])} · ceiling "
+            f"κ {_figure(ceiling['kappa'])} acc {_figure(ceiling['accuracy'])}{verdict}")

@@ -1,0 +1,98 @@
+"""The human ceiling beside every judge: `sessions show` (text and --json), `qatui table` and the Session screen.
+
+The data is test_classes' ALT_ITEMS (three people, 30 pairwise items, `length` as the judge), whose
+ceiling, judge figures and alt-test were worked out by hand there: the same numbers must appear
+beside the judge wherever its figures are shown, and nothing where fewer than two people labelled.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from test_classes import ALT_ITEMS, B, run_json, write_pairs
+
+from qatui.cli import main
+
+CEILING_KAPPA = (-1 / 9 - 1 / 9 + 0) / 3
+"""By hand (test_classes): ana and bo each -1/9 against the others' majority, cy 0."""
+JUDGE_KAPPA = (-1 / 14 - 1 / 14 - 2 / 23) / 3
+"""By hand: the judge against ana's and bo's references -1/14, against cy's -2/23."""
+
+
+def _import_labels(tmp_path, path, sessions, people: tuple[str, ...]) -> None:
+    from qatui.data.loaders import load_dataset
+
+    dataset = load_dataset(str(path))
+    rows = [{"annotator": name, "dataset": dataset.content_hash, "dataset_name": dataset.name,
+             "dataset_path": str(path), "format": dataset.format, "item_id": f"p{n}", "kind": "pairwise",
+             "label": "B" if row[i] == B else "A", "a": "c1", "b": "c2", "updated": ""}
+            for i, name in enumerate(people) for n, row in enumerate(ALT_ITEMS, 1)]
+    labels = tmp_path / f"labels-{len(people)}.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert main(["--sessions-dir", str(sessions), "labels", "import", str(labels)]) == 0
+
+
+@pytest.fixture
+def labelled(tmp_path, capsys):
+    """ALT_ITEMS as a dataset, a `length` session on it, and ana's labels only: (path, sessions, session id)."""
+    path, sessions = tmp_path / "alt.jsonl", tmp_path / "sessions"
+    write_pairs(path, [("B" if row[3] == B else "A", ["A"]) for row in ALT_ITEMS])
+    session = run_json(capsys, "--sessions-dir", str(sessions), "run", str(path), "--judge", "length", "--json")
+    _import_labels(tmp_path, path, sessions, ("ana",))
+    return path, sessions, session["session"]
+
+
+def test_sessions_show_and_table_put_the_ceiling_beside_the_judge(labelled, tmp_path, capsys) -> None:
+    path, sessions, session = labelled
+    show = ["--sessions-dir", str(sessions), "sessions", "show", session]
+    table = ["--sessions-dir", str(sessions), "table", str(path), "--judge", "length"]
+    # one person: no ceiling anywhere
+    assert "human_ceiling" not in run_json(capsys, *show, "--json")["judges"]["length"]
+    assert "human_ceiling" not in run_json(capsys, *table, "--json")["rows"][0]
+    _import_labels(tmp_path, path, sessions, ("ana", "bo", "cy"))
+    found = run_json(capsys, *show, "--json")["judges"]["length"]["human_ceiling"]
+    assert found["people"] == 3 and found["ceiling"]["kappa"] == pytest.approx(CEILING_KAPPA)
+    assert found["ceiling"]["accuracy"] == pytest.approx(0.6)
+    assert found["kappa"] == pytest.approx(JUDGE_KAPPA) and found["accuracy"] == pytest.approx((0.7 + 0.7 + 0.5) / 3)
+    assert found["alt_test"]["winning_rate"] == pytest.approx(2 / 3) and found["alt_test"]["passed"]
+    assert main(show) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert (f"vs people (3 people, each against the others' majority): kappa {JUDGE_KAPPA:.3f}, accuracy 0.633 · "
+            f"human ceiling kappa {CEILING_KAPPA:.3f}, accuracy 0.600") in text, text
+    assert "the judge can replace an annotator: winning rate 0.67 at ε=0.2" in text
+    row = run_json(capsys, *table, "--json")["rows"][0]
+    assert row["human_ceiling"]["kappa"] == pytest.approx(JUDGE_KAPPA)
+    assert row["human_ceiling"]["ceiling"]["kappa"] == pytest.approx(CEILING_KAPPA)
+    assert main([*table, "--to", "csv"]) == 0
+    [shown] = csv.DictReader(io.StringIO(capsys.readouterr().out))
+    cell = shown["κ vs people: judge/ceiling"]
+    assert cell == f"{JUDGE_KAPPA * 100:.0f}/{CEILING_KAPPA * 100:.0f} pass"
+
+
+async def test_the_session_screen_shows_the_ceiling_beside_the_judge(labelled, tmp_path) -> None:
+    from fakes import wait_until as until
+
+    from qatui.config import Config
+    from qatui.store.session import SessionStore
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.session_header import SessionHeader
+
+    path, sessions, _ = labelled
+    _import_labels(tmp_path, path, sessions, ("ana", "bo", "cy"))
+    app = QatuiApp(Config(), SessionStore(sessions))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.screen.query("DataTable") and app.screen.query_one("DataTable").row_count == 1)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
+        header = app.screen.query_one(SessionHeader)
+
+        def shown() -> str:
+            return "\n".join(str(static.render()) for static in header.query("Static"))
+
+        await until(pilot, lambda: "ceiling" in shown())
+        assert (f"vs 3 people κ {JUDGE_KAPPA:.3f} acc 0.633 · ceiling κ {CEILING_KAPPA:.3f} acc 0.600 · "
+                "can replace one") in shown()
