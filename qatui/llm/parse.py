@@ -4,7 +4,8 @@ Models wrap JSON in prose, in ```json fences, leave trailing commas, write Pytho
 quotes and True/None, leave keys unquoted, add // comments or forget a comma. `extract_json_values`
 yields every plausible JSON value in the text, best guess first: the whole text, fenced blocks,
 then balanced {...} / [...] spans; each strictly with `json.loads`, and only if that fails through
-the `json-repair` library, under qatui's own rules on top (`_repaired`):
+the `json-repair` library, under qatui's own rules on top (`_repaired`; what the library does
+without them: docs/LIBRARIES.md#json-repair):
 
 - only a balanced span is repaired: one that opens with { or [ and ends at its own closer, every
   string in it closed. json-repair would close a cut-off answer (`{"choice": "A", "rat`) and make
