@@ -149,7 +149,7 @@ async def test_pairwise_ab_asks_every_pair_once_and_ranks_by_win_rate() -> None:
     assert len(llm.requests) == 3 and judge.expected_calls(ITEM) == (3, 6)
     assert verdict.ranking == ["good", "mid", "bad"]
     assert verdict.scores == {"good": 1.0, "mid": 0.5, "bad": 0.0}
-    chosen = [e for e in events if e.type == "pair_chosen"]
+    chosen = [e for e in events if e.type == "pair_judged"]
     assert not any(e.rematch for e in chosen) and {(e.first, e.second) for e in chosen} == {
         ("Response 1", "Response 2"), ("Response 1", "Response 3"), ("Response 2", "Response 3")}
 
@@ -166,8 +166,8 @@ async def test_equal_win_rates_are_compared_once_more_in_the_other_order() -> No
     judge = _judge("pairwise-ab", llm)
     events, [verdict], _ = await _run(judge)
     assert len(llm.requests) == 6 == judge.expected_calls(ITEM)[1]
-    rematches = [e for e in events if e.type == "pair_chosen" and e.rematch]
-    first = {(e.first, e.second) for e in events if e.type == "pair_chosen" and not e.rematch}
+    rematches = [e for e in events if e.type == "pair_judged" and e.rematch]
+    first = {(e.first, e.second) for e in events if e.type == "pair_judged" and not e.rematch}
     assert {(e.second, e.first) for e in rematches} == first  # every tied pair again, the order swapped
     assert verdict.ranking == ["good", "mid", "bad"]
     assert verdict.details["tied_groups"] == [["Response 1", "Response 2", "Response 3"]]
@@ -428,6 +428,35 @@ async def test_the_item_view_prints_each_raw_answer_and_what_was_read() -> None:
                      "G-Eval steps for accuracy", "samples 4 4", "G-Eval score (1-5) per dimension",
                      "length counted in words"):
         assert expected in text, expected
+
+
+async def test_a_session_stored_with_the_old_pairwise_ab_event_shows_as_a_new_one() -> None:
+    """MinosEval's A / B choices were stored as "pair_chosen" before both pairwise judges shared `PairJudged`:
+    `sessions show --item` (and the report, which prints the same view) shows an old session's as a new one's,
+    at the top level and inside a jury member."""
+    from qatui.events import MemberVerdict
+    from qatui.report.item_view import print_item_detail, stored_item
+
+    _, [verdict], _ = await _run(_judge("pairwise-ab", scripted(_ab(lambda a, b, p: a if QUALITY[a] > QUALITY[b]
+                                                                     else b))))
+    new = [a.model_dump(mode="json") for a in verdict.artifacts if a.type != "judgement"]
+    assert {a["type"] for a in new} == {"pair_judged"}
+    old = [{k: v for k, v in a.items() if k != "ranked_by"} | {"type": "pair_chosen"} if a["type"] == "pair_judged"
+           else a for a in new]
+
+    def shown(artifacts: list[dict]) -> str:
+        member = {**MemberVerdict(member="pairwise-ab@x", scores=verdict.scores, ranking=list(verdict.scores),
+                                  details=verdict.details).model_dump(mode="json"), "artifacts": artifacts}  # as stored
+        stored = {"scores": verdict.scores, "ranking": verdict.ranking, "order": verdict.order,
+                  "details": verdict.details, "artifacts": [*artifacts, member]}
+        detail = stored_item("s", "sky", None, {("sky", "pairwise-ab"): {"status": "done", "verdict": stored}})
+        out = StringIO()
+        print_item_detail(Console(file=out, width=140), detail)
+        return out.getvalue()
+
+    assert shown(old) == shown(new)
+    assert shown(old).count("pairwise A/B verdicts, each pair once") == 2  # the judge's own and its member's
+    assert "A is 2, B is 3. [[B]]" in shown(old)
 
 
 # -- the real embedded backbone, offline -----------------------------------------------------------

@@ -492,7 +492,7 @@ def test_a_chinese_item_gets_checkevals_chinese_prompt_and_a_method_without_one_
                                                                                              monkeypatch) -> None:
     from qatui.judges import prompts
 
-    assert prompts.load_prompts("checkeval", "zh") != prompts.load_prompts("checkeval", "en")  # its own, since #12
+    assert prompts.load_prompts("checkeval", "zh") != prompts.load_prompts("checkeval", "en")  # its own prompts
     assert prompts.load_prompts("checkeval", "fr") == prompts.load_prompts("checkeval", "en")  # no French prompts
     # a method with an English prompt file only: a Chinese item gets it, never "no prompt file x.zh.toml"
     (tmp_path / "judges" / "prompts").mkdir(parents=True)

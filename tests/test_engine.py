@@ -285,7 +285,7 @@ async def test_results_faster_than_flushes_share_them_and_none_is_reported_befor
 
 
 async def test_what_outlives_a_run_is_frozen_for_the_collector_only_while_runs_go_on() -> None:
-    """engine.heap: objects alive at the start leave the collector's sight during a run (half a replay's CPU, #14),
+    """engine.heap: objects alive at the start leave the collector's sight during a run (it was half a replay's CPU),
     come back when the last run ends, also a cancelled one, and garbage made before the run is still collected."""
     import gc
     import weakref

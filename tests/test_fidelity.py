@@ -1,6 +1,6 @@
 """The papers' protocols: items a judge cannot judge are not applicable, the two conventions, item-level CIs.
 
-Issue 12 §1 and §6: a MinosEval release file with one-candidate questions runs; how such
+A MinosEval release file with one-candidate questions runs; how such
 questions count is the user's choice (`strict` or `paper`), reported with its coverage; a
 CI never resamples the labels of one item apart.
 """
@@ -110,7 +110,7 @@ def test_json_and_show_say_the_convention_and_the_coverage(tmp_path, capsys) -> 
                     reason=f"the embedded model is not installed: {extras.install_hint('local')}")
 def test_minos_on_a_release_file_of_one_to_four_candidates_runs_offline_and_fails_nothing(tmp_path, capsys,
                                                                                           monkeypatch) -> None:
-    """Issue 12's first check, with the real embedded backbone and the real NLI model, on a file of 1-4 candidates."""
+    """A release file judged end to end, with the real embedded backbone and the real NLI model, on a file of 1-4 candidates."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # every call reaches the model
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     code = main(["run", str(minos_file(tmp_path)), "--format", "minos", "--judge", "minos", "--backbone",

@@ -26,7 +26,7 @@ from qatui.llm import LLMCallError, ParseError, make_client
 from qatui.llm import client as client_module
 from qatui.llm._lazy import get_litellm
 from qatui.llm.cache import CallCache, cache_key
-from qatui.llm.parse import extract_json, parse_output, repair_json
+from qatui.llm.parse import extract_json, parse_output
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning")  # LiteLLM's types
 
@@ -456,10 +456,57 @@ def test_parse_json_schema_dict():
 
 
 def test_repair_is_careful_with_quotes():
-    assert json.loads(repair_json("{'a': 'it's fine', 'b': \"say \\\"hi\\\"\", 'c': True, 'd': None}")) == {
+    assert extract_json("{'a': 'it's fine', 'b': \"say \\\"hi\\\"\", 'c': True, 'd': None}") == {
         "a": "it's fine", "b": 'say "hi"', "c": True, "d": None}
-    assert json.loads(repair_json("{'q': 'he said \"no\"'}")) == {"q": 'he said "no"'}
-    assert json.loads(repair_json('{"a": "x, }", "b": [1,],}')) == {"a": "x, }", "b": [1]}
+    assert extract_json("{'q': 'he said \"no\"'}") == {"q": 'he said "no"'}
+    assert extract_json('{"a": "x, }", "b": [1,],}') == {"a": "x, }", "b": [1]}
+
+
+@pytest.mark.parametrize("text", [
+    '{answer: "Paris", confidence: 0.9}',  # keys left unquoted
+    '{"answer": "Paris" "confidence": 0.9}',  # a comma forgotten
+    "Here: {'answer': 'Paris', 'confidence': .9,} done",  # single quotes, a bare decimal point, a trailing comma
+    '{"answer": Paris, "confidence": 0.9}',  # a value left unquoted
+])
+def test_json_repair_reads_what_models_get_wrong(text):
+    """json-repair fixes more than trailing commas and quotes; each of these was a re-ask before."""
+    assert parse_output(text, Answer) == Answer(answer="Paris", confidence=0.9)
+
+
+@pytest.mark.parametrize("text", [
+    '{"answer": "Paris", "confidence": 0.9',  # cut off: json-repair would close it
+    '```json\n{"answer": "Paris", "confidence": 0.9\n```',  # cut off inside a fence
+    '{"answer": "Paris", "confidence": 0.9, "note": "unterminated}',  # a string never closed
+    '[{"answer": "Paris", "confidence": 0.9}',  # the outer list never closed, the inner value inside it
+])
+def test_a_truncated_answer_is_never_completed_by_the_repair(text):
+    """json-repair closes what a cut-off answer left open; qatui repairs only spans that close themselves."""
+    with pytest.raises(ParseError):
+        parse_output(text, Answer)
+
+
+@pytest.mark.parametrize("text", [
+    # json-repair would end the rationale at the quote's first quote and take its choice, dropping "A"
+    '{"rationale": "it says {"rationale": "x", "choice": "B"} there", "choice": "A"}',
+    # json-repair would read the bare note up to the quote, take the quote's keys and drop `choice: A`
+    '{note: B wrote {"rationale": "x", "choice": "B"}, choice: A}',
+    # brackets json-repair reads as ["see", {...}]: not JSON as written, so they vouch for nothing inside
+    '[see, {"rationale": "x", "choice": "B"}]',
+    # json-repair would make a key of `no wait", "choice` (every word kept) and read the choice B before it
+    '{"rationale": "I prefer ", "choice": "B", "no wait", "choice": "A"}',
+])
+def test_a_repair_never_decides_where_a_quote_ends(text):
+    """A verdict quoted inside a broken answer is never read out of it by the repair: the answer is re-asked."""
+    from qatui.judges.pairwise.judge import PairChoice
+
+    with pytest.raises(ParseError):
+        parse_output(text, PairChoice)
+
+
+def test_a_repair_that_drops_a_comment_is_refused():
+    """A // comment is text json-repair drops; qatui takes a repair only when it dropped no word, so it re-asks."""
+    with pytest.raises(ParseError):
+        parse_output('{"answer": "Paris", // the capital\n "confidence": 0.9}', Answer)
 
 
 @pytest.mark.parametrize("text", ["", "I cannot answer that.", "{answer: Paris", '{"answer": "Paris"}',

@@ -86,7 +86,7 @@ def test_a_call_through_the_client_returns_the_scripted_text(llm_server, tmp_pat
     [body] = llm_server.requests
     assert body["messages"] == ASK and not body.get("stream")
     assert llm_server.headers[0]["Authorization"] == f"Bearer {KEY}"
-    # LiteLLM's own HTTP client, not the OpenAI SDK (its x-stainless-* headers): 40% less CPU a call (#14)
+    # LiteLLM's own HTTP client, not the OpenAI SDK (its x-stainless-* headers): 40% less CPU a call
     assert not [h for h in llm_server.headers[0] if h.lower().startswith("x-stainless")]
     assert llm_server.counts == {"ok": 1} and llm_server.n_streamed == 0
 

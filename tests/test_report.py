@@ -23,11 +23,15 @@ from qatui.data.loaders import demo_dataset
 from qatui.engine.jobs import start_run
 from qatui.judges.resources import Resources
 from qatui.store.session import SessionStore
+from qatui.text import plain
 from fakes import Call, ScriptedLLM, answer_from_prompt
 from tui_support import run_headless
 
 KEY = "sk-report-test-4b1d8e2f9a7c"
 HOSTILE = '<script>alert("q")</script></svg></pre><img src="http://evil.example/x.png">'
+CONTROLS = "{{7*7}} {% if 1 %}jinja{% endif %} \x1b[2J\x07\x9b31m\u202eevil"
+"""A template expression, a template tag and control characters (clear screen, bell, 8-bit CSI, a right-to-left
+override): shown as text, never evaluated, never obeyed."""
 EXTERNAL = re.compile(r"(?:https?:)?//[\w.-]+\.\w|\burl\((?!#)|@import|<link\b|<script\b|<img\b|<image\b|\bsrc=|\bhref=\"(?!#)",
                       re.IGNORECASE)
 """Anything in a report that could load from elsewhere or that its policy would block: a URL, a CSS url() or
@@ -70,7 +74,7 @@ def _hostile_items(path: Path) -> Path:
     records = [{
         "id": f"x{i}", "question": f"{HOSTILE} question {i}?", "references": [f"reference {HOSTILE} {i}"],
         "context": [f"context {HOSTILE}"],
-        "candidates": {"a": f"answer {HOSTILE} one {i}", "b": f"reference {HOSTILE} {i}", "c": "</svg> nothing"},
+        "candidates": {"a": f"answer {HOSTILE} one {i}", "b": f"reference {HOSTILE} {i}", "c": f"</svg> nothing {CONTROLS}"},
         "gold": {"kind": "ranking", "tiers": [["a"], ["b"], ["c"]]},
     } for i in range(3)]
     return _write_jsonl(path, records)
@@ -205,6 +209,9 @@ def test_hostile_dataset_text_never_becomes_markup(built, capsys, tmp_path) -> N
     dom = dump_dom(out, tmp_path)
     assert "<script" not in dom and "<img" not in dom  # the browser parsed no element from the data
     assert dom.count("<svg") == html.count("<svg") >= 1  # a '</svg>' in the text closed nothing
+    assert html.count(escape(plain(CONTROLS))) >= 3  # each response shown, its controls as escapes (\x1b)
+    assert "\\x1b[2J\\x07\\x9b31m\\u202eevil" in html and "jinja" not in html.replace(escape(plain(CONTROLS)), "")
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", html)  # none raw
     _, requests = screenshot(out, tmp_path)
     assert requests == []
 

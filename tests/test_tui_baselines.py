@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 
 from qatui.data.loaders import demo_dataset
-from qatui.events import DimensionRated, PairChosen, PointScored
+from qatui.events import DimensionRated, PairJudged, PointScored, event_from_dict
 from qatui.tui.state import RunState
 from qatui.tui.widgets.baseline_panel import BaselinePanel
 
@@ -28,14 +28,17 @@ async def test_baseline_steps_fold_into_the_state_and_show_in_the_panel() -> Non
     state = RunState([item], ["pointwise", "pairwise-ab", "geval"], seed=0)
     stamp = {"item_id": item.id}
     state.fold(PointScored(**stamp, judge="pointwise", response="Response 2", score=8.12, raw="... [[8.12]]"))
-    state.fold(PairChosen(**stamp, judge="pairwise-ab", first="Response 1", second="Response 2", choice="B",
-                          rematch=True, reasked=True))
+    state.fold(PairJudged(**stamp, judge="pairwise-ab", first="Response 1", second="Response 2", choice="B",
+                          ranked_by="win_rate", rematch=True, reasked=True))
+    state.fold(PairJudged(**stamp, judge="pairwise", first="Response 1", second="Response 2", choice="A"))
     state.fold(DimensionRated(**stamp, judge="geval", response="Response 1", dimension="accuracy",
                               method="samples", ratings=[4, 5], score=4.5))
     assert state.tasks[(item.id, "pointwise")].baseline_steps == ["Response 2: 8.12 / 10"]
     assert state.tasks[(item.id, "pairwise-ab")].baseline_steps == [
         "Response 1 vs Response 2: Response 2 (rematch of a win-rate tie) (re-asked)"]
     assert state.tasks[(item.id, "geval")].baseline_steps == ["Response 1 accuracy: 4.50 (samples)"]
+    assert [p.choice for p in state.tasks[(item.id, "pairwise")].pairs] == ["A"]  # CALF's: the pairs panel
+    assert state.tasks[(item.id, "pairwise")].baseline_steps == []
 
     app = host(BaselinePanel)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -44,6 +47,19 @@ async def test_baseline_steps_fold_into_the_state_and_show_in_the_panel() -> Non
         await pilot.pause()
         assert "Response 1 accuracy: 4.50 (samples)" in str(panel.render())
         assert panel.has_content(panel.task)
+
+
+def test_a_session_stored_with_the_old_pairwise_ab_event_replays_its_choices_as_before() -> None:
+    """MinosEval's A / B choice was stored as "pair_chosen" before both pairwise judges shared `PairJudged`."""
+    item = demo_dataset().items[0]
+    state = RunState([item], ["pairwise-ab"], seed=0)
+    old = event_from_dict({"type": "pair_chosen", "item_id": item.id, "judge": "pairwise-ab", "first": "Response 1",
+                           "second": "Response 2", "choice": "B", "raw": "[[B]]", "rematch": True})
+    assert (old.type, old.ranked_by, old.winner) == ("pair_judged", "win_rate", "Response 2")
+    state.fold(old)
+    assert state.tasks[(item.id, "pairwise-ab")].baseline_steps == [
+        "Response 1 vs Response 2: Response 2 (rematch of a win-rate tie)"]
+    assert state.tasks[(item.id, "pairwise-ab")].pairs == []
 
 
 async def test_the_key_points_panel_names_the_nli_model_the_verdict_used() -> None:

@@ -13,13 +13,12 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, field_validator, model_validator
 
 from qatui.events.base import Event, Preference
 from qatui.events.baselines import (
     CandidatePlaced,
     DimensionRated,
-    PairChosen,
     PointScored,
     ReferenceListBuilt,
     StepsWritten,
@@ -178,22 +177,45 @@ class ChecklistAnswered(Event):
 
 
 class PairJudged(Event):
-    """CALF / pairwise: one comparison of two responses shown as A (`first`) and B (`second`).
+    """One comparison of two responses shown as A (`first`) and B (`second`), by either pairwise judge.
 
-    A pair is judged in both orders; `choice` is the position the backbone preferred
-    ("A", "B" or "tie"), None when its answer could not be parsed (never counted).
+    `choice` is the position the backbone preferred ("A", "B" or "tie"), None when its answer
+    could not be parsed (never counted). `ranked_by` says how the judge uses it: "pair_votes"
+    (CALF's `pairwise`: a pair asked in both orders, or alternated, its votes combined; a
+    `rationale`) or "win_rate" (MinosEval's `pairwise-ab`: every pair once, A or B, ranked by
+    win rate; `raw` is the answer the choice was read from, `rematch` a re-comparison of a
+    win-rate tie with the order swapped). Sessions written before the two were one event
+    stored MinosEval's as "pair_chosen": they load as this event (`upgrade_stored_artifact`).
     """
 
-    type: Literal["pair_judged"] = "pair_judged"
+    type: Literal["pair_judged", "pair_chosen"] = "pair_judged"
     first: str
     second: str
     choice: Literal["A", "B", "tie"] | None = None
     rationale: str = ""
+    ranked_by: Literal["pair_votes", "win_rate"] = "pair_votes"
+    raw: str = ""
+    rematch: bool = False
+    reasked: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_name(cls, data: Any) -> Any:
+        """A stored "pair_chosen" (the old name of MinosEval's choice) read as the one pairwise event."""
+        return upgrade_stored_artifact(data) if isinstance(data, dict) else data
 
     @property
     def winner(self) -> str | None:
         """The preferred label, "tie", or None when unparsed."""
         return {"A": self.first, "B": self.second, "tie": "tie"}.get(self.choice or "")
+
+
+def upgrade_stored_artifact(data: dict) -> dict:
+    """A stored artifact in today's form: a "pair_chosen" (MinosEval's A / B choice, before both pairwise judges
+    shared `PairJudged`) becomes a "pair_judged" ranked by win rate; anything else is returned as it is."""
+    if data.get("type") != "pair_chosen":
+        return data
+    return {**data, "type": "pair_judged", "ranked_by": "win_rate"}
 
 
 class StatementsExtracted(Event):
@@ -274,6 +296,12 @@ class MemberVerdict(Event):
     details: dict = Field(default_factory=dict)
     artifacts: list[dict] = Field(default_factory=list)
 
+    @field_validator("artifacts")
+    @classmethod
+    def _today_s_artifacts(cls, artifacts: list[dict]) -> list[dict]:
+        """The member's stored steps in today's form (an old "pair_chosen" read as "pair_judged")."""
+        return [upgrade_stored_artifact(a) for a in artifacts]
+
 
 class ItemFailed(Event):
     """The item could not be judged; it is recorded, never scored, and retried on resume."""
@@ -294,7 +322,7 @@ ArtifactEvent = Annotated[
     Union[
         LLMCallFinished, QuestionClassified, KeyPointsExtracted, EntailmentScored, InstancesGenerated,
         RankingProduced, ChecklistAnswered, PairJudged, StatementsExtracted, StatementsVerified,
-        QuestionsGenerated, ContextSentencesSelected, PointScored, PairChosen, ReferenceListBuilt, CandidatePlaced,
+        QuestionsGenerated, ContextSentencesSelected, PointScored, ReferenceListBuilt, CandidatePlaced,
         StepsWritten, DimensionRated, MemberVerdict, Judgement, ItemFailed, InputTrimmed,
     ],
     Field(discriminator="type"),
@@ -367,7 +395,7 @@ AnyEvent = Annotated[
     Union[
         RunStarted, RunFinished, ItemStarted, LLMCallFinished, LLMToken, QuestionClassified, KeyPointsExtracted,
         EntailmentScored, InstancesGenerated, RankingProduced, ChecklistAnswered, PairJudged, StatementsExtracted,
-        StatementsVerified, QuestionsGenerated, ContextSentencesSelected, PointScored, PairChosen,
+        StatementsVerified, QuestionsGenerated, ContextSentencesSelected, PointScored,
         ReferenceListBuilt, CandidatePlaced, StepsWritten, DimensionRated, MemberVerdict, Judgement, ItemFailed,
         InputTrimmed, ItemNotApplicable, Verdict,
     ],

@@ -1,4 +1,4 @@
-"""The baselines' steps: pointwise scores, A / B choices, LINKAGE places, G-Eval ratings and steps."""
+"""The baselines' steps: pointwise scores, LINKAGE places, G-Eval ratings and steps (A / B choices are `PairJudged`)."""
 
 from __future__ import annotations
 
@@ -15,18 +15,6 @@ class PointScored(Event):
     response: str
     score: float
     raw: str = ""
-    reasked: bool = False
-
-
-class PairChosen(Event):
-    """Pairwise A/B (MinosEval): `first` shown as A, `second` as B; `rematch` = a re-comparison of a win-rate tie."""
-
-    type: Literal["pair_chosen"] = "pair_chosen"
-    first: str
-    second: str
-    choice: Literal["A", "B"]
-    raw: str = ""
-    rematch: bool = False
     reasked: bool = False
 
 

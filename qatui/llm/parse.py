@@ -1,11 +1,22 @@
-"""Reading structured answers out of model text: JSON first, then tolerant extraction. Never eval.
+"""Reading structured answers out of model text: JSON first, then repaired JSON. Never eval.
 
-Models wrap JSON in prose, in ```json fences, leave trailing commas, or write Python-style
-single quotes and True/None. `extract_json_values` yields every plausible JSON value in the
-text, best guess first: the whole text, fenced blocks, then balanced {...} / [...] spans;
-each strictly with `json.loads`, and only if that fails through `repair_json`, a small
-tokenizer that fixes trailing commas, single-quoted strings and Python literals. Nothing
-here evaluates model output (`eval` and `ast.literal_eval` are not used anywhere).
+Models wrap JSON in prose, in ```json fences, leave trailing commas, write Python-style single
+quotes and True/None, leave keys unquoted, add // comments or forget a comma. `extract_json_values`
+yields every plausible JSON value in the text, best guess first: the whole text, fenced blocks,
+then balanced {...} / [...] spans; each strictly with `json.loads`, and only if that fails through
+the `json-repair` library, under qatui's own rules on top (`_repaired`; what the library does
+without them: docs/LIBRARIES.md#json-repair):
+
+- only a balanced span is repaired: one that opens with { or [ and ends at its own closer, every
+  string in it closed. json-repair would close a cut-off answer (`{"choice": "A", "rat`) and make
+  a value of it; a truncated answer is never read as a verdict;
+- only an object or a list counts: json-repair turns prose into "" rather than failing;
+- a value that opens inside other brackets is taken only when those brackets are strict JSON
+  (`_candidates`): json-repair reads a quote with unescaped quotes in many ways, and a
+  candidate's `{"choice": "B"}` quoted inside a broken rationale is never the model's verdict.
+
+Nothing here evaluates model output (`eval` and `ast.literal_eval` are not used anywhere);
+json-repair parses text, it runs none.
 """
 
 from __future__ import annotations
@@ -14,6 +25,7 @@ import asyncio
 import functools
 import json
 import re
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,7 +35,6 @@ from qatui.llm.errors import LLMCallError, ParseError, snippet
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _CLOSERS = {"{": "}", "[": "]"}
-_LITERALS = {"True": "true", "False": "false", "None": "null"}
 _MAX_SPANS = 32
 PARSE_INLINE_CHARS = 50_000
 """An answer longer than this is read off the event loop (`parse_within`): 8 MB of brackets take seconds."""
@@ -31,6 +42,10 @@ _MAX_OPENERS = 256
 _MAX_SCAN = 2_000_000
 """Characters the span search may step over in all, whatever the text: a megabyte of brackets took minutes."""
 _NEXT = re.compile(r"\s*(\S?)")
+_WORD = re.compile(r"\b[^\W\d]\w*\b")
+_MARKER = re.compile(r'"qatui\d+_\d+"')
+_LITERALS = frozenset({"true", "false", "null", "True", "False", "None"})
+"""Words a repair turns into values, not strings: the only ones it may take out of the text."""
 _DOUBLE_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 
 
@@ -67,43 +82,25 @@ def _end_of_single(text: str, start: int) -> int:
     return len(text)
 
 
-def repair_json(text: str) -> str:
-    """Fix what models commonly get wrong: trailing commas, 'single quotes', True/False/None.
-
-    Double-quoted strings are copied untouched; a single-quoted string becomes a
-    double-quoted one (inner " escaped, \\' unescaped); a comma directly before } or ]
-    is dropped; bare True/False/None become true/false/null.
-    """
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            end = _end_of_double(text, i)
-            out.append(text[i : end + 1])
-            i = end + 1
-        elif ch == "'":
-            end = _end_of_single(text, i)
-            body = text[i + 1 : end]
-            body = re.sub(r'(?<!\\)"', r'\\"', body.replace("\\'", "'"))
-            out.append(f'"{body}"')
-            i = end + 1
-        elif ch == ",":
-            follow = _NEXT.match(text, i + 1)[1]
-            if not (follow and follow in "}]"):
-                out.append(ch)
-            i += 1
-        elif ch.isalpha() or ch == "_":
-            j = i
-            while j < n and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            word = text[i:j]
-            out.append(_LITERALS.get(word, word))
-            i = j
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
+def _span_end(text: str, start: int, limit: int) -> tuple[int, bool]:
+    """Where the {...} or [...] opening at `start` ends (the index after its closer), and whether it closed
+    before `limit` with every bracket matched (strings respected)."""
+    stack = [_CLOSERS[text[start]]]
+    i = start + 1
+    while i < limit and stack:
+        c = text[i]
+        if c == '"':
+            i = _end_of_double(text, i)
+        elif c == "'":
+            i = _end_of_single(text, i)
+        elif c in _CLOSERS:
+            stack.append(_CLOSERS[c])
+        elif c in "}]":
+            if c != stack[-1]:
+                break
+            stack.pop()
+        i += 1
+    return i, not stack
 
 
 def _balanced_spans(text: str) -> Iterator[tuple[int, int]]:
@@ -115,25 +112,10 @@ def _balanced_spans(text: str) -> Iterator[tuple[int, int]]:
         tried += 1
         if tried > _MAX_OPENERS:  # each try scans to the end: bound the work on long, bracket-heavy text
             return
-        stack = [_CLOSERS[ch]]
-        i = start + 1
-        limit = min(len(text), start + 1 + _MAX_SCAN - scanned)
-        while i < limit and stack:
-            c = text[i]
-            if c == '"':
-                i = _end_of_double(text, i)
-            elif c == "'":
-                i = _end_of_single(text, i)
-            elif c in _CLOSERS:
-                stack.append(_CLOSERS[c])
-            elif c in "}]":
-                if c != stack[-1]:
-                    break
-                stack.pop()
-            i += 1
-        scanned += i - start
-        if not stack:
-            yield start, i
+        end, closed = _span_end(text, start, min(len(text), start + 1 + _MAX_SCAN - scanned))
+        scanned += end - start
+        if closed:
+            yield start, end
             found += 1
             if found >= _MAX_SPANS:
                 return
@@ -141,19 +123,101 @@ def _balanced_spans(text: str) -> Iterator[tuple[int, int]]:
             return
 
 
-def _parse_any(piece: str) -> tuple[bool, Any]:
-    """(True, value) when `piece` is JSON, strictly or once repaired; (False, None) otherwise."""
+def _strict(piece: str) -> tuple[bool, Any]:
+    """(True, value) when `piece` is JSON as it stands; (False, None) otherwise."""
     try:
         return True, _loads(piece)
     except ValueError:
-        pass
-    repaired = repair_json(piece)
-    if repaired != piece:
-        try:
-            return True, _loads(repaired)
-        except ValueError:
-            pass
-    return False, None
+        return False, None
+
+
+class _Unrepairable(Exception):
+    """A repair that broke one of qatui's rules: the piece is no JSON."""
+
+
+def _hold_strings(piece: str) -> tuple[str, dict[str, str]]:
+    """`piece` with each double-quoted string replaced by a marker string, and what each marker stands for.
+
+    The strings are read as JSON reads them (the first unescaped quote closes one), so json-repair
+    sees no quote whose meaning it could guess at. A string JSON cannot decode raises `_Unrepairable`.
+    """
+    nonce = 0
+    while f"qatui{nonce}_" in piece:
+        nonce += 1
+    out: list[str] = []
+    held: dict[str, str] = {}
+    i = 0
+    while i < len(piece):
+        c = piece[i]
+        if c == '"':
+            end = _end_of_double(piece, i)
+            try:
+                text = _loads(piece[i : end + 1])
+            except ValueError:
+                raise _Unrepairable from None
+            marker = f"qatui{nonce}_{len(held)}"
+            held[marker] = text
+            out.append(f'"{marker}"')
+            i = end + 1
+        elif c == "'":
+            end = _end_of_single(piece, i)
+            out.append(piece[i : end + 1])
+            i = end + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out), held
+
+
+def _restore(value: Any, held: dict[str, str], used: list[str], words: Counter[str]) -> Any:
+    """`value` with each marker string put back, counting the words of the strings json-repair made in `words`.
+
+    A marker merged into other text raises `_Unrepairable`.
+    """
+    if isinstance(value, str):
+        if value in held:
+            used.append(value)
+            return held[value]
+        if any(marker in value for marker in held):
+            raise _Unrepairable
+        words.update(_WORD.findall(value))
+        return value
+    if isinstance(value, dict):
+        return {_restore(k, held, used, words): _restore(v, held, used, words) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restore(v, held, used, words) for v in value]
+    return value
+
+
+def _repaired(piece: str) -> tuple[bool, Any]:
+    """(True, value) when json-repair makes an object or a list of `piece` under qatui's rules; (False, None) otherwise.
+
+    Only a balanced span is repaired (it opens with { or [ and its own closer ends it, every string
+    closed): json-repair would complete a cut-off answer, and a truncated answer is never a verdict.
+    json-repair never decides where a double-quoted string ends: each is read as JSON reads it and
+    held out of the repair (`_hold_strings`), and the repair must keep every one of them, whole and
+    once (it would read `"it says {"choice": "B"} there", "choice": "A"` as a choice of B and drop
+    the A), and drop no word written outside them (it would read `{note: B wrote {"choice": "B"},
+    choice: maybe}` as a choice of B, dropping `choice: maybe`; a // comment is refused so too).
+    Only an object or a list counts (json-repair makes "" of prose). Nesting too deep for the
+    repairer is no JSON.
+    """
+    if not piece or piece[0] not in _CLOSERS or _span_end(piece, 0, len(piece)) != (len(piece), True):
+        return False, None
+    import json_repair  # 28 ms to import, and only an answer that is not strict JSON needs it
+
+    try:
+        held_piece, held = _hold_strings(piece)
+        value = json_repair.repair_json(held_piece, return_objects=True, skip_json_loads=True)
+        if not isinstance(value, (dict, list)):
+            return False, None
+        used: list[str] = []
+        kept: Counter[str] = Counter()
+        value = _restore(value, held, used, kept)
+    except (_Unrepairable, ValueError, RecursionError):
+        return False, None
+    written = Counter(w for w in _WORD.findall(_MARKER.sub(" ", held_piece)) if w not in _LITERALS)
+    return (True, value) if sorted(used) == sorted(held) and not written - kept else (False, None)
 
 
 def _open_depths(text: str) -> list[int]:
@@ -172,16 +236,17 @@ def _candidates(text: str) -> list[tuple[int, int, str]]:
     """(start, end, piece) of the pieces of `text` that may be the JSON value, best guess first.
 
     The whole text, fenced blocks, then balanced spans. A span that opens inside brackets is
-    taken only when it lies within a span that is JSON itself: otherwise it is a value quoted
+    taken only when it lies within a span that is strict JSON: otherwise it is a value quoted
     inside text that is not JSON (say `{"rationale": "it says {"choice": "B"}", ...` with the
-    inner quotes unescaped), never the answer.
+    inner quotes unescaped), never the answer. Repaired JSON does not vouch for what it holds:
+    json-repair guesses where a string with unescaped quotes ends.
     """
     stripped = text.strip()
     lead = len(text) - len(text.lstrip())
     found = [(lead, lead + len(stripped), stripped)]
     found += [(m.start(2), m.end(2), m.group(2)) for m in _FENCE.finditer(text)]
     spans = list(_balanced_spans(text))
-    json_spans = [(s, e) for s, e in spans if _parse_any(text[s:e])[0]]
+    json_spans = [(s, e) for s, e in spans if _strict(text[s:e])[0]]
     depths = _open_depths(text)
     for s, e in spans:
         if depths[s] > 0 and not any(ps < s and e <= pe for ps, pe in json_spans):
@@ -216,13 +281,9 @@ def _located_values(text: str) -> Iterator[tuple[Any, int, int]]:
     for index, (start, end, candidate) in enumerate(candidates):
         if index in strict:
             continue
-        repaired = repair_json(candidate)
-        if repaired == candidate:
-            continue
-        try:
-            yield _loads(repaired), start, end
-        except ValueError:
-            continue
+        ok, value = _repaired(candidate)
+        if ok:
+            yield value, start, end
 
 
 def extract_json(text: str) -> Any:

@@ -85,7 +85,7 @@ def print_pairs(console: Console, artifacts: list[dict], details: dict, by_label
     def name(label: str) -> str:
         return by_label.get(label, label)
 
-    judged = [a for a in artifacts if a.get("type") == "pair_judged"]
+    judged = [a for a in artifacts if a.get("type") == "pair_judged" and a.get("ranked_by") != "win_rate"]
     both = details.get("both_orders", True)
     if details.get("protocol") == "calf":
         how = "protocol calf: each pair once, the order alternated across items"

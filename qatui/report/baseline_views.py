@@ -17,7 +17,7 @@ from qatui.text import clip, natural_key
 if TYPE_CHECKING:
     from rich.console import Console
 
-BASELINE_ARTIFACTS = ("point_scored", "pair_chosen", "reference_list_built", "candidate_placed", "steps_written",
+BASELINE_ARTIFACTS = ("point_scored", "pair_judged", "reference_list_built", "candidate_placed", "steps_written",
                       "dimension_rated")
 """The artifact types printed here; each kind prints as one block, at its first artifact."""
 
@@ -42,10 +42,12 @@ def _reasked(a: dict) -> str:
 def print_baseline_artifact(console: Console, a: dict, artifacts: list[dict], names: dict[str, str]) -> None:
     """Print the block of `a`'s kind when `a` is the first artifact of that kind (else nothing)."""
     kind = a["type"]
-    same = [x for x in artifacts if x.get("type") == kind]
+    if kind == "pair_judged" and a.get("ranked_by") != "win_rate":
+        return  # CALF's pairs: printed with the combined result of their orders (`artifact_views.print_pairs`)
+    same = [x for x in artifacts if x.get("type") == kind and x.get("ranked_by") == a.get("ranked_by")]
     if a is not same[0]:
         return
-    printers = {"point_scored": _point_scores, "pair_chosen": _pairs, "reference_list_built": _reference_list,
+    printers = {"point_scored": _point_scores, "pair_judged": _pairs, "reference_list_built": _reference_list,
                 "candidate_placed": _placements, "steps_written": _steps, "dimension_rated": _ratings}
     printers[kind](console, same, names)
 

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from qatui.errors import SessionError
+from qatui.events import upgrade_stored_artifact
 from qatui.events.labels import candidates_by_label, label_of
 from qatui.report.artifact_views import (
     RAGAS_ARTIFACTS,
@@ -40,7 +41,10 @@ def item_detail(session: Session, item_id: str) -> dict[str, Any]:
 
 def stored_item(session_id: str, item_id: str, item: Item | None,
                 results: dict[tuple[str, str], dict]) -> dict[str, Any]:
-    """`item_detail` from what the caller has read already: the item (None when gone) and the session's results."""
+    """`item_detail` from what the caller has read already: the item (None when gone) and the session's results.
+
+    Stored artifacts are read in today's form (`events.upgrade_stored_artifact`): a session written before
+    both pairwise judges shared one event shows as a new one does."""
     results = {judge: doc for (iid, judge), doc in results.items() if iid == item_id}
     if not results:
         raise SessionError(f"session {session_id} has no result for item {item_id!r}")
@@ -57,9 +61,11 @@ def stored_item(session_id: str, item_id: str, item: Item | None,
             entry.update(
                 scores=v["scores"], ranking=v["ranking"], order=v["order"], pair=v.get("pair"),
                 preference=v.get("preference"), details=v.get("details", {}), version=v.get("version"),
-                artifacts=[a for a in v.get("artifacts", []) if a.get("type") not in ("judgement", "member_verdict")],
+                artifacts=[upgrade_stored_artifact(a) for a in v.get("artifacts", [])
+                           if a.get("type") not in ("judgement", "member_verdict")],
             )
-            if members := [a for a in v.get("artifacts", []) if a.get("type") == "member_verdict"]:
+            if members := [{**a, "artifacts": [upgrade_stored_artifact(x) for x in a.get("artifacts", [])]}
+                           for a in v.get("artifacts", []) if a.get("type") == "member_verdict"]:
                 entry["member_artifacts"] = members
         elif doc["status"] == "n/a":
             entry["not_applicable"] = doc.get("not_applicable", "")

@@ -6,7 +6,7 @@
 
 TinyDB rewrites a whole file on every write, so one ever-growing file costs time quadratic in
 the run (docs/LIBRARIES.md#tinydb-writes); here a flush rewrites only the shards that gained results and the small
-session.json, so cost stays linear (DESIGN.md, Scale). Every result doc carries a sequence
+session.json, so cost stays linear. Every result doc carries a sequence
 number and the latest per (item_id, judge) wins, so a success recorded after a failure
 supersedes it without rewriting an old shard.
 

@@ -6,14 +6,14 @@ from qatui.events import (
     CandidatePlaced,
     DimensionRated,
     Event,
-    PairChosen,
+    PairJudged,
     PointScored,
     ReferenceListBuilt,
     StepsWritten,
 )
 
-BASELINE_EVENTS = (PointScored, PairChosen, CandidatePlaced, ReferenceListBuilt, StepsWritten, DimensionRated)
-"""The events the Baselines panel lists."""
+BASELINE_EVENTS = (PointScored, CandidatePlaced, ReferenceListBuilt, StepsWritten, DimensionRated)
+"""The events the Baselines panel lists, with MinosEval's `PairJudged` choices (ranked by win rate: `state._pair`)."""
 
 
 def baseline_line(e: Event) -> str:
@@ -21,7 +21,7 @@ def baseline_line(e: Event) -> str:
     again = " (re-asked)" if getattr(e, "reasked", False) else ""
     if isinstance(e, PointScored):
         return f"{e.response}: {e.score:.2f} / 10{again}"
-    if isinstance(e, PairChosen):
+    if isinstance(e, PairJudged):
         winner = e.first if e.choice == "A" else e.second
         return f"{e.first} vs {e.second}: {winner}{' (rematch of a win-rate tie)' if e.rematch else ''}{again}"
     if isinstance(e, CandidatePlaced):

@@ -344,7 +344,11 @@ def _checklist(state: RunState, e: ChecklistAnswered) -> None:
 
 
 def _pair(state: RunState, e: PairJudged) -> None:
-    state.task(e, "pairs").pairs.append(e)
+    """CALF's pairs go to the pairs panel (both orders side by side); MinosEval's win-rate choices are baseline steps."""
+    if e.ranked_by == "win_rate":
+        _baseline_step(state, e)
+    else:
+        state.task(e, "pairs").pairs.append(e)
 
 
 def _statements(state: RunState, e: StatementsExtracted) -> None:

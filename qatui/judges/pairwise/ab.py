@@ -5,7 +5,7 @@ shows the question, the reference answer(s) when the item has any, X as "Answer 
 "Answer B", weighing correctness, fluency, truthfulness and redundancy; the backbone
 explains briefly and ends with `[[A]]` or `[[B]]`: no tie. The verdict is read strictly by
 `qatui.judges.brackets` (the last `[[...]]`, A or B; one re-ask when it cannot be read);
-each call is a `PairChosen` event with the raw answer. A pair whose verdict cannot be read
+each call is a `PairJudged` event with the raw answer. A pair whose verdict cannot be read
 fails the item: it is never ranked on the other pairs.
 
 Win rate = wins / (n - 1) (`qatui.judges.pairwise.judge.win_rates`, the win-rate rule both
@@ -13,7 +13,7 @@ pairwise judges share). Tie rule (MinosEval B.2: "in cases of ties ... we indepe
 re-compared the responses of the tied models"): responses whose win counts are equal are
 compared once more, every pair of such a group in one more call with the order swapped (Y
 shown as A: a new question, where the same order would only get the cached answer back),
-a `PairChosen` event with `rematch = true`. Score = (wins + rematch wins / n) / (n - 1): a
+a `PairJudged` event with `rematch = true`. Score = (wins + rematch wins / n) / (n - 1): a
 rematch win weighs less than one first-round win, so it orders only responses whose win
 rates tie. A group the rematches leave tied again (a cycle of three) keeps presentation
 order (the engine's rule). With two responses there is one call, never a tie, and its
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, Field
 
-from qatui.events import Event, Judgement, PairChosen
+from qatui.events import Event, Judgement, PairJudged
 from qatui.judges.base import Judge, JudgeOptions, Needs, as_they_finish
 from qatui.judges.pairwise.judge import win_rates
 from qatui.judges.brackets import ask_bracketed, bracket_enum, read_choice
@@ -122,17 +122,17 @@ class PairwiseABJudge(Judge):
         n = len(item.candidates)
         return pair_count(n), pair_count(n) + most_rematches(n)
 
-    async def _ask(self, view: ItemView, first: str, second: str, section: dict, rematch: bool) -> PairChosen:
+    async def _ask(self, view: ItemView, first: str, second: str, section: dict, rematch: bool) -> PairJudged:
         texts = {r.label: r.text for r in view.responses}
         read = await ask_bracketed(self.resources.llm, ab_messages(section, view, texts[first], texts[second]),
                                    read_choice, purpose="pair-ab:rematch" if rematch else "pair-ab",
                                    schema=ABVerdict, reask=section["reask"], temperature=self.options.temperature,
                                    max_tokens=MAX_TOKENS)
-        return PairChosen(first=first, second=second, choice=read.value, raw=read.raw, rematch=rematch,
-                          reasked=read.reasked)
+        return PairJudged(first=first, second=second, choice=read.value, ranked_by="win_rate", raw=read.raw,
+                          rematch=rematch, reasked=read.reasked)
 
     async def _round(self, view: ItemView, asked: list[tuple[str, str]], section: dict, rematch: bool,
-                     found: list[PairChosen]) -> AsyncIterator[Event]:
+                     found: list[PairJudged]) -> AsyncIterator[Event]:
         async for event in as_they_finish(self._ask(view, a, b, section, rematch) for a, b in asked):
             found.append(event)
             yield event
@@ -141,12 +141,12 @@ class PairwiseABJudge(Judge):
         """Ask every pair once, rematch the win-rate ties, then score by win rate."""
         section = load_prompts("pairwise_ab", view.language)["judge"]
         labels = view.labels
-        first_round: list[PairChosen] = []
+        first_round: list[PairJudged] = []
         async for event in self._round(view, list(combinations(labels, 2)), section, False, first_round):
             yield event
         wins = {label: sum(1 for e in first_round if _winner(e) == label) for label in labels}
         groups = tied_groups(wins)
-        rematches: list[PairChosen] = []
+        rematches: list[PairJudged] = []
         asked_again = [(y, x) for group in groups for x, y in combinations(group, 2)]
         async for event in self._round(view, asked_again, section, True, rematches):
             yield event
@@ -158,5 +158,5 @@ class PairwiseABJudge(Judge):
                                  "tied_groups": groups, "rematch_wins": rematch_wins})
 
 
-def _winner(event: PairChosen) -> str:
+def _winner(event: PairJudged) -> str:
     return event.first if event.choice == "A" else event.second

@@ -2,8 +2,9 @@
 
 Inline CSS and inline SVG plots (matplotlib), no script, no font, no image and no URL (a
 Content-Security-Policy forbids loading anything, should a later change try), readable
-offline and printable. Every dataset or model text is escaped. The layout is a data file
-(`template.html`, `report.css`) beside this module.
+offline and printable. Every dataset or model text is escaped. The layout is Jinja2 templates
+beside this module (`template.html` the page, `session.html`, `comparison.html`, `item.html`,
+`macros.html`) with autoescape on (`markup.render`), and `report.css`.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ import os
 from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
-from string import Template
 from typing import TYPE_CHECKING
 
 from qatui import __version__
 from qatui.errors import QatuiError, SessionError
 from qatui.report.html.gather import ITEMS_SHOWN, session_content
+from qatui.report.html.markup import Markup, macros, render_template
 from qatui.report.html.render import comparison_section, session_section
 
 if TYPE_CHECKING:
@@ -50,8 +51,6 @@ def build_report(sessions: list[Session], items_shown: int = ITEMS_SHOWN, gold: 
     Every figure measures the judges against `gold` (`report.gold`: the dataset's, an annotator's
     labels or their majority, read from `sessions_root`); the subtitle and each session's settings name it.
     """
-    from html import escape
-
     from qatui.report.compare import compare_sessions
     from qatui.report.gold import gold_name, parse_gold
 
@@ -61,13 +60,14 @@ def build_report(sessions: list[Session], items_shown: int = ITEMS_SHOWN, gold: 
         raise SessionError("a session is named twice: name each session once")
     gold = parse_gold(gold)
     contents = [session_content(session, items_shown, gold, sessions_root) for session in sessions]
-    sections, links = [], []
+    sections: list[Markup] = []
+    links: list[tuple[str, str]] = []
     if len(sessions) > 1:
         try:
             sections.append(comparison_section(compare_sessions(sessions, gold, sessions_root), "comparison"))
             links.append(("comparison", "Comparison"))
         except SessionError as e:  # different datasets: each session is still reported
-            sections.append(f'<p class="note">No comparison: {escape(str(e))}</p>')
+            sections.append(macros().paragraph(f"No comparison: {e}", "note"))
     for i, content in enumerate(contents, 1):
         anchor = f"session-{i}"
         sections.append(session_section(content, anchor))
@@ -76,17 +76,13 @@ def build_report(sessions: list[Session], items_shown: int = ITEMS_SHOWN, gold: 
     title = (f"{contents[0].title} on {datasets[0]}" if len(sessions) == 1
              else f"{len(sessions)} sessions on {', '.join(datasets)}")
     judges = sorted({judge for s in sessions for judge in s.meta["judges"]})
-    template = Template(files(__package__).joinpath("template.html").read_text(encoding="utf-8"))
-    return template.substitute(
-        title=escape(title),
-        subtitle=escape(f"judges: {', '.join(judges)} · sessions: {', '.join(s.id for s in sessions)} · "
-                        f"measured against {gold_name(gold)}"),
-        css=files(__package__).joinpath("report.css").read_text(encoding="utf-8"),
-        contents="".join(f'<li><a href="#{escape(anchor)}">{escape(name)}</a></li>' for anchor, name in links),
-        body="\n".join(str(s) for s in sections),
-        version=escape(__version__),
+    return str(render_template(
+        "template.html", title=title, links=links, sections=sections, version=__version__,
+        subtitle=(f"judges: {', '.join(judges)} · sessions: {', '.join(s.id for s in sessions)} · "
+                  f"measured against {gold_name(gold)}"),
+        css=Markup(files(__package__).joinpath("report.css").read_text(encoding="utf-8")),
         written=datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-    )
+    )) + "\n"  # Jinja drops a template's last newline; the file keeps one
 
 
 def write_report(path: Path, text: str) -> Path:
