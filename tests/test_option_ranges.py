@@ -15,7 +15,15 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from qatui.cli import main
-from qatui.config import BackboneConfig, CacheConfig, DeploymentConfig, GeneralConfig, JuryConfig, ModelsConfig
+from qatui.config import (
+    BackboneConfig,
+    BatchConfig,
+    CacheConfig,
+    DeploymentConfig,
+    GeneralConfig,
+    JuryConfig,
+    ModelsConfig,
+)
 from qatui.judges.base import JudgeOptions
 from qatui.judges.registry import JUDGES, judge_class
 
@@ -23,7 +31,7 @@ from qatui.judges.registry import JUDGES, judge_class
 def _option_models() -> list[type[BaseModel]]:
     """Every table of the config and every judge's options."""
     judges = {judge_class(name).Options for name in JUDGES} | {JudgeOptions}  # the base, whatever judges subclass it
-    return [GeneralConfig, CacheConfig, DeploymentConfig, BackboneConfig, ModelsConfig, JuryConfig,
+    return [GeneralConfig, CacheConfig, DeploymentConfig, BackboneConfig, ModelsConfig, JuryConfig, BatchConfig,
             *sorted(judges, key=lambda m: m.__name__)]
 
 

@@ -127,7 +127,7 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         from qatui.engine.jobs import NothingToResume, resume_run, session_json
 
         try:
-            job = resume_run(store, args.id, config, max_cost=args.max_cost)
+            job = resume_run(store, args.id, config, max_cost=args.max_cost, batch=args.batch)
         except NothingToResume as e:
             make_console(stderr=True).print(str(e))
             if args.json:

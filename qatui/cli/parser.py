@@ -98,6 +98,12 @@ def _max_cost_flag(parser: argparse.ArgumentParser, what: str) -> None:
                              "(LiteLLM's prices; more than 0); it stops saved, resumable with a higher cap")
 
 
+def _batch_flag(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--batch", action="store_true",
+                        help=f"send {what}'s backbone calls through the provider's batch API (OpenAI-compatible "
+                             "/v1/batches: about half the price, answers within 24 hours; see [batch] in the config)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Every command and option of `qatui`, global options accepted before and after the command."""
     common = argparse.ArgumentParser(add_help=False)
@@ -132,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="check the dataset and judges, print the backbone calls, tokens and price of each judge, "
                           "start nothing")
     _max_cost_flag(run, "the run")
+    _batch_flag(run, "the run")
     run.add_argument("--checklist", metavar="NAME_OR_PATH",
                      help="CheckEval's checklist: qa, summeval, topical_chat, or a .toml file (sets judges.checkeval.checklist)")
     run.add_argument("--jury", metavar="MEMBERS|NAME",
@@ -183,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
     table.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
     _max_cost_flag(table, "the rows it runs (one cap over them all)")
+    _batch_flag(table, "each row")
     _gold_flag(table)
     _repeats_flag(table)
     _leaks_flag(table)
@@ -263,6 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     res = sss.add_parser("resume", parents=[common], help="finish an interrupted session")
     res.add_argument("id")
     _max_cost_flag(res, "the resumed run (default: the cap the session ran with)")
+    _batch_flag(res, "the resumed run (a session that ran with --batch always does)")
     res.add_argument("--json", action="store_true")
     imp = sss.add_parser("import", parents=[common],
                          help="another tool's scores, rankings or A/B/tie verdicts as a session (see docs/SESSIONS.md)")

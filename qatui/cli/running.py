@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import os
 import signal
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from qatui.cli.common import make_console, open_store, print_json, run_resources, with_jury
@@ -73,9 +74,12 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
             pass
         status = "cancelled"
+        ticking: asyncio.Task | None = None
         try:
             with progress:
                 bar = progress.add_task(job.session.id, total=len(engine.tasks), failed=0, limits="")
+                if engine.batcher is not None:  # a batch's state changes with no event: the line is drawn anew
+                    ticking = asyncio.create_task(_tick(lambda: progress.update(bar, limits=limits_line(engine))))
                 async for event in engine.run():
                     if isinstance(event, (Verdict, ItemFailed)):
                         progress.update(bar, advance=1, failed=engine.counts.failed, limits=limits_line(engine))
@@ -88,10 +92,20 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
                 raise
             main.uncancel()
             status = INTERRUPTED
+        finally:
+            if ticking is not None:
+                ticking.cancel()
         summary = finish_run(job, "cancelled" if status == INTERRUPTED else status)
         return status, summary
 
     return asyncio.run(drive())
+
+
+async def _tick(draw: Callable[[], object], every_s: float = 1.0) -> None:
+    """Call `draw` every `every_s` seconds until cancelled."""
+    while True:
+        await asyncio.sleep(every_s)
+        draw()
 
 
 def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
@@ -163,7 +177,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     job = start_run(
         open_store(args, config), dataset, args.judges, config,
         seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name, convention=args.convention,
-        resources=run_resources(args, config), max_cost=args.max_cost, repeats=args.repeats,
+        resources=run_resources(args, config), max_cost=args.max_cost, repeats=args.repeats, batch=args.batch,
     )
     return run_job(job, args.json, args.without_leaks)
 

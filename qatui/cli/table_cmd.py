@@ -99,7 +99,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
         if session is None:
             job = start_run(store, dataset, [judge.name], config, limit=args.limit, resources=resources,
                             convention=args.convention, judge_options={judge.name: judge.describe_options()},
-                            max_cost=left_usd)
+                            max_cost=left_usd, batch=args.batch)
             status, _ = consume(job, quiet=True)
             if status == INTERRUPTED:
                 stderr.print(f"[yellow]Interrupted.[/] Resume with: qatui sessions resume {job.session.id}, then run "
