@@ -52,7 +52,8 @@ class BatchEndpoints:
                        faults: Callable[[int, dict[str, Any]], str] | None = None,
                        expire: Iterable[int] = (), hold: bool = False, only: Iterable[int] | None = None) -> None:
         """What the next batches do: `delay_s` before a batch is worked (or a function of its number), `faults`
-        per request (in the batches numbered in `only`, by default every one), and which batch numbers (from 0, counted over the server's life) expire half-done. With
+        per request (in the batches numbered in `only`, by default every one), and which batch numbers (from 0,
+        counted over the server's life) expire half-done. With
         `hold`, every batch stays "validating" until `release_batches()` (a test kills its client meanwhile)."""
         if hold:
             self._held.set()

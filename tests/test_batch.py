@@ -220,3 +220,54 @@ def test_sigkill_with_batches_pending_then_resume_submits_nothing_twice(server, 
     assert max(server.batch_submitted.values()) == 1
     meta = SessionStore(sessions).open(session_dir.name).meta
     assert meta["batches"][0]["id"] == "batch_fake_0" and meta["batches"][0]["collected"]
+
+
+async def test_new_run_sends_a_batch_run_with_its_cost_cap_and_the_header_shows_both(monkeypatch, tmp_path) -> None:
+    """The TUI's New run: the cost cap typed and the batch switch ticked start the run as `--max-cost 5 --batch`
+    would; the run header shows spend against the cap and the batch's state while it is pending."""
+    from fakes import settle, wait_until
+    from textual.widgets import Checkbox, SelectionList
+
+    from qatui.config import parse_config
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.home import HomeScreen
+    from qatui.tui.screens.new_run import NewRunScreen
+    from qatui.tui.screens.run import RunScreen
+    from qatui.tui.widgets.run_header import RunHeader
+
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("FAKE_KEY", "sk-batch-test-not-a-real-key")
+    from qatui.llm import client as client_module
+
+    client_module._backbones.clear()
+    with FakeLLMServer(answer_any, model="gpt-4o-mini", max_lifetime_s=100.0) as server:
+        server.script_batches(hold=True)
+        settings = parse_config(config(tmp_path, server, "cache", model="openai/gpt-4o-mini").read_text(), "test.toml")
+        store = SessionStore(tmp_path / "sessions")
+        app = QatuiApp(settings, store)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+            await pilot.press("n")
+            screen = app.screen
+            assert isinstance(screen, NewRunScreen)
+            listing = screen.query_one("#judges", SelectionList)
+            await wait_until(pilot, lambda: "pairwise" in screen.judges and screen.dataset is not None)
+            listing.deselect("minos")
+            listing.select("pairwise")
+            await pilot.press("f4")
+            screen.query_one("#backbone").value = "fake"
+            screen.query_one("#limit").value = "2"
+            screen.query_one("#max-cost").value = "5"
+            screen.query_one("#batch", Checkbox).value = True
+            await settle(pilot, lambda: "batch · cap $5" in str(screen.query_one("#plan").content), "the plan line")
+            await pilot.press("ctrl+s")
+            await wait_until(pilot, lambda: isinstance(app.screen, RunScreen), timeout=60)
+            header = app.screen.query_one(RunHeader)
+            await wait_until(pilot, lambda: "batch validating 0/" in header.limits, "the pending batch", timeout=60)
+            assert "of $5 cap" in header.limits
+            server.release_batches()
+            await wait_until(pilot, lambda: app.screen.ended is not None, "the run's end", timeout=60)
+            (entry,) = store.list()
+    client_module._backbones.clear()
+    assert entry["batch"] is True and entry["max_cost_usd"] == 5 and entry["status"] == "completed"
+    assert server.n_batches >= 1 and sum(server.batch_submitted.values()) == entry["batches"][0]["requests"]

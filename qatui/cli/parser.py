@@ -11,6 +11,7 @@ from qatui import __version__
 from qatui.config import MAX_CONCURRENCY, MAX_SEED
 from qatui.errors import QatuiError
 from qatui.paths import config_file, default_sessions_dir, tilde
+from qatui.engine.capping import MAX_COST_USD
 from qatui.judges.base import MAX_REPEATS
 
 if TYPE_CHECKING:
@@ -28,8 +29,6 @@ EXIT_INTERRUPTED = 130
 """Exit status after Ctrl-C: the session is saved and resumable."""
 MAX_TABS = 32
 """The most browser tabs `qatui serve --max-sessions` may allow at once (each runs its own qatui process)."""
-MAX_COST_USD = 1_000_000.0
-"""The largest `--max-cost`: above any run's budget, so a typo of a few zeros is caught."""
 
 
 class UsageError(QatuiError):

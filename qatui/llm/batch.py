@@ -159,7 +159,7 @@ class Batcher:
             for key in keys:
                 self._earlier[key] = batch_id  # a later batch (a retry) wins
         self._endpoints: dict[tuple[str, str | None], _Endpoint] = {}
-        self._collections: dict[str, asyncio.Task[dict[str, Outcome]]] = {}
+        self._collections: dict[str, asyncio.Task[tuple[dict[str, Outcome], str]]] = {}
         self._submitting: set[asyncio.Task[None]] = set()
 
     # -- a call ---------------------------------------------------------------------------------
@@ -279,11 +279,10 @@ class Batcher:
                "completed": 0, "failed": 0, "input_file_id": upload.id, "submitted": time.time()}
         self.docs[batch.id] = doc
         self._save(doc, list(taken))
-        outcomes = await self._collection(batch.id, endpoint)
+        outcomes, missing = await self._collection(batch.id, endpoint)
         for key, waiting in taken.items():
             if not waiting.future.done():
-                waiting.future.set_result(outcomes.get(key) or Outcome(batch.id, reason=f"batch {doc['status']}: "
-                                                                                          "no line for the request"))
+                waiting.future.set_result(outcomes.get(key) or Outcome(batch.id, reason=missing))
 
     def _save(self, doc: dict[str, Any], keys: list[str] | None = None) -> None:
         self._record(dict(doc), keys)
@@ -292,18 +291,18 @@ class Batcher:
 
     async def _result(self, batch_id: str, key: str, endpoint: _Endpoint) -> Outcome:
         """The line of `key` in a batch submitted earlier (by this run or one before it)."""
-        outcomes = await self._collection(batch_id, endpoint)
-        return outcomes.get(key) or Outcome(batch_id, reason=f"batch {self.docs[batch_id].get('status')}: no line "
-                                                             "for the request")
+        outcomes, missing = await self._collection(batch_id, endpoint)
+        return outcomes.get(key) or Outcome(batch_id, reason=missing)
 
-    def _collection(self, batch_id: str, endpoint: _Endpoint) -> asyncio.Task[dict[str, Outcome]]:
+    def _collection(self, batch_id: str, endpoint: _Endpoint) -> asyncio.Task[tuple[dict[str, Outcome], str]]:
         """The one task reading `batch_id` to its end (shared by every request it holds)."""
         if batch_id not in self._collections:
             self._collections[batch_id] = asyncio.get_running_loop().create_task(self._collect(batch_id, endpoint))
         return self._collections[batch_id]
 
-    async def _collect(self, batch_id: str, endpoint: _Endpoint) -> dict[str, Outcome]:
-        """Poll until the batch ends (its state and counts recorded as they change), then read its files."""
+    async def _collect(self, batch_id: str, endpoint: _Endpoint) -> tuple[dict[str, Outcome], str]:
+        """Poll until the batch ends (its state and counts recorded as they change), then read its files: (custom id
+        -> its outcome, the reason a request without a line failed)."""
         ll = get_litellm()
         doc = self.docs[batch_id]
         errors = 0
@@ -313,8 +312,7 @@ class Batcher:
             except Exception as e:  # noqa: BLE001 - the provider unreachable for a while: polled again
                 errors += 1
                 if errors >= MAX_POLL_ERRORS:
-                    reason = mask_keys(f"batch {batch_id} could not be read: {first_line(e, 160)}", endpoint.api_key)
-                    return _all_failed(batch_id, reason)
+                    return {}, mask_keys(f"batch {batch_id} could not be read: {first_line(e, 160)}", endpoint.api_key)
                 await asyncio.sleep(self.settings.poll_s)
                 continue
             errors = 0
@@ -334,8 +332,7 @@ class Batcher:
                     content = await ll.afile_content(file_id=file_id, **endpoint.api())
                     outcomes.update(_read_lines(batch_id, _bytes(content), str(batch.status)))
         except Exception as e:  # noqa: BLE001 - the results cannot be read: asked again
-            reason = mask_keys(f"batch {batch_id}'s results could not be read: {first_line(e, 160)}", endpoint.api_key)
-            return _all_failed(batch_id, reason)
+            return {}, mask_keys(f"batch {batch_id}'s results could not be read: {first_line(e, 160)}", endpoint.api_key)
         cost = full = 0.0
         source = ""
         for outcome in outcomes.values():
@@ -345,7 +342,7 @@ class Batcher:
                 cost, full, source = cost + spent[0], full + spent[1], spent[2]
         doc.update(collected=True, cost_usd=cost, list_price_usd=full, **({"price": source} if source else {}))
         self._save(doc)
-        return outcomes
+        return outcomes, f"batch {doc['status']}: no line for the request"
 
     # -- the live view and the end -------------------------------------------------------------
 
@@ -391,22 +388,6 @@ def _bytes(content: Any) -> bytes:
     """The bytes of what `litellm.afile_content` returned."""
     data = getattr(content, "content", content)
     return data if isinstance(data, bytes) else str(data).encode("utf-8")
-
-
-def _all_failed(batch_id: str, reason: str) -> dict[str, Outcome]:
-    """Results that fail every request of a batch with `reason` (looked up by key, so one default serves all)."""
-    return _Every(Outcome(batch_id, reason=reason))
-
-
-class _Every(dict):
-    """A mapping answering every key with one outcome."""
-
-    def __init__(self, outcome: Outcome) -> None:
-        super().__init__()
-        self.outcome = outcome
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        return self.outcome
 
 
 def _read_lines(batch_id: str, data: bytes, status: str) -> dict[str, Outcome]:
