@@ -206,6 +206,8 @@ def test_sigkill_with_batches_pending_then_resume_submits_nothing_twice(server, 
         poll(lambda: server.n_batch_polls >= 2, timeout_s=30)  # the run is waiting on its batch
         os.kill(proc.pid, signal.SIGKILL)
     finally:
+        if proc.poll() is None:
+            proc.kill()
         proc.wait(30)
     (session_dir,) = sessions.iterdir()
     submitted = dict(server.batch_submitted)
