@@ -198,7 +198,7 @@ def test_sigkill_with_batches_pending_then_resume_submits_nothing_twice(server, 
         def recorded() -> list:
             if proc.poll() is not None:
                 pytest.fail(f"the run ended before it was killed: {proc.stderr.read().decode()[-2000:]}")
-            found = list(sessions.glob("*/session.json"))
+            found = list(sessions.glob("*/session.json")) if sessions.is_dir() else []
             meta = json.loads(found[0].read_text())["meta"]["1"] if found else {}
             return meta.get("batches") or []
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from qatui.llm._lazy import get_litellm
 from qatui.llm.backbone import first_line, mask_keys
 from qatui.llm.errors import LLMCallError
+from qatui.text import plain
 
 if TYPE_CHECKING:
     from qatui.config import BatchConfig
@@ -154,10 +155,12 @@ class Batcher:
         self.docs: dict[str, dict[str, Any]] = {doc["id"]: dict(doc) for doc in known or [] if doc.get("id")}
         """Every batch of the session by id, as recorded (the live view reads these)."""
         self._record = record
-        self._earlier: dict[str, str] = {}
+        self._holding: dict[str, str] = {}
+        """Cache key -> the submitted batch that holds its request (this run's, or a killed run's): a request asked
+        while its batch runs waits for that batch's line, never submits it again."""
         for batch_id, keys in (known_keys or {}).items():
             for key in keys:
-                self._earlier[key] = batch_id  # a later batch (a retry) wins
+                self._holding[key] = batch_id  # a later batch (a retry) wins
         self._endpoints: dict[tuple[str, str | None], _Endpoint] = {}
         self._collections: dict[str, asyncio.Task[tuple[dict[str, Outcome], str]]] = {}
         self._submitting: set[asyncio.Task[None]] = set()
@@ -173,12 +176,14 @@ class Batcher:
         sends = 0
         while True:
             sends += 1
-            if (batch_id := self._earlier.pop(key, None)) is not None and batch_id in self.docs:
+            if (batch_id := self._holding.get(key)) is not None and batch_id in self.docs:
                 outcome = await self._result(batch_id, key, self._endpoint(client, api_key))
             else:
                 outcome = await self._gather(client, kwargs, key, api_key)
             if outcome.body is not None:
                 return self._response(client, outcome), sends
+            if self._holding.get(key) == outcome.batch_id:
+                del self._holding[key]  # asked again in a new batch (or directly), never in this one
             reasons.append(outcome.reason)
             last = not outcome.retried or sends >= self.settings.max_attempts
             self._note_failure(outcome, key, retried=not last)
@@ -275,10 +280,11 @@ class Batcher:
                 if not waiting.future.done():
                     waiting.future.set_result(Outcome("", reason=reason))
             return
-        doc = {"id": batch.id, "model": endpoint.model, "status": str(batch.status), "requests": len(taken),
+        doc = {"id": batch.id, "model": endpoint.model, "status": _status(batch.status), "requests": len(taken),
                "completed": 0, "failed": 0, "input_file_id": upload.id, "submitted": time.time()}
         self.docs[batch.id] = doc
         self._save(doc, list(taken))
+        self._holding.update(dict.fromkeys(taken, batch.id))
         outcomes, missing = await self._collection(batch.id, endpoint)
         for key, waiting in taken.items():
             if not waiting.future.done():
@@ -317,8 +323,8 @@ class Batcher:
                 continue
             errors = 0
             counts = getattr(batch, "request_counts", None)
-            seen = {"status": str(batch.status), "completed": int(getattr(counts, "completed", 0) or 0),
-                    "failed": int(getattr(counts, "failed", 0) or 0)}
+            seen = {"status": _status(batch.status), "completed": _int(getattr(counts, "completed", 0)),
+                    "failed": _int(getattr(counts, "failed", 0))}
             if any(doc.get(k) != v for k, v in seen.items()):
                 doc.update(seen)
                 self._save(doc)
@@ -330,7 +336,7 @@ class Batcher:
             for file_id in (batch.output_file_id, batch.error_file_id):
                 if file_id:
                     content = await ll.afile_content(file_id=file_id, **endpoint.api())
-                    outcomes.update(_read_lines(batch_id, _bytes(content), str(batch.status)))
+                    outcomes.update(_read_lines(batch_id, _bytes(content), _status(batch.status)))
         except Exception as e:  # noqa: BLE001 - the results cannot be read: asked again
             return {}, mask_keys(f"batch {batch_id}'s results could not be read: {first_line(e, 160)}", endpoint.api_key)
         cost = full = 0.0
@@ -352,7 +358,7 @@ class Batcher:
             return ""
         live = [d for d in self.docs.values() if not d.get("collected")]
         ended = len(self.docs) - len(live)
-        parts = [f"batch {d['status']} {d.get('completed', 0)}/{d.get('requests', 0)}"
+        parts = [f"batch {plain(d['status'])} {d.get('completed', 0)}/{d.get('requests', 0)}"
                  + (f" ({d['failed']} failed)" if d.get("failed") else "") for d in live[:3]]
         if len(live) > 3:
             parts.append(f"{len(live) - 3} more running")
@@ -375,6 +381,15 @@ class Batcher:
 _NOT_SENT = frozenset({"drop_params", "api_base", "api_key", "max_retries", "timeout", "stream", "stream_options",
                        "custom_llm_provider"})
 """What `LLMClient._send` passes LiteLLM that is no part of a batch line's body."""
+
+
+STATUSES = ("validating", "in_progress", "finalizing", "completed", "failed", "expired", "cancelling", "cancelled")
+"""The states of an OpenAI batch; a provider's other word is recorded as "unknown" (it is shown, never obeyed)."""
+
+
+def _status(value: Any) -> str:
+    """A batch's state as recorded and shown: one of `STATUSES`, else "unknown"."""
+    return str(value) if str(value) in STATUSES else "unknown"
 
 
 def _int(value: Any) -> int:
