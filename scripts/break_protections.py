@@ -153,6 +153,7 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("batch: priced at the batch price", "qatui/llm/batch.py", "int(getattr(usage, \"completion_tokens\", 0) or 0))[0]", "int(getattr(usage, \"completion_tokens\", 0) or 0))[1]", "tests/test_batch.py::test_the_batch_price_is_what_the_session_records"),
  ("batch: New run passes the switch and the cap", "qatui/tui/app.py", "max_cost=request.max_cost, batch=request.batch)", "max_cost=request.max_cost)", "tests/test_batch.py::test_new_run_sends_a_batch_run_with_its_cost_cap_and_the_header_shows_both"),
  ("batch: a batch answer is read as a direct one", "qatui/llm/batch.py", "        ll = get_litellm()\n        from litellm.litellm_core_utils", "        for choice in outcome.body.get(\"choices\") or []:\n            choice[\"finish_reason\"] = \"stop\"\n        ll = get_litellm()\n        from litellm.litellm_core_utils", "tests/test_batch.py::test_an_answer_cut_off_in_a_batch_is_never_a_verdict_and_not_asked_again"),
+ ("batch: --plan --batch at the batch price", "qatui/engine/pricing.py", "        return batch_cost(client.model, round(prompt), round(completion))[0] if batch and listed is not None else listed", "        return listed", "tests/test_batch.py::test_the_batch_price_is_what_the_session_records"),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

@@ -158,12 +158,15 @@ def test_the_batch_price_is_what_the_session_records(monkeypatch, tmp_path, caps
     client_module._backbones.clear()
     with FakeLLMServer(answer_any, model="gpt-4o-mini", max_lifetime_s=60.0) as server:
         data, sessions = dataset(tmp_path), tmp_path / "sessions"
+        plans = [run(capsys, config(tmp_path, server, "d", model="openai/gpt-4o-mini"), sessions, data,
+                     "--judge", "pairwise", "--plan", *flag)["cost"]["pairwise"] for flag in ([], ["--batch"])]
         direct = run(capsys, config(tmp_path, server, "d", model="openai/gpt-4o-mini"), sessions, data,
                      "--judge", "pairwise")
         batched = run(capsys, config(tmp_path, server, "b", model="openai/gpt-4o-mini"), sessions, data,
                       "--judge", "pairwise", "--batch")
     client_module._backbones.clear()
     assert direct["llm"]["cost_usd"] > 0
+    assert plans[1]["usd"] == pytest.approx(plans[0]["usd"] / 2, rel=1e-6) and plans[1]["usd"] > 0  # --plan --batch
     assert batched["llm"]["prompt_tokens"] == direct["llm"]["prompt_tokens"]
     assert batched["llm"]["cost_usd"] == pytest.approx(direct["llm"]["cost_usd"] / 2, rel=1e-6)
     (batch,) = SessionStore(sessions).open(batched["session"]).meta["batches"]

@@ -210,12 +210,18 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     languages = [item_language(item) for item in subset.items]
     nli = resources.nli_names(languages) if any(j.uses_nli for j in judges) else {}
     backbones = run_backbones(judges, resources, subset) or [resources.backbone]
-    prices = price_run(judges, subset, resources, config.general.seed if args.seed is None else args.seed)
+    if args.batch:
+        from qatui.engine.backbones import check_batchable
+
+        check_batchable(judges, resources, subset)  # refused as the run would be
+    prices = price_run(judges, subset, resources, config.general.seed if args.seed is None else args.seed,
+                       batch=args.batch)
     plan = {"dataset": dataset.name, "items": len(subset.items), "backbone": resources.backbone, "nli": nli,
             "backbones": backbones, "calls": {name: list(c) if c else None for name, c in calls.items()},
             "member_calls": {jury: {m: list(c) if c else None for m, c in found.items()} for jury, found in members.items()},
             "total_calls": list(total) if total else None, "cost": {k: row.json() for k, row in prices.items()},
-            "repeats": {judge.name: judge.options.repeats for judge in judges}, "judged_once": once}
+            "repeats": {judge.name: judge.options.repeats for judge in judges}, "judged_once": once,
+            **({"batch": True} if args.batch else {})}
     if requests := request_notes(judges, resources, subset):
         plan["requests"] = requests
     if args.json:
@@ -246,6 +252,9 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
         console.print(line, style="dim", markup=False)
     for note in price_notes(prices):
         console.print(note, style="dim", markup=False)
+    if args.batch:
+        console.print("prices: the batch price (LiteLLM's where its map has one, else half the list price)",
+                      style="dim", markup=False)
     return 0
 
 
