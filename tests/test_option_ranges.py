@@ -16,7 +16,8 @@ from pydantic import BaseModel, ValidationError
 
 from qatui.cli import main
 from qatui.config import (
-    BackboneConfig, CacheConfig, DeploymentConfig, EmbedderConfig, GeneralConfig, JuryConfig, ModelsConfig, NLIServerConfig,
+    BackboneConfig, BatchConfig, CacheConfig, DeploymentConfig, EmbedderConfig, GeneralConfig, JuryConfig, ModelsConfig,
+    NLIServerConfig,
 )
 from qatui.judges.base import JudgeOptions
 from qatui.judges.registry import JUDGES, judge_class
@@ -26,7 +27,7 @@ def _option_models() -> list[type[BaseModel]]:
     """Every table of the config and every judge's options."""
     judges = {judge_class(name).Options for name in JUDGES} | {JudgeOptions}  # the base, whatever judges subclass it
     return [GeneralConfig, CacheConfig, DeploymentConfig, BackboneConfig, ModelsConfig, JuryConfig, EmbedderConfig,
-            NLIServerConfig,
+            NLIServerConfig, BatchConfig,
             *sorted(judges, key=lambda m: m.__name__)]
 
 

@@ -205,7 +205,7 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         config = with_reasoning(config, meta.get("reasoning") or {},
                                 [(meta.get("models") or {}).get("backbone"), *meta.get("backbones", [])])
         try:
-            job = resume_run(store, args.id, config, max_cost=args.max_cost)
+            job = resume_run(store, args.id, config, max_cost=args.max_cost, batch=args.batch)
         except NothingToResume as e:
             make_console(stderr=True).print(str(e))
             if args.json:

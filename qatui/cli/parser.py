@@ -11,6 +11,7 @@ from qatui import __version__
 from qatui.config import MAX_CONCURRENCY, MAX_SEED
 from qatui.errors import QatuiError
 from qatui.paths import config_file, default_sessions_dir, tilde
+from qatui.engine.capping import MAX_COST_USD
 from qatui.judges.base import MAX_REPEATS
 
 if TYPE_CHECKING:
@@ -28,8 +29,6 @@ EXIT_INTERRUPTED = 130
 """Exit status after Ctrl-C: the session is saved and resumable."""
 MAX_TABS = 32
 """The most browser tabs `qatui serve --max-sessions` may allow at once (each runs its own qatui process)."""
-MAX_COST_USD = 1_000_000.0
-"""The largest `--max-cost`: above any run's budget, so a typo of a few zeros is caught."""
 
 
 class UsageError(QatuiError):
@@ -98,6 +97,12 @@ def _max_cost_flag(parser: argparse.ArgumentParser, what: str) -> None:
                              "(LiteLLM's prices; more than 0); it stops saved, resumable with a higher cap")
 
 
+def _batch_flag(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--batch", action="store_true",
+                        help=f"send {what}'s backbone calls through the provider's batch API (OpenAI-compatible "
+                             "/v1/batches: about half the price, answers within 24 hours; see [batch] in the config)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Every command and option of `qatui`, global options accepted before and after the command."""
     common = argparse.ArgumentParser(add_help=False)
@@ -133,7 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="check the dataset and judges, print the backbone calls, tokens and price of each judge, "
                           "start nothing")
     _max_cost_flag(run, "the run")
+<<<<<<< HEAD
     _reasoning_flags(run)
+=======
+    _batch_flag(run, "the run")
+>>>>>>> batch
     run.add_argument("--checklist", metavar="NAME_OR_PATH",
                      help="CheckEval's checklist: qa, summeval, topical_chat, or a .toml file (sets judges.checkeval.checklist)")
     run.add_argument("--jury", metavar="MEMBERS|NAME",
@@ -190,7 +199,11 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
     table.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
     _max_cost_flag(table, "the rows it runs (one cap over them all)")
+<<<<<<< HEAD
     _reasoning_flags(table)
+=======
+    _batch_flag(table, "each row")
+>>>>>>> batch
     _gold_flag(table)
     _repeats_flag(table)
     _leaks_flag(table)
@@ -290,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     res = sss.add_parser("resume", parents=[common], help="finish an interrupted session")
     res.add_argument("id")
     _max_cost_flag(res, "the resumed run (default: the cap the session ran with)")
+    _batch_flag(res, "the resumed run (a session that ran with --batch always does)")
     res.add_argument("--json", action="store_true")
     imp = sss.add_parser("import", parents=[common],
                          help="another tool's scores, rankings or A/B/tie verdicts as a session (see docs/SESSIONS.md)")

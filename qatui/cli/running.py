@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from qatui.cli.common import (
@@ -84,9 +85,12 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
             pass
         status = "cancelled"
+        ticking: asyncio.Task | None = None
         try:
             with progress:
                 bar = progress.add_task(job.session.id, total=len(engine.tasks), failed=0, limits="")
+                if engine.batcher is not None:  # a batch's state changes with no event: the line is drawn anew
+                    ticking = asyncio.create_task(_tick(lambda: progress.update(bar, limits=limits_line(engine))))
                 async for event in engine.run():
                     if isinstance(event, (Verdict, ItemFailed)):
                         progress.update(bar, advance=1, failed=engine.counts.failed, limits=limits_line(engine))
@@ -99,13 +103,22 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
                 raise
             main.uncancel()
             status = INTERRUPTED
+<<<<<<< HEAD
         if status != INTERRUPTED:
             return status, finish_run(job, status)
         return status, await asyncio.to_thread(finish_run, job, "cancelled")  # the loop stays free for a second Ctrl-C
+=======
+        finally:
+            if ticking is not None:
+                ticking.cancel()
+        summary = finish_run(job, "cancelled" if status == INTERRUPTED else status)
+        return status, summary
+>>>>>>> batch
 
     return asyncio.run(drive())
 
 
+<<<<<<< HEAD
 def record_reasoning(job: RunJob, asked: dict[str, object]) -> None:
     """Store --reasoning-effort / --thinking-budget in the new session (`reasoning`), on disk before any result,
     so that a resume asks every backbone the same way."""
@@ -123,6 +136,13 @@ def quit_now(job: RunJob) -> None:
                                     f"{job.session.id}")
     job.session.flush()
     os._exit(EXIT_INTERRUPTED)
+=======
+async def _tick(draw: Callable[[], object], every_s: float = 1.0) -> None:
+    """Call `draw` every `every_s` seconds until cancelled."""
+    while True:
+        await asyncio.sleep(every_s)
+        draw()
+>>>>>>> batch
 
 
 def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
@@ -198,7 +218,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     job = start_run(
         open_store(args, config), dataset, args.judges, config,
         seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name, convention=args.convention,
-        resources=run_resources(args, config), max_cost=args.max_cost, repeats=args.repeats,
+        resources=run_resources(args, config), max_cost=args.max_cost, repeats=args.repeats, batch=args.batch,
     )
     record_reasoning(job, asked)
     return run_job(job, args.json, args.without_leaks)
@@ -232,12 +252,18 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     languages = [item_language(item) for item in subset.items]
     nli = resources.nli_names(languages) if any(j.uses_nli for j in judges) else {}
     backbones = run_backbones(judges, resources, subset) or [resources.backbone]
-    prices = price_run(judges, subset, resources, config.general.seed if args.seed is None else args.seed)
+    if args.batch:
+        from qatui.engine.backbones import check_batchable
+
+        check_batchable(judges, resources, subset)  # refused as the run would be
+    prices = price_run(judges, subset, resources, config.general.seed if args.seed is None else args.seed,
+                       batch=args.batch)
     plan = {"dataset": dataset.name, "items": len(subset.items), "backbone": resources.backbone, "nli": nli,
             "backbones": backbones, "calls": {name: list(c) if c else None for name, c in calls.items()},
             "member_calls": {jury: {m: list(c) if c else None for m, c in found.items()} for jury, found in members.items()},
             "total_calls": list(total) if total else None, "cost": {k: row.json() for k, row in prices.items()},
-            "repeats": {judge.name: judge.options.repeats for judge in judges}, "judged_once": once}
+            "repeats": {judge.name: judge.options.repeats for judge in judges}, "judged_once": once,
+            **({"batch": True} if args.batch else {})}
     if requests := request_notes(judges, resources, subset):
         plan["requests"] = requests
     if args.json:
@@ -268,6 +294,9 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
         console.print(line, style="dim", markup=False)
     for note in price_notes(prices):
         console.print(note, style="dim", markup=False)
+    if args.batch:
+        console.print("prices: the batch price (LiteLLM's where its map has one, else half the list price)",
+                      style="dim", markup=False)
     return 0
 
 

@@ -77,6 +77,18 @@ def run_cap(max_cost: float | None, spent_usd: float, judges: list[Judge], resou
     return make_cap(max_cost, spent_usd, users, session_id)
 
 
+def check_batchable(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> None:
+    """`--batch`: refuse, before a session exists, a run calling a backbone that has no batch API qatui can reach
+    (`llm.batch.batch_problem`), naming it."""
+    from qatui.errors import ConfigError
+    from qatui.llm.batch import batch_problem
+
+    for judge, models in model_users(judges, resources):
+        if calls_backbone(judge, models, dataset) and (why := batch_problem(models.llm)):
+            raise ConfigError(f"--batch: backbone {models.backbone!r} ({models.llm.model}) cannot be batched: {why}; "
+                              "run it without --batch")
+
+
 def request_notes(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> dict[str, str]:
     """Backbone -> one line on what its requests leave out or add (a reasoning model: `LLMClient.request_note`),
     for each backbone the run calls that has one; stored in the session's meta as `requests`."""

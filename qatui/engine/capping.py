@@ -17,6 +17,27 @@ if TYPE_CHECKING:
     from qatui.llm.spend import SpendCap
 
 
+MAX_COST_USD = 1_000_000.0
+"""The largest cap (`--max-cost`, New run's cost cap): above any run's budget, so a typo of a few zeros is caught."""
+
+
+def parse_cap(text: str) -> float | None:
+    """A cap as typed in a form: None when blank, else a number of USD more than 0 and below `MAX_COST_USD`;
+    `CostError` in one line otherwise (the range `--max-cost` takes)."""
+    import math
+
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise CostError(f"cost cap: {text!r} is not a number of USD") from None
+    if not math.isfinite(value) or not 0 < value < MAX_COST_USD:
+        raise CostError(f"cost cap: {text} is out of range: more than 0 and less than {MAX_COST_USD:,.0f} USD")
+    return value
+
+
 def make_cap(max_cost: float | None, spent_usd: float, users: list[Resources], session_id: str = "") -> SpendCap | None:
     """The cap for a run whose judges call the backbones of `users`, `spent_usd` already spent; None without one.
 

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from qatui import __version__
 from qatui.errors import DatasetError, JudgeError, SessionError
-from qatui.engine.backbones import check_models, judge_once_when_fixed, request_notes, run_backbones, run_cap
+from qatui.engine.backbones import (
+    check_batchable,
+    check_models,
+    judge_once_when_fixed,
+    request_notes,
+    run_backbones,
+    run_cap,
+)
 from qatui.judges.files.find import file_meta, stored_file
 from qatui.judges.registry import make_judge, stored_options
 from qatui.engine.versions import changed_judge, judge_entry
@@ -27,7 +34,7 @@ class NothingToResume(SessionError):
 
 
 if TYPE_CHECKING:
-    from qatui.config import Config
+    from qatui.config import BatchConfig, Config
     from qatui.data.model import Dataset, Item
     from qatui.engine.runner import Engine
     from qatui.judges.base import Judge
@@ -125,11 +132,19 @@ class RunJob:
 
 
 def _engine(dataset: Dataset, judges: list[Judge], session: Session, seed: int, concurrency: int,
-            spend_cap: SpendCap | None = None) -> Engine:
+            spend_cap: SpendCap | None = None, batch: BatchConfig | None = None) -> Engine:
+    """The engine over `session`; in batch mode (`batch` given) with its batcher, judging as many items at once as
+    a batch holds (an item in flight only awaits its batch), and the batches the session submitted before known."""
     from qatui.engine.runner import Engine
 
+    batcher = None
+    if batch is not None:
+        from qatui.llm.batch import Batcher
+
+        batcher = Batcher(batch, session.record_batch, session.meta.get("batches") or [], session.batch_keys())
+        concurrency = max(concurrency, min(len(dataset.items) * len(judges), batch.max_requests))
     return Engine(dataset.items, judges, seed=seed, concurrency=concurrency, session=session,
-                  skip=session.finished_keys(), spend_cap=spend_cap)
+                  skip=session.finished_keys(), spend_cap=spend_cap, batcher=batcher)
 
 
 def start_run(
@@ -149,6 +164,7 @@ def start_run(
     repeats: int | None = None,
     judges: list[Judge] | None = None,
     item_ids: list[str] | None = None,
+    batch: bool = False,
 ) -> RunJob:
     """A new session for `dataset` (its first `limit` items) and the engine that fills it.
 
@@ -160,6 +176,7 @@ def start_run(
     session and decides how questions with fewer than two candidates count in its figures.
     `repeats` (`--repeats`) asks every judge that calls a backbone that many times per item
     (None: each judge's own option); the judges that call none are named in `judged_once`.
+    `batch` (`--batch`) sends the backbone calls through the provider's batch API (`qatui.llm.batch`).
     """
     from qatui.judges.resources import Resources
 
@@ -177,6 +194,8 @@ def start_run(
     once = judge_once_when_fixed(judges, resources, subset)
     check_models(judges, resources, subset)
     spend_cap = run_cap(max_cost, 0.0, judges, resources, subset)
+    if batch:
+        check_batchable(judges, resources, subset)
     seed = config.general.seed if seed is None else seed
     concurrency = concurrency or config.general.concurrency
     meta: dict[str, Any] = {
@@ -203,30 +222,34 @@ def start_run(
         "models": resources.describe(),
         "qatui_version": __version__,
         **({"max_cost_usd": max_cost} if max_cost is not None else {}),
+        **({"batch": True} if batch else {}),
     }
     if notes := request_notes(judges, resources, subset):
         meta["requests"] = notes
     session = store.create(meta, name=name)
-    return RunJob(session, subset, _engine(subset, judges, session, seed, concurrency, spend_cap))
+    return RunJob(session, subset, _engine(subset, judges, session, seed, concurrency, spend_cap,
+                                           config.batch if batch else None))
 
 
 def resume_run(store: SessionStore, session_id: str, config: Config, *, resources: Resources | None = None,
-               max_cost: float | None = None) -> RunJob:
+               max_cost: float | None = None, batch: bool = False) -> RunJob:
     """The engine that finishes a saved session: its dataset reloaded and checked unchanged.
 
     `resources` defaults to the models the session ran with (`resources_from_meta`). The session's cost cap
-    holds unless `max_cost` gives a new one; either counts what the session has spent already.
+    holds unless `max_cost` gives a new one; either counts what the session has spent already. A session that ran
+    in batch mode resumes in it (its submitted batches are collected, never submitted again); `batch` turns it on.
     """
     session = store.open(session_id)
     session.take_writer()  # before any work: a second process resuming it is refused here, naming this one
     try:
-        return _resumed(session, config, resources, max_cost)
+        return _resumed(session, config, resources, max_cost, batch)
     except BaseException:
         session.release_writer()
         raise
 
 
-def _resumed(session: Session, config: Config, resources: Resources | None, max_cost: float | None) -> RunJob:
+def _resumed(session: Session, config: Config, resources: Resources | None, max_cost: float | None,
+             batch: bool = False) -> RunJob:
     """`resume_run` once its caller holds the session's writer lock."""
     from qatui.data.loaders import load_dataset
 
@@ -262,9 +285,14 @@ def _resumed(session: Session, config: Config, resources: Resources | None, max_
     spent = (llm_totals(session.results())["cost_usd"] + float(meta.get("deferred_cost_usd") or 0)
              if max_cost is not None else 0.0)
     spend_cap = run_cap(max_cost, spent, judges, resources, subset, session.id)
+    batch = batch or bool(meta.get("batch"))
+    if batch:
+        check_batchable(judges, resources, subset)
     session.update_meta(status="running", pid=os.getpid(), updated=now_iso(),
-                        **({"max_cost_usd": max_cost} if max_cost is not None else {}))
-    return RunJob(session, subset, _engine(subset, judges, session, meta["seed"], meta["concurrency"], spend_cap))
+                        **({"max_cost_usd": max_cost} if max_cost is not None else {}),
+                        **({"batch": True} if batch else {}))
+    return RunJob(session, subset, _engine(subset, judges, session, meta["seed"], meta["concurrency"], spend_cap,
+                                           config.batch if batch else None))
 
 
 def resources_from_meta(meta: dict, config: Config) -> Resources:
@@ -423,4 +451,5 @@ def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
         "llm": meta.get("llm") or llm_totals({}),
         **({"requests": meta["requests"]} if meta.get("requests") else {}),
         **({"imported": meta["imported"]} if meta.get("imported") else {}),
+        **({"batches": meta["batches"]} if meta.get("batches") else {}),
     }

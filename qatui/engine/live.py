@@ -2,8 +2,9 @@
 
 "$0.0123 of $0.05 cap · openai/gpt-4o-mini 3/8 at once (of 16; 12×429, waiting 0.4 s)": how many
 calls are in flight against the adaptive limit (`qatui.llm.pacing`), its ceiling when it is below
-it, the 429s and timeouts met, and a pause a `Retry-After` asked for. The CLI's progress line and
-the TUI's run header both print it.
+it, the 429s and timeouts met, and a pause a `Retry-After` asked for; in batch mode, each batch still
+running with its state and counts ("batch in_progress 12/40 (1 failed), 2 batches done"). The CLI's
+progress line and the TUI's run header both print it.
 """
 
 from __future__ import annotations
@@ -29,4 +30,6 @@ def limits_line(engine: Engine) -> str:
             notes += [f"{pace.timeouts} timeouts"] if pace.timeouts else []
             notes += [f"waiting {pace.paused_s:.1f} s"] if pace.paused_s >= 0.05 else []
             parts.append(text + (f" ({'; '.join(notes)})" if notes else ""))
+    if engine.batcher is not None and (batches := engine.batcher.line()):
+        parts.append(batches)
     return " · ".join(parts)

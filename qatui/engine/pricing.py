@@ -71,12 +71,15 @@ class Priced:
                 **({"unpriced": self.unpriced} if self.unpriced else {})}
 
 
-def price_run(judges: list[Judge], dataset: Dataset, resources: Resources, seed: int) -> dict[str, Priced]:
-    """Each judge's (and jury member's, as "jury MEMBER") planned tokens and cost, and their "total" when several."""
-    return asyncio.run(_price_all(judges, dataset, resources, seed))
+def price_run(judges: list[Judge], dataset: Dataset, resources: Resources, seed: int,
+              batch: bool = False) -> dict[str, Priced]:
+    """Each judge's (and jury member's, as "jury MEMBER") planned tokens and cost, and their "total" when several;
+    with `batch` (`--batch`), at the batch price (`qatui.llm.batch.batch_cost`)."""
+    return asyncio.run(_price_all(judges, dataset, resources, seed, batch))
 
 
-async def _price_all(judges: list[Judge], dataset: Dataset, resources: Resources, seed: int) -> dict[str, Priced]:
+async def _price_all(judges: list[Judge], dataset: Dataset, resources: Resources, seed: int,
+                     batch: bool = False) -> dict[str, Priced]:
     from qatui.engine.backbones import calls_backbone
     from qatui.llm.client import LLMClient
 
@@ -98,7 +101,7 @@ async def _price_all(judges: list[Judge], dataset: Dataset, resources: Resources
         key = str(client.cache.db_path)
         if key not in means:
             means[key] = client.cache.completion_means() if client.use_cache else {}
-        await _price_unit(row, part, client, dataset.items, counts, seed, means[key])
+        await _price_unit(row, part, client, dataset.items, counts, seed, means[key], batch)
     if len(priced) > 1:
         total = Priced(backbone="")
         for label, row in priced.items():
@@ -123,12 +126,14 @@ def _units(judges: list[Judge], resources: Resources, dataset: Dataset
 
 
 async def _price_unit(row: Priced, judge: Judge, client: LLMClient, items: list[Item], counts: list[tuple[int, int] | None],
-                seed: int, means: dict[tuple[str, str], tuple[float, int]]) -> None:
+                seed: int, means: dict[tuple[str, str], tuple[float, int]], batch: bool = False) -> None:
     """Fill `row`: the sampled items' prompts captured and priced, the rest at the sample's mean per call."""
+    from qatui.llm.batch import batch_cost
     from qatui.llm.spend import price
 
     def cost(prompt: float, completion: float) -> float | None:
-        return price(client.model, round(prompt), round(completion))
+        listed = price(client.model, round(prompt), round(completion))
+        return batch_cost(client.model, round(prompt), round(completion))[0] if batch and listed is not None else listed
 
     sample = Priced(backbone=row.backbone)
     rest = 0

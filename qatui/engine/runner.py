@@ -44,11 +44,13 @@ from qatui.events import (
 from qatui.engine.repeats import aggregate
 from qatui.events.labels import candidates_by_label
 from qatui.judges.ranking import pair_preference, pair_tiers, ranking_tiers, strict_ranking
+from qatui.llm.batch import BATCH
 from qatui.llm.repeat import REPEAT
 from qatui.llm.spend import SPEND, TaskSpend
 
 if TYPE_CHECKING:
     from qatui.judges.base import Judge
+    from qatui.llm.batch import Batcher
     from qatui.llm.spend import SpendCap
     from qatui.store.session import Session
 
@@ -175,9 +177,12 @@ class Engine:
         skip: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset(),
         watch_tokens: bool | Callable[[str, str], bool] = False,
         spend_cap: SpendCap | None = None,
+        batcher: Batcher | None = None,
     ) -> None:
         self.items = list(items)
         self.spend_cap = spend_cap
+        self.batcher = batcher
+        """Batch mode (`--batch`, `qatui.llm.batch`): the items' backbone calls go through the provider's batch API."""
         self.started_at: float | None = None
         """`time.monotonic()` when `run` began (what a live view counts from)."""
         """The run's cost cap (`--max-cost`): once it refuses a call, no new task starts and the run ends "capped"."""
@@ -251,6 +256,8 @@ class Engine:
                 for w in workers:
                     w.cancel()
                 await asyncio.gather(*workers, return_exceptions=True)
+                if self.batcher is not None:
+                    await self.batcher.close()
                 if self.session is not None:
                     self.session.flush()
         yield RunFinished(status=status, n_done=self.counts.done, n_failed=self.counts.failed)
@@ -373,6 +380,7 @@ class Engine:
         send(ItemStarted(**stamp))
         spend = TaskSpend(self.spend_cap) if self.spend_cap is not None else None
         spent = SPEND.set(spend)
+        batched = BATCH.set(self.batcher)
         bound = EVENT_SINK.set(forward)
         watch = self.watch_tokens
         watched = TOKENS_WATCHED.set(watch if isinstance(watch, bool) else lambda: watch(item.id, judge.name))
@@ -405,6 +413,7 @@ class Engine:
         finally:
             TOKENS_WATCHED.reset(watched)
             EVENT_SINK.reset(bound)
+            BATCH.reset(batched)
             SPEND.reset(spent)
         if spend is not None and spend.refused:  # a judge went on without the refused call (a jury's member)
             self._defer(calls)

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from qatui.errors import ConfigError
 from qatui.events import InputTrimmed, LLMCallFinished, emit, tokens_watched
 from qatui.llm.backbone import Backbone
+from qatui.llm.batch import BATCH
 from qatui.llm.cache import CallCache, cache_key
 from qatui.llm.errors import LLMCallError, ParseError, snippet
 from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_of
@@ -297,7 +298,7 @@ class LLMClient:
             api_key = self.api_key()
             self.precheck()
             response, attempts = await within_cap(self, request, self._send(
-                request, api_key=api_key, call_id=call_id, purpose=purpose, stream=stream, hops=hops))
+                request, api_key=api_key, call_id=call_id, purpose=purpose, stream=stream, hops=hops, key=key))
             answer = read_answer(response, self.model, request, attempts=attempts, accept_cut=accept_cut,
                                  accept_cut_text=accept_cut_text)
         except LLMCallError as e:
@@ -323,12 +324,16 @@ class LLMClient:
         return answer, event, found
 
     async def _send(self, request: dict[str, Any], *, api_key: str | None, call_id: str, purpose: str,
-                    stream: bool, hops: list[Hop]) -> tuple[Any, int]:
+                    stream: bool, hops: list[Hop], key: str) -> tuple[Any, int]:
+        """Send one request: to the backbone (streamed or not), or, in batch mode, into the run's next batch
+        (`llm.batch`: never streamed, the answer read the same way). Returns (response, tries made)."""
         from qatui.llm._lazy import get_litellm
 
         ll = get_litellm()
         kwargs = {k: v for k, v in request.items() if v is not None and k not in LOCAL_FIELDS}
         kwargs["drop_params"] = True  # a provider without `seed` (say) still answers
+        if (batcher := BATCH.get()) is not None and not self.is_local:
+            return await batcher.complete(self, kwargs, key=key, api_key=api_key)
         if not stream:
             return await self.backbone.run(kwargs, api_key=api_key, hops=hops)
         kwargs.update(stream=True, stream_options={"include_usage": True})

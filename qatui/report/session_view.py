@@ -106,6 +106,8 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         )
         if llm.get("deployments"):
             console.print(f"[dim]deployments[/] {escape(deployments_line(llm['deployments']))}")
+    for line in batch_lines(meta.get("batches") or []):
+        console.print(Text.assemble(("batch ", "dim"), plain(line)))
     for note in (meta.get("requests") or {}).values():
         console.print(Text.assemble(("requests ", "dim"), plain(note)))
     print_failures(console, failures)
@@ -121,6 +123,34 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
     elif session_status(meta) in ("cancelled", "interrupted", "failed") or failures:
         console.print(f"[dim]resume (retries failures): qatui sessions resume {escape(meta['id'])}[/]")
     console.print(f"[dim]details: qatui sessions show {escape(meta['id'])} --item ITEM_ID[/]")
+
+
+def batch_lines(batches: list[dict]) -> list[str]:
+    """One line per provider batch of a `--batch` run: its id, state and counts, requests asked again, and what
+    it cost against the list price ("batch_abc completed 40/40, 2 failed, 2 asked again; $0.0100, list price
+    $0.0200: LiteLLM's batch price")."""
+    lines = []
+    for doc in batches:
+        if not isinstance(doc, dict):
+            continue
+        text = f"{doc.get('id')} {doc.get('status')} {doc.get('completed', 0)}/{doc.get('requests', 0)}"
+        if doc.get("failed"):
+            text += f", {doc['failed']} failed"
+        if doc.get("retried"):
+            text += f", {doc['retried']} asked again"
+        if doc.get("gave_up"):
+            text += f", {doc['gave_up']} given up"
+        if isinstance(doc.get("reasons"), dict) and doc["reasons"]:
+            ranked = sorted(doc["reasons"].items(), key=lambda pair: -int(pair[1] or 0))
+            text += " (" + "; ".join(f"{reason} ×{n}" for reason, n in ranked[:3]) + \
+                    (f"; {len(ranked) - 3} more reasons" if len(ranked) > 3 else "") + ")"
+        if not doc.get("collected"):
+            text += " (not collected yet: a resume collects it)"
+        elif doc.get("price") and doc["price"] != "unpriced":
+            text += (f"; ${float(doc.get('cost_usd') or 0):.4f}, list price ${float(doc.get('list_price_usd') or 0):.4f}: "
+                     f"{doc['price']}")
+        lines.append(text)
+    return lines
 
 
 def self_agreement_line(doc: object) -> str:

@@ -55,6 +55,10 @@ from qatui.ties import stored_digits
 __all__ = ["DEFAULT_SHARD_SIZE", "ORPHAN_AGE_S", "SESSION_FILE", "STATUSES", "Session", "SessionStore", "scrub"]
 
 
+BATCH_KEYS_FILE = "batch-keys.json"
+"""In a session's folder: which requests (cache keys) each provider batch of a `--batch` run holds."""
+
+
 def _now() -> str:
     """Local time with its UTC offset, to the millisecond (so listing order is exact): `created`, `updated`."""
     return datetime.now().astimezone().isoformat(timespec="milliseconds")
@@ -252,6 +256,34 @@ class Session:
             check_status(fields["status"])
         with self._lock:
             self._db.table("meta").update({**scrub(fields), "updated": _now()})
+
+    def record_batch(self, doc: dict, keys: list[str] | None = None) -> None:
+        """Store a provider batch's record (meta `batches`, one per id, in order) on disk at once; the first time,
+        `keys` too: the cache keys of its requests, its custom ids (`batch-keys.json`, written before the record, so
+        a record on disk always has its keys). What a resume reads to collect the batch instead of submitting again.
+        """
+        with self._lock:
+            if keys is not None:
+                held = self.batch_keys()
+                held[str(doc["id"])] = list(keys)
+                atomic_write_text(self.path / BATCH_KEYS_FILE, json.dumps(held))
+            batches = list(self._db.table("meta").all()[0].get("batches") or [])
+            at = next((i for i, b in enumerate(batches) if b.get("id") == doc["id"]), len(batches))
+            batches[at:at + 1] = [copy.deepcopy(doc)]
+            self._db.table("meta").update({"batches": batches})
+            self._db.storage.flush()
+
+    def batch_keys(self) -> dict[str, list[str]]:
+        """Batch id -> the cache keys of its requests (see `record_batch`); empty when the session has none."""
+        try:
+            data = json.loads((self.path / BATCH_KEYS_FILE).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as e:
+            raise SessionError(f"{self.path / BATCH_KEYS_FILE}: damaged: {e}") from e
+        if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+            raise SessionError(f"{self.path / BATCH_KEYS_FILE}: damaged: not a table of batch ids")
+        return {str(k): [str(key) for key in v] for k, v in data.items()}
 
     def set_summary(self, judge: str, doc: dict) -> None:
         """Replace the summary of `judge` (counts done/failed and a metrics dict); on disk at the next flush."""

@@ -137,12 +137,13 @@ def model_used_line(kind: str, model: str, by: list[str]) -> Content:
     return Content.assemble("  ", (f"{kind:<9}", "dim"), plain(model), " ", (f"by {', '.join(by)}", "dim"))
 
 
-def plan_line(dataset: str, n_items: int, judges: list[str], backbone: str | None, calls: str) -> Content:
+def plan_line(dataset: str, n_items: int, judges: list[str], backbone: str | None, calls: str,
+              notes: tuple[str, ...] = ()) -> Content:
     """New run's bottom line: 'demo · 20 items · minos · local/smollm2 · 43–60 backbone calls   ctrl+s starts'
-    (`backbone` None: no judge picked calls one)."""
+    (`backbone` None: no judge picked calls one), with `notes` ("batch API", "cap $5") before the key."""
     from qatui.text import plural
 
     llm = Content.from_markup(" · $b · [b]$n[/] backbone calls", b=plain(backbone), n=calls) if backbone is not None \
         else " · no backbone calls"
     return Content.assemble((plain(dataset), "bold"), f" · {plural(n_items, 'item')} · {', '.join(judges)}", llm,
-                            "   ", ("ctrl+s starts", "dim"))
+                            *(f" · {note}" for note in notes), "   ", ("ctrl+s starts", "dim"))

@@ -28,6 +28,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import (
     Button,
+    Checkbox,
     DirectoryTree,
     Footer,
     Header,
@@ -71,6 +72,10 @@ class NewRun:
     """Each picked judge's options, validated (all fields), replacing its config table."""
     nli: str | None = None
     embedder: str | None = None
+    max_cost: float | None = None
+    """The run's cost cap in USD (`--max-cost`); None: no cap."""
+    batch: bool = False
+    """Send the backbone calls through the provider's batch API (`--batch`)."""
 
 
 STEPS = Binding.Group("Steps")
@@ -107,7 +112,8 @@ class NewRunScreen(QatuiScreen):
         & #models-form > Label { color: $text-muted; margin-top: 1; }
         & #models-form > Label.first { margin-top: 0; }
         & #backbone-hint { color: $text-muted; height: auto; }
-        & #limit { width: 14; }
+        & #limit, & #max-cost { width: 14; }
+        & #batch { margin-top: 1; }
         & #plan { height: auto; max-height: 3; padding: 0 1; background: $panel; }
         & #plan.-error { color: $text-error; }
         & #options-error { color: $text-error; height: auto; }
@@ -171,6 +177,11 @@ class NewRunScreen(QatuiScreen):
                     yield Label("Items (blank: all)")
                     yield Input("" if self.last.limit is None else str(self.last.limit), placeholder="all",
                                 type="integer", id="limit", compact=True)
+                    yield Label("Cost cap, USD (blank: none)")
+                    yield Input("" if self.last.max_cost is None else f"{self.last.max_cost:g}", placeholder="none",
+                                id="max-cost", compact=True)
+                    yield Checkbox("Batch API (half price)", self.last.batch, id="batch",
+                                   compact=True)
                 with FormScroll(classes="main"):
                     yield Static(id="calls")
         yield Static(id="plan")
@@ -317,6 +328,8 @@ class NewRunScreen(QatuiScreen):
 
     @on(Select.Changed, "#models-form Select")
     @on(Input.Changed, "#limit")
+    @on(Input.Changed, "#max-cost")
+    @on(Checkbox.Changed, "#batch")
     @on(Input.Changed, "#backbone")
     def _models_changed(self) -> None:
         self.refresh_plan()
@@ -345,7 +358,23 @@ class NewRunScreen(QatuiScreen):
         if any(calls_backbone(self.judges[name], resources, self.dataset) for name in picked if name in self.judges):
             if problem := backbone_problem(self.config, self.backbone()):  # refused as --backbone is
                 found.append(problem)
+            elif self.batch() and self.backbone().startswith("local/"):
+                found.append("batch API: an embedded model has none; untick it (F4) or pick an API backbone")
+        try:
+            self.max_cost()
+        except QatuiError as e:
+            found.append(str(e))
         return found
+
+    def max_cost(self) -> float | None:
+        """The cost cap typed in (None: blank); `CostError` for one out of `--max-cost`'s range."""
+        from qatui.engine.capping import parse_cap
+
+        return parse_cap(self.query_one("#max-cost", Input).value)
+
+    def batch(self) -> bool:
+        """Whether the run goes through the provider's batch API."""
+        return self.query_one("#batch", Checkbox).value
 
     def backbone(self) -> str:
         """The backbone typed on the Models tab."""
@@ -371,7 +400,10 @@ class NewRunScreen(QatuiScreen):
         calls = expected_calls(judges, subset)
         backbone = self.backbone() if any(j.uses_llm for j in judges) else None
         total = total_calls(calls)
-        plan.update(plan_line(self.dataset.name, len(subset.items), list(calls), backbone, calls_text(total)))
+        cap = self.max_cost()
+        notes = (*(["batch"] if self.batch() and backbone is not None else []),
+                 *([f"cap ${cap:g}"] if cap is not None else []))
+        plan.update(plan_line(self.dataset.name, len(subset.items), list(calls), backbone, calls_text(total), notes))
         lines = [Content.from_markup("[b]Backbone calls[/] [dim](before the cache; re-asks of malformed answers "
                                      "not counted)[/]")]
         lines += [Content(f"  {name:<14}{calls_text(count):>12}") for name, count in calls.items()]
@@ -429,4 +461,6 @@ class NewRunScreen(QatuiScreen):
             options={name: self.judges[name].describe_options() for name in picked},
             nli=str(self.query_one("#nli", Select).value),
             embedder=str(self.query_one("#embedder", Select).value),
+            max_cost=self.max_cost(),
+            batch=self.batch(),
         ))

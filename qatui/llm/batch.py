@@ -1,0 +1,429 @@
+"""Batch mode (`--batch`): a run's backbone calls sent through the provider's batch API, in waves.
+
+A judge's coroutine awaits `LLMClient.complete` as in any run; beneath it, while `BATCH` is bound
+(the engine binds it per item), a call that misses the cache is handed to the run's `Batcher`
+instead of the backbone. The batcher gathers the requests of every item in flight until no new
+one has come for `window_s`, uploads them as one JSONL file (`litellm.acreate_file`), submits
+one batch (`litellm.acreate_batch`), polls it (`litellm.aretrieve_batch`) and reads its output
+and error files (`litellm.afile_content`), then resolves each call's future with its line. A
+judge with several steps (MinosEval routes, then extracts, then ranks) so goes in waves: the
+answers of one batch let every item ask its next step, and those requests form the next batch.
+
+What a batch line answers is read as a direct answer is (`LLMClient._call`: `read_answer`, so an
+answer cut off or only thinking is never a verdict; the call cache, under the same key, so a later
+run without `--batch` is free). A request that failed in its batch (a 429 or 5xx line, no line at
+all because the batch expired, failed or was cancelled) is asked again, in the next batch or
+directly (`[batch] retry`), up to `max_attempts` sends in all; one that failed for good (a 400)
+fails its call at once. Each batch is recorded in the session the moment it exists (`record`:
+`Session.record_batch`, atomic, under the session's writer lock), with the cache keys of its
+requests as custom ids: a resume after Ctrl-C, a crash or a closed terminal reads the results of
+a batch already submitted when its items ask again, and submits none of them twice.
+
+The cost of a batch answer is the batch price of LiteLLM's price map (`input_cost_per_token_batches`)
+where it has one, else half the list price, the discount OpenAI's Batch API states (`batch_cost`).
+Only OpenAI-compatible files and batches endpoints are used (OpenAI, and vLLM's OpenAI-compatible
+server through `hosted_vllm/`); LiteLLM creates no Anthropic message batch in this version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from qatui.llm._lazy import get_litellm
+from qatui.llm.backbone import first_line, mask_keys
+from qatui.llm.errors import LLMCallError
+from qatui.text import plain
+
+if TYPE_CHECKING:
+    from qatui.config import BatchConfig
+
+BATCH_PROVIDERS = ("openai", "hosted_vllm")
+"""LiteLLM providers whose files and batches endpoints are OpenAI's (`/v1/files`, `/v1/batches`)."""
+TERMINAL = ("completed", "failed", "expired", "cancelled")
+"""Batch states that end it: its output and error files hold every line it will ever have."""
+RETRIED_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+"""A batch line's HTTP status worth asking again (as the direct calls' retries: rate limits, server errors)."""
+LIST_PRICE_SHARE = 0.5
+"""What a batch answer costs of the list price where LiteLLM's price map has no batch price."""
+HALF_PRICE = "half the list price (OpenAI's Batch API: 50% off)"
+MAP_PRICE = "LiteLLM's batch price"
+MAX_POLL_ERRORS = 10
+"""Polls of one batch that may fail in a row (the provider unreachable) before its requests count as failed."""
+KEPT_REASONS = 20
+"""How many distinct reasons a batch's record counts its failed requests under (the rest: "other reasons")."""
+
+BATCH: ContextVar[Batcher | None] = ContextVar("qatui_batch", default=None)
+"""The run's batcher while an item is judged in batch mode; None otherwise (every call is direct)."""
+
+
+def batch_problem(client: Any) -> str | None:
+    """Why `client`'s backbone cannot be batched (one line), or None when it can."""
+    if client.is_local:
+        return "an embedded model has no batch API"
+    if client.settings.deployments:
+        return "a backbone with deployments is spread by LiteLLM's Router, which has no batch API"
+    try:
+        provider = get_litellm().get_llm_provider(model=client.model)[1]
+    except Exception:  # noqa: BLE001 - LiteLLM cannot tell the provider: it cannot batch it either
+        provider = "?"
+    if provider not in BATCH_PROVIDERS:
+        return (f"provider {provider!r} has no OpenAI-compatible batch API qatui can reach through LiteLLM "
+                f"(batch mode knows {', '.join(BATCH_PROVIDERS)})")
+    return None
+
+
+def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float, float, str]:
+    """(what a batch answer costs, what it would cost called directly, where the batch price comes from).
+
+    LiteLLM's price map holds batch prices for some models; for the others, half the list price. A model the
+    map does not price costs 0 both ways ("unpriced").
+    """
+    from qatui.llm.spend import price
+
+    listed = price(model, prompt_tokens, completion_tokens)
+    if listed is None:
+        return 0.0, 0.0, "unpriced"
+    try:
+        info = get_litellm().get_model_info(model=model)
+        per_in, per_out = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
+    except Exception:  # noqa: BLE001 - no entry: the list price halved
+        per_in = per_out = None
+    if per_in is not None and per_out is not None:
+        return float(per_in) * prompt_tokens + float(per_out) * completion_tokens, listed, MAP_PRICE
+    return listed * LIST_PRICE_SHARE, listed, HALF_PRICE
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One request's line in a batch: the completion's body, or why there is none."""
+
+    batch_id: str
+    body: dict[str, Any] | None = None
+    reason: str = ""
+    retried: bool = True
+    """Whether asking again may help (a 429 or 5xx line, a batch that expired or failed); False for a 400."""
+
+
+@dataclass
+class _Waiting:
+    """A request gathered for the next batch, and the future its call awaits."""
+
+    body: dict[str, Any]
+    future: asyncio.Future[Outcome]
+
+
+@dataclass
+class _Endpoint:
+    """Where one backbone's batches go, and what gathers for its next one."""
+
+    provider: str
+    api_base: str | None
+    api_key: str | None
+    model: str
+    waiting: dict[str, _Waiting] = field(default_factory=dict)
+    first: float = 0.0
+    last: float = 0.0
+    gathering: asyncio.Task[None] | None = None
+
+    def api(self) -> dict[str, Any]:
+        """The endpoint's arguments for LiteLLM's files and batches calls."""
+        found: dict[str, Any] = {"custom_llm_provider": self.provider}
+        if self.api_base:
+            found["api_base"] = self.api_base
+        if self.api_key:
+            found["api_key"] = self.api_key
+        return found
+
+
+class Batcher:
+    """The batches of one run: gathers requests per backbone, submits, polls, resolves; records each batch.
+
+    `record(doc, keys)` stores a batch's record (and, the first time, the cache keys of its requests) in the
+    session. `known` and `known_keys` are the records and keys of the batches the session submitted
+    before (a resume): a request whose key one of them holds is answered from it, never submitted again.
+    """
+
+    def __init__(self, settings: BatchConfig, record: Callable[[dict[str, Any], list[str] | None], None],
+                 known: list[dict[str, Any]] | None = None, known_keys: dict[str, list[str]] | None = None) -> None:
+        self.settings = settings
+        self.docs: dict[str, dict[str, Any]] = {doc["id"]: dict(doc) for doc in known or [] if doc.get("id")}
+        """Every batch of the session by id, as recorded (the live view reads these)."""
+        self._record = record
+        self._holding: dict[str, str] = {}
+        """Cache key -> the submitted batch that holds its request (this run's, or a killed run's): a request asked
+        while its batch runs waits for that batch's line, never submits it again."""
+        for batch_id, keys in (known_keys or {}).items():
+            for key in keys:
+                self._holding[key] = batch_id  # a later batch (a retry) wins
+        self._endpoints: dict[tuple[str, str | None], _Endpoint] = {}
+        self._collections: dict[str, asyncio.Task[tuple[dict[str, Outcome], str]]] = {}
+        self._submitting: set[asyncio.Task[None]] = set()
+
+    # -- a call ---------------------------------------------------------------------------------
+
+    async def complete(self, client: Any, kwargs: dict[str, Any], *, key: str, api_key: str | None) -> tuple[Any, int]:
+        """Ask `kwargs` (the request as `LLMClient._send` would send it) through batches; (response, sends made).
+
+        Raises `LLMCallError` when every send failed, naming each batch's reason.
+        """
+        reasons: list[str] = []
+        sends = 0
+        while True:
+            sends += 1
+            if (batch_id := self._holding.get(key)) is not None and batch_id in self.docs:
+                outcome = await self._result(batch_id, key, self._endpoint(client, api_key))
+            else:
+                outcome = await self._gather(client, kwargs, key, api_key)
+            if outcome.body is not None:
+                return self._response(client, outcome), sends
+            if self._holding.get(key) == outcome.batch_id:
+                del self._holding[key]  # asked again in a new batch (or directly), never in this one
+            reasons.append(outcome.reason)
+            last = not outcome.retried or sends >= self.settings.max_attempts
+            self._note_failure(outcome, key, retried=not last)
+            if last:
+                why = "; ".join(dict.fromkeys(reasons))
+                raise LLMCallError(mask_keys(f"{client.model}: batch request failed {sends} "
+                                             f"time{'s' if sends != 1 else ''}: {why}", api_key), attempts=sends,
+                                   transient=outcome.retried)
+            if self.settings.retry == "direct":
+                response, tries = await client.backbone.run(kwargs, api_key=api_key)
+                return response, sends + tries
+
+    def _response(self, client: Any, outcome: Outcome) -> Any:
+        """The batch line's completion as LiteLLM's response object, priced at the batch price."""
+        ll = get_litellm()
+        from litellm.litellm_core_utils.llm_response_utils.convert_dict_to_response import (
+            convert_to_model_response_object,
+        )
+
+        response = convert_to_model_response_object(response_object=outcome.body,
+                                                     model_response_object=ll.ModelResponse())
+        usage = getattr(response, "usage", None)
+        cost = batch_cost(client.model, int(getattr(usage, "prompt_tokens", 0) or 0),
+                          int(getattr(usage, "completion_tokens", 0) or 0))[0]
+        response._hidden_params = {**(getattr(response, "_hidden_params", None) or {}), "response_cost": cost,
+                                   "batch_id": outcome.batch_id}
+        return response
+
+    def _note_failure(self, outcome: Outcome, key: str, *, retried: bool) -> None:
+        """Count a failed request on its batch's record: by reason, and whether it is asked again or given up."""
+        doc = self.docs.get(outcome.batch_id)
+        if doc is None:
+            return
+        doc["retried" if retried else "gave_up"] = int(doc.get("retried" if retried else "gave_up") or 0) + 1
+        reasons = dict(doc.get("reasons") or {})
+        reason = outcome.reason if outcome.reason in reasons or len(reasons) < KEPT_REASONS else "other reasons"
+        reasons[reason] = int(reasons.get(reason) or 0) + 1
+        doc["reasons"] = reasons
+        self._save(doc)
+
+    # -- gathering and submitting ---------------------------------------------------------------
+
+    def _endpoint(self, client: Any, api_key: str | None) -> _Endpoint:
+        where = (client.model, client.settings.api_base)
+        if where not in self._endpoints:
+            provider = get_litellm().get_llm_provider(model=client.model)[1]
+            self._endpoints[where] = _Endpoint(provider, client.settings.api_base, api_key, client.model)
+        return self._endpoints[where]
+
+    async def _gather(self, client: Any, kwargs: dict[str, Any], key: str, api_key: str | None) -> Outcome:
+        """Add the request to its backbone's next batch (the same request twice shares one line); await its line."""
+        endpoint = self._endpoint(client, api_key)
+        now = time.monotonic()
+        if (waiting := endpoint.waiting.get(key)) is None:
+            body = {k: v for k, v in kwargs.items() if k not in _NOT_SENT}
+            body["model"] = get_litellm().get_llm_provider(model=client.model)[0]
+            waiting = endpoint.waiting[key] = _Waiting(body, asyncio.get_running_loop().create_future())
+            if len(endpoint.waiting) == 1:
+                endpoint.first = now
+            endpoint.last = now
+        if endpoint.gathering is None or endpoint.gathering.done():
+            endpoint.gathering = asyncio.get_running_loop().create_task(self._send_when_quiet(endpoint))
+        return await asyncio.shield(waiting.future)  # a cancelled item leaves the line to the others sharing it
+
+    async def _send_when_quiet(self, endpoint: _Endpoint) -> None:
+        """Wait until no request came for `window_s` (at most ten windows from the first, or a full batch); submit."""
+        window = self.settings.window_s
+        while endpoint.waiting:
+            now = time.monotonic()
+            due = min(endpoint.last + window, endpoint.first + 10 * window)
+            if now < due and len(endpoint.waiting) < self.settings.max_requests:
+                await asyncio.sleep(due - now)
+                continue
+            keys = list(endpoint.waiting)[: self.settings.max_requests]
+            taken = {key: endpoint.waiting.pop(key) for key in keys}
+            endpoint.first = endpoint.last = time.monotonic()
+            task = asyncio.get_running_loop().create_task(self._submit(endpoint, taken))
+            self._submitting.add(task)
+            task.add_done_callback(self._submitting.discard)
+
+    async def _submit(self, endpoint: _Endpoint, taken: dict[str, _Waiting]) -> None:
+        """Upload the requests, create their batch, record it at once, then resolve each future from its results."""
+        ll = get_litellm()
+        lines = "".join(json.dumps({"custom_id": key, "method": "POST", "url": "/v1/chat/completions",
+                                    "body": waiting.body}, ensure_ascii=False) + "\n" for key, waiting in taken.items())
+        try:
+            upload = await ll.acreate_file(file=("qatui-batch.jsonl", lines.encode("utf-8")), purpose="batch",
+                                           **endpoint.api())
+            batch = await ll.acreate_batch(completion_window="24h", endpoint="/v1/chat/completions",
+                                           input_file_id=upload.id, metadata={"made_by": "qatui"}, **endpoint.api())
+        except Exception as e:  # noqa: BLE001 - every request of it failed to go: asked again as a failed line is
+            reason = mask_keys(f"the batch could not be submitted: {first_line(e, 160)}", endpoint.api_key)
+            for waiting in taken.values():
+                if not waiting.future.done():
+                    waiting.future.set_result(Outcome("", reason=reason))
+            return
+        doc = {"id": batch.id, "model": endpoint.model, "status": _status(batch.status), "requests": len(taken),
+               "completed": 0, "failed": 0, "input_file_id": upload.id, "submitted": time.time()}
+        self.docs[batch.id] = doc
+        self._save(doc, list(taken))
+        self._holding.update(dict.fromkeys(taken, batch.id))
+        outcomes, missing = await self._collection(batch.id, endpoint)
+        for key, waiting in taken.items():
+            if not waiting.future.done():
+                waiting.future.set_result(outcomes.get(key) or Outcome(batch.id, reason=missing))
+
+    def _save(self, doc: dict[str, Any], keys: list[str] | None = None) -> None:
+        self._record(dict(doc), keys)
+
+    # -- results --------------------------------------------------------------------------------
+
+    async def _result(self, batch_id: str, key: str, endpoint: _Endpoint) -> Outcome:
+        """The line of `key` in a batch submitted earlier (by this run or one before it)."""
+        outcomes, missing = await self._collection(batch_id, endpoint)
+        return outcomes.get(key) or Outcome(batch_id, reason=missing)
+
+    def _collection(self, batch_id: str, endpoint: _Endpoint) -> asyncio.Task[tuple[dict[str, Outcome], str]]:
+        """The one task reading `batch_id` to its end (shared by every request it holds)."""
+        if batch_id not in self._collections:
+            self._collections[batch_id] = asyncio.get_running_loop().create_task(self._collect(batch_id, endpoint))
+        return self._collections[batch_id]
+
+    async def _collect(self, batch_id: str, endpoint: _Endpoint) -> tuple[dict[str, Outcome], str]:
+        """Poll until the batch ends (its state and counts recorded as they change), then read its files: (custom id
+        -> its outcome, the reason a request without a line failed)."""
+        ll = get_litellm()
+        doc = self.docs[batch_id]
+        errors = 0
+        while True:
+            try:
+                batch = await ll.aretrieve_batch(batch_id=batch_id, **endpoint.api())
+            except Exception as e:  # noqa: BLE001 - the provider unreachable for a while: polled again
+                errors += 1
+                if errors >= MAX_POLL_ERRORS:
+                    return {}, mask_keys(f"batch {batch_id} could not be read: {first_line(e, 160)}", endpoint.api_key)
+                await asyncio.sleep(self.settings.poll_s)
+                continue
+            errors = 0
+            counts = getattr(batch, "request_counts", None)
+            seen = {"status": _status(batch.status), "completed": _int(getattr(counts, "completed", 0)),
+                    "failed": _int(getattr(counts, "failed", 0))}
+            if any(doc.get(k) != v for k, v in seen.items()):
+                doc.update(seen)
+                self._save(doc)
+            if batch.status in TERMINAL:
+                break
+            await asyncio.sleep(self.settings.poll_s)
+        outcomes: dict[str, Outcome] = {}
+        try:
+            for file_id in (batch.output_file_id, batch.error_file_id):
+                if file_id:
+                    content = await ll.afile_content(file_id=file_id, **endpoint.api())
+                    outcomes.update(_read_lines(batch_id, _bytes(content), _status(batch.status)))
+        except Exception as e:  # noqa: BLE001 - the results cannot be read: asked again
+            return {}, mask_keys(f"batch {batch_id}'s results could not be read: {first_line(e, 160)}", endpoint.api_key)
+        cost = full = 0.0
+        source = ""
+        for outcome in outcomes.values():
+            usage = (outcome.body or {}).get("usage") or {}
+            if outcome.body is not None:
+                spent = batch_cost(endpoint.model, _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+                cost, full, source = cost + spent[0], full + spent[1], spent[2]
+        doc.update(collected=True, cost_usd=cost, list_price_usd=full, **({"price": source} if source else {}))
+        self._save(doc)
+        return outcomes, f"batch {doc['status']}: no line for the request"
+
+    # -- the live view and the end -------------------------------------------------------------
+
+    def line(self) -> str:
+        """One line on the run's batches: those still running with their counts, and how many ended."""
+        if not self.docs:
+            return ""
+        live = [d for d in self.docs.values() if not d.get("collected")]
+        ended = len(self.docs) - len(live)
+        parts = [f"batch {plain(d['status'])} {d.get('completed', 0)}/{d.get('requests', 0)}"
+                 + (f" ({d['failed']} failed)" if d.get("failed") else "") for d in live[:3]]
+        if len(live) > 3:
+            parts.append(f"{len(live) - 3} more running")
+        if ended:
+            parts.append(f"{ended} batch{'es' if ended != 1 else ''} done")
+        return ", ".join(parts)
+
+    async def close(self) -> None:
+        """Stop gathering and polling (a resume polls again); a submission under way is let finish, so its batch
+        is recorded (bounded by a minute)."""
+        for endpoint in self._endpoints.values():
+            if endpoint.gathering is not None:
+                endpoint.gathering.cancel()
+        if self._submitting:
+            await asyncio.wait(set(self._submitting), timeout=60)
+        for task in [*self._collections.values(), *self._submitting]:
+            task.cancel()
+
+
+_NOT_SENT = frozenset({"drop_params", "api_base", "api_key", "max_retries", "timeout", "stream", "stream_options",
+                       "custom_llm_provider"})
+"""What `LLMClient._send` passes LiteLLM that is no part of a batch line's body."""
+
+
+STATUSES = ("validating", "in_progress", "finalizing", "completed", "failed", "expired", "cancelling", "cancelled")
+"""The states of an OpenAI batch; a provider's other word is recorded as "unknown" (it is shown, never obeyed)."""
+
+
+def _status(value: Any) -> str:
+    """A batch's state as recorded and shown: one of `STATUSES`, else "unknown"."""
+    return str(value) if str(value) in STATUSES else "unknown"
+
+
+def _int(value: Any) -> int:
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _bytes(content: Any) -> bytes:
+    """The bytes of what `litellm.afile_content` returned."""
+    data = getattr(content, "content", content)
+    return data if isinstance(data, bytes) else str(data).encode("utf-8")
+
+
+def _read_lines(batch_id: str, data: bytes, status: str) -> dict[str, Outcome]:
+    """custom id -> its outcome, from an output or error file (JSONL; an unreadable line is skipped)."""
+    found: dict[str, Outcome] = {}
+    for raw in data.decode("utf-8", errors="replace").splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(line, dict) or not isinstance(line.get("custom_id"), str):
+            continue
+        response = line.get("response") if isinstance(line.get("response"), dict) else {}
+        code, body = response.get("status_code"), response.get("body")
+        if code == 200 and isinstance(body, dict) and "error" not in body:
+            found[line["custom_id"]] = Outcome(batch_id, body=body)
+            continue
+        error = line.get("error") if isinstance(line.get("error"), dict) else (
+            body.get("error") if isinstance(body, dict) and isinstance(body.get("error"), dict) else {})
+        what = str(error.get("code") or (f"HTTP {code}" if code else status))
+        message = " ".join(str(error.get("message") or "").split())[:160]
+        found[line["custom_id"]] = Outcome(batch_id, reason=f"{what}: {message}" if message else what,
+                                           retried=not isinstance(code, int) or code in RETRIED_STATUS)
+    return found

@@ -1,0 +1,278 @@
+"""Batch mode (`--batch`): backbone calls through the provider's files and batches API, in waves.
+
+The provider is the scripted OpenAI-compatible server on 127.0.0.1 (tests/llm_server.py) with its
+files and batches endpoints (tests/llm_batches.py): it answers a batch's lines with the same responder
+as its completions, and can delay a batch, fail some of its lines, cut an answer off or expire a batch
+half-done. Every run is qatui's real CLI, through LiteLLM's real files and batches calls over HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fakes import is_preflight, poll
+from llm_server import FakeLLMServer
+from test_plan_calls import answer, schema_instance
+
+from qatui.cli import main
+from qatui.data.loaders import demo_dataset
+from qatui.store.session import SessionStore
+
+ITEMS = ("en-01", "en-02", "en-05", "en-06", "zh-03")
+
+
+@pytest.fixture
+def server(monkeypatch):
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("FAKE_KEY", "sk-batch-test-not-a-real-key")
+    from qatui.llm import client as client_module
+
+    client_module._backbones.clear()
+    with FakeLLMServer(answer, max_lifetime_s=110.0, max_requests=2_000) as server:
+        yield server
+    client_module._backbones.clear()
+
+
+def config(tmp_path: Path, server: FakeLLMServer, cache: str, *, model: str = "openai/fake-model",
+           retry: str = "batch", poll_s: float = 0.05) -> Path:
+    """A config whose backbone `fake` is the server, its cache in `tmp_path/cache`, batches gathered briefly."""
+    path = tmp_path / f"config-{cache}-{retry}.toml"
+    path.write_text(f'[backbones.fake]\nmodel = "{model}"\napi_base = "{server.base_url}"\napi_key_env = "FAKE_KEY"\n'
+                    f'max_attempts = 2\ntimeout_s = 20\n[cache]\ndir = "{tmp_path / cache}"\n'
+                    f'[batch]\nwindow_s = 0.3\npoll_s = {poll_s}\nretry = "{retry}"\nmax_attempts = 3\n')
+    return path
+
+
+def dataset(tmp_path: Path) -> Path:
+    demo = {item.id: item for item in demo_dataset().items}
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(demo[i].model_dump(mode="json", exclude_none=True), ensure_ascii=False) + "\n"
+                            for i in ITEMS))
+    return path
+
+
+def run(capsys, conf: Path, sessions: Path, data: Path, *args: str) -> dict:
+    code = main(["--config", str(conf), "--sessions-dir", str(sessions), "run", str(data), "--backbone", "fake",
+                 "--json", *args])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def verdicts(sessions: Path, session_id: str, judge: str) -> dict[str, tuple]:
+    session = SessionStore(sessions).open(session_id)
+    return {item_id: (v.ranking, v.scores, v.preference) for item_id, v in session.verdicts(judge).items()}
+
+
+def completions(server: FakeLLMServer) -> int:
+    """Completion requests the server answered directly, the preflight's check left out."""
+    return sum(1 for body in server.requests if not is_preflight(body))
+
+
+@pytest.mark.parametrize("judge", ["minos", "pairwise"])
+def test_a_batch_run_gives_the_direct_runs_verdicts_in_waves_and_fills_the_cache(server, tmp_path, capsys,
+                                                                              judge) -> None:
+    data, sessions = dataset(tmp_path), tmp_path / "sessions"
+    direct = run(capsys, config(tmp_path, server, "direct-cache"), sessions, data, "--judge", judge)
+    asked_directly = completions(server)
+    assert asked_directly > 0 and server.n_batches == 0
+
+    batched = run(capsys, config(tmp_path, server, "batch-cache"), sessions, data, "--judge", judge, "--batch")
+    assert batched["status"] == "completed" and batched["judges"][judge]["n_failed"] == 0
+    assert completions(server) == asked_directly, "a call of the batch run went around its batches"
+    assert verdicts(sessions, batched["session"], judge) == verdicts(sessions, direct["session"], judge)
+    n_items = len([i for i in verdicts(sessions, direct["session"], judge)])
+    first = [body for body in server.batch_bodies[: server.batches["batch_fake_0"]["request_counts"]["total"]]]
+    assert len(first) >= n_items, "the first batch does not hold every item's first request"
+    if judge == "minos":  # routes, then statements, then ranks: one batch per wave
+        assert server.n_batches >= 2
+    meta = SessionStore(sessions).open(batched["session"]).meta
+    assert [b["id"] for b in meta["batches"]] == list(server.batches)
+    assert all(b["status"] == "completed" and b["collected"] for b in meta["batches"])
+
+    rerun = run(capsys, config(tmp_path, server, "batch-cache"), sessions, data, "--judge", judge)
+    assert completions(server) == asked_directly, "a rerun without --batch asked what the batches answered"
+    assert rerun["llm"]["cached"] == rerun["llm"]["calls"] > 0
+    assert verdicts(sessions, rerun["session"], judge) == verdicts(sessions, direct["session"], judge)
+
+
+@pytest.mark.parametrize("retry", ["batch", "direct"])
+def test_failed_and_expired_requests_are_asked_again_and_recorded(server, tmp_path, capsys, retry) -> None:
+    data, sessions = dataset(tmp_path), tmp_path / "sessions"
+    direct = run(capsys, config(tmp_path, server, "direct-cache"), sessions, data, "--judge", "pairwise")
+    asked_directly = completions(server)
+    server.script_batches(faults=lambda index, body: "500" if index % 3 == 0 else "429" if index % 3 == 1 else "ok",
+                          expire={0}, only={0})
+    batched = run(capsys, config(tmp_path, server, "batch-cache", retry=retry), sessions, data, "--judge", "pairwise",
+                  "--batch")
+    assert batched["status"] == "completed" and batched["judges"]["pairwise"]["n_failed"] == 0
+    assert verdicts(sessions, batched["session"], "pairwise") == verdicts(sessions, direct["session"], "pairwise")
+    meta = SessionStore(sessions).open(batched["session"]).meta
+    first = meta["batches"][0]
+    assert first["status"] == "expired" and first["completed"] < first["requests"] // 2  # half expired, 500s, 429s
+    assert first["retried"] == first["requests"] - first["completed"] and "gave_up" not in first
+    reasons = {reason.split(":")[0]: n for reason, n in first["reasons"].items()}
+    assert reasons["batch_expired"] == first["requests"] - first["requests"] // 2
+    assert reasons["HTTP 500"] + reasons["HTTP 429"] == first["failed"] > 0
+    if retry == "batch":
+        assert completions(server) == asked_directly and len(meta["batches"]) >= 2
+        assert max(server.batch_submitted.values()) >= 2  # a failed request went into a later batch
+    else:
+        assert completions(server) - asked_directly == first["retried"]  # each failed one asked directly, once
+        assert len(meta["batches"]) == 1
+
+
+def test_an_answer_cut_off_in_a_batch_is_never_a_verdict_and_not_asked_again(server, tmp_path, capsys) -> None:
+    data, sessions = dataset(tmp_path), tmp_path / "sessions"
+    server.script_batches(faults=lambda index, body: "length")
+    code = main(["--config", str(config(tmp_path, server, "cache")), "--sessions-dir", str(sessions), "run",
+                 str(data), "--backbone", "fake", "--json", "--judge", "pairwise", "--batch"])
+    result = json.loads(capsys.readouterr().out)
+    assert code != 0 and result["judges"]["pairwise"]["coverage"]["scored"] == 0
+    session = SessionStore(sessions).open(result["session"])
+    reasons = {doc["failure"]["reason"] for doc in session.results().values()}
+    assert reasons and all("cut off at max_tokens" in reason for reason in reasons), reasons
+    assert set(server.batch_submitted.values()) == {1}
+
+
+def answer_any(body: dict) -> str:
+    """A valid answer whether the schema is in the prompt or sent as the response format (a model that takes one)."""
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+    if schema is None:
+        return answer(body)
+    return json.dumps(schema_instance(schema, schema.get("$defs", {}), len(json.dumps(body["messages"]))))
+
+
+def test_the_batch_price_is_what_the_session_records(monkeypatch, tmp_path, capsys) -> None:
+    """gpt-4o-mini has batch prices in LiteLLM's map: half its list price, recorded per call and per batch."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("FAKE_KEY", "sk-batch-test-not-a-real-key")
+    from qatui.llm import client as client_module
+
+    client_module._backbones.clear()
+    with FakeLLMServer(answer_any, model="gpt-4o-mini", max_lifetime_s=60.0) as server:
+        data, sessions = dataset(tmp_path), tmp_path / "sessions"
+        plans = [run(capsys, config(tmp_path, server, "d", model="openai/gpt-4o-mini"), sessions, data,
+                     "--judge", "pairwise", "--plan", *flag)["cost"]["pairwise"] for flag in ([], ["--batch"])]
+        direct = run(capsys, config(tmp_path, server, "d", model="openai/gpt-4o-mini"), sessions, data,
+                     "--judge", "pairwise")
+        batched = run(capsys, config(tmp_path, server, "b", model="openai/gpt-4o-mini"), sessions, data,
+                      "--judge", "pairwise", "--batch")
+    client_module._backbones.clear()
+    assert direct["llm"]["cost_usd"] > 0
+    assert plans[1]["usd"] == pytest.approx(plans[0]["usd"] / 2, rel=1e-6) and plans[1]["usd"] > 0  # --plan --batch
+    assert batched["llm"]["prompt_tokens"] == direct["llm"]["prompt_tokens"]
+    assert batched["llm"]["cost_usd"] == pytest.approx(direct["llm"]["cost_usd"] / 2, rel=1e-6)
+    (batch,) = SessionStore(sessions).open(batched["session"]).meta["batches"]
+    assert batch["cost_usd"] == pytest.approx(batched["llm"]["cost_usd"], rel=1e-6)
+    assert batch["list_price_usd"] == pytest.approx(direct["llm"]["cost_usd"], rel=1e-6)
+    assert batch["price"] == "LiteLLM's batch price"
+    code = main(["--sessions-dir", str(sessions), "sessions", "show", batched["session"]])
+    shown = " ".join(capsys.readouterr().out.split())
+    n = batch["requests"]
+    assert code == 0 and f"batch_fake_0 completed {n}/{n}; ${batch['cost_usd']:.4f}, list price" in shown, shown
+    assert "LiteLLM's batch price" in shown
+
+
+def test_a_backbone_without_a_batch_api_is_refused_before_any_work(server, tmp_path, capsys) -> None:
+    sessions = tmp_path / "sessions"
+    code = main(["--sessions-dir", str(sessions), "run", str(dataset(tmp_path)), "--judge", "pairwise",
+                 "--backbone", "local/smollm2", "--batch"])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot be batched: an embedded model has no batch API" in err, err
+    assert not sessions.exists() or not any(sessions.iterdir())
+
+
+def test_sigkill_with_batches_pending_then_resume_submits_nothing_twice(server, tmp_path) -> None:
+    data, sessions = dataset(tmp_path), tmp_path / "sessions"
+    conf = config(tmp_path, server, "cache", poll_s=0.1)
+    server.script_batches(hold=True)  # submitted, then left pending until the run is killed
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "qatui", "--config", str(conf), "--sessions-dir", str(sessions)]
+    proc = subprocess.Popen([*cmd, "run", str(data), "--judge", "minos", "--backbone", "fake", "--batch"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    try:
+        def recorded() -> list:
+            if proc.poll() is not None:
+                pytest.fail(f"the run ended before it was killed: {proc.stderr.read().decode()[-2000:]}")
+            found = list(sessions.glob("*/session.json")) if sessions.is_dir() else []
+            meta = json.loads(found[0].read_text())["meta"]["1"] if found else {}
+            return meta.get("batches") or []
+
+        poll(recorded, timeout_s=60)
+        poll(lambda: server.n_batch_polls >= 2, timeout_s=30)  # the run is waiting on its batch
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(30)
+    (session_dir,) = sessions.iterdir()
+    submitted = dict(server.batch_submitted)
+    assert server.n_batches == 1 and submitted
+    server.release_batches()  # the provider works on it meanwhile; the resume polls it
+    done = subprocess.run([*cmd, "sessions", "resume", session_dir.name, "--json"], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["status"] == "completed" and result["judges"]["minos"]["n_failed"] == 0
+    assert all(server.batch_submitted[key] == 1 for key in submitted), "a request was submitted twice"
+    assert max(server.batch_submitted.values()) == 1
+    meta = SessionStore(sessions).open(session_dir.name).meta
+    assert meta["batches"][0]["id"] == "batch_fake_0" and meta["batches"][0]["collected"]
+
+
+async def test_new_run_sends_a_batch_run_with_its_cost_cap_and_the_header_shows_both(monkeypatch, tmp_path) -> None:
+    """The TUI's New run: the cost cap typed and the batch switch ticked start the run as `--max-cost 5 --batch`
+    would; the run header shows spend against the cap and the batch's state while it is pending."""
+    from fakes import settle, wait_until
+    from textual.widgets import Checkbox, SelectionList
+
+    from qatui.config import parse_config
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.home import HomeScreen
+    from qatui.tui.screens.new_run import NewRunScreen
+    from qatui.tui.screens.run import RunScreen
+    from qatui.tui.widgets.run_header import RunHeader
+
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("FAKE_KEY", "sk-batch-test-not-a-real-key")
+    from qatui.llm import client as client_module
+
+    client_module._backbones.clear()
+    with FakeLLMServer(answer_any, model="gpt-4o-mini", max_lifetime_s=100.0) as server:
+        server.script_batches(hold=True)
+        settings = parse_config(config(tmp_path, server, "cache", model="openai/gpt-4o-mini").read_text(), "test.toml")
+        store = SessionStore(tmp_path / "sessions")
+        app = QatuiApp(settings, store)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+            await pilot.press("n")
+            screen = app.screen
+            assert isinstance(screen, NewRunScreen)
+            listing = screen.query_one("#judges", SelectionList)
+            await wait_until(pilot, lambda: "pairwise" in screen.judges and screen.dataset is not None)
+            listing.deselect("minos")
+            listing.select("pairwise")
+            await pilot.press("f4")
+            screen.query_one("#backbone").value = "fake"
+            screen.query_one("#limit").value = "2"
+            screen.query_one("#max-cost").value = "5"
+            screen.query_one("#batch", Checkbox).value = True
+            await settle(pilot, lambda: "batch · cap $5" in str(screen.query_one("#plan").content), "the plan line")
+            await pilot.press("ctrl+s")
+            await wait_until(pilot, lambda: isinstance(app.screen, RunScreen), timeout=60)
+            header = app.screen.query_one(RunHeader)
+            await wait_until(pilot, lambda: "batch validating 0/" in header.limits, "the pending batch", timeout=60)
+            assert "of $5 cap" in header.limits
+            server.release_batches()
+            await wait_until(pilot, lambda: app.screen.ended is not None, "the run's end", timeout=60)
+            (entry,) = store.list()
+    client_module._backbones.clear()
+    assert entry["batch"] is True and entry["max_cost_usd"] == 5 and entry["status"] == "completed"
+    assert server.n_batches >= 1 and sum(server.batch_submitted.values()) == entry["batches"][0]["requests"]
