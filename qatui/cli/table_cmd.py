@@ -111,12 +111,8 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
         if session is None:
             job = start_run(store, dataset, [_chosen_as(judge)], config, limit=args.limit, resources=resources,
                             convention=args.convention, judge_options={judge.name: judge.describe_options()},
-<<<<<<< HEAD
-                            max_cost=left_usd)
-            record_reasoning(job, asked)
-=======
                             max_cost=left_usd, batch=args.batch)
->>>>>>> batch
+            record_reasoning(job, asked)
             status, _ = consume(job, quiet=True)
             if status == INTERRUPTED:
                 stderr.print(f"[yellow]Interrupted.[/] Resume with: qatui sessions resume {job.session.id}, then run "
