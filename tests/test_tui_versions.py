@@ -55,7 +55,7 @@ def home_listed(pilot) -> bool:
 async def test_compare_names_both_versions_and_v_shows_the_changed_word(store) -> None:
     from textual.widgets import Static
 
-    from qatui.tui.screens.compare import VersionDiffScreen
+    from qatui.tui.screens.version_diff import VersionDiffScreen
 
     ids = [meta["id"] for meta in store.list()]
     versions = {store.open(i).meta["judges"]["pointwise"]["version"] for i in ids}
@@ -94,7 +94,8 @@ def one_version(tmp_path, monkeypatch) -> SessionStore:
 
 
 async def test_v_is_not_offered_when_every_judge_ran_in_one_version(one_version) -> None:
-    from qatui.tui.screens.compare import CompareScreen, VersionDiffScreen
+    from qatui.tui.screens.compare import CompareScreen
+    from qatui.tui.screens.version_diff import VersionDiffScreen
 
     app = QatuiApp(Config(), one_version)
     async with app.run_test(size=(80, 24)) as pilot:

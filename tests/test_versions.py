@@ -19,7 +19,7 @@ import pytest
 
 import qatui.judges.prompts as prompts_module
 from qatui.cli import main
-from qatui.config import Config
+from qatui.config import Config, load_config
 from qatui.data.loaders import load_dataset
 from qatui.engine.jobs import resume_run, start_run
 from qatui.engine.runner import Engine
@@ -152,6 +152,9 @@ def test_the_session_and_every_verdict_record_the_version(tmp_path) -> None:
     assert entry["definition"] == make_judge("pointwise").definition()
     verdicts = session.verdicts("pointwise")
     assert len(verdicts) == 3 and {v.version for v in verdicts.values()} == {version}
+    from qatui.report import item_detail
+
+    assert item_detail(session, "q0")["judges"]["pointwise"]["version"] == version  # `sessions show --item --json`
 
 
 def test_sessions_show_prints_the_version_and_json_holds_it(tmp_path, capsys) -> None:
@@ -192,6 +195,16 @@ def test_compare_and_its_table_name_both_versions(tmp_path, edited_prompts, caps
     assert [row["version"] for row in data["table"]["rows"]] == [va, vb]
     from qatui.report.table import caption
     assert va in caption(data["table"]) and vb in caption(data["table"])
+
+
+def test_the_html_report_names_both_versions(tmp_path, edited_prompts) -> None:
+    from qatui.report.html import build_report
+
+    store, a, b = _two_versions(tmp_path, edited_prompts)
+    va, vb = (store.open(s).meta["judges"]["pointwise"]["version"] for s in (a, b))
+    html = build_report([store.open(a), store.open(b)], sessions_root=store.root)
+    assert f"judge pointwise ran in different versions: A {va}, B {vb}" in html
+    assert html.count(va) >= 2 and html.count(vb) >= 2  # the note, and each session's settings
 
 
 def test_a_comparison_of_one_version_says_nothing_about_versions(tmp_path) -> None:
@@ -271,16 +284,21 @@ def test_resume_of_a_session_whose_judge_file_changed_is_refused_by_the_cli_in_o
         return {f"Q{k}": "yes" for k in range(1, n + 1)}
 
     options = {"checkeval": {"checklist": str(checklist)}}
-    job = start_run(store, load_dataset(str(data)), ["checkeval"], Config(), judge_options=options,
-                    resources=scripted_resources(llm=ScriptedLLM(reply)))
+    config_file = tmp_path / "config.toml"  # a backbone on a closed port: a resume that ran would stop at once
+    config_file.write_text('[backbones.closed]\nmodel = "openai/fake-model"\napi_base = "http://127.0.0.1:9/v1"\n'
+                           'api_key_env = "FAKE_KEY"\n', encoding="utf-8")
+    config = load_config(config_file)
+    job = start_run(store, load_dataset(str(data)), ["checkeval"], config, judge_options=options,
+                    resources=scripted_resources(config, llm=ScriptedLLM(reply), backbone_name="closed"))
     run_headless(job)
     stored = store.open(job.session.id).meta["judges"]["checkeval"]["version"]
     checklist.write_text(checklist.read_text(encoding="utf-8").replace("?", " at all?", 1), encoding="utf-8")
     now = make_judge("checkeval", options["checkeval"]).version
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "COLUMNS": "300",
            "XDG_CONFIG_HOME": str(tmp_path / "config"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    done = subprocess.run([sys.executable, "-m", "qatui", "sessions", "resume", job.session.id,
-                           "--sessions-dir", str(store.root)], capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run([sys.executable, "-m", "qatui", "--config", str(config_file), "sessions", "resume",
+                           job.session.id, "--sessions-dir", str(store.root)],
+                          capture_output=True, text=True, env={**env, "FAKE_KEY": "sk-test"}, timeout=120)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr

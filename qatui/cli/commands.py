@@ -211,7 +211,8 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
 def _sessions_diff(args: argparse.Namespace, config: Config, store: SessionStore, console: Console) -> int:
     """`qatui sessions diff A [B]`: per judge both share, "same version" or the unified diff of its definitions;
     with one session, its judges as stored against the same judges now (what a resume would refuse)."""
-    from qatui.engine.jobs import current_entries
+    from qatui.engine.jobs import resources_from_meta
+    from qatui.engine.versions import current_entries
     from qatui.report.versions import definition_diff, print_diff
 
     if len(args.ids) > 2:
@@ -221,7 +222,7 @@ def _sessions_diff(args: argparse.Namespace, config: Config, store: SessionStore
         second = store.open(args.ids[1])
         names, right = (first.id, second.id), second.meta.get("judges") or {}
     else:
-        names, right = (first.id, "now"), current_entries(first.meta, config)
+        names, right = (first.id, "now"), current_entries(first.meta, resources_from_meta(first.meta, config))
     diffs = definition_diff(first.meta.get("judges") or {}, right, names)
     if args.json:
         print_json({"sessions": list(names), "judges": diffs})

@@ -17,6 +17,7 @@ from qatui.errors import DatasetError, JudgeError, SessionError
 from qatui.engine.backbones import check_models, judge_once_when_fixed, request_notes, run_backbones, run_cap
 from qatui.judges.files.find import file_meta, stored_file
 from qatui.judges.registry import make_judge, stored_options
+from qatui.engine.versions import changed_judge, judge_entry
 from qatui.store.judge_versions import entry_options, entry_version
 from qatui.ties import TIE_RULE
 
@@ -58,35 +59,6 @@ def build_judges(names: list[str], config: Config, dataset: Dataset, resources: 
         if problems := judge.unmet_needs(dataset):
             raise JudgeError(f"judge {judge.name!r} cannot run on {dataset.name} ({dataset.format}): {'; '.join(problems)}")
     return judges
-
-
-def judge_entry(judge: Judge) -> dict[str, Any]:
-    """What a session stores of a judge (`meta["judges"][name]`): its options as stored, its `version`, and the
-    `definition` texts that version names, so a later resume or `sessions diff` can tell what changed."""
-    return {**judge.describe_options(), "version": judge.version, "definition": judge.definition()}
-
-
-def current_entries(meta: dict, config: Config) -> dict[str, dict[str, Any]]:
-    """A saved session's judges as they are now (stored options, the session's models): what `judge_entry` would
-    store for each today, so `sessions diff ID` shows what changed since the run."""
-    resources = resources_from_meta(meta, config)
-    entries = {}
-    for name, entry in (meta.get("judges") or {}).items():
-        if (meta.get("imported") or {}).get("judge") == name:
-            continue  # a judge qatui cannot run has no definition now
-        entries[name] = judge_entry(make_judge(name, stored_options(name, entry_options(entry)), resources))
-    return entries
-
-
-def changed_judge(session_id: str, judge: Judge, entry: dict) -> str | None:
-    """Why resuming `session_id` with `judge` would mix two versions of it (None when the stored version is the
-    judge's now, or when the session is older than versions and recorded none)."""
-    stored = entry_version(entry)
-    if stored is None or stored == judge.version:
-        return None
-    return (f"session {session_id}: judge {judge.name} changed since the run (stored version {stored}, now "
-            f"{judge.version}): resuming would mix two versions in one session; start a new run, or see what "
-            f"changed with `qatui sessions diff {session_id}`")
 
 
 def expected_calls(judges: list[Judge], dataset: Dataset) -> dict[str, tuple[int, int] | None]:

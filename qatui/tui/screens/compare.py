@@ -27,7 +27,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, ScrollableContainer, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.events import Resize
 from textual.widgets import DataTable, Footer, Header, LoadingIndicator, Static
@@ -40,6 +40,7 @@ from qatui.tui.format import SHORT_METRICS
 from qatui.tui.clipboard import copy_artifact
 from qatui.tui.report_file import export_report
 from qatui.tui.screens.base import QatuiScreen
+from qatui.tui.screens.version_diff import VersionDiffScreen
 from qatui.tui.widgets.checklist_panel import ChecklistPanel
 from qatui.tui.widgets.entailment_panel import EntailmentPanel
 from qatui.tui.widgets.instances_panel import InstancesPanel
@@ -444,43 +445,3 @@ class SideBySideScreen(QatuiScreen):
         column.focus()
         if self.query_one("#sides").has_class("-narrow"):
             self.query_one("#sides").scroll_to_widget(column, top=True, animate=False)
-
-
-class VersionDiffScreen(QatuiScreen):
-    """The prompt diff of the compared sessions' judges, in a pane that scrolls both ways; escape goes back."""
-
-    HELP_TITLE = "prompt diff"
-    DEFAULT_CSS = """
-    VersionDiffScreen {
-        & #diff-pane { height: 1fr; border: round $panel-border; border-title-color: $accent; }
-        & #diff-pane:focus { border: round $primary; }
-        & #diff { width: auto; padding: 0 1; }
-    }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "app.pop_screen", "Back")]
-
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
-        """The diff as plain text (`report.versions.diff_text`): shown as data, never as markup."""
-
-    def compose(self) -> ComposeResult:
-        yield Header(icon="◆")
-        with ScrollableContainer(id="diff-pane"):
-            yield Static(self._styled(), id="diff")
-        yield Footer(compact=True)
-
-    def on_mount(self) -> None:
-        self.sub_title = "prompt diff"
-        pane = self.query_one("#diff-pane")
-        pane.border_title = "Judge versions: what changed (arrows, pgup/pgdn scroll; escape: back)"
-        pane.focus()
-
-    def _styled(self) -> Text:
-        """The diff with its added lines green, removed red, headings bold: styles on plain text, no markup."""
-        out = Text(no_wrap=True)
-        for line in plain(self.text).splitlines():
-            style = ("bold" if line.startswith(("==", "+++", "---")) else "green" if line.startswith("+")
-                     else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else "")
-            out.append(line + "\n", style=style)
-        return out
