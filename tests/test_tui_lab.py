@@ -199,7 +199,7 @@ async def test_an_edited_word_runs_beside_the_saved_version_with_figures_and_fli
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: figures_shown(app), "the figures", timeout=60)
         rows = cells(screen.query_one("#figures", DataTable))
-        assert [row[0] for row in rows] == ["saved", "edited", "Δ paired"]
+        assert [row[0] for row in rows] == ["before", "this", "Δ paired"]
         assert rows[0][3] == f"{4 / 12:.3f}" and rows[1][3] == f"{8 / 12:.3f}"
         assert rows[2][3] == f"{4 / 12:+.3f}" and rows[2][4].startswith("[")
         flips = cells(screen.query_one("#flips", DataTable))
