@@ -102,14 +102,16 @@ def exported_text(name: str) -> str:
 
 
 def load_labelled(spec: str, roots: Roots) -> Dataset:
-    """The dataset at `spec` ('demo' for the bundled one); refused in one line when no item has people's labels."""
+    """The dataset at `spec` ('demo' for the bundled one); refused in one line when no item has people's labels of a
+    kind a judge is compared on (`alignment.labelled_kind`)."""
     from qatui.data.loaders import demo_dataset, load_dataset
 
     if not spec:
         raise DatasetError("type a dataset path (or demo)")
+    from qatui.engine.alignment import labelled_kind
+
     dataset = demo_dataset() if spec == "demo" else load_dataset(roots.checked(spec))
-    if not any(item.gold is not None for item in dataset.items):
-        raise DatasetError(f"{dataset.name}: no item has people's labels (gold), so agreement cannot be measured")
+    labelled_kind(dataset)  # no gold, or a kind without a paired figure: refused here, before any run
     return dataset
 
 
