@@ -476,7 +476,7 @@ class JudgeLabScreen(QatuiScreen):
                   "run": "#data" if self.dataset is None else "#flips" if self.result is not None else "#how",
                   "history": "#versions"}.get(tab)
         if target is not None:
-            self.query_one(target).focus()
+            self.set_focus(self.query_one(target))  # at once: keys typed right after land there
 
     def _leave_edits(self, then) -> None:
         """Call `then` now, or after the user agrees to drop the edits not saved."""
