@@ -240,6 +240,13 @@ def test_bad_inputs_are_refused_before_any_call(setup, llm_server, tmp_path, cap
     taken.write_text("x = 1\n")
     code, doc, _ = align(capsys, setup, tmp_path, data, "-o", str(taken))
     assert code == 2 and "--force" in doc["error"] and taken.read_text() == "x = 1\n"
+    from qatui.judges.files.export import export_text
+
+    own = tmp_path / "mine.toml"
+    own.write_text(export_text("pointwise"))
+    code = main(["judges", "align", str(own), str(data), "--config", str(setup), "--sessions-dir",
+                 str(tmp_path / "sessions"), "--backbone", "fake", "--json", "-o", str(own)])
+    assert code == 2 and "the judge file being aligned; pass --force" in json.loads(capsys.readouterr().out)["error"]
     assert not llm_server.requests and not (tmp_path / "sessions").exists()
 
 
@@ -308,3 +315,30 @@ def test_ctrl_c_keeps_what_finished(setup, llm_server, tmp_path) -> None:
     assert [r.version for r in records] == [doc["start"]["version"]]
     store = SessionStore(tmp_path / "sessions")
     assert len(doc["sessions"]) == 2 and all(store.open(s).meta["status"] == "completed" for s in doc["sessions"])
+
+
+def test_choose_best_keeps_the_highest_train_figure_the_incumbent_on_a_tie_and_never_a_proposal_that_failed() -> None:
+    from qatui.engine.alignment import Evaluation
+    from qatui.engine.aligning import choose_best
+
+    def ev(value, failed=()):
+        return Evaluation(session_id="s", judge="j", version="v", kind="pairwise", metric="accuracy", value=value,
+                          ci=None, n=4, item_ids=("a", "b"), verdicts={}, per_item={},
+                          failed={item: "down" for item in failed}, status="completed")
+
+    assert choose_best([ev(0.5), ev(0.75), ev(0.75)]) == 1  # a tie keeps the earlier
+    assert choose_best([ev(0.5), None, ev(0.25)]) == 0  # a refused proposal (None) and a worse one
+    assert choose_best([ev(0.5), ev(1.0, failed=["a"]), ev(0.6)]) == 2  # a proposal that failed an item is not kept
+    assert choose_best([ev(0.5, failed=["a"]), ev(0.4)]) == 0  # the start may be kept: a proposal must beat it
+    assert choose_best([ev(None), ev(0.1)]) == 1
+
+
+def test_a_judge_that_fails_every_train_item_stops_before_any_round(setup, llm_server, tmp_path, capsys) -> None:
+    llm_server.script(scripted(concise_judge, writer_reply(lambda text: CONCISE)),
+                      faults=lambda index, body: "ok" if is_preflight(body) else "500")
+    data = write_data(tmp_path / "d.jsonl", 8)
+    out = tmp_path / "aligned.toml"
+    code, doc, err = align(capsys, setup, tmp_path, data, "--rounds", "2", "-o", str(out))
+    assert code == 1 and "no round: the judge gave no verdict to measure on train (4 item(s) failed" in err
+    assert doc["start"]["train"]["value"] is None and len(doc["candidates"]) == 1
+    assert not any(WRITER_MARK in system_of(b) for b in llm_server.requests) and not out.exists()

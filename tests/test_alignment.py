@@ -118,3 +118,22 @@ def test_ranking_gold_is_split_by_its_number_of_tiers(tmp_path) -> None:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     train, _, how = split_items(load_dataset(str(path)), 0.5, 0)
     assert sum(1 for i in train if int(i[1:]) < 6) == 3 and "number of gold tiers" in how
+
+
+def test_the_writer_sees_a_ranking_item_with_every_answer_fenced_and_both_orders_in_words(tmp_path) -> None:
+    from qatui.engine.align_writer import writer_messages
+    from qatui.llm.fence import block_texts
+
+    dataset = demo_dataset()
+    found = evaluate(make_judge("length"), dataset, labelled_ids(dataset)[:6], Config(),
+                     store=SessionStore(tmp_path / "s"))
+    worst = [item for item in dataset.items if item.id == found.disagreeing()[0]]
+    (item,) = worst
+    messages = writer_messages("name = 'x'", worst, found)
+    user = messages[-1]["content"]
+    blocks = block_texts(user)
+    assert blocks["Judge definition"] == "name = 'x'" and blocks["Item 1 question"] == item.question
+    assert all(blocks[f"Item 1 answer {cid}"] == text for cid, text in item.candidates.items())
+    people = " > ".join(" = ".join(f"answer {cid}" for cid in tier) for tier in item.gold.tiers)
+    judged = " > ".join(" = ".join(f"answer {cid}" for cid in tier) for tier in found.verdicts[item.id].tiers)
+    assert f"People: best first: {people}" in user and f"The judge: best first: {judged}" in user

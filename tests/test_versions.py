@@ -152,6 +152,9 @@ def test_the_session_and_every_verdict_record_the_version(tmp_path) -> None:
     assert entry["definition"] == make_judge("pointwise").definition()
     verdicts = session.verdicts("pointwise")
     assert len(verdicts) == 3 and {v.version for v in verdicts.values()} == {version}
+    from qatui.report import item_detail
+
+    assert item_detail(session, "q0")["judges"]["pointwise"]["version"] == version  # `sessions show --item --json`
 
 
 def test_sessions_show_prints_the_version_and_json_holds_it(tmp_path, capsys) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qatui.cli.common import make_console, open_store, print_json
-from qatui.cli.parser import EXIT_INTERRUPTED
+from qatui.cli.parser import EXIT_INTERRUPTED, EXIT_RUN_FAILED
 from qatui.errors import QatuiError
 
 if TYPE_CHECKING:
@@ -73,15 +73,23 @@ def cmd_align(args: argparse.Namespace, config: Config) -> int:
     stderr = make_console(stderr=True)
     stderr.print(gold_line, markup=False, style="dim")
     state = AlignState(name=editable.name, train_ids=train_ids, test_ids=test_ids, stratified_by=stratified_by)
+    progress = _Progress(stderr)
     aligner = Aligner(editable=editable, dataset=dataset, config=config, resources=resources, writer=writer.llm,
-                      store=store, history=JudgeHistory(), settings=settings,
-                      on_step=lambda line: stderr.print(line, markup=False, style="dim"))
-    if not _drive(aligner, state):
+                      store=store, history=JudgeHistory(), settings=settings, on_event=progress.on_event,
+                      on_step=progress.step)
+    with progress.bar:
+        finished = _drive(aligner, state)
+    if not finished:
         _report_interrupted(stderr, state, aligner.history.root)
         if args.json:
             print_json({**_doc(state, resources.backbone, writer.backbone), "interrupted": True})
         return EXIT_INTERRUPTED
     kept = state.candidates[state.best]
+    if state.candidates[0].train is not None and state.candidates[0].train.value is None:
+        stderr.print(state.stopped, markup=False, style="red")
+        if args.json:
+            print_json(_doc(state, resources.backbone, writer.backbone))
+        return EXIT_RUN_FAILED  # nothing measured: no file written, no figure to read
     if out is not None:
         from qatui.store.atomic import atomic_write_text
 
@@ -93,6 +101,35 @@ def cmd_align(args: argparse.Namespace, config: Config) -> int:
     else:
         _print_result(make_console(), doc)
     return 0
+
+
+class _Progress:
+    """Each step as a line on stderr, and the run in progress as a bar of its items (gone when it ends)."""
+
+    def __init__(self, console: Console) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            console=console, transient=True)
+        self.task: Any = None
+        self.label = ""
+
+    def step(self, line: str) -> None:
+        """A step begins: say so, and name the bar of its run after it."""
+        self.bar.console.print(line, markup=False, style="dim", highlight=False)
+        self.label = line.split(":", 1)[0]
+
+    def on_event(self, event: Any) -> None:
+        """A run's events: its start sizes the bar, each verdict or failure moves it."""
+        from qatui.events import ItemFailed, RunFinished, RunStarted, Verdict
+
+        if isinstance(event, RunStarted):
+            self.task = self.bar.add_task(self.label, total=event.n_tasks)
+        elif isinstance(event, (Verdict, ItemFailed)) and self.task is not None:
+            self.bar.advance(self.task)
+        elif isinstance(event, RunFinished) and self.task is not None:
+            self.bar.remove_task(self.task)
+            self.task = None
 
 
 def _drive(aligner: Any, state: AlignState) -> bool:

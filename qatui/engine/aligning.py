@@ -147,12 +147,13 @@ def split_items(dataset: Dataset, share: float, seed: int) -> tuple[list[str], l
 def choose_best(train: Sequence[Evaluation | None]) -> int:
     """The index of the candidate to keep, from their train evaluations only (None: not run).
 
-    The highest train figure wins; an evaluation with a failed item, or no figure, is never kept; a tie
-    keeps the earlier candidate (the incumbent). Test evaluations cannot reach this function.
+    The highest train figure wins; a tie keeps the earlier candidate (the incumbent). A proposal whose
+    evaluation failed an item, or has no figure, is never kept; the start (index 0) always may be, so a
+    proposal must beat it. Test evaluations cannot reach this function.
     """
     best, best_value = 0, None
     for index, evaluation in enumerate(train):
-        if evaluation is None or evaluation.value is None or evaluation.failed:
+        if evaluation is None or evaluation.value is None or (index and evaluation.failed):
             continue
         if best_value is None or evaluation.value > best_value:
             best, best_value = index, evaluation.value
@@ -256,7 +257,10 @@ class Aligner:
         state.candidates.append(start)
         state.start_test = await self._evaluate(state, start_judge, state.test_ids, "start, test")
         items = {item.id: item for item in self.dataset.items}
-        for number in range(1, settings.rounds + 1):
+        if start.train.value is None:
+            state.stopped = (f"no round: the judge gave no verdict to measure on train ({len(start.train.failed)} "
+                             f"item(s) failed; see `qatui sessions show {start.train.session_id}`)")
+        for number in range(1, settings.rounds + 1 if start.train.value is not None else 1):
             best = state.candidates[state.best]
             wrong = best.train.disagreeing()[:settings.shown] if best.train else []
             if not wrong:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from qatui.errors import DatasetError, QatuiError
+from qatui.errors import QatuiError
 from qatui.metrics.summary import TABLE_KEYS
 
 if TYPE_CHECKING:
@@ -247,9 +247,3 @@ def choose_items(dataset: Dataset, how: Choice, n: int, seed: int, evaluation: E
         return [item_id for item_id in evaluation.disagreeing() if item_id in known][:n]
     raise AlignmentError(f"unknown way to choose items: {how!r} (all, sample or disagreeing)")
 
-
-def check_items(dataset: Dataset, item_ids: Sequence[str]) -> None:
-    """Refuse ids that are unknown, unlabelled or repeated, before any work (`DatasetError` for an empty list)."""
-    if not item_ids:
-        raise DatasetError(f"{dataset.path}: no item chosen to evaluate")
-    _items(dataset, item_ids)

@@ -56,7 +56,7 @@ def stored_item(session_id: str, item_id: str, item: Item | None,
             v = doc["verdict"]
             entry.update(
                 scores=v["scores"], ranking=v["ranking"], order=v["order"], pair=v.get("pair"),
-                preference=v.get("preference"), details=v.get("details", {}),
+                preference=v.get("preference"), details=v.get("details", {}), version=v.get("version"),
                 artifacts=[a for a in v.get("artifacts", []) if a.get("type") not in ("judgement", "member_verdict")],
             )
             if members := [a for a in v.get("artifacts", []) if a.get("type") == "member_verdict"]:
