@@ -186,6 +186,9 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ('versions: the HTML report names both versions', 'qatui/report/html/render.py', '                        "note") for line in data.get("versions", [])]', '                        "note") for line in []]', 'tests/test_versions.py::test_the_html_report_names_both_versions'),
  ('versions: the diff is shown plain', 'qatui/report/versions.py', '    return plain("".join(parts))', '    return "".join(parts)', 'tests/test_versions.py::test_sessions_diff_shows_a_control_character_of_a_definition_as_its_escape'),
  ('versions: the history store refuses an unsafe name', 'qatui/store/judge_versions.py', '    if len(name) > MAX_NAME_CHARS or not _SAFE_NAME.fullmatch(name):', '    if len(name) > 10_000:', 'tests/test_versions.py::test_the_history_store_refuses_an_unsafe_name'),
+ ('judge files: few-shot examples sent', 'qatui/judges/files/judge.py', '        for example in section.get("examples", []):', '        for example in []:', 'tests/test_judge_files_use.py -k few_shot'),
+ ('judge files: a language variant applied', 'qatui/judges/files/judge.py', '        if variant is not None:\n            base.update', '        if False:\n            base.update', 'tests/test_judge_files_use.py -k few_shot'),
+ ("judge files: a re-ask's literal braces kept", 'qatui/judges/files/judge.py', '        return filled.replace("{", "{{").replace("}", "}}").replace("\\x00", "{reason}")', '        return filled.replace("\\x00", "{reason}")', 'tests/test_judge_files_use.py -k reask'),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

@@ -172,3 +172,59 @@ def test_a_judge_file_never_reads_its_verdict_from_the_thinking_or_a_cut_off_ans
         assert code == 0 and {s for v in session.verdicts("concise").values() for s in v.scores.values()} == {5.0}
     else:  # no verdict at all: every item fails with the reason, never a score from the draft or the cut answer
         assert done["judges"]["concise"]["coverage"]["failed"] == 2 and session.verdicts("concise") == {}
+
+
+async def test_few_shot_examples_are_earlier_turns_fenced_like_the_real_one_and_a_language_variant_replaces_keys(
+        ) -> None:
+    from qatui.data.model import Item
+    from qatui.engine.runner import Engine
+    from qatui.judges.files import JudgeFileError, parse_judge_text
+    from qatui.judges.registry import make_judge
+    from qatui.judges.resources import Resources
+    from qatui.llm.fence import block_texts
+
+    text = SCORE + '''
+[[prompts.examples]]
+question = "What is 1 plus 1?"
+answer = "2."
+score = "[[5]]"
+
+[prompts.zh]
+system = "为一个回答打分：{criteria} 从 {min} 到 {max}，写成 [[3]]。"
+'''
+    llm = ScriptedLLM(lambda call: {"score": "[[3]]"}, model="scripted/shots")
+    judge = make_judge("concise", {}, Resources(Config(), llm=llm), file=parse_judge_text(text, "shots.toml"))
+    items = [Item(id="en", question="What is salt?", references=["NaCl"], candidates={"a": "NaCl."}),
+             Item(id="zh", question="盐是什么？", references=["氯化钠"], candidates={"a": "氯化钠。"})]
+    events = [e async for e in Engine(items, [judge], seed=0, concurrency=1).run()]
+    assert len([e for e in events if e.type == "verdict"]) == 2
+    by_question = {call.messages[-1]["content"].split("\n")[0]: call.messages for call in llm.requests}
+    english, chinese = by_question["Question: What is salt?"], by_question["Question: 盐是什么？"]
+    assert [m["role"] for m in english] == ["system", "user", "assistant", "user"]
+    assert json.loads(english[2]["content"]) == {"score": "[[5]]"}
+    assert block_texts(english[1]["content"]) == {"Answer": "2."}  # the example's answer fenced as the real one
+    assert english[0]["content"].startswith("Grade one answer for concision.")
+    assert chinese[0]["content"].startswith("为一个回答打分：A direct, correct answer is best. 从 1 到 5")
+    assert chinese[-1]["content"].startswith("Question: 盐是什么？")  # the variant set no user: the default's
+    with pytest.raises(JudgeFileError, match=r"shots\.toml:\d+: prompts\.examples: an example needs score"):
+        parse_judge_text(text.replace('score = "[[5]]"\n', ""), "shots.toml")
+
+
+async def test_a_reask_with_literal_braces_is_sent_as_written_with_the_reason() -> None:
+    from qatui.data.model import Item
+    from qatui.engine.runner import Engine
+    from qatui.judges.files import parse_judge_text
+    from qatui.judges.registry import make_judge
+    from qatui.judges.resources import Resources
+
+    text = SCORE.replace('reference = """Reference', 'reask = """Unreadable ({reason}); reply {{"score": "[[{max}]]"}}."""\n'
+                                                     'reference = """Reference')
+    answers = iter(['{"score": "[[9]]"}', '{"score": "[[3]]"}'])
+    llm = ScriptedLLM(lambda call: next(answers), model="scripted/reask", parse_text=False)
+    judge = make_judge("concise", {}, Resources(Config(), llm=llm), file=parse_judge_text(text, "reask.toml"))
+    item = Item(id="q", question="What is salt?", references=["NaCl"], candidates={"a": "NaCl."})
+    events = [e async for e in Engine([item], [judge], seed=0, concurrency=1).run()]
+    (verdict,) = [e for e in events if e.type == "verdict"]
+    assert verdict.scores == {"a": 3.0}
+    assert llm.requests[1].messages[-1]["content"] == \
+        'Unreadable ([[9]] is outside 1.00-5.00); reply {"score": "[[5]]"}.'

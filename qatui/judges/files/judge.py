@@ -164,8 +164,10 @@ class FileJudge(Judge):
         return self._schemas[labels]
 
     def _reask(self, section: dict[str, Any]) -> str:
-        """The re-ask text with the file's own placeholders filled, {reason} left for `ask_bracketed`."""
-        return section["reask"].format(**self.statics(), reason="{reason}")
+        """The re-ask text with the file's own placeholders filled and {reason} left for `ask_bracketed`, which
+        formats it once more: the braces the first fill leaves are doubled again."""
+        filled = section["reask"].format(**self.statics(), reason="\x00")
+        return filled.replace("{", "{{").replace("}", "}}").replace("\x00", "{reason}")
 
     async def _ask(self, messages: list[dict[str, str]], read: Any, section: dict[str, Any], **extra: Any) -> Any:
         return await ask_bracketed(self.resources.llm, messages, read, purpose=f"file:{self.spec.kind}",

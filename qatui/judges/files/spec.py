@@ -291,8 +291,9 @@ def _scale_problems(scale: ScaleSpec) -> list[Problem]:
 
 def _answer_problems(spec: JudgeSpec) -> list[Problem]:
     answer = spec.answer
-    if answer.format is not None and spec.kind in ("listwise", "checklist"):
-        return [(("answer", "format"), f"a {spec.kind} judge answers in a fixed JSON form; remove format")]
+    for key in ("format", "explanation", "verdict_key"):
+        if spec.kind in ("listwise", "checklist") and key in answer.model_fields_set:
+            return [(("answer", key), f"a {spec.kind} judge answers in a fixed JSON form; remove {key}")]
     if answer.format == "plain" and spec.kind == "score":
         return [(("answer", "format"), "a score is always written bracketed, as [[8]]")]
     if answer.explanation and answer.verdict_key == answer.explanation_key:
