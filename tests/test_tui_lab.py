@@ -199,7 +199,7 @@ async def test_an_edited_word_runs_beside_the_saved_version_with_figures_and_fli
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: figures_shown(app), "the figures", timeout=60)
         rows = cells(screen.query_one("#figures", DataTable))
-        assert [row[0] for row in rows] == ["saved", "edited", "Δ paired"]
+        assert [row[0] for row in rows] == ["before", "this", "Δ paired"]
         assert rows[0][3] == f"{4 / 12:.3f}" and rows[1][3] == f"{8 / 12:.3f}"
         assert rows[2][3] == f"{4 / 12:+.3f}" and rows[2][4].startswith("[")
         flips = cells(screen.query_one("#flips", DataTable))
@@ -423,3 +423,14 @@ async def test_the_n_most_disagreeing_items_are_those_the_saved_version_gets_wro
         assert len(result.items) == 3 and set(result.items) <= set(wrong_before)
         assert result.saved.value == 0.0 and result.edited.value == 1.0
         assert sorted(result.comparison.now_right) == sorted(result.items)
+
+
+async def test_a_dataset_without_people_s_labels_is_refused_when_given(lab_dir) -> None:
+    write_sums(lab_dir / "sums.jsonl", N_ITEMS, gold=False)
+    app = scripted_app(lab_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: "Cannot use the dataset" in toasts(app), "the refusal")
+        assert lab(app).dataset is None
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: app.focused is lab(app).query_one("#data"), "the dataset field, to fix it")
+    assert sessions(lab_dir) == []

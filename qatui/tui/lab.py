@@ -102,14 +102,16 @@ def exported_text(name: str) -> str:
 
 
 def load_labelled(spec: str, roots: Roots) -> Dataset:
-    """The dataset at `spec` ('demo' for the bundled one); refused in one line when no item has people's labels."""
+    """The dataset at `spec` ('demo' for the bundled one); refused in one line when no item has people's labels of a
+    kind a judge is compared on (`alignment.labelled_kind`)."""
     from qatui.data.loaders import demo_dataset, load_dataset
 
     if not spec:
         raise DatasetError("type a dataset path (or demo)")
+    from qatui.engine.alignment import labelled_kind
+
     dataset = demo_dataset() if spec == "demo" else load_dataset(roots.checked(spec))
-    if not any(item.gold is not None for item in dataset.items):
-        raise DatasetError(f"{dataset.name}: no item has people's labels (gold), so agreement cannot be measured")
+    labelled_kind(dataset)  # no gold, or a kind without a paired figure: refused here, before any run
     return dataset
 
 
@@ -138,12 +140,12 @@ class LabResult:
     """Item id -> question, for the flipped items' rows."""
 
     def summary(self) -> str:
-        """One line: the edited version's agreement, and against the saved one the paired difference."""
+        """One line: this version's agreement, and against the version before it (the saved one) the paired difference."""
         now = f"{self.edited.metric} {fmt(self.edited.value)} {fmt_ci(self.edited.ci)} on {len(self.items)} items"
         if self.comparison is None:
-            return f"saved version: {now}; edit the prompt and run again to compare"
+            return f"this version: {now}; edit the prompt and run again to compare"
         c = self.comparison
-        return (f"edited: {now}; Δ {fmt(c.delta, signed=True)} {fmt_ci(c.ci, signed=True)} against the saved"
+        return (f"this version: {now}; Δ {fmt(c.delta, signed=True)} {fmt_ci(c.ci, signed=True)} against the one before"
                 f"{verdict_of(c)}; {len(c.now_right)} now right, {len(c.now_wrong)} now wrong")
 
 
@@ -258,12 +260,12 @@ async def run_lab(opened: LabFile, text: str, dataset: Dataset, request: LabRequ
 def figures_of(result: LabResult) -> list[list[str]]:
     """The figures table: the saved version, the edited one, and their paired difference."""
     rows = []
-    for label, ev in (("saved", result.saved), ("edited" if result.saved else "saved", result.edited)):
+    for label, ev in (("before", result.saved), ("this", result.edited)):
         if ev is not None:
             rows.append([label, ev.version, ev.metric, fmt(ev.value), fmt_ci(ev.ci), str(ev.n),
                          str(len(ev.failed))])
     if (c := result.comparison) is not None:
-        rows.append(["Δ paired", "edited − saved", result.edited.metric, fmt(c.delta, signed=True),
+        rows.append(["Δ paired", "this − before", result.edited.metric, fmt(c.delta, signed=True),
                      fmt_ci(c.ci, signed=True), str(c.n), ""])
     return rows
 

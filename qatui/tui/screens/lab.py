@@ -293,7 +293,7 @@ class JudgeLabScreen(QatuiScreen):
         elif self.dataset is None:
             line = "Give a dataset with people's labels in the Run tab (F3), then ctrl+r runs the judge on it."
         else:
-            line = ("edited: ctrl+r runs it beside the saved version, ctrl+s saves" if self.modified()
+            line = ("edited: ctrl+r runs it beside the saved version (the one before), ctrl+s saves" if self.modified()
                     else "ctrl+r runs the saved version on the labelled items")
         # the judge's name (else its file's): the whole path is on the editor's border
         shown = self.judge_name or (self.opened.path.name if self.opened else "no judge")
@@ -476,7 +476,7 @@ class JudgeLabScreen(QatuiScreen):
                   "run": "#data" if self.dataset is None else "#flips" if self.result is not None else "#how",
                   "history": "#versions"}.get(tab)
         if target is not None:
-            self.query_one(target).focus()
+            self.set_focus(self.query_one(target))  # at once: keys typed right after land there
 
     def _leave_edits(self, then) -> None:
         """Call `then` now, or after the user agrees to drop the edits not saved."""
