@@ -6,6 +6,7 @@ and every judge of a run talks to the same cached client.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -244,6 +245,8 @@ def _languages(dataset: Dataset | None) -> set[str]:
 
 _SERVED: dict[tuple[str, str], object] = {}
 """Served models already probed in this process, by (name, settings): a jury's members share one."""
+_SERVED_LOCK = threading.Lock()
+"""Held while a served model is probed: two workers of the TUI never probe (and keep) one model twice."""
 
 
 def served_embedder(name: str, config: Config) -> Embedder:
@@ -256,15 +259,16 @@ def served_embedder(name: str, config: Config) -> Embedder:
 
     settings = config.embedders[name]
     key = (name, "embedder " + settings.model_dump_json())
-    if key not in _SERVED:
-        calls = RemoteEmbeddings(name, settings)
-        identity = "\0".join([settings.model, settings.api_base or "", str(settings.dimensions or ""),
-                               settings.revision])
-        try:
-            _SERVED[key] = RemoteEmbedder(name, calls.encode, identity, batch_size=settings.batch_size)
-        except LLMCallError as e:
-            raise EmbedderError(f"embedder {name!r} cannot be used: {e}") from None
-    return _SERVED[key]  # type: ignore[return-value]
+    with _SERVED_LOCK:
+        if key not in _SERVED:
+            calls = RemoteEmbeddings(name, settings)
+            identity = "\0".join([settings.model, settings.api_base or "", str(settings.dimensions or ""),
+                                   settings.revision])
+            try:
+                _SERVED[key] = RemoteEmbedder(name, calls.encode, identity, batch_size=settings.batch_size)
+            except LLMCallError as e:
+                raise EmbedderError(f"embedder {name!r} cannot be used: {e}") from None
+        return _SERVED[key]  # type: ignore[return-value]
 
 
 def served_nli(name: str, config: Config) -> NLIScorer:
@@ -273,6 +277,7 @@ def served_nli(name: str, config: Config) -> NLIScorer:
 
     settings = config.nli_servers[name]
     key = (name, "nli " + settings.model_dump_json())
-    if key not in _SERVED:
-        _SERVED[key] = ServedNLI(name, settings)
-    return _SERVED[key]  # type: ignore[return-value]
+    with _SERVED_LOCK:
+        if key not in _SERVED:
+            _SERVED[key] = ServedNLI(name, settings)
+        return _SERVED[key]  # type: ignore[return-value]
