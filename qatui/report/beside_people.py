@@ -98,17 +98,6 @@ def _figure(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
-def ceiling_line(found: dict[str, Any] | None) -> str:
-    """'vs people (3, leave one out): kappa 0.412, accuracy 0.700 · human ceiling kappa 0.620, accuracy 0.800';
-    '' without two people."""
-    if not found:
-        return ""
-    ceiling = found["ceiling"]
-    return (f"vs people ({plural(found['people'], 'person', 'people')}, each against the others' majority): "
-            f"kappa {_figure(found['kappa'])}, accuracy {_figure(found['accuracy'])} · human ceiling kappa "
-            f"{_figure(ceiling['kappa'])}, accuracy {_figure(ceiling['accuracy'])}")
-
-
 def ceiling_cell(found: dict[str, Any] | None) -> str:
     """`table`'s cell: the judge's kappa / the ceiling's, ×100, and the alt-test's verdict where it ran; '–' without."""
     if not found:
