@@ -112,12 +112,13 @@ def ceiling_cell(found: dict[str, Any] | None) -> str:
 
 
 def ceiling_short(found: dict[str, Any] | None) -> str:
-    """The TUI header's line: 'vs 3 people κ -0.077 acc 0.633 · ceiling κ -0.074 acc 0.600 · can replace one';
-    '' without two people."""
+    """The TUI header's line, within 78 columns: '3 people: κ -0.077 acc 0.633 · ceiling κ -0.074 acc 0.600 ·
+    alt-test pass' (the judge could replace one of them; `sessions show` says it in a sentence); '' without two
+    people."""
     if not found:
         return ""
     ceiling, test = found["ceiling"], found.get("alt_test") or {}
     verdict = ("" if not test else " · alt-test not run" if not test.get("ran")
-               else " · can replace one" if test.get("passed") else " · cannot replace one")
-    return (f"vs {found['people']} people κ {_figure(found['kappa'])} acc {_figure(found['accuracy'])} · ceiling "
+               else " · alt-test pass" if test.get("passed") else " · alt-test fail")
+    return (f"{found['people']} people: κ {_figure(found['kappa'])} acc {_figure(found['accuracy'])} · ceiling "
             f"κ {_figure(ceiling['kappa'])} acc {_figure(ceiling['accuracy'])}{verdict}")
