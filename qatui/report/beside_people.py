@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from qatui.text import plural
-
 if TYPE_CHECKING:
     from pathlib import Path
 
