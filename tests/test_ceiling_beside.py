@@ -94,5 +94,8 @@ async def test_the_session_screen_shows_the_ceiling_beside_the_judge(labelled, t
             return "\n".join(str(static.render()) for static in header.query("Static"))
 
         await until(pilot, lambda: "ceiling" in shown())
-        assert (f"vs 3 people κ {JUDGE_KAPPA:.3f} acc 0.633 · ceiling κ {CEILING_KAPPA:.3f} acc 0.600 · "
-                "can replace one") in shown()
+        assert (f"3 people: κ {JUDGE_KAPPA:.3f} acc 0.633 · ceiling κ {CEILING_KAPPA:.3f} acc 0.600 · "
+                "alt-test pass") in shown()
+        # at 80x24 too: the ceiling and a pairwise judge's class line are on screen, not only drawn
+        for line in (header.query_one(".ceiling"), header.query_one(".classes")):
+            assert line.display and line.region.height >= 1 and line.region.bottom <= header.region.bottom

@@ -106,3 +106,13 @@ def test_out_of_range_values_are_refused_in_one_line_before_any_work(tmp_path, c
         assert main(["--sessions-dir", str(sessions), *command, flag, value]) == 2
         err = capsys.readouterr().err
         assert says in err and len(err.strip().splitlines()) == 1 and not sessions.exists(), err
+
+
+def test_a_jury_members_backbone_is_asked_too() -> None:
+    """`--jury pairwise@MODEL,...`: the member's model string gets the effort like a --backbone would."""
+    from qatui.cli.common import jury_backbones, with_jury
+
+    config = with_jury(Config(), ["jury"], "pairwise@openai/gpt-4o-mini,length")
+    asked = with_reasoning(config, {"reasoning_effort": "minimal"}, jury_backbones(config))
+    assert asked.backbones["openai/gpt-4o-mini"].reasoning_effort == "minimal"
+    assert client_module.make_client("openai/gpt-4o-mini", asked).shape().extra == (("reasoning_effort", "minimal"),)

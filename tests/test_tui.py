@@ -404,7 +404,8 @@ async def test_the_ranking_is_in_view_at_every_size_without_scrolling(tmp_path, 
         screen = app.screen
         ranking, transcript = screen.query_one(RankingPanel), screen.query_one(TranscriptPanel)
         assert ranking.task.ranking and ranking.task.tau is not None
-        assert ranking.region.height == ranking.outer_size.height >= 8  # whole: 4 responses, header, tau, border
+        # whole: 4 responses, header, tau, its titled top border, and below 30 rows no bottom one (compact panels)
+        assert ranking.region.height == ranking.outer_size.height >= (8 if size[1] >= 30 else 7)
         assert transcript.display == (size == (120, 40))  # too short for the transcript: hidden, t shows it
         assert not transcript.display or not ranking.region.overlaps(transcript.region)
         for y in range(ranking.region.y, ranking.region.bottom):  # nothing drawn over any of its rows
@@ -456,7 +457,8 @@ async def test_item_list_keeps_every_item_id_whole_at_every_width(store, size) -
             assert {row[-1] for row in rows} == set(ids)  # whole ids, never `spot-chec`
             if len(judges) > 1:
                 assert {row[2] for row in rows} == set(judges)
-            full = size == (120, 40) or len(judges) == 1
+            # one judge: no judge column, so the status word fits; at 80 columns the list narrows to 24: a mark
+            full = size == (120, 40) or (len(judges) == 1 and size[0] > 80)
             assert {row[0] for row in rows} == ({"done"} if full else {"✓"})
 
 

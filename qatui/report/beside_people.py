@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from qatui.text import plural
-
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -98,17 +96,6 @@ def _figure(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
-def ceiling_line(found: dict[str, Any] | None) -> str:
-    """'vs people (3, leave one out): kappa 0.412, accuracy 0.700 · human ceiling kappa 0.620, accuracy 0.800';
-    '' without two people."""
-    if not found:
-        return ""
-    ceiling = found["ceiling"]
-    return (f"vs people ({plural(found['people'], 'person', 'people')}, each against the others' majority): "
-            f"kappa {_figure(found['kappa'])}, accuracy {_figure(found['accuracy'])} · human ceiling kappa "
-            f"{_figure(ceiling['kappa'])}, accuracy {_figure(ceiling['accuracy'])}")
-
-
 def ceiling_cell(found: dict[str, Any] | None) -> str:
     """`table`'s cell: the judge's kappa / the ceiling's, ×100, and the alt-test's verdict where it ran; '–' without."""
     if not found:
@@ -123,12 +110,13 @@ def ceiling_cell(found: dict[str, Any] | None) -> str:
 
 
 def ceiling_short(found: dict[str, Any] | None) -> str:
-    """The TUI header's line: 'vs 3 people κ -0.077 acc 0.633 · ceiling κ -0.074 acc 0.600 · can replace one';
-    '' without two people."""
+    """The TUI header's line, within 78 columns: '3 people: κ -0.077 acc 0.633 · ceiling κ -0.074 acc 0.600 ·
+    alt-test pass' (the judge could replace one of them; `sessions show` says it in a sentence); '' without two
+    people."""
     if not found:
         return ""
     ceiling, test = found["ceiling"], found.get("alt_test") or {}
     verdict = ("" if not test else " · alt-test not run" if not test.get("ran")
-               else " · can replace one" if test.get("passed") else " · cannot replace one")
-    return (f"vs {found['people']} people κ {_figure(found['kappa'])} acc {_figure(found['accuracy'])} · ceiling "
+               else " · alt-test pass" if test.get("passed") else " · alt-test fail")
+    return (f"{found['people']} people: κ {_figure(found['kappa'])} acc {_figure(found['accuracy'])} · ceiling "
             f"κ {_figure(ceiling['kappa'])} acc {_figure(ceiling['accuracy'])}{verdict}")

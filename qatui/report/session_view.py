@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -89,8 +89,6 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
 
             print_classes(console, classes)
         if found := doc.get("human_ceiling"):
-            from qatui.report.beside_people import ceiling_line
-
             console.print(f"  {ceiling_line(found)}", markup=False)
             if found.get("alt_test_result"):
                 console.print(f"  {found['alt_test_result']}", markup=False)
@@ -151,6 +149,17 @@ def batch_lines(batches: list[dict]) -> list[str]:
                      f"{doc['price']}")
         lines.append(text)
     return lines
+
+
+def ceiling_line(found: dict[str, Any] | None) -> str:
+    """'vs people (3 people, each against the others' majority): kappa 0.412, accuracy 0.700 · human ceiling kappa
+    0.620, accuracy 0.800' (`report.beside_people`); '' without two people."""
+    if not found:
+        return ""
+    ceiling = found["ceiling"]
+    return (f"vs people ({plural(found['people'], 'person', 'people')}, each against the others' majority): "
+            f"kappa {fmt(found['kappa'])}, accuracy {fmt(found['accuracy'])} · human ceiling kappa "
+            f"{fmt(ceiling['kappa'])}, accuracy {fmt(ceiling['accuracy'])}")
 
 
 def self_agreement_line(doc: object) -> str:

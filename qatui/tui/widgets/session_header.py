@@ -31,13 +31,14 @@ class SessionHeader(Vertical):
         & Sparkline { width: 1fr; height: 1; }
         & Sparkline > .sparkline--min-color { color: $error; }
         & Sparkline > .sparkline--max-color { color: $success; }
-        &.-compact .classes, &.-compact .per-item { display: none; }
+        &.-compact .ranked, &.-compact .per-item { display: none; }
     }
     """
 
     COMPACT = 30
-    """Below this many terminal rows the per-class line and the per-item sparkline are left out (`sessions show`
-    and taller screens have them), leaving the rows to the item's panels."""
+    """Below this many terminal rows the per-item sparkline, and the per-class line of a judge measured on rankings
+    (its pairs' classes, beside the tau that is its figure), are left out (`sessions show` and taller screens have
+    them), leaving the rows to the item's panels. A judge of pairs or labels keeps its class line."""
 
     def on_resize(self) -> None:
         self.set_class(self.app.size.height < self.COMPACT, "-compact")
@@ -62,7 +63,9 @@ class SessionHeader(Vertical):
             self._judge_lines[judge] = Static(Content.from_markup("[b $accent]$judge[/]  $line", judge=plain(judge), line=line))
             self.mount(self._judge_lines[judge])
             if classes := doc.get("classes"):
-                self._judge_lines[judge] = Static(Content(f"  {class_line(classes)}"), classes="classes")
+                ranked = "kendall" in doc.get("metrics", {})
+                self._judge_lines[judge] = Static(Content(f"  {class_line(classes)}"),
+                                                  classes="classes ranked" if ranked else "classes")
                 self.mount(self._judge_lines[judge])
             if people := ceiling_short(doc.get(KEY)):
                 self._judge_lines[judge] = Static(Content(f"  {people}"), classes="ceiling")
