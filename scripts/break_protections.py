@@ -154,6 +154,7 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("batch: New run passes the switch and the cap", "qatui/tui/app.py", "max_cost=request.max_cost, batch=request.batch)", "max_cost=request.max_cost)", "tests/test_batch.py::test_new_run_sends_a_batch_run_with_its_cost_cap_and_the_header_shows_both"),
  ("batch: a batch answer is read as a direct one", "qatui/llm/batch.py", "        ll = get_litellm()\n        from litellm.litellm_core_utils", "        for choice in outcome.body.get(\"choices\") or []:\n            choice[\"finish_reason\"] = \"stop\"\n        ll = get_litellm()\n        from litellm.litellm_core_utils", "tests/test_batch.py::test_an_answer_cut_off_in_a_batch_is_never_a_verdict_and_not_asked_again"),
  ("batch: --plan --batch at the batch price", "qatui/engine/pricing.py", "        return batch_cost(client.model, round(prompt), round(completion))[0] if batch and listed is not None else listed", "        return listed", "tests/test_batch.py::test_the_batch_price_is_what_the_session_records"),
+ ("batch: Ctrl-C never waits for a pending batch", "qatui/llm/batch.py", "        task = asyncio.get_running_loop().create_task(self._resolve(batch.id, endpoint, taken))\n", "        task = asyncio.get_running_loop().create_task(self._resolve(batch.id, endpoint, taken))\n        await task\n", "tests/test_batch.py::test_ctrl_c_with_a_batch_pending_ends_at_once_and_resume_collects_it"),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

@@ -276,3 +276,34 @@ async def test_new_run_sends_a_batch_run_with_its_cost_cap_and_the_header_shows_
     client_module._backbones.clear()
     assert entry["batch"] is True and entry["max_cost_usd"] == 5 and entry["status"] == "completed"
     assert server.n_batches >= 1 and sum(server.batch_submitted.values()) == entry["batches"][0]["requests"]
+
+
+def test_ctrl_c_with_a_batch_pending_ends_at_once_and_resume_collects_it(server, tmp_path) -> None:
+    """Ctrl-C stops a batch run without waiting for its pending batch (a provider may take hours), keeps the batch
+    recorded, and a resume collects it: nothing submitted twice."""
+    data, sessions = dataset(tmp_path), tmp_path / "sessions"
+    conf = config(tmp_path, server, "cache", poll_s=0.1)
+    server.script_batches(hold=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "qatui", "--config", str(conf), "--sessions-dir", str(sessions)]
+    proc = subprocess.Popen([*cmd, "run", str(data), "--judge", "pairwise", "--backbone", "fake", "--batch"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    try:
+        poll(lambda: server.n_batch_polls >= 2 or proc.poll() is not None, timeout_s=60)
+        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(20)  # the batch is still pending at the provider: not waited for
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    assert code == 130
+    (session_dir,) = sessions.iterdir()
+    meta = SessionStore(sessions).open(session_dir.name).meta
+    assert meta["status"] == "cancelled" and [b["id"] for b in meta["batches"]] == ["batch_fake_0"]
+    server.release_batches()
+    done = subprocess.run([*cmd, "sessions", "resume", session_dir.name, "--json"], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout)["judges"]["pairwise"]["n_failed"] == 0
+    assert server.n_batches == 1 and max(server.batch_submitted.values()) == 1

@@ -164,6 +164,9 @@ class Batcher:
         self._endpoints: dict[tuple[str, str | None], _Endpoint] = {}
         self._collections: dict[str, asyncio.Task[tuple[dict[str, Outcome], str]]] = {}
         self._submitting: set[asyncio.Task[None]] = set()
+        """Uploads and batch creations under way: let finish at the end, so a created batch is always recorded."""
+        self._resolving: set[asyncio.Task[None]] = set()
+        """Waits on submitted batches, each resolving its requests' futures: cancelled at the end (a resume waits)."""
 
     # -- a call ---------------------------------------------------------------------------------
 
@@ -285,10 +288,16 @@ class Batcher:
         self.docs[batch.id] = doc
         self._save(doc, list(taken))
         self._holding.update(dict.fromkeys(taken, batch.id))
-        outcomes, missing = await self._collection(batch.id, endpoint)
+        task = asyncio.get_running_loop().create_task(self._resolve(batch.id, endpoint, taken))
+        self._resolving.add(task)
+        task.add_done_callback(self._resolving.discard)
+
+    async def _resolve(self, batch_id: str, endpoint: _Endpoint, taken: dict[str, _Waiting]) -> None:
+        """Once the batch ends, resolve each of its requests' futures with its line."""
+        outcomes, missing = await self._collection(batch_id, endpoint)
         for key, waiting in taken.items():
             if not waiting.future.done():
-                waiting.future.set_result(outcomes.get(key) or Outcome(batch.id, reason=missing))
+                waiting.future.set_result(outcomes.get(key) or Outcome(batch_id, reason=missing))
 
     def _save(self, doc: dict[str, Any], keys: list[str] | None = None) -> None:
         self._record(dict(doc), keys)
@@ -367,14 +376,14 @@ class Batcher:
         return ", ".join(parts)
 
     async def close(self) -> None:
-        """Stop gathering and polling (a resume polls again); a submission under way is let finish, so its batch
-        is recorded (bounded by a minute)."""
+        """Stop gathering and polling, never waiting for a batch to end (a resume collects it); an upload or a batch
+        creation under way is let finish, so a batch the provider made is recorded (bounded by a minute)."""
         for endpoint in self._endpoints.values():
             if endpoint.gathering is not None:
                 endpoint.gathering.cancel()
         if self._submitting:
             await asyncio.wait(set(self._submitting), timeout=60)
-        for task in [*self._collections.values(), *self._submitting]:
+        for task in [*self._collections.values(), *self._submitting, *self._resolving]:
             task.cancel()
 
 
