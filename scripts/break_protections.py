@@ -155,6 +155,7 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("batch: a batch answer is read as a direct one", "qatui/llm/batch.py", "        ll = get_litellm()\n        from litellm.litellm_core_utils", "        for choice in outcome.body.get(\"choices\") or []:\n            choice[\"finish_reason\"] = \"stop\"\n        ll = get_litellm()\n        from litellm.litellm_core_utils", "tests/test_batch.py::test_an_answer_cut_off_in_a_batch_is_never_a_verdict_and_not_asked_again"),
  ("batch: --plan --batch at the batch price", "qatui/engine/pricing.py", "        return batch_cost(client.model, round(prompt), round(completion))[0] if batch and listed is not None else listed", "        return listed", "tests/test_batch.py::test_the_batch_price_is_what_the_session_records"),
  ("batch: Ctrl-C never waits for a pending batch", "qatui/llm/batch.py", "        task = asyncio.get_running_loop().create_task(self._resolve(batch.id, endpoint, taken))\n", "        task = asyncio.get_running_loop().create_task(self._resolve(batch.id, endpoint, taken))\n        await task\n", "tests/test_batch.py::test_ctrl_c_with_a_batch_pending_ends_at_once_and_resume_collects_it"),
+ ("batch: a request asked while its batch runs shares its line", "qatui/llm/batch.py", "endpoint.waiting.get(key) or self._sending.get(key)", "endpoint.waiting.get(key)", "tests/test_batch.py::test_a_request_asked_while_its_batch_runs_waits_for_it_and_is_sent_once"),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

@@ -307,3 +307,36 @@ def test_ctrl_c_with_a_batch_pending_ends_at_once_and_resume_collects_it(server,
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout)["judges"]["pairwise"]["n_failed"] == 0
     assert server.n_batches == 1 and max(server.batch_submitted.values()) == 1
+
+
+async def test_a_request_asked_while_its_batch_runs_waits_for_it_and_is_sent_once(server, tmp_path) -> None:
+    """Two items asking the same request, the second after the first's batch was submitted: one line, one answer."""
+    import asyncio
+
+    from qatui.config import parse_config
+    from qatui.llm.batch import BATCH, Batcher
+    from qatui.llm.client import make_client
+
+    settings = parse_config(config(tmp_path, server, "cache").read_text(), "test.toml")
+    client = make_client("fake", settings)
+    recorded: list[dict] = []
+    batcher = Batcher(settings.batch, lambda doc, keys: recorded.append(doc))
+    server.script_batches(hold=True)
+    messages = [{"role": "user", "content": "Which answer is better, 1 or 2?"}]
+    token = BATCH.set(batcher)
+    try:
+        first = asyncio.create_task(client.complete(messages, purpose="same"))
+        while server.n_batches < 1:  # the first request's batch is submitted, and held at the server
+            assert not first.done()
+            await asyncio.sleep(0.02)
+        second = asyncio.create_task(client.complete(messages, purpose="same"))
+        while server.n_batch_polls < 3:
+            await asyncio.sleep(0.02)
+        server.release_batches()
+        answers = await asyncio.wait_for(asyncio.gather(first, second), 60)
+    finally:
+        BATCH.reset(token)
+        await batcher.close()
+    assert answers[0].text == answers[1].text and not answers[1].event.cached
+    assert server.n_batches == 1 and list(server.batch_submitted.values()) == [1]
+    assert recorded[0]["id"] == "batch_fake_0"

@@ -165,6 +165,9 @@ class Batcher:
         self._collections: dict[str, asyncio.Task[tuple[dict[str, Outcome], str]]] = {}
         self._submitting: set[asyncio.Task[None]] = set()
         """Uploads and batch creations under way: let finish at the end, so a created batch is always recorded."""
+        self._sending: dict[str, _Waiting] = {}
+        """Requests taken into a batch and not yet answered, by cache key: the same request asked meanwhile shares
+        its line."""
         self._resolving: set[asyncio.Task[None]] = set()
         """Waits on submitted batches, each resolving its requests' futures: cancelled at the end (a resume waits)."""
 
@@ -240,7 +243,7 @@ class Batcher:
         """Add the request to its backbone's next batch (the same request twice shares one line); await its line."""
         endpoint = self._endpoint(client, api_key)
         now = time.monotonic()
-        if (waiting := endpoint.waiting.get(key)) is None:
+        if (waiting := endpoint.waiting.get(key) or self._sending.get(key)) is None:
             body = {k: v for k, v in kwargs.items() if k not in _NOT_SENT}
             body["model"] = get_litellm().get_llm_provider(model=client.model)[0]
             waiting = endpoint.waiting[key] = _Waiting(body, asyncio.get_running_loop().create_future())
@@ -262,6 +265,7 @@ class Batcher:
                 continue
             keys = list(endpoint.waiting)[: self.settings.max_requests]
             taken = {key: endpoint.waiting.pop(key) for key in keys}
+            self._sending.update(taken)
             endpoint.first = endpoint.last = time.monotonic()
             task = asyncio.get_running_loop().create_task(self._submit(endpoint, taken))
             self._submitting.add(task)
@@ -279,9 +283,7 @@ class Batcher:
                                            input_file_id=upload.id, metadata={"made_by": "qatui"}, **endpoint.api())
         except Exception as e:  # noqa: BLE001 - every request of it failed to go: asked again as a failed line is
             reason = mask_keys(f"the batch could not be submitted: {first_line(e, 160)}", endpoint.api_key)
-            for waiting in taken.values():
-                if not waiting.future.done():
-                    waiting.future.set_result(Outcome("", reason=reason))
+            self._answer(taken, {}, reason, "")
             return
         doc = {"id": batch.id, "model": endpoint.model, "status": _status(batch.status), "requests": len(taken),
                "completed": 0, "failed": 0, "input_file_id": upload.id, "submitted": time.time()}
@@ -295,7 +297,13 @@ class Batcher:
     async def _resolve(self, batch_id: str, endpoint: _Endpoint, taken: dict[str, _Waiting]) -> None:
         """Once the batch ends, resolve each of its requests' futures with its line."""
         outcomes, missing = await self._collection(batch_id, endpoint)
+        self._answer(taken, outcomes, missing, batch_id)
+
+    def _answer(self, taken: dict[str, _Waiting], outcomes: dict[str, Outcome], missing: str, batch_id: str) -> None:
+        """Resolve each taken request's future with its line (`missing` the reason of one without a line)."""
         for key, waiting in taken.items():
+            if self._sending.get(key) is waiting:
+                del self._sending[key]
             if not waiting.future.done():
                 waiting.future.set_result(outcomes.get(key) or Outcome(batch_id, reason=missing))
 
