@@ -156,8 +156,8 @@ class Batcher:
         """Every batch of the session by id, as recorded (the live view reads these)."""
         self._record = record
         self._holding: dict[str, str] = {}
-        """Cache key -> the submitted batch that holds its request (this run's, or a killed run's): a request asked
-        while its batch runs waits for that batch's line, never submits it again."""
+        """Cache key -> the batch of an earlier run (killed, interrupted) that holds its request: asked again, it waits
+        for that batch's line, never submits it again (this run's batches: `_sending`)."""
         for batch_id, keys in (known_keys or {}).items():
             for key in keys:
                 self._holding[key] = batch_id  # a later batch (a retry) wins
@@ -289,7 +289,6 @@ class Batcher:
                "completed": 0, "failed": 0, "input_file_id": upload.id, "submitted": time.time()}
         self.docs[batch.id] = doc
         self._save(doc, list(taken))
-        self._holding.update(dict.fromkeys(taken, batch.id))
         task = asyncio.get_running_loop().create_task(self._resolve(batch.id, endpoint, taken))
         self._resolving.add(task)
         task.add_done_callback(self._resolving.discard)
