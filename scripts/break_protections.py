@@ -156,6 +156,7 @@ CASES = [  # (name, file, exact snippet, what replaces it, tests)
  ("batch: --plan --batch at the batch price", "qatui/engine/pricing.py", "        return batch_cost(client.model, round(prompt), round(completion))[0] if batch and listed is not None else listed", "        return listed", "tests/test_batch.py::test_the_batch_price_is_what_the_session_records"),
  ("batch: Ctrl-C never waits for a pending batch", "qatui/llm/batch.py", "        task = asyncio.get_running_loop().create_task(self._resolve(batch.id, endpoint, taken))\n", "        task = asyncio.get_running_loop().create_task(self._resolve(batch.id, endpoint, taken))\n        await task\n", "tests/test_batch.py::test_ctrl_c_with_a_batch_pending_ends_at_once_and_resume_collects_it"),
  ("batch: a request asked while its batch runs shares its line", "qatui/llm/batch.py", "endpoint.waiting.get(key) or self._sending.get(key)", "endpoint.waiting.get(key)", "tests/test_batch.py::test_a_request_asked_while_its_batch_runs_waits_for_it_and_is_sent_once"),
+ ("batch: New run refuses a cost cap out of --max-cost's range", "qatui/engine/capping.py", "    if not math.isfinite(value) or not 0 < value < MAX_COST_USD:", "    if False:", "tests/test_batch.py::test_new_run_sends_a_batch_run_with_its_cost_cap_and_the_header_shows_both"),
 ]
 only = sys.argv[1:]
 for name, path, old, new, tests in CASES:

@@ -262,6 +262,10 @@ async def test_new_run_sends_a_batch_run_with_its_cost_cap_and_the_header_shows_
             await pilot.press("f4")
             screen.query_one("#backbone").value = "fake"
             screen.query_one("#limit").value = "2"
+            for bad in ("0", "nan", "1e9", "five"):  # refused as --max-cost refuses them, before any work
+                screen.query_one("#max-cost").value = bad
+                await settle(pilot, lambda bad=bad: f"✗ cost cap: {bad}" in str(screen.query_one("#plan").content).replace("'", ""),
+                             f"the refusal of {bad}")
             screen.query_one("#max-cost").value = "5"
             screen.query_one("#batch", Checkbox).value = True
             await settle(pilot, lambda: "batch · cap $5" in str(screen.query_one("#plan").content), "the plan line")
