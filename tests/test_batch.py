@@ -262,6 +262,10 @@ async def test_new_run_sends_a_batch_run_with_its_cost_cap_and_the_header_shows_
             await pilot.press("f4")
             screen.query_one("#backbone").value = "fake"
             screen.query_one("#limit").value = "2"
+            for bad in ("0", "nan", "1e9", "five"):  # refused as --max-cost refuses them, before any work
+                screen.query_one("#max-cost").value = bad
+                await settle(pilot, lambda bad=bad: f"✗ cost cap: {bad}" in str(screen.query_one("#plan").content).replace("'", ""),
+                             f"the refusal of {bad}")
             screen.query_one("#max-cost").value = "5"
             screen.query_one("#batch", Checkbox).value = True
             await settle(pilot, lambda: "batch · cap $5" in str(screen.query_one("#plan").content), "the plan line")
@@ -276,3 +280,67 @@ async def test_new_run_sends_a_batch_run_with_its_cost_cap_and_the_header_shows_
     client_module._backbones.clear()
     assert entry["batch"] is True and entry["max_cost_usd"] == 5 and entry["status"] == "completed"
     assert server.n_batches >= 1 and sum(server.batch_submitted.values()) == entry["batches"][0]["requests"]
+
+
+def test_ctrl_c_with_a_batch_pending_ends_at_once_and_resume_collects_it(server, tmp_path) -> None:
+    """Ctrl-C stops a batch run without waiting for its pending batch (a provider may take hours), keeps the batch
+    recorded, and a resume collects it: nothing submitted twice."""
+    data, sessions = dataset(tmp_path), tmp_path / "sessions"
+    conf = config(tmp_path, server, "cache", poll_s=0.1)
+    server.script_batches(hold=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "qatui", "--config", str(conf), "--sessions-dir", str(sessions)]
+    proc = subprocess.Popen([*cmd, "run", str(data), "--judge", "pairwise", "--backbone", "fake", "--batch"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    try:
+        poll(lambda: server.n_batch_polls >= 2 or proc.poll() is not None, timeout_s=60)
+        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(20)  # the batch is still pending at the provider: not waited for
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    assert code == 130
+    (session_dir,) = sessions.iterdir()
+    meta = SessionStore(sessions).open(session_dir.name).meta
+    assert meta["status"] == "cancelled" and [b["id"] for b in meta["batches"]] == ["batch_fake_0"]
+    server.release_batches()
+    done = subprocess.run([*cmd, "sessions", "resume", session_dir.name, "--json"], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout)["judges"]["pairwise"]["n_failed"] == 0
+    assert server.n_batches == 1 and max(server.batch_submitted.values()) == 1
+
+
+async def test_a_request_asked_while_its_batch_runs_waits_for_it_and_is_sent_once(server, tmp_path) -> None:
+    """Two items asking the same request, the second after the first's batch was submitted: one line, one answer."""
+    import asyncio
+
+    from qatui.config import parse_config
+    from qatui.llm.batch import BATCH, Batcher
+    from qatui.llm.client import make_client
+
+    settings = parse_config(config(tmp_path, server, "cache").read_text(), "test.toml")
+    client = make_client("fake", settings)
+    recorded: list[dict] = []
+    batcher = Batcher(settings.batch, lambda doc, keys: recorded.append(doc))
+    server.script_batches(hold=True)
+    messages = [{"role": "user", "content": "Which answer is better, 1 or 2?"}]
+    token = BATCH.set(batcher)
+    try:
+        first = asyncio.create_task(client.complete(messages, purpose="same"))
+        while server.n_batches < 1:  # the first request's batch is submitted, and held at the server
+            assert not first.done()
+            await asyncio.sleep(0.02)
+        second = asyncio.create_task(client.complete(messages, purpose="same"))
+        while server.n_batch_polls < 3:
+            await asyncio.sleep(0.02)
+        server.release_batches()
+        answers = await asyncio.wait_for(asyncio.gather(first, second), 60)
+    finally:
+        BATCH.reset(token)
+        await batcher.close()
+    assert answers[0].text == answers[1].text and not answers[1].event.cached
+    assert server.n_batches == 1 and list(server.batch_submitted.values()) == [1]
+    assert recorded[0]["id"] == "batch_fake_0"

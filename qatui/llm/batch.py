@@ -156,14 +156,20 @@ class Batcher:
         """Every batch of the session by id, as recorded (the live view reads these)."""
         self._record = record
         self._holding: dict[str, str] = {}
-        """Cache key -> the submitted batch that holds its request (this run's, or a killed run's): a request asked
-        while its batch runs waits for that batch's line, never submits it again."""
+        """Cache key -> the batch of an earlier run (killed, interrupted) that holds its request: asked again, it waits
+        for that batch's line, never submits it again (this run's batches: `_sending`)."""
         for batch_id, keys in (known_keys or {}).items():
             for key in keys:
                 self._holding[key] = batch_id  # a later batch (a retry) wins
         self._endpoints: dict[tuple[str, str | None], _Endpoint] = {}
         self._collections: dict[str, asyncio.Task[tuple[dict[str, Outcome], str]]] = {}
         self._submitting: set[asyncio.Task[None]] = set()
+        """Uploads and batch creations under way: let finish at the end, so a created batch is always recorded."""
+        self._sending: dict[str, _Waiting] = {}
+        """Requests taken into a batch and not yet answered, by cache key: the same request asked meanwhile shares
+        its line."""
+        self._resolving: set[asyncio.Task[None]] = set()
+        """Waits on submitted batches, each resolving its requests' futures: cancelled at the end (a resume waits)."""
 
     # -- a call ---------------------------------------------------------------------------------
 
@@ -237,7 +243,7 @@ class Batcher:
         """Add the request to its backbone's next batch (the same request twice shares one line); await its line."""
         endpoint = self._endpoint(client, api_key)
         now = time.monotonic()
-        if (waiting := endpoint.waiting.get(key)) is None:
+        if (waiting := endpoint.waiting.get(key) or self._sending.get(key)) is None:
             body = {k: v for k, v in kwargs.items() if k not in _NOT_SENT}
             body["model"] = get_litellm().get_llm_provider(model=client.model)[0]
             waiting = endpoint.waiting[key] = _Waiting(body, asyncio.get_running_loop().create_future())
@@ -259,6 +265,7 @@ class Batcher:
                 continue
             keys = list(endpoint.waiting)[: self.settings.max_requests]
             taken = {key: endpoint.waiting.pop(key) for key in keys}
+            self._sending.update(taken)
             endpoint.first = endpoint.last = time.monotonic()
             task = asyncio.get_running_loop().create_task(self._submit(endpoint, taken))
             self._submitting.add(task)
@@ -276,19 +283,28 @@ class Batcher:
                                            input_file_id=upload.id, metadata={"made_by": "qatui"}, **endpoint.api())
         except Exception as e:  # noqa: BLE001 - every request of it failed to go: asked again as a failed line is
             reason = mask_keys(f"the batch could not be submitted: {first_line(e, 160)}", endpoint.api_key)
-            for waiting in taken.values():
-                if not waiting.future.done():
-                    waiting.future.set_result(Outcome("", reason=reason))
+            self._answer(taken, {}, reason, "")
             return
         doc = {"id": batch.id, "model": endpoint.model, "status": _status(batch.status), "requests": len(taken),
                "completed": 0, "failed": 0, "input_file_id": upload.id, "submitted": time.time()}
         self.docs[batch.id] = doc
         self._save(doc, list(taken))
-        self._holding.update(dict.fromkeys(taken, batch.id))
-        outcomes, missing = await self._collection(batch.id, endpoint)
+        task = asyncio.get_running_loop().create_task(self._resolve(batch.id, endpoint, taken))
+        self._resolving.add(task)
+        task.add_done_callback(self._resolving.discard)
+
+    async def _resolve(self, batch_id: str, endpoint: _Endpoint, taken: dict[str, _Waiting]) -> None:
+        """Once the batch ends, resolve each of its requests' futures with its line."""
+        outcomes, missing = await self._collection(batch_id, endpoint)
+        self._answer(taken, outcomes, missing, batch_id)
+
+    def _answer(self, taken: dict[str, _Waiting], outcomes: dict[str, Outcome], missing: str, batch_id: str) -> None:
+        """Resolve each taken request's future with its line (`missing` the reason of one without a line)."""
         for key, waiting in taken.items():
+            if self._sending.get(key) is waiting:
+                del self._sending[key]
             if not waiting.future.done():
-                waiting.future.set_result(outcomes.get(key) or Outcome(batch.id, reason=missing))
+                waiting.future.set_result(outcomes.get(key) or Outcome(batch_id, reason=missing))
 
     def _save(self, doc: dict[str, Any], keys: list[str] | None = None) -> None:
         self._record(dict(doc), keys)
@@ -367,14 +383,14 @@ class Batcher:
         return ", ".join(parts)
 
     async def close(self) -> None:
-        """Stop gathering and polling (a resume polls again); a submission under way is let finish, so its batch
-        is recorded (bounded by a minute)."""
+        """Stop gathering and polling, never waiting for a batch to end (a resume collects it); an upload or a batch
+        creation under way is let finish, so a batch the provider made is recorded (bounded by a minute)."""
         for endpoint in self._endpoints.values():
             if endpoint.gathering is not None:
                 endpoint.gathering.cancel()
         if self._submitting:
             await asyncio.wait(set(self._submitting), timeout=60)
-        for task in [*self._collections.values(), *self._submitting]:
+        for task in [*self._collections.values(), *self._submitting, *self._resolving]:
             task.cancel()
 
 
