@@ -24,6 +24,7 @@ from qatui.data.loaders import demo_dataset, demo_path, load_dataset
 from qatui.events import AnyEvent
 from qatui.engine.jobs import start_run
 from qatui.errors import ConfigError
+from qatui.store.judge_versions import entry_options
 from qatui.store.session import SessionStore
 from qatui.tui.app import QatuiApp
 from qatui.tui.screens.compare import CompareScreen, SideBySideScreen
@@ -575,7 +576,7 @@ async def test_new_run_screen_starts_a_run_with_the_options_typed(tmp_path) -> N
         await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
         assert app.screen.ended.status == "completed" and app.screen.state.count("done") == 3
         [session] = store.list()
-        assert session["judges"] == {"bleu": {"tie_digits": 2}}  # the form's value, not the default 4
+        assert entry_options(session["judges"]["bleu"]) == {"tie_digits": 2}  # the form's value, not the default 4
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen) and table(app).row_count == 1)
 

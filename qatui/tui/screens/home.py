@@ -74,7 +74,7 @@ class HomeScreen(QatuiScreen):
         Binding("a", "label", "Label items", show=False),
         Binding("e", "export", "Export", show=False),
         Binding("d", "delete", "Delete", show=False),
-        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("slash", "filter", "Filter", key_display="/", show=False),  # the help lists it; the footer keeps Lab and Help at 80 columns
         Binding("s", "cycle_sort", "Sort", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("f5", "reload", "Reload", show=False),
