@@ -27,7 +27,7 @@ from qatui.tui.app import QatuiApp
 from qatui.tui.screens import session as session_screen
 from qatui.tui.screens.session import SessionScreen
 from qatui.tui.widgets.item_browser import ItemBrowser
-from qatui.tui.widgets.item_list import ItemList
+from qatui.tui.widgets.item_list import STATUS_MARKS, ItemList
 from qatui.tui.widgets.session_header import SessionHeader
 
 N_ITEMS = 450
@@ -57,8 +57,9 @@ def row_ids(items: ItemList) -> list[str]:
 
 
 def statuses(items: ItemList) -> list[str]:
-    """The status cells of the list's rows."""
-    return [items.get_row_at(i)[0].plain for i in range(items.row_count)]
+    """The status the list's rows show, in words (a narrow list draws each as its mark)."""
+    words = {mark: status for status, mark in STATUS_MARKS.items()}
+    return [words.get(cell := items.get_row_at(i)[0].plain, cell) for i in range(items.row_count)]
 
 
 async def test_first_rows_paint_before_the_rest_is_read(big, monkeypatch) -> None:
