@@ -386,7 +386,8 @@ def test_demo_offline_stores_every_repeat_and_a_new_process_replays_them(tmp_pat
     # the first two demo items have 4 and 5 responses: 9 pointwise calls, asked 3 times each
     assert out["llm"]["calls"] == 27 and out["llm"]["cached"] == 0
     mine = out["judges"]["pointwise"]["self_agreement"]
-    assert mine["repeats"] == 3 and ("choice" in mine or "ranking" in mine)
+    # the ranking's tau where the repeats order the responses, else the items where it is undefined (all tied)
+    assert mine["repeats"] == 3 and mine.get("ranking", {}).get("n", 0) + mine.get("ranking_undefined", 0) == 2
     session = SessionStore(tmp_path / "s").open(out["session"])
     cache = CallCache(tmp_path / "cache")
     for (item_id, _), doc in session.results().items():
@@ -399,3 +400,22 @@ def test_demo_offline_stores_every_repeat_and_a_new_process_replays_them(tmp_pat
     replay = json.loads(again.stdout)
     assert replay["llm"]["calls"] == replay["llm"]["cached"] == 27  # a new process: every repeat from the cache
     assert replay["judges"]["pointwise"]["self_agreement"] == mine
+
+
+def test_a_ranking_tied_in_every_repeat_is_counted_as_undefined_never_dropped() -> None:
+    """Tau-b is 0/0 when a repeat ties every response: the item is said to be undefined, not left out in silence."""
+    from qatui.events import Verdict
+    from qatui.metrics.self_agreement import self_agreement
+    from qatui.report.session_view import self_agreement_line
+
+    def verdict(*repeats: list[list[str]]) -> Verdict:
+        return Verdict(item_id="q", judge="j", scores={"a": 1.0, "b": 1.0, "c": 1.0}, ranking=["a", "b", "c"],
+                       order=["a", "b", "c"], details={"repeats": [{"tiers": t} for t in repeats]})
+
+    all_tied = [["a", "b", "c"]]
+    ordered = [["a"], ["b"], ["c"]]
+    doc = self_agreement({"q1": verdict(all_tied, all_tied, all_tied), "q2": verdict(ordered, ordered, ordered)},
+                         ci=False)
+    assert doc["ranking"] == {"value": 1.0, "ci": None, "n": 1}  # the ordered item agrees with itself
+    assert doc["ranking_undefined"] == 1  # the tied one is counted, not dropped
+    assert "ranking tau undefined on 1 item (a repeat tied every response)" in self_agreement_line(doc)

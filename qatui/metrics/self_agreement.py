@@ -79,12 +79,16 @@ def repeats_of(verdicts: Mapping[str, Verdict]) -> int:
 
 
 def self_agreement(verdicts: Mapping[str, Verdict], *, seed: int = 0, ci: bool = True) -> dict[str, Any]:
-    """{"repeats": K, "choice": {...}, "ranking": {...}}, each figure {"value", "ci", "n" (items)} where defined."""
+    """{"repeats": K, "choice": {...}, "ranking": {...}}, each figure {"value", "ci", "n" (items)} where defined;
+    "ranking_undefined": the items of 3+ responses whose tau is undefined (a repeat tied every response)."""
     from qatui.metrics.bootstrap import mean_ci, ratio_ci  # SciPy: not for views that only read `headline`
 
     rows = [row for v in verdicts.values() if (row := choice_row(v)) is not None]
-    taus = [tau for v in verdicts.values() if (tau := ranking_tau(v)) is not None]
+    ranked = [v for v in verdicts.values() if v.pair is None and len(v.order) >= 3 and len(_records(v)) >= 2]
+    taus = [tau for v in ranked if (tau := ranking_tau(v)) is not None]
     out: dict[str, Any] = {"repeats": repeats_of(verdicts)}
+    if len(taus) < len(ranked):  # tau-b is 0/0 when a repeat ties every response: said, never dropped in silence
+        out["ranking_undefined"] = len(ranked) - len(taus)
     if rows:
         value = sum(m for m, _ in rows) / sum(k for _, k in rows)
         interval = ratio_ci(rows, seed=seed) if ci else None
