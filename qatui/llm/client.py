@@ -15,7 +15,6 @@ A cache hit emits no tokens, only its `LLMCallFinished` (cached=True, attempts=0
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 import uuid
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from qatui.llm.spend import hold, within_cap
 from qatui.llm.trim import Counter, Trimmed, counter_for, fit
 from qatui.llm.router import DeploymentRouter, Hop, hop_fields
 from qatui.llm.stream import stream_consumer
+from qatui.store.credentials import key_from_env
 from qatui.text import did_you_mean
 
 if TYPE_CHECKING:
@@ -344,14 +344,7 @@ class LLMClient:
 
     def api_key(self) -> str | None:
         """The key from `$api_key_env`, read now and never kept; a missing variable is an error."""
-        name = self.settings.api_key_env
-        if not name:
-            return None
-        value = os.environ.get(name)
-        if not value:
-            raise LLMCallError(f"{self.model}: the environment variable {name} is not set "
-                               f"(api_key_env of backbone '{self.name}'): export {name}=... and retry")
-        return value
+        return key_from_env(self.settings.api_key_env, self.model, f"backbone '{self.name}'", LLMCallError)
 
     def precheck(self) -> None:
         """Fail before any attempt when retrying could not help (missing model file, missing key)."""

@@ -17,7 +17,6 @@ so the run's event loop never waits on it.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,7 @@ import numpy as np
 from qatui.llm._lazy import get_litellm
 from qatui.llm.backbone import Backbone, _transient_classes
 from qatui.llm.errors import LLMCallError
+from qatui.store.credentials import key_from_env
 
 if TYPE_CHECKING:
     from qatui.config import EmbedderConfig
@@ -49,14 +49,7 @@ class RemoteEmbeddings:
 
     def api_key(self) -> str | None:
         """The key from `$api_key_env`, read now and never kept; a variable that is not set is an error."""
-        name = self.settings.api_key_env
-        if not name:
-            return None
-        value = os.environ.get(name)
-        if not value:
-            raise LLMCallError(f"{self.settings.model}: the environment variable {name} is not set (api_key_env of "
-                               f"[embedders.{self.name}]): export {name}=... and retry")
-        return value
+        return key_from_env(self.settings.api_key_env, self.settings.model, f"[embedders.{self.name}]", LLMCallError)
 
     def precheck(self) -> None:
         """Refuse before any request a provider whose key is not set (LiteLLM would call it a 500 and retry it)."""

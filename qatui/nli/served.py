@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import random
 import threading
 import time
@@ -41,6 +40,7 @@ import httpx
 from qatui.nli.base import NLIError, NLIProbs, NLIScorer, check_pairs
 from qatui.nli.labels import LabelMap, label_map
 from qatui.nli.windows import char_slices, premise_windows
+from qatui.store.credentials import key_from_env
 
 if TYPE_CHECKING:
     from qatui.config import NLIServerConfig
@@ -179,14 +179,8 @@ class ServedNLI(NLIScorer):
     # -- HTTP ---------------------------------------------------------------------------------
 
     def _api_key(self) -> str | None:
-        name = self.settings.api_key_env
-        if not name:
-            return None
-        value = os.environ.get(name)
-        if not value:
-            raise NLIError(f"NLI server {self.name!r}: the environment variable {name} is not set (api_key_env of "
-                           f"[nli_servers.{self.name}]): export {name}=... and retry")
-        return value
+        return key_from_env(self.settings.api_key_env, f"NLI server {self.name!r}", f"[nli_servers.{self.name}]",
+                            NLIError)
 
     def _request(self, method: str, path: str, body: object, *, missing_ok: bool = False) -> Any:
         """One JSON request, retried when transient; `NLIError` with the reason when it cannot be had."""

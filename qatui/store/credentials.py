@@ -1,7 +1,8 @@
-"""Keeping credentials out of session files: `scrub` drops every key that could hold one."""
+"""Credentials: `key_from_env` reads an API key when a request needs it, `scrub` keeps every key out of session files."""
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -27,3 +28,18 @@ def _is_secret_name(name: str) -> bool:
     """Whether a key of this name may hold a credential (see `scrub`)."""
     name = name.lower()
     return not name.endswith("_env") and _SECRET_NAME.search(name) is not None
+
+
+def key_from_env(variable: str | None, who: str, table: str, error: type[Exception]) -> str | None:
+    """The value of `$variable`, read at the moment of the request and never kept; None when no variable is named.
+
+    A named variable that is not set raises `error` saying who needs it and which table names it
+    (`openai/gpt-4o: the environment variable OPENAI_KEY is not set (api_key_env of backbone 'judge')`),
+    before any request: a provider would answer the missing key with an error that looks transient.
+    """
+    if not variable:
+        return None
+    if value := os.environ.get(variable):
+        return value
+    raise error(f"{who}: the environment variable {variable} is not set (api_key_env of {table}): "
+                f"export {variable}=... and retry")
