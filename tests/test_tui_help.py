@@ -36,6 +36,7 @@ async def test_help_on_a_session_lists_what_each_figure_means(saved) -> None:
         figures = {row[0]: row[1] for row in rows if row[2] == "figure"}
         assert set(figures) == set(METRIC_MEANINGS)
         assert "Kendall tau-b" in figures["tau"] and "route accuracy" in figures["route"]
+        assert "human ceiling" in figures["ceiling"] and "repeats" in figures["self"]  # the figures beside people's
         assert table.virtual_size.width <= table.size.width  # wrapped: no sideways scrolling at 80 columns
 
 

@@ -31,15 +31,22 @@ METRIC_MEANINGS = {
     "kappa": "Cohen's kappa of the judge's A / tie / B against every human label: agreement beyond chance "
              "(-1 to +1, 0 = chance); the line under it gives each class's recall and precision",
     "route": "route accuracy: how often MinosEval's factoid / non-factoid call matches the dataset's question type",
+    "self": "the judge against itself over its repeats: the share of repeats that made its own most frequent "
+            "choice, or (τ) the mean Kendall tau between two repeats' rankings",
+    "people": "where several people labelled: the judge's κ and accuracy against each person's label, counted "
+              "by the others' majority",
+    "ceiling": "the human ceiling: each person against the others' majority the same way; a judge near it "
+               "agrees with people about as well as they agree with each other",
+    "alt-test": "with three or more people, the alternative annotator test: pass when the judge could take the "
+                "place of one annotator",
 }
-"""What each short name of `SHORT_METRICS` means, for the help screen and the header's tooltip."""
+"""What each short name of `SHORT_METRICS` and each figure beside them (self-agreement, people, the human
+ceiling, the alternative annotator test) means, for the help screen and the header's tooltip."""
 
 
 def metrics_glossary() -> str:
     """Every short metric name with its meaning, one per line (a tooltip)."""
-    return "\n".join([*(f"{short}: {METRIC_MEANINGS[short]}" for short in SHORT_METRICS.values()),
-                      "self: the judge against itself over its repeats: the share of repeats that made its own most "
-                      "frequent choice, or (τ) the mean Kendall tau between two repeats' rankings"])
+    return "\n".join(f"{short}: {meaning}" for short, meaning in METRIC_MEANINGS.items())
 
 
 def duration(seconds: float | None) -> str:
