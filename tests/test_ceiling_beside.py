@@ -74,25 +74,19 @@ def test_sessions_show_and_table_put_the_ceiling_beside_the_judge(labelled, tmp_
 
 async def test_the_session_screen_shows_the_ceiling_beside_the_judge(labelled, tmp_path) -> None:
     from fakes import wait_until as until
+    from tui_support import open_the_only_session
 
     from qatui.config import Config
     from qatui.store.session import SessionStore
     from qatui.tui.app import QatuiApp
-    from qatui.tui.screens.session import SessionScreen
     from qatui.tui.widgets.session_header import SessionHeader
 
     path, sessions, _ = labelled
     _import_labels(tmp_path, path, sessions, ("ana", "bo", "cy"))
     app = QatuiApp(Config(), SessionStore(sessions))
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.screen.query("DataTable") and app.screen.query_one("DataTable").row_count == 1)
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
+        shown = await open_the_only_session(pilot)
         header = app.screen.query_one(SessionHeader)
-
-        def shown() -> str:
-            return "\n".join(str(static.render()) for static in header.query("Static"))
-
         await until(pilot, lambda: "ceiling" in shown())
         assert (f"3 people: κ {JUDGE_KAPPA:.3f} acc 0.633 · ceiling κ {CEILING_KAPPA:.3f} acc 0.600 · "
                 "alt-test pass") in shown()

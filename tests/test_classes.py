@@ -253,24 +253,16 @@ def test_labels_agreement_shows_the_human_ceiling_and_the_alt_test(tmp_path, cap
 
 async def test_the_session_screen_shows_kappa_and_each_class(pairs) -> None:
     from fakes import wait_until as until
+    from tui_support import open_the_only_session
 
     from qatui.config import Config
     from qatui.store.session import SessionStore
     from qatui.tui.app import QatuiApp
-    from qatui.tui.screens.session import SessionScreen
-    from qatui.tui.widgets.session_header import SessionHeader
 
     _, sessions, session = pairs
     app = QatuiApp(Config(), SessionStore(sessions))
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.screen.query("DataTable") and app.screen.query_one("DataTable").row_count == 1)
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
-        header = app.screen.query_one(SessionHeader)
-
-        def shown() -> str:
-            return "\n".join(str(static.render()) for static in header.query("Static"))
-
+        shown = await open_the_only_session(pilot)
         await until(pilot, lambda: "kappa +0.40" in shown())
         assert "recall A 0.75 tie 0.50 B 0.50 · precision A 0.75 tie 0.50 B 0.50" in shown()
 

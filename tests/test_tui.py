@@ -730,8 +730,8 @@ async def test_compare_says_the_item_sets_differ_above_the_figures_and_no_table_
     async with app.run_test(size=size) as pilot:
         await wait_until(pilot, lambda: table(app).row_count == 2)
         await pilot.press("space", "j", "space", "c")
-        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
-        await pilot.pause()
+        await settle(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None,
+                     "the comparison laid out")
         screen = app.screen
         note, panels = screen.query_one("#note"), screen.query_one("#panels")
         assert screen.comparison.note and note.display

@@ -7,12 +7,13 @@ nothing here loads a model).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 import json
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
-from fakes import ScriptedLLM, answer_from_prompt, scripted_resources
+from fakes import ScriptedLLM, answer_from_prompt, scripted_resources, wait_until
 
 from qatui.config import Config
 from qatui.data.loaders import demo_dataset
@@ -124,3 +125,16 @@ async def pairwise_job_on_server(tmp_path: Path, base_url: str,
     job = await asyncio.to_thread(start_run, store, load_dataset(data), ["pairwise"], config,
                                   concurrency=1, resources=Resources(config, backbone_name="fake"))
     return config_path, config, store, job
+
+
+async def open_the_only_session(pilot) -> Callable[[], str]:
+    """From Home listing one session, open it; the Session header's lines as text, read anew at each call."""
+    from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.session_header import SessionHeader
+
+    app = pilot.app
+    await wait_until(pilot, lambda: app.screen.query("DataTable") and app.screen.query_one("DataTable").row_count == 1)
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
+    header = app.screen.query_one(SessionHeader)
+    return lambda: "\n".join(str(static.render()) for static in header.query("Static"))
