@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from fakes import is_preflight
+from llm_server import Fault
 
 from qatui.cli import main
 from qatui.store.session import SessionStore
@@ -154,3 +155,23 @@ def test_models_check_refuses_a_closed_port_at_once(tmp_path, monkeypatch, capsy
     took = time.monotonic() - start
     out = " ".join(capsys.readouterr().out.split())
     assert "down FAIL backbone 'down'" in out and took < 20.0, (took, out)
+
+
+def test_the_probe_waits_out_a_cold_start_longer_than_the_backbones_timeout(llm_server, tmp_path, capsys,
+                                                                            monkeypatch) -> None:
+    """The probe is a process's first request (LiteLLM loads the provider's code, a connection opens): a backbone
+    whose `timeout_s` is 1 s is not refused because that first answer took 2.5 s; its run's own calls keep 1 s."""
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                      'api_key_env = "FAKE_KEY"\nmax_attempts = 1\ntimeout_s = 1\n'
+                      f'[cache]\ndir = "{tmp_path / "cache"}"\n')
+    answer = json.dumps({"rationale": "A is closer to the reference", "choice": "A"})
+    llm_server.script(lambda body: answer, faults=[Fault("hang", seconds=2.5)])  # the probe, then every call at once
+    code, out, err = run(capsys, config, tmp_path / "s", "--judge", "pairwise", "--limit", "1", "--json")
+    assert code == 0, err
+    assert json.loads(out)["judges"]["pairwise"]["n_failed"] == 0
+    llm_server.script(lambda body: answer, faults=["ok", Fault("hang", seconds=2.5)])  # a run's call past 1 s
+    code, out, err = run(capsys, config, tmp_path / "s2", "--judge", "pairwise", "--limit", "1", "--json",
+                         "--no-cache")
+    assert json.loads(out)["judges"]["pairwise"]["n_failed"] == 1, out  # timed out at the backbone's 1 s

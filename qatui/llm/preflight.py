@@ -3,7 +3,7 @@
 A run whose backbone cannot answer would make a session in which every item fails. So
 `run`, `run --plan`, resume, the TUI's New run and Spot check first check, in order: the
 provider is one LiteLLM knows; its API key is set; and one tiny real request (8 tokens, no
-cache, one attempt, a short timeout) is answered. A 429 passes: the endpoint is there and
+cache, one attempt, a timeout of 10 to 20 s: `PROBE_FLOOR_S`) is answered. A 429 passes: the endpoint is there and
 the key works, the run's own retries will wait. The embedded `local/...` models are only
 checked for their files (loading one takes seconds; it cannot be unreachable). A backbone
 with deployments has each deployment checked so, and a refusal names the deployment.
@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 PROBE_TIMEOUT_S = 20.0
 """The longest the live request may take; a backbone slower than this for 8 tokens is not usable."""
+PROBE_FLOOR_S = 10.0
+"""The shortest wait for it, whatever the backbone's `timeout_s`: it is the process's first request to the
+provider, which pays for LiteLLM loading that provider's code and opening a connection (over 1.5 s seen on
+a busy 2-core machine). A backbone's short timeout is for its answers; a cold start is not an unusable backbone."""
 
 
 class BackboneUnusable(QatuiError):
@@ -122,7 +126,7 @@ def _probe_client(client: LLMClient) -> LLMClient:
 
     probe = copy.copy(client)
     probe.backbone = Backbone(client.model, max_concurrency=1, max_attempts=1, rate_limit_budget_s=0,
-                              timeout_s=min(client.settings.timeout_s, PROBE_TIMEOUT_S),
+                              timeout_s=min(max(client.settings.timeout_s, PROBE_FLOOR_S), PROBE_TIMEOUT_S),
                               api_key_env=client.settings.api_key_env)
     return probe
 
