@@ -114,7 +114,9 @@ def test_two_hundred_items_through_a_flaky_backbone_then_a_clean_resume(llm_serv
                  "--json"])
     resumed = json.loads(capsys.readouterr().out)
     assert code == 0 and resumed["status"] == "completed"
-    assert resumed["judges"]["pairwise"]["coverage"]["scored"] == N_ITEMS
+    still_failed = {item: doc["failure"] for (item, _), doc in SessionStore(sessions).open(out["session"]).results().items()
+                    if doc["status"] == "failed"}
+    assert resumed["judges"]["pairwise"]["coverage"]["scored"] == N_ITEMS, still_failed  # say why, if not
     asked = {_question(body) for body in llm_server.requests[before:] if not is_preflight(body)}
     assert asked <= {item.removeprefix("q") for item in failed}  # no call that had succeeded was made again
 
@@ -157,3 +159,32 @@ def test_a_corrupted_cache_entry_is_a_miss_asked_again_never_a_crash(llm_server,
     assert llm_server.n_requests - before == 1 + 8
     assert len(list((tmp_path / "cache").glob("calls.sqlite3.damaged-*"))) == 1  # kept aside, not deleted
     assert run("fourth") and llm_server.n_requests - before == 1 + 8 + 1  # the new file answers them all
+
+
+def test_an_answer_that_never_matched_its_schema_is_asked_again_on_resume(llm_server, tmp_path, capsys,
+                                                                           monkeypatch) -> None:
+    """Item q2's answers are refusals, its repair re-ask's too: the item fails, and neither unusable answer is
+    kept as a cache hit, so once the backbone answers properly a resume asks those two calls again and scores
+    it (were they kept, every resume would replay the same refusal and the item could never be finished)."""
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    config = tmp_path / "c.toml"
+    config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                      f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n')
+    llm_server.script(lambda body: "I can't help with that." if _question(body) == "2" else _answer(body))
+    sessions = tmp_path / "s"
+    data = write_sums(tmp_path / "sums.jsonl", 4, gold=True)
+    main(["--config", str(config), "--sessions-dir", str(sessions), "run", str(data), "--judge", "pairwise",
+          "--backbone", "fake", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    results = SessionStore(sessions).open(out["session"]).results()
+    assert {item for (item, _), doc in results.items() if doc["status"] == "failed"} == {"q2"}
+    assert "could be parsed" in results["q2", "pairwise"]["failure"]["reason"]  # after each repair re-ask
+
+    llm_server.script(_answer)
+    before = len(llm_server.requests)
+    code = main(["--config", str(config), "--sessions-dir", str(sessions), "sessions", "resume", out["session"],
+                 "--json"])
+    resumed = json.loads(capsys.readouterr().out)
+    assert code == 0 and resumed["judges"]["pairwise"]["coverage"]["scored"] == 4, resumed
+    asked = [_question(body) for body in llm_server.requests[before:] if not is_preflight(body)]
+    assert asked and set(asked) == {"2"}  # only the failed item's calls, asked again

@@ -45,6 +45,8 @@ from qatui.engine.repeats import aggregate
 from qatui.events.labels import candidates_by_label
 from qatui.judges.ranking import pair_preference, pair_tiers, ranking_tiers, strict_ranking
 from qatui.llm.batch import BATCH
+from qatui.llm.cache import ANSWERS_USED, AnswersUsed
+from qatui.llm.errors import LLMCallError
 from qatui.llm.repeat import REPEAT
 from qatui.llm.spend import SPEND, TaskSpend
 
@@ -363,6 +365,8 @@ class Engine:
         tokens are never stored, everything else becomes the verdict's artifacts. A judge with
         `repeats` K > 1 is asked K times in turn, and the verdict is their aggregate (`engine.repeats`);
         one repeat that fails fails the item (a resume asks again, the other repeats answered by the cache).
+        An item that fails on what its answers said (not on a call that failed) has those answers forgotten by
+        the cache (`llm.cache.AnswersUsed`): replaying them could only fail it again.
         """
         stamp = {"item_id": item.id, "judge": judge.name}
         started = time.perf_counter()
@@ -380,6 +384,8 @@ class Engine:
         send(ItemStarted(**stamp))
         spend = TaskSpend(self.spend_cap) if self.spend_cap is not None else None
         spent = SPEND.set(spend)
+        answers = AnswersUsed()
+        used = ANSWERS_USED.set(answers)
         batched = BATCH.set(self.batcher)
         bound = EVENT_SINK.set(forward)
         watch = self.watch_tokens
@@ -405,6 +411,8 @@ class Engine:
             if spend is not None and spend.refused:
                 self._defer(calls)  # the cap refused a call: left pending, never failed
                 return
+            if not isinstance(e, LLMCallError):  # it failed on what the answers said: a resume asks them again
+                answers.forget()
             failure = ItemFailed(**stamp, reason=str(e) or type(e).__name__, error_type=type(e).__name__)
             if self.session is not None:
                 self.session.record_failure(item.id, judge.name, failure.reason, failure.error_type, calls)
@@ -415,6 +423,7 @@ class Engine:
             EVENT_SINK.reset(bound)
             BATCH.reset(batched)
             SPEND.reset(spent)
+            ANSWERS_USED.reset(used)
         if spend is not None and spend.refused:  # a judge went on without the refused call (a jury's member)
             self._defer(calls)
             return

@@ -18,7 +18,9 @@ several processes and threads share the file safely. Entries written by earlier 
 file per call at `<dir>/<key[:2]>/<key>.json`, are still read. The key is also
 `LLMCallFinished.prompt_hash`, so a transcript viewer can read a call's prompt back with
 `CallCache.load(key)`. A call that failed for good leaves its request only (no "response"),
-so its prompt can be shown too; it is never a hit.
+so its prompt can be shown too; it is never a hit. The answers an item failed on (it failed on what
+they said, not on a call: `AnswersUsed`) are forgotten the same way, so that a resume asks them again
+instead of replaying the same unusable answer for ever.
 
 `--no-cache` (`use_cache=False`) skips reads only: the fresh answer is still written (it
 replaces the old one), so every `prompt_hash` in a session can be looked up here.
@@ -30,6 +32,7 @@ import hashlib
 import json
 import sqlite3
 import time
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +48,26 @@ OPTIONAL_KEY_FIELDS = ("logprobs", "top_logprobs", "repeat", "reasoning_effort",
 
 DB_NAME = "calls.sqlite3"
 TABLE = "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, entry TEXT NOT NULL)"
+
+
+class AnswersUsed:
+    """The cache entries whose answers one (item, judge) task read, hits and fresh ones: if the task then fails
+    on those answers (a refusal re-asked and refused again, say), `forget` turns them back into misses."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[CallCache, str]] = []
+
+    def forget(self) -> None:
+        """Keep every entry's request, drop its answer (a write that fails leaves it: the item is failed anyway)."""
+        for cache, key in self.entries:
+            try:
+                cache.forget(key)
+            except OSError:
+                pass
+
+
+ANSWERS_USED: ContextVar[AnswersUsed | None] = ContextVar("answers_used", default=None)
+"""Set by the runner around each task; `LLMClient` adds each answer it hands a judge."""
 
 
 def canonical_request(request: dict[str, Any]) -> dict[str, Any]:
@@ -106,6 +129,20 @@ class CallCache:
         if response is not None:
             entry["response"] = response
         text = json.dumps(entry, ensure_ascii=False, default=str)
+        try:
+            db = self._file.connection(create=True)
+            assert db is not None  # made when missing
+            db.execute("INSERT OR REPLACE INTO calls (key, entry) VALUES (?, ?)", (key, text))
+        except sqlite3.Error as e:
+            raise OSError(f"{self.db_path}: {e}") from e
+
+    def forget(self, key: str) -> None:
+        """Make `key` a miss again: its request is kept (its prompt can still be read back), its answer dropped."""
+        entry = self.load(key)
+        if entry is None or "response" not in entry:
+            return
+        text = json.dumps({"key": key, "request": entry["request"], "created": time.time()},
+                          ensure_ascii=False, default=str)
         try:
             db = self._file.connection(create=True)
             assert db is not None  # made when missing

@@ -26,7 +26,7 @@ from qatui.errors import ConfigError
 from qatui.events import InputTrimmed, LLMCallFinished, emit, tokens_watched
 from qatui.llm.backbone import Backbone
 from qatui.llm.batch import BATCH
-from qatui.llm.cache import CallCache, cache_key
+from qatui.llm.cache import ANSWERS_USED, CallCache, cache_key
 from qatui.llm.errors import LLMCallError, ParseError, snippet
 from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_of
 from qatui.llm.parse import append_to_last_user, json_schema_of, json_schema_text, parse_within, schema_name
@@ -290,6 +290,8 @@ class LLMClient:
                                     response=hit["text"][:RESPONSE_CHARS],
                                     thinking=str(hit.get("thinking") or "")[:RESPONSE_CHARS])
             emit(event)
+            if (used := ANSWERS_USED.get()) is not None:
+                used.entries.append((self.cache, key))
             return Answer(text=hit["text"], thinking=str(hit.get("thinking") or ""),
                           finish_reason=str(hit.get("finish_reason") or "")), event, hit.get("logprobs")
         hops: list[Hop] = []
@@ -317,6 +319,8 @@ class LLMClient:
                                        "finish_reason": answer.finish_reason,
                                        **({"thinking": answer.thinking} if answer.thinking else {}),
                                        **({"logprobs": found} if found else {})})
+        if write and (used := ANSWERS_USED.get()) is not None:
+            used.entries.append((self.cache, key))
         event = LLMCallFinished(**base, **spent, latency_s=time.perf_counter() - started, attempts=attempts,
                                 response=answer.text[:RESPONSE_CHARS], thinking=answer.thinking[:RESPONSE_CHARS],
                                 **hop_fields(hops))
