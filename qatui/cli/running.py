@@ -213,6 +213,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         open_store(args, config), dataset, args.judges, config,
         seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name, convention=args.convention,
         resources=run_resources(args, config), max_cost=args.max_cost, repeats=args.repeats, batch=args.batch,
+        batch_retry=args.batch_retry,
     )
     record_reasoning(job, asked)
     return run_job(job, args.json, args.without_leaks)

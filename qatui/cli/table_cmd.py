@@ -111,7 +111,8 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
         if session is None:
             job = start_run(store, dataset, [_chosen_as(judge)], config, limit=args.limit, resources=resources,
                             convention=args.convention, judge_options={judge.name: judge.describe_options()},
-                            max_cost=left_usd, batch=args.batch)
+                            max_cost=left_usd, batch=args.batch,
+                            batch_retry=args.batch_retry)
             record_reasoning(job, asked)
             status, _ = consume(job, quiet=True)
             if status == INTERRUPTED:
