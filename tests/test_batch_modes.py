@@ -53,14 +53,18 @@ def test_batch_retry_flag_overrides_the_config_is_stored_and_decides_how_expired
     assert code == 0 and f"--batch-retry {flag}" in out
 
 
-@pytest.mark.parametrize(("args", "said"), [
-    (("--batch", "--batch-retry", "sometimes"), "argument --batch-retry: invalid choice: 'sometimes'"),
-    (("--batch-retry", "direct"), "--batch-retry says how a batch run asks its failed requests again: add --batch"),
+@pytest.mark.parametrize(("command", "args", "said"), [
+    ("run", ("--batch", "--batch-retry", "sometimes"), "argument --batch-retry: invalid choice: 'sometimes'"),
+    ("run", ("--batch-retry", "direct"), "--batch-retry says how a batch run asks its failed requests again: add --batch"),
+    ("run", ("--batch-retry", "direct", "--plan"), "--batch-retry says how a batch run asks"),
+    ("table", ("--batch-retry", "batch"), "--batch-retry says how a batch run asks its failed requests again: add --batch"),
+    ("table", ("--batch", "--batch-retry", ""), "argument --batch-retry: invalid choice: ''"),
 ])
-def test_a_bad_batch_retry_is_refused_in_one_line_before_any_work(server, tmp_path, capsys, args, said) -> None:  # noqa: F811
+def test_a_bad_batch_retry_is_refused_in_one_line_before_any_work(server, tmp_path, capsys, command, args,  # noqa: F811
+                                                                  said) -> None:
     sessions = tmp_path / "sessions"
     code, _, err = cli(capsys, "--config", str(config(tmp_path, server, "cache")), "--sessions-dir", str(sessions),
-                       "run", str(dataset(tmp_path)), "--backbone", "fake", "--judge", "pairwise", *args)
+                       command, str(dataset(tmp_path)), "--backbone", "fake", "--judge", "pairwise", *args)
     assert code == 2 and said in err and "Traceback" not in err, err
     assert server.n_files == 0 and completions(server) == 0
     assert not sessions.exists() or not any(sessions.iterdir())
@@ -92,6 +96,10 @@ def test_resume_no_batch_cancels_the_pending_batch_keeps_what_it_answered_and_as
     session_id = next(s["id"] for s in SessionStore(sessions).list() if s["id"] != direct["session"])
     assert server.n_batches == 1 and server.n_cancels == 0
     asked_before = len(server.requests)
+    code, _, err = cli(capsys, "--config", str(conf), "--sessions-dir", str(sessions), "sessions", "resume",
+                       session_id, "--no-batch", "--batch-retry", "direct")
+    assert code == 2 and f"session {session_id} resumes directly: add --batch" in err, err
+    assert server.n_cancels == 0 and len(server.requests) == asked_before  # refused before any work
 
     code, out, err = cli(capsys, "--config", str(conf), "--sessions-dir", str(sessions), "sessions", "resume",
                          session_id, "--no-batch", "--json")

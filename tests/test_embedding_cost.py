@@ -127,3 +127,14 @@ def test_a_capped_task_reserves_before_asking_and_the_cap_counts_what_the_reques
         (body,) = server.embedding_requests[probed:]
         assert cap.reserved_usd == 0
         assert cap.spent_usd == pytest.approx(_litellm_price(sum(count_tokens(t) for t in body["input"])), rel=1e-9)
+
+
+def test_the_plan_names_the_served_embedder_with_litellm_s_price_and_says_its_tokens_are_not_counted(tmp_path) -> None:
+    with FakeLLMServer(_questions, max_lifetime_s=300.0) as server:
+        dataset = tmp_path / "items.jsonl"
+        dataset.write_text(json.dumps(ITEM) + "\n")
+        plan = _qatui(_config(server, tmp_path), tmp_path, "run", str(dataset), "--backbone", "fake", "--judge",
+                      "ragas-answer-relevance", "--plan")
+    assert plan["embeddings"]["embedder"] == "priced" and plan["embeddings"]["model"] == MODEL
+    assert plan["embeddings"]["usd_per_million_tokens"] == pytest.approx(_litellm_price(1_000_000), rel=1e-9)
+    assert not (tmp_path / "sessions").exists() or not any((tmp_path / "sessions").iterdir())

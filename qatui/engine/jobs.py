@@ -151,6 +151,13 @@ def _engine(dataset: Dataset, judges: list[Judge], session: Session, seed: int, 
                   skip=session.finished_keys(), spend_cap=spend_cap, batcher=batcher)
 
 
+def check_batch_retry(batch: bool, retry: str | None, session_id: str = "") -> None:
+    """Refuse `--batch-retry` where no batch runs (`ConfigError`, one line): it would be silently ignored."""
+    if retry is not None and not batch:
+        where = f"; session {session_id} resumes directly" if session_id else ""
+        raise ConfigError(f"--batch-retry says how a batch run asks its failed requests again{where}: add --batch")
+
+
 def batch_settings(config: Config, retry: str | None) -> BatchConfig:
     """`[batch]` with `--batch-retry` (or the session's stored choice) over its `retry`; `ConfigError` for another
     word than "batch" or "direct"."""
@@ -213,8 +220,7 @@ def start_run(
     once = judge_once_when_fixed(judges, resources, subset)
     check_models(judges, resources, subset)
     spend_cap = run_cap(max_cost, 0.0, judges, resources, subset)
-    if batch_retry is not None and not batch:
-        raise ConfigError("--batch-retry says how a batch run asks its failed requests again: add --batch")
+    check_batch_retry(batch, batch_retry)
     batching = batch_settings(config, batch_retry)
     if batch:
         check_batchable(judges, resources, subset)
@@ -281,6 +287,8 @@ def _resumed(session: Session, config: Config, resources: Resources | None, max_
 
     session.check_writable()
     meta = session.meta
+    batch = bool(meta.get("batch")) if batch is None else batch
+    check_batch_retry(batch, batch_retry, session.id)
     if imported := meta.get("imported"):
         raise SessionError(f"session {session.id} holds {imported['judge']!r}, imported from {imported['source']}: "
                            "qatui cannot run that judge, so there is nothing to resume; import the file again "
@@ -311,10 +319,6 @@ def _resumed(session: Session, config: Config, resources: Resources | None, max_
     spent = (llm_totals(session.results())["cost_usd"] + float(meta.get("deferred_cost_usd") or 0)
              if max_cost is not None else 0.0)
     spend_cap = run_cap(max_cost, spent, judges, resources, subset, session.id)
-    batch = bool(meta.get("batch")) if batch is None else batch
-    if batch_retry is not None and not batch:
-        raise ConfigError(f"--batch-retry says how a batch run asks its failed requests again; session {session.id} "
-                          "resumes directly (add --batch)")
     batching = batch_settings(config, batch_retry or meta.get("batch_retry"))
     if batch:
         check_batchable(judges, resources, subset)
