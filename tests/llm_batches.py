@@ -14,7 +14,8 @@ answers its first half and then expires, the rest in the error file with code `b
 OpenAI's does when 24 hours pass. A batch cancelled before it ended is "cancelling", then "cancelled"
 once it has answered the first half of its lines (as if those ran before the cancel took effect; the
 rest get no line), at once even when held. `batch_requests` maps each custom id to the body that
-carried it, `batch_answered` the custom ids a batch answered with a line, `n_cancels` the cancels. Counted: `n_files`, `n_batches`, `n_batch_polls`, and
+carried it, `batch_answered` the custom ids a batch answered with a line, `n_cancels` the cancels.
+Counted: `n_files`, `n_batches`, `n_batch_polls`, and
 `batch_submitted` (custom id -> how many batches carried it), so a test can say nothing was
 submitted twice. `batch_bodies` holds every request body a batch carried, in order.
 """

@@ -53,11 +53,14 @@ def test_batch_retry_flag_overrides_the_config_is_stored_and_decides_how_expired
     assert code == 0 and f"--batch-retry {flag}" in out
 
 
+NO_BATCH = "--batch-retry says how a batch run asks its failed requests again: add --batch"
+
+
 @pytest.mark.parametrize(("command", "args", "said"), [
     ("run", ("--batch", "--batch-retry", "sometimes"), "argument --batch-retry: invalid choice: 'sometimes'"),
-    ("run", ("--batch-retry", "direct"), "--batch-retry says how a batch run asks its failed requests again: add --batch"),
-    ("run", ("--batch-retry", "direct", "--plan"), "--batch-retry says how a batch run asks"),
-    ("table", ("--batch-retry", "batch"), "--batch-retry says how a batch run asks its failed requests again: add --batch"),
+    ("run", ("--batch-retry", "direct"), NO_BATCH),
+    ("run", ("--batch-retry", "direct", "--plan"), NO_BATCH),
+    ("table", ("--batch-retry", "batch"), NO_BATCH),
     ("table", ("--batch", "--batch-retry", ""), "argument --batch-retry: invalid choice: ''"),
 ])
 def test_a_bad_batch_retry_is_refused_in_one_line_before_any_work(server, tmp_path, capsys, command, args,  # noqa: F811
@@ -80,7 +83,8 @@ def test_resume_no_batch_cancels_the_pending_batch_keeps_what_it_answered_and_as
     direct = run(capsys, config(tmp_path, server, "direct-cache"), sessions, data, "--judge", "pairwise")
     conf = config(tmp_path, server, "cache", poll_s=0.1)
     server.script_batches(hold=True)  # submitted, then pending until cancelled
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    root = str(Path(__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen([sys.executable, "-m", "qatui", "--config", str(conf), "--sessions-dir", str(sessions),
                              "run", str(data), "--judge", "pairwise", "--backbone", "fake", "--batch"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
