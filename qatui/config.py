@@ -244,6 +244,10 @@ def _not_reserved(tables: dict[str, Any]) -> dict[str, Any]:
     return tables
 
 
+RETRY_MODES = ("batch", "direct")
+"""How a request that failed or expired in a batch is asked again (`[batch] retry`, `--batch-retry`)."""
+
+
 class BatchConfig(_Section):
     """Batch mode (`--batch`): backbone calls sent through the provider's batch API (`qatui.llm.batch`)."""
 

@@ -3,6 +3,7 @@
     POST /v1/files                 upload a JSONL file (multipart: `file`, `purpose`)
     GET  /v1/files/{id}            its description;  GET /v1/files/{id}/content: its bytes
     POST /v1/batches               a batch over an uploaded file; GET /v1/batches/{id}: its state
+    POST /v1/batches/{id}/cancel   cancel a batch not yet ended (400 for one that has)
 
 A batch is "validating" when created, "in_progress" after `delay_s`, then each request line is
 answered as a completion request would be (the server's responder, its `usage`), unless the
@@ -10,7 +11,11 @@ batch script says otherwise: `faults(index, body)` (index counts batch requests 
 `script_batches`) gives "ok", "length" (an answer cut off at max_tokens) or an HTTP status such as
 "500" or "429" (that line fails, in the error file); a batch whose number (from 0) is in `expire`
 answers its first half and then expires, the rest in the error file with code `batch_expired`, as
-OpenAI's does when 24 hours pass. Counted: `n_files`, `n_batches`, `n_batch_polls`, and
+OpenAI's does when 24 hours pass. A batch cancelled before it ended is "cancelling", then "cancelled"
+once it has answered the first half of its lines (as if those ran before the cancel took effect; the
+rest get no line), at once even when held. `batch_requests` maps each custom id to the body that
+carried it, `batch_answered` the custom ids a batch answered with a line, `n_cancels` the cancels.
+Counted: `n_files`, `n_batches`, `n_batch_polls`, and
 `batch_submitted` (custom id -> how many batches carried it), so a test can say nothing was
 submitted twice. `batch_bodies` holds every request body a batch carried, in order.
 """
@@ -41,6 +46,9 @@ class BatchEndpoints:
         self.n_batch_polls = 0
         self.batch_submitted: Counter[str] = Counter()
         self.batch_bodies: list[dict[str, Any]] = []
+        self.batch_requests: dict[str, dict[str, Any]] = {}
+        self.batch_answered: Counter[str] = Counter()
+        self.n_cancels = 0
         self._held = threading.Event()
         self.script_batches()
 
@@ -70,6 +78,7 @@ class BatchEndpoints:
         app.router.add_get("/v1/files/{id}/content", self._file_content)
         app.router.add_post("/v1/batches", self._create_batch)
         app.router.add_get("/v1/batches/{id}", self._batch)
+        app.router.add_post("/v1/batches/{id}/cancel", self._cancel)
 
     # -- files ----------------------------------------------------------------------------------
 
@@ -118,6 +127,7 @@ class BatchEndpoints:
             batch_id = f"batch_fake_{number}"
             self.batch_submitted.update(line["custom_id"] for line in lines)
             self.batch_bodies.extend(line["body"] for line in lines)
+            self.batch_requests.update((line["custom_id"], line["body"]) for line in lines)
             delay = self._batch_delay(number) if callable(self._batch_delay) else self._batch_delay
             batch = {"id": batch_id, "object": "batch", "endpoint": body.get("endpoint"), "errors": None,
                      "input_file_id": file_id, "completion_window": body.get("completion_window", "24h"),
@@ -141,14 +151,31 @@ class BatchEndpoints:
             return web.json_response({"error": {"message": f"no batch {batch_id}", "type": "not_found"}}, status=404)
         return web.json_response(batch)
 
+    async def _cancel(self, request: web.Request) -> web.Response:
+        batch_id = request.match_info["id"]
+        with self._lock:
+            self.n_cancels += 1
+            batch = self.batches.get(batch_id)
+            if batch is None:
+                return web.json_response({"error": {"message": f"no batch {batch_id}", "type": "not_found"}},
+                                         status=404)
+            if batch["status"] in TERMINAL:
+                return web.json_response({"error": {"message": f"Cannot cancel a batch with status {batch['status']}.",
+                                                    "type": "invalid_request_error"}}, status=400)
+            batch.update(status="cancelling", cancelling_at=int(time.time()))
+        return web.json_response(batch)
+
     async def _work(self, batch: dict[str, Any], lines: list[dict[str, Any]], delay: float, expire: bool,
                     faulty: bool = True) -> None:
-        """Answer a batch's requests after its delay; an expiring one answers the first half only."""
-        while self._held.is_set() and not self._stopping.is_set():
+        """Answer a batch's requests after its delay; an expiring or cancelled one answers the first half only."""
+        while self._held.is_set() and not self._stopping.is_set() and batch["status"] != "cancelling":
             await asyncio.sleep(0.02)
-        await self._pause(delay)
-        batch.update(status="in_progress", in_progress_at=int(time.time()))
-        answered = lines[: len(lines) // 2] if expire else lines
+        if batch["status"] != "cancelling":
+            await self._pause(delay)
+        cancelled = batch["status"] == "cancelling"
+        if not cancelled:
+            batch.update(status="in_progress", in_progress_at=int(time.time()))
+        answered = lines[: len(lines) // 2] if expire or cancelled else lines
         output, errors = [], []
         for line in answered:
             with self._lock:
@@ -165,10 +192,11 @@ class BatchEndpoints:
             reply = await self._reply(line["body"], _OK)
             completion = self._completion(line["body"], kind, reply, self._usage(line["body"], reply),
                                           f"chatcmpl-batch-{index}")
+            self.batch_answered[line["custom_id"]] += 1
             output.append({"id": f"req-{index}", "custom_id": line["custom_id"], "error": None,
                            "response": {"status_code": 200, "request_id": f"req-{index}", "body": completion}})
             batch["request_counts"]["completed"] += 1
-        for line in lines[len(answered):]:
+        for line in lines[len(answered):] if not cancelled else ():
             errors.append({"id": None, "custom_id": line["custom_id"], "response": None, "error": {
                 "code": "batch_expired", "message": "This request could not be executed before the completion "
                                                     "window expired."}})
@@ -177,8 +205,12 @@ class BatchEndpoints:
         if errors:
             batch["error_file_id"] = self._store_file("".join(json.dumps(e) + "\n" for e in errors).encode())
         now = int(time.time())
-        batch.update(status="expired", expired_at=now) if expire else batch.update(status="completed",
-                                                                                   completed_at=now)
+        if cancelled:
+            batch.update(status="cancelled", cancelled_at=now)
+        elif expire:
+            batch.update(status="expired", expired_at=now)
+        else:
+            batch.update(status="completed", completed_at=now)
 
 
 class _Ok:

@@ -205,7 +205,8 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         config = with_reasoning(config, meta.get("reasoning") or {},
                                 [(meta.get("models") or {}).get("backbone"), *meta.get("backbones", [])])
         try:
-            job = resume_run(store, args.id, config, max_cost=args.max_cost, batch=args.batch)
+            job = resume_run(store, args.id, config, max_cost=args.max_cost, batch=args.batch,
+                             batch_retry=args.batch_retry)
         except NothingToResume as e:
             make_console(stderr=True).print(str(e))
             if args.json:

@@ -97,10 +97,22 @@ def _max_cost_flag(parser: argparse.ArgumentParser, what: str) -> None:
                              "(LiteLLM's prices; more than 0); it stops saved, resumable with a higher cap")
 
 
-def _batch_flag(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--batch", action="store_true",
-                        help=f"send {what}'s backbone calls through the provider's batch API (OpenAI-compatible "
-                             "/v1/batches: about half the price, answers within 24 hours; see [batch] in the config)")
+def _batch_flag(parser: argparse.ArgumentParser, what: str, *, resume: bool = False) -> None:
+    """`--batch` and `--batch-retry` (and, for a resume, `--no-batch`)."""
+    from qatui.config import RETRY_MODES
+
+    helped = (f"send {what}'s backbone calls through the provider's batch API (OpenAI-compatible /v1/batches: about "
+              "half the price, answers within 24 hours; see [batch] in the config)")
+    if resume:
+        parser.add_argument("--batch", action=argparse.BooleanOptionalAction, default=None,
+                            help=helped + "; --no-batch resumes a batch session directly: its pending batches are "
+                                          "cancelled, what they answered is used, the rest is asked directly "
+                                          "(default: as the session ran)")
+    else:
+        parser.add_argument("--batch", action="store_true", help=helped)
+    parser.add_argument("--batch-retry", choices=RETRY_MODES, metavar="{batch,direct}",
+                        help="with --batch: ask a request that failed or expired in a batch again in the next batch "
+                             "or directly (default: [batch] retry, or what the session ran with)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -297,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     res = sss.add_parser("resume", parents=[common], help="finish an interrupted session")
     res.add_argument("id")
     _max_cost_flag(res, "the resumed run (default: the cap the session ran with)")
-    _batch_flag(res, "the resumed run (a session that ran with --batch always does)")
+    _batch_flag(res, "the resumed run", resume=True)
     res.add_argument("--json", action="store_true")
     imp = sss.add_parser("import", parents=[common],
                          help="another tool's scores, rankings or A/B/tie verdicts as a session (see docs/SESSIONS.md)")

@@ -198,8 +198,9 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
     """`qatui run`: judge a dataset into a new session (or, with --plan, say what it would call)."""
     from qatui.data.loaders import load_dataset
-    from qatui.engine.jobs import start_run
+    from qatui.engine.jobs import check_batch_retry, start_run
 
+    check_batch_retry(args.batch, args.batch_retry)
     config = with_jury(config, args.judges, args.jury)
     asked = reasoning_asked(args)
     config = with_reasoning(config, asked, [args.backbone, *jury_backbones(config)])
@@ -213,6 +214,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         open_store(args, config), dataset, args.judges, config,
         seed=args.seed, concurrency=args.concurrency, limit=args.limit, name=args.name, convention=args.convention,
         resources=run_resources(args, config), max_cost=args.max_cost, repeats=args.repeats, batch=args.batch,
+        batch_retry=args.batch_retry,
     )
     record_reasoning(job, asked)
     return run_job(job, args.json, args.without_leaks)
@@ -221,7 +223,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
 def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     """`run --plan`: what a run would do (judges refused as a run would refuse them), with no session and no call."""
     from qatui.data.language import item_language
-    from qatui.engine.pricing import cost_text, price_notes, price_run
+    from qatui.engine.pricing import cost_text, embedding_note, embedding_plan, price_notes, price_run
     from qatui.engine.jobs import (
         build_judges,
         calls_text,
@@ -258,6 +260,8 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
             "total_calls": list(total) if total else None, "cost": {k: row.json() for k, row in prices.items()},
             "repeats": {judge.name: judge.options.repeats for judge in judges}, "judged_once": once,
             **({"batch": True} if args.batch else {})}
+    if embedding := embedding_plan(judges, resources):
+        plan["embeddings"] = embedding
     if requests := request_notes(judges, resources, subset):
         plan["requests"] = requests
     if args.json:
@@ -288,6 +292,8 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
         console.print(line, style="dim", markup=False)
     for note in price_notes(prices):
         console.print(note, style="dim", markup=False)
+    if embedding:
+        console.print(embedding_note(embedding), style="dim", markup=False)
     if args.batch:
         console.print("prices: the batch price (LiteLLM's where its map has one, else half the list price)",
                       style="dim", markup=False)

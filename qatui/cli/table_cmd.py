@@ -78,13 +78,14 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     """`qatui table`: one row per (judge, backbone), from sessions reused or run now."""
     from qatui.cli.running import INTERRUPTED, consume, record_reasoning
     from qatui.data.loaders import load_dataset
-    from qatui.engine.jobs import start_run
+    from qatui.engine.jobs import check_batch_retry, start_run
     from qatui.engine.repeats import judged_once_line
     from qatui.data.leaks import without_leaks
     from qatui.report.gold import parse_gold, with_gold
     from qatui.report.leak_figures import leak_note
     from qatui.report.table import find_reusable, gold_kind
 
+    check_batch_retry(args.batch, args.batch_retry)
     config = with_jury(config, args.judges, args.jury)
     asked = reasoning_asked(args)
     config = with_reasoning(config, asked, [*args.backbones, *jury_backbones(config)])
@@ -111,7 +112,8 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
         if session is None:
             job = start_run(store, dataset, [_chosen_as(judge)], config, limit=args.limit, resources=resources,
                             convention=args.convention, judge_options={judge.name: judge.describe_options()},
-                            max_cost=left_usd, batch=args.batch)
+                            max_cost=left_usd, batch=args.batch,
+                            batch_retry=args.batch_retry)
             record_reasoning(job, asked)
             status, _ = consume(job, quiet=True)
             if status == INTERRUPTED:

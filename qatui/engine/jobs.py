@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from qatui import __version__
-from qatui.errors import DatasetError, JudgeError, SessionError
+from qatui.errors import ConfigError, DatasetError, JudgeError, SessionError
 from qatui.engine.backbones import (
     check_batchable,
     check_models,
@@ -132,19 +132,42 @@ class RunJob:
 
 
 def _engine(dataset: Dataset, judges: list[Judge], session: Session, seed: int, concurrency: int,
-            spend_cap: SpendCap | None = None, batch: BatchConfig | None = None) -> Engine:
+            spend_cap: SpendCap | None = None, batch: BatchConfig | None = None, *, submit: bool = True) -> Engine:
     """The engine over `session`; in batch mode (`batch` given) with its batcher, judging as many items at once as
-    a batch holds (an item in flight only awaits its batch), and the batches the session submitted before known."""
+    a batch holds (an item in flight only awaits its batch), and the batches the session submitted before known.
+    With `submit` False (a batch session resumed with `--no-batch`) the batcher submits nothing: the batches the
+    session submitted are cancelled and collected, and every other call goes directly at the run's concurrency."""
     from qatui.engine.runner import Engine
 
     batcher = None
     if batch is not None:
         from qatui.llm.batch import Batcher
 
-        batcher = Batcher(batch, session.record_batch, session.meta.get("batches") or [], session.batch_keys())
-        concurrency = max(concurrency, min(len(dataset.items) * len(judges), batch.max_requests))
+        batcher = Batcher(batch, session.record_batch, session.meta.get("batches") or [], session.batch_keys(),
+                          submit=submit)
+        if submit:
+            concurrency = max(concurrency, min(len(dataset.items) * len(judges), batch.max_requests))
     return Engine(dataset.items, judges, seed=seed, concurrency=concurrency, session=session,
                   skip=session.finished_keys(), spend_cap=spend_cap, batcher=batcher)
+
+
+def check_batch_retry(batch: bool, retry: str | None, session_id: str = "") -> None:
+    """Refuse `--batch-retry` where no batch runs (`ConfigError`, one line): it would be silently ignored."""
+    if retry is not None and not batch:
+        where = f"; session {session_id} resumes directly" if session_id else ""
+        raise ConfigError(f"--batch-retry says how a batch run asks its failed requests again{where}: add --batch")
+
+
+def batch_settings(config: Config, retry: str | None) -> BatchConfig:
+    """`[batch]` with `--batch-retry` (or the session's stored choice) over its `retry`; `ConfigError` for another
+    word than "batch" or "direct"."""
+    from qatui.config import RETRY_MODES
+
+    if retry is None:
+        return config.batch
+    if retry not in RETRY_MODES:
+        raise ConfigError(f"--batch-retry: {retry!r} is not one of {', '.join(RETRY_MODES)}")
+    return config.batch.model_copy(update={"retry": retry})
 
 
 def start_run(
@@ -165,6 +188,7 @@ def start_run(
     judges: list[Judge] | None = None,
     item_ids: list[str] | None = None,
     batch: bool = False,
+    batch_retry: str | None = None,
 ) -> RunJob:
     """A new session for `dataset` (its first `limit` items) and the engine that fills it.
 
@@ -176,7 +200,9 @@ def start_run(
     session and decides how questions with fewer than two candidates count in its figures.
     `repeats` (`--repeats`) asks every judge that calls a backbone that many times per item
     (None: each judge's own option); the judges that call none are named in `judged_once`.
-    `batch` (`--batch`) sends the backbone calls through the provider's batch API (`qatui.llm.batch`).
+    `batch` (`--batch`) sends the backbone calls through the provider's batch API (`qatui.llm.batch`);
+    `batch_retry` (`--batch-retry`, only with it) says how its failed requests are asked again, over `[batch] retry`,
+    and is stored with the session.
     """
     from qatui.judges.resources import Resources
 
@@ -194,6 +220,8 @@ def start_run(
     once = judge_once_when_fixed(judges, resources, subset)
     check_models(judges, resources, subset)
     spend_cap = run_cap(max_cost, 0.0, judges, resources, subset)
+    check_batch_retry(batch, batch_retry)
+    batching = batch_settings(config, batch_retry)
     if batch:
         check_batchable(judges, resources, subset)
     seed = config.general.seed if seed is None else seed
@@ -222,39 +250,45 @@ def start_run(
         "models": resources.describe(),
         "qatui_version": __version__,
         **({"max_cost_usd": max_cost} if max_cost is not None else {}),
-        **({"batch": True} if batch else {}),
+        **({"batch": True, "batch_retry": batching.retry} if batch else {}),
     }
     if notes := request_notes(judges, resources, subset):
         meta["requests"] = notes
     session = store.create(meta, name=name)
     return RunJob(session, subset, _engine(subset, judges, session, seed, concurrency, spend_cap,
-                                           config.batch if batch else None))
+                                           batching if batch else None))
 
 
 def resume_run(store: SessionStore, session_id: str, config: Config, *, resources: Resources | None = None,
-               max_cost: float | None = None, batch: bool = False) -> RunJob:
+               max_cost: float | None = None, batch: bool | None = None, batch_retry: str | None = None) -> RunJob:
     """The engine that finishes a saved session: its dataset reloaded and checked unchanged.
 
     `resources` defaults to the models the session ran with (`resources_from_meta`). The session's cost cap
-    holds unless `max_cost` gives a new one; either counts what the session has spent already. A session that ran
-    in batch mode resumes in it (its submitted batches are collected, never submitted again); `batch` turns it on.
+    holds unless `max_cost` gives a new one; either counts what the session has spent already. Batch mode is the
+    session's (stored) unless `batch` says (`--batch`: True, `--no-batch`: False); in it, its submitted batches are
+    collected, never submitted again. Resumed directly, a session with batches still cancels and collects them
+    (`qatui.llm.batch.Batcher` with `submit` False): a request whose batch answered it is never asked again, one
+    whose batch ended without its line is asked directly. `batch_retry` (only in batch mode) overrides the stored
+    retry mode, and is stored.
     """
     session = store.open(session_id)
     session.take_writer()  # before any work: a second process resuming it is refused here, naming this one
     try:
-        return _resumed(session, config, resources, max_cost, batch)
+        return _resumed(session, config, resources, max_cost, batch, batch_retry)
     except BaseException:
         session.release_writer()
         raise
 
 
 def _resumed(session: Session, config: Config, resources: Resources | None, max_cost: float | None,
-             batch: bool = False) -> RunJob:
+             batch: bool | None = None, batch_retry: str | None = None) -> RunJob:
     """`resume_run` once its caller holds the session's writer lock."""
     from qatui.data.loaders import load_dataset
 
     session.check_writable()
     meta = session.meta
+    batch = bool(meta.get("batch")) if batch is None else batch
+    check_batch_retry(batch, batch_retry, session.id)
     if imported := meta.get("imported"):
         raise SessionError(f"session {session.id} holds {imported['judge']!r}, imported from {imported['source']}: "
                            "qatui cannot run that judge, so there is nothing to resume; import the file again "
@@ -285,14 +319,16 @@ def _resumed(session: Session, config: Config, resources: Resources | None, max_
     spent = (llm_totals(session.results())["cost_usd"] + float(meta.get("deferred_cost_usd") or 0)
              if max_cost is not None else 0.0)
     spend_cap = run_cap(max_cost, spent, judges, resources, subset, session.id)
-    batch = batch or bool(meta.get("batch"))
+    batching = batch_settings(config, batch_retry or meta.get("batch_retry"))
     if batch:
         check_batchable(judges, resources, subset)
     session.update_meta(status="running", pid=os.getpid(), updated=now_iso(),
                         **({"max_cost_usd": max_cost} if max_cost is not None else {}),
-                        **({"batch": True} if batch else {}))
+                        **({"batch": True, "batch_retry": batching.retry} if batch
+                           else {"batch": False} if meta.get("batch") else {}))
+    collect = not batch and bool(meta.get("batches"))  # direct, but what its batches hold is still theirs
     return RunJob(session, subset, _engine(subset, judges, session, meta["seed"], meta["concurrency"], spend_cap,
-                                           config.batch if batch else None))
+                                           batching if batch or collect else None, submit=batch))
 
 
 def resources_from_meta(meta: dict, config: Config) -> Resources:
@@ -452,4 +488,6 @@ def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
         **({"requests": meta["requests"]} if meta.get("requests") else {}),
         **({"imported": meta["imported"]} if meta.get("imported") else {}),
         **({"batches": meta["batches"]} if meta.get("batches") else {}),
+        **({"batch": meta["batch"]} if "batch" in meta else {}),
+        **({"batch_retry": meta["batch_retry"]} if meta.get("batch_retry") else {}),
     }

@@ -247,6 +247,27 @@ def price_notes(priced: dict[str, Priced]) -> list[str]:
     return notes
 
 
+def embedding_plan(judges: list[Judge], resources: Resources) -> dict[str, Any] | None:
+    """The served embedder (`[embedders.NAME]`) the judges use, with LiteLLM's price per million tokens (None when
+    its map has none); None when they use none. Its tokens are not counted before the run: the texts a judge embeds
+    are mostly written by the backbone during it (RAGAS answer relevance embeds the questions it wrote back)."""
+    name = resources.embedder_name
+    if not any(judge.uses_embedder for judge in judges) or name not in resources.config.embedders:
+        return None
+    from qatui.llm.spend import price
+
+    model = resources.config.embedders[name].model
+    return {"embedder": name, "model": model, "usd_per_million_tokens": price(model, 1_000_000, 0)}
+
+
+def embedding_note(found: dict[str, Any]) -> str:
+    """The plan's line on a served embedder: not counted, and its price per million tokens where LiteLLM has one."""
+    rate = found["usd_per_million_tokens"]
+    priced = (f"${rate:g} per million tokens" if rate is not None else "no price in LiteLLM's price map")
+    return (f"embedder {found['embedder']} ({found['model']}): its requests are not in these figures (the texts are "
+            f"written during the run; the run records what they cost): {priced}")
+
+
 def _short(tokens: float) -> str:
     """1234 -> '1,234'; 1234567 -> '1.23M'."""
     n = round(tokens)

@@ -265,9 +265,11 @@ def served_embedder(name: str, config: Config) -> Embedder:
             identity = "\0".join([settings.model, settings.api_base or "", str(settings.dimensions or ""),
                                    settings.revision])
             try:
-                _SERVED[key] = RemoteEmbedder(name, calls.encode, identity, batch_size=settings.batch_size)
+                _SERVED[key] = RemoteEmbedder(name, calls.encode, identity, batch_size=settings.batch_size,
+                                              meter=calls)
             except LLMCallError as e:
                 raise EmbedderError(f"embedder {name!r} cannot be used: {e}") from None
+            calls.forget()  # the probe: a check before the run, as the backbone's preflight is, not a call of it
         return _SERVED[key]  # type: ignore[return-value]
 
 

@@ -19,6 +19,12 @@ fails its call at once. Each batch is recorded in the session the moment it exis
 requests as custom ids: a resume after Ctrl-C, a crash or a closed terminal reads the results of
 a batch already submitted when its items ask again, and submits none of them twice.
 
+A batch session resumed directly (`sessions resume --no-batch`) has a batcher that submits nothing
+(`submit` False): a request one of the session's batches holds is still read from it, its batch
+first cancelled if it has not ended (`litellm.acancel_batch`; what it answered before the cancel is
+paid for and used) and then collected once it has ended; a request without a line there, and every
+request no batch holds, is asked directly. So nothing is asked twice and no paid answer is lost.
+
 The cost of a batch answer is the batch price of LiteLLM's price map (`input_cost_per_token_batches`)
 where it has one, else half the list price, the discount OpenAI's Batch API states (`batch_cost`).
 Only OpenAI-compatible files and batches endpoints are used (OpenAI, and vLLM's OpenAI-compatible
@@ -150,8 +156,12 @@ class Batcher:
     """
 
     def __init__(self, settings: BatchConfig, record: Callable[[dict[str, Any], list[str] | None], None],
-                 known: list[dict[str, Any]] | None = None, known_keys: dict[str, list[str]] | None = None) -> None:
+                 known: list[dict[str, Any]] | None = None, known_keys: dict[str, list[str]] | None = None,
+                 *, submit: bool = True) -> None:
         self.settings = settings
+        self.submit = submit
+        """False when resumed directly (`--no-batch`): the known batches are cancelled and collected, nothing is
+        submitted, every other request is asked directly."""
         self.docs: dict[str, dict[str, Any]] = {doc["id"]: dict(doc) for doc in known or [] if doc.get("id")}
         """Every batch of the session by id, as recorded (the live view reads these)."""
         self._record = record
@@ -184,6 +194,9 @@ class Batcher:
             sends += 1
             if (batch_id := self._holding.get(key)) is not None and batch_id in self.docs:
                 outcome = await self._result(batch_id, key, self._endpoint(client, api_key))
+            elif not self.submit:
+                response, tries = await client.backbone.run(kwargs, api_key=api_key)
+                return response, sends - 1 + tries
             else:
                 outcome = await self._gather(client, kwargs, key, api_key)
             if outcome.body is not None:
@@ -198,7 +211,7 @@ class Batcher:
                 raise LLMCallError(mask_keys(f"{client.model}: batch request failed {sends} "
                                              f"time{'s' if sends != 1 else ''}: {why}", api_key), attempts=sends,
                                    transient=outcome.retried)
-            if self.settings.retry == "direct":
+            if self.settings.retry == "direct" or not self.submit:
                 response, tries = await client.backbone.run(kwargs, api_key=api_key)
                 return response, sends + tries
 
@@ -327,6 +340,8 @@ class Batcher:
         -> its outcome, the reason a request without a line failed)."""
         ll = get_litellm()
         doc = self.docs[batch_id]
+        if not self.submit and not doc.get("collected") and doc.get("status") not in TERMINAL:
+            await self._cancel(batch_id, endpoint)
         errors = 0
         while True:
             try:
@@ -365,6 +380,17 @@ class Batcher:
         doc.update(collected=True, cost_usd=cost, list_price_usd=full, **({"price": source} if source else {}))
         self._save(doc)
         return outcomes, f"batch {doc['status']}: no line for the request"
+
+    async def _cancel(self, batch_id: str, endpoint: _Endpoint) -> None:
+        """Ask the provider to cancel a batch not yet ended (resumed with `--no-batch`), and record that it was asked;
+        a refusal (it ended meanwhile, or the provider cannot) is recorded, and the batch collected as it ends."""
+        doc = self.docs[batch_id]
+        try:
+            batch = await get_litellm().acancel_batch(batch_id=batch_id, **endpoint.api())
+            doc.update(cancel_asked=True, status=_status(getattr(batch, "status", doc.get("status"))))
+        except Exception as e:  # noqa: BLE001 - not cancelled: waited for, as a batch run would
+            doc.update(cancel_asked=True, cancel_refused=mask_keys(first_line(e, 160), endpoint.api_key))
+        self._save(doc)
 
     # -- the live view and the end -------------------------------------------------------------
 

@@ -12,11 +12,24 @@ the model and the reason, and never holds the key.
 
 Synchronous: the embedder calls it from its worker thread (`qatui.embed.base.Embedder.aembed`),
 so the run's event loop never waits on it.
+
+Every request is a call of the run, as a backbone's is: an `LLMCallFinished` (purpose "embed") with
+the reply's `usage.prompt_tokens`, the cost LiteLLM's price map gives it (`cost_of`), latency,
+attempts, and ok or the error. The worker thread pools the texts of several tasks into one request,
+so the call is kept until a task whose texts it holds comes back (`after`, in that task's context)
+and is recorded on that task's item, once; a task whose texts were all answered without a request of
+its own (memory, the model-output store, or a request another task records) records one cached call
+of 0 USD, as a cache hit of a backbone does. Under `--max-cost` a task reserves its texts' worst case
+(every text asked, counted with LiteLLM's tokenizer for the model) before the lookup, and settles what
+its calls cost after. The probe a served model is built with is a check before the run, like the
+backbone's preflight, and is not recorded.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -25,7 +38,10 @@ import numpy as np
 
 from qatui.llm._lazy import get_litellm
 from qatui.llm.backbone import Backbone, _transient_classes
+from qatui.events import LLMCallFinished, emit
 from qatui.llm.errors import LLMCallError
+from qatui.llm.response import cost_of, usage_of
+from qatui.llm.spend import SPEND, price
 from qatui.store.credentials import key_from_env
 
 if TYPE_CHECKING:
@@ -33,6 +49,8 @@ if TYPE_CHECKING:
 
 BASE_DELAY_S = 0.5
 """The first wait before a retry (doubled each time, jittered, capped by the backbone's rule)."""
+PURPOSE = "embed"
+"""The `purpose` of an embedding request's `LLMCallFinished`."""
 
 
 class RemoteEmbeddings:
@@ -46,6 +64,9 @@ class RemoteEmbeddings:
         """HTTP requests sent (tries included): what a test or a profile counts."""
         self._rules = Backbone(settings.model, timeout_s=settings.timeout_s, max_attempts=settings.max_attempts,
                                api_key_env=settings.api_key_env, base_delay_s=BASE_DELAY_S)
+        self._made: list[tuple[frozenset[str], LLMCallFinished]] = []
+        """Requests made and not yet recorded on a task: the texts each asked for, and its call."""
+        self._made_lock = threading.Lock()
 
     def api_key(self) -> str | None:
         """The key from `$api_key_env`, read now and never kept; a variable that is not set is an error."""
@@ -72,8 +93,8 @@ class RemoteEmbeddings:
         transient = _transient_classes(ll)
         self.precheck()
         api_key = self.api_key() or ("EMPTY" if self.settings.api_base else None)
-        kwargs: dict[str, Any] = {"model": self.settings.model, "input": list(texts), "timeout": self.settings.timeout_s,
-                                  "max_retries": 0}
+        kwargs: dict[str, Any] = {"model": self.settings.model, "input": list(texts),
+                                  "timeout": self.settings.timeout_s, "max_retries": 0}
         for key, value in (("api_base", self.settings.api_base), ("api_key", api_key),
                            ("dimensions", self.settings.dimensions)):
             if value is not None:
@@ -92,10 +113,65 @@ class RemoteEmbeddings:
                     self.sleep(self._rules.backoff(attempt, e))
                 continue
             except Exception as e:  # noqa: BLE001 - a permanent error: retrying cannot help
-                raise LLMCallError(self._rules._describe_permanent(e, ll, api_key), attempts=attempt) from None
-            return vectors_of(response, len(texts), self.settings.model)
-        raise LLMCallError(self._rules._summary(failures, time.monotonic() - started, api_key, last),
-                           attempts=len(failures), transient=True) from None
+                error = LLMCallError(self._rules._describe_permanent(e, ll, api_key), attempts=attempt)
+                self._made_call(texts, started, attempt, error=str(error))
+                raise error from None
+            try:
+                rows = vectors_of(response, len(texts), self.settings.model)
+            except LLMCallError as error:  # answered (and paid for), but unusable
+                self._made_call(texts, started, attempt, response=response, error=str(error))
+                raise
+            self._made_call(texts, started, attempt, response=response)
+            return rows
+        error = LLMCallError(self._rules._summary(failures, time.monotonic() - started, api_key, last),
+                             attempts=len(failures), transient=True)
+        self._made_call(texts, started, len(failures), error=str(error))
+        raise error from None
+
+    def _made_call(self, texts: list[str], started: float, attempts: int, *, response: Any = None,
+                   error: str = "") -> None:
+        """Keep one request's call (tokens and cost from its reply, when it has one) until a task records it."""
+        tokens = usage_of(response)["prompt_tokens"] if response is not None else 0
+        cost = cost_of(response, self.settings.model) if response is not None else 0.0
+        digest = self._digest(texts)
+        call = LLMCallFinished(call_id=digest[:12], model=self.settings.model, purpose=PURPOSE, prompt_hash=digest,
+                               prompt_tokens=tokens, cost_usd=cost, latency_s=round(time.monotonic() - started, 6),
+                               attempts=max(1, attempts), ok=not error, error=error)
+        with self._made_lock:
+            self._made.append((frozenset(texts), call))
+
+    def _digest(self, texts: list[str]) -> str:
+        """What names a request in its call (`prompt_hash`): SHA-256 of the model and the texts."""
+        return hashlib.sha256("\0".join([self.settings.model, *texts]).encode("utf-8", "surrogatepass")).hexdigest()
+
+    def forget(self) -> None:
+        """Drop the calls not yet recorded (the probe's: a check before the run, never a call of it)."""
+        with self._made_lock:
+            self._made.clear()
+
+    def before(self, texts: list[str]) -> float:
+        """Under `--max-cost` (`qatui.llm.spend.SPEND` bound): reserve what asking every text of `texts` could cost
+        (`CapReached` when that could pass the cap); the USD held, 0 outside a capped run."""
+        if (spend := SPEND.get()) is None or not texts:
+            return 0.0
+        tokens = get_litellm().token_counter(model=self.settings.model, text="\n".join(texts))
+        return spend.reserve(price(self.settings.model, int(tokens), 0) or 0.0)
+
+    def after(self, texts: list[str], held: float) -> None:
+        """Record, in the asking task's context, each request made for any of `texts` not recorded yet (one cached
+        call of 0 USD when there is none), and settle the cap's reservation with what they cost."""
+        asked = set(texts)
+        with self._made_lock:
+            mine = [call for made, call in self._made if made & asked]
+            self._made = [(made, call) for made, call in self._made if not made & asked]
+        if not mine:
+            digest = self._digest(texts)
+            mine = [LLMCallFinished(call_id=digest[:12], model=self.settings.model, purpose=PURPOSE, prompt_hash=digest,
+                                    cached=True)]
+        for call in mine:
+            emit(call)
+        if (spend := SPEND.get()) is not None:
+            spend.cap.settle(held, sum(call.cost_usd for call in mine))
 
 
 def vectors_of(response: Any, count: int, model: str) -> np.ndarray:

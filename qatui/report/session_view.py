@@ -104,6 +104,8 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         )
         if llm.get("deployments"):
             console.print(f"[dim]deployments[/] {escape(deployments_line(llm['deployments']))}")
+    if line := batch_mode_line(meta):
+        console.print(Text.assemble(("batch mode ", "dim"), plain(line)))
     for line in batch_lines(meta.get("batches") or []):
         console.print(Text.assemble(("batch ", "dim"), plain(line)))
     for note in (meta.get("requests") or {}).values():
@@ -121,6 +123,15 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
     elif session_status(meta) in ("cancelled", "interrupted", "failed") or failures:
         console.print(f"[dim]resume (retries failures): qatui sessions resume {escape(meta['id'])}[/]")
     console.print(f"[dim]details: qatui sessions show {escape(meta['id'])} --item ITEM_ID[/]")
+
+
+def batch_mode_line(meta: dict) -> str:
+    """How the session's backbone calls go, for a session that ever ran in batch mode: "on, failed requests asked
+    again in a batch" / "... directly", or "off (resumed with --no-batch)"; "" for one that never did."""
+    if meta.get("batch"):
+        how = "directly" if meta.get("batch_retry") == "direct" else "in a batch"
+        return f"on, failed requests asked again {how} (--batch-retry {meta.get('batch_retry') or 'batch'})"
+    return "off (resumed with --no-batch)" if meta.get("batch") is False else ""
 
 
 def batch_lines(batches: list[dict]) -> list[str]:
@@ -142,6 +153,9 @@ def batch_lines(batches: list[dict]) -> list[str]:
             ranked = sorted(doc["reasons"].items(), key=lambda pair: -int(pair[1] or 0))
             text += " (" + "; ".join(f"{reason} ×{n}" for reason, n in ranked[:3]) + \
                     (f"; {len(ranked) - 3} more reasons" if len(ranked) > 3 else "") + ")"
+        if doc.get("cancel_asked"):
+            text += (f" (cancel refused: {doc['cancel_refused']})" if doc.get("cancel_refused")
+                     else " (cancelled by a resume with --no-batch)")
         if not doc.get("collected"):
             text += " (not collected yet: a resume collects it)"
         elif doc.get("price") and doc["price"] != "unpriced":

@@ -1,0 +1,140 @@
+"""What a served embedder's requests cost, recorded as a backbone's calls are: on the item's result, in the
+session's total (`sessions show --json`), and counted by `--max-cost`.
+
+Against the loopback server (tests/llm_server.py), whose `/v1/embeddings` answers `usage.prompt_tokens`, with an
+embedding model LiteLLM's price map holds (`openai/text-embedding-3-small`, sent to loopback by `api_base`). The
+expected cost is LiteLLM's own price for the tokens the server reported, never a formula of ours.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from llm_server import FakeLLMServer, count_tokens
+
+from qatui.config import parse_config
+from qatui.embed.remote import PROBE_TEXT
+from qatui.judges import resources as resources_module
+from qatui.judges.resources import Resources
+from qatui.llm._lazy import get_litellm
+from qatui.llm.spend import SPEND, CapReached, SpendCap, TaskSpend
+from qatui.store.session import SessionStore
+
+pytestmark = pytest.mark.timeout(300)
+
+MODEL = "openai/text-embedding-3-small"
+QUESTION = "Where was the old observatory built?"
+ITEM = {"id": "obs", "question": QUESTION, "references": ["The old observatory was built in 1890 on the hill."],
+        "candidates": {"echo": "The old observatory was built on the hill.", "off": "Bananas taste sweet."}}
+QUESTIONS = {"echo": [QUESTION, QUESTION], "off": ["Bananas taste good?", "Bananas grow fast?"]}
+
+
+@pytest.fixture(autouse=True)
+def _no_served_models_kept() -> None:
+    """Each test probes its own server: no served model of an earlier test is reused in this process."""
+    resources_module._SERVED.clear()
+    yield
+    resources_module._SERVED.clear()
+
+
+def _config(server: FakeLLMServer, tmp_path: Path) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{server.base_url}"\n'
+                    'api_key_env = "FAKE_KEY"\n'
+                    f'[embedders.priced]\nmodel = "{MODEL}"\napi_base = "{server.base_url}"\napi_key_env = "FAKE_KEY"\n'
+                    f'[cache]\ndir = "{tmp_path / "cache"}"\n[models]\nembedder = "priced"\n')
+    return path
+
+
+def _questions(body: dict) -> str:
+    text = body["messages"][-1]["content"]
+    return json.dumps({"questions": QUESTIONS["echo" if ITEM["candidates"]["echo"] in text else "off"]})
+
+
+def _qatui(config: Path, tmp_path: Path, *args: str) -> dict:
+    command = [sys.executable, "-m", "qatui", "--config", str(config), "--sessions-dir", str(tmp_path / "sessions"),
+               *args, "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180,
+                          env={**os.environ, "FAKE_KEY": "sk-test", "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _embed_calls(tmp_path: Path, session_id: str) -> list[dict]:
+    """The stored "embed" calls of the session's results, read from disk as another process would."""
+    results = SessionStore(tmp_path / "sessions").open(session_id).results()
+    return [call for doc in results.values() for call in doc.get("calls") or [] if call["purpose"] == "embed"]
+
+
+def _litellm_price(tokens: int) -> float:
+    prompt_usd, completion_usd = get_litellm().cost_per_token(model=MODEL, prompt_tokens=tokens, call_type="embedding")
+    return float(prompt_usd) + float(completion_usd)
+
+
+def test_embedding_requests_are_recorded_with_litellm_s_cost_and_a_cached_rerun_costs_nothing(tmp_path) -> None:
+    with FakeLLMServer(_questions, max_lifetime_s=300.0) as server:
+        config = _config(server, tmp_path)
+        dataset = tmp_path / "items.jsonl"
+        dataset.write_text(json.dumps(ITEM) + "\n")
+        first = _qatui(config, tmp_path, "run", str(dataset), "--backbone", "fake", "--judge", "ragas-answer-relevance")
+        asked = [body for body in server.embedding_requests if body["input"] != [PROBE_TEXT]]
+        assert asked  # the item's texts went to the server
+        calls = _embed_calls(tmp_path, first["session"])
+        made = [c for c in calls if not c["cached"]]
+        # One recorded call per request the server saw (the probe is a check before the run, not a call of it),
+        # with the tokens the server counted and the price LiteLLM gives them.
+        assert len(made) == len(asked) and all(c["ok"] and c["model"] == MODEL for c in made)
+        assert sorted(c["prompt_tokens"] for c in made) == sorted(
+            sum(count_tokens(t) for t in body["input"]) for body in asked)
+        expected = sum(_litellm_price(sum(count_tokens(t) for t in body["input"])) for body in asked)
+        assert expected > 0
+        assert sum(c["cost_usd"] for c in made) == pytest.approx(expected, rel=1e-9)
+        shown = _qatui(config, tmp_path, "sessions", "show", first["session"])
+        assert shown["llm"]["cost_usd"] == pytest.approx(expected, rel=1e-9)  # the fake backbone has no price
+
+        before = len(server.embedding_requests)
+        again = _qatui(config, tmp_path, "run", str(dataset), "--backbone", "fake", "--judge", "ragas-answer-relevance")
+        assert [b["input"] for b in server.embedding_requests[before:]] == [[PROBE_TEXT]]
+        rerun = _embed_calls(tmp_path, again["session"])
+        assert rerun and all(c["cached"] and c["cost_usd"] == 0 for c in rerun)
+        assert _qatui(config, tmp_path, "sessions", "show", again["session"])["llm"]["cost_usd"] == 0
+
+
+def test_a_capped_task_reserves_before_asking_and_the_cap_counts_what_the_request_cost(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    texts = ["alpha beta gamma", "delta epsilon"]
+    with FakeLLMServer() as server:
+        config = parse_config(_config(server, tmp_path).read_text(), "test")
+        embedder = Resources(config).embedder
+        probed = len(server.embedding_requests)
+
+        async def ask(cap: SpendCap) -> None:
+            SPEND.set(TaskSpend(cap))
+            await embedder.aembed(texts)
+
+        refused = SpendCap(1e-12)
+        with pytest.raises(CapReached):
+            asyncio.run(ask(refused))
+        assert len(server.embedding_requests) == probed  # refused before any request
+        cap = SpendCap(1.0)
+        asyncio.run(ask(cap))
+        (body,) = server.embedding_requests[probed:]
+        assert cap.reserved_usd == 0
+        assert cap.spent_usd == pytest.approx(_litellm_price(sum(count_tokens(t) for t in body["input"])), rel=1e-9)
+
+
+def test_the_plan_names_the_served_embedder_with_litellm_s_price_and_says_its_tokens_are_not_counted(tmp_path) -> None:
+    with FakeLLMServer(_questions, max_lifetime_s=300.0) as server:
+        dataset = tmp_path / "items.jsonl"
+        dataset.write_text(json.dumps(ITEM) + "\n")
+        plan = _qatui(_config(server, tmp_path), tmp_path, "run", str(dataset), "--backbone", "fake", "--judge",
+                      "ragas-answer-relevance", "--plan")
+    assert plan["embeddings"]["embedder"] == "priced" and plan["embeddings"]["model"] == MODEL
+    assert plan["embeddings"]["usd_per_million_tokens"] == pytest.approx(_litellm_price(1_000_000), rel=1e-9)
+    assert not (tmp_path / "sessions").exists() or not any((tmp_path / "sessions").iterdir())
