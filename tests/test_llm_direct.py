@@ -202,3 +202,19 @@ def test_a_priced_model_costs_what_litellm_prices_its_usage(tmp_path, monkeypatc
     prompt_cost, completion_cost = ll.cost_per_token(model="gpt-4o-mini", prompt_tokens=1200, completion_tokens=37)
     assert costs[0] > 0 and costs[0] == costs[1] == streamed.event.cost_usd
     assert costs[0] == pytest.approx(prompt_cost + completion_cost, rel=1e-12)
+
+
+def test_a_refused_connection_fails_alike_on_both_paths(llm_server, tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on: bound, then closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    errors = []
+    for direct in (True, False):
+        client = _client(llm_server, tmp_path / str(direct), direct, api_base=f"http://127.0.0.1:{port}/v1",
+                         max_attempts=2)
+        error, _ = _ask(client, False)
+        assert isinstance(error, LLMCallError) and error.transient
+        errors.append((re.sub(r"gave up after [\d.]+ s", "", str(error)), error.attempts, type(error.__cause__)))
+    assert errors[0] == errors[1] and "connection failed 2 times" in errors[0][0] and "111" in errors[0][0]

@@ -13,10 +13,10 @@ It is exactly LiteLLM's request, or LiteLLM's path is taken instead:
   options it would send: only when it sends each one unchanged (or drops it: `drop_params`) is the
   request posted here; a renamed or rewritten option (o-series' `max_completion_tokens`) goes
   through LiteLLM;
-- errors are LiteLLM's own: an HTTP status goes through LiteLLM's exception mapping
-  (`exception_type`, as its HTTP handler's errors do), a dropped connection is its
-  `APIConnectionError`, a body that is not JSON its `APIError`; so `backbone.Backbone.run` classifies,
-  retries, paces and masks them in its one place;
+- errors are LiteLLM's own: an HTTP status, or a failure to connect (a 500 there), goes through
+  LiteLLM's exception mapping (`litellm_error`, as its HTTP handler's errors do), a stream cut off is
+  its `APIConnectionError`, a body that is not JSON its `APIError`; so `backbone.Backbone.run`
+  classifies, retries, paces and masks them in its one place;
 - a reply whose shape is not a plain chat completion (a choice without a message, a content that is
   not text) is converted by LiteLLM's own converter, which accepts or refuses it as it always did.
 The key is sent as `Authorization: Bearer` only when there is one. `[backbones.NAME] direct_http = false`
@@ -144,8 +144,7 @@ async def acompletion(**request: Any) -> Any:
     try:
         reply = await client.post(url, data=json.dumps(body), headers=headers)
     except (aiohttp.ClientError, OSError) as e:
-        raise ll.APIConnectionError(message=f"{type(e).__name__}: {e}", llm_provider=provider,
-                                    model=request["model"]) from e
+        raise litellm_error(500, str(e), request["model"], provider, cause=e)  # noqa: B904 - its cause is set
     if reply.status >= 400:
         await _raise_status(reply, request["model"], provider)
     if request.get("stream"):
@@ -153,20 +152,16 @@ async def acompletion(**request: Any) -> Any:
     try:
         text = await reply.text()
     except (aiohttp.ClientError, OSError) as e:
-        raise ll.APIConnectionError(message=f"{type(e).__name__}: {e}", llm_provider=provider,
-                                    model=request["model"]) from e
+        raise litellm_error(500, str(e), request["model"], provider, cause=e)  # noqa: B904 - its cause is set
     finally:
         reply.release()
     return _response(_json(text, request["model"], provider), request["model"], provider)
 
 
 async def _raise_status(reply: ClientResponse, model: str, provider: str) -> None:
-    """LiteLLM's exception for an HTTP error: its `OpenAIError`, mapped by its `exception_type`."""
+    """LiteLLM's exception for an HTTP error status, with the provider's body and headers."""
     import aiohttp
     import httpx
-
-    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
-    from litellm.llms.openai.common_utils import OpenAIError
 
     try:
         text = await reply.text()
@@ -174,11 +169,28 @@ async def _raise_status(reply: ClientResponse, model: str, provider: str) -> Non
         text = ""
     finally:
         reply.release()
-    headers = httpx.Headers(list(reply.headers.items()))
+    raise litellm_error(reply.status, text, model, provider, headers=httpx.Headers(list(reply.headers.items())))
+
+
+def litellm_error(status: int, message: str, model: str, provider: str, *, headers: Any = None,
+                  cause: BaseException | None = None) -> BaseException:
+    """The exception LiteLLM's HTTP handler ends with: its `OpenAIError(status)` mapped by its `exception_type`
+    (a failure without a status is a 500 there: a refused connection is its `InternalServerError`), caused by
+    `cause` so that `faults.wire_fault` reads the chain as it reads LiteLLM's."""
+    from qatui.llm._lazy import get_litellm
+
+    get_litellm()
+    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+    from litellm.llms.openai.common_utils import OpenAIError
+
+    error = OpenAIError(status_code=status, message=message, headers=headers)
+    error.__cause__ = cause
     try:
-        raise OpenAIError(status_code=reply.status, message=text, headers=headers)
-    except OpenAIError as e:
-        raise exception_type(model=model, original_exception=e, custom_llm_provider=provider) from e
+        mapped = exception_type(model=model, original_exception=error, custom_llm_provider=provider)
+    except Exception as raised:  # noqa: BLE001 - exception_type raises the mapped class
+        mapped = raised
+    mapped.__cause__ = error
+    return mapped
 
 
 def _json(text: str, model: str, provider: str) -> Any:
