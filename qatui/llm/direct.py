@@ -26,6 +26,7 @@ keeps a backbone on LiteLLM's path (docs/CONFIG.md).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import threading
 import weakref
@@ -102,6 +103,25 @@ async def _closer(session: ClientSession) -> AsyncIterator[None]:
         await session.close()
 
 
+def _forget_closed() -> None:
+    """Drop the sessions of loops that are gone or closed. One closed without shutting down its generators
+    (not `asyncio.run`) left its session open: it is marked closed and its pool dropped, so that neither
+    warns "Unclosed" when collected (the sockets close with their transports)."""
+    with _lock:
+        for key, (ref, made, _) in list(_sessions.items()):
+            if (old := ref()) is None or old.is_closed():
+                del _sessions[key]
+                connector = made.connector
+                made.detach()
+                try:
+                    getattr(connector, "_close", lambda: None)()  # aiohttp's own close, which skips a closed loop
+                except Exception:  # noqa: BLE001 - best effort for a loop that is gone
+                    pass
+
+
+atexit.register(_forget_closed)
+
+
 async def session() -> ClientSession:
     """This event loop's shared session (made on first use; closed with the loop)."""
     loop = asyncio.get_running_loop()
@@ -110,10 +130,7 @@ async def session() -> ClientSession:
         return entry[1]
     import aiohttp
 
-    with _lock:
-        for key, (ref, _, _) in list(_sessions.items()):  # loops that are gone or closed: forget their sessions
-            if (old := ref()) is None or old.is_closed():
-                del _sessions[key]
+    _forget_closed()
     made = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
                                  headers={"User-Agent": USER_AGENT}, skip_auto_headers=("Content-Type",))
     closer = _closer(made)
