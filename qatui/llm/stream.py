@@ -1,5 +1,5 @@
 """A streamed answer: each piece emitted as an `LLMToken` as it arrives, then the chunks built into one response
-(LiteLLM's stream, or `llm.direct.Stream` for a request posted straight to its endpoint)."""
+(LiteLLM's stream, or `llm.replies.Stream` for a request posted straight to its endpoint)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from qatui.events import LLMToken, emit
-from qatui.llm.direct import Stream
+from qatui.llm.replies import Stream
 
 
 def stream_consumer(ll: Any, model: str, *, purpose: str, call_id: str,
