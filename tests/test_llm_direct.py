@@ -187,6 +187,21 @@ def test_the_off_switch_keeps_litellm_and_a_wrong_value_is_refused(llm_server, t
     assert "direct_http" in err and "Traceback" not in err and len(err.strip().splitlines()) <= 2
 
 
+def test_without_a_key_variable_both_paths_send_openai_api_key_or_none(llm_server, tmp_path, monkeypatch):
+    llm_server.script(lambda body: "OK")
+    for value in ("sk-from-the-environment-42", None):
+        if value is None:
+            monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        else:
+            monkeypatch.setenv("OPENAI_API_KEY", value)
+        sent = []
+        for direct in (True, False):
+            before = len(llm_server.headers)
+            _ask(_client(llm_server, tmp_path / f"{direct}{value}", direct, api_key_env=None), False)
+            sent.append(llm_server.headers[before].get("Authorization"))
+        assert sent == [f"Bearer {value}"] * 2 if value else sent == [None, None]
+
+
 def test_a_priced_model_costs_what_litellm_prices_its_usage(tmp_path, monkeypatch):
     from qatui.llm._lazy import get_litellm
 

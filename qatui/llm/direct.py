@@ -19,7 +19,8 @@ It is exactly LiteLLM's request, or LiteLLM's path is taken instead:
   classifies, retries, paces and masks them in its one place;
 - a reply whose shape is not a plain chat completion (a choice without a message, a content that is
   not text) is converted by LiteLLM's own converter, which accepts or refuses it as it always did.
-The key is sent as `Authorization: Bearer` only when there is one. `[backbones.NAME] direct_http = false`
+The key is sent as `Authorization: Bearer` only when there is one: the backbone's, else `$OPENAI_API_KEY`,
+as LiteLLM falls back to it. `[backbones.NAME] direct_http = false`
 keeps a backbone on LiteLLM's path (docs/CONFIG.md).
 """
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import json
+import os
 import threading
 import weakref
 from collections.abc import AsyncIterator
@@ -42,6 +44,9 @@ if TYPE_CHECKING:
 
 PROVIDERS = ("openai",)
 """The LiteLLM providers whose chat request LiteLLM passes through unchanged to an `api_base`."""
+
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY"}
+"""The variable LiteLLM reads a provider's key from when the call names none (and it sends it then)."""
 
 SENT_AS_IS = frozenset({"model", "messages", "api_base", "api_key", "stream", "stream_options", "drop_params",
                         "max_retries", "timeout"})
@@ -64,10 +69,10 @@ _plans: dict[tuple, bool] = {}
 
 def takes(request: dict[str, Any]) -> bool:
     """Whether LiteLLM would send `request`'s options unchanged (each as given, or dropped): memoised per model,
-    api_base and option values (a response format counts by its presence)."""
+    api_base and option values (a seed and a response format count by their presence)."""
     options = {k: v for k, v in request.items() if k not in SENT_AS_IS}
     key = (request["model"], request.get("api_base"),
-           tuple(sorted((k, v if isinstance(v, (str, int, float, bool)) else type(v).__name__)
+           tuple(sorted((k, v if isinstance(v, (str, int, float, bool)) and k != "seed" else type(v).__name__)
                         for k, v in options.items())))
     if (known := _plans.get(key)) is None:
         known = _plans[key] = _unchanged(request["model"], options)
@@ -154,7 +159,7 @@ async def acompletion(**request: Any) -> Any:
     body = {k: v for k, v in request.items() if k not in SENT_AS_IS or k in ("messages", "stream", "stream_options")}
     body = {"model": name, **{k: v for k, v in body.items() if v is not None}}
     headers = {"Content-Type": "application/json"}
-    if api_key := request.get("api_key"):
+    if api_key := request.get("api_key") or os.environ.get(KEY_VARIABLES[provider]):  # LiteLLM's fallback too
         headers["Authorization"] = f"Bearer {api_key}"
     url = str(request["api_base"]).rstrip("/") + "/chat/completions"
     import aiohttp
