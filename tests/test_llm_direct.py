@@ -187,6 +187,17 @@ def test_the_off_switch_keeps_litellm_and_a_wrong_value_is_refused(llm_server, t
     assert "direct_http" in err and "Traceback" not in err and len(err.strip().splitlines()) <= 2
 
 
+def test_a_message_that_is_not_plain_text_goes_through_litellm(llm_server, tmp_path):
+    """LiteLLM may rewrite content parts; such a request is left to it, as is an option it renames."""
+    llm_server.script(lambda body: "OK")
+    client = _client(llm_server, tmp_path, True)
+    parts = [{"role": "user", "content": [{"type": "text", "text": "What is the capital of France?"}]}]
+    for messages, agent in ((ASK, "qatui"), (parts, "litellm/")):
+        before = len(llm_server.headers)
+        assert asyncio.run(client.complete(messages, purpose="test", stream=False)).text == "OK"
+        assert llm_server.headers[before]["User-Agent"].startswith(agent)
+
+
 def test_without_a_key_variable_both_paths_send_openai_api_key_or_none(llm_server, tmp_path, monkeypatch):
     llm_server.script(lambda body: "OK")
     for value in ("sk-from-the-environment-42", None):

@@ -11,8 +11,8 @@ per event loop, and read into plain objects (`llm.replies`) that the same reader
 It is exactly LiteLLM's request, or LiteLLM's path is taken instead:
 - `takes` asks LiteLLM once per model and option values (`get_optional_params`, memoised) which
   options it would send: only when it sends each one unchanged (or drops it: `drop_params`) is the
-  request posted here; a renamed or rewritten option (o-series' `max_completion_tokens`) goes
-  through LiteLLM;
+  request posted here; a renamed or rewritten option (o-series' `max_completion_tokens`), or a
+  message whose content is not plain text (which LiteLLM may rewrite), goes through LiteLLM;
 - errors are LiteLLM's own: an HTTP status, or a failure to connect (a 500 there), goes through
   LiteLLM's exception mapping (`litellm_error`, as its HTTP handler's errors do), a stream cut off is
   its `APIConnectionError`, a body that is not JSON its `APIError`; so `backbone.Backbone.run`
@@ -20,8 +20,8 @@ It is exactly LiteLLM's request, or LiteLLM's path is taken instead:
 - a reply whose shape is not a plain chat completion (a choice without a message, a content that is
   not text) is converted by LiteLLM's own converter, which accepts or refuses it as it always did.
 The key is sent as `Authorization: Bearer` only when there is one: the backbone's, else `$OPENAI_API_KEY`,
-as LiteLLM falls back to it. `[backbones.NAME] direct_http = false`
-keeps a backbone on LiteLLM's path (docs/CONFIG.md).
+as LiteLLM falls back to it. `[backbones.NAME] direct_http = false` keeps a backbone on LiteLLM's path
+(docs/BACKBONES.md).
 """
 
 from __future__ import annotations
@@ -68,8 +68,10 @@ _plans: dict[tuple, bool] = {}
 
 
 def takes(request: dict[str, Any]) -> bool:
-    """Whether LiteLLM would send `request`'s options unchanged (each as given, or dropped): memoised per model,
-    api_base and option values (a seed and a response format count by their presence)."""
+    """Whether LiteLLM would send `request` unchanged: messages of plain text, and each option as given or dropped
+    (memoised per model, api_base and option values; a seed and a response format count by their presence)."""
+    if not all(isinstance(message.get("content"), str) for message in request["messages"]):
+        return False  # parts, images or cache marks: LiteLLM's own message transform applies
     options = {k: v for k, v in request.items() if k not in SENT_AS_IS}
     key = (request["model"], request.get("api_base"),
            tuple(sorted((k, v if isinstance(v, (str, int, float, bool)) and k != "seed" else type(v).__name__)
@@ -152,9 +154,6 @@ async def session() -> ClientSession:
 async def acompletion(**request: Any) -> Any:
     """Post `request` (as `litellm.acompletion` takes it) to its `api_base`: a `Response`, or a `Stream` when
     `stream` is set. Raises LiteLLM's exception classes, as its own path does."""
-    from qatui.llm._lazy import get_litellm
-
-    ll = get_litellm()
     provider, name = request["model"].split("/", 1)
     body = {k: v for k, v in request.items() if k not in SENT_AS_IS or k in ("messages", "stream", "stream_options")}
     body = {"model": name, **{k: v for k, v in body.items() if v is not None}}
