@@ -100,6 +100,7 @@ def _both(server: FakeLLMServer, tmp_path: Path, script: dict[str, Any], stream:
     out = []
     for direct in (True, False):
         server.script(**script)
+        client_module._backbones.clear()  # each path its own backbone, so each its own adaptive limit
         before = len(server.requests)
         client = _client(server, tmp_path / ("direct" if direct else "litellm"), direct,
                          **kwargs.pop("settings", {}) if direct else {})
@@ -132,7 +133,8 @@ CASES = {
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_both_paths_send_the_same_request_and_end_the_same_way(llm_server, tmp_path, case, stream):
-    (mine, my_events, my_bodies, my_agents, _), (theirs, their_events, their_bodies, their_agents, _) = _both(
+    (mine, my_events, my_bodies, my_agents, my_client), (theirs, their_events, their_bodies, their_agents,
+                                                         their_client) = _both(
         llm_server, tmp_path, CASES[case], stream)
     assert my_agents == {"qatui"} and all(a.startswith("litellm/") for a in their_agents)  # each took its path
     assert my_bodies == their_bodies  # the same requests, retries included
@@ -149,6 +151,8 @@ def test_both_paths_send_the_same_request_and_end_the_same_way(llm_server, tmp_p
     tokens = lambda events: [e.text for e in events if isinstance(e, LLMToken)]  # noqa: E731
     assert tokens(my_events) == tokens(their_events)
     assert stream or not tokens(my_events)
+    paced = lambda client: (lambda p: (p.limit, p.rate_limited, p.timeouts))(client.backbone.pace.pace())  # noqa: E731
+    assert paced(my_client) == paced(their_client)  # the adaptive limit saw the same 429s and timeouts
 
 
 def test_a_schema_answer_gives_the_same_cache_entry_and_a_litellm_cache_is_a_full_hit(llm_server, tmp_path):
