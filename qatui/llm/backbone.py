@@ -117,8 +117,10 @@ class Backbone:
         api_key: str | None = None,
         consume: Callable[[Any], Awaitable[T]] | None = None,
         hops: list[Hop] | None = None,
+        send: Callable[..., Awaitable[Any]] | None = None,
     ) -> tuple[T, int]:
-        """Call `litellm.acompletion(**request)`; returns (result, tries made).
+        """Call `litellm.acompletion(**request)` (or `send`, which takes the same arguments and raises LiteLLM's
+        exceptions: `llm.direct.acompletion`); returns (result, tries made).
 
         `consume` turns the raw response into the result *inside* the slot and the
         timeout (a stream must be read while the slot is held). Raises `LLMCallError`. With deployments
@@ -149,7 +151,7 @@ class Backbone:
                         kwargs = dict(request, max_retries=0, timeout=self.timeout_s)
                         if api_key is not None:
                             kwargs["api_key"] = api_key
-                        response = await (ll.acompletion(**kwargs) if self.router is None
+                        response = await ((send or ll.acompletion)(**kwargs) if self.router is None
                                           else self.router.acompletion(kwargs, hops))
                         result = await consume(response) if consume is not None else response
                 finally:

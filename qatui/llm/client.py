@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from qatui.errors import ConfigError
 from qatui.events import InputTrimmed, LLMCallFinished, emit, tokens_watched
 from qatui.llm.backbone import Backbone
+from qatui.llm import direct
 from qatui.llm.batch import BATCH
 from qatui.llm.cache import ANSWERS_USED, CallCache, cache_key
 from qatui.llm.errors import LLMCallError, ParseError, snippet
@@ -93,6 +94,7 @@ class LLMClient:
         self.seed = seed
         self._supports_schema: bool | None = None
         self._counter: Counter | None | bool = False  # False: not looked up yet
+        self._direct = direct.eligible(settings)
 
     # -- description ---------------------------------------------------------------------------
 
@@ -330,7 +332,10 @@ class LLMClient:
     async def _send(self, request: dict[str, Any], *, api_key: str | None, call_id: str, purpose: str,
                     stream: bool, hops: list[Hop], key: str) -> tuple[Any, int]:
         """Send one request: to the backbone (streamed or not), or, in batch mode, into the run's next batch
-        (`llm.batch`: never streamed, the answer read the same way). Returns (response, tries made)."""
+        (`llm.batch`: never streamed, the answer read the same way). Returns (response, tries made).
+
+        A request LiteLLM would only pass through to an OpenAI-compatible endpoint is posted straight to it
+        (`llm.direct`: same body, errors and readers, without LiteLLM's per-call CPU)."""
         from qatui.llm._lazy import get_litellm
 
         ll = get_litellm()
@@ -338,11 +343,12 @@ class LLMClient:
         kwargs["drop_params"] = True  # a provider without `seed` (say) still answers
         if (batcher := BATCH.get()) is not None and not self.is_local:
             return await batcher.complete(self, kwargs, key=key, api_key=api_key)
+        send = direct.acompletion if self._direct and direct.takes(kwargs) else None
         if not stream:
-            return await self.backbone.run(kwargs, api_key=api_key, hops=hops)
+            return await self.backbone.run(kwargs, api_key=api_key, hops=hops, send=send)
         kwargs.update(stream=True, stream_options={"include_usage": True})
         consume = stream_consumer(ll, self.model, purpose=purpose, call_id=call_id, messages=request["messages"])
-        return await self.backbone.run(kwargs, api_key=api_key, consume=consume, hops=hops)
+        return await self.backbone.run(kwargs, api_key=api_key, consume=consume, hops=hops, send=send)
 
     # -- helpers -------------------------------------------------------------------------------
 

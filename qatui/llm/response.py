@@ -204,7 +204,10 @@ def cost_of(response: Any, model: str) -> float:
 
     LiteLLM prices every response it returns (`_hidden_params["response_cost"]`, None when
     the model has no price), so that figure is read, not computed again; `completion_cost`
-    runs only for a response that does not carry it.
+    runs only for a response that does not carry it (a LiteLLM stream, a reply read by
+    `llm.direct`, whose `priced` is the dict LiteLLM prices). LiteLLM prices by the model the
+    reply names, else by `model`; a pair of those it has no price for is remembered
+    (`_UNPRICED`), since its search through the price map's fallbacks costs ~1.7 ms a call.
     """
     hidden = getattr(response, "_hidden_params", None)
     if isinstance(hidden, dict) and "response_cost" in hidden:
@@ -212,9 +215,20 @@ def cost_of(response: Any, model: str) -> float:
             return float(hidden["response_cost"] or 0.0)
         except (TypeError, ValueError):
             return 0.0
+    unpriced = (model, str(getattr(response, "model", "") or ""))
+    if unpriced in _UNPRICED:
+        return 0.0
     from qatui.llm._lazy import get_litellm
 
+    priced = getattr(response, "priced", None)
     try:
-        return float(get_litellm().completion_cost(completion_response=response, model=model) or 0.0)
-    except Exception:  # noqa: BLE001 - a model missing from the price map costs "unknown" = 0
+        return float(get_litellm().completion_cost(completion_response=response if priced is None else priced,
+                                                   model=model) or 0.0)
+    except Exception as e:  # noqa: BLE001 - a model missing from the price map costs "unknown" = 0
+        if type(e).__name__ == "ModelNotMappedError" and len(_UNPRICED) < 1024:
+            _UNPRICED.add(unpriced)
         return 0.0
+
+
+_UNPRICED: set[tuple[str, str]] = set()
+"""(model asked, model the reply names) pairs LiteLLM's price map has no price for, in this process."""

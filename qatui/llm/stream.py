@@ -1,4 +1,5 @@
-"""A streamed answer: each piece emitted as an `LLMToken` as it arrives, then the chunks built into one response."""
+"""A streamed answer: each piece emitted as an `LLMToken` as it arrives, then the chunks built into one response
+(LiteLLM's stream, or `llm.replies.Stream` for a request posted straight to its endpoint)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from qatui.events import LLMToken, emit
+from qatui.llm.replies import Stream
 
 
 def stream_consumer(ll: Any, model: str, *, purpose: str, call_id: str,
@@ -19,6 +21,12 @@ def stream_consumer(ll: Any, model: str, *, purpose: str, call_id: str,
     """
 
     async def consume(response: Any) -> Any:
+        if isinstance(response, Stream):  # straight from the endpoint (`llm.direct`): text pieces, then the whole
+            async for piece in response:
+                emit(LLMToken(call_id=call_id, model=model, purpose=purpose, text=piece))
+            if not response.chunks:
+                raise _no_chunks(ll, model)
+            return response.built(messages)
         chunks = []
         async for chunk in response:
             chunks.append(chunk)
@@ -27,13 +35,18 @@ def stream_consumer(ll: Any, model: str, *, purpose: str, call_id: str,
                 emit(LLMToken(call_id=call_id, model=model, purpose=purpose, text=piece))
         built = ll.stream_chunk_builder(chunks, messages=messages)
         if built is None:  # no chunks at all
-            raise ll.APIConnectionError(message="the stream ended without any chunk", model=model,
-                                        llm_provider=model.split("/", 1)[0])
+            raise _no_chunks(ll, model)
         if not any(_carries_answer(chunk) for chunk in chunks):
             built.choices = []  # LiteLLM made up an empty "stop" choice: say there was none
         return built
 
     return consume
+
+
+def _no_chunks(ll: Any, model: str) -> BaseException:
+    """The error of a stream that ended without any chunk: a connection failure (retried)."""
+    return ll.APIConnectionError(message="the stream ended without any chunk", model=model,
+                                 llm_provider=model.split("/", 1)[0])
 
 
 def _carries_answer(chunk: Any) -> bool:

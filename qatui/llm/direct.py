@@ -1,0 +1,216 @@
+"""Straight to an OpenAI-compatible endpoint: one shared aiohttp client where LiteLLM would only pass through.
+
+A backbone `openai/MODEL` with an `api_base` (a local vLLM, llama.cpp or Ollama server, a proxy)
+gets from LiteLLM only a pass-through: the same JSON body, posted to `{api_base}/chat/completions`.
+LiteLLM's own per-call CPU (its request mapping, pydantic response objects, logging payload and a
+price search for a model missing from its price map: about 3 ms a call, bench/NOTES.md note 1) was
+the ceiling of a run's calls per second. So such a request is posted here, on one aiohttp session
+per event loop, and read into plain objects (`llm.replies`) that the same readers take
+(`response.answer_of`, `usage_of`, `cost_of`, `logprobs.logprobs_of`, `stream.stream_consumer`).
+
+It is exactly LiteLLM's request, or LiteLLM's path is taken instead:
+- `takes` asks LiteLLM once per model and option values (`get_optional_params`, memoised) which
+  options it would send: only when it sends each one unchanged (or drops it: `drop_params`) is the
+  request posted here; a renamed or rewritten option (o-series' `max_completion_tokens`), or a
+  message whose content is not plain text (which LiteLLM may rewrite), goes through LiteLLM;
+- errors are LiteLLM's own: an HTTP status, or a failure to connect (a 500 there), goes through
+  LiteLLM's exception mapping (`litellm_error`, as its HTTP handler's errors do), a stream cut off is
+  its `APIConnectionError`, a body that is not JSON its `APIError`; so `backbone.Backbone.run`
+  classifies, retries, paces and masks them in its one place;
+- a reply whose shape is not a plain chat completion (a choice without a message, a content that is
+  not text) is converted by LiteLLM's own converter, which accepts or refuses it as it always did.
+The key is sent as `Authorization: Bearer` only when there is one: the backbone's, else `$OPENAI_API_KEY`,
+as LiteLLM falls back to it. `[backbones.NAME] direct_http = false` keeps a backbone on LiteLLM's path
+(docs/BACKBONES.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import os
+import threading
+import weakref
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from qatui.llm.replies import Stream, json_of, reply_of
+
+if TYPE_CHECKING:
+    from aiohttp import ClientResponse, ClientSession
+
+    from qatui.config import BackboneConfig
+
+PROVIDERS = ("openai",)
+"""The LiteLLM providers whose chat request LiteLLM passes through unchanged to an `api_base`."""
+
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY"}
+"""The variable LiteLLM reads a provider's key from when the call names none (and it sends it then)."""
+
+SENT_AS_IS = frozenset({"model", "messages", "api_base", "api_key", "stream", "stream_options", "drop_params",
+                        "max_retries", "timeout"})
+"""Request keys that are no model options: handled here (`max_retries` and `timeout` are the backbone's)."""
+
+USER_AGENT = "qatui"
+
+
+def eligible(settings: BackboneConfig) -> bool:
+    """Whether a backbone's calls may go straight to its endpoint: `openai/` with an `api_base`, no deployments,
+    and `direct_http` left on."""
+    return (settings.direct_http and bool(settings.api_base) and not settings.deployments
+            and settings.model.split("/", 1)[0] in PROVIDERS)
+
+
+# -- which requests ----------------------------------------------------------------------------
+
+_plans: dict[tuple, bool] = {}
+
+
+def takes(request: dict[str, Any]) -> bool:
+    """Whether LiteLLM would send `request` unchanged: messages of plain text, and each option as given or dropped
+    (memoised per model, api_base and option values; a seed and a response format count by their presence)."""
+    if not all(isinstance(message.get("content"), str) for message in request["messages"]):
+        return False  # parts, images or cache marks: LiteLLM's own message transform applies
+    options = {k: v for k, v in request.items() if k not in SENT_AS_IS}
+    key = (request["model"], request.get("api_base"),
+           tuple(sorted((k, v if isinstance(v, (str, int, float, bool)) and k != "seed" else type(v).__name__)
+                        for k, v in options.items())))
+    if (known := _plans.get(key)) is None:
+        known = _plans[key] = _unchanged(request["model"], options)
+    return known
+
+
+def _unchanged(model: str, options: dict[str, Any]) -> bool:
+    """LiteLLM's mapping of `options` for `model` (drop_params on) leaves each as given or drops it."""
+    from qatui.llm._lazy import get_litellm
+
+    get_litellm()
+    try:
+        from litellm.utils import get_optional_params
+
+        provider, name = model.split("/", 1)
+        sent = get_optional_params(model=name, custom_llm_provider=provider, drop_params=True, **options)
+    except Exception:  # noqa: BLE001 - LiteLLM refuses or changed: let it send the request itself
+        return False
+    sent = {k: v for k, v in sent.items() if not (k == "stream" and v is False) and not (k == "extra_body" and not v)}
+    return all(k in options and options[k] == v for k, v in sent.items())
+
+
+# -- one session per event loop ----------------------------------------------------------------
+
+_sessions: dict[int, tuple[weakref.ref[asyncio.AbstractEventLoop], ClientSession, Any]] = {}
+_lock = threading.Lock()
+
+
+async def _closer(session: ClientSession) -> AsyncIterator[None]:
+    """An async generator held for the loop's life: `asyncio.run` closes it at the loop's end
+    (`shutdown_asyncgens`), and it closes the session then, while the loop still runs."""
+    try:
+        yield
+    finally:
+        await session.close()
+
+
+def _forget_closed() -> None:
+    """Drop the sessions of loops that are gone or closed. One closed without shutting down its generators
+    (not `asyncio.run`) left its session open: it is marked closed and its pool dropped, so that neither
+    warns "Unclosed" when collected (the sockets close with their transports)."""
+    with _lock:
+        for key, (ref, made, _) in list(_sessions.items()):
+            if (old := ref()) is None or old.is_closed():
+                del _sessions[key]
+                connector = made.connector
+                made.detach()
+                try:
+                    getattr(connector, "_close", lambda: None)()  # aiohttp's own close, which skips a closed loop
+                except Exception:  # noqa: BLE001 - best effort for a loop that is gone
+                    pass
+
+
+atexit.register(_forget_closed)
+
+
+async def session() -> ClientSession:
+    """This event loop's shared session (made on first use; closed with the loop)."""
+    loop = asyncio.get_running_loop()
+    entry = _sessions.get(id(loop))
+    if entry is not None and entry[0]() is loop and not entry[1].closed:
+        return entry[1]
+    import aiohttp
+
+    _forget_closed()
+    made = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+                                 headers={"User-Agent": USER_AGENT}, skip_auto_headers=("Content-Type",))
+    closer = _closer(made)
+    await closer.asend(None)
+    with _lock:
+        _sessions[id(loop)] = (weakref.ref(loop), made, closer)
+    return made
+
+
+# -- the call ----------------------------------------------------------------------------------
+
+async def acompletion(**request: Any) -> Any:
+    """Post `request` (as `litellm.acompletion` takes it) to its `api_base`: a `Response`, or a `Stream` when
+    `stream` is set. Raises LiteLLM's exception classes, as its own path does."""
+    provider, name = request["model"].split("/", 1)
+    body = {k: v for k, v in request.items() if k not in SENT_AS_IS or k in ("messages", "stream", "stream_options")}
+    body = {"model": name, **{k: v for k, v in body.items() if v is not None}}
+    headers = {"Content-Type": "application/json"}
+    if api_key := request.get("api_key") or os.environ.get(KEY_VARIABLES[provider]):  # LiteLLM's fallback too
+        headers["Authorization"] = f"Bearer {api_key}"
+    url = str(request["api_base"]).rstrip("/") + "/chat/completions"
+    import aiohttp
+
+    client = await session()
+    try:
+        reply = await client.post(url, data=json.dumps(body), headers=headers)
+    except (aiohttp.ClientError, OSError) as e:
+        raise litellm_error(500, str(e), request["model"], provider, cause=e)  # noqa: B904 - its cause is set
+    if reply.status >= 400:
+        await _raise_status(reply, request["model"], provider)
+    if request.get("stream"):
+        return Stream(reply, request["model"], provider)
+    try:
+        text = await reply.text()
+    except (aiohttp.ClientError, OSError) as e:
+        raise litellm_error(500, str(e), request["model"], provider, cause=e)  # noqa: B904 - its cause is set
+    finally:
+        reply.release()
+    return reply_of(json_of(text, request["model"], provider), request["model"], provider)
+
+
+async def _raise_status(reply: ClientResponse, model: str, provider: str) -> None:
+    """LiteLLM's exception for an HTTP error status, with the provider's body and headers."""
+    import aiohttp
+    import httpx
+
+    try:
+        text = await reply.text()
+    except (aiohttp.ClientError, OSError, UnicodeDecodeError):
+        text = ""
+    finally:
+        reply.release()
+    raise litellm_error(reply.status, text, model, provider, headers=httpx.Headers(list(reply.headers.items())))
+
+
+def litellm_error(status: int, message: str, model: str, provider: str, *, headers: Any = None,
+                  cause: BaseException | None = None) -> BaseException:
+    """The exception LiteLLM's HTTP handler ends with: its `OpenAIError(status)` mapped by its `exception_type`
+    (a failure without a status is a 500 there: a refused connection is its `InternalServerError`), caused by
+    `cause` so that `faults.wire_fault` reads the chain as it reads LiteLLM's."""
+    from qatui.llm._lazy import get_litellm
+
+    get_litellm()
+    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+    from litellm.llms.openai.common_utils import OpenAIError
+
+    error = OpenAIError(status_code=status, message=message, headers=headers)
+    error.__cause__ = cause
+    try:
+        mapped = exception_type(model=model, original_exception=error, custom_llm_provider=provider)
+    except Exception as raised:  # noqa: BLE001 - exception_type raises the mapped class
+        mapped = raised
+    mapped.__cause__ = error
+    return mapped

@@ -1,0 +1,250 @@
+"""Straight to the endpoint (`qatui.llm.direct`) and through LiteLLM: the same requests, answers, errors and records.
+
+Each case asks the scripted loopback server (tests/llm_server.py) the same question twice, once on each
+path (`direct_http` true and false), with the same script, and compares what the server received, what
+the call returned or how it failed, its `LLMCallFinished` and its cache entry. The server's `User-Agent`
+shows which path each request took.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from llm_server import Fault, FakeLLMServer, Reply
+from pydantic import BaseModel
+
+from qatui.config import BackboneConfig, CacheConfig, Config
+from qatui.events import EVENT_SINK, TOKENS_WATCHED, LLMCallFinished, LLMToken
+from qatui.llm import LLMCallError, make_client
+from qatui.llm import client as client_module
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning")
+
+KEY_ENV = "QATUI_DIRECT_KEY"
+KEY = "sk-direct-0123456789abcdef"
+ASK = [{"role": "user", "content": "What is the capital of France?"}]
+
+
+class Capital(BaseModel):
+    city: str
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _litellm_imported():
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from qatui.llm._lazy import get_litellm
+
+    get_litellm()
+
+
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch):
+    monkeypatch.setenv(KEY_ENV, KEY)
+    client_module._backbones.clear()
+    yield
+    client_module._backbones.clear()
+
+
+def _client(server: FakeLLMServer, folder: Path, direct: bool, model: str = "openai/fake-model", **settings: Any):
+    settings = {"model": model, "api_base": server.base_url, "api_key_env": KEY_ENV, "max_attempts": 3,
+                "timeout_s": 5.0, "direct_http": direct, **settings}
+    config = Config(cache=CacheConfig(dir=str(folder)), backbones={"b": BackboneConfig(**settings)})
+    client = make_client("b", config, use_cache=False)
+
+    async def no_wait(delay: float) -> None:
+        await asyncio.sleep(0)
+
+    client.backbone.sleep = no_wait
+    return client
+
+
+def _ask(client, stream: bool, **kwargs: Any) -> tuple[Any, list]:
+    """(the result or the LLMCallError, the events emitted), the tokens watched when `stream`."""
+    seen: list = []
+
+    async def run():
+        token, watched = EVENT_SINK.set(seen.append), TOKENS_WATCHED.set(stream)
+        try:
+            return await client.complete(ASK, purpose="test", stream=stream, **kwargs)
+        except LLMCallError as e:
+            return e
+        finally:
+            TOKENS_WATCHED.reset(watched)
+            EVENT_SINK.reset(token)
+
+    return asyncio.run(run()), seen
+
+
+def _record(event: LLMCallFinished) -> dict[str, Any]:
+    """An event without what differs between any two calls (its id and how long it took)."""
+    fields = event.model_dump() if hasattr(event, "model_dump") else dict(vars(event))
+    fields.pop("call_id", None)
+    fields.pop("latency_s", None)
+    fields.pop("ts", None)
+    fields.pop("timestamp", None)
+    fields.pop("at", None)
+    if fields.get("error"):
+        fields["error"] = re.sub(r"gave up after [\d.]+ s", "gave up after T s", fields["error"])
+    return fields
+
+
+def _both(server: FakeLLMServer, tmp_path: Path, script: dict[str, Any], stream: bool, **kwargs: Any):
+    """The same call on each path: [(result or error, events, server bodies, user agents)] for direct, LiteLLM."""
+    out = []
+    for direct in (True, False):
+        server.script(**script)
+        client_module._backbones.clear()  # each path its own backbone, so each its own adaptive limit
+        before = len(server.requests)
+        client = _client(server, tmp_path / ("direct" if direct else "litellm"), direct,
+                         **kwargs.pop("settings", {}) if direct else {})
+        result, events = _ask(client, stream, **kwargs)
+        agents = {h.get("User-Agent", "") for h in server.headers[before:]}
+        out.append((result, events, server.requests[before:], agents, client))
+    return out
+
+
+CASES = {
+    "ok": {"responder": lambda body: "Paris is the capital of France."},
+    "thinking": {"responder": lambda body: Reply("Paris.", reasoning_content="The capital is Paris.")},
+    "think-tags": {"responder": lambda body: "<think>It is Paris.</think>\n\nParis."},
+    "cut": {"responder": lambda body: Reply("Par", finish_reason="length")},
+    "empty": {"faults": ["empty"]},
+    "no-choices": {"faults": ["no-choices"]},
+    "no-message": {"faults": ["no-message"]},
+    "content-number": {"faults": ["content-number"]},
+    "content-object": {"faults": ["content-object"]},
+    "garbage": {"faults": ["garbage"] * 4},
+    "401": {"faults": ["401"]},
+    "400-echo": {"faults": ["400-echo"]},
+    "400-echo-part": {"faults": ["400-echo-part"]},
+    "429-then-ok": {"faults": ["429", Fault("429-retry-after", retry_after=0.01), "ok"]},
+    "5xx-and-drops": {"faults": ["500", "503", "drop", "drop"]},
+    "refused-option": {"refuse": ["seed"]},
+}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_both_paths_send_the_same_request_and_end_the_same_way(llm_server, tmp_path, case, stream):
+    (mine, my_events, my_bodies, my_agents, my_client), (theirs, their_events, their_bodies, their_agents,
+                                                         their_client) = _both(
+        llm_server, tmp_path, CASES[case], stream)
+    assert my_agents == {"qatui"} and all(a.startswith("litellm/") for a in their_agents)  # each took its path
+    assert my_bodies == their_bodies  # the same requests, retries included
+    assert type(mine) is type(theirs)
+    if isinstance(mine, LLMCallError):
+        same = lambda text: re.sub(r"gave up after [\d.]+ s", "gave up after T s", text)  # noqa: E731
+        assert same(str(mine)) == same(str(theirs))
+        assert (mine.attempts, mine.transient, mine.thinking) == (theirs.attempts, theirs.transient, theirs.thinking)
+        assert KEY not in str(mine) and KEY[:12] not in str(mine)
+    else:
+        assert (mine.text, mine.data, mine.logprobs) == (theirs.text, theirs.data, theirs.logprobs)
+    finished = lambda events: [_record(e) for e in events if isinstance(e, LLMCallFinished)]  # noqa: E731
+    assert finished(my_events) == finished(their_events)
+    tokens = lambda events: [e.text for e in events if isinstance(e, LLMToken)]  # noqa: E731
+    assert tokens(my_events) == tokens(their_events)
+    assert stream or not tokens(my_events)
+    paced = lambda client: (lambda p: (p.limit, p.rate_limited, p.timeouts))(client.backbone.pace.pace())  # noqa: E731
+    assert paced(my_client) == paced(their_client)  # the adaptive limit saw the same 429s and timeouts
+
+
+def test_a_schema_answer_gives_the_same_cache_entry_and_a_litellm_cache_is_a_full_hit(llm_server, tmp_path):
+    llm_server.script(lambda body: json.dumps({"city": "Paris"}))
+    folder = tmp_path / "cache"
+    old = _client(llm_server, folder, direct=False)
+    first, _ = _ask(old, False, schema=Capital)
+    entry = old.cache.get(first.event.prompt_hash)
+    client_module._backbones.clear()
+    new = _client(llm_server, folder, direct=True)
+    new.use_cache = True
+    before = llm_server.n_requests
+    again, _ = _ask(new, False, schema=Capital)
+    assert again.event.cached and llm_server.n_requests == before  # the entry LiteLLM's path wrote answers it
+    assert again.data == first.data == Capital(city="Paris")
+    assert again.event.prompt_hash == first.event.prompt_hash
+    fresh = _client(llm_server, tmp_path / "other", direct=True)
+    mine, _ = _ask(fresh, False, schema=Capital)
+    assert not mine.event.cached and mine.event.prompt_hash == first.event.prompt_hash
+    assert fresh.cache.get(mine.event.prompt_hash) == entry  # stored alike
+
+
+def test_the_off_switch_keeps_litellm_and_a_wrong_value_is_refused(llm_server, tmp_path, capsys):
+    llm_server.script(lambda body: "OK")
+    for direct, agent in ((True, "qatui"), (False, "litellm/")):
+        before = len(llm_server.headers)
+        _ask(_client(llm_server, tmp_path / str(direct), direct), False)
+        assert llm_server.headers[before]["User-Agent"].startswith(agent)
+    from qatui.cli import main
+
+    config = tmp_path / "c.toml"
+    config.write_text('[backbones.b]\nmodel = "openai/fake-model"\napi_base = "http://127.0.0.1:9/v1"\n'
+                      'direct_http = "no"\n')
+    assert main(["--config", str(config), "models"]) == 2
+    err = capsys.readouterr().err
+    assert "direct_http" in err and "Traceback" not in err and len(err.strip().splitlines()) <= 2
+
+
+def test_a_message_that_is_not_plain_text_goes_through_litellm(llm_server, tmp_path):
+    """LiteLLM may rewrite content parts; such a request is left to it, as is an option it renames."""
+    llm_server.script(lambda body: "OK")
+    client = _client(llm_server, tmp_path, True)
+    parts = [{"role": "user", "content": [{"type": "text", "text": "What is the capital of France?"}]}]
+    for messages, agent in ((ASK, "qatui"), (parts, "litellm/")):
+        before = len(llm_server.headers)
+        assert asyncio.run(client.complete(messages, purpose="test", stream=False)).text == "OK"
+        assert llm_server.headers[before]["User-Agent"].startswith(agent)
+
+
+def test_without_a_key_variable_both_paths_send_openai_api_key_or_none(llm_server, tmp_path, monkeypatch):
+    llm_server.script(lambda body: "OK")
+    for value in ("sk-from-the-environment-42", None):
+        if value is None:
+            monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        else:
+            monkeypatch.setenv("OPENAI_API_KEY", value)
+        sent = []
+        for direct in (True, False):
+            before = len(llm_server.headers)
+            _ask(_client(llm_server, tmp_path / f"{direct}{value}", direct, api_key_env=None), False)
+            sent.append(llm_server.headers[before].get("Authorization"))
+        assert sent == [f"Bearer {value}"] * 2 if value else sent == [None, None]
+
+
+def test_a_priced_model_costs_what_litellm_prices_its_usage(tmp_path, monkeypatch):
+    from qatui.llm._lazy import get_litellm
+
+    with FakeLLMServer(lambda body: "Paris is the capital.", model="gpt-4o-mini",
+                       usage=lambda body, text: (1200, 37), max_lifetime_s=60) as server:
+        costs = []
+        for direct in (True, False):
+            client = _client(server, tmp_path / str(direct), direct, model="openai/gpt-4o-mini")
+            result, _ = _ask(client, False)
+            costs.append(result.event.cost_usd)
+        streamed, _ = _ask(_client(server, tmp_path / "s", True, model="openai/gpt-4o-mini"), True)
+    ll = get_litellm()
+    prompt_cost, completion_cost = ll.cost_per_token(model="gpt-4o-mini", prompt_tokens=1200, completion_tokens=37)
+    assert costs[0] > 0 and costs[0] == costs[1] == streamed.event.cost_usd
+    assert costs[0] == pytest.approx(prompt_cost + completion_cost, rel=1e-12)
+
+
+def test_a_refused_connection_fails_alike_on_both_paths(llm_server, tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on: bound, then closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    errors = []
+    for direct in (True, False):
+        client = _client(llm_server, tmp_path / str(direct), direct, api_base=f"http://127.0.0.1:{port}/v1",
+                         max_attempts=2)
+        error, _ = _ask(client, False)
+        assert isinstance(error, LLMCallError) and error.transient
+        errors.append((re.sub(r"gave up after [\d.]+ s", "", str(error)), error.attempts, type(error.__cause__)))
+    assert errors[0] == errors[1] and "connection failed 2 times" in errors[0][0] and "111" in errors[0][0]
