@@ -128,15 +128,27 @@ def _probe_client(client: LLMClient) -> LLMClient:
 
 
 def _known_provider(client: LLMClient) -> None:
-    """LiteLLM must know the provider of the model string (`openai/...`, `ollama/...`), else no call can work."""
-    from qatui.llm._lazy import get_litellm
+    """LiteLLM must know the provider of the model string (`openai/...`, `ollama/...`), else no call can work.
 
-    try:
-        get_litellm().get_llm_provider(model=client.model, api_base=client.settings.api_base)
-    except Exception:  # noqa: BLE001 - LiteLLM raises its own BadRequestError here
+    A fact (`llm.facts`): LiteLLM is asked once per model, api_base and LiteLLM version."""
+    from qatui.llm.facts import is_bool
+
+    inputs = {"model": client.model, "api_base": client.settings.api_base}
+    if not client.facts.get("provider", inputs, lambda: _provider_known(client.model, client.settings.api_base), is_bool):
         raise LLMCallError(f"{client.model}: LiteLLM knows no provider for this model string; write it as "
                            "PROVIDER/MODEL, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
                            "ollama/qwen2.5, hosted_vllm/NAME with api_base") from None
+
+
+def _provider_known(model: str, api_base: str | None) -> bool:
+    """Whether LiteLLM finds a provider for `model` (at `api_base`)."""
+    from qatui.llm._lazy import get_litellm
+
+    try:
+        get_litellm().get_llm_provider(model=model, api_base=api_base)
+    except Exception:  # noqa: BLE001 - LiteLLM raises its own BadRequestError here
+        return False
+    return True
 
 
 def _cause_is(error: LLMCallError, kind: str) -> bool:
