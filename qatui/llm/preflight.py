@@ -13,6 +13,14 @@ left out, the reasoning effort sent), and its line says first when the backbone 
 reasoning model ("openai/o3-mini: a reasoning model; temperature left out; max_tokens raised
 to 5,120 ..."). A model that still refuses an option with a 400 is refused in one line naming
 the option and how to stop sending it (`leave_out`).
+
+The checks before the request ask no LiteLLM: whether the provider is known is a fact kept
+beside the call cache (`llm.facts`), like everything that shapes the request. Only sending the
+request may import it (the backbone's transport). A run whose calls are all in the cache is still
+checked live: whether a run needs any call is only known once its judges have asked (a judge's
+later calls depend on its earlier answers), so deferring the check to the first cache miss would
+let a run whose first items are cached make its session before a backbone that is down is found.
+The request costs one round trip (8 tokens).
 """
 
 from __future__ import annotations
