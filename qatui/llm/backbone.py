@@ -128,8 +128,7 @@ class Backbone:
         (429, at every deployment asked) spends no attempt: it waits (`Retry-After` when the provider says)
         and asks again until `rate_limit_budget_s` has passed since the first 429.
         """
-        ll = get_litellm()
-        transient = _transient_classes(ll)
+        ll: Any = None  # LiteLLM, imported only when it sends the request or a failure must be read
         failures: list[str] = []
         started: float | None = None
         last_error: BaseException | None = None
@@ -151,6 +150,8 @@ class Backbone:
                         kwargs = dict(request, max_retries=0, timeout=self.timeout_s)
                         if api_key is not None:
                             kwargs["api_key"] = api_key
+                        if send is None or self.router is not None:
+                            ll = get_litellm()
                         response = await ((send or ll.acompletion)(**kwargs) if self.router is None
                                           else self.router.acompletion(kwargs, hops))
                         result = await consume(response) if consume is not None else response
@@ -158,7 +159,13 @@ class Backbone:
                     self.in_flight -= 1
                 outcome = OK
                 return result, tries
-            except transient as e:
+            except LLMCallError:
+                raise
+            except Exception as e:  # noqa: BLE001 - read with LiteLLM's classes: retried, or permanent
+                ll = get_litellm()
+                transient = _transient_classes(ll)
+                if not isinstance(e, transient):  # anything else is not worth retrying
+                    raise LLMCallError(self._describe_permanent(e, ll, api_key), attempts=tries) from e
                 last_error = _unwrap(e)
                 if not isinstance(last_error, transient) or wire_fault(last_error) == MALFORMED:  # permanent
                     raise LLMCallError(self._describe_permanent(last_error, ll, api_key), attempts=tries) from e
@@ -167,10 +174,6 @@ class Backbone:
                 if rate_limited or isinstance(last_error, (ll.Timeout, TimeoutError)):
                     outcome, pause = OVERLOADED, _retry_after(last_error) if rate_limited else None
                     self.pace.count(rate_limited)
-            except LLMCallError:
-                raise
-            except Exception as e:  # noqa: BLE001 - anything else is not worth retrying
-                raise LLMCallError(self._describe_permanent(e, ll, api_key), attempts=tries) from e
             finally:
                 self.pace.release(taken, outcome, pause)
             if rate_limited:

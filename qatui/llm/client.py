@@ -29,13 +29,14 @@ from qatui.llm import direct
 from qatui.llm.batch import BATCH
 from qatui.llm.cache import ANSWERS_USED, CallCache, cache_key
 from qatui.llm.errors import LLMCallError, ParseError, snippet
+from qatui.llm.facts import Facts, facts_at, is_bool
 from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_of
 from qatui.llm.parse import append_to_last_user, json_schema_of, json_schema_text, parse_within, schema_name
 from qatui.llm.repeat import LOCAL_FIELDS, repeat_fields
 from qatui.llm.reasoning import SENT_OPTIONS, Shape, request_extra, shape_of
 from qatui.llm.response import Answer, read_answer, spent_on, usage_of
 from qatui.llm.spend import hold, within_cap
-from qatui.llm.trim import Counter, Trimmed, counter_for, fit
+from qatui.llm.trim import Counter, Trimmed, counter_for, fit, fits_uncounted, window_of
 from qatui.llm.router import DeploymentRouter, Hop, hop_fields
 from qatui.llm.stream import stream_consumer
 from qatui.store.credentials import key_from_env
@@ -95,6 +96,8 @@ class LLMClient:
         self._supports_schema: bool | None = None
         self._counter: Counter | None | bool = False  # False: not looked up yet
         self._direct = direct.eligible(settings)
+        self.facts: Facts = facts_at(getattr(cache, "root", None))
+        """What LiteLLM knows of the model, kept beside the call cache (`llm.facts`): a cached rerun needs no LiteLLM."""
 
     # -- description ---------------------------------------------------------------------------
 
@@ -119,18 +122,14 @@ class LLMClient:
             if self.is_local:
                 self._supports_schema = True
             else:
-                from qatui.llm._lazy import get_litellm
-
                 models = [d.model for d in self.settings.deployments] or [self.model]
-                try:
-                    self._supports_schema = all(get_litellm().supports_response_schema(model=m) for m in models)
-                except Exception:  # noqa: BLE001 - an unknown model: ask in the prompt instead
-                    self._supports_schema = False
+                self._supports_schema = all(self.facts.get("schema", {"model": m, "api_base": self.settings.api_base},
+                                                           lambda m=m: _takes_schema(m), is_bool) for m in models)
         return self._supports_schema
 
     def shape(self, temperature: float | None = None) -> Shape:
         """What this backbone's requests look like at `temperature` (default: the backbone's): see `llm.reasoning`."""
-        return shape_of(self.settings, self.settings.temperature if temperature is None else temperature)
+        return shape_of(self.settings, self.settings.temperature if temperature is None else temperature, self.facts)
 
     def request_note(self) -> str:
         """One line when the backbone is a reasoning model or leaves options out, else "" (`Shape.note`)."""
@@ -138,7 +137,7 @@ class LLMClient:
 
     def supports_logprobs(self) -> bool:
         """Whether `logprobs=k` (top k log-probabilities per token) is sent: the provider takes it, never `local/`."""
-        return backbone_gives_logprobs(self.model)
+        return backbone_gives_logprobs(self.model, self.facts, self.settings.api_base)
 
     # -- the call ------------------------------------------------------------------------------
 
@@ -241,9 +240,18 @@ class LLMClient:
                                  f"was {snippet(text)})", text=text2, reason=second.reason) from None
 
     def fit(self, messages: list[dict[str, Any]], answer_tokens: int) -> tuple[list[dict[str, Any]], Trimmed | None]:
-        """`messages` trimmed to the context window with room for the answer (`qatui.llm.trim`), and what was cut."""
+        """`messages` trimmed to the context window with room for the answer (`qatui.llm.trim`), and what was cut.
+
+        A remote model's tokenizer is built only for messages that may not fit (`trim.fits_uncounted`): the
+        window is a fact (`llm.facts`), so a prompt that fits by its bytes needs no LiteLLM."""
         if self._counter is False:
-            self._counter = counter_for(self.model, self.settings.context_window)
+            if self.is_local:
+                self._counter = counter_for(self.model, self.settings.context_window)
+            else:
+                window = window_of(self.model, self.settings.context_window, self.facts)
+                if not window or fits_uncounted(messages, window, answer_tokens):
+                    return messages, None
+                self._counter = counter_for(self.model, window)
         return (messages, None) if self._counter is None else fit(messages, self._counter, answer_tokens)
 
     async def check(self) -> str:
@@ -308,11 +316,11 @@ class LLMClient:
         except LLMCallError as e:
             if write:
                 self._store(key, request, None)
-            spent = {} if response is None else spent_on(response, self.model, free=self.is_local)
+            spent = {} if response is None else spent_on(response, self.model, free=self.is_local, facts=self.facts)
             emit(LLMCallFinished(**base, latency_s=time.perf_counter() - started, attempts=e.attempts, ok=False,
                                  error=str(e), thinking=e.thinking[:RESPONSE_CHARS], **spent, **hop_fields(hops)))
             raise
-        spent = spent_on(response, self.model, free=self.is_local)
+        spent = spent_on(response, self.model, free=self.is_local, facts=self.facts)
         found = logprobs_of(response) if request.get("logprobs") else None
         if write:
             self._store(key, request, {"text": answer.text, "usage": usage_of(response), "cost_usd": spent["cost_usd"],
@@ -338,16 +346,16 @@ class LLMClient:
         (`llm.direct`: same body, errors and readers, without LiteLLM's per-call CPU)."""
         from qatui.llm._lazy import get_litellm
 
-        ll = get_litellm()
         kwargs = {k: v for k, v in request.items() if v is not None and k not in LOCAL_FIELDS}
         kwargs["drop_params"] = True  # a provider without `seed` (say) still answers
         if (batcher := BATCH.get()) is not None and not self.is_local:
             return await batcher.complete(self, kwargs, key=key, api_key=api_key)
-        send = direct.acompletion if self._direct and direct.takes(kwargs) else None
+        send = direct.acompletion if self._direct and direct.takes(kwargs, self.facts) else None
         if not stream:
             return await self.backbone.run(kwargs, api_key=api_key, hops=hops, send=send)
         kwargs.update(stream=True, stream_options={"include_usage": True})
-        consume = stream_consumer(ll, self.model, purpose=purpose, call_id=call_id, messages=request["messages"])
+        consume = stream_consumer(get_litellm(), self.model, purpose=purpose, call_id=call_id,
+                                  messages=request["messages"])
         return await self.backbone.run(kwargs, api_key=api_key, consume=consume, hops=hops, send=send)
 
     # -- helpers -------------------------------------------------------------------------------
@@ -389,6 +397,16 @@ class LLMClient:
             self.cache.put(key, request, response)
         except OSError:
             pass  # a read-only or full cache folder must not fail a call that succeeded
+
+
+def _takes_schema(model: str) -> bool:
+    """Whether LiteLLM says `model` takes a JSON schema as response_format (an unknown model: no)."""
+    from qatui.llm._lazy import get_litellm
+
+    try:
+        return bool(get_litellm().supports_response_schema(model=model))
+    except Exception:  # noqa: BLE001 - an unknown model: ask in the prompt instead
+        return False
 
 
 # -- construction ----------------------------------------------------------------------------------

@@ -67,17 +67,25 @@ def eligible(settings: BackboneConfig) -> bool:
 _plans: dict[tuple, bool] = {}
 
 
-def takes(request: dict[str, Any]) -> bool:
+def takes(request: dict[str, Any], facts: Any = None) -> bool:
     """Whether LiteLLM would send `request` unchanged: messages of plain text, and each option as given or dropped
-    (memoised per model, api_base and option values; a seed and a response format count by their presence)."""
+    (memoised per model, api_base and option values; a seed and a response format count by their presence), in
+    this process and, given `facts` (`llm.facts.Facts`), beside the call cache: a new process asks LiteLLM no more."""
     if not all(isinstance(message.get("content"), str) for message in request["messages"]):
         return False  # parts, images or cache marks: LiteLLM's own message transform applies
     options = {k: v for k, v in request.items() if k not in SENT_AS_IS}
-    key = (request["model"], request.get("api_base"),
-           tuple(sorted((k, v if isinstance(v, (str, int, float, bool)) and k != "seed" else type(v).__name__)
-                        for k, v in options.items())))
+    shape = tuple(sorted((k, v if isinstance(v, (str, int, float, bool)) and k != "seed" else type(v).__name__)
+                         for k, v in options.items()))
+    key = (request["model"], request.get("api_base"), shape)
     if (known := _plans.get(key)) is None:
-        known = _plans[key] = _unchanged(request["model"], options)
+        if facts is None:
+            known = _unchanged(request["model"], options)
+        else:
+            from qatui.llm.facts import is_bool
+
+            known = facts.get("sent-unchanged", {"model": key[0], "api_base": key[1], "options": [list(o) for o in shape]},
+                              lambda: _unchanged(request["model"], options), is_bool)
+        _plans[key] = known
     return known
 
 

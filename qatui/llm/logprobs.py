@@ -12,17 +12,32 @@ from __future__ import annotations
 
 import math
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from qatui.llm.facts import Facts
 
 TokenLogprobs = list[dict[str, Any]]
 """One dict per generated token: token, logprob, top_logprobs (the alternatives)."""
 
 
-@cache
-def backbone_gives_logprobs(model: str) -> bool:
-    """Whether LiteLLM sends `logprobs` / `top_logprobs` to this model's provider (never the embedded ones)."""
+def backbone_gives_logprobs(model: str, facts: Facts | None = None, api_base: str | None = None) -> bool:
+    """Whether LiteLLM sends `logprobs` / `top_logprobs` to this model's provider (never the embedded ones).
+
+    With `facts` (`llm.facts`) the answer is kept there, so a cached rerun asks no LiteLLM.
+    """
     if model.startswith("local/"):
         return False
+    if facts is None:
+        return _gives_logprobs(model)
+    from qatui.llm.facts import is_bool
+
+    return facts.get("logprobs", {"model": model, "api_base": api_base}, lambda: _gives_logprobs(model), is_bool)
+
+
+@cache
+def _gives_logprobs(model: str) -> bool:
+    """`backbone_gives_logprobs` asked of LiteLLM."""
     from qatui.llm._lazy import get_litellm
 
     ll = get_litellm()

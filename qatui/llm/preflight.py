@@ -13,6 +13,14 @@ left out, the reasoning effort sent), and its line says first when the backbone 
 reasoning model ("openai/o3-mini: a reasoning model; temperature left out; max_tokens raised
 to 5,120 ..."). A model that still refuses an option with a 400 is refused in one line naming
 the option and how to stop sending it (`leave_out`).
+
+The checks before the request ask no LiteLLM: whether the provider is known is a fact kept
+beside the call cache (`llm.facts`), like everything that shapes the request. Only sending the
+request may import it (the backbone's transport). A run whose calls are all in the cache is still
+checked live: whether a run needs any call is only known once its judges have asked (a judge's
+later calls depend on its earlier answers), so deferring the check to the first cache miss would
+let a run whose first items are cached make its session before a backbone that is down is found.
+The request costs one round trip (8 tokens).
 """
 
 from __future__ import annotations
@@ -132,15 +140,27 @@ def _probe_client(client: LLMClient) -> LLMClient:
 
 
 def _known_provider(client: LLMClient) -> None:
-    """LiteLLM must know the provider of the model string (`openai/...`, `ollama/...`), else no call can work."""
-    from qatui.llm._lazy import get_litellm
+    """LiteLLM must know the provider of the model string (`openai/...`, `ollama/...`), else no call can work.
 
-    try:
-        get_litellm().get_llm_provider(model=client.model, api_base=client.settings.api_base)
-    except Exception:  # noqa: BLE001 - LiteLLM raises its own BadRequestError here
+    A fact (`llm.facts`): LiteLLM is asked once per model, api_base and LiteLLM version."""
+    from qatui.llm.facts import is_bool
+
+    inputs = {"model": client.model, "api_base": client.settings.api_base}
+    if not client.facts.get("provider", inputs, lambda: _provider_known(client.model, client.settings.api_base), is_bool):
         raise LLMCallError(f"{client.model}: LiteLLM knows no provider for this model string; write it as "
                            "PROVIDER/MODEL, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
                            "ollama/qwen2.5, hosted_vllm/NAME with api_base") from None
+
+
+def _provider_known(model: str, api_base: str | None) -> bool:
+    """Whether LiteLLM finds a provider for `model` (at `api_base`)."""
+    from qatui.llm._lazy import get_litellm
+
+    try:
+        get_litellm().get_llm_provider(model=model, api_base=api_base)
+    except Exception:  # noqa: BLE001 - LiteLLM raises its own BadRequestError here
+        return False
+    return True
 
 
 def _cause_is(error: LLMCallError, kind: str) -> bool:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from qatui.config import BackboneConfig
+    from qatui.llm.facts import Facts
 
 THINKING_ROOM = 4096
 """Tokens added to every call's `max_tokens` on a reasoning model (without a thinking budget), for its thinking."""
@@ -74,8 +75,12 @@ class Shape:
         return "; ".join(parts).replace(":;", ":", 1)
 
 
-def shape_of(settings: BackboneConfig, temperature: float | None) -> Shape:
-    """The `Shape` of a request to `settings`' model at `temperature` (None: not sent); `local/` models: as asked."""
+def shape_of(settings: BackboneConfig, temperature: float | None, facts: Facts | None = None) -> Shape:
+    """The `Shape` of a request to `settings`' model at `temperature` (None: not sent); `local/` models: as asked.
+
+    With `facts` (`llm.facts`), a remote model's shape is kept there: LiteLLM is asked once per model,
+    api_base, option values and LiteLLM version, not once per process.
+    """
     extra: list[tuple[str, Any]] = []
     if settings.reasoning_effort:
         extra.append(("reasoning_effort", settings.reasoning_effort))
@@ -84,7 +89,24 @@ def shape_of(settings: BackboneConfig, temperature: float | None) -> Shape:
     if settings.model.startswith("local/"):  # the embedded model takes temperature and seed, and nothing else here
         left = tuple(name for name, _ in extra) + tuple(settings.leave_out)
         return Shape(reasoning=False, left_out=left, room=0)
-    return _shape(settings.model, settings.api_base, temperature, tuple(extra), tuple(settings.leave_out))
+    args = (settings.model, settings.api_base, temperature, tuple(extra), tuple(settings.leave_out))
+    if facts is None:
+        return _shape(*args)
+    inputs = {"model": args[0], "api_base": args[1], "temperature": temperature, "extra": args[3], "leave_out": args[4]}
+    found = facts.get("shape", inputs, lambda: _plain(_shape(*args)), _is_plain_shape)
+    return Shape(reasoning=found["reasoning"], left_out=tuple(found["left_out"]), room=found["room"], extra=args[3])
+
+
+def _plain(shape: Shape) -> dict[str, Any]:
+    """What a fact keeps of a `Shape` (its `extra` is the backbone's own settings, part of the fact's key)."""
+    return {"reasoning": shape.reasoning, "left_out": list(shape.left_out), "room": shape.room}
+
+
+def _is_plain_shape(value: Any) -> bool:
+    """Whether a fact read back is a `_plain` shape."""
+    return (isinstance(value, dict) and isinstance(value.get("reasoning"), bool)
+            and isinstance(value.get("left_out"), list) and all(isinstance(v, str) for v in value["left_out"])
+            and isinstance(value.get("room"), int) and not isinstance(value["room"], bool) and value["room"] >= 0)
 
 
 def request_extra(shape: Shape) -> dict[str, Any]:

@@ -192,22 +192,25 @@ def _count(value: Any) -> int:
         return 0
 
 
-def spent_on(response: Any, model: str, *, free: bool) -> dict[str, Any]:
+def spent_on(response: Any, model: str, *, free: bool, facts: Any = None) -> dict[str, Any]:
     """What a reply cost, as `LLMCallFinished` fields (prompt, completion and reasoning tokens, USD; 0 USD when `free`)."""
     usage = usage_of(response)
     return {"prompt_tokens": usage["prompt_tokens"], "completion_tokens": usage["completion_tokens"],
-            "reasoning_tokens": usage["reasoning_tokens"], "cost_usd": 0.0 if free else cost_of(response, model)}
+            "reasoning_tokens": usage["reasoning_tokens"],
+            "cost_usd": 0.0 if free else cost_of(response, model, facts=facts)}
 
 
-def cost_of(response: Any, model: str) -> float:
+def cost_of(response: Any, model: str, *, facts: Any = None) -> float:
     """The call's cost in USD; 0 for a model missing from the price map.
 
     LiteLLM prices every response it returns (`_hidden_params["response_cost"]`, None when
     the model has no price), so that figure is read, not computed again; `completion_cost`
     runs only for a response that does not carry it (a LiteLLM stream, a reply read by
     `llm.direct`, whose `priced` is the dict LiteLLM prices). LiteLLM prices by the model the
-    reply names, else by `model`; a pair of those it has no price for is remembered
-    (`_UNPRICED`), since its search through the price map's fallbacks costs ~1.7 ms a call.
+    reply names, else by `model`; a pair of those it has no price for is remembered, since its
+    search through the price map's fallbacks costs ~1.7 ms a call: in `facts` (`llm.facts.Facts`, kept
+    beside the call cache and keyed by LiteLLM's version, so that a new process pricing a reply of an
+    unpriced model, a cached run's preflight say, needs no LiteLLM at all), else in this process (`_UNPRICED`).
     """
     hidden = getattr(response, "_hidden_params", None)
     if isinstance(hidden, dict) and "response_cost" in hidden:
@@ -215,19 +218,35 @@ def cost_of(response: Any, model: str) -> float:
             return float(hidden["response_cost"] or 0.0)
         except (TypeError, ValueError):
             return 0.0
-    unpriced = (model, str(getattr(response, "model", "") or ""))
-    if unpriced in _UNPRICED:
+    pair = (model, str(getattr(response, "model", "") or ""))
+    if pair in _UNPRICED:
         return 0.0
-    from qatui.llm._lazy import get_litellm
+    found: dict[str, float] = {}
 
-    priced = getattr(response, "priced", None)
-    try:
-        return float(get_litellm().completion_cost(completion_response=response if priced is None else priced,
-                                                   model=model) or 0.0)
-    except Exception as e:  # noqa: BLE001 - a model missing from the price map costs "unknown" = 0
-        if type(e).__name__ == "ModelNotMappedError" and len(_UNPRICED) < 1024:
-            _UNPRICED.add(unpriced)
-        return 0.0
+    def priced() -> bool:
+        """Price the reply with LiteLLM; False only when its price map has no such model."""
+        from qatui.llm._lazy import get_litellm
+
+        reply = getattr(response, "priced", None)
+        try:
+            found["usd"] = float(get_litellm().completion_cost(
+                completion_response=response if reply is None else reply, model=model) or 0.0)
+        except Exception as e:  # noqa: BLE001 - a model missing from the price map costs "unknown" = 0
+            found["usd"] = 0.0
+            return type(e).__name__ != "ModelNotMappedError"
+        return True
+
+    if facts is not None:
+        from qatui.llm.facts import is_bool
+
+        if not facts.get("priced", {"model": pair[0], "reply_model": pair[1]}, priced, is_bool):
+            return 0.0
+        if "usd" not in found:  # the fact was known already: price this reply now
+            priced()
+        return found.get("usd", 0.0)
+    if not priced() and len(_UNPRICED) < 1024:
+        _UNPRICED.add(pair)
+    return found.get("usd", 0.0)
 
 
 _UNPRICED: set[tuple[str, str]] = set()

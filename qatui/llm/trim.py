@@ -24,9 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qatui.llm.fence import fenced_blocks
+
+if TYPE_CHECKING:
+    from qatui.llm.facts import Facts
 
 MARGIN_TOKENS = 32
 """Room kept beside the prompt and the answer (chat-template tokens a counter may miss)."""
@@ -87,8 +90,7 @@ def fit(messages: list[dict[str, Any]], counter: Counter, answer_tokens: int) ->
     """
     budget = counter.window - answer_tokens - MARGIN_TOKENS
     contents = _contents(messages)
-    size = sum(len(text.encode("utf-8", "surrogatepass")) + OVERHEAD_PER_MESSAGE for _, text in contents)
-    if budget <= 0 or size <= budget:
+    if fits_uncounted(messages, counter.window, answer_tokens):
         return messages, None
     total = counter.messages(messages)
     if total <= budget:
@@ -119,6 +121,49 @@ def fit(messages: list[dict[str, Any]], counter: Counter, answer_tokens: int) ->
     return out, record
 
 
+def upper_bound(messages: list[dict[str, Any]]) -> int:
+    """More tokens than any byte-level tokenizer makes of `messages`' texts: UTF-8 bytes plus `OVERHEAD_PER_MESSAGE` each.
+
+    A byte-level BPE (tiktoken) or byte-fallback tokenizer gives each token at least one byte of
+    text, so a text never has more tokens than bytes; LiteLLM's `token_counter` adds 3 per message,
+    the role's tokens (at most its bytes: "assistant" is 9) and 3 for the reply's priming, which
+    `OVERHEAD_PER_MESSAGE` covers. Counts only messages whose content is a string (what qatui sends).
+    """
+    return sum(len(text.encode("utf-8", "surrogatepass")) + OVERHEAD_PER_MESSAGE for _, text in _contents(messages))
+
+
+def fits_uncounted(messages: list[dict[str, Any]], window: int, answer_tokens: int) -> bool:
+    """Whether `fit` sends `messages` as they are without counting a token: they fit by `upper_bound`, or nothing can.
+
+    True needs no tokenizer at all (`LLMClient.fit` builds none then), and `fit` returns the same."""
+    budget = window - answer_tokens - MARGIN_TOKENS
+    return budget <= 0 or upper_bound(messages) <= budget
+
+
+def window_of(model: str, window: int | None, facts: Facts | None = None) -> int | None:
+    """`model`'s context window: `window` (the config's) when set, else LiteLLM's `max_input_tokens`, else None.
+
+    With `facts` (`llm.facts`) LiteLLM's answer is kept there, so a cached rerun asks no LiteLLM."""
+    if window is not None:
+        return window
+    if facts is None:
+        return _known_window(model)
+    from qatui.llm.facts import is_window
+
+    return facts.get("window", {"model": model}, lambda: _known_window(model), is_window)
+
+
+def _known_window(model: str) -> int | None:
+    """LiteLLM's `max_input_tokens` for `model`; None when it does not know the model or its window."""
+    from qatui.llm._lazy import get_litellm
+
+    try:
+        window = get_litellm().get_model_info(model).get("max_input_tokens")
+    except Exception:  # noqa: BLE001 - a model LiteLLM does not know: its window is unknown
+        return None
+    return int(window) if window else None
+
+
 def _cap(tokens: list[int], excess: int) -> int:
     """The largest cap c with sum(max(0, t - c)) >= excess: cutting every text above c to c frees enough."""
     low, high = 0, max(tokens)
@@ -140,13 +185,9 @@ def counter_for(model: str, window: int | None) -> Counter | None:
         return Counter(window or local.n_ctx, local.count_prompt, local.count_text)
     from qatui.llm._lazy import get_litellm
 
-    ll = get_litellm()
-    if window is None:
-        try:
-            window = ll.get_model_info(model).get("max_input_tokens")
-        except Exception:  # noqa: BLE001 - a model LiteLLM does not know: its window is unknown
-            window = None
+    window = window_of(model, window)
     if not window:
         return None
+    ll = get_litellm()
     return Counter(int(window), lambda messages: ll.token_counter(model=model, messages=messages),
                    lambda text: ll.token_counter(model=model, text=text))

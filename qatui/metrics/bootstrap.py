@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from functools import cache
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import bootstrap
 
 N_RESAMPLES = 1000
-# scipy >= 1.15 seeds through `rng`; older releases through `random_state`.
-_SEED_ARG = "rng" if "rng" in inspect.signature(bootstrap).parameters else "random_state"
+
+
+@cache
+def _seed_arg() -> str:
+    """scipy >= 1.15 seeds through `rng`; older releases through `random_state`."""
+    from scipy.stats import bootstrap
+
+    return "rng" if "rng" in inspect.signature(bootstrap).parameters else "random_state"
 
 
 def percentile_ci(table: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], *, seed: int = 0,
@@ -26,6 +32,9 @@ def percentile_ci(table: np.ndarray, statistic: Callable[[np.ndarray], np.ndarra
     `statistic` takes resampled tables (..., rows, columns) and reduces the rows axis; one
     seeded call of `scipy.stats.bootstrap` shared by every interval qatui reports.
     """
+    from scipy.stats import bootstrap  # here: `scipy.stats` costs about a second to import, and a run
+    # whose figures need no interval never asks
+
     result = bootstrap(
         (np.arange(len(table)),),
         lambda picked, axis: statistic(table[np.moveaxis(picked, axis, -1).astype(int)]),
@@ -34,7 +43,7 @@ def percentile_ci(table: np.ndarray, statistic: Callable[[np.ndarray], np.ndarra
         vectorized=True,
         confidence_level=confidence,
         method="percentile",
-        **{_SEED_ARG: np.random.default_rng(seed)},
+        **{_seed_arg(): np.random.default_rng(seed)},
     )
     return (float(result.confidence_interval.low), float(result.confidence_interval.high))
 

@@ -83,8 +83,6 @@ def class_agreement(units: Sequence[Unit], classes: Sequence[str], *, ordinal: b
     `tpr` and `tnr`. An undefined value (kappa when one class fills both sides, precision of a
     class the judge never chose) is None.
     """
-    from sklearn.metrics import cohen_kappa_score, confusion_matrix, precision_recall_fscore_support
-
     labels = list(classes)
     index = {label: i for i, label in enumerate(labels)}
     units = [kept for unit in units if (kept := [(p, j) for p, j in unit if p in index and j in index])]
@@ -92,6 +90,8 @@ def class_agreement(units: Sequence[Unit], classes: Sequence[str], *, ordinal: b
     judge = [label for unit in units for _, label in unit]
     if not people:
         return None
+    from sklearn.metrics import cohen_kappa_score, confusion_matrix, precision_recall_fscore_support  # only with labels
+
     with warnings.catch_warnings():  # one class throughout: sklearn warns and answers NaN, read as undefined
         warnings.simplefilter("ignore")
         confusion = confusion_matrix(people, judge, labels=labels)

@@ -1,0 +1,95 @@
+"""A fully cached rerun in a new process reads the cache and does little else (issue 28, section 4).
+
+A real `qatui run` (pairwise, both orders) against the loopback server, then the same command
+in a new process (`python -m qatui`, sessions and cache in tmp): every call is a hit, so the
+server gets only the preflight's one request; the verdicts equal the first run's. Under
+`-X importtime` the rerun imports neither scikit-learn nor scipy (its figures need neither), and
+LiteLLM only to send the preflight's request: the model facts that shape every request (and so
+its cache key) are read from the cache folder (`llm.facts`), and a prompt that fits the window by
+its bytes needs no tokenizer. The child records, with a hook passed on its command line (nothing
+in the product), where LiteLLM was first imported from and every place that asked for it
+(`_lazy.get_litellm`, called through).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from llm_server import FakeLLMServer
+from tui_support import write_sums
+
+from qatui.store.session import SessionStore
+
+N_ITEMS = 6
+HOOK = r'''
+import sys, traceback
+def where():
+    return " ".join(f"{f.filename.rsplit('qatui', 1)[-1]}:{f.name}" for f in traceback.extract_stack()[:-2]
+                    if "/qatui/" in f.filename)
+class FirstImport:
+    """Where `litellm` is first imported from, on stderr."""
+    def find_spec(self, name, path=None, target=None):
+        if name == "litellm":
+            sys.meta_path.remove(self)
+            sys.stderr.write("LITELLM-IMPORTED-FROM " + where() + "\n")
+        return None
+sys.meta_path.insert(0, FirstImport())
+import qatui.llm._lazy as lazy
+real = lazy.get_litellm
+def get_litellm():
+    """The product's one way to LiteLLM, called through: each distinct place that asks is written on stderr."""
+    sys.stderr.write("LITELLM-ASKED-FROM " + where() + "\n")
+    return real()
+lazy.get_litellm = get_litellm
+from qatui.cli import main
+sys.argv = ["qatui", *sys.argv[1:]]
+raise SystemExit(main())
+'''
+
+
+def _verdicts(sessions: Path) -> dict:
+    store = SessionStore(sessions)
+    (meta,) = store.list()
+    session = store.open(meta["id"])
+    return {item: v.model_dump(include={"scores", "ranking", "order", "pair", "preference", "tiers", "details"})
+            for item, v in session.verdicts("pairwise").items()}
+
+
+def test_a_fully_cached_rerun_imports_no_metrics_library_and_litellm_only_for_the_preflight_send(
+        tmp_path: Path) -> None:
+    data = write_sums(tmp_path / "d.jsonl", N_ITEMS)
+    env = {**os.environ, "FAKE_KEY": "sk-test", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    answer = json.dumps({"rationale": "scripted", "choice": "A"})
+    with FakeLLMServer(lambda body: answer, max_lifetime_s=300.0) as server:
+        config = tmp_path / "c.toml"
+        config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{server.base_url}"\n'
+                          f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n')
+
+        def command(sessions: str) -> list[str]:
+            return ["--config", str(config), "--sessions-dir", str(tmp_path / sessions), "run", str(data),
+                    "--judge", "pairwise", "--backbone", "fake", "--json"]
+
+        first = subprocess.run([sys.executable, "-m", "qatui", *command("s1")], capture_output=True, text=True,
+                               env=env, timeout=300)
+        assert first.returncode == 0, first.stderr[-2000:]
+        asked = server.n_requests
+        assert asked == 1 + 2 * N_ITEMS  # the preflight and both orders of every item
+        rerun = subprocess.run([sys.executable, "-X", "importtime", "-c", HOOK, *command("s2")], capture_output=True,
+                               text=True, env=env, timeout=300)
+        assert rerun.returncode == 0, rerun.stderr[-2000:]
+        assert server.n_requests - asked == 1  # only the preflight's request: every call was a hit
+    assert json.loads(rerun.stdout)["judges"] == json.loads(first.stdout)["judges"]
+    assert _verdicts(tmp_path / "s2") == _verdicts(tmp_path / "s1") and len(_verdicts(tmp_path / "s1")) == N_ITEMS
+    imported = {line.rsplit("|", 1)[-1].strip() for line in rerun.stderr.splitlines() if line.startswith("import time:")}
+    assert not {name for name in imported if name.split(".")[0] in ("sklearn", "scipy")}
+    (where,) = [line.split(" ", 1)[1] for line in rerun.stderr.splitlines() if line.startswith("LITELLM-IMPORTED-FROM")]
+    # the preflight's one live request (`LLMClient.check`), at its send: nothing before it asked LiteLLM ...
+    assert "llm/preflight.py:apreflight_backbone" in where and "llm/client.py:check" in where, where
+    assert where.endswith("llm/client.py:_send /llm/_lazy.py:get_litellm"), where
+    # ... nor after it: every call of `get_litellm` comes from that request (building a request needs none)
+    asked = {line.split(" ", 1)[1] for line in rerun.stderr.splitlines() if line.startswith("LITELLM-ASKED-FROM")}
+    assert asked and all("llm/client.py:check" in stack for stack in asked), asked
