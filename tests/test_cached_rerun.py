@@ -3,10 +3,10 @@
 A real `qatui run` (pairwise, both orders) against the loopback server, then the same command
 in a new process (`python -m qatui`, sessions and cache in tmp): every call is a hit, so the
 server gets only the preflight's one request; the verdicts equal the first run's. Under
-`-X importtime` the rerun imports neither scikit-learn nor scipy (its figures need neither), and
-LiteLLM only to send the preflight's request: the model facts that shape every request (and so
-its cache key) are read from the cache folder (`llm.facts`), and a prompt that fits the window by
-its bytes needs no tokenizer. The child records, with a hook passed on its command line (nothing
+`-X importtime` the rerun imports neither scikit-learn nor scipy (its figures need neither), nor
+LiteLLM: the model facts that shape every request (and so its cache key) are read from the cache
+folder (`llm.facts`), a prompt that fits the window by its bytes needs no tokenizer, and the
+preflight's request goes to the OpenAI-compatible endpoint directly (`llm.direct`). The child records, with a hook passed on its command line (nothing
 in the product), where LiteLLM was first imported from and every place that asked for it
 (`_lazy.get_litellm`, called through).
 """
@@ -59,7 +59,7 @@ def _verdicts(sessions: Path) -> dict:
             for item, v in session.verdicts("pairwise").items()}
 
 
-def test_a_fully_cached_rerun_imports_no_metrics_library_and_litellm_only_for_the_preflight_send(
+def test_a_fully_cached_rerun_imports_neither_litellm_nor_a_metrics_library(
         tmp_path: Path) -> None:
     data = write_sums(tmp_path / "d.jsonl", N_ITEMS)
     env = {**os.environ, "FAKE_KEY": "sk-test", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -86,10 +86,9 @@ def test_a_fully_cached_rerun_imports_no_metrics_library_and_litellm_only_for_th
     assert _verdicts(tmp_path / "s2") == _verdicts(tmp_path / "s1") and len(_verdicts(tmp_path / "s1")) == N_ITEMS
     imported = {line.rsplit("|", 1)[-1].strip() for line in rerun.stderr.splitlines() if line.startswith("import time:")}
     assert not {name for name in imported if name.split(".")[0] in ("sklearn", "scipy")}
-    (where,) = [line.split(" ", 1)[1] for line in rerun.stderr.splitlines() if line.startswith("LITELLM-IMPORTED-FROM")]
-    # the preflight's one live request (`LLMClient.check`), at its send: nothing before it asked LiteLLM ...
-    assert "llm/preflight.py:apreflight_backbone" in where and "llm/client.py:check" in where, where
-    assert where.endswith("llm/client.py:_send /llm/_lazy.py:get_litellm"), where
-    # ... nor after it: every call of `get_litellm` comes from that request (building a request needs none)
-    asked = {line.split(" ", 1)[1] for line in rerun.stderr.splitlines() if line.startswith("LITELLM-ASKED-FROM")}
-    assert asked and all("llm/client.py:check" in stack for stack in asked), asked
+    # LiteLLM is never imported: the facts that shape every request are read from the cache folder, and the
+    # preflight's one live request goes straight to the OpenAI-compatible endpoint (`llm.direct`), its reply of a
+    # model LiteLLM cannot price known as such from the facts too
+    assert not [line for line in rerun.stderr.splitlines() if line.startswith(("LITELLM-IMPORTED-FROM",
+                                                                                 "LITELLM-ASKED-FROM"))]
+    assert "litellm" not in imported

@@ -115,6 +115,8 @@ CASES = {
     "thinking": {"responder": lambda body: Reply("Paris.", reasoning_content="The capital is Paris.")},
     "think-tags": {"responder": lambda body: "<think>It is Paris.</think>\n\nParis."},
     "cut": {"responder": lambda body: Reply("Par", finish_reason="length")},
+    "cut-named-otherwise": {"responder": lambda body: Reply("Par", finish_reason="max_tokens")},  # LiteLLM maps it
+    "ended-named-otherwise": {"responder": lambda body: Reply("Paris.", finish_reason="eos")},
     "empty": {"faults": ["empty"]},
     "no-choices": {"faults": ["no-choices"]},
     "no-message": {"faults": ["no-message"]},
@@ -146,6 +148,8 @@ def test_both_paths_send_the_same_request_and_end_the_same_way(llm_server, tmp_p
         assert KEY not in str(mine) and KEY[:12] not in str(mine)
     else:
         assert (mine.text, mine.data, mine.logprobs) == (theirs.text, theirs.data, theirs.logprobs)
+        kept = lambda client, result: client.cache.get(result.event.prompt_hash)  # noqa: E731
+        assert kept(my_client, mine) == kept(their_client, theirs)  # finish reason as LiteLLM names it, usage, cost
     finished = lambda events: [_record(e) for e in events if isinstance(e, LLMCallFinished)]  # noqa: E731
     assert finished(my_events) == finished(their_events)
     tokens = lambda events: [e.text for e in events if isinstance(e, LLMToken)]  # noqa: E731

@@ -107,7 +107,7 @@ async def _check_deployment(client: LLMClient, index: int) -> str:
     single.settings = BackboneConfig(model=dep.model, api_base=dep.api_base, api_key_env=dep.api_key_env,
                                      timeout_s=client.settings.timeout_s, max_tokens=client.settings.max_tokens,
                                      **client.settings.model_dump(include={"temperature", "reasoning_effort",
-                                                                           "thinking_budget", "leave_out"}))
+                                                                           "thinking_budget", "leave_out", "direct_http"}))
     try:
         return await apreflight_backbone(single)
     except BackboneUnusable as e:

@@ -122,9 +122,20 @@ def _converted(data: Any, model: str, provider: str) -> Any:
 _mapper: Any = None
 
 
+OPENAI_FINISH_REASONS = frozenset({"stop", "length", "content_filter", "tool_calls", "function_call"})
+"""OpenAI's own names, each of which LiteLLM's map keeps as it is: read without asking LiteLLM."""
+
+
 def _finish_reason_mapper() -> Any:
-    """LiteLLM's `map_finish_reason` (a provider's "eos" or "max_tokens" named as OpenAI names it)."""
+    """LiteLLM's `map_finish_reason` (a provider's "eos" or "max_tokens" named as OpenAI names it); an OpenAI
+    name is its own mapping, so LiteLLM is imported only for another (a cached run's preflight imports none)."""
+    return _finish_reason
+
+
+def _finish_reason(reason: str) -> Any:
     global _mapper
+    if reason in OPENAI_FINISH_REASONS:
+        return reason
     if _mapper is None:
         from qatui.llm._lazy import get_litellm
 
@@ -132,7 +143,7 @@ def _finish_reason_mapper() -> Any:
         from litellm.litellm_core_utils.core_helpers import map_finish_reason
 
         _mapper = map_finish_reason
-    return _mapper
+    return _mapper(reason)
 
 
 # -- streams -------------------------------------------------------------------------------------
