@@ -156,6 +156,29 @@ def test_the_cap_stops_the_run_below_it_and_a_higher_cap_finishes_it_asking_noth
     assert meta["max_cost_usd"] == 1 and 0 < spent <= whole
 
 
+def test_a_call_in_flight_when_the_cap_refuses_its_sibling_is_kept_and_never_asked_again(
+        billing, tmp_path, capsys) -> None:
+    """One pair, a cap with room for one order's worst case only: the second order is refused while the
+    first is in flight (the server takes 0.5 s). The first is answered, its answer cached and its cost
+    recorded with the deferred item; the resume asks the refused order alone."""
+    data, common = setup(tmp_path, billing, n=1, max_tokens=100)
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--plan", "--json")
+    whole = json.loads(out)["cost"]["pairwise"]["usd_most"]
+    billing.script(rationale, latency_s=0.5)
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--max-cost",
+                         str(round(whole * 0.75, 8)), "--json")
+    assert code == 3 and json.loads(out)["status"] == "capped", err
+    session = json.loads(out)["session"]
+    meta = SessionStore(tmp_path / "sessions").open(session).meta
+    assert meta.get("deferred_cost_usd", 0.0) > 0  # the answered order's cost, kept with the item left pending
+    first = [body["messages"] for body in billing.requests if body.get("max_tokens") != 8]
+    assert len(first) == 1  # one order sent, the other refused before it was
+    code, out, err = cli(capsys, *common, "sessions", "resume", session, "--max-cost", "1", "--json")
+    assert code == 0 and json.loads(out)["judges"]["pairwise"]["coverage"]["scored"] == 1, err
+    asked = Counter(json.dumps(body["messages"]) for body in billing.requests if body.get("max_tokens") != 8)
+    assert len(asked) == 2 and max(asked.values()) == 1  # both orders, each asked once over both runs
+
+
 async def test_the_run_header_shows_the_spend_against_the_cap_and_the_pace(billing, tmp_path) -> None:
     import asyncio
     import time

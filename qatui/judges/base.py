@@ -206,14 +206,24 @@ class Judge(ABC):
 
 
 async def as_they_finish(calls: Iterable[Awaitable[T]]) -> AsyncIterator[T]:
-    """Each call's result as soon as it is ready; the calls still running are cancelled if the consumer stops.
+    """Each call's result as soon as it is ready. The backbone's own semaphore bounds how many run at once.
 
-    The backbone's own semaphore bounds how many run at once; an error in one ends the item.
+    An error in one call ends the item, but only once the item's other calls have ended: a request in
+    flight is paid for, so its answer must reach the call cache (a resume then asks it no more) and its
+    cost the item's record (the cost cap refusing one order of a pair while the other was answered asked
+    that one twice, and its cost went unrecorded). Cancelled from outside (pause, Ctrl-C), or closed by the
+    consumer, the calls still running are cancelled.
     """
     tasks = [asyncio.ensure_future(call) for call in calls]
     try:
         for next_done in asyncio.as_completed(tasks):
             yield await next_done
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        if pending := [task for task in tasks if not task.done()]:
+            await asyncio.gather(*pending, return_exceptions=True)
+        raise
     finally:
         for task in tasks:
             task.cancel()
