@@ -359,7 +359,7 @@ class StubBackbone:
     def __init__(self) -> None:
         self.requests: list[dict] = []
 
-    async def run(self, kwargs, *, api_key=None, consume=None, hops=None):
+    async def run(self, kwargs, *, api_key=None, consume=None, hops=None, send=None):
         from qatui.llm._lazy import get_litellm
 
         self.requests.append(kwargs)
