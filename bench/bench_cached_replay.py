@@ -6,7 +6,7 @@ answering after LATENCY_S) and then again on the same cache, through `start_run`
 engine as `qatui run` does (concurrency 32, not streamed):
   * `pairwise` on N two-answer items (2 calls an item);
   * `minos` on N six-answer items, half factoid (classify, key points, then the NLI: the
-    scripted word-overlap NLI of tests/tui_support.py, so no model is loaded) and half not
+    scripted word-overlap NLI of tests/fakes.py, so no model is loaded) and half not
     (classify, silver instances, listwise ranking);
   * `minos` again on N/10 of those items with the real NLI model (the bundled cross-encoder on
     ONNX Runtime): its replay runs no NLI either, since the probabilities are read back from
@@ -60,7 +60,7 @@ def run(dataset: Dataset, judge: str, config: Config, store: SessionStore, serve
     """One run; its wall and CPU seconds (the engine's run), calls, cache hits, and requests served during it."""
     resources = Resources(config)
     if judge == "minos" and not real_nli:
-        from tui_support import OverlapNLI
+        from fakes import OverlapNLI
 
         resources.__dict__["nli"] = OverlapNLI()  # scripted NLI: the replay measures the cache, not a model
     before = served.count()

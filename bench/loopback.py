@@ -3,7 +3,7 @@
 qatui asks a backbone that LiteLLM does not know to take a JSON schema (`openai/fake-model`)
 for JSON by appending the schema to the last user message (`qatui.llm.client.JSON_INSTRUCTION`).
 `answer(body)` reads that schema back and returns a valid instance of it: MinosEval's and the
-pairwise judges' calls get the prompt-aware answers of `tests/tui_support.ScriptedLLM` (so
+pairwise judges' calls get the prompt-aware answers of `tests/fakes.answer_from_prompt` (so
 rankings follow the texts), every other schema its smallest valid instance, with distinct
 choices where an array's items are an enum (a ranking is a permutation). A request without a
 schema gets a bare rating, "4". `serve_in_child` runs `tests/llm_server.FakeLLMServer` with
@@ -28,7 +28,7 @@ SCHEMA_MARK = "matches this JSON schema, with no other text:\n"
 """The line before the schema in a prompt (JSON_INSTRUCTION)."""
 SCRIPTED = {"Classification": "classify", "KeyPoints": "key_points", "Instances": "instances",
             "PairChoice": "pair"}
-"""Schema titles answered by tui_support's prompt-aware ScriptedLLM, and the purpose each stands for."""
+"""Schema titles answered by tests/fakes.answer_from_prompt, and the purpose each stands for."""
 SENTENCE = "The answer is supported by the context"
 PATTERN_TRIES = ("[[4]]", "[[4.00]]", "4", "yes", "A")
 """Strings tried, in order, against a schema's `pattern` (pointwise asks for `[[8.12]]`)."""
@@ -107,10 +107,10 @@ def answer(body: dict[str, Any]) -> str:
         return json.dumps({"statements": listed})
     purpose = SCRIPTED.get(schema.get("title", ""))
     if purpose:
-        from tui_support import ScriptedLLM
+        from fakes import Call, answer_from_prompt
 
         try:
-            return json.dumps(ScriptedLLM.answer(purpose, prompt, schema))
+            return json.dumps(answer_from_prompt(Call(purpose, [{"role": "user", "content": prompt}], schema)))
         except AssertionError:  # a prompt it cannot read (the Chinese pairwise prompt): any valid answer
             pass
     return json.dumps(instance(schema, schema.get("$defs", {})))
