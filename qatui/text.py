@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from difflib import get_close_matches
@@ -86,6 +87,17 @@ def count(n: float) -> str:
         if abs(n) >= size:
             return f"{n / size:.1f}{suffix}"
     return f"{n:g}"
+
+
+def usd(amount: float) -> str:
+    """A cost in US dollars as every screen and command writes it: 4 decimals ($0.0123), but a cost above 0 and
+    below $0.0001 (an embedding request, a short call on a cheap model) keeps two significant digits
+    ($0.00000024): a run that cost something never reads as free."""
+    if not math.isfinite(amount):
+        return "$?"
+    if 0 < abs(amount) < 0.0001:
+        return f"${amount:.{1 - math.floor(math.log10(abs(amount)))}f}"
+    return f"${amount:.4f}"
 
 
 def thinking_note(tokens: int, short: bool = False) -> str:

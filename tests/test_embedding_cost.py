@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -97,6 +98,11 @@ def test_embedding_requests_are_recorded_with_litellm_s_cost_and_a_cached_rerun_
         assert sum(c["cost_usd"] for c in made) == pytest.approx(expected, rel=1e-9)
         shown = _qatui(config, tmp_path, "sessions", "show", first["session"])
         assert shown["llm"]["cost_usd"] == pytest.approx(expected, rel=1e-9)  # the fake backbone has no price
+        text = subprocess.run([sys.executable, "-m", "qatui", "--config", str(config), "--sessions-dir",
+                               str(tmp_path / "sessions"), "sessions", "show", first["session"]], capture_output=True,
+                              text=True, timeout=180, env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}).stdout
+        written = re.search(r"cost \$([0-9.]+)", " ".join(text.split()))
+        assert written and float(written[1]) == pytest.approx(expected, rel=0.05), text  # not $0.0000: it cost something
 
         before = len(server.embedding_requests)
         again = _qatui(config, tmp_path, "run", str(dataset), "--backbone", "fake", "--judge", "ragas-answer-relevance")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qatui.errors import CostError
+from qatui.text import usd
 
 if TYPE_CHECKING:
     from qatui.judges.resources import Resources
@@ -53,7 +54,7 @@ def make_cap(max_cost: float | None, spent_usd: float, users: list[Resources], s
             raise CostError(f"--max-cost: backbone {models.backbone!r} ({client.model}) is {why}, so what its calls "
                             "cost cannot be counted; run it without --max-cost")
     if spent_usd >= max_cost:
-        raise CostError(f"session {session_id} has spent ${spent_usd:.4f}, which a cap of ${max_cost:g} leaves no room "
+        raise CostError(f"session {session_id} has spent {usd(spent_usd)}, which a cap of ${max_cost:g} leaves no room "
                         f"for: resume with a higher cap, e.g. qatui sessions resume {session_id} --max-cost "
                         f"{suggest(spent_usd, max_cost)}")
     return SpendCap(max_cost, spent_usd)
@@ -66,6 +67,6 @@ def suggest(spent_usd: float, cap_usd: float) -> str:
 
 def capped_message(session_id: str, cap: SpendCap, left: int) -> str:
     """What a run stopped at its cap says: spent against the cap, what is left, and the command that goes on."""
-    return (f"Stopped at the cost cap: ${cap.spent_usd:.4f} spent of ${cap.cap_usd:g}; {left} left to judge "
+    return (f"Stopped at the cost cap: {usd(cap.spent_usd)} spent of ${cap.cap_usd:g}; {left} left to judge "
             f"(none failed by the cap). Resume with a higher cap: qatui sessions resume {session_id} --max-cost "
             f"{suggest(cap.spent_usd, cap.cap_usd)}")

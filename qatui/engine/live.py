@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from qatui.text import usd
+
 if TYPE_CHECKING:
     from qatui.engine.runner import Engine
 
@@ -21,7 +23,7 @@ def limits_line(engine: Engine) -> str:
 
     parts = []
     if (cap := engine.spend_cap) is not None:
-        parts.append(f"${cap.spent_usd:.4f} of ${cap.cap_usd:g} cap" + (" (reached: stopping)" if cap.reached else ""))
+        parts.append(f"{usd(cap.spent_usd)} of ${cap.cap_usd:g} cap" + (" (reached: stopping)" if cap.reached else ""))
     if engine.started_at is not None:
         for pace in snapshot(engine.started_at):
             text = f"{pace.model} {pace.in_flight}/{pace.limit} at once"

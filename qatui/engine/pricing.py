@@ -21,6 +21,8 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from qatui.text import usd
+
 if TYPE_CHECKING:
     from qatui.data.model import Dataset, Item
     from qatui.judges.base import Judge
@@ -224,7 +226,7 @@ def cost_text(row: Priced) -> str:
         return f"{tokens} · no price ({row.unpriced or 'not in LiteLLM price map'})"
     if row.unpriced:  # embedded: free, tokens not counted
         return f"$0 ({row.unpriced})"
-    return f"{tokens} · ${row.usd:.4f} (at most ${row.usd_most:.4f})"
+    return f"{tokens} · {usd(row.usd)} (at most {usd(row.usd_most)})"
 
 
 def price_notes(priced: dict[str, Priced]) -> list[str]:

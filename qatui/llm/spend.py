@@ -28,6 +28,7 @@ from typing import Any
 from qatui.llm._lazy import get_litellm
 from qatui.llm.capture import CAPTURE, Captured
 from qatui.llm.response import cost_of
+from qatui.text import usd
 
 
 def price(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -96,8 +97,8 @@ class SpendCap:
         with self._lock:
             if self.spent_usd + self.reserved_usd + worst_usd > self.cap_usd:
                 self.refused += 1
-                raise CapReached(f"the next call could cost up to ${worst_usd:.4f}, and ${self.spent_usd:.4f} spent "
-                                 f"plus ${self.reserved_usd:.4f} in flight would then pass the ${self.cap_usd:g} cap")
+                raise CapReached(f"the next call could cost up to {usd(worst_usd)}, and {usd(self.spent_usd)} spent "
+                                 f"plus {usd(self.reserved_usd)} in flight would then pass the ${self.cap_usd:g} cap")
             self.reserved_usd += worst_usd
             return worst_usd
 

@@ -12,7 +12,7 @@ from rich.text import Text
 from qatui.errors import DatasetError
 from qatui.llm.errors import failure_cause, grouped_reason
 from qatui.store.judge_versions import shown_version
-from qatui.text import clip, deployments_line, no_decision_note, plain, plural, thinking_note
+from qatui.text import clip, deployments_line, no_decision_note, plain, plural, thinking_note, usd
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -100,7 +100,7 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
     if llm.get("calls"):
         console.print(
             f"[dim]LLM calls[/] {llm['calls']} ({llm['cached']} cached), tokens {llm['prompt_tokens']}+"
-            f"{llm['completion_tokens']}{thinking_note(llm.get('reasoning_tokens', 0))}, cost ${llm['cost_usd']:.4f}"
+            f"{llm['completion_tokens']}{thinking_note(llm.get('reasoning_tokens', 0))}, cost {usd(llm['cost_usd'])}"
         )
         if llm.get("deployments"):
             console.print(f"[dim]deployments[/] {escape(deployments_line(llm['deployments']))}")
@@ -159,7 +159,7 @@ def batch_lines(batches: list[dict]) -> list[str]:
         if not doc.get("collected"):
             text += " (not collected yet: a resume collects it)"
         elif doc.get("price") and doc["price"] != "unpriced":
-            text += (f"; ${float(doc.get('cost_usd') or 0):.4f}, list price ${float(doc.get('list_price_usd') or 0):.4f}: "
+            text += (f"; {usd(float(doc.get('cost_usd') or 0))}, list price {usd(float(doc.get('list_price_usd') or 0))}: "
                      f"{doc['price']}")
         lines.append(text)
     return lines

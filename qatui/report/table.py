@@ -20,6 +20,7 @@ from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
 from qatui.metrics.summary import TABLE_KEYS
 from qatui.report.versions import different_versions
 from qatui.store.judge_versions import entry_options, entry_version
+from qatui.text import usd
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -201,7 +202,7 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
             _self_cell(row.get("self_agreement")),
             *([ceiling_cell(row.get(KEY))] if people else []),
             f"{cov['scored']}/{cov['items']}", str(cov["not_applicable"]), str(cov["failed"]),
-            str(llm["calls"]), str(llm["prompt_tokens"] + llm["completion_tokens"]), f"{llm['cost_usd']:.4f}",
+            str(llm["calls"]), str(llm["prompt_tokens"] + llm["completion_tokens"]), usd(llm['cost_usd']).removeprefix('$'),
             "–" if row["seconds"] is None else f"{row['seconds']:.0f}",
             _cell(bias.get("position_consistency")),
             _longer(bias),

@@ -25,7 +25,7 @@ from qatui.report.session_view import (
     unchanged_dataset,
 )
 from qatui.store.judge_versions import entry_options, shown_version
-from qatui.text import have, plural, thinking_note
+from qatui.text import have, plural, thinking_note, usd
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -171,7 +171,7 @@ def settings(meta: dict, verdicts: dict[str, dict[str, Verdict]]) -> list[tuple[
     if llm := meta.get("llm"):
         rows.append(("LLM usage", f"{llm['calls']} calls ({llm['cached']} cached), "
                                   f"{llm['prompt_tokens']}+{llm['completion_tokens']} tokens"
-                                  f"{thinking_note(llm.get('reasoning_tokens', 0))}, ${llm['cost_usd']:.4f}"))
+                                  f"{thinking_note(llm.get('reasoning_tokens', 0))}, {usd(llm['cost_usd'])}"))
     return rows
 
 

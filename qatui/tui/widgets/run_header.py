@@ -8,7 +8,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
 
-from qatui.text import deployments_line, thinking_note
+from qatui.text import deployments_line, thinking_note, usd
 from qatui.tui.format import count, duration, members_line, metrics_glossary, metrics_line, with_self
 from qatui.tui.state import RunState
 
@@ -69,7 +69,7 @@ class RunHeader(Vertical):
         self.query_one("#usage", Static).update(Content(
             f"calls {c.calls} ({c.cached} cached) · tokens {count(c.prompt_tokens)}+{count(c.completion_tokens)}"
             f"{thinking_note(c.reasoning_tokens, short=True)}"
-            f" · ${c.cost_usd:.4f} · elapsed {duration(state.elapsed())} · ETA {duration(state.eta())}{routed}"
+            f" · {usd(c.cost_usd)} · elapsed {duration(state.elapsed())} · ETA {duration(state.eta())}{routed}"
         ))
 
     def watch_limits(self, limits: str) -> None:

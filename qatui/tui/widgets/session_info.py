@@ -7,7 +7,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from qatui.report import session_status
-from qatui.text import deployments_line, plain, plural, thinking_note
+from qatui.text import deployments_line, plain, plural, thinking_note, usd
 from qatui.tui.format import count, members_line, metrics_line, short_path, when
 
 
@@ -45,9 +45,9 @@ def info_lines(meta: dict) -> list[Content]:
             lines.append(Content(plain(f"  {members}")))
     if (llm := meta.get("llm")) and llm.get("calls"):
         lines.append(Content.from_markup(
-            "[$foreground-muted]LLM[/] $calls calls ($cached cached) · tokens $tokens$thinking · $$$cost",
+            "[$foreground-muted]LLM[/] $calls calls ($cached cached) · tokens $tokens$thinking · $cost",
             calls=llm["calls"], cached=llm["cached"], tokens=count(llm["prompt_tokens"] + llm["completion_tokens"]),
-            thinking=thinking_note(llm.get("reasoning_tokens", 0), short=True), cost=f"{llm['cost_usd']:.4f}"))
+            thinking=thinking_note(llm.get("reasoning_tokens", 0), short=True), cost=usd(llm['cost_usd'])))
         if llm.get("deployments"):
             lines.append(Content(plain(f"  {deployments_line(llm['deployments'])}")))
     return lines
