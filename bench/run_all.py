@@ -16,6 +16,7 @@ import argparse
 import datetime
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -56,6 +57,14 @@ BENCHES = (
     Bench("bench_whole_process.py", ("1000", "0.05", "--profile"), "8. The whole process: `qatui run` and its cached rerun"),
 )
 PACKAGES = ("textual", "litellm", "tinydb", "transformers", "torch", "llguidance", "aiohttp", "openai", "pydantic", "numpy")
+
+
+def without_machine_paths(line: str) -> str:
+    """A line of a benchmark's output (a profile's file names, a traceback) with this machine's folders taken out:
+    a package by its import path (`site-packages/torch/...` -> `torch/...`), the checkout's files relative to it."""
+    line = re.sub(r"[^\s\"']*/(?:site|dist)-packages/", "", line)
+    line = re.sub(r"[^\s\"']*/lib/python3\.\d+/", "python/", line)
+    return line.replace(f"{ROOT}/", "")
 
 
 def run(bench: Bench) -> tuple[str, float, float, int | str]:
@@ -128,8 +137,8 @@ def main() -> None:
     for bench in chosen:
         print(f"== {bench.title} ({bench.script} {' '.join(bench.args)})", flush=True)
         output, wall, cpu, status = run(bench)
-        kept = [ln for ln in output.splitlines() if ln.strip() and "Warning" not in ln and "Loading weights" not in ln
-                and not ln.startswith("  warnings.warn")]
+        kept = [without_machine_paths(ln) for ln in output.splitlines() if ln.strip() and "Warning" not in ln
+                and "Loading weights" not in ln and not ln.startswith("  warnings.warn")]
         if status != 0:
             kept = kept[-30:]
             goals.append((bench.title, f"not measured: the benchmark {'ran past its limit' if status == 'timeout' else f'exited {status}'}"))
