@@ -29,6 +29,17 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(scope="module")
+def litellm_imported() -> None:
+    """Import LiteLLM (about 3 s) once for a module, outside its tests' own time (`usefixtures` it)."""
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from qatui.llm._lazy import get_litellm
+
+    get_litellm()
+
+
 @pytest.fixture
 def llm_server(monkeypatch):
     """A scripted OpenAI-compatible server on 127.0.0.1 (tests/llm_server.py), stopped after the test.

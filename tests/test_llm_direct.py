@@ -23,7 +23,8 @@ from qatui.events import EVENT_SINK, TOKENS_WATCHED, LLMCallFinished, LLMToken
 from qatui.llm import LLMCallError, make_client
 from qatui.llm import client as client_module
 
-pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning"),
+              pytest.mark.usefixtures("litellm_imported")]  # imported once, outside the tests' own time
 
 KEY_ENV = "QATUI_DIRECT_KEY"
 KEY = "sk-direct-0123456789abcdef"
@@ -33,15 +34,6 @@ ASK = [{"role": "user", "content": "What is the capital of France?"}]
 class Capital(BaseModel):
     city: str
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _litellm_imported():
-    import os
-
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from qatui.llm._lazy import get_litellm
-
-    get_litellm()
 
 
 @pytest.fixture(autouse=True)

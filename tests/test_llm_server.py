@@ -25,7 +25,8 @@ from qatui.events import EVENT_SINK, LLMToken
 from qatui.llm import LLMCallError, make_client
 from qatui.llm import client as client_module
 
-pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning")  # LiteLLM's types
+pytestmark = [pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning"),  # LiteLLM's types
+              pytest.mark.usefixtures("litellm_imported")]  # imported once, outside the tests' own time
 
 KEY_ENV = "QATUI_FAKE_LLM_KEY"
 KEY = "sk-fake-0123456789"
@@ -35,16 +36,6 @@ ASK = [{"role": "user", "content": "What is the capital of France?"}]
 class Answer(BaseModel):
     answer: str
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _litellm_imported():
-    """Import LiteLLM (about 3 s) once for the module, outside the tests' own time."""
-    import os
-
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from qatui.llm._lazy import get_litellm
-
-    get_litellm()
 
 
 @pytest.fixture(autouse=True)
