@@ -251,6 +251,24 @@ async def test_home_columns_fit_the_width_after_the_palette_or_another_screen(st
             await wait_until(pilot, drawn_whole, f"Home's first row drawn whole at {size}")
 
 
+async def test_home_s_table_draws_whole_as_soon_as_it_is_refilled(store) -> None:
+    """Refilled (a resize, a reload, the filter), the table draws every cell whole at once, not only after
+    DataTable measures its rows when it next idles: on a busy machine that idle came late or not at all,
+    and Home stayed squashed (every column at its label's width) after a resize under another screen."""
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, lambda: table(app).row_count == 2)
+        sessions = table(app)
+        for width in (120, 80, 100):
+            await pilot.resize_terminal(width, 30)
+            await settle(pilot, lambda: app.screen.size == (width, 30), "the new width")
+            sessions.rebuild()  # no await after it: what is drawn before the table's next idle
+            header, *rows = drawn_table(sessions)
+            assert all(str(column.label) in header for column in sessions.columns.values())
+            for row, drawn in zip(range(sessions.row_count), rows):
+                assert all(str(cell) in drawn for cell in sessions.get_row_at(row)), (width, drawn)
+
+
 async def test_the_focused_form_field_is_marked_with_the_primary_colour(tmp_path) -> None:
     """In the default theme, the field with focus has a primary bar and tint; the others do not."""
     from textual.color import Color
@@ -1049,6 +1067,9 @@ async def test_e_on_a_session_writes_its_html_report_and_says_where(store) -> No
 async def test_compare_exports_its_report_by_key_and_from_the_palette(store) -> None:
     app = QatuiApp(Config(), store)
     written = store.root / "compare-20261122-093000-0002-20261122-093000-0001.html"
+    titles: list[str] = []  # every notification's title as it is posted (a toast expires after its timeout)
+    notify = app.notify
+    app.notify = lambda *args, **kwargs: (titles.append(kwargs.get("title", "")), notify(*args, **kwargs))[1]
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: table(app).row_count == 2)
         await pilot.press("space", "j", "space", "c")
@@ -1056,7 +1077,9 @@ async def test_compare_exports_its_report_by_key_and_from_the_palette(store) -> 
         await pilot.press("e")
         await wait_until(pilot, written.exists, timeout=60)
         assert '<section id="comparison">' in written.read_text(encoding="utf-8")
+
+        await wait_until(pilot, lambda: titles.count("Report written") == 1, "the first export's notification", timeout=10)
         written.unlink()
         await run_from_palette(pilot, "Export report")
         await wait_until(pilot, written.exists, timeout=60)
-        await wait_until(pilot, lambda: sum(n.title == "Report written" for n in app._notifications) == 2, timeout=10)
+        await wait_until(pilot, lambda: titles.count("Report written") == 2, "the palette export's own notification", timeout=10)

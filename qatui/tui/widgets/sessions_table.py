@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.events import Resize
@@ -109,6 +110,8 @@ class SessionsTable(VimTable):
         self._shown_columns: list[str] = []
         self._clipped: dict[str, int] = {}
         """Columns drawn narrower than their text, and their width."""
+        self._widths: dict[str, int] = {}
+        """Each shown column's width in cells (its text's widest, or the clipped width), padding left out."""
         self.marked: set[str] = set()
         """Ids of the sessions marked for comparing; drawn with a ● before their name."""
 
@@ -138,8 +141,9 @@ class SessionsTable(VimTable):
 
     def relayout(self) -> None:
         """Refit the columns to the width the table has now, if they no longer fit it."""
-        if self.size.width and self._fitting_columns(self.shown) != self._shown_columns:
-            self.rebuild()
+        drawn = dict(self._widths)
+        if self.size.width and (self._fitting_columns(self.shown) != self._shown_columns or self._widths != drawn):
+            self.rebuild()  # a column added or dropped, or the clipped one narrower or wider
 
     def rebuild(self) -> None:
         """Refill the table, keeping the cursor on the same session when it is still shown."""
@@ -149,8 +153,8 @@ class SessionsTable(VimTable):
         self.clear(columns=True)
         self._shown_columns = self._fitting_columns(shown)
         labels = {key: label for key, label, _ in COLUMNS}
-        for key in self._shown_columns:
-            self.add_column(labels[key], key=key, width=self._clipped.get(key))
+        for key in self._shown_columns:  # widths given, not measured by DataTable when it next idles: a table
+            self.add_column(labels[key], key=key, width=self._widths[key])  # refilled on a resize draws whole at once
         for meta in shown:
             cells = row_cells(meta)
             if meta["id"] in self.marked:
@@ -173,7 +177,7 @@ class SessionsTable(VimTable):
     def _fitting_columns(self, shown: list[dict]) -> list[str]:
         """The columns that fit the table's width, by priority, in display order."""
         cells = [row_cells(meta) for meta in shown]
-        widths = {key: max([len(label), *(len(c[key]) for c in cells)]) + 2 for key, label, _ in COLUMNS}
+        widths = {key: max([cell_len(label), *(cell_len(plain(c[key])) for c in cells)]) + 2 for key, label, _ in COLUMNS}
         widths["session"] += 2 if self.marked else 0
         room = self.scrollable_content_region.width if self.size.width else 10_000  # inside a scrollbar when shown
         kept: set[str] = set()
@@ -187,6 +191,7 @@ class SessionsTable(VimTable):
                 kept.add(key)
                 self._clipped[key] = room - 2
                 room = 0
+        self._widths = {key: self._clipped.get(key, widths[key] - 2) for key in kept}
         return [key for key, _, _ in COLUMNS if key in kept]
 
     def _cell(self, key: str, value: str) -> Text:
