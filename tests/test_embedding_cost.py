@@ -221,7 +221,8 @@ def test_an_unpriced_embedder_leaves_the_judge_without_a_price_and_is_named(tmp_
         config = tmp_path / "config.toml"
         config.write_text(f'[backbones.mini]\nmodel = "openai/{CHAT}"\napi_base = "{server.base_url}"\n'
                           'api_key_env = "FAKE_KEY"\n'
-                          f'[embedders.mine]\nmodel = "openai/qatui-unpriced-embedder"\napi_base = "{server.base_url}"\n'
+                          '[embedders.mine]\nmodel = "openai/qatui-unpriced-embedder"\n'
+                          f'api_base = "{server.base_url}"\n'
                           f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n'
                           '[models]\nembedder = "mine"\n')
         dataset = tmp_path / "items.jsonl"

@@ -59,7 +59,8 @@ class EmbedPriced:
         for name in ("tokens_counted", "tokens_estimated", "tokens_most"):
             setattr(self, name, getattr(self, name) + getattr(other, name) * scale)
         self.usd = None if self.usd is None or other.usd is None else self.usd + other.usd * scale
-        self.usd_most = None if self.usd_most is None or other.usd_most is None else self.usd_most + other.usd_most * scale
+        self.usd_most = (None if self.usd_most is None or other.usd_most is None
+                         else self.usd_most + other.usd_most * scale)
         self.unpriced = self.unpriced or other.unpriced
 
     def priced(self) -> EmbedPriced:
@@ -73,6 +74,7 @@ class EmbedPriced:
 
     @property
     def tokens(self) -> float:
+        """Its tokens in all: counted and estimated."""
         return self.tokens_counted + self.tokens_estimated
 
     def json(self) -> dict[str, Any]:
@@ -99,6 +101,7 @@ class EmbedPlanner:
         return judge.uses_embedder and models.embedder_name in models.config.embedders
 
     def new_row(self, models: Resources) -> EmbedPriced:
+        """An empty row for a judge on `models`' served embedder."""
         return EmbedPriced(models.embedder_name, models.config.embedders[models.embedder_name].model)
 
     def add_item(self, row: EmbedPriced, judge: Judge, models: Resources, item: Item, calls: list[Captured],

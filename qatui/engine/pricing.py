@@ -154,7 +154,8 @@ async def _price_unit(row: Priced, judge: Judge, client: LLMClient, items: list[
         listed = price(client.model, round(prompt), round(completion))
         return batch_cost(client.model, round(prompt), round(completion))[0] if batch and listed is not None else listed
 
-    sample = Priced(backbone=row.backbone, embed=EmbedPriced(row.embed.embedder, row.embed.model) if row.embed else None)
+    sample = Priced(backbone=row.backbone,
+                    embed=EmbedPriced(row.embed.embedder, row.embed.model) if row.embed is not None else None)
     rest = 0
     sampled = 0
     for item, count in zip(items, counts):

@@ -177,7 +177,8 @@ class CallCache:
     def answer_texts(self, model: str, purpose: str, limit: int = 200) -> list[str]:
         """The texts of up to `limit` answers held for calls of `model` with `purpose`, newest first: what `run --plan`
         measures a judge's embedded texts on. Empty when unreadable."""
-        query = ("SELECT json_extract(entry, '$.response.text') FROM calls WHERE json_extract(entry, '$.request.model') = ?"
+        query = ("SELECT json_extract(entry, '$.response.text') FROM calls"
+                 " WHERE json_extract(entry, '$.request.model') = ?"
                  " AND json_extract(entry, '$.response.purpose') = ? AND json_type(entry, '$.response.text') = 'text'"
                  " ORDER BY json_extract(entry, '$.created') DESC LIMIT ?")
         try:

@@ -423,7 +423,8 @@ class NewRunScreen(QatuiScreen):
         total = total_calls(calls)
         cap = self.max_cost()
         batched = self.batch() and backbone is not None
-        notes = (*(["batch"] if batched else []), *(["retry direct"] if batched and self.batch_retry() == "direct" else []),
+        direct = batched and self.batch_retry() == "direct"
+        notes = (*(["batch"] if batched else []), *(["retry direct"] if direct else []),
                  *([f"cap ${cap:g}"] if cap is not None else []))
         plan.update(plan_line(self.dataset.name, len(subset.items), list(calls), backbone, calls_text(total), notes))
         lines = [Content.from_markup("[b]Backbone calls[/] [dim](before the cache; re-asks of malformed answers "
