@@ -204,11 +204,14 @@ class FakeLLMServer(BatchEndpoints):
         rate_per_s: float | None = None,
         burst: float = 1.0,
         usage: Callable[[dict[str, Any], str], tuple[int, int]] | None = None,
+        embed_usage: Callable[[str], int] | None = None,
     ) -> None:
         self.model = model
         self.rate_per_s = rate_per_s
         self.burst = burst
         self.usage = usage
+        self.embed_usage = embed_usage or count_tokens
+        """How `POST /v1/embeddings` counts a text's tokens in its `usage` (whitespace words unless given)."""
         self._tokens = burst
         self._refilled = time.monotonic()
         self.served_at: list[float] = []
@@ -473,7 +476,7 @@ class FakeLLMServer(BatchEndpoints):
             data.append({"object": "embedding", "index": index, "embedding": [v / norm for v in vector]})
         if fault == "short":
             data = data[:-1]
-        tokens = sum(count_tokens(str(t)) for t in texts)
+        tokens = sum(self.embed_usage(str(t)) for t in texts)
         return web.json_response({"object": "list", "data": data, "model": body.get("model", self.model),
                                   "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 

@@ -124,3 +124,50 @@ def test_resume_no_batch_cancels_the_pending_batch_keeps_what_it_answered_and_as
     assert meta["batch"] is False and resumed["batch"] is False
     code, out, _ = cli(capsys, "--sessions-dir", str(sessions), "sessions", "show", session_id)
     assert "off (resumed with --no-batch)" in out and "cancelled by a resume with --no-batch" in out
+
+
+async def test_new_run_s_retry_choice_shows_with_the_batch_switch_and_starts_the_run_as_batch_retry_does(
+        server, tmp_path) -> None:  # noqa: F811 - the fixture
+    """New run: the choice of how failed batch requests are asked again is shown only while the batch switch is
+    on, defaults to `[batch] retry`, and "directly" starts the run as `--batch --batch-retry direct` does: stored
+    with the session, and the requests of an expired batch asked directly (counted by the server)."""
+    from fakes import settle, wait_until
+    from textual.widgets import Checkbox, Select, SelectionList
+
+    from qatui.config import parse_config
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.home import HomeScreen
+    from qatui.tui.screens.new_run import NewRunScreen
+    from qatui.tui.screens.run import RunScreen
+
+    server.script_batches(expire={0})  # the first batch answers half its requests, then expires
+    settings = parse_config(config(tmp_path, server, "cache", retry="batch").read_text(), "test.toml")
+    store = SessionStore(tmp_path / "sessions")
+    app = QatuiApp(settings, store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await pilot.press("n")
+        screen = app.screen
+        assert isinstance(screen, NewRunScreen)
+        await wait_until(pilot, lambda: "pairwise" in screen.judges and screen.dataset is not None)
+        listing = screen.query_one("#judges", SelectionList)
+        listing.deselect("minos")
+        listing.select("pairwise")
+        await pilot.press("f4")
+        screen.query_one("#backbone").value = "fake"
+        screen.query_one("#limit").value = "2"
+        retry = screen.query_one("#batch-retry", Select)
+        await settle(pilot, lambda: "pairwise" in str(screen.query_one("#plan").content), "the plan line")
+        assert not retry.display and retry.value == "batch"  # hidden with the switch off; the config's default
+        screen.query_one("#batch", Checkbox).value = True
+        await settle(pilot, lambda: retry.display, "the retry choice shown")
+        retry.value = "direct"
+        await settle(pilot, lambda: "batch · retry direct" in str(screen.query_one("#plan").content), "the plan line")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen), timeout=60)
+        await wait_until(pilot, lambda: app.screen.ended is not None, "the run's end", timeout=90)
+        (entry,) = store.list()
+    assert entry["batch"] is True and entry["batch_retry"] == "direct" and entry["status"] == "completed"
+    first = entry["batches"][0]
+    assert first["status"] == "expired" and first["retried"] > 0
+    assert completions(server) == first["retried"] and server.n_batches == 1  # asked directly, no second batch

@@ -135,7 +135,7 @@ def test_a_capped_task_reserves_before_asking_and_the_cap_counts_what_the_reques
         assert cap.spent_usd == pytest.approx(_litellm_price(sum(count_tokens(t) for t in body["input"])), rel=1e-9)
 
 
-def test_the_plan_names_the_served_embedder_with_litellm_s_price_and_says_its_tokens_are_not_counted(tmp_path) -> None:
+def test_the_plan_names_the_served_embedder_with_litellm_s_price(tmp_path) -> None:
     with FakeLLMServer(_questions, max_lifetime_s=300.0) as server:
         dataset = tmp_path / "items.jsonl"
         dataset.write_text(json.dumps(ITEM) + "\n")
@@ -144,3 +144,97 @@ def test_the_plan_names_the_served_embedder_with_litellm_s_price_and_says_its_to
     assert plan["embeddings"]["embedder"] == "priced" and plan["embeddings"]["model"] == MODEL
     assert plan["embeddings"]["usd_per_million_tokens"] == pytest.approx(_litellm_price(1_000_000), rel=1e-9)
     assert not (tmp_path / "sessions").exists() or not any((tmp_path / "sessions").iterdir())
+
+
+CHAT = "gpt-4o-mini"
+
+
+def _observatories(n: int) -> list[dict]:
+    """N items, each with two answers naming its observatory (what the scripted questions are written from)."""
+    return [{"id": f"obs{i}", "question": f"Where and when was observatory number {i} of the old town built?",
+             "references": [f"Observatory {i} was built in {1800 + i} on the hill."],
+             "candidates": {"a": f"Observatory {i} was built on the north hill in {1800 + i}.",
+                            "b": f"Observatory {i} stands near the river and the market square."}} for i in range(n)]
+
+
+def _written_questions(body: dict) -> str:
+    """Three questions written back from the answer in the prompt: distinct per answer, their length varying by item."""
+    found = re.search(r"Observatory (\d+) (was built|stands)", body["messages"][-1]["content"])
+    i, which = (found[1], "one" if found[2] == "stands" else "two") if found else ("0", "none")
+    return json.dumps({"questions": [f"Where was observatory {i} built, as answer {which} says{' so' * (int(i) % 3)}?",
+                                     f"When was observatory {i} finished according to answer {which}?",
+                                     f"Who designed observatory {i} in answer {which}?"]})
+
+
+def _tiktoken_usage(body: dict, text: str) -> tuple[int, int]:
+    """A chat call's tokens as the provider bills them: the chat and its response format's schema, and the answer."""
+    ll = get_litellm()
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+    prompt = ll.token_counter(model=CHAT, messages=body["messages"])
+    prompt += ll.token_counter(model=CHAT, text=json.dumps(schema)) if schema else 0
+    return prompt, ll.token_counter(model=CHAT, text=text)
+
+
+def _embedding_tokens(text: str) -> int:
+    """An embedding text's tokens as the provider bills them (the embedding model's tokenizer)."""
+    return get_litellm().token_counter(model=MODEL, text=text)
+
+
+def test_the_plan_counts_and_estimates_the_embedder_s_tokens_within_ten_percent_of_what_the_run_records(
+        tmp_path) -> None:
+    with FakeLLMServer(_written_questions, model=CHAT, usage=_tiktoken_usage, embed_usage=_embedding_tokens,
+                       max_lifetime_s=300.0) as server:
+        config = tmp_path / "config.toml"
+        config.write_text(f'[backbones.mini]\nmodel = "openai/{CHAT}"\napi_base = "{server.base_url}"\n'
+                          'api_key_env = "FAKE_KEY"\n'
+                          f'[embedders.priced]\nmodel = "{MODEL}"\napi_base = "{server.base_url}"\n'
+                          f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n'
+                          '[models]\nembedder = "priced"\n')
+        dataset = tmp_path / "items.jsonl"
+        dataset.write_text("".join(json.dumps(item) + "\n" for item in _observatories(8)))
+        run = ("run", str(dataset), "--backbone", "mini", "--judge", "ragas-answer-relevance")
+        # Two items judged first: their answers are in the call cache and their vectors in the store.
+        _qatui(config, tmp_path, *run, "--limit", "2")
+        plan = _qatui(config, tmp_path, *run, "--plan")
+        done = _qatui(config, tmp_path, *run)
+
+    planned = plan["cost"]["ragas-answer-relevance"]
+    embed = planned["embeddings"]
+    # Known before the run: 8 questions; in cached answers: 2 items x 2 answers x 3 questions (all embedded already,
+    # as are the first 2 questions); the other 12 answers are written in the run: estimated at the cache's mean.
+    assert (embed["texts_counted"], embed["texts_cached"]) == (8 + 12, 2 + 12)
+    assert (embed["answers_estimated"], embed["answers_measured"]) == (12, 12)
+    assert embed["tokens_counted"] == sum(_embedding_tokens(item["question"]) for item in _observatories(8)[2:])
+    calls = _embed_calls(tmp_path, done["session"])
+    recorded = sum(c["cost_usd"] for c in calls if not c["cached"])
+    assert recorded > 0 and embed["usd"] is not None and embed["usd_most"] >= embed["usd"]
+    assert abs(embed["usd"] - recorded) <= 0.10 * recorded, (embed, recorded)
+    assert plan["embeddings"]["usd"] == embed["usd"] and plan["embeddings"]["tokens_counted"] == embed["tokens_counted"]
+    whole = done["llm"]["cost_usd"]  # the backbone's calls and the embedder's
+    assert abs(planned["usd"] - whole) <= 0.10 * whole
+    print(f"\nembedder planned ${embed['usd']:.9f} ({embed['tokens_counted']} counted + {embed['tokens_estimated']} "
+          f"estimated tokens), recorded ${recorded:.9f}; judge planned ${planned['usd']:.9f}, recorded ${whole:.9f}")
+
+
+def test_an_unpriced_embedder_leaves_the_judge_without_a_price_and_is_named(tmp_path) -> None:
+    with FakeLLMServer(_written_questions, model=CHAT, usage=_tiktoken_usage, max_lifetime_s=300.0) as server:
+        config = tmp_path / "config.toml"
+        config.write_text(f'[backbones.mini]\nmodel = "openai/{CHAT}"\napi_base = "{server.base_url}"\n'
+                          'api_key_env = "FAKE_KEY"\n'
+                          '[embedders.mine]\nmodel = "openai/qatui-unpriced-embedder"\n'
+                          f'api_base = "{server.base_url}"\n'
+                          f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n'
+                          '[models]\nembedder = "mine"\n')
+        dataset = tmp_path / "items.jsonl"
+        dataset.write_text("".join(json.dumps(item) + "\n" for item in _observatories(2)))
+        run = ("run", str(dataset), "--backbone", "mini", "--judge", "ragas-answer-relevance", "--plan")
+        plan = _qatui(config, tmp_path, *run)
+        text = subprocess.run([sys.executable, "-m", "qatui", "--config", str(config), *run], capture_output=True,
+                              text=True, timeout=180, env={**os.environ, "FAKE_KEY": "sk-test",
+                                                           "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    planned = plan["cost"]["ragas-answer-relevance"]
+    assert planned["usd"] is None and planned["embeddings"]["unpriced"] == "not in LiteLLM's price map"
+    assert planned["embeddings"]["tokens_counted"] > 0 and planned["prompt_tokens"] > 0  # still counted
+    assert text.returncode == 0, text.stderr
+    assert ("no price for ragas-answer-relevance's embedder mine (openai/qatui-unpriced-embedder): not in LiteLLM's "
+            "price map") in " ".join(text.stdout.split())

@@ -260,7 +260,7 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
             "total_calls": list(total) if total else None, "cost": {k: row.json() for k, row in prices.items()},
             "repeats": {judge.name: judge.options.repeats for judge in judges}, "judged_once": once,
             **({"batch": True} if args.batch else {})}
-    if embedding := embedding_plan(judges, resources):
+    if embedding := embedding_plan(judges, resources, prices):
         plan["embeddings"] = embedding
     if requests := request_notes(judges, resources, subset):
         plan["requests"] = requests

@@ -12,6 +12,8 @@
 - Price: LiteLLM's price map (`qatui.llm.spend.price`); a call the cache answers costs nothing;
   `local/` models are free; a model the map lacks is named, never guessed. `usd_most` prices every
   planned call answered in full (`max_tokens`): the figure to set `--max-cost` from.
+- A served embedder's requests (`[embedders.NAME]`): the texts a judge embeds, counted or estimated
+  (`qatui.engine.embedding_pricing`), are in the judge's `embed` and its cost.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from qatui.text import usd
+
+from qatui.engine.embedding_pricing import EmbedPlanner, EmbedPriced
 
 if TYPE_CHECKING:
     from qatui.data.model import Dataset, Item
@@ -55,7 +59,9 @@ class Priced:
     usd: float | None = 0.0
     usd_most: float | None = 0.0
     unpriced: str = ""
-    """Why it has no price ("not in LiteLLM's price map"), else ""."""
+    """Why its backbone has no price ("not in LiteLLM's price map"), else ""."""
+    embed: EmbedPriced | None = None
+    """Its served embedder's planned requests (in `usd` and `usd_most`); None when it uses none."""
 
     def add(self, other: Priced) -> None:
         """Sum `other` into this one (a price missing from either is missing from the sum)."""
@@ -63,6 +69,10 @@ class Priced:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.usd = None if self.usd is None or other.usd is None else self.usd + other.usd
         self.usd_most = None if self.usd_most is None or other.usd_most is None else self.usd_most + other.usd_most
+        if other.embed is not None:
+            if self.embed is None:
+                self.embed = EmbedPriced(other.embed.embedder, other.embed.model)
+            self.embed.add(other.embed)
 
     def json(self) -> dict[str, Any]:
         """The JSON form `run --plan --json` prints."""
@@ -70,7 +80,8 @@ class Priced:
                 "prompts_estimated": self.estimated, "cached": self.cached,
                 "prompt_tokens": round(self.prompt_tokens), "completion_tokens": round(self.completion_tokens),
                 "completion_measured": self.measured, "usd": self.usd, "usd_most": self.usd_most,
-                **({"unpriced": self.unpriced} if self.unpriced else {})}
+                **({"unpriced": self.unpriced} if self.unpriced else {}),
+                **({"embeddings": self.embed.json()} if self.embed is not None else {})}
 
 
 def price_run(judges: list[Judge], dataset: Dataset, resources: Resources, seed: int,
@@ -87,6 +98,7 @@ async def _price_all(judges: list[Judge], dataset: Dataset, resources: Resources
 
     priced: dict[str, Priced] = {}
     means: dict[str, dict] = {}
+    embeds = EmbedPlanner(resources)
     for label, part, models, counts in _units(judges, resources, dataset):
         if not calls_backbone(part, models, dataset):
             continue
@@ -103,7 +115,10 @@ async def _price_all(judges: list[Judge], dataset: Dataset, resources: Resources
         key = str(client.cache.db_path)
         if key not in means:
             means[key] = client.cache.completion_means() if client.use_cache else {}
-        await _price_unit(row, part, client, dataset.items, counts, seed, means[key], batch)
+        if embeds.uses(part, models):
+            row.embed = embeds.new_row(models)
+        await _price_unit(row, part, client, dataset.items, counts, seed, means[key], batch,
+                          (embeds, models) if row.embed is not None else None)
     if len(priced) > 1:
         total = Priced(backbone="")
         for label, row in priced.items():
@@ -128,8 +143,10 @@ def _units(judges: list[Judge], resources: Resources, dataset: Dataset
 
 
 async def _price_unit(row: Priced, judge: Judge, client: LLMClient, items: list[Item], counts: list[tuple[int, int] | None],
-                seed: int, means: dict[tuple[str, str], tuple[float, int]], batch: bool = False) -> None:
-    """Fill `row`: the sampled items' prompts captured and priced, the rest at the sample's mean per call."""
+                seed: int, means: dict[tuple[str, str], tuple[float, int]], batch: bool = False,
+                embeds: tuple[EmbedPlanner, Resources] | None = None) -> None:
+    """Fill `row`: the sampled items' prompts captured and priced, the rest at the sample's mean per call; with
+    `embeds` (the planner, the judge's models), what it embeds on its served embedder too."""
     from qatui.llm.batch import batch_cost
     from qatui.llm.spend import price
 
@@ -137,7 +154,8 @@ async def _price_unit(row: Priced, judge: Judge, client: LLMClient, items: list[
         listed = price(client.model, round(prompt), round(completion))
         return batch_cost(client.model, round(prompt), round(completion))[0] if batch and listed is not None else listed
 
-    sample = Priced(backbone=row.backbone)
+    sample = Priced(backbone=row.backbone,
+                    embed=EmbedPriced(row.embed.embedder, row.embed.model) if row.embed is not None else None)
     rest = 0
     sampled = 0
     for item, count in zip(items, counts):
@@ -149,6 +167,8 @@ async def _price_unit(row: Priced, judge: Judge, client: LLMClient, items: list[
             continue
         sampled += 1
         calls = await _capture(judge, item, seed)
+        if embeds is not None and sample.embed is not None:
+            embeds[0].add_item(sample.embed, judge, embeds[1], item, calls, client)
         later = max(0, most - len(calls))
         prompt_each = sum(c.prompt_tokens for c in calls) / len(calls) if calls else 0.0
         answer_most = max((c.max_tokens for c in calls), default=client.settings.max_tokens)
@@ -160,7 +180,10 @@ async def _price_unit(row: Priced, judge: Judge, client: LLMClient, items: list[
         for _ in range(later):
             _add_call(sample, prompt_each, answer_most, means.get((client.model, "")), all_cached, cost)
         sample.estimated += later
+    sampled_embed, sample.embed = sample.embed, None
     row.add(sample)
+    if row.embed is not None and sampled_embed is not None:
+        row.embed.add(sampled_embed)
     if rest and sample.calls:
         scale = rest / sample.calls
         row.calls += rest
@@ -171,8 +194,14 @@ async def _price_unit(row: Priced, judge: Judge, client: LLMClient, items: list[
         row.measured += round(sample.measured * scale)
         row.usd = None if row.usd is None else row.usd + (sample.usd or 0.0) * scale
         row.usd_most = None if row.usd_most is None else row.usd_most + (sample.usd_most or 0.0) * scale
+        if row.embed is not None and sampled_embed is not None:
+            row.embed.add(sampled_embed, scale)
     if row.unpriced:
         row.usd = row.usd_most = None
+    if row.embed is not None:
+        embed = row.embed.priced()
+        row.usd = None if row.usd is None or embed.usd is None else row.usd + embed.usd
+        row.usd_most = None if row.usd_most is None or embed.usd_most is None else row.usd_most + embed.usd_most
 
 
 def _add_call(row: Priced, prompt: float, max_tokens: int, mean: tuple[float, int] | None, cached: bool,
@@ -222,8 +251,12 @@ async def _drain(events: AsyncIterator[Any]) -> None:
 def cost_text(row: Priced) -> str:
     """'12.3k+640 tokens · $0.0022 (at most $0.0071)', or the reason there is no price."""
     tokens = f"{_short(row.prompt_tokens)}+{_short(row.completion_tokens)} tokens"
+    if row.embed is not None:
+        tokens += f", {_short(row.embed.tokens)} embedding tokens"
     if row.usd is None:
-        return f"{tokens} · no price ({row.unpriced or 'not in LiteLLM price map'})"
+        why = row.unpriced or (f"embedder: {row.embed.unpriced}" if row.embed is not None and row.embed.unpriced
+                               else "not in LiteLLM price map")
+        return f"{tokens} · no price ({why})"
     if row.unpriced:  # embedded: free, tokens not counted
         return f"$0 ({row.unpriced})"
     return f"{tokens} · {usd(row.usd)} (at most {usd(row.usd_most)})"
@@ -244,30 +277,47 @@ def price_notes(priced: dict[str, Priced]) -> list[str]:
     if cached:
         notes.append(f"{cached} calls are answered by the cache already: free")
     for label, row in priced.items():
-        if label != "total" and row.usd is None:
+        if label != "total" and row.usd is None and row.unpriced:
             notes.append(f"no price for {label} on {row.backbone}: {row.unpriced}")
+        if label != "total" and row.embed is not None and row.embed.unpriced:
+            notes.append(f"no price for {label}'s embedder {row.embed.embedder} ({row.embed.model}): "
+                         f"{row.embed.unpriced}")
     return notes
 
 
-def embedding_plan(judges: list[Judge], resources: Resources) -> dict[str, Any] | None:
+def embedding_plan(judges: list[Judge], resources: Resources, priced: dict[str, Priced]) -> dict[str, Any] | None:
     """The served embedder (`[embedders.NAME]`) the judges use, with LiteLLM's price per million tokens (None when
-    its map has none); None when they use none. Its tokens are not counted before the run: the texts a judge embeds
-    are mostly written by the backbone during it (RAGAS answer relevance embeds the questions it wrote back)."""
+    its map has none) and, from `priced`, its planned tokens and cost over every judge; None when they use none."""
     name = resources.embedder_name
     if not any(judge.uses_embedder for judge in judges) or name not in resources.config.embedders:
         return None
     from qatui.llm.spend import price
 
     model = resources.config.embedders[name].model
-    return {"embedder": name, "model": model, "usd_per_million_tokens": price(model, 1_000_000, 0)}
+    found: dict[str, Any] = {"embedder": name, "model": model, "usd_per_million_tokens": price(model, 1_000_000, 0)}
+    total = EmbedPriced(name, model)
+    rows = [row.embed for label, row in priced.items() if label != "total" and row.embed is not None]
+    for row in rows:
+        total.add(row)
+    if rows:
+        found |= {key: value for key, value in total.json().items() if key not in ("embedder", "model")}
+    return found
 
 
 def embedding_note(found: dict[str, Any]) -> str:
-    """The plan's line on a served embedder: not counted, and its price per million tokens where LiteLLM has one."""
+    """The plan's line on a served embedder: its price per million tokens, and which of its tokens are counted
+    from real texts and which estimated."""
     rate = found["usd_per_million_tokens"]
     priced = (f"${rate:g} per million tokens" if rate is not None else "no price in LiteLLM's price map")
-    return (f"embedder {found['embedder']} ({found['model']}): its requests are not in these figures (the texts are "
-            f"written during the run; the run records what they cost): {priced}")
+    line = f"embedder {found['embedder']} ({found['model']}, {priced})"
+    if "tokens" not in found:
+        return line + ": no judge's texts to embed were found"
+    cached = f", {found['texts_cached']} of them embedded already (free)" if found["texts_cached"] else ""
+    estimated = (f"; {_short(found['tokens_estimated'])} tokens estimated for the texts the run writes "
+                 f"({found['answers_estimated']} answers, {found['answers_measured']} of them at the mean of the "
+                 "cache's answers, the rest at their max_tokens)" if found["answers_estimated"] else "")
+    return (f"{line}: {_short(found['tokens_counted'])} tokens counted with its tokenizer from "
+            f"{found['texts_counted']} texts known before the run or in cached answers{cached}{estimated}")
 
 
 def _short(tokens: float) -> str:

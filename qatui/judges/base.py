@@ -149,6 +149,19 @@ class Judge(ABC):
         """The judges whose models this one uses, each with its own `resources`: itself; a jury's members."""
         return [self]
 
+    embeds_answers_of: ClassVar[str] = ""
+    """The `purpose` of the backbone call whose answer holds texts the judge then embeds ("" when none): what
+    `run --plan` reads in a cached answer (`embedded_from`) or estimates from that call's answer length."""
+
+    def embedded_texts(self, item: Item) -> list[str]:
+        """The texts of `item` the judge embeds that are known before the run (`run --plan` counts them): none here;
+        a judge that uses the embedder says which."""
+        return []
+
+    def embedded_from(self, answer: str) -> list[str]:
+        """The texts the judge embeds out of one answer of its `embeds_answers_of` call (as the run reads them)."""
+        return []
+
     def definition(self) -> dict[str, str]:
         """Every text that defines the judge's prompts, by file name: each prompt file it loads, in every language
         (`prompt_methods`, and the NLI prompt when its NLI model is the backbone). {} for a judge with no prompt."""

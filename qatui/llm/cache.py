@@ -174,6 +174,20 @@ class CallCache:
             means[(model, "")] = (total / count, count)
         return means
 
+    def answer_texts(self, model: str, purpose: str, limit: int = 200) -> list[str]:
+        """The texts of up to `limit` answers held for calls of `model` with `purpose`, newest first: what `run --plan`
+        measures a judge's embedded texts on. Empty when unreadable."""
+        query = ("SELECT json_extract(entry, '$.response.text') FROM calls"
+                 " WHERE json_extract(entry, '$.request.model') = ?"
+                 " AND json_extract(entry, '$.response.purpose') = ? AND json_type(entry, '$.response.text') = 'text'"
+                 " ORDER BY json_extract(entry, '$.created') DESC LIMIT ?")
+        try:
+            db = self._file.connection(create=False)
+            rows = db.execute(query, (model, purpose, limit)).fetchall() if db else []
+        except (sqlite3.Error, OSError):
+            return []
+        return [text for (text,) in rows if isinstance(text, str)]
+
     # -- the file ------------------------------------------------------------------------------
 
     def _read(self, key: str) -> str | None:

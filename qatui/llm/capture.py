@@ -24,6 +24,10 @@ class Captured:
     max_tokens: int
     cached: bool
     """The call cache already holds its answer: a run would pay nothing for it."""
+    answer: str | None = None
+    """That cached answer's text (None when not cached): what a judge then embeds out of it can be counted."""
+    key: str = ""
+    """Its call cache key: judges that build one request are answered once in a run (the cache)."""
 
 
 @dataclass

@@ -158,7 +158,9 @@ async def hold(client: Any, request: dict[str, Any], purpose: str) -> None:
         return
     from qatui.llm.cache import cache_key
 
-    cached = client.use_cache and client.cache.get(cache_key(request)) is not None
+    key = cache_key(request)
+    hit = client.cache.get(key) if client.use_cache else None
     tokens = prompt_tokens(client.model, request, client.settings.context_window)
-    capture.calls.append(Captured(client.model, purpose, tokens, int(request.get("max_tokens") or 0), cached))
+    capture.calls.append(Captured(client.model, purpose, tokens, int(request.get("max_tokens") or 0), hit is not None,
+                                  hit["text"] if hit is not None else None, key))
     await asyncio.get_running_loop().create_future()

@@ -223,7 +223,8 @@ class QatuiApp(App[None]):
             dataset = load_dataset(self.roots.checked(request.path)) if request.path else demo_dataset()
             return start_run(self.store, dataset, request.judges, self.config, limit=request.limit,
                              resources=self._resources(request.backbone, request.nli, request.embedder),
-                             judge_options=request.options, max_cost=request.max_cost, batch=request.batch)
+                             judge_options=request.options, max_cost=request.max_cost, batch=request.batch,
+                             batch_retry=request.batch_retry if request.batch else None)
 
         self.build_run(make, "new run")
 

@@ -80,6 +80,29 @@ class RagasJudge(Judge):
                 if text.strip() or m not in ANSWER_METRICS) + plan.item_context
         return n, n
 
+    embeds_answers_of = "questions"
+
+    def embedded_texts(self, item: Item) -> list[str]:
+        """Answer relevance embeds the item's question (once, whatever the number of responses) beside the questions
+        written back from each response that is not empty."""
+        try:
+            plan = make_plan(self.metric, **item_facts(item))
+        except JudgeError:
+            return []
+        answers = any(text.strip() for text in item.candidates.values())
+        return [item.question] if "answer_relevance" in plan.compute and answers else []
+
+    def embedded_from(self, answer: str) -> list[str]:
+        """The questions answer relevance embeds out of one "questions" answer, read as the run reads it."""
+        from qatui.llm.errors import ParseError
+        from qatui.llm.parse import parse_output
+
+        try:
+            data = parse_output(answer, questions_schema(self.n_questions))
+        except ParseError:
+            return []
+        return [q.strip() for q in data.questions if isinstance(q, str) and q.strip()][:self.n_questions]
+
     async def judge(self, view: ItemView) -> AsyncIterator[Event]:
         """Run the planned metrics for every response at once, then one `Judgement` with all of them in details."""
         plan = make_plan(self.metric, compares_context=view.compares == "context", pair_type=view.pair_type,

@@ -76,6 +76,9 @@ class NewRun:
     """The run's cost cap in USD (`--max-cost`); None: no cap."""
     batch: bool = False
     """Send the backbone calls through the provider's batch API (`--batch`)."""
+    batch_retry: str | None = None
+    """With `batch`: how a request that failed or expired in a batch is asked again, "batch" or "direct"
+    (`--batch-retry`); None: `[batch] retry`."""
 
 
 STEPS = Binding.Group("Steps")
@@ -114,6 +117,7 @@ class NewRunScreen(QatuiScreen):
         & #backbone-hint { color: $text-muted; height: auto; }
         & #limit, & #max-cost { width: 14; }
         & #batch { margin-top: 1; }
+        & #models-form > #batch-retry-label { margin-top: 0; }
         & #plan { height: auto; max-height: 3; padding: 0 1; background: $panel; }
         & #plan.-error { color: $text-error; }
         & #options-error { color: $text-error; height: auto; }
@@ -182,6 +186,10 @@ class NewRunScreen(QatuiScreen):
                                 id="max-cost", compact=True)
                     yield Checkbox("Batch API (half price)", self.last.batch, id="batch",
                                    compact=True)
+                    yield Label("Retry failed batch requests", id="batch-retry-label")
+                    yield Select([("as batch", "batch"), ("directly", "direct")],
+                                 value=self.last.batch_retry or self.config.batch.retry, allow_blank=False,
+                                 id="batch-retry", compact=True)
                 with FormScroll(classes="main"):
                     yield Static(id="calls")
         yield Static(id="plan")
@@ -202,6 +210,7 @@ class NewRunScreen(QatuiScreen):
         if str(tree.path) == ".":
             tree.root.set_label("./ (working folder)")
         self._show_ticked()
+        self._show_batch_retry()
         self.build_judges()
         self.load()
 
@@ -332,7 +341,14 @@ class NewRunScreen(QatuiScreen):
     @on(Checkbox.Changed, "#batch")
     @on(Input.Changed, "#backbone")
     def _models_changed(self) -> None:
+        self._show_batch_retry()
         self.refresh_plan()
+
+    def _show_batch_retry(self) -> None:
+        """The choice of how failed batch requests are asked again is shown only while the batch switch is on."""
+        on = self.batch()
+        self.query_one("#batch-retry-label", Label).display = on
+        self.query_one("#batch-retry", Select).display = on
 
     def picked(self) -> list[str]:
         """The judges ticked, in registry order."""
@@ -376,6 +392,11 @@ class NewRunScreen(QatuiScreen):
         """Whether the run goes through the provider's batch API."""
         return self.query_one("#batch", Checkbox).value
 
+    def batch_retry(self) -> str | None:
+        """With the batch switch on, how its failed requests are asked again ("batch" or "direct", as
+        `--batch-retry`); None with it off."""
+        return str(self.query_one("#batch-retry", Select).value) if self.batch() else None
+
     def backbone(self) -> str:
         """The backbone typed on the Models tab."""
         return self.query_one("#backbone", BackboneInput).backbone
@@ -401,7 +422,9 @@ class NewRunScreen(QatuiScreen):
         backbone = self.backbone() if any(j.uses_llm for j in judges) else None
         total = total_calls(calls)
         cap = self.max_cost()
-        notes = (*(["batch"] if self.batch() and backbone is not None else []),
+        batched = self.batch() and backbone is not None
+        direct = batched and self.batch_retry() == "direct"
+        notes = (*(["batch"] if batched else []), *(["retry direct"] if direct else []),
                  *([f"cap ${cap:g}"] if cap is not None else []))
         plan.update(plan_line(self.dataset.name, len(subset.items), list(calls), backbone, calls_text(total), notes))
         lines = [Content.from_markup("[b]Backbone calls[/] [dim](before the cache; re-asks of malformed answers "
@@ -463,4 +486,5 @@ class NewRunScreen(QatuiScreen):
             embedder=str(self.query_one("#embedder", Select).value),
             max_cost=self.max_cost(),
             batch=self.batch(),
+            batch_retry=self.batch_retry(),
         ))
