@@ -94,6 +94,18 @@ class CallCache:
         self.root = Path(root).expanduser()
         self.db_path = self.root / DB_NAME
         self._file = SqliteFile(self.db_path, (TABLE,))
+        self._legacy: bool | None = None
+
+    def _has_legacy_entries(self) -> bool:
+        """Whether the folder holds the file-per-call layout's folders (two hex characters), looked at once:
+        a miss then costs no file lookup."""
+        if self._legacy is None:
+            try:
+                self._legacy = any(p.is_dir() and len(p.name) == 2 and all(c in "0123456789abcdef" for c in p.name)
+                                   for p in self.root.iterdir())
+            except OSError:
+                self._legacy = False
+        return self._legacy
 
     def legacy_path(self, key: str) -> Path:
         """Where an earlier version kept the entry of `key` (a file per call, by its first two characters)."""
@@ -103,6 +115,8 @@ class CallCache:
         """The stored entry (request, and response when the call succeeded), or None."""
         text = self._read(key)
         if text is None:
+            if not self._has_legacy_entries():
+                return None
             try:
                 text = self.legacy_path(key).read_text(encoding="utf-8")
             except OSError:

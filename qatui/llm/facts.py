@@ -52,6 +52,9 @@ class Facts:
         self.db_path = None if root is None else Path(root).expanduser() / DB_NAME
         self._file = None if self.db_path is None else SqliteFile(self.db_path, (TABLE,))
         self._memo: dict[str, Any] = {}
+        """Values by the fact's canonical JSON (its key's text)."""
+        self._seen: dict[tuple[str, str], Any] = {}
+        """The same values by (name, repr of the inputs): a lookup without encoding the fact again."""
         self._lock = threading.Lock()
 
     def get(self, name: str, inputs: dict[str, Any], compute: Callable[[], T], valid: Callable[[Any], bool]) -> T:
@@ -60,8 +63,12 @@ class Facts:
         `valid` says whether a value read back is one `compute` could have returned; one that is not is
         computed again. `compute` must return plain JSON (bool, int, str, None, lists and dicts of them).
         """
+        seen = (name, repr(inputs))  # asked on every call: the same caller passes the same plain inputs
+        if seen in self._seen:
+            return self._seen[seen]
         fact = json.dumps({"fact": name, "litellm": litellm_version(), **inputs}, sort_keys=True, default=str)
         if fact in self._memo:
+            self._seen[seen] = self._memo[fact]
             return self._memo[fact]
         key = hashlib.sha256(fact.encode("utf-8")).hexdigest()
         found = self._read(key)
