@@ -24,6 +24,7 @@ from qatui.llm import LLMCallError, make_client
 from qatui.llm import client as client_module
 
 pytestmark = [pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning"),
+              pytest.mark.filterwarnings("ignore:Accessing the .model_:DeprecationWarning"),  # LiteLLM's stream builder
               pytest.mark.usefixtures("litellm_imported")]  # imported once, outside the tests' own time
 
 KEY_ENV = "QATUI_DIRECT_KEY"
@@ -244,3 +245,133 @@ def test_a_refused_connection_fails_alike_on_both_paths(llm_server, tmp_path):
         assert isinstance(error, LLMCallError) and error.transient
         errors.append((re.sub(r"gave up after [\d.]+ s", "", str(error)), error.attempts, type(error.__cause__)))
     assert errors[0] == errors[1] and "connection failed 2 times" in errors[0][0] and "111" in errors[0][0]
+
+
+# -- log-probabilities (G-Eval's rating call) ----------------------------------------------------
+
+RATING = '{"score": "[[4]]"}'
+LOGPROB_CASES = {
+    "generated": Reply(RATING),  # the server's own: a token per digit, 5 alternatives each
+    "top-null": Reply(RATING, logprobs={"content": [{"token": t, "logprob": -0.1, "top_logprobs": None}
+                                                    for t in ('{"score": "[[', "4", ']]"}')]}),
+    "none-returned": Reply(RATING, logprobs=None),  # a provider that ignores the option
+    "infinite": Reply(RATING, logprobs={"content": [
+        {"token": '{"score": "[[', "logprob": 0, "top_logprobs": []},
+        {"token": "4", "logprob": float("-inf"), "top_logprobs": [{"token": "4", "logprob": float("-inf")},
+                                                                   {"token": "5", "logprob": -2}]},
+        {"token": ']]"}', "logprob": -0.5, "top_logprobs": []}]}),
+    "number-as-text": Reply(RATING, logprobs={"content": [  # LiteLLM's types coerce it
+        {"token": '{"score": "[[', "logprob": "-0.25", "top_logprobs": []},
+        {"token": "4", "logprob": True, "top_logprobs": [{"token": "3", "logprob": "-1.5"}]},
+        {"token": ']]"}', "logprob": -0.5, "top_logprobs": [], "bytes": [93, 93, 34, 125]}]}),
+    "token-not-text": Reply(RATING, logprobs={"content": [{"token": 4, "logprob": -0.1, "top_logprobs": []}]}),
+    "no-alternatives-key": Reply(RATING, logprobs={"content": [{"token": "4", "logprob": -0.1}]}),
+    "content-not-a-list": Reply(RATING, logprobs={"content": "4"}),
+}
+
+
+def _rate(client, stream: bool) -> tuple[Any, list]:
+    """G-Eval's rating call (`geval._rate`'s `ask_bracketed`, asking top-5 log-probabilities): (the Bracketed or
+    the LLMCallError, the events), the tokens watched when `stream`."""
+    from qatui.judges.baselines.geval import RATING_TOKENS, TOP_LOGPROBS, Rating
+    from qatui.judges.brackets import ask_bracketed, read_whole
+    from qatui.judges.prompts import load_prompts
+
+    seen: list = []
+
+    async def run():
+        token, watched = EVENT_SINK.set(seen.append), TOKENS_WATCHED.set(stream)
+        try:
+            return await ask_bracketed(client, ASK, lambda text: read_whole(text, 1, 5), purpose="geval:rate",
+                                       schema=Rating, reask=load_prompts("geval", "en")["rate"]["reask"],
+                                       temperature=1.0, max_tokens=RATING_TOKENS, logprobs=TOP_LOGPROBS, sample=0)
+        except LLMCallError as e:
+            return e
+        finally:
+            TOKENS_WATCHED.reset(watched)
+            EVENT_SINK.reset(token)
+
+    return asyncio.run(run()), seen
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+@pytest.mark.parametrize("case", list(LOGPROB_CASES))
+def test_a_rating_weighed_by_logprobs_is_the_same_on_both_paths(llm_server, tmp_path, case, stream):
+    from qatui.judges.baselines.geval_scoring import digit_probabilities
+
+    outcomes = []
+    for direct in (True, False):
+        llm_server.script(lambda body: LOGPROB_CASES[case])
+        client_module._backbones.clear()
+        before = len(llm_server.requests)
+        client = _client(llm_server, tmp_path / str(direct), direct)
+        assert client.supports_logprobs()
+        rated, events = _rate(client, stream)
+        agents = {h.get("User-Agent", "") for h in llm_server.headers[before:]}
+        outcomes.append((rated, events, llm_server.requests[before:], agents, client))
+    (mine, my_events, my_bodies, my_agents, my_client), (theirs, their_events, their_bodies, their_agents,
+                                                         their_client) = outcomes
+    assert my_agents == {"qatui"} and all(a.startswith("litellm/") for a in their_agents)
+    assert my_bodies == their_bodies and my_bodies[0]["logprobs"] is True and my_bodies[0]["top_logprobs"] == 5
+    assert not any(body.get("stream") for body in my_bodies)  # a call asking for logprobs is never streamed
+    assert type(mine) is type(theirs)
+    if isinstance(mine, LLMCallError):
+        assert str(mine) == str(theirs) and case in ("token-not-text", "no-alternatives-key", "content-not-a-list")
+    else:
+        assert (mine.raw, mine.value, mine.reasked) == (theirs.raw, theirs.value, theirs.reasked) == (RATING, 4, False)
+        assert mine.result.logprobs == theirs.result.logprobs
+        weights = digit_probabilities(mine.result.logprobs)
+        assert weights == digit_probabilities(theirs.result.logprobs)
+        assert (weights is None) == (case == "none-returned")
+        kept = lambda client, got: client.cache.get(got.result.event.prompt_hash)  # noqa: E731
+        assert kept(my_client, mine) == kept(their_client, theirs)
+        assert ("logprobs" in kept(my_client, mine)) == (case != "none-returned")
+    finished = lambda events: [_record(e) for e in events if isinstance(e, LLMCallFinished)]  # noqa: E731
+    assert finished(my_events) == finished(their_events)
+    assert not [e for e in my_events + their_events if isinstance(e, LLMToken)]
+
+
+def test_the_generated_logprobs_weigh_the_rating_digit(llm_server, tmp_path):
+    """The server's log-probabilities reach G-Eval's reader: the digit's own token, its neighbours as alternatives."""
+    from qatui.judges.baselines.geval_scoring import digit_probabilities
+
+    llm_server.script(lambda body: LOGPROB_CASES["generated"])
+    rated, _ = _rate(_client(llm_server, tmp_path, True), False)
+    weights = digit_probabilities(rated.result.logprobs)
+    assert set(weights) == {"2", "3", "4", "5"} and max(weights, key=weights.get) == "4"
+    assert weights["3"] > weights["5"] > weights["2"]  # the server ranks nearer digits first, lower first on a tie
+
+
+@pytest.mark.parametrize("case", ["generated", "number-as-text", "token-not-text"])
+def test_a_stream_carrying_logprobs_ends_alike_on_both_paths(llm_server, tmp_path, case):
+    """A streamed call whose chunks carry log-probabilities (the server sends them, one token a chunk): LiteLLM's
+    stream builder drops them and refuses a chunk its types cannot read; the direct path does the same."""
+    outcomes = []
+    for direct in (True, False):
+        llm_server.script(lambda body: LOGPROB_CASES[case])
+        client_module._backbones.clear()
+        client = _client(llm_server, tmp_path / str(direct), direct, max_attempts=1)
+        request = client.build_request(ASK, logprobs=5)
+        seen: list = []
+
+        async def run(client=client, request=request, seen=seen):
+            token, watched = EVENT_SINK.set(seen.append), TOKENS_WATCHED.set(True)
+            try:
+                answer, event, found = await client._call(request, purpose="test", stream=True)
+                return answer, found, client.cache.get(event.prompt_hash)
+            except LLMCallError as e:
+                return re.sub(r"gave up after [\d.]+ s", "", str(e))
+            finally:
+                TOKENS_WATCHED.reset(watched)
+                EVENT_SINK.reset(token)
+
+        got = asyncio.run(run())
+        outcomes.append((got, [_record(e) for e in seen if isinstance(e, LLMCallFinished)],
+                         [e.text for e in seen if isinstance(e, LLMToken)], llm_server.requests[-1]))
+    assert outcomes[0] == outcomes[1]
+    got, _, tokens, body = outcomes[0]
+    assert body["stream"] is True and body["logprobs"] is True
+    if case == "token-not-text":
+        assert "Error parsing chunk" in got
+    else:
+        assert got[1] is None and "logprobs" not in got[2] and "".join(tokens) == RATING
