@@ -208,8 +208,8 @@ def test_a_message_that_is_not_plain_text_goes_through_litellm(llm_server, tmp_p
         assert llm_server.headers[before]["User-Agent"].startswith(agent)
 
 
-@pytest.mark.parametrize(("provider", "variable", "otherwise"), [("openai", "OPENAI_API_KEY", None),
-                                                                 ("hosted_vllm", "HOSTED_VLLM_API_KEY", "fake-api-key")])
+@pytest.mark.parametrize(("provider", "variable", "otherwise"), [
+    ("openai", "OPENAI_API_KEY", None), ("hosted_vllm", "HOSTED_VLLM_API_KEY", "fake-api-key")])
 def test_without_a_key_variable_both_paths_send_the_providers_key_or_its_default(llm_server, tmp_path, monkeypatch,
                                                                                   provider, variable, otherwise):
     llm_server.script(lambda body: "OK")
@@ -448,3 +448,35 @@ def test_an_option_litellm_drops_is_left_to_litellm(llm_server, tmp_path):
         assert answer.text == "Paris." and llm_server.headers[before]["User-Agent"].startswith("litellm/")
         bodies.append(llm_server.requests[before:])
     assert bodies[0] == bodies[1] and "thinking" not in bodies[0][0]
+
+
+@pytest.mark.parametrize(("provider", "variables"), [
+    ("openai", {"OPENAI_BASE_URL": "{base}", "OPENAI_API_BASE": "http://127.0.0.1:9/v1"}),  # the first set wins
+    ("openai", {"OPENAI_API_BASE": "{base}"}),
+    ("hosted_vllm", {"HOSTED_VLLM_API_BASE": "{base}"}),
+])
+def test_an_endpoint_named_by_the_providers_variable_is_asked_directly_alike(llm_server, tmp_path, monkeypatch,
+                                                                              provider, variables):
+    """A backbone without `api_base` whose provider's variable names an endpoint: posted straight to it, as LiteLLM
+    would post it; with the variable unset, the call is LiteLLM's (its default endpoint, not asked here)."""
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "HOSTED_VLLM_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value.format(base=llm_server.base_url))
+    outcomes = []
+    for direct in (True, False):
+        llm_server.script(lambda body: "Paris.")
+        client_module._backbones.clear()
+        before = len(llm_server.requests)
+        result, events = _ask(_client(llm_server, tmp_path / str(direct), direct, model=f"{provider}/fake-model",
+                                      api_base=None), False)
+        assert not isinstance(result, LLMCallError), result
+        outcomes.append((result.text, llm_server.requests[before:], [_record(e) for e in events]))
+        assert llm_server.headers[before]["User-Agent"].startswith("qatui" if direct else "litellm/")
+    assert outcomes[0] == outcomes[1]
+    for name in variables:
+        monkeypatch.delenv(name)
+    from qatui.llm.direct import eligible
+
+    assert not eligible(_client(llm_server, tmp_path / "none", True, model=f"{provider}/fake-model",
+                                api_base=None).settings)

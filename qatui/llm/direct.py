@@ -1,8 +1,8 @@
 """Straight to an OpenAI-compatible endpoint: one shared aiohttp client where LiteLLM would only pass through.
 
 A backbone `openai/MODEL` or `hosted_vllm/MODEL` with an `api_base` (a local vLLM, llama.cpp or Ollama
-server, a proxy) gets from LiteLLM only a pass-through: the same JSON body, posted to `{api_base}/chat/completions`
-(`endpoint`).
+server, a proxy; or the provider's variable naming one, `$OPENAI_BASE_URL`) gets from LiteLLM only a
+pass-through: the same JSON body, posted to `{api_base}/chat/completions` (`endpoint`).
 LiteLLM's own per-call CPU (its request mapping, pydantic response objects, logging payload and a
 price search for a model missing from its price map: about 3 ms a call, bench/NOTES.md note 1) was
 the ceiling of a run's calls per second. So such a request is posted here, on one aiohttp session
@@ -53,6 +53,9 @@ assistant messages that are not plain text, which never come here)."""
 KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "hosted_vllm": "HOSTED_VLLM_API_KEY"}
 """The variable LiteLLM reads a provider's key from when the call names none (and it sends it then)."""
 
+BASE_VARIABLES = {"openai": ("OPENAI_BASE_URL", "OPENAI_API_BASE"), "hosted_vllm": ("HOSTED_VLLM_API_BASE",)}
+"""Where LiteLLM finds a provider's endpoint when the backbone names no `api_base`, first set first."""
+
 NO_KEY = {"hosted_vllm": "fake-api-key"}
 """The key LiteLLM sends for a provider when there is none at all (a vLLM server started without `--api-key`
 ignores it)."""
@@ -69,9 +72,21 @@ USER_AGENT = "qatui"
 
 def eligible(settings: BackboneConfig) -> bool:
     """Whether a backbone's calls may go straight to its endpoint: `openai/` or `hosted_vllm/` (`PROVIDERS`) with an
-    `api_base`, no deployments, and `direct_http` left on."""
-    return (settings.direct_http and bool(settings.api_base) and not settings.deployments
-            and settings.model.split("/", 1)[0] in PROVIDERS)
+    endpoint named (`api_base_of`), no deployments, and `direct_http` left on."""
+    return (settings.direct_http and not settings.deployments and settings.model.split("/", 1)[0] in PROVIDERS
+            and api_base_of(settings.model, settings.api_base) is not None)
+
+
+def api_base_of(model: str, api_base: str | None) -> str | None:
+    """The endpoint LiteLLM posts `model`'s requests to: `api_base`, else the provider's variable (`BASE_VARIABLES`:
+    `$OPENAI_BASE_URL`, a proxy or a vLLM server say), read now; None when neither names one (LiteLLM's default,
+    the provider's own service, is left to LiteLLM)."""
+    if api_base:
+        return api_base
+    for name in BASE_VARIABLES.get(model.split("/", 1)[0], ()):
+        if value := os.environ.get(name):
+            return value
+    return None
 
 
 # -- which requests ----------------------------------------------------------------------------
@@ -186,7 +201,11 @@ async def acompletion(**request: Any) -> Any:
     headers = {"Content-Type": "application/json"}
     if api_key := request.get("api_key") or os.environ.get(KEY_VARIABLES[provider]) or NO_KEY.get(provider):
         headers["Authorization"] = f"Bearer {api_key}"  # LiteLLM's fallbacks too
-    url = endpoint(str(request["api_base"]))
+    if (base := api_base_of(request["model"], request.get("api_base"))) is None:  # its variable unset since
+        from qatui.llm._lazy import get_litellm
+
+        return await get_litellm().acompletion(**request)
+    url = endpoint(base)
     import aiohttp
 
     client = await session()
