@@ -8,10 +8,10 @@ whether its provider is known at all and which of its key variables are missing 
 the `facts` table in the cache folder's `calls.sqlite3` (the call cache's file, `llm.cache`; same
 write-ahead log, same handling of a damaged file), keyed by the sha256 of the fact's name, the model
 string, the api_base, every backbone setting that changes the answer, and the installed LiteLLM's
-version (read from the package's metadata, never imported): upgrading LiteLLM recomputes every fact. A fact is computed once (importing LiteLLM then), read from
-the file afterwards, and memoised in the process. Values are plain JSON; a row that does not read
-back as a valid value (damaged, or written by another version of qatui) is computed again and
-replaced, never an error. Reads and writes never fail a call: an unreadable or read-only cache
+version (read from the package's metadata, never imported): upgrading LiteLLM recomputes every fact.
+A fact is computed once (importing LiteLLM then), read from the file afterwards, and memoised in the
+process. Values are plain JSON; a row that does not read back as a valid value (damaged, or written
+by another version of qatui) is computed again and replaced, never an error. Reads and writes never fail a call: an unreadable or read-only cache
 folder only means the fact is computed in this process.
 """
 
