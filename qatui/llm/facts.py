@@ -11,8 +11,8 @@ string, the api_base, every backbone setting that changes the answer, and the in
 version (read from the package's metadata, never imported): upgrading LiteLLM recomputes every fact.
 A fact is computed once (importing LiteLLM then), read from the file afterwards, and memoised in the
 process. Values are plain JSON; a row that does not read back as a valid value (damaged, or written
-by another version of qatui) is computed again and replaced, never an error. Reads and writes never fail a call: an unreadable or read-only cache
-folder only means the fact is computed in this process.
+by another version of qatui) is computed again and replaced, never an error. Reads and writes never
+fail a call: an unreadable or read-only cache folder only means the fact is computed in this process.
 """
 
 from __future__ import annotations
