@@ -121,7 +121,7 @@ class BackboneConfig(_Section):
     leave_out: list[Literal[LEAVABLE]] = Field(default_factory=list)  # type: ignore[valid-type]
     """Request options never sent to this backbone, for a model that refuses one LiteLLM does not know it refuses."""
     direct_http: bool = Field(True, strict=True)
-    """An `openai/` model with an `api_base` and no deployments is asked straight over HTTP (`qatui.llm.direct`:
+    """An `openai/` or `hosted_vllm/` model with an `api_base` and no deployments is asked straight over HTTP (`qatui.llm.direct`:
     the request LiteLLM would send, its errors, its prices); false: every call goes through LiteLLM."""
     deployments: list[DeploymentConfig] = Field(default_factory=list)
     routing_strategy: Literal[ROUTING_STRATEGIES] = "simple-shuffle"  # type: ignore[valid-type]

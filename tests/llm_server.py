@@ -22,6 +22,13 @@ What each request gets is chosen, in order, by the script:
 * else `"ok"`: the responder's text (default "OK") after `latency_s`; a responder may return a
   `Reply` to set the finish reason or send `reasoning_content` beside the text.
 
+A request that asks for log-probabilities (`"logprobs": true`, with `top_logprobs` k) gets them in
+OpenAI's chat format: `choices[].logprobs.content[]`, one entry per token of the answer (`token_logprobs`:
+a digit is a token of its own, as GPT and Llama tokenizers write digits) with its `logprob`, `bytes` and
+the k most likely alternatives; streamed, the answer comes one token a chunk, each chunk carrying its
+token's entry. A `Reply(logprobs=...)` sends its own value instead (a provider's odd shape: None, entries
+with `top_logprobs: null`, a string for a number). A request that does not ask gets `logprobs: null`.
+
 Before the script, `rate_per_s` (when set) rate-limits as a provider does: a token bucket
 refilled at that many requests a second (holding at most `burst`) answers a request that
 finds it empty with a 429 carrying `Retry-After` (seconds, fractional) and `retry-after-ms`
@@ -141,6 +148,9 @@ class Reply:
     text: str
     finish_reason: str = "stop"
     reasoning_content: str | None = None
+    logprobs: Any = "generated"
+    """What a request asking for log-probabilities gets as the choice's `logprobs`: "generated" (from the
+    text, `token_logprobs`), or this value as it is (None, or an odd shape a provider sends)."""
 
 
 FaultLike = str | Fault
@@ -160,6 +170,27 @@ def default_responder(body: dict[str, Any]) -> str:
 def count_tokens(text: str) -> int:
     """A stand-in tokenizer: whitespace-separated words (at least 1 for non-empty text)."""
     return max(len(text.split()), 1 if text else 0)
+
+
+_TOKEN = re.compile(r"\d|[^\W\d_]+|\s+|[^\w\s]")
+"""The stand-in tokenizer of log-probabilities: a digit alone, a run of letters, of spaces, one other character."""
+
+
+def token_logprobs(text: str, top: int) -> list[dict[str, Any]]:
+    """OpenAI's `logprobs.content` for `text`: per token its log-probability (the chosen token is the likeliest)
+    and the `top` likeliest alternatives, itself first; a digit's alternatives are the digits nearest it."""
+    entries = []
+    for i, token in enumerate(_TOKEN.findall(text)):
+        chosen = -0.05 * (1 + i % 7)
+        if token.isdigit():
+            others = sorted("0123456789", key=lambda d: (abs(int(d) - int(token)), d))
+        else:
+            others = [token, token.upper(), token.lower(), f" {token}", f"{token} ", f"{token}."]
+        alternatives = list(dict.fromkeys(others))[:top]
+        entries.append({"token": token, "logprob": chosen, "bytes": list(token.encode()),
+                        "top_logprobs": [{"token": t, "logprob": chosen - 1.25 * j, "bytes": list(t.encode())}
+                                         for j, t in enumerate(alternatives)]})
+    return entries
 
 
 def _prompt_text(body: dict[str, Any]) -> str:
@@ -637,6 +668,13 @@ class FakeLLMServer(BatchEndpoints):
             pieces = [_CONTENT[kind]]
         else:
             pieces = [text[i:i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)]
+        logprobs = self._logprobs(body, reply)
+        per_piece: list[Any] = [None] * len(pieces)
+        if reply.logprobs == "generated" and logprobs is not None and kind not in _CONTENT and kind != "no-choices":
+            entries = logprobs["content"]  # generated: one token a chunk, with its entry
+            pieces, per_piece = [e["token"] for e in entries], [{"content": [e]} for e in entries]
+        elif pieces and logprobs is not None:
+            per_piece[0] = logprobs  # a scripted value: sent once, with the first piece
         if kind != "no-choices":
             await send([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
         if reply.reasoning_content:
@@ -646,7 +684,8 @@ class FakeLLMServer(BatchEndpoints):
                 _drop(request)
                 return response
             delta = {} if kind == "no-message" else {"content": piece}
-            await send([{"index": 0, "delta": delta, "finish_reason": None}])
+            asked = {"logprobs": per_piece[n]} if body.get("logprobs") else {}
+            await send([{"index": 0, "delta": delta, **asked, "finish_reason": None}])
             await self._pause(self.chunk_delay_s)
         if kind == "drop":  # a text too short to split: drop after the role chunk
             _drop(request)
@@ -680,11 +719,21 @@ class FakeLLMServer(BatchEndpoints):
         message: dict[str, Any] = {"role": "assistant", "content": _CONTENT.get(kind, reply.text)}
         if reply.reasoning_content is not None:
             message["reasoning_content"] = reply.reasoning_content
-        choice = {"finish_reason": finish, "logprobs": None, **({} if kind == "no-message" else {"message": message})}
+        choice = {"finish_reason": finish, "logprobs": self._logprobs(body, reply),
+                  **({} if kind == "no-message" else {"message": message})}
         choices = [] if kind == "no-choices" else [
             {"index": i, **choice} for i in range(max(1, int(body.get("n") or 1)))]
         return {"id": ident, "object": "chat.completion", "created": int(time.time()),
                 "model": self.model, "choices": choices, "usage": usage}
+
+    @staticmethod
+    def _logprobs(body: dict[str, Any], reply: Reply) -> Any:
+        """A choice's `logprobs`: None unless the request asks for them; then generated from the text, or scripted."""
+        if not body.get("logprobs"):
+            return None
+        if reply.logprobs != "generated":
+            return reply.logprobs
+        return {"content": token_logprobs(reply.text, int(body.get("top_logprobs") or 0)), "refusal": None}
 
     async def _reply(self, body: dict[str, Any], fault: Fault) -> Reply:
         if fault.kind == "empty":

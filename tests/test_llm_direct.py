@@ -24,6 +24,7 @@ from qatui.llm import LLMCallError, make_client
 from qatui.llm import client as client_module
 
 pytestmark = [pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning"),
+              pytest.mark.filterwarnings("ignore:Accessing the .model_:DeprecationWarning"),  # LiteLLM's stream builder
               pytest.mark.usefixtures("litellm_imported")]  # imported once, outside the tests' own time
 
 KEY_ENV = "QATUI_DIRECT_KEY"
@@ -87,14 +88,15 @@ def _record(event: LLMCallFinished) -> dict[str, Any]:
     return fields
 
 
-def _both(server: FakeLLMServer, tmp_path: Path, script: dict[str, Any], stream: bool, **kwargs: Any):
+def _both(server: FakeLLMServer, tmp_path: Path, script: dict[str, Any], stream: bool,
+          model: str = "openai/fake-model", **kwargs: Any):
     """The same call on each path: [(result or error, events, server bodies, user agents)] for direct, LiteLLM."""
     out = []
     for direct in (True, False):
         server.script(**script)
         client_module._backbones.clear()  # each path its own backbone, so each its own adaptive limit
         before = len(server.requests)
-        client = _client(server, tmp_path / ("direct" if direct else "litellm"), direct,
+        client = _client(server, tmp_path / ("direct" if direct else "litellm"), direct, model=model,
                          **kwargs.pop("settings", {}) if direct else {})
         result, events = _ask(client, stream, **kwargs)
         agents = {h.get("User-Agent", "") for h in server.headers[before:]}
@@ -124,12 +126,17 @@ CASES = {
 }
 
 
+PROVIDERS = ["openai", "hosted_vllm"]
+"""The providers posted straight to an `api_base` (`direct.PROVIDERS`), each compared with LiteLLM's path."""
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_both_paths_send_the_same_request_and_end_the_same_way(llm_server, tmp_path, case, stream):
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_both_paths_send_the_same_request_and_end_the_same_way(llm_server, tmp_path, provider, case, stream):
     (mine, my_events, my_bodies, my_agents, my_client), (theirs, their_events, their_bodies, their_agents,
                                                          their_client) = _both(
-        llm_server, tmp_path, CASES[case], stream)
+        llm_server, tmp_path, CASES[case], stream, model=f"{provider}/fake-model")
     assert my_agents == {"qatui"} and all(a.startswith("litellm/") for a in their_agents)  # each took its path
     assert my_bodies == their_bodies  # the same requests, retries included
     assert type(mine) is type(theirs)
@@ -187,47 +194,63 @@ def test_the_off_switch_keeps_litellm_and_a_wrong_value_is_refused(llm_server, t
     assert "direct_http" in err and "Traceback" not in err and len(err.strip().splitlines()) <= 2
 
 
-def test_a_message_that_is_not_plain_text_goes_through_litellm(llm_server, tmp_path):
-    """LiteLLM may rewrite content parts; such a request is left to it, as is an option it renames."""
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_message_that_is_not_plain_text_goes_through_litellm(llm_server, tmp_path, provider):
+    """LiteLLM may rewrite content parts, or an assistant message's thinking (`hosted_vllm` drops it); such a
+    request is left to it."""
     llm_server.script(lambda body: "OK")
-    client = _client(llm_server, tmp_path, True)
+    client = _client(llm_server, tmp_path, True, model=f"{provider}/fake-model")
     parts = [{"role": "user", "content": [{"type": "text", "text": "What is the capital of France?"}]}]
-    for messages, agent in ((ASK, "qatui"), (parts, "litellm/")):
+    thought = [*ASK, {"role": "assistant", "content": "Lyon.", "reasoning_content": None}, *ASK]
+    for messages, agent in ((ASK, "qatui"), (parts, "litellm/"), (thought, "litellm/")):
         before = len(llm_server.headers)
         assert asyncio.run(client.complete(messages, purpose="test", stream=False)).text == "OK"
         assert llm_server.headers[before]["User-Agent"].startswith(agent)
 
 
-def test_without_a_key_variable_both_paths_send_openai_api_key_or_none(llm_server, tmp_path, monkeypatch):
+@pytest.mark.parametrize(("provider", "variable", "otherwise"), [
+    ("openai", "OPENAI_API_KEY", None), ("hosted_vllm", "HOSTED_VLLM_API_KEY", "fake-api-key")])
+def test_without_a_key_variable_both_paths_send_the_providers_key_or_its_default(llm_server, tmp_path, monkeypatch,
+                                                                                  provider, variable, otherwise):
     llm_server.script(lambda body: "OK")
+    for name in ("OPENAI_API_KEY", "HOSTED_VLLM_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY" if provider != "openai" else "HOSTED_VLLM_API_KEY", "sk-another-providers")
     for value in ("sk-from-the-environment-42", None):
         if value is None:
-            monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+            monkeypatch.delenv(variable, raising=False)
         else:
-            monkeypatch.setenv("OPENAI_API_KEY", value)
+            monkeypatch.setenv(variable, value)
         sent = []
         for direct in (True, False):
             before = len(llm_server.headers)
-            _ask(_client(llm_server, tmp_path / f"{direct}{value}", direct, api_key_env=None), False)
-            sent.append(llm_server.headers[before].get("Authorization"))
-        assert sent == [f"Bearer {value}"] * 2 if value else sent == [None, None]
+            _ask(_client(llm_server, tmp_path / f"{direct}{value}", direct, model=f"{provider}/fake-model",
+                         api_key_env=None), False)
+            sent.append((llm_server.headers[before].get("Authorization"), llm_server.headers[before]["User-Agent"][:5]))
+        expected = value or otherwise
+        assert sent == [(f"Bearer {expected}" if expected else None, "qatui"), (sent[1][0], "litel")]
+        assert sent[0][0] == sent[1][0]
 
 
-def test_a_priced_model_costs_what_litellm_prices_its_usage(tmp_path, monkeypatch):
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_priced_model_costs_what_litellm_prices_its_usage(tmp_path, monkeypatch, provider):
     from qatui.llm._lazy import get_litellm
 
     with FakeLLMServer(lambda body: "Paris is the capital.", model="gpt-4o-mini",
                        usage=lambda body, text: (1200, 37), max_lifetime_s=60) as server:
         costs = []
         for direct in (True, False):
-            client = _client(server, tmp_path / str(direct), direct, model="openai/gpt-4o-mini")
+            client = _client(server, tmp_path / str(direct), direct, model=f"{provider}/gpt-4o-mini")
             result, _ = _ask(client, False)
             costs.append(result.event.cost_usd)
-        streamed, _ = _ask(_client(server, tmp_path / "s", True, model="openai/gpt-4o-mini"), True)
+        streamed, _ = _ask(_client(server, tmp_path / "s", True, model=f"{provider}/gpt-4o-mini"), True)
     ll = get_litellm()
+    assert costs[0] == costs[1] == streamed.event.cost_usd
+    if provider == "hosted_vllm":  # LiteLLM's map prices no hosted_vllm/ model: a server's own model costs nothing
+        assert costs[0] == 0.0
+        return
     prompt_cost, completion_cost = ll.cost_per_token(model="gpt-4o-mini", prompt_tokens=1200, completion_tokens=37)
-    assert costs[0] > 0 and costs[0] == costs[1] == streamed.event.cost_usd
-    assert costs[0] == pytest.approx(prompt_cost + completion_cost, rel=1e-12)
+    assert costs[0] > 0 and costs[0] == pytest.approx(prompt_cost + completion_cost, rel=1e-12)
 
 
 def test_a_refused_connection_fails_alike_on_both_paths(llm_server, tmp_path):
@@ -244,3 +267,216 @@ def test_a_refused_connection_fails_alike_on_both_paths(llm_server, tmp_path):
         assert isinstance(error, LLMCallError) and error.transient
         errors.append((re.sub(r"gave up after [\d.]+ s", "", str(error)), error.attempts, type(error.__cause__)))
     assert errors[0] == errors[1] and "connection failed 2 times" in errors[0][0] and "111" in errors[0][0]
+
+
+# -- log-probabilities (G-Eval's rating call) ----------------------------------------------------
+
+RATING = '{"score": "[[4]]"}'
+LOGPROB_CASES = {
+    "generated": Reply(RATING),  # the server's own: a token per digit, 5 alternatives each
+    "top-null": Reply(RATING, logprobs={"content": [{"token": t, "logprob": -0.1, "top_logprobs": None}
+                                                    for t in ('{"score": "[[', "4", ']]"}')]}),
+    "none-returned": Reply(RATING, logprobs=None),  # a provider that ignores the option
+    "infinite": Reply(RATING, logprobs={"content": [
+        {"token": '{"score": "[[', "logprob": 0, "top_logprobs": []},
+        {"token": "4", "logprob": float("-inf"), "top_logprobs": [{"token": "4", "logprob": float("-inf")},
+                                                                   {"token": "5", "logprob": -2}]},
+        {"token": ']]"}', "logprob": -0.5, "top_logprobs": []}]}),
+    "number-as-text": Reply(RATING, logprobs={"content": [  # LiteLLM's types coerce it
+        {"token": '{"score": "[[', "logprob": "-0.25", "top_logprobs": []},
+        {"token": "4", "logprob": True, "top_logprobs": [{"token": "3", "logprob": "-1.5"}]},
+        {"token": ']]"}', "logprob": -0.5, "top_logprobs": [], "bytes": [93, 93, 34, 125]}]}),
+    "token-not-text": Reply(RATING, logprobs={"content": [{"token": 4, "logprob": -0.1, "top_logprobs": []}]}),
+    "no-alternatives-key": Reply(RATING, logprobs={"content": [{"token": "4", "logprob": -0.1}]}),
+    "content-not-a-list": Reply(RATING, logprobs={"content": "4"}),
+}
+
+
+def _rate(client, stream: bool) -> tuple[Any, list]:
+    """G-Eval's rating call (`geval._rate`'s `ask_bracketed`, asking top-5 log-probabilities): (the Bracketed or
+    the LLMCallError, the events), the tokens watched when `stream`."""
+    from qatui.judges.baselines.geval import RATING_TOKENS, TOP_LOGPROBS, Rating
+    from qatui.judges.brackets import ask_bracketed, read_whole
+    from qatui.judges.prompts import load_prompts
+
+    seen: list = []
+
+    async def run():
+        token, watched = EVENT_SINK.set(seen.append), TOKENS_WATCHED.set(stream)
+        try:
+            return await ask_bracketed(client, ASK, lambda text: read_whole(text, 1, 5), purpose="geval:rate",
+                                       schema=Rating, reask=load_prompts("geval", "en")["rate"]["reask"],
+                                       temperature=1.0, max_tokens=RATING_TOKENS, logprobs=TOP_LOGPROBS, sample=0)
+        except LLMCallError as e:
+            return e
+        finally:
+            TOKENS_WATCHED.reset(watched)
+            EVENT_SINK.reset(token)
+
+    return asyncio.run(run()), seen
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+@pytest.mark.parametrize("case", list(LOGPROB_CASES))
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_rating_weighed_by_logprobs_is_the_same_on_both_paths(llm_server, tmp_path, provider, case, stream):
+    from qatui.judges.baselines.geval_scoring import digit_probabilities
+
+    outcomes = []
+    for direct in (True, False):
+        llm_server.script(lambda body: LOGPROB_CASES[case])
+        client_module._backbones.clear()
+        before = len(llm_server.requests)
+        client = _client(llm_server, tmp_path / str(direct), direct, model=f"{provider}/fake-model")
+        assert client.supports_logprobs()
+        rated, events = _rate(client, stream)
+        agents = {h.get("User-Agent", "") for h in llm_server.headers[before:]}
+        outcomes.append((rated, events, llm_server.requests[before:], agents, client))
+    (mine, my_events, my_bodies, my_agents, my_client), (theirs, their_events, their_bodies, their_agents,
+                                                         their_client) = outcomes
+    assert my_agents == {"qatui"} and all(a.startswith("litellm/") for a in their_agents)
+    assert my_bodies == their_bodies and my_bodies[0]["logprobs"] is True and my_bodies[0]["top_logprobs"] == 5
+    assert not any(body.get("stream") for body in my_bodies)  # a call asking for logprobs is never streamed
+    assert type(mine) is type(theirs)
+    if isinstance(mine, LLMCallError):
+        assert str(mine) == str(theirs) and case in ("token-not-text", "no-alternatives-key", "content-not-a-list")
+    else:
+        assert (mine.raw, mine.value, mine.reasked) == (theirs.raw, theirs.value, theirs.reasked) == (RATING, 4, False)
+        assert mine.result.logprobs == theirs.result.logprobs
+        weights = digit_probabilities(mine.result.logprobs)
+        assert weights == digit_probabilities(theirs.result.logprobs)
+        assert (weights is None) == (case == "none-returned")
+        kept = lambda client, got: client.cache.get(got.result.event.prompt_hash)  # noqa: E731
+        assert kept(my_client, mine) == kept(their_client, theirs)
+        assert ("logprobs" in kept(my_client, mine)) == (case != "none-returned")
+    finished = lambda events: [_record(e) for e in events if isinstance(e, LLMCallFinished)]  # noqa: E731
+    assert finished(my_events) == finished(their_events)
+    assert not [e for e in my_events + their_events if isinstance(e, LLMToken)]
+
+
+def test_the_generated_logprobs_weigh_the_rating_digit(llm_server, tmp_path):
+    """The server's log-probabilities reach G-Eval's reader: the digit's own token, its neighbours as alternatives."""
+    from qatui.judges.baselines.geval_scoring import digit_probabilities
+
+    llm_server.script(lambda body: LOGPROB_CASES["generated"])
+    rated, _ = _rate(_client(llm_server, tmp_path, True), False)
+    weights = digit_probabilities(rated.result.logprobs)
+    assert set(weights) == {"2", "3", "4", "5"} and max(weights, key=weights.get) == "4"
+    assert weights["3"] > weights["5"] > weights["2"]  # the server ranks nearer digits first, lower first on a tie
+
+
+@pytest.mark.parametrize("case", ["generated", "number-as-text", "token-not-text"])
+def test_a_stream_carrying_logprobs_ends_alike_on_both_paths(llm_server, tmp_path, case):
+    """A streamed call whose chunks carry log-probabilities (the server sends them, one token a chunk): LiteLLM's
+    stream builder drops them and refuses a chunk its types cannot read; the direct path does the same."""
+    outcomes = []
+    for direct in (True, False):
+        llm_server.script(lambda body: LOGPROB_CASES[case])
+        client_module._backbones.clear()
+        client = _client(llm_server, tmp_path / str(direct), direct, max_attempts=1)
+        request = client.build_request(ASK, logprobs=5)
+        seen: list = []
+
+        async def run(client=client, request=request, seen=seen):
+            token, watched = EVENT_SINK.set(seen.append), TOKENS_WATCHED.set(True)
+            try:
+                answer, event, found = await client._call(request, purpose="test", stream=True)
+                return answer, found, client.cache.get(event.prompt_hash)
+            except LLMCallError as e:
+                return re.sub(r"gave up after [\d.]+ s", "", str(e))
+            finally:
+                TOKENS_WATCHED.reset(watched)
+                EVENT_SINK.reset(token)
+
+        got = asyncio.run(run())
+        outcomes.append((got, [_record(e) for e in seen if isinstance(e, LLMCallFinished)],
+                         [e.text for e in seen if isinstance(e, LLMToken)], llm_server.requests[-1]))
+    assert outcomes[0] == outcomes[1]
+    got, _, tokens, body = outcomes[0]
+    assert body["stream"] is True and body["logprobs"] is True
+    if case == "token-not-text":
+        assert "Error parsing chunk" in got
+    else:
+        assert got[1] is None and "logprobs" not in got[2] and "".join(tokens) == RATING
+
+
+@pytest.mark.parametrize(("provider", "settings", "path"), [
+    ("hosted_vllm", {"reasoning_effort": "low"}, "qatui"),  # sent as it is
+    ("hosted_vllm", {"thinking_budget": 2048}, "litellm/"),  # LiteLLM sends a reasoning_effort for it
+    ("openai", {"reasoning_effort": "low"}, "qatui"),
+    ("openai", {}, "qatui"),
+])
+def test_an_option_litellm_rewrites_keeps_the_request_on_litellms_path(llm_server, tmp_path, provider, settings, path):
+    """Which path a request takes is LiteLLM's own mapping of its options (`direct.takes`): the same request reaches
+    the server either way."""
+    bodies = []
+    for direct in (True, False):
+        llm_server.script(lambda body: "Paris.")
+        client_module._backbones.clear()
+        before = len(llm_server.requests)
+        result, _ = _ask(_client(llm_server, tmp_path / str(direct), direct, model=f"{provider}/fake-model",
+                                 **settings), False)
+        assert result.text == "Paris."
+        bodies.append(llm_server.requests[before:])
+        if direct:
+            assert llm_server.headers[before]["User-Agent"].startswith(path)
+    assert bodies[0] == bodies[1]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_an_api_base_naming_the_endpoint_is_posted_to_as_it_is(llm_server, tmp_path, provider):
+    """LiteLLM posts to an api_base that already ends in chat/completions as it is; so does the direct path."""
+    llm_server.script(lambda body: "Paris.")
+    for direct in (True, False):
+        before = len(llm_server.requests)
+        result, _ = _ask(_client(llm_server, tmp_path / str(direct), direct, model=f"{provider}/fake-model",
+                                 api_base=f"{llm_server.base_url}/chat/completions"), False)
+        assert not isinstance(result, LLMCallError), result
+        assert result.text == "Paris." and len(llm_server.requests) == before + 1
+
+
+def test_an_option_litellm_drops_is_left_to_litellm(llm_server, tmp_path):
+    """`openai/` drops `thinking` (drop_params): the direct path would post it, so such a request goes through
+    LiteLLM and the server gets the same body either way (qatui's own requests leave it out beforehand)."""
+    llm_server.script(lambda body: "Paris.")
+    bodies = []
+    for direct in (True, False):
+        client = _client(llm_server, tmp_path / str(direct), direct)
+        request = {**client.build_request(ASK), "thinking": {"type": "enabled", "budget_tokens": 1024}}
+        before = len(llm_server.requests)
+        answer, _, _ = asyncio.run(client._call(request, purpose="test", stream=False))
+        assert answer.text == "Paris." and llm_server.headers[before]["User-Agent"].startswith("litellm/")
+        bodies.append(llm_server.requests[before:])
+    assert bodies[0] == bodies[1] and "thinking" not in bodies[0][0]
+
+
+@pytest.mark.parametrize(("provider", "variables"), [
+    ("openai", {"OPENAI_BASE_URL": "{base}", "OPENAI_API_BASE": "http://127.0.0.1:9/v1"}),  # the first set wins
+    ("openai", {"OPENAI_API_BASE": "{base}"}),
+    ("hosted_vllm", {"HOSTED_VLLM_API_BASE": "{base}"}),
+])
+def test_an_endpoint_named_by_the_providers_variable_is_asked_directly_alike(llm_server, tmp_path, monkeypatch,
+                                                                              provider, variables):
+    """A backbone without `api_base` whose provider's variable names an endpoint: posted straight to it, as LiteLLM
+    would post it; with the variable unset, the call is LiteLLM's (its default endpoint, not asked here)."""
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "HOSTED_VLLM_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value.format(base=llm_server.base_url))
+    outcomes = []
+    for direct in (True, False):
+        llm_server.script(lambda body: "Paris.")
+        client_module._backbones.clear()
+        before = len(llm_server.requests)
+        result, events = _ask(_client(llm_server, tmp_path / str(direct), direct, model=f"{provider}/fake-model",
+                                      api_base=None), False)
+        assert not isinstance(result, LLMCallError), result
+        outcomes.append((result.text, llm_server.requests[before:], [_record(e) for e in events]))
+        assert llm_server.headers[before]["User-Agent"].startswith("qatui" if direct else "litellm/")
+    assert outcomes[0] == outcomes[1]
+    for name in variables:
+        monkeypatch.delenv(name)
+    from qatui.llm.direct import eligible
+
+    assert not eligible(_client(llm_server, tmp_path / "none", True, model=f"{provider}/fake-model",
+                                api_base=None).settings)

@@ -4,8 +4,8 @@
 to fetch a price map from the network. Everything in `qatui.llm` reaches LiteLLM through
 `get_litellm()`, so importing `qatui.llm` (or the CLI) stays fast and offline.
 
-OpenAI and OpenAI-compatible backbones that LiteLLM sends (not the `openai/` ones with an
-`api_base`, which `llm.direct` posts itself) go through LiteLLM's own HTTP handler
+OpenAI and OpenAI-compatible backbones that LiteLLM sends (not the `openai/` and `hosted_vllm/` ones
+with an `api_base`, which `llm.direct` posts itself) go through LiteLLM's own HTTP handler
 (`EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER`) rather than the OpenAI SDK, which re-walks every
 request's parameters: measured 5.3 -> 3.0 ms of CPU per call (bench/NOTES.md), with
 the same errors, streams and retries (tests/test_llm_server.py, test_faults.py over HTTP).

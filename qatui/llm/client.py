@@ -30,6 +30,7 @@ from qatui.llm.batch import BATCH
 from qatui.llm.cache import ANSWERS_USED, CallCache, cache_key
 from qatui.llm.errors import LLMCallError, ParseError, snippet
 from qatui.llm.facts import Facts, facts_at, is_bool
+from qatui.llm.keys import missing_keys
 from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_of
 from qatui.llm.parse import append_to_last_user, json_schema_of, json_schema_text, parse_within, schema_name
 from qatui.llm.repeat import LOCAL_FIELDS, repeat_fields
@@ -375,14 +376,7 @@ class LLMClient:
             return self.backbone.router.check_keys()
         if self.settings.api_key_env or self.settings.api_base:
             return
-        from qatui.llm._lazy import get_litellm
-
-        try:
-            missing = get_litellm().validate_environment(model=self.model).get("missing_keys") or []
-        except Exception:  # noqa: BLE001 - unknown provider: the call itself will say
-            return
-        keys = [k for k in missing if k.endswith("_KEY") or k.endswith("_TOKEN")]
-        if keys:
+        if keys := missing_keys(self.model, self.facts):  # LiteLLM's answer, kept as a fact (`llm.keys`)
             raise LLMCallError(f"{self.model}: no API key: set {' or '.join(keys)} (or name the variable "
                                "with api_key_env in a [backbones.NAME] table)")
 

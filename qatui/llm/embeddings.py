@@ -76,11 +76,10 @@ class RemoteEmbeddings:
         """Refuse before any request a provider whose key is not set (LiteLLM would call it a 500 and retry it)."""
         if self.settings.api_key_env or self.settings.api_base:
             return
-        try:
-            missing = get_litellm().validate_environment(model=self.settings.model).get("missing_keys") or []
-        except Exception:  # noqa: BLE001 - an unknown provider: the request itself will say
-            return
-        if keys := [k for k in missing if k.endswith("_KEY") or k.endswith("_TOKEN")]:
+        from qatui.llm.facts import facts_at
+        from qatui.llm.keys import missing_keys
+
+        if keys := missing_keys(self.settings.model, facts_at(None)):  # LiteLLM's answer (`llm.keys`)
             raise LLMCallError(f"{self.settings.model}: no API key: set {' or '.join(keys)} (or name the variable "
                                f"with api_key_env in [embedders.{self.name}])")
 

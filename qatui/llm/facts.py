@@ -2,17 +2,17 @@
 
 A request's shape, and so its cache key, depends on what LiteLLM knows of the model: whether it
 takes a JSON schema (`supports_response_schema`), whether it reasons and which options it drops
-(`llm.reasoning`), whether it returns log-probabilities, its context window (`llm.trim`), and
-whether its provider is known at all (the preflight). Asking costs LiteLLM's import (seconds), so
-each answer is kept as a *fact*: a row of the `facts` table in the cache folder's `calls.sqlite3`
-(the call cache's file, `llm.cache`; same write-ahead log, same handling of a damaged file), keyed by
-the sha256 of the fact's name, the model string, the api_base, every backbone setting that changes
-the answer, and the installed LiteLLM's version (read from the package's metadata, never imported):
-upgrading LiteLLM recomputes every fact. A fact is computed once (importing LiteLLM then), read from
-the file afterwards, and memoised in the process. Values are plain JSON; a row that does not read
-back as a valid value (damaged, or written by another version of qatui) is computed again and
-replaced, never an error. Reads and writes never fail a call: an unreadable or read-only cache
-folder only means the fact is computed in this process.
+(`llm.reasoning`), whether it returns log-probabilities, its context window (`llm.trim`),
+whether its provider is known at all and which of its key variables are missing (the preflight,
+`llm.keys`). Asking costs LiteLLM's import (seconds), so each answer is kept as a *fact*: a row of
+the `facts` table in the cache folder's `calls.sqlite3` (the call cache's file, `llm.cache`; same
+write-ahead log, same handling of a damaged file), keyed by the sha256 of the fact's name, the model
+string, the api_base, every backbone setting that changes the answer, and the installed LiteLLM's
+version (read from the package's metadata, never imported): upgrading LiteLLM recomputes every fact.
+A fact is computed once (importing LiteLLM then), read from the file afterwards, and memoised in the
+process. Values are plain JSON; a row that does not read back as a valid value (damaged, or written
+by another version of qatui) is computed again and replaced, never an error. Reads and writes never
+fail a call: an unreadable or read-only cache folder only means the fact is computed in this process.
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ reasoning model ("openai/o3-mini: a reasoning model; temperature left out; max_t
 to 5,120 ..."). A model that still refuses an option with a 400 is refused in one line naming
 the option and how to stop sending it (`leave_out`).
 
-The checks before the request ask no LiteLLM: whether the provider is known is a fact kept
-beside the call cache (`llm.facts`), like everything that shapes the request. Only sending the
+The checks before the request ask no LiteLLM: whether the provider is known, and which of its key
+variables are missing (for a backbone naming neither `api_key_env` nor `api_base`: `llm.keys`), are
+facts kept beside the call cache (`llm.facts`), like everything that shapes the request. Only sending the
 request may import it (the backbone's transport). A run whose calls are all in the cache is still
 checked live: whether a run needs any call is only known once its judges have asked (a judge's
 later calls depend on its earlier answers), so deferring the check to the first cache miss would

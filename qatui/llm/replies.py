@@ -6,6 +6,12 @@
 LiteLLM's `ModelResponse`; a stream (`Stream`) gives its pieces of text as they come, then the same
 `Response`. Where a reply is not a plain chat completion, LiteLLM's own converter reads it (its result, or
 its error), so both paths accept and refuse the same replies.
+
+Log-probabilities are kept as LiteLLM keeps them: a reply's `choices[].logprobs` as sent (LiteLLM's
+`ChoiceLogprobs` holds the same values, and `logprobs.logprobs_of` reads either alike), one whose shape
+LiteLLM's types would refuse or coerce (a token that is no string, a missing `top_logprobs`, a number
+written as text) read by its converter; a stream's chunks carry them but LiteLLM's stream builder drops
+them, so a streamed reply has none here either (a call asking for them is never streamed: `client.complete`).
 """
 
 from __future__ import annotations
@@ -84,12 +90,39 @@ def _plain_message(message: Any) -> bool:
     return isinstance(message, dict) and (message.get("content") is None or isinstance(message.get("content"), str))
 
 
+def _number(value: Any) -> bool:
+    """A log-probability LiteLLM's float field keeps as it is (a bool or a numeric string it would coerce)."""
+    return isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**53)
+
+
+def _plain_token(entry: Any, alternatives: bool) -> bool:
+    """An entry of `logprobs.content` (`alternatives`) or of its `top_logprobs` as LiteLLM's types take it unchanged."""
+    if not (isinstance(entry, dict) and isinstance(entry.get("token"), str) and _number(entry.get("logprob"))):
+        return False
+    raw = entry.get("bytes")
+    if raw is not None and not (isinstance(raw, list) and all(type(b) is int for b in raw)):
+        return False
+    if not alternatives:
+        return True
+    top = entry.get("top_logprobs", False)  # required (null is read as []); missing is LiteLLM's error
+    return top is None or (isinstance(top, list) and all(_plain_token(alt, False) for alt in top))
+
+
+def plain_logprobs(value: Any) -> bool:
+    """Whether LiteLLM keeps a choice's `logprobs` as sent: not a dict (kept as it is), or a dict whose `content`
+    is null or a list of plain entries. Anything else LiteLLM's `ChoiceLogprobs` coerces or refuses."""
+    if not isinstance(value, dict):
+        return True
+    content = value.get("content")
+    return content is None or (isinstance(content, list) and all(_plain_token(e, True) for e in content))
+
+
 def reply_of(data: Any, model: str, provider: str) -> Any:
     """A `Response` from a plain chat completion; anything else through LiteLLM's own converter (its result,
     or its error mapped as its path maps it)."""
     choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list) or not all(isinstance(c, dict) and _plain_message(c.get("message"))
-                                                for c in choices):
+                                                and plain_logprobs(c.get("logprobs")) for c in choices):
         return _converted(data, model, provider)
     finish = _finish_reason_mapper()
     made = []
@@ -169,7 +202,6 @@ class Stream:
         self._finish: str | None = None
         self._usage: Any = None
         self._served_model = ""
-        self._logprobs: list[Any] = []
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._pieces()
@@ -190,7 +222,12 @@ class Stream:
                     break
                 if not data:
                     continue
-                piece = self._read(json_of(data.decode("utf-8", "replace"), self.model, self.provider))
+                text = data.decode("utf-8", "replace")
+                chunk = json_of(text, self.model, self.provider)
+                if isinstance(chunk, dict) and not all(plain_logprobs(c.get("logprobs")) for c in
+                                                       chunk.get("choices") or () if isinstance(c, dict)):
+                    _check_chunk(chunk, line.decode("utf-8", "replace").rstrip("\r\n"), self.model, self.provider)
+                piece = self._read(chunk)
                 if piece:
                     yield piece
         except (aiohttp.ClientError, OSError) as e:
@@ -214,8 +251,6 @@ class Stream:
         choice = choices[0]
         if choice.get("finish_reason"):
             self._finish = choice["finish_reason"]
-        if isinstance((found := choice.get("logprobs")), dict) and isinstance(found.get("content"), list):
-            self._logprobs.extend(found["content"])
         delta = choice.get("delta")
         if not isinstance(delta, dict):
             return None
@@ -238,10 +273,8 @@ class Stream:
         choices = []
         content = "".join(self._content) if self._content else None
         reasoning = "".join(self._reasoning) if self._reasoning else None
-        if self.carried_answer:
-            logprobs = {"content": self._logprobs} if self._logprobs else None
-            choices.append(Choice(Message(content, reasoning), _finish_reason_mapper()(self._finish or "stop"),
-                                  logprobs))
+        if self.carried_answer:  # no log-probabilities: LiteLLM's stream builder drops them
+            choices.append(Choice(Message(content, reasoning), _finish_reason_mapper()(self._finish or "stop")))
         usage = self._usage if self._usage is not None else self._counted(messages, content, reasoning if choices
                                                                           else None)
         return Response(self._served_model, choices, Usage(usage), usage)
@@ -260,3 +293,27 @@ class Stream:
         if reasoning:
             completion += count(model=model, text=reasoning, count_response_tokens=True)
         return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _check_chunk(chunk: dict[str, Any], line: str, model: str, provider: str) -> None:
+    """A chunk whose log-probabilities are not plain, read by LiteLLM's own chunk parser: the error its stream
+    raises for one it refuses (a chunk it cannot parse), nothing for one it takes."""
+    import copy
+
+    from qatui.llm._lazy import get_litellm
+
+    get_litellm()
+    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+    from litellm.llms.openai.chat.gpt_transformation import OpenAIChatCompletionStreamingHandler
+
+    try:
+        OpenAIChatCompletionStreamingHandler(streaming_response=None, sync_stream=False).chunk_parser(
+            copy.deepcopy(chunk))
+    except ValueError as e:
+        error = RuntimeError(f"Error parsing chunk: {e},\nReceived chunk: {line}")
+        try:
+            mapped = exception_type(model=model, custom_llm_provider=provider, original_exception=error,
+                                    completion_kwargs={}, extra_kwargs={})
+        except Exception as raised:  # noqa: BLE001 - exception_type raises the mapped class
+            mapped = raised
+        raise mapped from error
