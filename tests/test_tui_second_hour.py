@@ -59,6 +59,18 @@ async def test_judge_boxes_read_ticked_or_not_without_colour_and_say_what_runs(t
         assert "ticked: minos" in str(app.screen.query_one("#ticked").render())
 
 
+async def test_the_batch_box_reads_ticked_or_not_without_colour(tmp_path) -> None:
+    """Batch API on New run (and every yes/no box of a form) draws X when ticked and a blank when not."""
+    app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("n", "f4")
+        await wait_until(pilot, lambda: isinstance(app.screen, NewRunScreen) and app.screen.query("#batch"))
+        box = app.screen.query_one("#batch")
+        assert not box.value and line_text(box, 0).startswith("▐ ▌ Batch API"), line_text(box, 0)
+        box.value = True
+        await wait_until(pilot, lambda: line_text(box, 0).startswith("▐X▌ Batch API"), "the ticked box drawn")
+
+
 async def test_keys_sent_before_the_judges_load_tick_the_rows_they_meant(tmp_path) -> None:
     """Down and space pressed at once, while the judges import and the dataset loads: the ticks land and stay."""
     names = list(JUDGES)

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label
 
 from qatui.data.labels import ANNOTATOR
+from qatui.tui.widgets.tick_box import TickBox
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class LabelPrompt(ModalScreen["LabelRequest | None"]):
             yield Input(self.source or "demo", id="source", compact=True)
             yield Label("Your name (letters, digits, . _ -)")
             yield Input(_default_name(), id="annotator", compact=True)
-            yield Checkbox("Blind: hide the judges until I label an item", True, id="blind", compact=True)
+            yield TickBox("Blind: hide the judges until I label an item", True, id="blind", compact=True)
             yield Label("", id="prompt-error")
             yield Button("Label", id="go", variant="primary", compact=True)
 

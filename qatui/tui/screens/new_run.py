@@ -52,6 +52,7 @@ from qatui.tui.widgets.dataset_picker import DatasetTree, FormScroll, dataset_su
 from qatui.tui.widgets.backbone_input import BackboneInput, backbone_hint, backbone_problem
 from qatui.tui.widgets.judge_list import JudgeList
 from qatui.tui.widgets.options_form import OptionsForm
+from qatui.tui.widgets.tick_box import TickBox
 
 if TYPE_CHECKING:
     from qatui.data.model import Dataset
@@ -184,7 +185,7 @@ class NewRunScreen(QatuiScreen):
                     yield Label("Cost cap, USD (blank: none)")
                     yield Input("" if self.last.max_cost is None else f"{self.last.max_cost:g}", placeholder="none",
                                 id="max-cost", compact=True)
-                    yield Checkbox("Batch API (half price)", self.last.batch, id="batch",
+                    yield TickBox("Batch API (half price)", self.last.batch, id="batch",
                                    compact=True)
                     yield Label("Retry failed batch requests", id="batch-retry-label")
                     yield Select([("as batch", "batch"), ("directly", "direct")],
