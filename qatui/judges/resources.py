@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
 
 from qatui.errors import QatuiError
-from qatui.nli.head import HEAD
+from qatui.nli.base import HEAD
 
 ENGLISH_ONLY_NLI = frozenset({"bundled"})
 """NLI models that must never judge Chinese text (their tokenizer maps most Chinese characters to [UNK])."""

