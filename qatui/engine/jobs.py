@@ -382,7 +382,7 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
     other = "paper" if convention == "strict" else "strict"
     summary: dict[str, dict] = {}
     for judge, options in session.meta["judges"].items():
-        verdicts = session.verdicts(judge)
+        verdicts = session.verdicts(judge, results)
         mine = {item_id: doc for (item_id, name), doc in results.items() if name == judge}
         not_applicable = {item_id: doc.get("not_applicable", "") for item_id, doc in mine.items()
                           if doc["status"] == "n/a"}

@@ -83,7 +83,7 @@ def session_beside_people(session: Session, sessions_root: Path) -> dict[str, di
     if dataset is None:
         return {}
     dataset = dataset.limited(ds.get("limit"))
-    return beside_people(dataset, {judge: session.verdicts(judge) for judge in session.meta.get("judges", {})},
+    return beside_people(dataset, session.every_verdict(),
                          sessions_root)
 
 

@@ -54,6 +54,7 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
     runs = []
     for session in sessions:
         summary = session.summary()
+        every = session.every_verdict()
         for judge in session.meta["judges"]:
             doc = summary.get(judge, {})
             runs.append({
@@ -68,7 +69,7 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
                 **({"stale": True} if doc and not summary_is_current({judge: doc}) else {}),
                 "n_done": doc.get("n_done", 0),
                 "n_failed": doc.get("n_failed", 0),
-                "verdicts": session.verdicts(judge),
+                "verdicts": every[judge],
             })
     judged = [set(r["verdicts"]) for r in runs]
     common = set.intersection(*judged)

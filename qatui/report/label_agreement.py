@@ -36,7 +36,7 @@ def judge_runs(store: SessionStore, content_hash: str) -> list[tuple[str, str, d
         if meta.get("status") == "damaged" or (meta.get("dataset") or {}).get("content_hash") != content_hash:
             continue
         session = store.open(meta["id"])
-        runs += [(session.id, judge, session.verdicts(judge)) for judge in meta.get("judges", {})]
+        runs += [(session.id, judge, verdicts) for judge, verdicts in session.every_verdict().items()]
     return runs
 
 

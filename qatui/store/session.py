@@ -217,21 +217,27 @@ class Session:
         with self._lock:
             return self._shards.pages()
 
-    def verdicts(self, judge: str) -> dict[str, Verdict]:
+    def verdicts(self, judge: str, results: dict[tuple[str, str], dict] | None = None) -> dict[str, Verdict]:
         """The current verdicts of `judge`, by item id; failed items are absent.
 
-        A verdict stored before its tied groups were kept gets them from its scores under the judge's
-        stored `tie_digits` (`Verdict`).
+        `results`: what `results()` returned, when the caller has just read it (every shard is read again
+        otherwise). A verdict stored before its tied groups were kept gets them from its scores under the
+        judge's stored `tie_digits` (`Verdict`).
         """
         verdicts: dict[str, Verdict] = {}
         context = {"tie_digits": stored_digits((self.meta.get("judges") or {}).get(judge))}
-        for (item_id, j), doc in self.results().items():
+        for (item_id, j), doc in (self.results() if results is None else results).items():
             if j == judge and doc["status"] == "done":
                 try:
                     verdicts[item_id] = Verdict.model_validate(doc["verdict"], context=context)
                 except ValidationError as e:
                     raise SessionError(f"{self.path}: damaged verdict of {judge} on {item_id}: {e}") from e
         return verdicts
+
+    def every_verdict(self) -> dict[str, dict[str, Verdict]]:
+        """`verdicts(judge)` of every judge of the session, by judge, reading the shards once for all of them."""
+        results = self.results()
+        return {judge: self.verdicts(judge, results) for judge in self.meta.get("judges") or {}}
 
     def finished_keys(self) -> set[tuple[str, str]]:
         """The (item_id, judge) pairs whose latest record is a verdict: what a resume skips."""

@@ -96,7 +96,7 @@ def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str 
     summary, gold_line, dataset = session_summary(session, gold, sessions_root or session.path.parent)
     if dataset is None and (dataset := unchanged_dataset(session)) is not None:
         dataset = dataset.of_session(meta["dataset"])
-    verdicts = {judge: session.verdicts(judge) for judge in meta["judges"]}
+    verdicts = session.every_verdict()
     judges = []
     for name in meta["judges"]:
         doc = summary.get(name)
