@@ -87,7 +87,15 @@ FAULT_KINDS = {
     "no-message": "200 whose choice has no `message` (a stream: chunks with no `delta`)",
     "content-number": "200 whose message `content` is a number, not text",
     "content-object": "200 whose message `content` is a JSON object, not text",
+    "error-200": "200 whose body is OpenAI's error object (`{\"error\": {...}}`, no choices); a stream: that object "
+                 "as its first and only chunk, then `[DONE]`",
+    "error-mid-stream": "a stream: the role chunk and half the text's chunks, then the error object as a chunk, then "
+                        "`[DONE]` (a server failing while it generates); not streamed: as error-200",
 }
+
+ERROR_200 = {"error": {"message": "The server had an error while processing your request (fake LLM server)",
+                       "type": "server_error", "param": None, "code": 500}}
+"""The error object an "error-200" or "error-mid-stream" fault sends with status 200 (a body, or an SSE chunk)."""
 
 EMBED_DIM = 64
 """The length of the vectors `POST /v1/embeddings` answers (hashed bag of words)."""
@@ -131,6 +139,7 @@ class Fault:
     retry_after: float | None = None  # "429-retry-after" (or "429" to add the header)
     seconds: float | None = None  # "hang"
     chars: int | None = None  # "long"
+    error: Any = None  # "error-200", "error-mid-stream": the value of the body's "error" (default ERROR_200's)
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -635,6 +644,12 @@ class FakeLLMServer(BatchEndpoints):
             return _error(503, "The engine is currently overloaded (fake LLM server)", "server_error")
         if kind == "garbage":
             return web.Response(status=200, text="<html>this is not JSON</html>", content_type="application/json")
+        if kind in ("error-200", "error-mid-stream") and not stream:
+            return web.json_response(_error_body(fault))
+        if kind == "error-200":
+            response = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream"})
+            await response.prepare(request)
+            return await _stream_error(response, fault)
         if kind == "drop" and not stream:
             _drop(request)
             return web.Response(status=200)  # never sent: the connection is gone
@@ -683,6 +698,8 @@ class FakeLLMServer(BatchEndpoints):
             if kind == "drop" and n >= max(1, len(pieces) // 2):
                 _drop(request)
                 return response
+            if kind == "error-mid-stream" and n >= max(1, len(pieces) // 2):
+                return await _stream_error(response, fault)
             delta = {} if kind == "no-message" else {"content": piece}
             asked = {"logprobs": per_piece[n]} if body.get("logprobs") else {}
             await send([{"index": 0, "delta": delta, **asked, "finish_reason": None}])
@@ -690,6 +707,8 @@ class FakeLLMServer(BatchEndpoints):
         if kind == "drop":  # a text too short to split: drop after the role chunk
             _drop(request)
             return response
+        if kind == "error-mid-stream":  # likewise: the error after the role chunk
+            return await _stream_error(response, fault)
         if kind != "no-choices":
             await send([{"index": 0, "delta": {}, "finish_reason": finish}])
         if (body.get("stream_options") or {}).get("include_usage"):
@@ -759,6 +778,18 @@ def _error(status: int, message: str, code: str, headers: dict[str, str] | None 
     """An error in OpenAI's shape, which the OpenAI SDK (and so LiteLLM) reads."""
     payload = {"error": {"message": message, "type": code, "param": param, "code": code}}
     return web.json_response(payload, status=status, headers=headers)
+
+
+def _error_body(fault: Fault) -> dict[str, Any]:
+    """The error object an "error-200" or "error-mid-stream" fault sends: `ERROR_200`, or the fault's own `error`."""
+    return ERROR_200 if fault.error is None else {"error": fault.error}
+
+
+async def _stream_error(response: web.StreamResponse, fault: Fault) -> web.StreamResponse:
+    """End a stream begun with 200 as a server that fails while generating does: the error object as a chunk."""
+    await response.write(f"data: {json.dumps(_error_body(fault))}\n\ndata: [DONE]\n\n".encode())
+    await response.write_eof()
+    return response
 
 
 def _drop(request: web.Request) -> None:

@@ -30,6 +30,7 @@ pytestmark = [pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarni
 KEY_ENV = "QATUI_DIRECT_KEY"
 KEY = "sk-direct-0123456789abcdef"
 ASK = [{"role": "user", "content": "What is the capital of France?"}]
+PARIS = "Paris is the capital of France."
 
 
 class Capital(BaseModel):
@@ -123,6 +124,20 @@ CASES = {
     "429-then-ok": {"faults": ["429", Fault("429-retry-after", retry_after=0.01), "ok"]},
     "5xx-and-drops": {"faults": ["500", "503", "drop", "drop"]},
     "refused-option": {"refuse": ["seed"]},
+    # HTTP 200, then an error object (a body without choices; a stream's first chunk, or one after some text)
+    "error-in-200": {"responder": lambda body: PARIS, "faults": ["error-200"] * 3},
+    "error-in-200-then-ok": {"responder": lambda body: PARIS, "faults": ["error-200"]},
+    "error-as-text": {"faults": [Fault("error-200", error="upstream failed")] * 3},
+    "error-mid-stream": {"responder": lambda body: PARIS, "faults": ["error-mid-stream"] * 3},
+    "error-mid-stream-then-ok": {"responder": lambda body: PARIS, "faults": ["error-mid-stream"]},
+    "error-after-thinking": {"responder": lambda body: Reply(PARIS, reasoning_content="The capital is Paris."),
+                             "faults": ["error-mid-stream"] * 3},
+    "error-mid-stream-client": {"responder": lambda body: PARIS, "faults": [Fault("error-mid-stream", error={
+        "message": "prompt too long (fake LLM server)", "type": "BadRequestError", "code": 400})]},
+    "error-mid-stream-429-then-ok": {"responder": lambda body: PARIS, "faults": [Fault("error-mid-stream", error={
+        "message": "slow down (fake LLM server)", "type": "rate_limit_exceeded", "code": 429}), "ok"]},
+    "error-mid-stream-code-text": {"responder": lambda body: PARIS, "faults": [Fault("error-mid-stream", error={
+        "message": "overloaded (fake LLM server)", "type": "server_error", "code": "overloaded"})] * 3},
 }
 
 
@@ -480,3 +495,43 @@ def test_an_endpoint_named_by_the_providers_variable_is_asked_directly_alike(llm
 
     assert not eligible(_client(llm_server, tmp_path / "none", True, model=f"{provider}/fake-model",
                                 api_base=None).settings)
+
+
+# -- a server that fails after answering 200 -----------------------------------------------------
+
+VERDICT = json.dumps({"rationale": "Both checked.", "choice": "A"})
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "litellm"])
+def test_a_verdict_streamed_before_the_servers_error_chunk_is_never_scored(llm_server, tmp_path, direct):
+    """The TUI's streamed run: for one item the server streams a whole verdict, then an error chunk (a 200 stream
+    that fails while generating). Its calls are retried, recorded as failed, kept out of the cache, and the item is
+    failed, never scored; the other item is scored."""
+    from qatui.data.model import Item
+    from qatui.engine.runner import Engine
+    from qatui.events import ItemFailed, Verdict
+    from qatui.judges.registry import make_judge
+    from qatui.judges.resources import Resources
+
+    failing = "Why is the sea salty?"
+    poisoned = lambda body: failing in json.dumps(body["messages"])  # noqa: E731
+    llm_server.script(lambda body: VERDICT + " And a long afterthought." * 6 if poisoned(body) else VERDICT,
+                      faults=lambda index, body: "error-mid-stream" if poisoned(body) else "ok")
+    client = _client(llm_server, tmp_path, direct, max_attempts=2)
+    judge = make_judge("pairwise", {}, Resources(Config(), llm=client))
+    items = [Item(id="sky", question="Why is the sky blue?", candidates={"a": "Scattering.", "b": "The sea."}),
+             Item(id="sea", question=failing, candidates={"a": "Dissolved minerals.", "b": "Fish."})]
+
+    async def run() -> list:
+        return [e async for e in Engine(items, [judge], seed=0, concurrency=1, watch_tokens=True).run()]
+
+    events = asyncio.run(run())
+    assert {e.item_id for e in events if isinstance(e, Verdict)} == {"sky"}
+    [failed] = [e for e in events if isinstance(e, ItemFailed)]
+    assert failed.item_id == "sea" and "server error (500) 2 times" in failed.reason
+    sea_calls = [e for e in events if isinstance(e, LLMCallFinished) and e.item_id == "sea"]
+    assert sea_calls and not any(call.ok for call in sea_calls) and all(call.attempts == 2 for call in sea_calls)
+    assert all(client.cache.get(call.prompt_hash) is None for call in sea_calls)  # no answer kept to be read later
+    assert any(VERDICT[:8] in e.text for e in events if isinstance(e, LLMToken) and e.item_id == "sea")  # it streamed
+    assert all(body.get("stream") for body in llm_server.requests)
+    assert {h["User-Agent"][:5] for h in llm_server.headers} == {"qatui" if direct else "litel"}

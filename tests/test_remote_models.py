@@ -166,6 +166,38 @@ def test_an_embedding_server_that_is_down_is_refused_before_a_session_exists(tmp
     assert not (tmp_path / "sessions").exists() or not any((tmp_path / "sessions").iterdir())
 
 
+def test_an_embedder_whose_providers_key_is_unset_is_refused_before_any_request(tmp_path, monkeypatch, capsys) -> None:
+    """`[embedders.NAME]` naming neither `api_key_env` nor `api_base` relies on the provider's variable: with
+    `OPENAI_API_KEY` unset it is refused in one line naming the variable, exit 2, before any request or session
+    (the endpoint, named by `OPENAI_BASE_URL`, is the loopback server), whether the missing-keys fact (`llm.keys`)
+    is computed by that run or already held."""
+    from qatui.cli import main
+    from qatui.llm import facts as facts_module
+
+    monkeypatch.setattr(facts_module, "_stores", {})  # no fact held yet in this process
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    model = "openai/text-embedding-3-small"
+    with FakeLLMServer(_questions) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        config = _config(server, tmp_path, embedder="keyless")
+        config.write_text(config.read_text() + f'[embedders.keyless]\nmodel = "{model}"\n')
+        held = lambda: [v for fact, v in facts_module.facts_at(None)._memo.items()  # noqa: E731
+                        if '"fact": "missing-keys"' in fact and f'"model": "{model}"' in fact]
+        assert held() == []
+        for run in ("computed", "held"):
+            code = main(["--config", str(config), "--sessions-dir", str(tmp_path / "sessions"), "run",
+                         str(_dataset(tmp_path)), "--backbone", "fake", "--judge", "ragas-answer-relevance"])
+            err = capsys.readouterr().err.strip()
+            assert code == 2 and err == (f"error: embedder 'keyless' cannot be used: {model}: no API key: set "
+                                         "OPENAI_API_KEY (or name the variable with api_key_env in "
+                                         "[embedders.keyless])"), (run, err)
+            assert (server.n_requests, server.n_embeddings) == (0, 0), run  # no preflight, no probe
+            assert not (tmp_path / "sessions").exists() or not any((tmp_path / "sessions").iterdir())
+            assert held() == [["OPENAI_API_KEY"]], run  # the fact, held for the next run
+
+
 # -- NLI -------------------------------------------------------------------------------------------
 
 

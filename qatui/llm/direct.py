@@ -18,7 +18,8 @@ It is exactly LiteLLM's request, or LiteLLM's path is taken instead:
   rewrite), goes through LiteLLM;
 - errors are LiteLLM's own: an HTTP status, or a failure to connect (a 500 there), goes through
   LiteLLM's exception mapping (`litellm_error`, as its HTTP handler's errors do), a stream cut off is
-  its `APIConnectionError`, a body that is not JSON its `APIError`; so `backbone.Backbone.run`
+  its `APIConnectionError`, a body that is not JSON its `APIError`, a stream chunk carrying an error object (a
+  server failing after its 200) its chunk parser's error (`replies.stream_error`); so `backbone.Backbone.run`
   classifies, retries, paces and masks them in its one place;
 - a reply whose shape is not a plain chat completion (a choice without a message, a content that is
   not text) is converted by LiteLLM's own converter, which accepts or refuses it as it always did.

@@ -224,6 +224,9 @@ class Stream:
                     continue
                 text = data.decode("utf-8", "replace")
                 chunk = json_of(text, self.model, self.provider)
+                if isinstance(chunk, dict) and chunk.get("error"):  # the server failed after its 200
+                    raise stream_error(chunk, self.model, self.provider, "".join(self._content),
+                                       first=not self.chunks)
                 if isinstance(chunk, dict) and not all(plain_logprobs(c.get("logprobs")) for c in
                                                        chunk.get("choices") or () if isinstance(c, dict)):
                     _check_chunk(chunk, line.decode("utf-8", "replace").rstrip("\r\n"), self.model, self.provider)
@@ -293,6 +296,37 @@ class Stream:
         if reasoning:
             completion += count(model=model, text=reasoning, count_response_tokens=True)
         return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def stream_error(chunk: dict[str, Any], model: str, provider: str, generated: str, *, first: bool) -> BaseException:
+    """The error LiteLLM's stream raises for a chunk carrying an error object (`{"error": {...}}`, as vLLM or a
+    proxy sends when it fails after answering 200): its chunk parser's `OpenAIError` (the object's `code` as the
+    status when it is one, else 500) mapped by `exception_type`; a client error (4xx but 429) as it is, anything
+    else wrapped as its stream wrapper wraps it (`MidStreamFallbackError`, which `backbone` unwraps). `generated`
+    is the answer's text so far, and `first` whether no chunk came before."""
+    from qatui.llm._lazy import get_litellm
+
+    get_litellm()
+    from litellm.exceptions import MidStreamFallbackError
+    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+    from litellm.llms.openai.chat.gpt_transformation import OpenAIChatCompletionStreamingHandler
+    from litellm.llms.openai.common_utils import OpenAIError
+
+    message, status = OpenAIChatCompletionStreamingHandler._extract_error_from_chunk(chunk) or ("", 500)
+    error = OpenAIError(status_code=status, message=message)
+    try:
+        mapped = exception_type(model=model, custom_llm_provider=provider, original_exception=error,
+                                completion_kwargs={}, extra_kwargs={})
+    except Exception as raised:  # noqa: BLE001 - exception_type raises the mapped class
+        mapped = raised
+    mapped.__cause__ = error
+    code = getattr(mapped, "status_code", None)
+    if (isinstance(code, int) and 400 <= code < 500 and code != 429) or (400 <= status < 500 and status != 429):
+        return mapped  # LiteLLM raises a client error as it is: no fallback
+    wrapped = MidStreamFallbackError(message=str(mapped), model=model, llm_provider=provider,
+                                     original_exception=mapped, generated_content=generated, is_pre_first_chunk=first)
+    wrapped.__cause__ = mapped
+    return wrapped
 
 
 def _check_chunk(chunk: dict[str, Any], line: str, model: str, provider: str) -> None:
