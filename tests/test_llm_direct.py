@@ -173,6 +173,18 @@ def test_both_paths_send_the_same_request_and_end_the_same_way(llm_server, tmp_p
     assert paced(my_client) == paced(their_client)  # the adaptive limit saw the same 429s and timeouts
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_a_200_whose_error_object_has_a_word_for_its_code_is_asked_again_then_failed(llm_server, tmp_path, stream):
+    """`{"error": {"code": "overloaded"}}` in a 200: LiteLLM names it a 500 when streamed, a bare APIError with the word
+    as its status when not; either way a server-side failure, asked again up to the attempts, then failed (never an
+    answer), on both paths alike."""
+    for result, _events, bodies, _agents, _client_used in _both(llm_server, tmp_path, CASES["error-mid-stream-code-text"],
+                                                               stream):
+        assert isinstance(result, LLMCallError) and result.transient, result
+        assert result.attempts == 3 and len(bodies) == 3, (result.attempts, len(bodies))
+        assert "overloaded" in str(result)
+
+
 def test_a_schema_answer_gives_the_same_cache_entry_and_a_litellm_cache_is_a_full_hit(llm_server, tmp_path):
     llm_server.script(lambda body: json.dumps({"city": "Paris"}))
     folder = tmp_path / "cache"

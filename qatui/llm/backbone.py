@@ -27,6 +27,7 @@ from qatui.llm.errors import LLMCallError
 from qatui.llm.faults import CONNECTION, MALFORMED, NOT_JSON, malformed_reason, not_json_reason, root_text, wire_fault
 from qatui.llm.pacing import MAX_PAUSE_S, OK, OTHER, OVERLOADED, AdaptiveLimit
 from qatui.llm.router import Hop, hop_kind, hop_text
+from qatui.text import plain
 
 if TYPE_CHECKING:
     from qatui.llm.router import DeploymentRouter
@@ -163,11 +164,10 @@ class Backbone:
                 raise
             except Exception as e:  # noqa: BLE001 - read with LiteLLM's classes: retried, or permanent
                 ll = get_litellm()
-                transient = _transient_classes(ll)
-                if not isinstance(e, transient):  # anything else is not worth retrying
+                if not is_transient(e, ll):  # anything else is not worth retrying
                     raise LLMCallError(self._describe_permanent(e, ll, api_key), attempts=tries) from e
                 last_error = _unwrap(e)
-                if not isinstance(last_error, transient) or wire_fault(last_error) == MALFORMED:  # permanent
+                if not is_transient(last_error, ll) or wire_fault(last_error) == MALFORMED:  # permanent
                     raise LLMCallError(self._describe_permanent(last_error, ll, api_key), attempts=tries) from e
                 failures.extend(self._transient_failures(last_error, ll, hops, start))
                 rate_limited = self._rate_limited(last_error, ll, hops, start)
@@ -229,6 +229,9 @@ class Backbone:
             return "bad gateway (502)"
         if isinstance(error, ll.InternalServerError):
             return "server error (500)"
+        if unnamed_server_error(error, ll):
+            status = getattr(error, "status_code", None)
+            return f"server error ({plain(str(status))[:40]})" if status is not None else "server error"
         return "connection failed"
 
     def _summary(self, failures: list[str], elapsed: float, api_key: str | None,
@@ -318,6 +321,19 @@ def _transient_classes(ll: Any) -> tuple[type[BaseException], ...]:
     # litellm.Timeout is not an APIConnectionError (docs/LIBRARIES.md#litellm-calls): both are listed.
     return (ll.RateLimitError, ll.Timeout, TimeoutError, ll.APIConnectionError, ll.ServiceUnavailableError,
             ll.InternalServerError, ll.BadGatewayError)
+
+
+def unnamed_server_error(error: BaseException, ll: Any) -> bool:
+    """LiteLLM's bare `APIError` without a 4xx status: a failure it could not name, e.g. a 200 whose body is an error
+    object with a word for its code (`"overloaded"`, kept as the status), which it names a 500 when streamed; asked
+    again as a 500 is. The classes deriving from `APIError` (a 400, a 401, ...) and a bare 4xx are not this."""
+    status = getattr(error, "status_code", None)
+    return type(error) is ll.APIError and not (isinstance(status, int) and 400 <= status <= 499)
+
+
+def is_transient(error: BaseException, ll: Any) -> bool:
+    """Whether a failed call is worth asking again: 429s, timeouts, dropped connections, 5xx (named or not)."""
+    return isinstance(error, _transient_classes(ll)) or unnamed_server_error(error, ll)
 
 
 def _unwrap(error: BaseException) -> BaseException:

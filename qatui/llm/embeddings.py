@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from qatui.llm._lazy import get_litellm
-from qatui.llm.backbone import Backbone, _transient_classes
+from qatui.llm.backbone import Backbone, is_transient
 from qatui.events import LLMCallFinished, emit
 from qatui.llm.errors import LLMCallError
 from qatui.llm.response import cost_of, usage_of
@@ -89,7 +89,6 @@ class RemoteEmbeddings:
         A server of one's own (`api_base`) without `api_key_env` is sent the placeholder key "EMPTY", as vLLM's
         and text-embeddings-inference's OpenAI-compatible routes take when they check none."""
         ll = get_litellm()
-        transient = _transient_classes(ll)
         self.precheck()
         api_key = self.api_key() or ("EMPTY" if self.settings.api_base else None)
         kwargs: dict[str, Any] = {"model": self.settings.model, "input": list(texts),
@@ -105,13 +104,13 @@ class RemoteEmbeddings:
             self.requests += 1
             try:
                 response = ll.embedding(**kwargs)
-            except transient as e:
-                last = e
-                failures.append(self._rules._describe_transient(e, ll))
-                if attempt < self.settings.max_attempts:
-                    self.sleep(self._rules.backoff(attempt, e))
-                continue
-            except Exception as e:  # noqa: BLE001 - a permanent error: retrying cannot help
+            except Exception as e:  # noqa: BLE001 - asked again when transient; else retrying cannot help
+                if is_transient(e, ll):
+                    last = e
+                    failures.append(self._rules._describe_transient(e, ll))
+                    if attempt < self.settings.max_attempts:
+                        self.sleep(self._rules.backoff(attempt, e))
+                    continue
                 error = LLMCallError(self._rules._describe_permanent(e, ll, api_key), attempts=attempt)
                 self._made_call(texts, started, attempt, error=str(error))
                 raise error from None
