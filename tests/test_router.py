@@ -132,6 +132,25 @@ def test_a_deployment_answering_429_hands_its_calls_to_the_other(servers, tmp_pa
     assert code == 0 and f"pool/a 0 calls, 0 tokens, {a.n_requests - 1}×429 · pool/b 12 calls" in " ".join(out.split())
 
 
+def test_a_deployment_answering_an_unnamed_server_error_hands_its_calls_to_the_other(servers, tmp_path, capsys) -> None:
+    """A 200 whose error object has a word for its code (LiteLLM's bare APIError) is transient for the Router's turns
+    as for a plain backbone (`llm.errors.is_transient`): the other deployment answers, no item is lost. (LiteLLM's
+    Router itself fails on that word status with a TypeError; the deployment's error is what is read.)"""
+    from llm_server import Fault
+
+    a, b = servers
+    word = {"message": "overloaded (fake LLM server)", "type": "server_error", "code": "overloaded"}
+    a.script(lambda body: ANSWER, faults=lambda index, body: "ok" if index == 0 else Fault("error-200", error=word))
+    # (its preflight probe answered: a deployment failing that would be refused before any work)
+    config = pool_toml(tmp_path, ("a", a.base_url, "POOL_KEY_A"), ("b", b.base_url, "POOL_KEY_B"))
+    code, out, err = cli(capsys, config, tmp_path, "run", str(pairs(tmp_path)), "--judge", "pairwise", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["judges"]["pairwise"]["coverage"]["scored"] == 6 and result["judges"]["pairwise"]["n_failed"] == 0
+    calls = stored_calls(tmp_path)
+    assert len(calls) == 12 and {c["deployment"] for c in calls} == {"pool/b"}
+
+
 def test_when_every_deployment_fails_qatui_backs_off_then_fails_naming_each(servers, tmp_path) -> None:
     a, b = servers
     a.script(faults=lambda index, body: "429")

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from qatui.llm._lazy import get_litellm
-from qatui.llm.errors import LLMCallError
+from qatui.llm.errors import LLMCallError, is_transient, unnamed_server_error
 from qatui.llm.faults import CONNECTION, MALFORMED, NOT_JSON, malformed_reason, not_json_reason, root_text, wire_fault
 from qatui.llm.pacing import MAX_PAUSE_S, OK, OTHER, OVERLOADED, AdaptiveLimit
 from qatui.llm.router import Hop, hop_kind, hop_text
@@ -315,25 +315,6 @@ class Limited:
     def wait(self, delay: float) -> None:
         """Count one more wait after a rate limit."""
         self.waited += delay
-
-
-def _transient_classes(ll: Any) -> tuple[type[BaseException], ...]:
-    # litellm.Timeout is not an APIConnectionError (docs/LIBRARIES.md#litellm-calls): both are listed.
-    return (ll.RateLimitError, ll.Timeout, TimeoutError, ll.APIConnectionError, ll.ServiceUnavailableError,
-            ll.InternalServerError, ll.BadGatewayError)
-
-
-def unnamed_server_error(error: BaseException, ll: Any) -> bool:
-    """LiteLLM's bare `APIError` without a 4xx status: a failure it could not name, e.g. a 200 whose body is an error
-    object with a word for its code (`"overloaded"`, kept as the status), which it names a 500 when streamed; asked
-    again as a 500 is. The classes deriving from `APIError` (a 400, a 401, ...) and a bare 4xx are not this."""
-    status = getattr(error, "status_code", None)
-    return type(error) is ll.APIError and not (isinstance(status, int) and 400 <= status <= 499)
-
-
-def is_transient(error: BaseException, ll: Any) -> bool:
-    """Whether a failed call is worth asking again: 429s, timeouts, dropped connections, 5xx (named or not)."""
-    return isinstance(error, _transient_classes(ll)) or unnamed_server_error(error, ll)
 
 
 def _unwrap(error: BaseException) -> BaseException:

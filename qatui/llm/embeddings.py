@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from qatui.llm._lazy import get_litellm
-from qatui.llm.backbone import Backbone, is_transient
+from qatui.llm.backbone import Backbone
+from qatui.llm.errors import is_transient
 from qatui.events import LLMCallFinished, emit
 from qatui.llm.errors import LLMCallError
 from qatui.llm.response import cost_of, usage_of

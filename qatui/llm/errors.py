@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from qatui.errors import QatuiError
 
@@ -56,3 +57,23 @@ def grouped_reason(reasons: list[str]) -> str:
     if len(set(reasons)) == 1 or not times:
         return reasons[0]
     return _GAVE_UP.sub(f", gave up after {min(times):.1f}–{max(times):.1f} s", reasons[0], count=1)
+
+
+def transient_classes(ll: Any) -> tuple[type[BaseException], ...]:
+    """LiteLLM's (`ll`, the imported module) error classes worth asking again."""
+    # litellm.Timeout is not an APIConnectionError (docs/LIBRARIES.md#litellm-calls): both are listed.
+    return (ll.RateLimitError, ll.Timeout, TimeoutError, ll.APIConnectionError, ll.ServiceUnavailableError,
+            ll.InternalServerError, ll.BadGatewayError)
+
+
+def unnamed_server_error(error: BaseException, ll: Any) -> bool:
+    """LiteLLM's bare `APIError` without a 4xx status: a failure it could not name, e.g. a 200 whose body is an error
+    object with a word for its code (`"overloaded"`, kept as the status), which it names a 500 when streamed; asked
+    again as a 500 is. The classes deriving from `APIError` (a 400, a 401, ...) and a bare 4xx are not this."""
+    status = getattr(error, "status_code", None)
+    return type(error) is ll.APIError and not (isinstance(status, int) and 400 <= status <= 499)
+
+
+def is_transient(error: BaseException, ll: Any) -> bool:
+    """Whether a failed call is worth asking again: 429s, timeouts, dropped connections, 5xx (named or not)."""
+    return isinstance(error, transient_classes(ll)) or unnamed_server_error(error, ll)

@@ -26,7 +26,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from qatui.llm._lazy import get_litellm
-from qatui.llm.errors import LLMCallError
+from qatui.llm.errors import LLMCallError, is_transient, unnamed_server_error
 
 if TYPE_CHECKING:
     from qatui.config import BackboneConfig
@@ -186,13 +186,23 @@ class DeploymentRouter:
             for turn in range(1, len(self.labels) + 1):  # a Router may pick a failing deployment again: bounded
                 try:
                     return await router.acompletion(**dict(kwargs, model=self.name))
-                except (ll.RateLimitError, ll.Timeout, ll.APIConnectionError, ll.ServiceUnavailableError,
-                        ll.InternalServerError, ll.BadGatewayError):
-                    tried = {label for label, kind in hops[start:] if kind != "ok"}
-                    if turn == len(self.labels) or tried >= set(self.labels):
-                        raise
-                except ValueError as e:  # the Router's "no deployments available": each one is cooling down
-                    if type(e).__name__ not in ("RouterRateLimitError", "RouterRateLimitErrorBasic"):
+                except Exception as raised:  # noqa: BLE001 - another deployment when transient (the backbone's rule)
+                    e = raised
+                    if isinstance(raised, TypeError) and raised.__context__ is not None and unnamed_server_error(
+                            raised.__context__, ll):  # the Router's retry check compares a word status with 500
+                        e = raised.__context__    # and fails on its own: the deployment's error is what happened
+                    if is_transient(e, ll):
+                        tried = {label for label, kind in hops[start:] if kind != "ok"}
+                        if turn == len(self.labels) or tried >= set(self.labels):
+                            if e is raised:
+                                raise
+                            raise e  # noqa: B904 - its own chain (what the wire did) kept, the Router's slip left out
+                        continue
+                    if e is not raised:
+                        raise e  # noqa: B904 - as above
+                    # the Router's "no deployments available": each one is cooling down
+                    if not isinstance(e, ValueError) or type(e).__name__ not in ("RouterRateLimitError",
+                                                                                 "RouterRateLimitErrorBasic"):
                         raise
                     error = ll.RateLimitError(message=f"every deployment of {self.name} is cooling down after "
                                               "failures", model=self.settings.model, llm_provider="router")
