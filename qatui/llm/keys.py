@@ -29,9 +29,14 @@ _NAME = re.compile(r"""["']([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)["']""")
 def missing_keys(model: str, facts: Facts) -> list[str]:
     """The key or token variables LiteLLM says `model`'s provider needs and this environment lacks ([] when none,
     or when LiteLLM knows no provider for it: the call itself says so)."""
-    names = facts.get("environment-names", {}, _environment_names, _is_names)
-    present = [name for name in names if name in os.environ]
-    return facts.get("missing-keys", {"model": model, "present": present}, lambda: _missing(model), _is_names)
+    names = set(facts.get("environment-names", {}, _environment_names, _is_names))
+    if "/" in model:  # a name its source builds from the provider (`f"{provider.upper()}_API_KEY"`), not quoted
+        names.add(f"{model.split('/', 1)[0].upper()}_API_KEY")
+    present = sorted(name for name in names if name in os.environ)
+    missing = facts.get("missing-keys", {"model": model, "present": present}, lambda: _missing(model), _is_names)
+    if any(name in os.environ for name in missing):  # set since the fact was kept, under a name not watched above:
+        return _missing(model)                       # never refuse a key that is there
+    return missing
 
 
 def _environment_names() -> list[str]:
