@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from qatui.errors import QatuiError
+from qatui.llm.faults import wire_fault
 
 _GAVE_UP = re.compile(r", gave up after (\d+(?:\.\d+)?) s")
 
@@ -69,9 +70,11 @@ def transient_classes(ll: Any) -> tuple[type[BaseException], ...]:
 def unnamed_server_error(error: BaseException, ll: Any) -> bool:
     """LiteLLM's bare `APIError` without a 4xx status: a failure it could not name, e.g. a 200 whose body is an error
     object with a word for its code (`"overloaded"`, kept as the status), which it names a 500 when streamed; asked
-    again as a 500 is. The classes deriving from `APIError` (a 400, a 401, ...) and a bare 4xx are not this."""
+    again as a 500 is. The classes deriving from `APIError` (a 400, a 401, ...), a bare 4xx, and a reply that is not
+    JSON or no chat completion (`llm.faults`: the same request gets the same body back, never retried) are not this."""
     status = getattr(error, "status_code", None)
-    return type(error) is ll.APIError and not (isinstance(status, int) and 400 <= status <= 499)
+    return (type(error) is ll.APIError and not (isinstance(status, int) and 400 <= status <= 499)
+            and wire_fault(error) is None)  # a body that is not JSON (a proxy's page) is LiteLLM's APIError too
 
 
 def is_transient(error: BaseException, ll: Any) -> bool:
