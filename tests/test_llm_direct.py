@@ -12,6 +12,7 @@ import asyncio
 import json
 import re
 from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -59,14 +60,14 @@ def _client(server: FakeLLMServer, folder: Path, direct: bool, model: str = "ope
     return client
 
 
-def _ask(client, stream: bool, **kwargs: Any) -> tuple[Any, list]:
-    """(the result or the LLMCallError, the events emitted), the tokens watched when `stream`."""
+def _watched(stream: bool, ask: Callable[[], Awaitable[Any]]) -> tuple[Any, list]:
+    """(what `ask()` returned, or the LLMCallError it raised; the events emitted), the tokens watched when `stream`."""
     seen: list = []
 
     async def run():
         token, watched = EVENT_SINK.set(seen.append), TOKENS_WATCHED.set(stream)
         try:
-            return await client.complete(ASK, purpose="test", stream=stream, **kwargs)
+            return await ask()
         except LLMCallError as e:
             return e
         finally:
@@ -74,6 +75,11 @@ def _ask(client, stream: bool, **kwargs: Any) -> tuple[Any, list]:
             EVENT_SINK.reset(token)
 
     return asyncio.run(run()), seen
+
+
+def _ask(client, stream: bool, **kwargs: Any) -> tuple[Any, list]:
+    """(the result or the LLMCallError, the events emitted), the tokens watched when `stream`."""
+    return _watched(stream, lambda: client.complete(ASK, purpose="test", stream=stream, **kwargs))
 
 
 def _record(event: LLMCallFinished) -> dict[str, Any]:
@@ -326,21 +332,10 @@ def _rate(client, stream: bool) -> tuple[Any, list]:
     from qatui.judges.brackets import ask_bracketed, read_whole
     from qatui.judges.prompts import load_prompts
 
-    seen: list = []
-
-    async def run():
-        token, watched = EVENT_SINK.set(seen.append), TOKENS_WATCHED.set(stream)
-        try:
-            return await ask_bracketed(client, ASK, lambda text: read_whole(text, 1, 5), purpose="geval:rate",
-                                       schema=Rating, reask=load_prompts("geval", "en")["rate"]["reask"],
-                                       temperature=1.0, max_tokens=RATING_TOKENS, logprobs=TOP_LOGPROBS, sample=0)
-        except LLMCallError as e:
-            return e
-        finally:
-            TOKENS_WATCHED.reset(watched)
-            EVENT_SINK.reset(token)
-
-    return asyncio.run(run()), seen
+    reask = load_prompts("geval", "en")["rate"]["reask"]
+    return _watched(stream, lambda: ask_bracketed(
+        client, ASK, lambda text: read_whole(text, 1, 5), purpose="geval:rate", schema=Rating, reask=reask,
+        temperature=1.0, max_tokens=RATING_TOKENS, logprobs=TOP_LOGPROBS, sample=0))
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
