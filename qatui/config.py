@@ -247,6 +247,16 @@ def _not_reserved(tables: dict[str, Any]) -> dict[str, Any]:
     return tables
 
 
+def _shown_as_written(tables: dict[str, Any]) -> dict[str, Any]:
+    """A table's name is shown on screens and in every command's output: one holding a control character (an escape,
+    a line break) is refused here, where the file names it, rather than shown escaped everywhere after."""
+    from qatui.text import plain
+
+    if odd := sorted(name for name in tables if plain(name) != name or "\n" in name or "\t" in name):
+        raise ValueError(f"{odd[0]!r}: a table's name may hold no control character (use letters, digits, - _ .)")
+    return tables
+
+
 RETRY_MODES = ("batch", "direct")
 """How a request that failed or expired in a batch is asked again (`[batch] retry`, `--batch-retry`)."""
 
@@ -291,6 +301,7 @@ class Config(_Section):
     source: str | None = Field(default=None, exclude=True)
 
     _served_names = field_validator("embedders", "nli_servers")(_not_reserved)
+    _names_shown = field_validator("backbones", "judges", "juries", "embedders", "nli_servers")(_shown_as_written)
 
     def sessions_dir(self, override: str | None = None) -> Path:
         """The sessions folder, absolute: see `sessions_folder`."""

@@ -38,12 +38,16 @@ def test_no_file_gives_defaults(tmp_path, monkeypatch) -> None:
         ("[judges.rouge-l]\ntie_digit = 2\n", "[judges.rouge-l]"),
         ("[judges.nope]\n", "unknown judge 'nope'"),
         ("[general\n", "not valid TOML"),
+        # a name shown on every screen and in every output: no escape in it (this one would set the window's title)
+        ('[embedders."e\\u001b]0;x\\u0007"]\nmodel = "openai/text-embedding-3-small"\n',
+         "key 'embedders': Value error, 'e\\x1b]0;x\\x07': a table's name may hold no control character"),
+        ('[backbones."a\\nb"]\nmodel = "openai/gpt-4o"\n', "key 'backbones': Value error, 'a\\nb': a table's name"),
     ],
 )
 def test_bad_configs_name_the_file_and_key(text: str, expected: str) -> None:
     with pytest.raises(ConfigError) as err:
         check_judge_tables(parse_config(text, "my.toml"))
-    assert str(err.value).startswith("my.toml: ") and expected in str(err.value)
+    assert str(err.value).startswith("my.toml: ") and expected in str(err.value) and "\n" not in str(err.value)
 
 
 def test_missing_explicit_file_is_an_error(tmp_path) -> None:

@@ -15,12 +15,11 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from fakes import is_preflight
+from fakes import is_preflight, poll
 from llm_server import FakeLLMServer
 
 from qatui.llm.fence import block_texts
@@ -84,9 +83,8 @@ def test_twenty_random_kills_lose_nothing_and_end_where_an_uninterrupted_run_end
             # judging, then killed when a random number of its requests has arrived: a random moment of the run
             # (between flushes or in one) however fast this machine is, where a random time could pass on a busy
             # machine before any item was finished, twenty times over
-            kill_at, deadline = rng.randint(1, 24), time.monotonic() + 120
-            while asked() < kill_at and proc.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.005)
+            kill_at = rng.randint(1, 24)
+            poll(lambda: asked() >= kill_at or proc.poll() is not None, timeout_s=120, interval_s=0.005)
             if proc.poll() is None:
                 os.kill(proc.pid, signal.SIGKILL)
                 kills += 1

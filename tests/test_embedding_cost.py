@@ -44,12 +44,14 @@ def _no_served_models_kept() -> None:
     resources_module._SERVED.clear()
 
 
-def _config(server: FakeLLMServer, tmp_path: Path) -> Path:
+def _config(server: FakeLLMServer, tmp_path: Path, chat: str = "fake-model", embedder: str = "priced",
+            model: str = MODEL) -> Path:
+    """A config whose backbone `fake` (`openai/{chat}`) and embedder `embedder` (`model`) are the loopback server."""
     path = tmp_path / "config.toml"
-    path.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{server.base_url}"\n'
+    path.write_text(f'[backbones.fake]\nmodel = "openai/{chat}"\napi_base = "{server.base_url}"\n'
                     'api_key_env = "FAKE_KEY"\n'
-                    f'[embedders.priced]\nmodel = "{MODEL}"\napi_base = "{server.base_url}"\napi_key_env = "FAKE_KEY"\n'
-                    f'[cache]\ndir = "{tmp_path / "cache"}"\n[models]\nembedder = "priced"\n')
+                    f'[embedders.{embedder}]\nmodel = "{model}"\napi_base = "{server.base_url}"\n'
+                    f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n[models]\nembedder = "{embedder}"\n')
     return path
 
 
@@ -184,15 +186,10 @@ def test_the_plan_counts_and_estimates_the_embedder_s_tokens_within_ten_percent_
         tmp_path) -> None:
     with FakeLLMServer(_written_questions, model=CHAT, usage=_tiktoken_usage, embed_usage=_embedding_tokens,
                        max_lifetime_s=300.0) as server:
-        config = tmp_path / "config.toml"
-        config.write_text(f'[backbones.mini]\nmodel = "openai/{CHAT}"\napi_base = "{server.base_url}"\n'
-                          'api_key_env = "FAKE_KEY"\n'
-                          f'[embedders.priced]\nmodel = "{MODEL}"\napi_base = "{server.base_url}"\n'
-                          f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n'
-                          '[models]\nembedder = "priced"\n')
+        config = _config(server, tmp_path, chat=CHAT)
         dataset = tmp_path / "items.jsonl"
         dataset.write_text("".join(json.dumps(item) + "\n" for item in _observatories(8)))
-        run = ("run", str(dataset), "--backbone", "mini", "--judge", "ragas-answer-relevance")
+        run = ("run", str(dataset), "--backbone", "fake", "--judge", "ragas-answer-relevance")
         # Two items judged first: their answers are in the call cache and their vectors in the store.
         _qatui(config, tmp_path, *run, "--limit", "2")
         plan = _qatui(config, tmp_path, *run, "--plan")
@@ -218,16 +215,10 @@ def test_the_plan_counts_and_estimates_the_embedder_s_tokens_within_ten_percent_
 
 def test_an_unpriced_embedder_leaves_the_judge_without_a_price_and_is_named(tmp_path) -> None:
     with FakeLLMServer(_written_questions, model=CHAT, usage=_tiktoken_usage, max_lifetime_s=300.0) as server:
-        config = tmp_path / "config.toml"
-        config.write_text(f'[backbones.mini]\nmodel = "openai/{CHAT}"\napi_base = "{server.base_url}"\n'
-                          'api_key_env = "FAKE_KEY"\n'
-                          '[embedders.mine]\nmodel = "openai/qatui-unpriced-embedder"\n'
-                          f'api_base = "{server.base_url}"\n'
-                          f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n'
-                          '[models]\nembedder = "mine"\n')
+        config = _config(server, tmp_path, chat=CHAT, embedder="mine", model="openai/qatui-unpriced-embedder")
         dataset = tmp_path / "items.jsonl"
         dataset.write_text("".join(json.dumps(item) + "\n" for item in _observatories(2)))
-        run = ("run", str(dataset), "--backbone", "mini", "--judge", "ragas-answer-relevance", "--plan")
+        run = ("run", str(dataset), "--backbone", "fake", "--judge", "ragas-answer-relevance", "--plan")
         plan = _qatui(config, tmp_path, *run)
         text = subprocess.run([sys.executable, "-m", "qatui", "--config", str(config), *run], capture_output=True,
                               text=True, timeout=180, env={**os.environ, "FAKE_KEY": "sk-test",

@@ -32,6 +32,8 @@ KEY_ENV = "QATUI_DIRECT_KEY"
 KEY = "sk-direct-0123456789abcdef"
 ASK = [{"role": "user", "content": "What is the capital of France?"}]
 PARIS = "Paris is the capital of France."
+PARIS_SCRIPT = {"responder": lambda body: "Paris."}
+"""A server answering every request "Paris." (`FakeLLMServer.script`'s arguments)."""
 
 
 class Capital(BaseModel):
@@ -96,15 +98,16 @@ def _record(event: LLMCallFinished) -> dict[str, Any]:
 
 
 def _both(server: FakeLLMServer, tmp_path: Path, script: dict[str, Any], stream: bool,
-          model: str = "openai/fake-model", **kwargs: Any):
-    """The same call on each path: [(result or error, events, server bodies, user agents)] for direct, LiteLLM."""
+          model: str = "openai/fake-model", settings: dict[str, Any] | None = None, **kwargs: Any):
+    """The same call on each path, each backbone with `settings`: [(result or error, events, server bodies, user
+    agents, client)] for direct, then LiteLLM."""
     out = []
     for direct in (True, False):
         server.script(**script)
         client_module._backbones.clear()  # each path its own backbone, so each its own adaptive limit
         before = len(server.requests)
         client = _client(server, tmp_path / ("direct" if direct else "litellm"), direct, model=model,
-                         **kwargs.pop("settings", {}) if direct else {})
+                         **(settings or {}))
         result, events = _ask(client, stream, **kwargs)
         agents = {h.get("User-Agent", "") for h in server.headers[before:]}
         out.append((result, events, server.requests[before:], agents, client))
@@ -431,30 +434,19 @@ def test_a_stream_carrying_logprobs_ends_alike_on_both_paths(llm_server, tmp_pat
 def test_an_option_litellm_rewrites_keeps_the_request_on_litellms_path(llm_server, tmp_path, provider, settings, path):
     """Which path a request takes is LiteLLM's own mapping of its options (`direct.takes`): the same request reaches
     the server either way."""
-    bodies = []
-    for direct in (True, False):
-        llm_server.script(lambda body: "Paris.")
-        client_module._backbones.clear()
-        before = len(llm_server.requests)
-        result, _ = _ask(_client(llm_server, tmp_path / str(direct), direct, model=f"{provider}/fake-model",
-                                 **settings), False)
-        assert result.text == "Paris."
-        bodies.append(llm_server.requests[before:])
-        if direct:
-            assert llm_server.headers[before]["User-Agent"].startswith(path)
-    assert bodies[0] == bodies[1]
+    (mine, _, my_bodies, my_agents, _), (theirs, _, their_bodies, _, _) = _both(
+        llm_server, tmp_path, PARIS_SCRIPT, False, model=f"{provider}/fake-model", settings=settings)
+    assert mine.text == theirs.text == "Paris." and my_bodies == their_bodies
+    assert my_agents and all(agent.startswith(path) for agent in my_agents)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_an_api_base_naming_the_endpoint_is_posted_to_as_it_is(llm_server, tmp_path, provider):
     """LiteLLM posts to an api_base that already ends in chat/completions as it is; so does the direct path."""
-    llm_server.script(lambda body: "Paris.")
-    for direct in (True, False):
-        before = len(llm_server.requests)
-        result, _ = _ask(_client(llm_server, tmp_path / str(direct), direct, model=f"{provider}/fake-model",
-                                 api_base=f"{llm_server.base_url}/chat/completions"), False)
+    for result, _, bodies, _, _ in _both(llm_server, tmp_path, PARIS_SCRIPT, False, model=f"{provider}/fake-model",
+                                         settings={"api_base": f"{llm_server.base_url}/chat/completions"}):
         assert not isinstance(result, LLMCallError), result
-        assert result.text == "Paris." and len(llm_server.requests) == before + 1
+        assert result.text == "Paris." and len(bodies) == 1
 
 
 def test_an_option_litellm_drops_is_left_to_litellm(llm_server, tmp_path):
@@ -485,17 +477,12 @@ def test_an_endpoint_named_by_the_providers_variable_is_asked_directly_alike(llm
         monkeypatch.delenv(name, raising=False)
     for name, value in variables.items():
         monkeypatch.setenv(name, value.format(base=llm_server.base_url))
-    outcomes = []
-    for direct in (True, False):
-        llm_server.script(lambda body: "Paris.")
-        client_module._backbones.clear()
-        before = len(llm_server.requests)
-        result, events = _ask(_client(llm_server, tmp_path / str(direct), direct, model=f"{provider}/fake-model",
-                                      api_base=None), False)
-        assert not isinstance(result, LLMCallError), result
-        outcomes.append((result.text, llm_server.requests[before:], [_record(e) for e in events]))
-        assert llm_server.headers[before]["User-Agent"].startswith("qatui" if direct else "litellm/")
-    assert outcomes[0] == outcomes[1]
+    (mine, my_events, my_bodies, my_agents, _), (theirs, their_events, their_bodies, their_agents, _) = _both(
+        llm_server, tmp_path, PARIS_SCRIPT, False, model=f"{provider}/fake-model", settings={"api_base": None})
+    assert not isinstance(mine, LLMCallError) and not isinstance(theirs, LLMCallError), (mine, theirs)
+    assert my_agents == {"qatui"} and their_agents and all(a.startswith("litellm/") for a in their_agents)
+    assert (mine.text, my_bodies, [_record(e) for e in my_events]) == (
+        theirs.text, their_bodies, [_record(e) for e in their_events])
     for name in variables:
         monkeypatch.delenv(name)
     from qatui.llm.direct import eligible

@@ -23,9 +23,8 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from qatui.text import usd
-
 from qatui.engine.embedding_pricing import EmbedPlanner, EmbedPriced
+from qatui.text import usd
 
 if TYPE_CHECKING:
     from qatui.data.model import Dataset, Item
@@ -180,10 +179,7 @@ async def _price_unit(row: Priced, judge: Judge, client: LLMClient, items: list[
         for _ in range(later):
             _add_call(sample, prompt_each, answer_most, means.get((client.model, "")), all_cached, cost)
         sample.estimated += later
-    sampled_embed, sample.embed = sample.embed, None
-    row.add(sample)
-    if row.embed is not None and sampled_embed is not None:
-        row.embed.add(sampled_embed)
+    row.add(sample)  # its embedder's texts with it
     if rest and sample.calls:
         scale = rest / sample.calls
         row.calls += rest
@@ -194,8 +190,8 @@ async def _price_unit(row: Priced, judge: Judge, client: LLMClient, items: list[
         row.measured += round(sample.measured * scale)
         row.usd = None if row.usd is None else row.usd + (sample.usd or 0.0) * scale
         row.usd_most = None if row.usd_most is None else row.usd_most + (sample.usd_most or 0.0) * scale
-        if row.embed is not None and sampled_embed is not None:
-            row.embed.add(sampled_embed, scale)
+        if row.embed is not None and sample.embed is not None:
+            row.embed.add(sample.embed, scale)
     if row.unpriced:
         row.usd = row.usd_most = None
     if row.embed is not None:

@@ -51,10 +51,8 @@ class Facts:
     def __init__(self, root: Path | str | None) -> None:
         self.db_path = None if root is None else Path(root).expanduser() / DB_NAME
         self._file = None if self.db_path is None else SqliteFile(self.db_path, (TABLE,))
-        self._memo: dict[str, Any] = {}
-        """Values by the fact's canonical JSON (its key's text)."""
-        self._seen: dict[tuple[str, str], Any] = {}
-        """The same values by (name, repr of the inputs): a lookup without encoding the fact again."""
+        self._memo: dict[tuple[str, str], Any] = {}
+        """Values by (name, repr of the inputs): asked on every call, found without encoding the fact as JSON."""
         self._lock = threading.Lock()
 
     def get(self, name: str, inputs: dict[str, Any], compute: Callable[[], T], valid: Callable[[Any], bool]) -> T:
@@ -63,13 +61,10 @@ class Facts:
         `valid` says whether a value read back is one `compute` could have returned; one that is not is
         computed again. `compute` must return plain JSON (bool, int, str, None, lists and dicts of them).
         """
-        seen = (name, repr(inputs))  # asked on every call: the same caller passes the same plain inputs
-        if seen in self._seen:
-            return self._seen[seen]
+        memo = (name, repr(inputs))  # the same caller passes the same plain inputs, in the same order
+        if memo in self._memo:
+            return self._memo[memo]
         fact = json.dumps({"fact": name, "litellm": litellm_version(), **inputs}, sort_keys=True, default=str)
-        if fact in self._memo:
-            self._seen[seen] = self._memo[fact]
-            return self._memo[fact]
         key = hashlib.sha256(fact.encode("utf-8")).hexdigest()
         found = self._read(key)
         if found is not None:
@@ -79,7 +74,8 @@ class Facts:
                 value = None
             else:
                 if valid(value):
-                    self._memo[fact] = value
+                    with self._lock:
+                        self._memo[memo] = value
                     return value
         value = compute()
         text = json.dumps(value)  # plain JSON only: a value that is not fails here, in the code that made it
@@ -87,7 +83,7 @@ class Facts:
             raise TypeError(f"fact {name!r}: {value!r} is not plain JSON")
         self._write(key, fact, text)
         with self._lock:
-            self._memo[fact] = value
+            self._memo[memo] = value
         return value
 
     def _read(self, key: str) -> str | None:

@@ -224,7 +224,7 @@ class QatuiApp(App[None]):
             return start_run(self.store, dataset, request.judges, self.config, limit=request.limit,
                              resources=self._resources(request.backbone, request.nli, request.embedder),
                              judge_options=request.options, max_cost=request.max_cost, batch=request.batch,
-                             batch_retry=request.batch_retry if request.batch else None)
+                             batch_retry=request.batch_retry)  # None unless batch: `NewRunScreen.batch_retry`
 
         self.build_run(make, "new run")
 

@@ -107,11 +107,9 @@ class SessionsTable(VimTable):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
-        self._shown_columns: list[str] = []
-        self._clipped: dict[str, int] = {}
-        """Columns drawn narrower than their text, and their width."""
         self._widths: dict[str, int] = {}
-        """Each shown column's width in cells (its text's widest, or the clipped width), padding left out."""
+        """The columns shown, in display order, each with its width in cells (its text's widest, or narrower for a
+        column clipped to fit), padding left out."""
         self.marked: set[str] = set()
         """Ids of the sessions marked for comparing; drawn with a ● before their name."""
 
@@ -141,8 +139,7 @@ class SessionsTable(VimTable):
 
     def relayout(self) -> None:
         """Refit the columns to the width the table has now, if they no longer fit it."""
-        drawn = dict(self._widths)
-        if self.size.width and (self._fitting_columns(self.shown) != self._shown_columns or self._widths != drawn):
+        if self.size.width and self._fitting(self.shown) != self._widths:
             self.rebuild()  # a column added or dropped, or the clipped one narrower or wider
 
     def rebuild(self) -> None:
@@ -151,17 +148,18 @@ class SessionsTable(VimTable):
         self.marked &= {meta["id"] for meta in self.sessions}
         shown = self.shown
         self.clear(columns=True)
-        self._shown_columns = self._fitting_columns(shown)
+        self._widths = self._fitting(shown)
         labels = {key: label for key, label, _ in COLUMNS}
-        for key in self._shown_columns:  # widths given, not measured by DataTable when it next idles: a table
-            self.add_column(labels[key], key=key, width=self._widths[key])  # refilled on a resize draws whole at once
+        for key, width in self._widths.items():  # widths given, not measured by DataTable when it next idles:
+            self.add_column(labels[key], key=key, width=width)  # a table refilled on a resize draws whole at once
         for meta in shown:
             cells = row_cells(meta)
             if meta["id"] in self.marked:
                 cells["session"] = f"● {cells['session']}"
-            for key, width in self._clipped.items():
-                cells[key] = clip(cells[key], width)
-            self.add_row(*(self._cell(key, cells[key]) for key in self._shown_columns), key=meta["id"])
+            for key in SHRINKS.keys() & self._widths.keys():  # a column narrowed to fit: its text clipped
+                if cell_len(plain(cells[key])) > self._widths[key]:
+                    cells[key] = clip(cells[key], self._widths[key])
+            self.add_row(*(self._cell(key, cells[key]) for key in self._widths), key=meta["id"])
         ids = [m["id"] for m in shown]
         if keep in ids:
             self.move_cursor(row=ids.index(keep), animate=False)
@@ -174,25 +172,22 @@ class SessionsTable(VimTable):
         self.move_cursor(row=ids.index(session_id), animate=False)
         return True
 
-    def _fitting_columns(self, shown: list[dict]) -> list[str]:
-        """The columns that fit the table's width, by priority, in display order."""
+    def _fitting(self, shown: list[dict]) -> dict[str, int]:
+        """The columns that fit the table's width, by priority, in display order, each with its width."""
         cells = [row_cells(meta) for meta in shown]
         widths = {key: max([cell_len(label), *(cell_len(plain(c[key])) for c in cells)]) + 2 for key, label, _ in COLUMNS}
         widths["session"] += 2 if self.marked else 0
         room = self.scrollable_content_region.width if self.size.width else 10_000  # inside a scrollbar when shown
-        kept: set[str] = set()
-        self._clipped = {}
+        kept: dict[str, int] = {}
         for key, _, _ in sorted(COLUMNS, key=lambda c: c[2]):
             if widths[key] <= room:
-                kept.add(key)
+                kept[key] = widths[key] - 2
                 room -= widths[key]
         for key, least in SHRINKS.items():  # a dropped column that fits clipped takes the room the others left
             if key not in kept and room >= least + 2:
-                kept.add(key)
-                self._clipped[key] = room - 2
+                kept[key] = room - 2
                 room = 0
-        self._widths = {key: self._clipped.get(key, widths[key] - 2) for key in kept}
-        return [key for key, _, _ in COLUMNS if key in kept]
+        return {key: kept[key] for key, _, _ in COLUMNS if key in kept}
 
     def _cell(self, key: str, value: str) -> Text:
         value = plain(value)
