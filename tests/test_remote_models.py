@@ -183,8 +183,8 @@ def test_an_embedder_whose_providers_key_is_unset_is_refused_before_any_request(
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         config = _config(server, tmp_path, embedder="keyless")
         config.write_text(config.read_text() + f'[embedders.keyless]\nmodel = "{model}"\n')
-        held = lambda: [v for fact, v in facts_module.facts_at(None)._memo.items()  # noqa: E731
-                        if '"fact": "missing-keys"' in fact and f'"model": "{model}"' in fact]
+        held = lambda: [v for (name, inputs), v in facts_module.facts_at(None)._memo.items()  # noqa: E731
+                        if name == "missing-keys" and f"'model': '{model}'" in inputs]
         assert held() == []
         for run in ("computed", "held"):
             code = main(["--config", str(config), "--sessions-dir", str(tmp_path / "sessions"), "run",
