@@ -2,11 +2,12 @@
 
 A real `qatui run` (pairwise, both orders) against the loopback server, then the same command
 in a new process (`python -m qatui`, sessions and cache in tmp): every call is a hit, so the
-server gets only the preflight's one request; the verdicts equal the first run's. Under
+server gets no request at all (the cache holds answers of the backbone, so its live check waits for
+a call the cache cannot answer, and none comes: `llm.preflight`); the verdicts equal the first run's. Under
 `-X importtime` the rerun imports neither scikit-learn nor scipy (its figures need neither), nor
 LiteLLM: the model facts that shape every request (and so its cache key) are read from the cache
 folder (`llm.facts`), a prompt that fits the window by its bytes needs no tokenizer, and the
-preflight's request goes to the OpenAI-compatible endpoint directly (`llm.direct`). The child records, with a hook passed on its command line (nothing
+first run's requests go to the OpenAI-compatible endpoint directly (`llm.direct`). The child records, with a hook passed on its command line (nothing
 in the product), where LiteLLM was first imported from and every place that asked for it
 (`_lazy.get_litellm`, called through).
 
@@ -86,14 +87,12 @@ def test_a_fully_cached_rerun_imports_neither_litellm_nor_a_metrics_library(
         rerun = subprocess.run([sys.executable, "-X", "importtime", "-c", HOOK, *command("s2")], capture_output=True,
                                text=True, env=env, timeout=300)
         assert rerun.returncode == 0, rerun.stderr[-2000:]
-        assert server.n_requests - asked == 1  # only the preflight's request: every call was a hit
+        assert server.n_requests == asked  # no request: every call was a hit, and the live check was never needed
     assert json.loads(rerun.stdout)["judges"] == json.loads(first.stdout)["judges"]
     assert _verdicts(tmp_path / "s2") == _verdicts(tmp_path / "s1") and len(_verdicts(tmp_path / "s1")) == N_ITEMS
     imported = {line.rsplit("|", 1)[-1].strip() for line in rerun.stderr.splitlines() if line.startswith("import time:")}
     assert not {name for name in imported if name.split(".")[0] in ("sklearn", "scipy")}
-    # LiteLLM is never imported: the facts that shape every request are read from the cache folder, and the
-    # preflight's one live request goes straight to the OpenAI-compatible endpoint (`llm.direct`), its reply of a
-    # model LiteLLM cannot price known as such from the facts too
+    # LiteLLM is never imported: the facts that shape every request are read from the cache folder
     assert not [line for line in rerun.stderr.splitlines() if line.startswith(("LITELLM-IMPORTED-FROM",
                                                                                  "LITELLM-ASKED-FROM"))]
     assert "litellm" not in imported
@@ -136,7 +135,7 @@ def test_a_cached_rerun_of_a_model_string_checks_its_key_from_a_fact_without_lit
         assert asked == 1 + 2 * N_ITEMS and server.headers[0]["User-Agent"] == "qatui"  # straight to the endpoint
         rerun = _model_string_run(tmp_path, server, "s2", {"OPENAI_API_KEY": "sk-test"}, hooked=True)
         assert rerun.returncode == 0, rerun.stderr[-2000:]
-        assert server.n_requests - asked == 1  # the preflight's request only
+        assert server.n_requests == asked  # none: every call a hit, the live check never needed
         assert {h["Authorization"] for h in server.headers} == {"Bearer sk-test"}
     assert _verdicts(tmp_path / "s2") == _verdicts(tmp_path / "s1") and len(_verdicts(tmp_path / "s1")) == N_ITEMS
     assert _litellm_lines(rerun) == []

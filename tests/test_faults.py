@@ -147,7 +147,7 @@ def test_a_corrupted_cache_entry_is_a_miss_asked_again_never_a_crash(llm_server,
     before = llm_server.n_requests
     again = run("second")
     assert again["judges"]["pairwise"]["coverage"]["scored"] == 4
-    assert llm_server.n_requests - before == 2  # the preflight probe, and the one call whose entry was damaged
+    assert llm_server.n_requests - before == 2  # the live check put off to it, and the one call whose entry was damaged
     [(entry,)] = db.execute("SELECT entry FROM calls WHERE key = ?", (keys[0],))
     assert json.loads(entry)["response"]["text"]  # rewritten whole
     db.close()
@@ -158,7 +158,7 @@ def test_a_corrupted_cache_entry_is_a_miss_asked_again_never_a_crash(llm_server,
     assert run("third")["judges"]["pairwise"]["coverage"]["scored"] == 4  # every call asked again, none failed
     assert llm_server.n_requests - before == 1 + 8
     assert len(list((tmp_path / "cache").glob("calls.sqlite3.damaged-*"))) == 1  # kept aside, not deleted
-    assert run("fourth") and llm_server.n_requests - before == 1 + 8 + 1  # the new file answers them all
+    assert run("fourth") and llm_server.n_requests - before == 1 + 8  # the new file answers them all: no request
 
 
 def test_an_answer_that_never_matched_its_schema_is_asked_again_on_resume(llm_server, tmp_path, capsys,

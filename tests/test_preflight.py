@@ -175,3 +175,63 @@ def test_the_probe_waits_out_a_cold_start_longer_than_the_backbones_timeout(llm_
     code, out, err = run(capsys, config, tmp_path / "s2", "--judge", "pairwise", "--limit", "1", "--json",
                          "--no-cache")
     assert json.loads(out)["judges"]["pairwise"]["n_failed"] == 1, out  # timed out at the backbone's 1 s
+
+
+def test_a_backbone_whose_answers_are_cached_is_checked_at_the_first_miss_and_a_failing_one_stops_the_run(
+        fake_backbone, tmp_path, capsys) -> None:
+    """With the cache holding answers of the backbone, the live request waits for the run's first call the cache
+    cannot answer: a fully cached rerun makes no request; a backbone that then fails it stops the run (exit 4):
+    the items answered from the cache are saved, the others left pending (none failed), and a resume finishes."""
+    server, config = fake_backbone
+    answer = json.dumps({"rationale": "A is closer to the reference", "choice": "A"})
+    server.script(lambda body: answer)
+    sessions = tmp_path / "s"
+    code, out, err = run(capsys, config, sessions, "--judge", "pairwise", "--limit", "2", "--json")
+    assert code == 0, err
+    assert server.n_requests == 1 + 2 * 2  # the check before the session (no answers cached yet), both orders twice
+    code, out, err = run(capsys, config, sessions, "--judge", "pairwise", "--limit", "2", "--json")
+    assert code == 0 and json.loads(out)["judges"]["pairwise"]["coverage"]["scored"] == 2, err
+    assert server.n_requests == 5  # every call answered from the cache: no request at all
+
+    server.script(faults=["401"] * 20)  # the key is now rejected
+    before = server.n_requests
+    code, out, err = run(capsys, config, sessions, "--judge", "pairwise", "--json")  # 3 items: the third not cached
+    flat = " ".join(err.split())
+    assert code == 4, (out, err)
+    assert server.n_requests == before + 1  # the check alone: the calls behind it never sent
+    assert "Stopped: backbone 'fake'" in flat and "authentication failed (401)" in flat
+    stopped = json.loads(out)
+    assert stopped["status"] == "stopped" and "401" in stopped["stopped"]
+    assert stopped["judges"]["pairwise"]["coverage"] == {"items": 3, "scored": 2, "not_applicable": 0, "failed": 0,
+                                                         "pending": 1}  # left pending, never failed
+    assert f"qatui sessions resume {stopped['session']}" in flat and "sk-test-not-a-real-key" not in err
+    session = SessionStore(sessions).open(stopped["session"])
+    assert session.meta["status"] == "stopped" and "401" in session.meta["stopped"]
+    assert set(session.verdicts("pairwise")) == {"p1", "p2"}
+
+    main(["--config", str(config), "--sessions-dir", str(sessions), "sessions", "show", stopped["session"]])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "stopped: backbone 'fake'" in shown and f"resume once it answers: qatui sessions resume {stopped['session']}" in shown
+
+    server.script(lambda body: answer)
+    code = main(["--config", str(config), "--sessions-dir", str(sessions), "sessions", "resume", stopped["session"],
+                 "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0 and json.loads(out)["status"] == "completed", err
+    assert set(SessionStore(sessions).open(stopped["session"]).verdicts("pairwise")) == {"p1", "p2", "p3"}
+
+
+def test_a_backbone_at_another_address_is_checked_before_any_session_though_the_cache_holds_answers(
+        fake_backbone, tmp_path, capsys) -> None:
+    """The answers the cache holds are a backbone's by model and api_base: a first run on the same model at another
+    address (a typo in api_base, say) is still refused before its session exists."""
+    server, config = fake_backbone
+    answer = json.dumps({"rationale": "A is closer to the reference", "choice": "A"})
+    server.script(lambda body: answer)
+    code, out, err = run(capsys, config, tmp_path / "s", "--judge", "pairwise", "--limit", "1")
+    assert code == 0, err
+    config.write_text(config.read_text().replace(server.base_url, server.base_url.replace("/v1", "/v2")))
+    sessions = tmp_path / "elsewhere"
+    code, out, err = run(capsys, config, sessions, "--judge", "pairwise", "--limit", "1")
+    assert code == 2 and "did not answer a one-line test request" in " ".join(err.split()), err
+    assert not sessions.exists()

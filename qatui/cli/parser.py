@@ -25,6 +25,9 @@ EXIT_REFUSED = 2
 """Exit status of anything refused before work: bad option, dataset, config, backbone."""
 EXIT_CAPPED = 3
 """Exit status of a run stopped at its cost cap (`--max-cost`): saved, resumable with a higher cap."""
+EXIT_STOPPED = 4
+"""Exit status of a run stopped because a backbone failed the live check put off to its first call the cache could not
+answer (`qatui.llm.preflight`): saved, resumable once the backbone answers."""
 EXIT_INTERRUPTED = 130
 """Exit status after Ctrl-C: the session is saved and resumable."""
 MAX_TABS = 32

@@ -20,7 +20,7 @@ from qatui.cli.common import (
     with_jury,
     with_reasoning,
 )
-from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED, EXIT_RUN_FAILED
+from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED, EXIT_RUN_FAILED, EXIT_STOPPED
 from qatui.errors import QatuiError
 from qatui.text import plural
 
@@ -180,6 +180,8 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
         cap = job.engine.spend_cap
         left = len(job.engine.tasks) - job.engine.counts.done - job.engine.counts.failed
         make_console(stderr=True).print(capped_message(job.session.id, cap, left), style="yellow", markup=False)
+    if status == "stopped":
+        make_console(stderr=True).print(stopped_message(job), style="yellow", markup=False)
     if as_json:
         print_json(out)
     else:
@@ -192,7 +194,19 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
         console.print(f"[dim]saved in {escape(str(saved))}[/]", soft_wrap=True)
     if status == "capped":
         return EXIT_CAPPED
+    if status == "stopped":
+        return EXIT_STOPPED
     return EXIT_RUN_FAILED if job.session.meta.get("status") == "failed" else 0
+
+
+def stopped_message(job: RunJob) -> str:
+    """What a run that stopped on a backbone that failed its put-off live check says: why, what is saved, and how to
+    finish it (plain text: the reason quotes the server)."""
+    counts = job.engine.counts
+    left = len(job.engine.tasks) - counts.done - counts.failed
+    return (f"Stopped: {job.engine.stopped}. {counts.done} done ({counts.cached} calls answered from the call cache) "
+            f"and {counts.failed} failed in this run are saved; {left} left to judge (none failed by this). Resume once "
+            f"the backbone answers: qatui sessions resume {job.session.id}")
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qatui.cli.common import jury_backbones, make_console, open_store, reasoning_asked, with_jury, with_reasoning
-from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED
+from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED, EXIT_STOPPED
 from qatui.errors import JudgeError
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset,
             if i and not calls_backbone(judge, resources, subset):
                 break  # a judge that never calls a backbone gets one row, whatever --backbone says
             once += judge_once_when_fixed([judge], resources, subset)
-            check_models([judge], resources, subset)
+            check_models([judge], resources, subset, defer_live=not args.batch)
             planned.append((judge, resources))
     return planned, once
 
@@ -127,6 +127,12 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
                 stderr.print(capped_message(job.session.id, job.engine.spend_cap, left) + ", then run the same "
                              "`qatui table` again: it reuses finished sessions", markup=False, style="yellow")
                 return EXIT_CAPPED
+            if status == "stopped":
+                from qatui.cli.running import stopped_message
+
+                stderr.print(stopped_message(job) + ", then run the same `qatui table` again: it reuses finished "
+                             "sessions", markup=False, style="yellow")
+                return EXIT_STOPPED
             if left_usd is not None:
                 left_usd -= job.engine.spend_cap.spent_usd
             session = job.session

@@ -45,9 +45,13 @@ def judge_once_when_fixed(judges: list[Judge], resources: Resources, dataset: Da
     return once
 
 
-def check_models(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> None:
+def check_models(judges: list[Judge], resources: Resources, dataset: Dataset | None = None,
+                 defer_live: bool = False) -> None:
     """Refuse a run before any session exists: a pip extra a judge needs is missing (one line naming it), a
-    served embedder or NLI model does not answer its probe, or a backbone a judge (or member) calls cannot answer."""
+    served embedder or NLI model does not answer its probe, or a backbone a judge (or member) calls cannot answer.
+
+    `defer_live`: a backbone whose answers the call cache holds has its live request put off until the run's
+    first call the cache cannot answer (`llm.preflight`); its offline checks (provider, key) are made now."""
     from qatui.extras import require
 
     for judge, models in model_users(judges, resources):
@@ -59,7 +63,7 @@ def check_models(judges: list[Judge], resources: Resources, dataset: Dataset | N
     for judge, models in model_users(judges, resources):
         if calls_backbone(judge, models, dataset) and models.backbone not in checked:
             checked.add(models.backbone)
-            models.check_backbone()
+            models.check_backbone(defer_live)
 
 
 def run_backbones(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> list[str]:

@@ -218,7 +218,7 @@ def start_run(
             if problems := judge.unmet_needs(subset):
                 raise JudgeError(f"judge {judge.name!r} cannot run on {dataset.name}: {'; '.join(problems)}")
     once = judge_once_when_fixed(judges, resources, subset)
-    check_models(judges, resources, subset)
+    check_models(judges, resources, subset, defer_live=not batch)
     spend_cap = run_cap(max_cost, 0.0, judges, resources, subset)
     check_batch_retry(batch, batch_retry)
     batching = batch_settings(config, batch_retry)
@@ -314,7 +314,7 @@ def _resumed(session: Session, config: Config, resources: Resources | None, max_
     for judge in judges:
         if (changed := changed_judge(session.id, judge, meta["judges"][judge.name])) is not None:
             raise SessionError(changed)
-    check_models(judges, resources, subset)
+    check_models(judges, resources, subset, defer_live=not batch)
     max_cost = meta.get("max_cost_usd") if max_cost is None else max_cost
     spent = (llm_totals(session.results())["cost_usd"] + float(meta.get("deferred_cost_usd") or 0)
              if max_cost is not None else 0.0)
@@ -343,8 +343,11 @@ def resources_from_meta(meta: dict, config: Config) -> Resources:
 def finish_run(job: RunJob, status: str) -> dict[str, dict]:
     """Summarise every judge of the session against the gold and store it; returns the summary.
 
-    A run that ended with every item of every judge failed is stored as `failed`, not `completed`.
+    A run that ended with every item of every judge failed is stored as `failed`, not `completed`; one that ended
+    `stopped` (a backbone failed the live check put off to its first call the cache could not answer) keeps why.
     """
+    if status == "stopped":
+        job.session.update_meta(stopped=job.engine.stopped)
     return store_summary(job.session, job.dataset, status)
 
 
@@ -487,6 +490,7 @@ def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
         "llm": meta.get("llm") or llm_totals({}),
         **({"requests": meta["requests"]} if meta.get("requests") else {}),
         **({"imported": meta["imported"]} if meta.get("imported") else {}),
+        **({"stopped": meta.get("stopped", "")} if meta.get("status") == "stopped" else {}),
         **({"batches": meta["batches"]} if meta.get("batches") else {}),
         **({"batch": meta["batch"]} if "batch" in meta else {}),
         **({"batch_retry": meta["batch_retry"]} if meta.get("batch_retry") else {}),

@@ -47,6 +47,7 @@ from qatui.judges.ranking import pair_preference, pair_tiers, ranking_tiers, str
 from qatui.llm.batch import BATCH
 from qatui.llm.cache import ANSWERS_USED, AnswersUsed
 from qatui.llm.errors import LLMCallError
+from qatui.llm.deferred import RUN_STOP
 from qatui.llm.repeat import REPEAT
 from qatui.llm.spend import SPEND, TaskSpend
 
@@ -200,6 +201,10 @@ class Engine:
         self.tasks = [(it, j) for it in self.items for j in judges
                       if (it.id, j.name) not in skip and (it.id, j.name) not in self.not_applicable]
         self.counts = RunCounts(skipped=len(self.items) * len(judges) - len(self.tasks) - len(self.not_applicable))
+        self.stopped = ""
+        """Why the run stopped, once a backbone failed the live check put off to its first call the cache could not
+        answer (`llm.preflight`): no new task starts, the task that met it is left pending, and the run ends
+        "stopped"."""
         self._running = asyncio.Event()
         self._running.set()
 
@@ -253,7 +258,8 @@ class Engine:
                         for event in held:
                             yield event
                         held = []
-                status = "capped" if self.spend_cap is not None and self.spend_cap.reached else "completed"
+                status = ("stopped" if self.stopped else
+                          "capped" if self.spend_cap is not None and self.spend_cap.reached else "completed")
             finally:
                 for w in workers:
                     w.cancel()
@@ -262,7 +268,7 @@ class Engine:
                     await self.batcher.close()
                 if self.session is not None:
                     self.session.flush()
-        yield RunFinished(status=status, n_done=self.counts.done, n_failed=self.counts.failed)
+        yield RunFinished(status=status, n_done=self.counts.done, n_failed=self.counts.failed, reason=self.stopped)
 
     @staticmethod
     async def _next_batch(queue: asyncio.Queue, wait: float | None) -> list:
@@ -315,7 +321,7 @@ class Engine:
             self.counts.failures.append(event)
 
     def _defer(self, calls: list[LLMCallFinished]) -> None:
-        """A task the cost cap stopped: left pending; what its calls cost is added to the session's
+        """A task the cost cap or a backbone that failed its put-off check stopped: left pending; what its calls cost is added to the session's
         `deferred_cost_usd`, so that a resume's cap counts it (the results that would record it are not kept)."""
         self.counts.deferred += 1
         cost = sum(call.cost_usd for call in calls)
@@ -327,7 +333,7 @@ class Engine:
         try:
             while True:
                 await self._running.wait()  # the pause gate: checked before each new task
-                if todo.empty() or (self.spend_cap is not None and self.spend_cap.reached):
+                if todo.empty() or self.stopped or (self.spend_cap is not None and self.spend_cap.reached):
                     break
                 item, judge = todo.get_nowait()
                 await self._judge_one(item, judge, out.put_nowait)
@@ -382,6 +388,13 @@ class Engine:
             send(event)
 
         send(ItemStarted(**stamp))
+        backbone_down: list[str] = []  # the reason, once a call of this task met a backbone that failed its check
+
+        def stop(reason: str) -> None:
+            backbone_down.append(reason)
+            self.stopped = self.stopped or reason
+
+        stopping = RUN_STOP.set(stop)
         spend = TaskSpend(self.spend_cap) if self.spend_cap is not None else None
         spent = SPEND.set(spend)
         answers = AnswersUsed()
@@ -408,8 +421,8 @@ class Engine:
         except asyncio.CancelledError:
             raise
         except Exception as e:  # noqa: BLE001 - any judge failure is recorded on the item, never scored
-            if spend is not None and spend.refused:
-                self._defer(calls)  # the cap refused a call: left pending, never failed
+            if (spend is not None and spend.refused) or backbone_down:
+                self._defer(calls)  # the cap refused a call, or its backbone is down: left pending, never failed
                 return
             if not isinstance(e, LLMCallError):  # it failed on what the answers said: a resume asks them again
                 answers.forget()
@@ -424,7 +437,8 @@ class Engine:
             BATCH.reset(batched)
             SPEND.reset(spent)
             ANSWERS_USED.reset(used)
-        if spend is not None and spend.refused:  # a judge went on without the refused call (a jury's member)
+            RUN_STOP.reset(stopping)
+        if (spend is not None and spend.refused) or backbone_down:  # a judge went on without the call (a jury's member)
             self._defer(calls)
             return
         if self.session is not None:

@@ -38,13 +38,15 @@ class RunStarted(Event):
 
 
 class RunFinished(Event):
-    """The last event of a run: completed, cancelled, or capped (stopped at its cost cap, `--max-cost`), with the
-    counts of done and failed tasks."""
+    """The last event of a run: completed, cancelled, capped (stopped at its cost cap, `--max-cost`), or stopped
+    (a backbone failed the live check put off to its first call the cache could not answer: `reason` says why),
+    with the counts of done and failed tasks."""
 
     type: Literal["run_finished"] = "run_finished"
-    status: Literal["completed", "cancelled", "capped"]
+    status: Literal["completed", "cancelled", "capped", "stopped"]
     n_done: int
     n_failed: int
+    reason: str = ""
 
 
 class ItemStarted(Event):

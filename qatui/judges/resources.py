@@ -193,15 +193,17 @@ class Resources:
                 if self.nli_name_for(language) in self.config.nli_servers:
                     self.nli_for(language)
 
-    def check_backbone(self) -> str:
+    def check_backbone(self, defer_live: bool = False) -> str:
         """Refuse now (`BackboneUnusable`) a backbone that cannot answer: before a session, never after.
 
-        Once it has answered, these Resources do not ask again: several runs made with them in a row
-        (the evaluations of `judges align`) cost one check, not one each."""
+        `defer_live` (a run, not in batch mode): when the call cache holds answers of the backbone, its live
+        request waits for the run's first call the cache cannot answer (`llm.preflight`). Once it has answered,
+        these Resources do not ask again: several runs made with them in a row (the evaluations of
+        `judges align`) cost one check, not one each."""
         from qatui.llm.preflight import preflight_backbone
 
         if self._backbone_checked is None:
-            self._backbone_checked = preflight_backbone(self.llm)
+            self._backbone_checked = preflight_backbone(self.llm, defer_live)
         return self._backbone_checked
 
     def describe(self) -> dict[str, object]:

@@ -48,6 +48,11 @@ OPTIONAL_KEY_FIELDS = ("logprobs", "top_logprobs", "repeat", "reasoning_effort",
 
 DB_NAME = "calls.sqlite3"
 TABLE = "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, entry TEXT NOT NULL)"
+ANSWERED = ("CREATE TABLE IF NOT EXISTS answered (model TEXT NOT NULL, api_base TEXT NOT NULL, "
+            "PRIMARY KEY (model, api_base))")
+"""The backbones (model, api_base; "" for none) the cache has written an answer of, noted with the first one a
+`CallCache` writes: `holds_answers_of` reads it in one lookup. Absent from a file an earlier version wrote, and
+empty until its next answer: that reads as "no answers", which only makes a run check its backbone before any work."""
 
 
 class AnswersUsed:
@@ -82,6 +87,11 @@ def cache_key(request: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _backbone_of(request: dict[str, Any]) -> tuple[str, str]:
+    """(model, api_base or "") of a request: the backbone `ANSWERED` notes."""
+    return str(request.get("model") or ""), str(request.get("api_base") or "")
+
+
 class CallCache:
     """The cache folder. Reads never raise: a missing or damaged entry, or an unreadable file, is a miss.
 
@@ -95,6 +105,7 @@ class CallCache:
         self.db_path = self.root / DB_NAME
         self._file = SqliteFile(self.db_path, (TABLE,))
         self._legacy: bool | None = None
+        self._noted: set[tuple[str, str]] = set()  # backbones this object has noted in `answered`
 
     def _has_legacy_entries(self) -> bool:
         """Whether the folder holds the file-per-call layout's folders (two hex characters), looked at once:
@@ -133,6 +144,11 @@ class CallCache:
         response = entry.get("response") if entry else None
         if not isinstance(response, dict) or not isinstance(response.get("text"), str):
             return None
+        if (backbone := _backbone_of(entry["request"])) not in self._noted:  # a file from before `ANSWERED`
+            try:
+                self._note(backbone, self._file.connection(create=True))
+            except (sqlite3.Error, OSError):
+                pass  # a read-only file: its answers still read; only the check is made before the run
         return response
 
     def put(self, key: str, request: dict[str, Any], response: dict[str, Any] | None) -> None:
@@ -147,8 +163,29 @@ class CallCache:
             db = self._file.connection(create=True)
             assert db is not None  # made when missing
             db.execute("INSERT OR REPLACE INTO calls (key, entry) VALUES (?, ?)", (key, text))
+            if response is not None and (backbone := _backbone_of(request)) not in self._noted:
+                self._note(backbone, db)
         except sqlite3.Error as e:
             raise OSError(f"{self.db_path}: {e}") from e
+
+    def _note(self, backbone: tuple[str, str], db: sqlite3.Connection | None) -> None:
+        """Note in `ANSWERED` that the cache holds an answer of `backbone` (once per object)."""
+        assert db is not None  # made when missing
+        db.execute(ANSWERED)  # made by a write, never by opening: a read-only file from before it still reads
+        db.execute("INSERT OR IGNORE INTO answered (model, api_base) VALUES (?, ?)", backbone)
+        self._noted.add(backbone)
+
+    def holds_answers_of(self, model: str, api_base: str | None) -> bool:
+        """Whether this cache has written an answer of `model` at `api_base` (`ANSWERED`): then a run on that
+        backbone may be answered from here without it, and its live check waits for a call the cache cannot answer
+        (`llm.preflight`). False when unreadable, and for answers written by a version before the table."""
+        try:
+            db = self._file.connection(create=False)
+            row = db.execute("SELECT 1 FROM answered WHERE model = ? AND api_base = ?",
+                             (model, api_base or "")).fetchone() if db else None
+        except (sqlite3.Error, OSError):
+            return False
+        return row is not None
 
     def forget(self, key: str) -> None:
         """Make `key` a miss again: its request is kept (its prompt can still be read back), its answer dropped."""

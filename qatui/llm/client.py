@@ -45,6 +45,7 @@ from qatui.text import did_you_mean
 
 if TYPE_CHECKING:
     from qatui.config import BackboneConfig, Config
+    from qatui.llm.deferred import DeferredCheck
 
 RESPONSE_CHARS = 4000
 """How much of an answer an `LLMCallFinished` carries (the cache keeps all of it)."""
@@ -99,6 +100,9 @@ class LLMClient:
         self._direct = direct.eligible(settings)
         self.facts: Facts = facts_at(getattr(cache, "root", None))
         """What LiteLLM knows of the model, kept beside the call cache (`llm.facts`): a cached rerun needs no LiteLLM."""
+        self.deferred_check: DeferredCheck | None = None
+        """The preflight's live request when a run put it off (`llm.preflight`): made before the first call the
+        cache cannot answer."""
 
     # -- description ---------------------------------------------------------------------------
 
@@ -308,6 +312,8 @@ class LLMClient:
         hops: list[Hop] = []
         response: Any = None
         try:
+            if self.deferred_check is not None:
+                await self.deferred_check.before_call()
             api_key = self.api_key()
             self.precheck()
             response, attempts = await within_cap(self, request, self._send(

@@ -17,11 +17,16 @@ the option and how to stop sending it (`leave_out`).
 The checks before the request ask no LiteLLM: whether the provider is known, and which of its key
 variables are missing (for a backbone naming neither `api_key_env` nor `api_base`: `llm.keys`), are
 facts kept beside the call cache (`llm.facts`), like everything that shapes the request. Only sending the
-request may import it (the backbone's transport). A run whose calls are all in the cache is still
-checked live: whether a run needs any call is only known once its judges have asked (a judge's
-later calls depend on its earlier answers), so deferring the check to the first cache miss would
-let a run whose first items are cached make its session before a backbone that is down is found.
-The request costs one round trip (8 tokens).
+request may import it (the backbone's transport).
+
+A run may defer the request (`defer_live`: `qatui run` and resume, not in batch mode) when the call
+cache holds answers of this backbone (`CallCache.holds_answers_of`: same model and api_base): a rerun
+answered from the cache then needs no backbone, and makes no request at all. The request is made at the
+run's first call the cache cannot answer, before that call (`llm.deferred`; the calls behind it wait for
+it). A backbone that fails it then stops the run: the failing call's item, and every item not started, are
+left pending, never failed (`llm.deferred.RUN_STOP`, as a cost cap leaves them), the items answered from the cache are
+saved, and the run ends "stopped" with the reason (exit status 4). A backbone whose answers the cache does
+not hold (a first run, a typo in its model name or api_base) is still checked before any session exists.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from qatui.config import LEAVABLE
 from qatui.errors import QatuiError
 from qatui.llm.backbone import first_line, mask_keys
+from qatui.llm.deferred import DeferredCheck
 from qatui.llm.errors import LLMCallError
 from qatui.llm.reasoning import refused_option
 
@@ -51,21 +57,23 @@ class BackboneUnusable(QatuiError):
     """The run's backbone cannot answer: unknown provider, key not set, endpoint down, key rejected."""
 
 
-def preflight_backbone(client: Any) -> str:
+def preflight_backbone(client: Any, defer_live: bool = False) -> str:
     """Check `client` (an `LLMClient`) from synchronous code; returns what was checked, or raises `BackboneUnusable`.
 
-    Safe to call from a thread with no event loop (the CLI, the TUI's workers). Anything
-    that is not an `LLMClient` is a test double answering by construction, and passes.
+    `defer_live`: put the live request off until the run's first call the cache cannot answer, when the cache
+    holds answers of this backbone (see the module). Safe to call from a thread with no event loop (the CLI, the
+    TUI's workers). Anything that is not an `LLMClient` is a test double answering by construction, and passes.
     """
     from qatui.llm.client import LLMClient
 
     if not isinstance(client, LLMClient):
         return "scripted backbone"
-    return asyncio.run(apreflight_backbone(client))
+    return asyncio.run(apreflight_backbone(client, defer_live))
 
 
-async def apreflight_backbone(client: LLMClient) -> str:
-    """The checks of `preflight_backbone`, on the running loop; a backbone with deployments checks each one."""
+async def apreflight_backbone(client: LLMClient, defer_live: bool = False) -> str:
+    """The checks of `preflight_backbone`, on the running loop; a backbone with deployments checks each one (and
+    is never deferred)."""
     if client.settings.deployments:
         return "; ".join([await _check_deployment(client, i) for i in range(len(client.settings.deployments))])
     fix = _fix(client)
@@ -78,6 +86,17 @@ async def apreflight_backbone(client: LLMClient) -> str:
         client.precheck()
     except LLMCallError as e:
         raise BackboneUnusable(f"backbone {client.name!r} cannot be used: {_without_model(e, client)}{fix}") from None
+    if defer_live and client.use_cache and client.cache.holds_answers_of(client.model, client.settings.api_base):
+        client.deferred_check = DeferredCheck(lambda: _live(client))
+        return (f"{client.label}: its answers are in the call cache; checked live at the run's first call the "
+                "cache cannot answer")
+    client.deferred_check = None
+    return await _live(client)
+
+
+async def _live(client: LLMClient) -> str:
+    """The live request of the preflight (one attempt, 8 tokens, no cache): its line, or `BackboneUnusable`."""
+    fix = _fix(client)
     probe = _probe_client(client)
     try:
         return await probe.check()
@@ -134,6 +153,7 @@ def _probe_client(client: LLMClient) -> LLMClient:
     from qatui.llm.backbone import Backbone
 
     probe = copy.copy(client)
+    probe.deferred_check = None  # the probe is the check: never one put off
     probe.backbone = Backbone(client.model, max_concurrency=1, max_attempts=1, rate_limit_budget_s=0,
                               timeout_s=min(max(client.settings.timeout_s, PROBE_FLOOR_S), PROBE_TIMEOUT_S),
                               api_key_env=client.settings.api_key_env)

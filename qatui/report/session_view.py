@@ -120,6 +120,10 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         cap = float(meta.get("max_cost_usd") or 0)
         console.print(f"[yellow]stopped at its cost cap[/] (${cap:g}): resume with a higher one: qatui sessions "
                       f"resume {escape(meta['id'])} --max-cost {suggest(float(llm.get('cost_usd') or 0), cap)}")
+    elif session_status(meta) == "stopped":
+        console.print(Text.assemble(("stopped: ", "yellow"), plain(str(meta.get("stopped") or "its backbone could not "
+                                                                          "answer")),
+                                    (f"; resume once it answers: qatui sessions resume {meta['id']}", "dim")))
     elif session_status(meta) in ("cancelled", "interrupted", "failed") or failures:
         console.print(f"[dim]resume (retries failures): qatui sessions resume {escape(meta['id'])}[/]")
     console.print(f"[dim]details: qatui sessions show {escape(meta['id'])} --item ITEM_ID[/]")

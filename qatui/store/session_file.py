@@ -9,8 +9,10 @@ from qatui.store.atomic import AtomicJSONStorage
 from qatui.store.files import check_schema
 from qatui.ties import TIE_RULE
 
-STATUSES = ("running", "completed", "cancelled", "interrupted", "failed", "capped")
-""""capped": the run stopped at its cost cap (`--max-cost`); a resume with a higher cap finishes it."""
+STATUSES = ("running", "completed", "cancelled", "interrupted", "failed", "capped", "stopped")
+""""capped": the run stopped at its cost cap (`--max-cost`); a resume with a higher cap finishes it. "stopped": a
+backbone failed the live check put off to the run's first call the cache could not answer (`llm.preflight`; the
+reason is the session's `stopped`); a resume once it answers finishes it."""
 UNENDED = ("running", "interrupted")
 """Statuses of a run that has not ended (its writer lives, or died): its stored summary may predate its shards."""
 

@@ -145,7 +145,7 @@ class RunHandle:
                 raise asyncio.CancelledError
             async for event in self.job.engine.run():
                 self._events.append(event)
-            status = "capped" if getattr(event, "status", None) == "capped" else "completed"  # the last: RunFinished
+            status = getattr(event, "status", "completed")  # the last: RunFinished (completed, capped or stopped)
         except asyncio.CancelledError:
             status = "cancelled"
         except Exception as e:  # noqa: BLE001 - the engine broke (a judge's failure is an ItemFailed)

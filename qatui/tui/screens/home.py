@@ -56,7 +56,7 @@ def resumable(meta: dict | None) -> bool:
         return False
     status = session_status(meta)
     failed = any(d.get("n_failed") for d in meta.get("summary", {}).values())
-    return status in ("cancelled", "interrupted", "failed", "capped") or (status == "completed" and failed)
+    return status in ("cancelled", "interrupted", "failed", "capped", "stopped") or (status == "completed" and failed)
 
 
 class HomeScreen(QatuiScreen):

@@ -165,6 +165,10 @@ class RunScreen(QatuiScreen):
         failed = self.state.count("failed")
         if ended.error:
             self.notify(ended.error, title="The run stopped on an error", severity="error", timeout=15)
+        elif ended.status == "stopped":
+            self.notify(f"{self.handle.job.session.meta.get('stopped', '')}. {self.state.count('done')} done are saved; "
+                        "r resumes the session once the backbone answers", title="Run stopped: a backbone is down",
+                        severity="error", timeout=15, markup=False)
         else:
             hint = "; r resumes the session and retries them" if failed else ""
             self.notify(f"{self.state.count('done')} done, {failed} failed{hint}", title=f"Run {ended.status}",

@@ -14,7 +14,7 @@ from qatui.tui.state import RunState
 
 STATUS_STYLE = {"running": "$accent", "completed": "$success", "cancelled": "$warning",
                 "interrupted": "$error", "failed": "$error", "starting": "$foreground-muted", "cancelling": "$warning",
-                "paused": "$warning", "capped": "$warning"}
+                "paused": "$warning", "capped": "$warning", "stopped": "$warning"}
 
 
 class RunHeader(Vertical):

@@ -1,0 +1,60 @@
+"""A backbone's live check put off until a run's first call the cache cannot answer (`llm.preflight` decides when).
+
+`DeferredCheck` holds the check (made once; the calls behind the first wait for its outcome) and what it showed;
+`RUN_STOP` is how a failed one stops the run: the engine binds it around each (item, judge), so the item is left
+pending even when its judge goes on without the call (a jury's member). Kept apart from `llm.preflight`, which
+makes the check, so that `LLMClient` can wait for it without importing what imports it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Awaitable, Callable
+
+from qatui.errors import QatuiError
+from qatui.llm.errors import LLMCallError
+
+
+class BackboneDown(LLMCallError):
+    """A call's backbone failed its put-off live check: the run stops, the call's item is left pending."""
+
+
+RUN_STOP: contextvars.ContextVar[Callable[[str], None] | None] = contextvars.ContextVar("qatui_run_stop", default=None)
+"""Bound by the engine around each (item, judge): called with the reason when a put-off check fails."""
+
+
+class DeferredCheck:
+    """A backbone's live request, put off until its first call the cache cannot answer; made once.
+
+    `make` makes it: the line it showed, or a `QatuiError` saying why the backbone cannot be used."""
+
+    def __init__(self, make: Callable[[], Awaitable[str]]) -> None:
+        self._make = make
+        self.line = ""
+        """What the request showed ("… replied in 0.1 s …"), once made and answered."""
+        self.refusal: str | None = None
+        """Why the backbone cannot be used, once the request failed."""
+        self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+
+    @property
+    def made(self) -> bool:
+        """Whether the request has been made (answered or not)."""
+        return bool(self.line) or self.refusal is not None
+
+    async def before_call(self) -> None:
+        """Before a call the cache could not answer: make the request once (the first call makes it, the calls
+        behind it wait for its outcome); when the backbone cannot be used, stop the run (`RUN_STOP`) and raise
+        `BackboneDown` with the reason."""
+        if not self.made:
+            loop = asyncio.get_running_loop()
+            async with self._locks.setdefault(loop, asyncio.Lock()):
+                if not self.made:
+                    try:  # in a context of its own, as before a run: not an item's call, not recorded, not capped
+                        self.line = await loop.create_task(self._make(), context=contextvars.Context())  # type: ignore[arg-type]
+                    except QatuiError as e:
+                        self.refusal = str(e)
+        if self.refusal is not None:
+            if (stop := RUN_STOP.get()) is not None:
+                stop(self.refusal)
+            raise BackboneDown(self.refusal)
