@@ -276,3 +276,25 @@ def test_on_an_embedded_backbone_the_plan_prices_the_served_embedder_as_the_run_
     assert abs(planned["usd"] - recorded) <= 0.10 * recorded, (planned, recorded)
     print(f"\nembedded backbone: planned ${planned['usd']:.9f} ({planned['embeddings']['tokens_counted']} tokens "
           f"counted), recorded ${recorded:.9f}; before any run ${row['usd']:.9f} (answers at max_tokens)")
+
+
+@pytest.mark.skipif(not extras.has("local"), reason=f"the embedded model is not installed: {extras.install_hint('local')}")
+def test_on_an_embedded_backbone_an_unpriced_embedder_leaves_the_judge_without_a_price_and_is_named(tmp_path) -> None:
+    with FakeLLMServer(max_lifetime_s=300.0) as server:
+        config = _config(server, tmp_path, embedder="mine", model="openai/qatui-unpriced-embedder")
+        dataset = tmp_path / "items.jsonl"
+        dataset.write_text("".join(json.dumps(item) + "\n" for item in _observatories(2)))
+        run = ("run", str(dataset), "--backbone", LOCAL, "--judge", "ragas-answer-relevance", "--plan")
+        plan = _qatui(config, tmp_path, *run)
+        text = subprocess.run([sys.executable, "-m", "qatui", "--config", str(config), *run], capture_output=True,
+                              text=True, timeout=180, env={**os.environ, "FAKE_KEY": "sk-test",
+                                                           "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    planned = plan["cost"]["ragas-answer-relevance"]
+    assert planned["usd"] is None and planned["backbone_free"] == "embedded model"
+    assert planned["embeddings"]["unpriced"] == "not in LiteLLM's price map" and planned["embeddings"]["tokens"] > 0
+    assert text.returncode == 0, text.stderr
+    shown = " ".join(text.stdout.split())
+    assert "backbone $0 (embedded model: free) + embedder mine:" in shown and "no price (not in LiteLLM's price map)" \
+        in shown, shown
+    assert ("no price for ragas-answer-relevance's embedder mine (openai/qatui-unpriced-embedder): not in LiteLLM's "
+            "price map") in shown

@@ -277,19 +277,20 @@ def cost_text(row: Priced) -> str:
 
 
 def price_notes(priced: dict[str, Priced]) -> list[str]:
-    """How the figures were made: prompts counted or estimated, answers measured or at max_tokens, what has no price."""
+    """How the figures were made: prompts counted or estimated, answers measured or at max_tokens (on the backbones
+    that are not free), what has no price (an embedded backbone's served embedder included)."""
     rows = [row for label, row in priced.items() if label != "total" and not row.free]
     calls = sum(r.calls for r in rows)
-    if not calls:
-        return []
-    counted, estimated = sum(r.counted for r in rows), sum(r.estimated for r in rows)
-    measured, cached = sum(r.measured for r in rows), sum(r.cached for r in rows)
-    notes = [f"prompts: {counted} of {calls} built and counted with the backbone's tokenizer"
-             + (f", {estimated} estimated from them (asked only after an answer, or past the first "
-                f"{SAMPLE_ITEMS} items)" if estimated else ""),
-             f"answers: {measured} of {calls} at the mean length of the cache's answers, the rest at max_tokens"]
-    if cached:
-        notes.append(f"{cached} calls are answered by the cache already: free")
+    notes = []
+    if calls:
+        counted, estimated = sum(r.counted for r in rows), sum(r.estimated for r in rows)
+        measured, cached = sum(r.measured for r in rows), sum(r.cached for r in rows)
+        notes += [f"prompts: {counted} of {calls} built and counted with the backbone's tokenizer"
+                  + (f", {estimated} estimated from them (asked only after an answer, or past the first "
+                     f"{SAMPLE_ITEMS} items)" if estimated else ""),
+                  f"answers: {measured} of {calls} at the mean length of the cache's answers, the rest at max_tokens"]
+        if cached:
+            notes.append(f"{cached} calls are answered by the cache already: free")
     for label, row in priced.items():
         if label != "total" and row.usd is None and row.unpriced:
             notes.append(f"no price for {label} on {row.backbone}: {row.unpriced}")
