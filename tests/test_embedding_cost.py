@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from llm_server import FakeLLMServer, count_tokens
 
+from qatui import extras
 from qatui.config import parse_config
 from qatui.embed.remote import PROBE_TEXT
 from qatui.judges import resources as resources_module
@@ -229,3 +230,71 @@ def test_an_unpriced_embedder_leaves_the_judge_without_a_price_and_is_named(tmp_
     assert text.returncode == 0, text.stderr
     assert ("no price for ragas-answer-relevance's embedder mine (openai/qatui-unpriced-embedder): not in LiteLLM's "
             "price map") in " ".join(text.stdout.split())
+
+
+LOCAL = "local/smollm2"
+
+
+@pytest.mark.skipif(not extras.has("local"), reason=f"the embedded model is not installed: {extras.install_hint('local')}")
+def test_on_an_embedded_backbone_the_plan_prices_the_served_embedder_as_the_run_then_records_it(tmp_path) -> None:
+    """The backbone is free, its embedder is not: the plan's row and total are the embedder's cost, and the plan
+    never loads the embedded model (nor torch)."""
+    with FakeLLMServer(embed_usage=_embedding_tokens, max_lifetime_s=300.0) as server:
+        config = _config(server, tmp_path)
+        dataset = tmp_path / "items.jsonl"
+        dataset.write_text("".join(json.dumps(item) + "\n" for item in _observatories(2)))
+        run = ("run", str(dataset), "--backbone", LOCAL, "--judge", "ragas-answer-relevance")
+        # Before any run: the questions the model will write are estimated (at the call's max_tokens: no cache).
+        cold = _qatui(config, tmp_path, *run, "--judge", "ragas", "--plan")
+        script = ("import sys\nfrom qatui.cli import main\ncode = main(sys.argv[1:])\n"
+                  "print('torch imported' if 'torch' in sys.modules else 'torch not imported')\nsys.exit(code)")
+        text = subprocess.run([sys.executable, "-c", script, "--config", str(config), *run, "--plan"],
+                              capture_output=True, text=True, timeout=180,
+                              env={**os.environ, "FAKE_KEY": "sk-test", "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+        _qatui(config, tmp_path, *run)  # the embedded model writes its questions: the call cache holds them
+        (tmp_path / "cache" / "models.sqlite3").unlink()  # their vectors forgotten: the run asks the embedder again
+        plan = _qatui(config, tmp_path, *run, "--plan")
+        done = _qatui(config, tmp_path, *run)
+
+    row = cold["cost"]["ragas-answer-relevance"]
+    assert row["backbone_free"] == "embedded model" and row["prompt_tokens"] == 0 and "unpriced" not in row
+    assert (row["embeddings"]["answers_estimated"], row["embeddings"]["answers_measured"]) == (4, 0)
+    assert row["usd"] == row["embeddings"]["usd"] > 0 and row["usd_most"] >= row["usd"]
+    assert cold["cost"]["total"]["usd"] == pytest.approx(row["usd"] + cold["cost"]["ragas"]["usd"], rel=1e-9)
+    assert cold["embeddings"]["usd"] == pytest.approx(cold["cost"]["total"]["usd"], rel=1e-9)
+    assert text.returncode == 0, text.stderr
+    shown = " ".join(text.stdout.split())
+    assert "backbone $0 (embedded model: free) + embedder priced:" in shown, shown
+    assert shown.endswith("torch not imported"), shown
+
+    # Every written question is in the cache's answers now: counted, none estimated; the run pays for them all.
+    planned = plan["cost"]["ragas-answer-relevance"]
+    assert planned["embeddings"]["answers_estimated"] == 0 and planned["embeddings"]["texts_counted"] > 2
+    recorded = sum(c["cost_usd"] for c in _embed_calls(tmp_path, done["session"]) if not c["cached"])
+    assert recorded > 0 and done["llm"]["cost_usd"] == pytest.approx(recorded, rel=1e-9)  # the backbone: $0
+    assert planned["usd"] == planned["embeddings"]["usd"] == plan["embeddings"]["usd"]
+    assert abs(planned["usd"] - recorded) <= 0.10 * recorded, (planned, recorded)
+    print(f"\nembedded backbone: planned ${planned['usd']:.9f} ({planned['embeddings']['tokens_counted']} tokens "
+          f"counted), recorded ${recorded:.9f}; before any run ${row['usd']:.9f} (answers at max_tokens)")
+
+
+@pytest.mark.skipif(not extras.has("local"), reason=f"the embedded model is not installed: {extras.install_hint('local')}")
+def test_on_an_embedded_backbone_an_unpriced_embedder_leaves_the_judge_without_a_price_and_is_named(tmp_path) -> None:
+    with FakeLLMServer(max_lifetime_s=300.0) as server:
+        config = _config(server, tmp_path, embedder="mine", model="openai/qatui-unpriced-embedder")
+        dataset = tmp_path / "items.jsonl"
+        dataset.write_text("".join(json.dumps(item) + "\n" for item in _observatories(2)))
+        run = ("run", str(dataset), "--backbone", LOCAL, "--judge", "ragas-answer-relevance", "--plan")
+        plan = _qatui(config, tmp_path, *run)
+        text = subprocess.run([sys.executable, "-m", "qatui", "--config", str(config), *run], capture_output=True,
+                              text=True, timeout=180, env={**os.environ, "FAKE_KEY": "sk-test",
+                                                           "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    planned = plan["cost"]["ragas-answer-relevance"]
+    assert planned["usd"] is None and planned["backbone_free"] == "embedded model"
+    assert planned["embeddings"]["unpriced"] == "not in LiteLLM's price map" and planned["embeddings"]["tokens"] > 0
+    assert text.returncode == 0, text.stderr
+    shown = " ".join(text.stdout.split())
+    assert "backbone $0 (embedded model: free) + embedder mine:" in shown and "no price (not in LiteLLM's price map)" \
+        in shown, shown
+    assert ("no price for ragas-answer-relevance's embedder mine (openai/qatui-unpriced-embedder): not in LiteLLM's "
+            "price map") in shown

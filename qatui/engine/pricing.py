@@ -13,7 +13,9 @@
   `local/` models are free; a model the map lacks is named, never guessed. `usd_most` prices every
   planned call answered in full (`max_tokens`): the figure to set `--max-cost` from.
 - A served embedder's requests (`[embedders.NAME]`): the texts a judge embeds, counted or estimated
-  (`qatui.engine.embedding_pricing`), are in the judge's `embed` and its cost.
+  (`qatui.engine.embedding_pricing`), are in the judge's `embed` and its cost. On an embedded backbone
+  (`free`) they are the whole cost: its calls are captured the same way (the embedder's texts need their
+  cache keys and cached answers) but neither counted nor priced, and the model is never loaded.
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ class Priced:
     usd_most: float | None = 0.0
     unpriced: str = ""
     """Why its backbone has no price ("not in LiteLLM's price map"), else ""."""
+    free: bool = False
+    """Its backbone is an embedded model (`local/`): its calls cost nothing and their tokens are not counted; what
+    the row costs is its served embedder's (`embed`), if any."""
     embed: EmbedPriced | None = None
     """Its served embedder's planned requests (in `usd` and `usd_most`); None when it uses none."""
 
@@ -80,6 +85,7 @@ class Priced:
                 "prompt_tokens": round(self.prompt_tokens), "completion_tokens": round(self.completion_tokens),
                 "completion_measured": self.measured, "usd": self.usd, "usd_most": self.usd_most,
                 **({"unpriced": self.unpriced} if self.unpriced else {}),
+                **({"backbone_free": "embedded model"} if self.free else {}),
                 **({"embeddings": self.embed.json()} if self.embed is not None else {})}
 
 
@@ -102,15 +108,15 @@ async def _price_all(judges: list[Judge], dataset: Dataset, resources: Resources
         if not calls_backbone(part, models, dataset):
             continue
         client = models.llm
-        row = priced[label] = Priced(backbone=models.backbone)
-        if getattr(client, "is_local", False) or not isinstance(client, LLMClient):
+        row = priced[label] = Priced(backbone=models.backbone, free=getattr(client, "is_local", False))
+        if not isinstance(client, LLMClient) or (row.free and not embeds.uses(part, models)):
             row.calls = sum(c[1] for c in counts if c)
-            row.unpriced = "embedded model: free" if getattr(client, "is_local", False) else "scripted backbone"
-            row.usd = row.usd_most = 0.0 if row.unpriced.startswith("embedded") else None
+            row.unpriced = "" if row.free else "scripted backbone"
+            row.usd = row.usd_most = 0.0 if row.free else None
             continue
         from qatui.llm.spend import unpriced
 
-        row.unpriced = unpriced(client.model) or ""
+        row.unpriced = "" if row.free else unpriced(client.model) or ""
         key = str(client.cache.db_path)
         if key not in means:
             means[key] = client.cache.completion_means() if client.use_cache else {}
@@ -118,6 +124,9 @@ async def _price_all(judges: list[Judge], dataset: Dataset, resources: Resources
             row.embed = embeds.new_row(models)
         await _price_unit(row, part, client, dataset.items, counts, seed, means[key], batch,
                           (embeds, models) if row.embed is not None else None)
+        if row.free:  # its calls were captured for the embedder's texts: their tokens are neither counted nor paid
+            row.prompt_tokens = row.completion_tokens = 0.0
+            row.measured = 0
     if len(priced) > 1:
         total = Priced(backbone="")
         for label, row in priced.items():
@@ -144,12 +153,14 @@ def _units(judges: list[Judge], resources: Resources, dataset: Dataset
 async def _price_unit(row: Priced, judge: Judge, client: LLMClient, items: list[Item], counts: list[tuple[int, int] | None],
                 seed: int, means: dict[tuple[str, str], tuple[float, int]], batch: bool = False,
                 embeds: tuple[EmbedPlanner, Resources] | None = None) -> None:
-    """Fill `row`: the sampled items' prompts captured and priced, the rest at the sample's mean per call; with
-    `embeds` (the planner, the judge's models), what it embeds on its served embedder too."""
+    """Fill `row`: the sampled items' prompts captured and priced (at $0 on a `free` row), the rest at the sample's
+    mean per call; with `embeds` (the planner, the judge's models), what it embeds on its served embedder too."""
     from qatui.llm.batch import batch_cost
     from qatui.llm.spend import price
 
     def cost(prompt: float, completion: float) -> float | None:
+        if row.free:
+            return 0.0
         listed = price(client.model, round(prompt), round(completion))
         return batch_cost(client.model, round(prompt), round(completion))[0] if batch and listed is not None else listed
 
@@ -245,7 +256,16 @@ async def _drain(events: AsyncIterator[Any]) -> None:
 
 
 def cost_text(row: Priced) -> str:
-    """'12.3k+640 tokens · $0.0022 (at most $0.0071)', or the reason there is no price."""
+    """'12.3k+640 tokens · $0.0022 (at most $0.0071)', or the reason there is no price; on an embedded backbone,
+    '$0 (embedded model: free)' and, when it has a served embedder, what that one costs after it."""
+    if row.free:
+        free = "backbone $0 (embedded model: free)"
+        if row.embed is None:
+            return "$0 (embedded model: free)"
+        paid = f"{free} + embedder {row.embed.embedder}: {_short(row.embed.tokens)} embedding tokens"
+        if row.usd is None:
+            return f"{paid} · no price ({row.embed.unpriced or 'not in LiteLLM price map'})"
+        return f"{paid} · {usd(row.usd)} (at most {usd(row.usd_most)})"
     tokens = f"{_short(row.prompt_tokens)}+{_short(row.completion_tokens)} tokens"
     if row.embed is not None:
         tokens += f", {_short(row.embed.tokens)} embedding tokens"
@@ -253,25 +273,24 @@ def cost_text(row: Priced) -> str:
         why = row.unpriced or (f"embedder: {row.embed.unpriced}" if row.embed is not None and row.embed.unpriced
                                else "not in LiteLLM price map")
         return f"{tokens} · no price ({why})"
-    if row.unpriced:  # embedded: free, tokens not counted
-        return f"$0 ({row.unpriced})"
     return f"{tokens} · {usd(row.usd)} (at most {usd(row.usd_most)})"
 
 
 def price_notes(priced: dict[str, Priced]) -> list[str]:
-    """How the figures were made: prompts counted or estimated, answers measured or at max_tokens, what has no price."""
-    rows = [row for label, row in priced.items() if label != "total" and not row.unpriced.startswith("embedded")]
+    """How the figures were made: prompts counted or estimated, answers measured or at max_tokens (on the backbones
+    that are not free), what has no price (an embedded backbone's served embedder included)."""
+    rows = [row for label, row in priced.items() if label != "total" and not row.free]
     calls = sum(r.calls for r in rows)
-    if not calls:
-        return []
-    counted, estimated = sum(r.counted for r in rows), sum(r.estimated for r in rows)
-    measured, cached = sum(r.measured for r in rows), sum(r.cached for r in rows)
-    notes = [f"prompts: {counted} of {calls} built and counted with the backbone's tokenizer"
-             + (f", {estimated} estimated from them (asked only after an answer, or past the first "
-                f"{SAMPLE_ITEMS} items)" if estimated else ""),
-             f"answers: {measured} of {calls} at the mean length of the cache's answers, the rest at max_tokens"]
-    if cached:
-        notes.append(f"{cached} calls are answered by the cache already: free")
+    notes = []
+    if calls:
+        counted, estimated = sum(r.counted for r in rows), sum(r.estimated for r in rows)
+        measured, cached = sum(r.measured for r in rows), sum(r.cached for r in rows)
+        notes += [f"prompts: {counted} of {calls} built and counted with the backbone's tokenizer"
+                  + (f", {estimated} estimated from them (asked only after an answer, or past the first "
+                     f"{SAMPLE_ITEMS} items)" if estimated else ""),
+                  f"answers: {measured} of {calls} at the mean length of the cache's answers, the rest at max_tokens"]
+        if cached:
+            notes.append(f"{cached} calls are answered by the cache already: free")
     for label, row in priced.items():
         if label != "total" and row.usd is None and row.unpriced:
             notes.append(f"no price for {label} on {row.backbone}: {row.unpriced}")

@@ -36,7 +36,7 @@ from qatui.llm.parse import append_to_last_user, json_schema_of, json_schema_tex
 from qatui.llm.repeat import LOCAL_FIELDS, repeat_fields
 from qatui.llm.reasoning import SENT_OPTIONS, Shape, request_extra, shape_of
 from qatui.llm.response import Answer, read_answer, spent_on, usage_of
-from qatui.llm.spend import hold, within_cap
+from qatui.llm.spend import hold, planning, within_cap
 from qatui.llm.trim import Counter, Trimmed, counter_for, fit, fits_uncounted, window_of
 from qatui.llm.router import DeploymentRouter, Hop, hop_fields
 from qatui.llm.stream import stream_consumer
@@ -216,7 +216,9 @@ class LLMClient:
         """
         request = self.build_request(messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
                                      logprobs=logprobs, sample=sample)
-        if self.is_local:  # counting takes the model's lock, held while it generates: never on the event loop
+        if self.is_local and planning():  # `run --plan` never loads the embedded model: its request as built
+            trimmed = None
+        elif self.is_local:  # counting takes the model's lock, held while it generates: never on the event loop
             request["messages"], trimmed = await asyncio.to_thread(self.fit, request["messages"], request["max_tokens"])
         else:
             request["messages"], trimmed = self.fit(request["messages"], request["max_tokens"])

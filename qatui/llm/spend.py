@@ -151,16 +151,25 @@ async def within_cap(client: Any, request: dict[str, Any], call: Coroutine[Any, 
         spend.cap.settle(held, cost)
 
 
+def planning() -> bool:
+    """Whether this task runs under `run --plan` (`qatui.llm.capture.CAPTURE` bound): requests are built, never sent."""
+    return CAPTURE.get() is not None
+
+
 async def hold(client: Any, request: dict[str, Any], purpose: str) -> None:
     """Under `run --plan` (`qatui.llm.capture.CAPTURE` bound): record `request` of `client` (an `LLMClient`) and never
-    return (the planner cancels the judge); in a run, return at once."""
+    return (the planner cancels the judge); in a run, return at once.
+
+    An embedded backbone's prompt is not counted (0 tokens): it is free, and its tokenizer is the model's own, which
+    a plan never loads. Its request is held as built, untrimmed (`LLMClient.complete`): the same request, and the
+    same cache key, as the run's unless the run would trim it to the model's window."""
     if (capture := CAPTURE.get()) is None:
         return
     from qatui.llm.cache import cache_key
 
     key = cache_key(request)
     hit = client.cache.get(key) if client.use_cache else None
-    tokens = prompt_tokens(client.model, request, client.settings.context_window)
+    tokens = 0 if client.is_local else prompt_tokens(client.model, request, client.settings.context_window)
     capture.calls.append(Captured(client.model, purpose, tokens, int(request.get("max_tokens") or 0), hit is not None,
                                   hit["text"] if hit is not None else None, key))
     await asyncio.get_running_loop().create_future()
