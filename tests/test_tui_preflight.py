@@ -165,3 +165,54 @@ async def test_spot_check_backbone_is_typed_on_screen_at_80x24_and_checked_as_th
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: refused(app, expected))
         assert not isinstance(app.screen, SpotRunScreen) and store.list() == []
+
+
+async def test_a_new_run_whose_cached_backbone_fails_its_put_off_check_stops_and_says_so(
+        llm_server, tmp_path, monkeypatch) -> None:
+    """New run on a backbone whose answers the cache holds: its check waits for the first call the cache cannot
+    answer; when the backbone then rejects the key, the run screen ends `stopped` and says why, the items answered
+    from the cache kept, the rest pending (none failed), and Home offers the session for resuming."""
+    import json
+
+    from qatui.tui.screens.home import resumable
+
+    monkeypatch.setenv("FAKE_KEY", "sk-test-not-a-real-key")
+    llm_server.script(lambda body: json.dumps({"rationale": "A is closer.", "choice": "A"}))
+    config = parse_config(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                          f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n', "test.toml")
+    store = SessionStore(tmp_path / "sessions")
+
+    async def new_run(app: QatuiApp, pilot, limit: str) -> RunScreen:
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await pilot.press("n")
+        screen = app.screen
+        assert isinstance(screen, NewRunScreen)
+        listing = screen.query_one("#judges", SelectionList)
+        await wait_until(pilot, lambda: listing.option_count > 0 and "71 responses" in str(screen.query_one("#preview").content))
+        listing.deselect("minos")
+        listing.select("pairwise")
+        await pilot.press("f4")
+        screen.query_one("#backbone").value = "fake"
+        screen.query_one("#limit").value = limit
+        await settle(pilot, lambda: screen.query_one("#backbone").value == "fake", "the form filled")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None, timeout=60)
+        return app.screen
+
+    app = QatuiApp(config, store)
+    async with app.run_test(size=(100, 34)) as pilot:
+        first = await new_run(app, pilot, "2")
+        assert first.ended.status == "completed"
+    asked = llm_server.n_requests
+    llm_server.script(faults=["401"] * 50)
+    app = QatuiApp(config, store)
+    async with app.run_test(size=(100, 34)) as pilot:
+        run = await new_run(app, pilot, "3")
+        assert run.ended.status == "stopped"
+        await wait_until(pilot, lambda: any(n.title == "Run stopped: a backbone is down"
+                                            and "authentication failed (401)" in " ".join(str(n.message).split())
+                                            for n in app._notifications))
+    assert llm_server.n_requests == asked + 1  # the check alone
+    (meta,) = [row for row in store.list() if row["id"] == run.handle.job.session.id]
+    doc = meta["summary"]["pairwise"]
+    assert meta["status"] == "stopped" and doc["n_done"] == 2 and doc["n_failed"] == 0 and resumable(meta)

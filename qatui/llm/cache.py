@@ -147,8 +147,8 @@ class CallCache:
         if (backbone := _backbone_of(entry["request"])) not in self._noted:  # a file from before `ANSWERED`
             try:
                 self._note(backbone, self._file.connection(create=True))
-            except (sqlite3.Error, OSError):
-                pass  # a read-only file: its answers still read; only the check is made before the run
+            except (sqlite3.Error, OSError):  # a read-only file: its answers still read; the check is made before the run
+                self._noted.add(backbone)  # tried once, not at every hit
         return response
 
     def put(self, key: str, request: dict[str, Any], response: dict[str, Any] | None) -> None:
