@@ -175,6 +175,7 @@ async def test_a_new_run_whose_cached_backbone_fails_its_put_off_check_stops_and
     import json
 
     from qatui.tui.screens.home import resumable
+    from qatui.tui.widgets.session_info import info_lines
 
     monkeypatch.setenv("FAKE_KEY", "sk-test-not-a-real-key")
     llm_server.script(lambda body: json.dumps({"rationale": "A is closer.", "choice": "A"}))
@@ -216,3 +217,5 @@ async def test_a_new_run_whose_cached_backbone_fails_its_put_off_check_stops_and
     (meta,) = [row for row in store.list() if row["id"] == run.handle.job.session.id]
     doc = meta["summary"]["pairwise"]
     assert meta["status"] == "stopped" and doc["n_done"] == 2 and doc["n_failed"] == 0 and resumable(meta)
+    shown = " ".join(" ".join(str(line) for line in info_lines(meta)).split())  # Home's panel says why
+    assert "stopped: backbone 'fake' did not answer a one-line test request: authentication failed (401)" in shown

@@ -14,6 +14,7 @@ from qatui.report.classes_view import class_line
 from qatui.text import deployments_line, plain, plural, thinking_note, usd
 from qatui.tui.format import count, members_line, metrics_line, with_self
 from qatui.tui.saved import SavedState
+from qatui.tui.widgets.session_info import stopped_line
 
 
 class SessionHeader(Vertical):
@@ -53,6 +54,8 @@ class SessionHeader(Vertical):
         self._meta, self._found = meta, dataset_found
         await self.remove_children()
         self.mount(Static(id="about"))
+        if (why := stopped_line(meta)) is not None:
+            self.mount(Static(why, id="stopped"))
         if gold is not None:
             self.mount(Static(Content.from_markup("[b $accent]$gold[/]", gold=plain(gold)), id="gold"))
         self.mount(Static(id="calls"))

@@ -7,7 +7,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from qatui.report import session_status
-from qatui.text import deployments_line, plain, plural, thinking_note, usd
+from qatui.text import clip, deployments_line, plain, plural, thinking_note, usd
 from qatui.tui.format import count, members_line, metrics_line, short_path, when
 
 
@@ -26,6 +26,8 @@ def info_lines(meta: dict) -> list[Content]:
                             n=plural(ds.get("n_items"), "item"),
                             path=plain(short_path(ds.get("path", "")))),
     ]
+    if why := stopped_line(meta):  # right under the status: what to fix before resuming
+        lines.append(why)
     if backbones := meta.get("backbones"):
         lines.append(Content.from_markup(
             "[$foreground-muted]backbone[/] $backbone [$foreground-muted]nli[/] $nli [$foreground-muted]seed[/] $seed",
@@ -51,6 +53,19 @@ def info_lines(meta: dict) -> list[Content]:
         if llm.get("deployments"):
             lines.append(Content(plain(f"  {deployments_line(llm['deployments'])}")))
     return lines
+
+
+def stopped_line(meta: dict) -> Content | None:
+    """Why a `stopped` session stopped (its backbone failed the check put off to its first call the cache could not
+    answer), in at most two lines at 80 columns: the whole reason is in `sessions show`; None for any other status."""
+    if session_status(meta) != "stopped":
+        return None
+    return Content.from_markup("[$warning]stopped:[/] $why",
+                               why=plain(clip(meta.get("stopped") or "its backbone could not answer", STOPPED_CHARS)))
+
+
+STOPPED_CHARS = 140
+"""How much of a stopped session's reason Home and the session screen show."""
 
 
 class SessionInfo(Static):
