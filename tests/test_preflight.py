@@ -235,3 +235,28 @@ def test_a_backbone_at_another_address_is_checked_before_any_session_though_the_
     code, out, err = run(capsys, config, sessions, "--judge", "pairwise", "--limit", "1")
     assert code == 2 and "did not answer a one-line test request" in " ".join(err.split()), err
     assert not sessions.exists()
+
+
+def test_a_table_whose_cached_backbone_fails_its_put_off_check_stops_with_exit_4(fake_backbone, tmp_path,
+                                                                                   capsys) -> None:
+    """`qatui table` runs its rows' sessions as `run` does: a backbone the cache holds answers of is checked at the
+    first miss, and one that then fails stops the table (exit 4), saying how to finish the stopped session."""
+    server, config = fake_backbone
+    server.script(lambda body: json.dumps({"rationale": "A is closer to the reference", "choice": "A"}))
+    data = config.parent / "pairs.jsonl"
+    data.write_text("".join(json.dumps(item) + "\n" for item in PAIRS))
+    sessions = tmp_path / "s"
+
+    def table(limit: str) -> tuple[int, str]:
+        code = main(["--config", str(config), "--sessions-dir", str(sessions), "table", str(data), "--judge", "pairwise",
+                     "--backbone", "fake", "--limit", limit])
+        return code, " ".join(capsys.readouterr().err.split())
+
+    assert table("2")[0] == 0
+    server.script(faults=["401"] * 20)
+    before = server.n_requests
+    code, err = table("3")
+    assert code == 4 and "Stopped: backbone 'fake'" in err and "run the same `qatui table` again" in err, err
+    assert server.n_requests == before + 1
+    stopped = [row for row in SessionStore(sessions).list() if row["status"] == "stopped"]
+    assert len(stopped) == 1 and stopped[0]["summary"]["pairwise"]["n_done"] == 2
