@@ -11,8 +11,9 @@ engine as `qatui run` does (concurrency 32, not streamed):
   * `minos` again on N/10 of those items with the real NLI model (the bundled cross-encoder on
     ONNX Runtime): its replay runs no NLI either, since the probabilities are read back from
     `models.sqlite3` beside the call cache (the model's forward passes are counted).
-The replay's requests are read from the server's own count and must be 0 (the preflight's one
-live request, made before any session exists and never cached, is counted apart). Printed:
+The replay's requests are read from the server's own count and must be 0; the preflight's live
+request is counted apart (one for a first run; none for a replay, whose cache holds answers of the
+backbone, so the check waits for a call the cache cannot answer: `qatui.llm.preflight`). Printed:
 wall and CPU seconds of each run, the replay's share of the first run (goal: < 5% for
 pairwise on 1,000 items), and that the MinosEval replay takes seconds. `--profile` writes a
 cProfile of the pairwise replay to bench/replay.prof and prints its top functions.

@@ -202,8 +202,9 @@ class Resources:
         `judges align`) cost one check, not one each."""
         from qatui.llm.preflight import preflight_backbone
 
-        if self._backbone_checked is None:
-            self._backbone_checked = preflight_backbone(self.llm, defer_live)
+        deferred = getattr(self.llm, "deferred_check", None)
+        if self._backbone_checked is None or (deferred is not None and deferred.refusal is not None):
+            self._backbone_checked = preflight_backbone(self.llm, defer_live)  # a put-off check that failed: again
         return self._backbone_checked
 
     def describe(self) -> dict[str, object]:
