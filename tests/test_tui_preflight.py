@@ -39,24 +39,29 @@ async def filled_spot_check(app: QatuiApp, pilot) -> SpotCheckScreen:
     return form
 
 
+async def start_new_run(app: QatuiApp, pilot, limit: str) -> None:
+    """From Home: New run on the demo set, `pairwise` alone on the backbone `fake`, its first `limit` items; started."""
+    await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+    await pilot.press("n")
+    screen = app.screen
+    assert isinstance(screen, NewRunScreen)
+    listing = screen.query_one("#judges", SelectionList)
+    await wait_until(pilot, lambda: listing.option_count > 0 and "71 responses" in str(screen.query_one("#preview").content))
+    listing.deselect("minos")
+    listing.select("pairwise")
+    await pilot.press("f4")
+    screen.query_one("#backbone").value = "fake"
+    screen.query_one("#limit").value = limit
+    await settle(pilot, lambda: screen.query_one("#backbone").value == "fake", "the form filled")
+    await pilot.press("ctrl+s")
+
+
 async def test_new_run_with_a_rejected_key_is_refused_and_makes_no_session(llm_server, tmp_path, monkeypatch) -> None:
     config = rejecting_backbone(llm_server, tmp_path, monkeypatch)
     store = SessionStore(tmp_path / "sessions")
     app = QatuiApp(config, store)
     async with app.run_test(size=(100, 34)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
-        await pilot.press("n")
-        screen = app.screen
-        assert isinstance(screen, NewRunScreen)
-        listing = screen.query_one("#judges", SelectionList)
-        await wait_until(pilot, lambda: listing.option_count > 0 and "71 responses" in str(screen.query_one("#preview").content))
-        listing.deselect("minos")
-        listing.select("pairwise")
-        await pilot.press("f4")
-        screen.query_one("#backbone").value = "fake"
-        screen.query_one("#limit").value = "2"
-        await settle(pilot, lambda: screen.query_one("#backbone").value == "fake", "the form filled")
-        await pilot.press("ctrl+s")
+        await start_new_run(app, pilot, "2")
         await wait_until(pilot, lambda: any("authentication failed (401)" in str(n.message) for n in app._notifications))
         assert not isinstance(app.screen, RunScreen)
         assert store.list() == [] and llm_server.n_requests == 1
@@ -184,19 +189,7 @@ async def test_a_new_run_whose_cached_backbone_fails_its_put_off_check_stops_and
     store = SessionStore(tmp_path / "sessions")
 
     async def new_run(app: QatuiApp, pilot, limit: str) -> RunScreen:
-        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
-        await pilot.press("n")
-        screen = app.screen
-        assert isinstance(screen, NewRunScreen)
-        listing = screen.query_one("#judges", SelectionList)
-        await wait_until(pilot, lambda: listing.option_count > 0 and "71 responses" in str(screen.query_one("#preview").content))
-        listing.deselect("minos")
-        listing.select("pairwise")
-        await pilot.press("f4")
-        screen.query_one("#backbone").value = "fake"
-        screen.query_one("#limit").value = limit
-        await settle(pilot, lambda: screen.query_one("#backbone").value == "fake", "the form filled")
-        await pilot.press("ctrl+s")
+        await start_new_run(app, pilot, limit)
         await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None, timeout=60)
         return app.screen
 
