@@ -80,13 +80,26 @@ def per_item(formula: Callable[[Item, Verdict], int]) -> Minimum:
 
 
 def geval(run: list[tuple[Item, Verdict]], judge: Any) -> int:
-    """G-Eval: d steps calls per language of the run (shared by its items), then n·d ratings × samples.
+    """G-Eval: d steps calls per language of the run (shared by its items), then n·d ratings: one call each where
+    the backbone gave log-probabilities (the loopback server gives them when asked), else `samples` calls.
 
-    One rating call when the provider gives log-probabilities; the loopback server gives none, so each
-    rating is the mean of `samples` answers."""
+    Read from each rating's recorded method, so the count follows what the judge did, rating by rating."""
     d = len(judge.options.names)
     languages = {item_language(item) for item, _ in run}
-    return d * len(languages) + sum(n(item) * d * judge.options.samples for item, _ in run)
+    ratings = [a for _, verdict in run for a in verdict.artifacts if getattr(a, "type", "") == "dimension_rated"]
+    assert len(ratings) == sum(n(item) * d for item, _ in run), "a rating of every response on every dimension"
+    return d * len(languages) + sum(1 if a.method == "logprobs" else judge.options.samples for a in ratings)
+
+
+def geval_shared(run: list[tuple[Item, Verdict]], judge: Any) -> int:
+    """The steps calls `--plan` counts per item that the run makes once per language (the others cache hits)."""
+    d = len(judge.options.names)
+    return d * len(run) - d * len({item_language(item) for item, _ in run})
+
+
+PLAN_EXTRA: dict[str, Minimum] = {"geval": geval_shared}
+"""Calls `--plan` counts that are answered by the cache within the run (counted before the cache, as the plan
+says): added to the requests before they are set against the plan's range."""
 
 
 MINIMUM: dict[str, Minimum] = {
@@ -162,7 +175,9 @@ def main(names: list[str]) -> None:
             minimum = None if formula is None else formula(run, result["judge"])
             plan = result["plan"]
             scored = len(result["verdicts"])
-            ok = minimum is not None and result["requests"] == minimum and plan and plan[0] <= minimum <= plan[1]
+            planned = minimum + PLAN_EXTRA[name](run, result["judge"]) if minimum is not None and name in PLAN_EXTRA \
+                else minimum
+            ok = minimum is not None and result["requests"] == minimum and plan and plan[0] <= planned <= plan[1]
             rows.append(name)
             if not ok:
                 missed.append(name)
