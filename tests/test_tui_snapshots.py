@@ -95,6 +95,35 @@ def test_home(snap_compare, store, size) -> None:
     assert snap_compare(QatuiApp(Config(), store), run_before=home, terminal_size=size)
 
 
+STOPPED = ("backbone 'fake' did not answer a one-line test request: authentication failed (401): the provider "
+           "rejected the key in $FAKE_KEY. Check the model name, its key and that the endpoint (api_base "
+           "http://127.0.0.1:8000/v1) is up with `qatui models --check`, or run on the embedded model with "
+           "--backbone local/smollm2")
+"""Why the MinosEval session stopped, in `stopped_store`: the line a put-off live check that failed leaves."""
+
+
+@pytest.fixture
+def stopped_store(store) -> SessionStore:
+    """`store`, its MinosEval session left as a run stopped by its backbone leaves it (`qatui.llm.deferred`)."""
+    session = store.open("20261122-093000-0002")
+    session.update_meta(status="stopped", stopped=STOPPED)
+    session.flush()
+    return store
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_home_says_why_a_stopped_session_stopped(snap_compare, stopped_store, size) -> None:
+    """The stopped session highlighted: its reason, clipped to two lines, right under its status."""
+    assert snap_compare(QatuiApp(Config(), stopped_store), run_before=home, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_a_stopped_session_says_why(snap_compare, stopped_store, size) -> None:
+    """The stopped session opened: its reason under the status line."""
+    assert snap_compare(QatuiApp(Config(), stopped_store, open_id="20261122-093000-0002"), run_before=session,
+                        terminal_size=size)
+
+
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_help(snap_compare, store, size) -> None:
     assert snap_compare(QatuiApp(Config(), store), run_before=on_home("question_mark"), terminal_size=size)

@@ -64,7 +64,7 @@ def stopped_line(meta: dict) -> Content | None:
                                why=plain(clip(meta.get("stopped") or "its backbone could not answer", STOPPED_CHARS)))
 
 
-STOPPED_CHARS = 140
+STOPPED_CHARS = 120
 """How much of a stopped session's reason Home and the session screen show."""
 
 
