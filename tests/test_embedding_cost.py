@@ -298,3 +298,24 @@ def test_on_an_embedded_backbone_an_unpriced_embedder_leaves_the_judge_without_a
         in shown, shown
     assert ("no price for ragas-answer-relevance's embedder mine (openai/qatui-unpriced-embedder): not in LiteLLM's "
             "price map") in shown
+
+
+def test_a_cost_cap_refuses_an_unpriced_served_embedder_before_any_work(tmp_path) -> None:
+    """`--max-cost` cannot count what an unpriced embedder's requests cost, so a cap could be passed without a sign:
+    the run is refused in one line naming the embedder, as an unpriced backbone is, and no session is made."""
+    with FakeLLMServer(_written_questions, model=CHAT, usage=_tiktoken_usage, max_lifetime_s=300.0) as server:
+        config = _config(server, tmp_path, chat=CHAT, embedder="mine", model="openai/qatui-unpriced-embedder")
+        dataset = tmp_path / "items.jsonl"
+        dataset.write_text("".join(json.dumps(item) + "\n" for item in _observatories(2)))
+        done = subprocess.run([sys.executable, "-m", "qatui", "--config", str(config), "--sessions-dir",
+                               str(tmp_path / "sessions"), "run", str(dataset), "--backbone", "fake", "--judge",
+                               "ragas-answer-relevance", "--max-cost", "1"], capture_output=True, text=True,
+                              timeout=180, env={**os.environ, "FAKE_KEY": "sk-test",
+                                                "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+        asked = server.n_requests
+    error = done.stderr.strip()
+    assert done.returncode == 2 and len(error.splitlines()) == 1, done.stderr
+    assert ("--max-cost: embedder 'mine' (openai/qatui-unpriced-embedder) is not in LiteLLM's price map" in error
+            and "run it without --max-cost" in error)
+    assert asked == 1  # the backbone's check alone: no item was asked
+    assert not (tmp_path / "sessions").exists() or not SessionStore(tmp_path / "sessions").list()

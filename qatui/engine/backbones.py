@@ -74,11 +74,19 @@ def run_backbones(judges: list[Judge], resources: Resources, dataset: Dataset | 
 
 def run_cap(max_cost: float | None, spent_usd: float, judges: list[Judge], resources: Resources, dataset: Dataset,
             session_id: str = "") -> SpendCap | None:
-    """The run's cost cap over the backbones its judges call (`engine.capping.make_cap`)."""
+    """The run's cost cap over the backbones its judges call and the served embedders they ask
+    (`engine.capping.make_cap`)."""
     from qatui.engine.capping import make_cap
 
     users = [models for judge, models in model_users(judges, resources) if calls_backbone(judge, models, dataset)]
-    return make_cap(max_cost, spent_usd, users, session_id)
+    return make_cap(max_cost, spent_usd, users, session_id, served_embedders(judges, resources))
+
+
+def served_embedders(judges: list[Judge], resources: Resources) -> dict[str, str]:
+    """The served embedders (`[embedders.NAME]`: name -> LiteLLM model) the judges (and jury members) ask."""
+    return {models.embedder_name: models.config.embedders[models.embedder_name].model
+            for judge, models in model_users(judges, resources)
+            if judge.uses_embedder and models.embedder_name in models.config.embedders}
 
 
 def check_batchable(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> None:

@@ -2,8 +2,8 @@
 
 The cap covers the session's whole spend: a resume starts from what its calls recorded. It is
 kept call by call (`qatui.llm.spend.SpendCap`); it needs a price for every backbone the run
-calls (an embedded `local/` model is free), so a backbone LiteLLM's price map lacks is refused
-before any work. The cap is stored with the session: a resume keeps it unless given a new one.
+calls (an embedded `local/` model is free) and every served embedder its judges ask, so one LiteLLM's price map
+lacks is refused before any work. The cap is stored with the session: a resume keeps it unless given a new one.
 """
 
 from __future__ import annotations
@@ -39,10 +39,13 @@ def parse_cap(text: str) -> float | None:
     return value
 
 
-def make_cap(max_cost: float | None, spent_usd: float, users: list[Resources], session_id: str = "") -> SpendCap | None:
-    """The cap for a run whose judges call the backbones of `users`, `spent_usd` already spent; None without one.
+def make_cap(max_cost: float | None, spent_usd: float, users: list[Resources], session_id: str = "",
+             embedders: dict[str, str] | None = None) -> SpendCap | None:
+    """The cap for a run whose judges call the backbones of `users` and the served `embedders` (name -> model),
+    `spent_usd` already spent; None without one.
 
-    Raises `CostError` for a backbone with no price, or a cap the session has already spent.
+    Raises `CostError` for a backbone or served embedder with no price (what its requests cost could not be
+    counted, so the cap could be passed without a sign), or a cap the session has already spent.
     """
     if max_cost is None:
         return None
@@ -53,6 +56,10 @@ def make_cap(max_cost: float | None, spent_usd: float, users: list[Resources], s
         if not getattr(client, "is_local", False) and (why := unpriced(client.model)):
             raise CostError(f"--max-cost: backbone {models.backbone!r} ({client.model}) is {why}, so what its calls "
                             "cost cannot be counted; run it without --max-cost")
+    for name, model in (embedders or {}).items():
+        if why := unpriced(model):
+            raise CostError(f"--max-cost: embedder {name!r} ({model}) is {why}, so what its requests cost cannot be "
+                            "counted; run it without --max-cost")
     if spent_usd >= max_cost:
         raise CostError(f"session {session_id} has spent {usd(spent_usd)}, which a cap of ${max_cost:g} leaves no room "
                         f"for: resume with a higher cap, e.g. qatui sessions resume {session_id} --max-cost "
