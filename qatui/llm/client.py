@@ -2,7 +2,8 @@
 
 One logical call (`complete`) = cache lookup, else one `Backbone.run` (with its retries),
 then parsing. Exactly one `LLMCallFinished` is emitted per call, hit or miss, success or
-failure; a schema answer that does not parse is re-asked once (a second call, purpose
+failure; a call the cost cap refuses (`llm.spend.CapReached`), or one whose backbone failed its put-off
+live check (`llm.deferred.BackboneDown`), is never made and emits none. A schema answer that does not parse is re-asked once (a second call, purpose
 `<purpose>:repair`) before `ParseError` is raised. Defaults follow the papers: temperature
 0 and a fixed seed, overridable per call.
 
@@ -311,11 +312,11 @@ class LLMClient:
                 used.entries.append((self.cache, key))
             return Answer(text=hit["text"], thinking=str(hit.get("thinking") or ""),
                           finish_reason=str(hit.get("finish_reason") or "")), event, hit.get("logprobs")
+        if self.deferred_check is not None:  # a backbone that fails it: the call is not made, as a capped one is not
+            await self.deferred_check.before_call()
         hops: list[Hop] = []
         response: Any = None
         try:
-            if self.deferred_check is not None:
-                await self.deferred_check.before_call()
             api_key = self.api_key()
             self.precheck()
             response, attempts = await within_cap(self, request, self._send(
