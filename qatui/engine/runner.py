@@ -321,8 +321,9 @@ class Engine:
             self.counts.failures.append(event)
 
     def _defer(self, calls: list[LLMCallFinished]) -> None:
-        """A task the cost cap or a backbone that failed its put-off check stopped: left pending; what its calls cost is added to the session's
-        `deferred_cost_usd`, so that a resume's cap counts it (the results that would record it are not kept)."""
+        """A task the cost cap or a backbone that failed its put-off check stopped: left pending; what its calls cost
+        is added to the session's `deferred_cost_usd`, so that a resume's cap counts it (the results that would
+        record it are not kept)."""
         self.counts.deferred += 1
         cost = sum(call.cost_usd for call in calls)
         self.counts.deferred_cost_usd += cost
@@ -388,10 +389,11 @@ class Engine:
             send(event)
 
         send(ItemStarted(**stamp))
-        backbone_down: list[str] = []  # the reason, once a call of this task met a backbone that failed its check
+        backbone_down = False  # a call of this task met a backbone that failed its put-off check
 
         def stop(reason: str) -> None:
-            backbone_down.append(reason)
+            nonlocal backbone_down
+            backbone_down = True
             self.stopped = self.stopped or reason
 
         stopping = RUN_STOP.set(stop)

@@ -3,7 +3,8 @@
 One logical call (`complete`) = cache lookup, else one `Backbone.run` (with its retries),
 then parsing. Exactly one `LLMCallFinished` is emitted per call, hit or miss, success or
 failure; a call the cost cap refuses (`llm.spend.CapReached`), or one whose backbone failed its put-off
-live check (`llm.deferred.BackboneDown`), is never made and emits none. A schema answer that does not parse is re-asked once (a second call, purpose
+live check (`llm.deferred.BackboneDown`), is never made and emits none. A schema answer that does not
+parse is re-asked once (a second call, purpose
 `<purpose>:repair`) before `ParseError` is raised. Defaults follow the papers: temperature
 0 and a fixed seed, overridable per call.
 

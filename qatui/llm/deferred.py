@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from qatui.errors import QatuiError
 from qatui.llm.errors import LLMCallError
@@ -29,7 +30,7 @@ class DeferredCheck:
 
     `make` makes it: the line it showed, or a `QatuiError` saying why the backbone cannot be used."""
 
-    def __init__(self, make: Callable[[], Awaitable[str]]) -> None:
+    def __init__(self, make: Callable[[], Coroutine[Any, Any, str]]) -> None:
         self._make = make
         self.line = ""
         """What the request showed ("… replied in 0.1 s …"), once made and answered."""
@@ -51,7 +52,7 @@ class DeferredCheck:
             async with self._locks.setdefault(loop, asyncio.Lock()):
                 if not self.made:
                     try:  # in a context of its own, as before a run: not an item's call, not recorded, not capped
-                        self.line = await loop.create_task(self._make(), context=contextvars.Context())  # type: ignore[arg-type]
+                        self.line = await loop.create_task(self._make(), context=contextvars.Context())
                     except QatuiError as e:
                         self.refusal = str(e)
         if self.refusal is not None:

@@ -9,7 +9,7 @@ from textual.content import Content
 
 from qatui.paths import tilde
 from qatui.text import count  # noqa: F401 - screens take it from here with the other forms
-from qatui.text import no_decision_note, plain
+from qatui.text import clip, no_decision_note, plain
 
 SHORT_METRICS = {
     "kendall": "tau",
@@ -154,3 +154,16 @@ def plan_line(dataset: str, n_items: int, judges: list[str], backbone: str | Non
         else " · no backbone calls"
     return Content.assemble((plain(dataset), "bold"), f" · {plural(n_items, 'item')} · {', '.join(judges)}", llm,
                             *(f" · {note}" for note in notes), "   ", ("ctrl+s starts", "dim"))
+
+
+def stopped_line(meta: dict) -> Content | None:
+    """Why a `stopped` session stopped (its backbone failed the check put off to its first call the cache could not
+    answer), in at most two lines at 80 columns: the whole reason is in `sessions show`; None for any other status."""
+    if meta.get("status") != "stopped":
+        return None
+    return Content.from_markup("[$warning]stopped:[/] $why",
+                               why=plain(clip(meta.get("stopped") or "its backbone could not answer", STOPPED_CHARS)))
+
+
+STOPPED_CHARS = 120
+"""How much of a stopped session's reason Home and the session screen show."""

@@ -7,8 +7,8 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from qatui.report import session_status
-from qatui.text import clip, deployments_line, plain, plural, thinking_note, usd
-from qatui.tui.format import count, members_line, metrics_line, short_path, when
+from qatui.text import deployments_line, plain, plural, thinking_note, usd
+from qatui.tui.format import count, members_line, metrics_line, short_path, stopped_line, when
 
 
 def info_lines(meta: dict) -> list[Content]:
@@ -53,19 +53,6 @@ def info_lines(meta: dict) -> list[Content]:
         if llm.get("deployments"):
             lines.append(Content(plain(f"  {deployments_line(llm['deployments'])}")))
     return lines
-
-
-def stopped_line(meta: dict) -> Content | None:
-    """Why a `stopped` session stopped (its backbone failed the check put off to its first call the cache could not
-    answer), in at most two lines at 80 columns: the whole reason is in `sessions show`; None for any other status."""
-    if session_status(meta) != "stopped":
-        return None
-    return Content.from_markup("[$warning]stopped:[/] $why",
-                               why=plain(clip(meta.get("stopped") or "its backbone could not answer", STOPPED_CHARS)))
-
-
-STOPPED_CHARS = 120
-"""How much of a stopped session's reason Home and the session screen show."""
 
 
 class SessionInfo(Static):
