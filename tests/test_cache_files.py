@@ -32,6 +32,9 @@ def test_a_deleted_call_cache_is_made_again_in_the_same_process(tmp_path: Path) 
     _delete(cache.db_path)
     cache.put("k2", {"model": "m"}, {"text": "two"})
     assert cache.db_path.exists()
+    # the new file says whose answers it holds (before any read, which would note them): a rerun on it may put
+    # its backbone's live check off (`llm.preflight`)
+    assert CallCache(tmp_path).holds_answers_of("m", None)
     assert CallCache(tmp_path).get("k2") == {"text": "two"}  # a new process reads what was written after
 
 

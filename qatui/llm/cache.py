@@ -105,7 +105,8 @@ class CallCache:
         self.db_path = self.root / DB_NAME
         self._file = SqliteFile(self.db_path, (TABLE,))
         self._legacy: bool | None = None
-        self._noted: set[tuple[str, str]] = set()  # backbones this object has noted in `answered`
+        self._noted: set[tuple[int, tuple[str, str]]] = set()
+        """(file, backbone) pairs this object has noted in `answered`: a file replaced mid-run is noted afresh."""
 
     def _has_legacy_entries(self) -> bool:
         """Whether the folder holds the file-per-call layout's folders (two hex characters), looked at once:
@@ -144,11 +145,11 @@ class CallCache:
         response = entry.get("response") if entry else None
         if not isinstance(response, dict) or not isinstance(response.get("text"), str):
             return None
-        if (backbone := _backbone_of(entry["request"])) not in self._noted:  # a file from before `ANSWERED`
-            try:
-                self._note(backbone, self._file.connection(create=True))
+        if (noted := (self._file.opening(), _backbone_of(entry["request"]))) not in self._noted:
+            try:  # a file from before `ANSWERED`
+                self._note(noted[1], self._file.connection(create=True))
             except (sqlite3.Error, OSError):  # a read-only file: its answers still read; the check is made before the run
-                self._noted.add(backbone)  # tried once, not at every hit
+                self._noted.add(noted)  # tried once, not at every hit
         return response
 
     def put(self, key: str, request: dict[str, Any], response: dict[str, Any] | None) -> None:
@@ -163,7 +164,8 @@ class CallCache:
             db = self._file.connection(create=True)
             assert db is not None  # made when missing
             db.execute("INSERT OR REPLACE INTO calls (key, entry) VALUES (?, ?)", (key, text))
-            if response is not None and (backbone := _backbone_of(request)) not in self._noted:
+            backbone = _backbone_of(request)
+            if response is not None and (self._file.opening(), backbone) not in self._noted:
                 self._note(backbone, db)
         except sqlite3.Error as e:
             raise OSError(f"{self.db_path}: {e}") from e
@@ -173,7 +175,7 @@ class CallCache:
         assert db is not None  # made when missing
         db.execute(ANSWERED)  # made by a write, never by opening: a read-only file from before it still reads
         db.execute("INSERT OR IGNORE INTO answered (model, api_base) VALUES (?, ?)", backbone)
-        self._noted.add(backbone)
+        self._noted.add((self._file.opening(), backbone))
 
     def holds_answers_of(self, model: str, api_base: str | None) -> bool:
         """Whether this cache has written an answer of `model` at `api_base` (`ANSWERED`): then a run on that

@@ -30,6 +30,8 @@ class SqliteFile:
         self.path = path
         self.tables = tables
         self._local = threading.local()
+        self._openings = 0
+        self._count_lock = threading.Lock()
 
     def connection(self, *, create: bool) -> sqlite3.Connection | None:
         """This thread's connection; None when the file does not exist and `create` is False.
@@ -56,8 +58,17 @@ class SqliteFile:
                 if damaged.exists():
                     damaged.replace(self.path.with_name(f"{self.path.name}.damaged-{stamp}{part}"))
             db = self._open()
+        with self._count_lock:
+            self._openings += 1
+            self._local.opening = self._openings
         self._local.db, self._local.identity = db, self._identity()
         return db
+
+    def opening(self) -> int:
+        """Which opening of the file this thread's connection is (0 before one is made; each new connection,
+        in any thread, gets the next number): what was written through one belongs to the file it had open,
+        and is gone from the path once that file is replaced. Not the inode: a new file may reuse the old one's."""
+        return getattr(self._local, "opening", 0) if getattr(self._local, "db", None) is not None else 0
 
     def _identity(self) -> tuple[int, int] | None:
         """The file's (device, inode), None when it is gone."""
