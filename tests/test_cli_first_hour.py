@@ -233,6 +233,30 @@ def test_failure_reasons_in_the_summary_are_whole(tmp_path) -> None:
     assert "7 items of minos (q0, q1, q2 and 4 more)" in text and "rejected by the provider" in text
 
 
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_the_run_line_keeps_its_counts_whole_beside_a_long_limits_line(width: int) -> None:
+    """A batch run at 80 columns read "━╺ 2… 0 failed 0:… 0… batch validating 0/20, 2 batches done": the limits line
+    took the counts' width. It now has a row of its own."""
+    from rich.console import Console
+
+    from qatui.cli.progress import run_progress
+
+    console = Console(width=width, record=True)
+    limits = ("$0.0123 of $0.05 cap · openai/gpt-4o-mini 3/8 at once (of 16; 12×429, waiting 0.4 s) · "
+              "batch in_progress 12/40 (1 failed), 2 batches done · [bold]not markup[/]")
+    progress = run_progress(console, transient=False)
+    task = progress.add_task("20261128-143214-a75f", total=1000, failed=3, limits=limits)
+    progress.update(task, advance=120)
+    console.print(progress.get_renderable())
+    bar, under = console.export_text().splitlines()
+    assert "120/1000" in bar and "3 failed" in bar and "0:00:00" in bar and "-:--:--" in bar and "…" not in bar
+    assert under.startswith("$0.0123 of $0.05 cap · openai/gpt-4o-mini 3/8 at once") and len(under) <= width
+    assert under.endswith("…") or under.endswith("[bold]not markup[/]")  # cut where the row ends, printed as typed
+    progress.update(task, limits="")
+    console.print(progress.get_renderable())
+    assert len(console.export_text().splitlines()) == 1  # no limits, no second row
+
+
 # -- 5. Ctrl-C says at once what happens ----------------------------------------------------------
 
 

@@ -44,27 +44,14 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
     worker thread: on the event loop it held the second Ctrl-C's handler back until it was
     done (seconds on a large session, since the handler runs on the loop).
     """
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
+    from qatui.cli.progress import run_progress
     from qatui.engine.jobs import finish_run
     from qatui.engine.live import limits_line
     from qatui.events import ItemFailed, LLMCallFinished, RunFinished, Verdict
 
     engine = job.engine
     stderr = make_console(stderr=True)
-    progress = Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(), TimeRemainingColumn(),
-        TextColumn("{task.fields[limits]}", markup=False),
-        console=stderr, transient=quiet, disable=False,
-    )
+    progress = run_progress(stderr, transient=quiet)
     presses = 0
 
     def on_interrupt(main: asyncio.Task) -> None:
