@@ -17,7 +17,7 @@ from qatui.embed.stored import StoredVectors
 from qatui.embed.transformer import TransformerEmbedder
 from qatui.nli import NLIProbs, NLIScorer, load_nli
 from qatui.nli.stored import StoredNLI
-from qatui.store.model_outputs import DB_NAME, ModelOutputs, files_identity
+from qatui.store.model_outputs import DB_NAME, ModelOutputs, Probed, files_identity
 
 PAIRS = [("A man is playing a guitar on stage.", "A person makes music."),
          ("Two dogs run through the snow.", "The animals are asleep indoors."),
@@ -35,6 +35,26 @@ def test_rows_read_back_per_identity_and_a_missing_file_is_a_miss_that_makes_not
     many = [(f"text {i}", i.to_bytes(2, "big")) for i in range(1200)]  # past one IN (...) chunk
     store.put_many("model-a", many)
     assert ModelOutputs(tmp_path / "cache").get_many("model-a", [t for t, _ in many]) == [v for _, v in many]
+
+
+def test_what_a_served_models_probe_learned_is_kept_only_by_a_write_of_its_outputs(tmp_path: Path) -> None:
+    """`Probed` facts are written with outputs, in their transaction, never by a read; another key, a file
+    without the table (outputs of local models only) and a damaged row read as none."""
+    import sqlite3
+
+    store = ModelOutputs(tmp_path / "cache")
+    assert store.recall("served embedder\0k") is None and not (tmp_path / "cache").exists()
+    store.put_many("local-model", [("x", b"\0" * 4)])
+    assert store.recall("served embedder\0k") is None
+    tables = lambda: {row[0] for row in sqlite3.connect(store.db_path).execute(  # noqa: E731
+        "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert tables() == {"outputs"}  # the read made no table
+    store.put_many("served", [("y", b"\1" * 4)], Probed("served embedder\0k", {"dim": 64}))
+    assert ModelOutputs(tmp_path / "cache").recall("served embedder\0k") == {"dim": 64}  # a new store object
+    assert store.recall("served embedder\0other") is None and tables() == {"outputs", "probed"}
+    with sqlite3.connect(store.db_path) as db:
+        db.execute("UPDATE probed SET facts = 'not json'")
+    assert store.recall("served embedder\0k") is None
 
 
 def test_a_file_that_is_no_database_is_set_aside_and_an_unwritable_store_raises_oserror(tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 `/predict`, both against the loopback server (tests/llm_server.py), through real `qatui` processes where a run is
 what is tested.
 
-What must hold: the server's vectors and probabilities are the ones scored; a rerun in a new process asks the
-server for nothing but its probe; transient faults are retried and a lasting one fails the item with its reason
+What must hold: the server's vectors and probabilities are the ones scored; a rerun in a new process whose
+inputs the model-output store holds asks the server for nothing, not even its probe (tests/test_served_put_off.py); transient faults are retried and a lasting one fails the item with its reason
 (never a zero vector, never a silent default); labels are read by name, and a server whose names do not match its
 outputs (a swapped entailment / contradiction) is refused before a session exists.
 """
@@ -104,7 +104,7 @@ def test_answer_relevance_scores_with_the_served_vectors_and_a_rerun_in_a_new_pr
         before, completions = len(server.embedding_requests), len(server.requests)
         again = _run(config, tmp_path, "--judge", "ragas-answer-relevance")
         assert again.returncode == 0, again.stderr
-        assert _embedded_texts(server, before) == [PROBE_TEXT]  # the probe, and no item's text
+        assert _embedded_texts(server, before) == []  # no item's text, and no probe: the store answers all
         assert _verdict(tmp_path, json.loads(again.stdout)["session"])["verdict"]["scores"] == doc["verdict"]["scores"]
         assert all(b["messages"][-1]["content"].startswith("Reply with") for b in server.requests[completions:])
 
@@ -201,7 +201,7 @@ def test_an_embedder_whose_providers_key_is_unset_is_refused_before_any_request(
 # -- NLI -------------------------------------------------------------------------------------------
 
 
-def test_nli_from_a_served_cross_encoder_scores_the_run_and_a_rerun_in_a_new_process_asks_only_the_probe(
+def test_nli_from_a_served_cross_encoder_scores_the_run_and_a_rerun_in_a_new_process_asks_nothing(
         tmp_path) -> None:
     with FakeLLMServer(max_lifetime_s=300.0) as server:
         config = _config(server, tmp_path, nli="mnli")
@@ -212,10 +212,11 @@ def test_nli_from_a_served_cross_encoder_scores_the_run_and_a_rerun_in_a_new_pro
         assert doc["verdict"]["scores"] == pytest.approx({"echo": 0.87, "off": 0.0}, abs=1e-9)
         pairs = [tuple(p) for body in server.predict_requests for p in body["inputs"]]
         assert pairs[:2] == list(PROBE_PAIRS) and len(pairs) == 4
-        asked = len(server.predict_requests)
+        asked, infos = len(server.predict_requests), server.n_info
+        assert infos == 1
         again = _run(config, tmp_path, "--judge", "nli-ar")
         assert again.returncode == 0, again.stderr
-        assert [tuple(p) for body in server.predict_requests[asked:] for p in body["inputs"]] == list(PROBE_PAIRS)
+        assert (len(server.predict_requests), server.n_info) == (asked, infos)  # the store answers: no /info, no probe
         assert _verdict(tmp_path, json.loads(again.stdout)["session"])["verdict"]["scores"] == doc["verdict"]["scores"]
 
 

@@ -205,7 +205,7 @@ async def test_a_new_run_whose_cached_backbone_fails_its_put_off_check_stops_and
         assert run.ended.status == "stopped"
         counts = run.state.counts  # what the header shows: the calls the cache answered, none refused counted
         assert counts.calls == counts.cached > 0
-        await wait_until(pilot, lambda: any(n.title == "Run stopped: a backbone is down"
+        await wait_until(pilot, lambda: any(n.title == "Run stopped: a model is down"
                                             and "authentication failed (401)" in " ".join(str(n.message).split())
                                             for n in app._notifications))
     assert llm_server.n_requests == asked + 1  # the check alone

@@ -26,8 +26,8 @@ EXIT_REFUSED = 2
 EXIT_CAPPED = 3
 """Exit status of a run stopped at its cost cap (`--max-cost`): saved, resumable with a higher cap."""
 EXIT_STOPPED = 4
-"""Exit status of a run stopped because a backbone failed the live check put off to its first call the cache could not
-answer (`qatui.llm.preflight`): saved, resumable once the backbone answers."""
+"""Exit status of a run stopped because a backbone (or served model) failed the live check put off to its first call
+the cache (the model-output store) could not answer (`qatui.llm.preflight`): saved, resumable once it answers."""
 EXIT_INTERRUPTED = 130
 """Exit status after Ctrl-C: the session is saved and resumable."""
 MAX_TABS = 32

@@ -187,13 +187,13 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
 
 
 def stopped_message(job: RunJob) -> str:
-    """What a run that stopped on a backbone that failed its put-off live check says: why, what is saved, and how to
-    finish it (plain text: the reason quotes the server)."""
+    """What a run that stopped on a backbone (or served model) that failed its put-off live check says: why, what is
+    saved, and how to finish it (plain text: the reason quotes the server)."""
     counts = job.engine.counts
     left = len(job.engine.tasks) - counts.done - counts.failed
     return (f"Stopped: {job.engine.stopped}. {counts.done} done ({counts.cached} calls answered from the call cache) "
             f"and {counts.failed} failed in this run are saved; {left} left to judge (none failed by this). Resume once "
-            f"the backbone answers: qatui sessions resume {job.session.id}")
+            f"it answers: qatui sessions resume {job.session.id}")
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:

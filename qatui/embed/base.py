@@ -26,6 +26,7 @@ from qatui.errors import QatuiError
 
 if TYPE_CHECKING:
     from qatui.embed.stored import StoredVectors
+    from qatui.store.model_outputs import Probed
 
 
 @dataclass
@@ -106,12 +107,22 @@ class Embedder(ABC):
         """What names this model's vectors in the model-output store (files and settings), None to keep none."""
         return None
 
+    def probed(self) -> Probed | None:
+        """What a served model's probe learned, kept with its vectors in the model-output store; None for a model
+        that is no server's."""
+        return None
+
     def embed(self, texts: Sequence[str], stored: StoredVectors | None = None) -> np.ndarray:
         """(len(texts), dim) float32 rows of unit norm, in the order of `texts`.
 
         With `stored`, vectors missing from memory are read from the model-output store first,
         and the ones computed are written to it.
         """
+        return self._embed(texts, stored)
+
+    def _embed(self, texts: Sequence[str], stored: StoredVectors | None = None) -> np.ndarray:
+        """What `embed` does, and what the worker thread of `aembed` calls (a subclass may wrap `embed` for callers
+        outside a run's tasks without wrapping the worker: `embed.remote`)."""
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts; wrap a single text in a list")
         texts = list(texts)
@@ -122,6 +133,7 @@ class Embedder(ABC):
             if stored is not None and missing:
                 fresh.update(stored.read(missing, self.dim))
                 missing = [t for t in missing if t not in fresh]
+                self._cache.update(fresh)  # kept at once: a batch that fails below does not lose them (`embed.remote`)
             missing.sort(key=len, reverse=True)
             computed: list[str] = []
             for start in range(0, len(missing), self.batch_size):
@@ -165,9 +177,10 @@ class Embedder(ABC):
             threading.Thread(target=self._drain, name=f"embed {self.name}", daemon=True).start()
         return await request.future
 
-    def _from_cache(self, texts: list[str]) -> np.ndarray | None:
-        """The rows of `texts` when every one is cached and the model is not busy; None otherwise."""
-        if not self._lock.acquire(blocking=False):  # a forward pass holds it: never wait on the event loop
+    def _from_cache(self, texts: list[str], wait: bool = False) -> np.ndarray | None:
+        """The rows of `texts` when every one is cached and the model is not busy (`wait`: once it is not; never
+        on the event loop); None otherwise."""
+        if not self._lock.acquire(blocking=wait):  # a forward pass holds it: never wait on the event loop
             return None
         try:
             if not all(t in self._cache for t in texts):
@@ -193,7 +206,7 @@ class Embedder(ABC):
                 by_store.setdefault(r.stored, []).append(r)
             for stored, group in by_store.items():
                 try:
-                    rows = self.embed([t for r in group for t in r.texts], stored)
+                    rows = self._embed([t for r in group for t in r.texts], stored)
                 except BaseException as error:  # noqa: BLE001 - every waiting task gets the error, none waits forever
                     for r in group:
                         r.settle(None, error)

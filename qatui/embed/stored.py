@@ -3,7 +3,8 @@
 `StoredVectors` is what `Embedder.embed(texts, stored)` reads and writes: the store, the
 embedder's identity (its files and settings, `Embedder.identity`) and whether reads are on
 (`--no-cache` turns them off and still writes, as the call cache does). A vector that cannot
-be read is computed again; one that cannot be written is only logged.
+be read is computed again; one that cannot be written is only logged. A served embedder's
+`probed` (its vectors' length, by its settings) is written with its vectors (`store.model_outputs`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from qatui.store.model_outputs import ModelOutputs
+    from qatui.store.model_outputs import ModelOutputs, Probed
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,7 @@ class StoredVectors:
     store: ModelOutputs
     identity: str
     reads: bool = True
+    probed: Probed | None = None
 
     def read(self, texts: list[str], dim: int) -> dict[str, np.ndarray]:
         """The stored unit vectors of `texts` (read-only float32 rows); texts without one are left out."""
@@ -43,6 +45,7 @@ class StoredVectors:
     def write(self, vectors: dict[str, np.ndarray]) -> None:
         """Keep newly computed vectors; a store that cannot be written is logged and left."""
         try:
-            self.store.put_many(self.identity, ((t, np.asarray(v, dtype=np.float32).tobytes()) for t, v in vectors.items()))
+            self.store.put_many(self.identity, ((t, np.asarray(v, dtype=np.float32).tobytes()) for t, v in vectors.items()),
+                                self.probed)
         except OSError as e:
             log.info("sentence vectors not stored: %s", e)

@@ -51,14 +51,16 @@ def check_models(judges: list[Judge], resources: Resources, dataset: Dataset | N
     served embedder or NLI model does not answer its probe, or a backbone a judge (or member) calls cannot answer.
 
     `defer_live`: a backbone whose answers the call cache holds has its live request put off until the run's
-    first call the cache cannot answer (`llm.preflight`); its offline checks (provider, key) are made now."""
+    first call the cache cannot answer (`llm.preflight`); its offline checks (provider, key) are made now. So is
+    the probe of a served embedder or NLI model whose outputs the model-output store holds, until the run's first
+    input the store cannot answer (`Resources.check_served`)."""
     from qatui.extras import require
 
     for judge, models in model_users(judges, resources):
         for extra, who in models.needed_extras(judge, dataset).items():
             require(extra, who)
     for judge, models in model_users(judges, resources):
-        models.check_served(judge, dataset)
+        models.check_served(judge, dataset, defer_live)
     checked: set[str] = set()
     for judge, models in model_users(judges, resources):
         if calls_backbone(judge, models, dataset) and models.backbone not in checked:

@@ -7,7 +7,7 @@ and every judge of a run talks to the same cached client.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from qatui.embed import Embedder
     from qatui.embed.stored import StoredVectors
     from qatui.llm import LLMClient
+    from qatui.llm.deferred import DeferredCheck
     from qatui.nli import NLIScorer
     from qatui.store.model_outputs import ModelOutputs
 
@@ -53,6 +54,7 @@ class Resources:
     _nli_scorers: dict[str, NLIScorer] = field(default_factory=dict, repr=False, compare=False)
     _stored_vectors: dict[str, StoredVectors | None] = field(default_factory=dict, repr=False, compare=False)
     _backbone_checked: str | None = field(default=None, repr=False, compare=False)
+    _defer_served: bool = field(default=False, repr=False, compare=False)
 
     def __init__(self, config: Config, backbone_name: str | None = None, nli_spec: str | None = None,
                  embedder_spec: str | None = None, use_cache: bool | None = None, *, llm: LLMClient | None = None,
@@ -61,6 +63,7 @@ class Resources:
         self.embedder_spec, self.use_cache = embedder_spec, use_cache
         self._nli_scorers, self._stored_vectors = {}, {}
         self._backbone_checked: str | None = None
+        self._defer_served = False
         for name, model in (("llm", llm), ("nli", nli), ("embedder", embedder)):
             if model is not None:
                 setattr(self, name, model)  # fills the cached property: it is never built from the name
@@ -129,7 +132,7 @@ class Resources:
 
             return LLMNLIScorer(self.llm)
         if name in self.config.nli_servers:
-            scorer = served_nli(name, self.config)
+            scorer = served_nli(name, self.config, self._served_outputs())
         else:
             scorer = load_nli_scorer(name, self.config.models.nli_runtime)
         identity = scorer.identity()
@@ -137,7 +140,12 @@ class Resources:
             return scorer
         from qatui.nli.stored import StoredNLI
 
-        return StoredNLI(scorer, self.model_outputs, identity, reads=self.cache_enabled)
+        return StoredNLI(scorer, self.model_outputs, identity, reads=self.cache_enabled, probed=scorer.probed())
+
+    def _served_outputs(self) -> ModelOutputs | None:
+        """The store a served model may be built from without its probe (its check put off: `check_served`), or
+        None: probe it now."""
+        return self.model_outputs if self._defer_served and self.cache_enabled else None
 
     @cached_property
     def model_outputs(self) -> ModelOutputs:
@@ -153,14 +161,15 @@ class Resources:
 
             identity = embedder.identity()
             self._stored_vectors[embedder.name] = (
-                None if identity is None else StoredVectors(self.model_outputs, identity, reads=self.cache_enabled))
+                None if identity is None else StoredVectors(self.model_outputs, identity, reads=self.cache_enabled,
+                                                            probed=embedder.probed()))
         return self._stored_vectors[embedder.name]
 
     @cached_property
     def embedder(self) -> Embedder:
         """The sentence embedder, loaded on first use, run by `[models] embedder_runtime`."""
         if self.embedder_name in self.config.embedders:
-            return served_embedder(self.embedder_name, self.config)
+            return served_embedder(self.embedder_name, self.config, self._served_outputs())
         from qatui.embed import load_embedder
 
         return load_embedder(self.embedder_name, runtime=self.config.models.embedder_runtime)
@@ -182,10 +191,15 @@ class Resources:
             needed.setdefault("embed", f"judge {judge.name} (embedder {self.embedder_name})")
         return needed
 
-    def check_served(self, judge: ModelUser, dataset: Dataset | None) -> None:
+    def check_served(self, judge: ModelUser, dataset: Dataset | None, defer_live: bool = False) -> None:
         """Build now the served embedder and NLI models `judge` uses (`[embedders.NAME]`, `[nli_servers.NAME]`):
         each answers a probe first, so a server that is down, or whose labels read the wrong way, is refused
-        before a session exists. Local models load later, when first used."""
+        before a session exists. Local models load later, when first used.
+
+        `defer_live` (a run, not in batch mode, reading the store): a served model whose outputs the model-output
+        store holds is built from what its probe learned then, and probed at the run's first input the store
+        cannot answer (`served_embedder`, `served_nli`)."""
+        self._defer_served = defer_live
         if judge.uses_embedder and self.embedder_name in self.config.embedders:
             self.embedder  # noqa: B018 - built for its probe
         if judge.uses_nli:
@@ -252,37 +266,91 @@ _SERVED_LOCK = threading.Lock()
 """Held while a served model is probed: two workers of the TUI never probe (and keep) one model twice."""
 
 
-def served_embedder(name: str, config: Config) -> Embedder:
+def _kept(key: tuple[str, str], outputs: ModelOutputs | None) -> object | None:
+    """The served model built before under `key`, when it can serve this caller: one checked; one whose check is
+    put off, for a caller that puts it off too (`outputs`). One whose put-off check failed is built again (the
+    server may be back), and so is one not checked yet for a caller that checks now."""
+    found = _SERVED.get(key)
+    check = getattr(found, "check", None)
+    if found is None or check is None or check.passed:
+        return found
+    return found if outputs is not None and not check.made else None
+
+
+def _put_off(check: Callable[[], str]) -> DeferredCheck:
+    """`check` (blocking: it sends requests) as a check put off until a run's first input the store cannot
+    answer: made once, in a worker thread; a failure stops the run (`llm.deferred`)."""
+    import asyncio
+
+    from qatui.llm.deferred import DeferredCheck
+
+    return DeferredCheck(lambda: asyncio.to_thread(check))
+
+
+def served_embedder(name: str, config: Config, outputs: ModelOutputs | None = None) -> Embedder:
     """The `[embedders.NAME]` embedder over LiteLLM (`qatui.llm.embeddings`), probed once per process;
-    `EmbedderError` naming it when the probe fails."""
+    `EmbedderError` naming it when the probe fails.
+
+    With `outputs` (a run reading the store) holding vectors of it, the vectors' length is the one kept with them
+    and the probe is put off until the first text the store cannot answer; its offline checks (the key) are
+    made now. A probe that then answers vectors of another length stops the run: the kept vectors are another
+    model's."""
     from qatui.embed.base import EmbedderError
-    from qatui.embed.remote import RemoteEmbedder
+    from qatui.embed.remote import RemoteEmbedder, probe_dim, probed_key
     from qatui.llm.embeddings import RemoteEmbeddings
     from qatui.llm.errors import LLMCallError
 
     settings = config.embedders[name]
     key = (name, "embedder " + settings.model_dump_json())
     with _SERVED_LOCK:
-        if key not in _SERVED:
-            calls = RemoteEmbeddings(name, settings)
-            identity = "\0".join([settings.model, settings.api_base or "", str(settings.dimensions or ""),
-                                   settings.revision])
+        if (found := _kept(key, outputs)) is not None:
+            return found  # type: ignore[return-value]
+        calls = RemoteEmbeddings(name, settings)
+        identity = "\0".join([settings.model, settings.api_base or "", str(settings.dimensions or ""),
+                               settings.revision])
+        kept = (outputs.recall(probed_key(identity)) or {}).get("dim") if outputs is not None else None
+
+        def probe() -> int:
             try:
-                _SERVED[key] = RemoteEmbedder(name, calls.encode, identity, batch_size=settings.batch_size,
-                                              meter=calls)
+                return probe_dim(name, calls.probe)
             except LLMCallError as e:
                 raise EmbedderError(f"embedder {name!r} cannot be used: {e}") from None
-            calls.forget()  # the probe: a check before the run, as the backbone's preflight is, not a call of it
-        return _SERVED[key]  # type: ignore[return-value]
+
+        def recheck() -> str:
+            if (dim := probe()) != kept:
+                raise EmbedderError(f"embedder {name!r} now answers vectors of {dim} numbers, but its vectors in the "
+                                    f"model-output store have {kept}: they came from another model. Give "
+                                    f"[embedders.{name}] a new revision to embed afresh")
+            return f"embedder {name!r}: answered its probe, vectors of {dim} numbers as kept"
+
+        if isinstance(kept, int) and not isinstance(kept, bool) and kept >= 1:
+            try:
+                calls.precheck()  # the key, checked before the run as always
+                calls.api_key()
+            except LLMCallError as e:
+                raise EmbedderError(f"embedder {name!r} cannot be used: {e}") from None
+            embedder = RemoteEmbedder(name, calls.encode, identity, kept, batch_size=settings.batch_size, meter=calls,
+                                      check=_put_off(recheck))
+        else:
+            embedder = RemoteEmbedder(name, calls.encode, identity, probe(), batch_size=settings.batch_size,
+                                      meter=calls)
+        _SERVED[key] = embedder
+        return embedder
 
 
-def served_nli(name: str, config: Config) -> NLIScorer:
-    """The `[nli_servers.NAME]` scorer (`qatui.nli.served`), its labels checked once per process."""
-    from qatui.nli.served import ServedNLI
+def served_nli(name: str, config: Config, outputs: ModelOutputs | None = None) -> NLIScorer:
+    """The `[nli_servers.NAME]` scorer (`qatui.nli.served`), its labels checked once per process.
+
+    With `outputs` (a run reading the store) holding outputs of it, it is built from what its `/info` showed
+    then, and its `/info` and label check are put off until the first pair the store cannot answer."""
+    from qatui.nli.served import ServedNLI, probed_key
 
     settings = config.nli_servers[name]
     key = (name, "nli " + settings.model_dump_json())
     with _SERVED_LOCK:
-        if key not in _SERVED:
-            _SERVED[key] = ServedNLI(name, settings)
-        return _SERVED[key]  # type: ignore[return-value]
+        if (found := _kept(key, outputs)) is not None:
+            return found  # type: ignore[return-value]
+        known = outputs.recall(probed_key(settings)) if outputs is not None else None
+        scorer = ServedNLI(name, settings, known=known, put_off=_put_off)
+        _SERVED[key] = scorer
+        return scorer

@@ -1,5 +1,9 @@
 """A backbone's live check put off until a run's first call the cache cannot answer (`llm.preflight` decides when).
 
+A served embedder's probe and a served NLI model's `/info` and label check are put off the same way, until the
+run's first request the model-output store cannot answer (`judges.resources` decides when; the embedder and the
+NLI scorer await `before_call` through a protocol of their own, their packages never importing this one).
+
 `DeferredCheck` holds the check (made once; the calls behind the first wait for its outcome) and what it showed;
 `RUN_STOP` is how a failed one stops the run: the engine binds it around each (item, judge), so the item is left
 pending even when its judge goes on without the call (a jury's member). Kept apart from `llm.preflight`, which
@@ -18,7 +22,7 @@ from qatui.llm.errors import LLMCallError
 
 
 class BackboneDown(LLMCallError):
-    """A call's backbone failed its put-off live check: the run stops, the call's item is left pending."""
+    """A call's backbone (or served model) failed its put-off live check: the run stops, the item is left pending."""
 
 
 RUN_STOP: contextvars.ContextVar[Callable[[str], None] | None] = contextvars.ContextVar("qatui_run_stop", default=None)
@@ -42,6 +46,11 @@ class DeferredCheck:
     def made(self) -> bool:
         """Whether the request has been made (answered or not)."""
         return bool(self.line) or self.refusal is not None
+
+    @property
+    def passed(self) -> bool:
+        """Whether the request has been made and answered: what the model computes from now on may be used."""
+        return bool(self.line) and self.refusal is None
 
     async def before_call(self) -> None:
         """Before a call the cache could not answer: make the request once (the first call makes it, the calls

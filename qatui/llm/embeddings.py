@@ -21,8 +21,8 @@ and is recorded on that task's item, once; a task whose texts were all answered 
 its own (memory, the model-output store, or a request another task records) records one cached call
 of 0 USD, as a cache hit of a backbone does. Under `--max-cost` a task reserves its texts' worst case
 (every text asked, counted with LiteLLM's tokenizer for the model) before the lookup, and settles what
-its calls cost after. The probe a served model is built with is a check before the run, like the
-backbone's preflight, and is not recorded.
+its calls cost after. The probe a served model is checked with (`probe`: before the run, or put off until its
+first text the model-output store cannot answer) is a check, like the backbone's preflight, and is not recorded.
 """
 
 from __future__ import annotations
@@ -84,9 +84,10 @@ class RemoteEmbeddings:
             raise LLMCallError(f"{self.settings.model}: no API key: set {' or '.join(keys)} (or name the variable "
                                f"with api_key_env in [embedders.{self.name}])")
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def encode(self, texts: list[str], *, record: bool = True) -> np.ndarray:
         """One request for `texts` (retried when transient); `LLMCallError` with the reason when it cannot be had.
 
+        `record=False`: the probe (`probe`), a check of the server and not a call of the run: kept for no task.
         A server of one's own (`api_base`) without `api_key_env` is sent the placeholder key "EMPTY", as vLLM's
         and text-embeddings-inference's OpenAI-compatible routes take when they check none."""
         ll = get_litellm()
@@ -113,18 +114,22 @@ class RemoteEmbeddings:
                         self.sleep(self._rules.backoff(attempt, e))
                     continue
                 error = LLMCallError(self._rules._describe_permanent(e, ll, api_key), attempts=attempt)
-                self._made_call(texts, started, attempt, error=str(error))
+                if record:
+                    self._made_call(texts, started, attempt, error=str(error))
                 raise error from None
             try:
                 rows = vectors_of(response, len(texts), self.settings.model)
             except LLMCallError as error:  # answered (and paid for), but unusable
-                self._made_call(texts, started, attempt, response=response, error=str(error))
+                if record:
+                    self._made_call(texts, started, attempt, response=response, error=str(error))
                 raise
-            self._made_call(texts, started, attempt, response=response)
+            if record:
+                self._made_call(texts, started, attempt, response=response)
             return rows
         error = LLMCallError(self._rules._summary(failures, time.monotonic() - started, api_key, last),
                              attempts=len(failures), transient=True)
-        self._made_call(texts, started, len(failures), error=str(error))
+        if record:
+            self._made_call(texts, started, len(failures), error=str(error))
         raise error from None
 
     def _made_call(self, texts: list[str], started: float, attempts: int, *, response: Any = None,
@@ -143,10 +148,10 @@ class RemoteEmbeddings:
         """What names a request in its call (`prompt_hash`): SHA-256 of the model and the texts."""
         return hashlib.sha256("\0".join([self.settings.model, *texts]).encode("utf-8", "surrogatepass")).hexdigest()
 
-    def forget(self) -> None:
-        """Drop the calls not yet recorded (the probe's: a check before the run, never a call of it)."""
-        with self._made_lock:
-            self._made.clear()
+    def probe(self, texts: list[str]) -> np.ndarray:
+        """`encode` for the probe a served embedder is checked with: a check of the server, like the backbone's
+        preflight, and never a call of the run (not recorded, not counted by a cap)."""
+        return self.encode(texts, record=False)
 
     def before(self, texts: list[str]) -> float:
         """Under `--max-cost` (`qatui.llm.spend.SPEND` bound): reserve what asking every text of `texts` could cost

@@ -6,11 +6,14 @@ import asyncio
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from qatui.errors import QatuiError
+
+if TYPE_CHECKING:
+    from qatui.store.model_outputs import Probed
 
 NLILabel = Literal["entail", "neutral", "contradict"]
 
@@ -83,6 +86,11 @@ class NLIScorer(ABC):
 
     def identity(self) -> str | None:
         """What names this model's outputs in the model-output store (files and settings), None to keep none."""
+        return None
+
+    def probed(self) -> Probed | None:
+        """What a served model's check learned, kept with its outputs in the model-output store; None for a model
+        that is no server's."""
         return None
 
     @abstractmethod

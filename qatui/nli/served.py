@@ -17,6 +17,13 @@ entailment / contradiction would invert every NLI judgement without a sign. So b
 the preflight scores an obvious entailment and an obvious contradiction (`PROBE_PAIRS`) and
 refuses a server that reads them the other way round.
 
+What `/info` says (model id and sha, labels, the window) is part of the identity its stored outputs are
+kept under, and is kept with them (`probed`, in the model-output store). A later run that finds it there
+builds the scorer from it without a request (`known`), and the `/info` request and the label check are put
+off (`put_off`) until the first pair the store cannot answer: then made once, before any pair is sent
+(`verify`), and a server that is down, reports another model than the kept one, or reads the labels the
+wrong way stops the run there. A server the store knows nothing of is checked when it is built, as above.
+
 Scores that are not probabilities (summing to 1) are refused, not renormalised. A premise longer
 than the server reads is split into windows counted in characters (a character is at most one
 token for the common tokenizers), and the pair scores as its best window, as a local
@@ -27,13 +34,14 @@ raises `NLIError` with the reason, which fails the items that needed the scores.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 import random
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
@@ -41,6 +49,7 @@ from qatui.nli.base import NLIError, NLIProbs, NLIScorer, check_pairs
 from qatui.nli.labels import LabelMap, label_map
 from qatui.nli.windows import char_slices, premise_windows
 from qatui.store.credentials import key_from_env
+from qatui.store.model_outputs import Probed
 
 if TYPE_CHECKING:
     from qatui.config import NLIServerConfig
@@ -57,10 +66,30 @@ PROBE_PAIRS = (
 """An obvious entailment, then an obvious contradiction: what the preflight checks the label names on."""
 
 
-class ServedNLI(NLIScorer):
-    """P(entail / neutral / contradict) from a server; built only after `/info` and the probe pairs check out."""
+Learned = tuple[str, str, tuple[str, ...] | None, int]
+"""What `/info` gives the identity: model id, model sha, the declared labels (None: none declared), the window."""
 
-    def __init__(self, name: str, settings: NLIServerConfig, *, sleep: Callable[[float], Any] = time.sleep) -> None:
+
+class PutOffCheck(Protocol):
+    """`verify` put off until the first pair the store cannot answer (`llm.deferred.DeferredCheck`, wired by
+    `judges.resources`): made once; when it fails, it stops the run (in the awaiting task's context) and raises."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether it has been made and passed: the server's scores may be used."""
+
+    async def before_call(self) -> None:
+        """Make it (once), or wait for it; raise with the reason when the server cannot be used."""
+
+
+class ServedNLI(NLIScorer):
+    """P(entail / neutral / contradict) from a server; built after `/info` and the probe pairs check out, or from
+    what they showed before (`known`, the facts of `probed`) with that check put off (`put_off` makes the
+    `PutOffCheck` of `verify`)."""
+
+    def __init__(self, name: str, settings: NLIServerConfig, *, sleep: Callable[[float], Any] = time.sleep,
+                 known: dict[str, Any] | None = None,
+                 put_off: Callable[[Callable[[], str]], PutOffCheck] | None = None) -> None:
         self.name = name
         self.settings = settings
         self.url = settings.url.rstrip("/")
@@ -71,14 +100,54 @@ class ServedNLI(NLIScorer):
         self._maps: dict[tuple[str, ...], LabelMap] = {}
         self._seen: tuple[str, ...] = ()
         self._client = httpx.Client(timeout=settings.timeout_s)
-        info = self._info()
-        self.model_id = str(info.get("model_id") or "")
-        self.model_sha = str(info.get("model_sha") or "")
-        self.declared = self._declared_labels(info)
-        limit = info.get("max_input_length")
-        self.window_chars = settings.window_chars or (
-            limit if isinstance(limit, int) and limit >= 64 else DEFAULT_WINDOW_CHARS)
+        self.check: PutOffCheck | None = None
+        """The put-off `verify`; None once built checked."""
+        remembered = _from_facts(known) if known is not None and put_off is not None else None
+        if remembered is not None and put_off is not None:
+            self.model_id, self.model_sha, self.declared, self.window_chars = remembered
+            self.check = put_off(self.verify)
+            return
+        self.model_id, self.model_sha, self.declared, self.window_chars = self._learn(self._info())
         self._check_probe()
+
+    def probed(self) -> Probed:
+        """What `/info` showed (the identity's parts), kept with the outputs; found by the URL, `revision` and
+        `window_chars` (the settings the identity also holds)."""
+        return Probed(probed_key(self.settings), {"model_id": self.model_id, "model_sha": self.model_sha,
+                                                  "labels": list(self.declared) if self.declared else None,
+                                                  "window_chars": self.window_chars})
+
+    def verify(self) -> str:
+        """The put-off check: `/info` and the probe pairs, as when built checked; what it showed, or `NLIError` when
+        the server is down, reads the labels the wrong way, or reports another model than the kept one."""
+        now = self._learn(self._info())
+        kept = (self.model_id, self.model_sha, self.declared, self.window_chars)
+        if now != kept:
+            raise NLIError(f"NLI server {self.name!r} ({self.url}) now reports {_described(now)}, but its outputs in "
+                           f"the model-output store came from {_described(kept)}: a run would mix two models' "
+                           f"outputs. Give [nli_servers.{self.name}] a new revision to score afresh")
+        self._check_probe()
+        return f"NLI server {self.name!r}: {_described(now)}; an obvious entailment and contradiction read right"
+
+    def _learn(self, info: dict[str, Any]) -> Learned:
+        """What `/info` gives the identity (the window: the setting, else its `max_input_length`, else the default)."""
+        limit = info.get("max_input_length")
+        window = self.settings.window_chars or (limit if isinstance(limit, int) and limit >= 64 else
+                                                DEFAULT_WINDOW_CHARS)
+        return (str(info.get("model_id") or ""), str(info.get("model_sha") or ""), self._declared_labels(info),
+                window)
+
+    def _checked(self) -> None:
+        """From synchronous code: make the put-off check first when it has not passed (raises when it fails)."""
+        if self.check is not None and not self.check.passed:
+            asyncio.run(self.check.before_call())
+
+    async def apredict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
+        """`predict` in a worker thread, the put-off check made first in this task's context (a failing one stops
+        the run from here, before any pair is sent)."""
+        if self.check is not None:
+            await self.check.before_call()
+        return await asyncio.to_thread(self.predict, list(pairs))
 
     def identity(self) -> str:
         """The server, the model it says it serves, its labels, `revision` and the window: keys the stored outputs."""
@@ -91,6 +160,7 @@ class ServedNLI(NLIScorer):
     def predict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
         """One `NLIProbs` per pair; a long premise is sent as windows and scores as its best one."""
         pairs = check_pairs(pairs)
+        self._checked()
         windows = [premise_windows(p, h, self.window_chars, len, char_slices) for p, h in pairs]
         flat = [(w, h) for ws, (_, h) in zip(windows, pairs, strict=True) for w in ws]
         scored: list[NLIProbs] = []
@@ -221,6 +291,31 @@ class ServedNLI(NLIScorer):
         what = ", ".join(f"{f} ×{n}" for f, n in counts.items())
         raise NLIError(f"NLI server {self.name!r} ({self.url}): {method} {path} failed {len(failures)} times ({what}), "
                        f"gave up after {time.monotonic() - started:.1f} s")
+
+
+def probed_key(settings: NLIServerConfig) -> str:
+    """Where what `/info` showed of the server with `settings` is kept (`store.model_outputs.Probed`)."""
+    return "\0".join(["served nli", settings.url.rstrip("/"), settings.revision, str(settings.window_chars or "")])
+
+
+def _from_facts(facts: dict[str, Any]) -> Learned | None:
+    """Kept facts back to what `/info` gave; None when they are not of that shape (the server is then asked)."""
+    model_id, sha, labels, window = (facts.get(k) for k in ("model_id", "model_sha", "labels", "window_chars"))
+    if not (isinstance(model_id, str) and isinstance(sha, str) and isinstance(window, int)
+            and not isinstance(window, bool) and window >= 1):
+        return None
+    if labels is None:
+        return model_id, sha, None, window
+    if not (isinstance(labels, list) and labels and all(isinstance(x, str) for x in labels)):
+        return None
+    return model_id, sha, tuple(labels), window
+
+
+def _described(learned: Learned) -> str:
+    """What `/info` showed, on one line: the model, its sha, its labels, the window."""
+    model_id, sha, labels, window = learned
+    return (f"model {model_id or '(unnamed)'}{f' at {sha[:12]}' if sha else ''}, labels "
+            f"{', '.join(labels) if labels else '(none declared)'}, a window of {window} characters")
 
 
 def _shown(probs: NLIProbs) -> str:

@@ -4,7 +4,8 @@ MinosEval and the NLI baselines score every (premise, hypothesis) pair with the 
 call cache makes a rerun's LLM calls free, and this makes its NLI free too: pairs found in the
 store are not run, pairs run are stored. The identity names the model's files and the settings
 that change its output (`TransformersNLI.identity`). `reads=False` (`--no-cache`) runs every
-pair and still stores it, as the call cache does.
+pair and still stores it, as the call cache does. A served model's `probed` (what its `/info`
+showed) is written with its outputs (`store.model_outputs`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 from qatui.nli.base import NLIProbs, NLIScorer, check_pairs
 
 if TYPE_CHECKING:
-    from qatui.store.model_outputs import ModelOutputs
+    from qatui.store.model_outputs import ModelOutputs, Probed
 
 log = logging.getLogger(__name__)
 _PROBS = struct.Struct("<3d")
@@ -27,12 +28,14 @@ _PROBS = struct.Struct("<3d")
 class StoredNLI(NLIScorer):
     """`inner` with its outputs in `store` under `identity`."""
 
-    def __init__(self, inner: NLIScorer, store: ModelOutputs, identity: str, *, reads: bool = True) -> None:
+    def __init__(self, inner: NLIScorer, store: ModelOutputs, identity: str, *, reads: bool = True,
+                 probed: Probed | None = None) -> None:
         self.inner = inner
         self.name = inner.name
         self.store = store
         self.identity = identity
         self.reads = reads
+        self.probed_facts = probed
 
     def __repr__(self) -> str:
         return f"StoredNLI({self.inner!r})"
@@ -75,7 +78,8 @@ class StoredNLI(NLIScorer):
         """Add the inner model's answers to `found` and to the store (a store that cannot be written is logged)."""
         found.update(zip(pairs, scored, strict=True))
         try:
-            self.store.put_many(self.identity, ((_text(p), _PROBS.pack(*s.as_tuple())) for p, s in zip(pairs, scored)))
+            self.store.put_many(self.identity, ((_text(p), _PROBS.pack(*s.as_tuple())) for p, s in zip(pairs, scored)),
+                                self.probed_facts)
         except OSError as e:
             log.info("NLI probabilities not stored: %s", e)
 

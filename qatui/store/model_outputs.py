@@ -6,6 +6,13 @@ the machine: sentence vectors and NLI probabilities. One SQLite file, `<cache di
 exact input, the value the output's bytes (float32). A model's identity names its files (their
 names, sizes and modification times), so a changed model never reads an old model's outputs.
 
+A served model (`[embedders.NAME]`, `[nli_servers.NAME]`) is known by what its probe learned from the
+server (an embedder's vector length; an NLI server's model, labels and window), which is part of its
+identity. Those facts are kept beside its outputs, in the table `probed` of the same file, written in
+the transaction that writes its outputs (never by a read): so a later run finds the identity of the
+outputs it would read without asking the server, and can put the probe off until the first input the
+store cannot answer (`judges.resources`).
+
 Reads never raise: a missing or unreadable file, or a damaged row, is a miss. Writes raise
 `OSError`; callers go on without storing.
 """
@@ -13,14 +20,27 @@ Reads never raise: a missing or unreadable file, or a damaged row, is a miss. Wr
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from qatui.store.sqlite_file import SqliteFile
 
+
+@dataclass(frozen=True)
+class Probed:
+    """What a served model's probe learned (`facts`, a JSON object) under `key` (its kind and settings)."""
+
+    key: str
+    facts: dict[str, Any]
+
 DB_NAME = "models.sqlite3"
 TABLE = "CREATE TABLE IF NOT EXISTS outputs (key BLOB PRIMARY KEY, value BLOB NOT NULL)"
+PROBED = "CREATE TABLE IF NOT EXISTS probed (key TEXT PRIMARY KEY, facts TEXT NOT NULL)"
+"""What a served model's probe learned (JSON), by the settings it was asked with (`Probed.key`)."""
 CHUNK = 500
 """Keys per `IN (...)` query (SQLite allows 32,766 parameters; smaller chunks keep each query cheap)."""
 
@@ -69,8 +89,20 @@ class ModelOutputs:
             return [None] * len(texts)
         return [found.get(k) for k in keys]
 
-    def put_many(self, identity: str, items: Iterable[tuple[str, bytes]]) -> None:
-        """Store each (text, bytes) of one model, in one transaction; `OSError` when the file cannot be written."""
+    def recall(self, key: str) -> dict[str, Any] | None:
+        """The facts kept under `key` with a served model's outputs (`Probed`); None when there are none (no
+        file, no table yet: no served model's outputs written), or the file or the row cannot be read."""
+        try:
+            db = self._file.connection(create=False)
+            row = None if db is None else db.execute("SELECT facts FROM probed WHERE key = ?", (key,)).fetchone()
+            facts = None if row is None else json.loads(row[0])
+        except (sqlite3.Error, OSError, ValueError):
+            return None
+        return facts if isinstance(facts, dict) else None
+
+    def put_many(self, identity: str, items: Iterable[tuple[str, bytes]], probed: Probed | None = None) -> None:
+        """Store each (text, bytes) of one model, in one transaction, with what its probe learned when it is a
+        served model (`probed`); `OSError` when the file cannot be written."""
         rows = [(self.key(identity, text), value) for text, value in items]
         if not rows:
             return
@@ -80,5 +112,9 @@ class ModelOutputs:
             with db:  # one transaction: one write to the log, not one a row
                 db.execute("BEGIN")
                 db.executemany("INSERT OR REPLACE INTO outputs (key, value) VALUES (?, ?)", rows)
+                if probed is not None:  # the table made by this write: a read never changes an older file
+                    db.execute(PROBED)
+                    db.execute("INSERT OR REPLACE INTO probed (key, facts) VALUES (?, ?)",
+                               (probed.key, json.dumps(probed.facts, sort_keys=True)))
         except sqlite3.Error as e:
             raise OSError(f"{self.db_path}: {e}") from e

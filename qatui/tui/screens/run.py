@@ -167,7 +167,7 @@ class RunScreen(QatuiScreen):
             self.notify(ended.error, title="The run stopped on an error", severity="error", timeout=15)
         elif ended.status == "stopped":
             self.notify(f"{self.handle.job.session.meta.get('stopped', '')}. {self.state.count('done')} done are saved; "
-                        "r resumes the session once the backbone answers", title="Run stopped: a backbone is down",
+                        "r resumes the session once it answers", title="Run stopped: a model is down",
                         severity="error", timeout=15, markup=False)
         else:
             hint = "; r resumes the session and retries them" if failed else ""
