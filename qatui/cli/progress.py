@@ -28,6 +28,7 @@ class RunProgress(Progress):
     """The bar of a run's tasks; each task's `limits` field, when not empty, drawn as plain text on the row below."""
 
     def get_renderables(self) -> Iterable[RenderableType]:
+        """The tasks' table, then each task's limits line (plain text, cut with an ellipsis at the row's end)."""
         yield self.make_tasks_table(self.tasks)
         for task in self.tasks:
             if line := str(task.fields.get(LIMITS) or ""):
