@@ -171,6 +171,8 @@ async def test_a_running_task_s_transcript_says_it_waits_for_an_answer(tmp_path)
                          and screen.query_one(TranscriptPanel).task.status == "running")
         shown = str(screen.query_one(TranscriptPanel).query_one("Static").render())
         assert "waiting for the first LLM answer" in shown and "no LLM calls" not in shown
+        waiting = str(screen.query_one(RunHeader).query_one("#metrics").render())  # the demo's items carry gold
+        assert "no gold" not in waiting and "metrics appear as items finish" in waiting, waiting
         gate.release(200)
         await wait_until(pilot, lambda: screen.ended is not None)
 

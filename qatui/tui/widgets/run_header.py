@@ -72,6 +72,9 @@ class RunHeader(Vertical):
             f" · {usd(c.cost_usd)} · elapsed {duration(state.elapsed())} · ETA {duration(state.eta())}{routed}"
         ))
 
+        if not self.metrics:  # the line drawn before the run's items were known said "no gold" of a set with gold
+            self.watch_metrics(self.metrics)
+
     def watch_limits(self, limits: str) -> None:
         line = self.query_one("#limits", Static)
         line.display = bool(limits)
@@ -88,8 +91,9 @@ class RunHeader(Vertical):
 
     def _no_figure(self, *, started: bool = True) -> str:
         """Why a judge has no agreement figure: the items carry no gold at all, or none with gold is judged yet."""
-        items = self.state.items if self.state is not None else []
-        if not any(item.gold is not None for item in items):
+        if self.state is None:  # the items are not known yet: nothing can be said of their gold
+            return "metrics appear as items finish"
+        if not any(item.gold is not None for item in self.state.items):
             return "no gold in these items: nothing to measure agreement against"
         if started:
             return "agreement with the gold appears as items with gold are judged"
