@@ -221,3 +221,22 @@ def test_the_table_keeps_one_cap_over_the_rows_it_runs(billing, tmp_path, capsys
     [session] = SessionStore(tmp_path / "sessions").list()
     assert session["status"] == "capped"
     assert session["llm"]["cost_usd"] + session.get("deferred_cost_usd", 0.0) <= 0.0004
+
+
+def test_the_plan_s_rows_stay_whole_at_80_columns(billing, tmp_path, capsys, monkeypatch) -> None:
+    """A judge's row (calls, tokens and prices) ran past 80 columns and broke across the line's start: the prices
+    read as a line of their own. Each row now keeps its judge and calls in columns, its text wrapped beside them."""
+    monkeypatch.setenv("COLUMNS", "80")
+    data, common = setup(tmp_path, billing, n=400)
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--judge", "pairwise-ab",
+                         "--repeats", "2", "--plan")
+    assert code == 0, err
+    lines = out.splitlines()
+    table = lines[1:lines.index(next(line for line in lines if line.startswith("backbone calls, counted")))]
+    assert table[0].split() == ["judge", "calls", "tokens", "and", "cost"]
+    assert all(len(line.rstrip()) <= 80 and line.startswith("  ") for line in table), table  # none at the line's start
+    rows = {line.split()[0]: line for line in table if line[2] != " "}
+    assert list(rows) == ["judge", "pairwise", "pairwise-ab", "total"]
+    assert re.match(r"  pairwise +1600 +2 repeats each · [\d,]+\+[\d,]+ tokens · \$", rows["pairwise"]), rows
+    whole = " ".join(" ".join(table).split())
+    assert whole.count("(at most $") == 3  # each row's price, wrapped inside its column

@@ -25,10 +25,12 @@ from qatui.errors import QatuiError
 from qatui.text import plural
 
 if TYPE_CHECKING:
+    from rich.table import Table
 
     from qatui.config import Config
     from qatui.data.model import Dataset
     from qatui.engine.jobs import RunJob
+    from qatui.engine.pricing import Priced
 
 
 INTERRUPTED = "interrupted-by-user"
@@ -224,10 +226,9 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
 def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     """`run --plan`: what a run would do (judges refused as a run would refuse them), with no session and no call."""
     from qatui.data.language import item_language
-    from qatui.engine.pricing import cost_text, embedding_note, embedding_plan, price_notes, price_run
+    from qatui.engine.pricing import embedding_note, embedding_plan, price_notes, price_run
     from qatui.engine.jobs import (
         build_judges,
-        calls_text,
         check_models,
         expected_calls,
         judge_once_when_fixed,
@@ -277,18 +278,8 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
         console.print(f"  {note}", markup=False)
     if nli:
         console.print("  NLI: " + ", ".join(f"{language} items → {name}" for language, name in nli.items()), markup=False)
-    repeats = {judge.name: judge.options.repeats for judge in judges}
-    for name, count in calls.items():
-        cost = f" · {cost_text(prices[name])}" if name in prices else ""
-        times = f" ({repeats[name]} repeats each)" if repeats[name] > 1 else ""
-        console.print(f"  {name:<24} {calls_text(count):>10} backbone calls{times}{cost}", markup=False)
-        for member, member_count in members.get(name, {}).items():
-            cost = f" · {cost_text(prices[key])}" if (key := f"{name} {member}") in prices else ""
-            console.print(f"    {member:<22} {calls_text(member_count):>10}{cost}", style="dim", markup=False)
-    if len(calls) > 1:
-        cost = f" · {cost_text(prices['total'])}" if "total" in prices else ""
-        console.print(f"  {'total':<24} {calls_text(total):>10}{cost}", markup=False)
-    console.print("[dim]calls counted before the cache; re-asks of malformed answers not counted[/]")
+    console.print(plan_table(calls, members, total, prices, {judge.name: judge.options.repeats for judge in judges}))
+    console.print("[dim]backbone calls, counted before the cache; re-asks of malformed answers not counted[/]")
     if line := judged_once_line(once):
         console.print(line, style="dim", markup=False)
     for note in price_notes(prices):
@@ -299,6 +290,36 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
         console.print("prices: the batch price (LiteLLM's where its map has one, else half the list price)",
                       style="dim", markup=False)
     return 0
+
+
+def plan_table(calls: dict[str, tuple[int, int] | None], members: dict[str, dict[str, tuple[int, int] | None]],
+               total: tuple[int, int] | None, prices: dict[str, Priced], repeats: dict[str, int]) -> Table:
+    """The plan's rows: each judge (its jury's members under it, dim), then the total when there are several;
+    calls in a column of their own, tokens and cost beside them, wrapped inside their column at 80 columns
+    (printed as one line each, they broke across the row's start)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from qatui.engine.jobs import calls_text
+    from qatui.engine.pricing import cost_text
+
+    table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="dim", show_edge=False)
+    table.add_column("  judge", no_wrap=True)
+    table.add_column("calls", justify="right", no_wrap=True)
+    table.add_column("tokens and cost")
+
+    def row(label: str, count: tuple[int, int] | None, key: str, note: str = "", style: str = "") -> None:
+        cost = cost_text(prices[key]) if key in prices else ""
+        table.add_row(Text(label), Text(calls_text(count)), Text(" · ".join(p for p in (note, cost) if p)),
+                      style=style)
+
+    for name, count in calls.items():
+        row(f"  {name}", count, name, f"{repeats[name]} repeats each" if repeats.get(name, 1) > 1 else "")
+        for member, member_count in members.get(name, {}).items():
+            row(f"    {member}", member_count, f"{name} {member}", style="dim")
+    if len(calls) > 1:
+        row("  total", total, "total")
+    return table
 
 
 def cmd_demo(args: argparse.Namespace, config: Config) -> int:
