@@ -27,6 +27,7 @@ from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
 from qatui.metrics import summarize
 from qatui.metrics.bias import length_preference
+from qatui.metrics.item import item_tau, item_undecided
 from qatui.metrics.pairwise import judge_preference
 from qatui.metrics.ranking import question_ranking_stats
 from qatui.metrics.rbo import rbo
@@ -84,6 +85,7 @@ async def test_a_checklist_giving_every_answer_the_same_score_is_no_decision() -
                   gold=RankingGold(tiers=[["a"], ["b"], ["c"]])) for i in range(5)]
     verdicts = await _verdicts(EqualScores(), items, seed=7)
     assert all(v.tiers == [v.order] for v in verdicts.values())  # one group, in presentation order
+    assert all(item_tau(item, verdicts[item.id]) == 0.0 and item_undecided(item, verdicts[item.id]) for item in items)
     result = summarize(items, verdicts, ci=False)
     assert result.metrics["kendall"] == 0.0 and result.no_decision["kendall"] == 5
     doc = {"metrics": result.metrics, "n": result.n, "no_decision": result.no_decision, "tie_rule": 2}
@@ -112,11 +114,55 @@ async def test_a_pairwise_judge_that_tied_every_pair_agrees_with_no_one() -> Non
     assert result.metrics["accuracy"] == 0.0 and result.no_decision["accuracy"] == 8 and result.n["accuracy"] == 8
     # Ranking gold: every pair tied, so every response tied: no decision, 0.
     assert result.metrics["kendall"] == 0.0 and result.no_decision["kendall"] == 3
+    # Item by item (the TUI's tau column): 0, and said to be no decision.
+    assert all(item_tau(item, verdicts[item.id]) == 0.0 and item_undecided(item, verdicts[item.id])
+               for item in pairs + ranked)
     bias = length_preference(pairs + ranked, verdicts)
     # 8 labels + 3 items x 3 pairs, all of different lengths and told apart by people (who always prefer
     # the longer here: x 10 words > z 4 > y 2); the judge preferred neither in any of them.
     assert bias["pairs"] == 17 and bias["judge_ties"] == 17 and bias["judge_longer"] == 0.0
     assert bias["people_longer"] == 1.0
+
+
+def test_a_decided_verdict_or_a_tie_people_made_too_is_never_called_undecided() -> None:
+    """tau 0 from a ranking that told the responses apart (one pair agreeing, one not, one tied by people) is a
+    measured 0; a judge's tie where people tied too is agreement (+1); neither is shown as no decision."""
+    ranked = Item(id="r", question="q?", candidates={"a": "1", "b": "2", "c": "3"},
+                  gold=RankingGold(tiers=[["a"], ["b", "c"]]))
+    decided = Verdict(item_id="r", judge="j", ranking=["b", "a", "c"], scores={}, order=["a", "b", "c"],
+                      tiers=[["b"], ["a"], ["c"]])
+    # pairs (a,b): gold a>b, judge b>a: -1; (a,c): gold a>c, judge a>c: +1; (b,c): gold tied: not counted by tau-b
+    assert kendalltau([2, 1, 1], [2, 3, 1]).statistic == pytest.approx(item_tau(ranked, decided)) == pytest.approx(0.0)
+    assert not item_undecided(ranked, decided)
+    pair = Item(id="p", question="q?", candidates={"x": "1", "y": "2"}, gold=PairwiseGold(a="x", b="y", labels=["tie"]))
+    tied = Verdict(item_id="p", judge="j", ranking=["x", "y"], scores={}, order=["x", "y"], tiers=[["x", "y"]],
+                   preference="tie")
+    assert item_tau(pair, tied) == 1.0 and not item_undecided(pair, tied)
+
+
+async def test_the_item_list_says_tie_where_the_judge_made_no_decision(tmp_path) -> None:
+    """The TUI's tau column drew +0.00 for an item whose every response the judge tied: a measured 0 to the eye."""
+    from fakes import wait_until
+    from test_tui_gold import rendered
+
+    from qatui.data.loaders import load_dataset
+    from qatui.engine.jobs import start_run
+    from qatui.store.session import SessionStore
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.run import RunScreen
+    from qatui.tui.widgets.item_list import ItemList
+    from qatui.tui.widgets.ranking_panel import RankingPanel
+
+    store = SessionStore(tmp_path / "s")
+    job = start_run(store, load_dataset(_equal_answers_file(tmp_path / "equal.jsonl", 3)), ["length"], Config())
+    app = QatuiApp(Config(), store, job=job)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None)
+        items = app.screen.query_one(ItemList)
+        await wait_until(pilot, lambda: [str(items.get_row_at(i)[1]).strip() for i in range(items.row_count)]
+                         == ["tie"] * 3)
+        await wait_until(pilot, lambda: "Kendall tau vs gold +0.000 · no decision: all tied"
+                         in rendered(app.screen.query_one(RankingPanel)))
 
 
 # --- tau-b and Spearman count the judge's ties, RBO is tie-aware -------------------------------

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from qatui.data.model import Item, PairwiseGold, RankingGold
 from qatui.metrics.pairwise import judge_preference
-from qatui.metrics.kendall import question_tau
+from qatui.metrics.kendall import no_decision, question_tau, ranked_against_gold
 
 if TYPE_CHECKING:
     from qatui.events import Verdict
@@ -25,3 +25,16 @@ def item_tau(item: Item | None, verdict: Verdict) -> float | None:
     if item is None or not isinstance(item.gold, RankingGold):
         return None
     return question_tau(item.gold, verdict)
+
+
+def item_undecided(item: Item | None, verdict: Verdict) -> bool:
+    """Whether the judge told none of the item's candidates apart where people did: a ranking of one tied group,
+    or a pairwise tie where people chose a side. Its `item_tau` of 0 then says that no decision was made, not
+    that one was measured at 0 (the summaries count these apart: `no_decision`)."""
+    if item is not None and isinstance(item.gold, PairwiseGold) and verdict.preference is not None:
+        judged = judge_preference(verdict, item.gold.a, item.gold.b) or verdict.preference
+        return judged == "tie" and item.gold.label != "tie"
+    if item is None or not isinstance(item.gold, RankingGold):
+        return False
+    _, judged, tiers = ranked_against_gold(item.gold, verdict)
+    return len(tiers) >= 2 and no_decision(judged)

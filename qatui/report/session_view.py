@@ -99,8 +99,8 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
     llm = meta.get("llm") or {}
     if llm.get("calls"):
         console.print(
-            f"[dim]LLM calls[/] {llm['calls']} ({llm['cached']} cached), tokens {llm['prompt_tokens']}+"
-            f"{llm['completion_tokens']}{thinking_note(llm.get('reasoning_tokens', 0))}, cost {usd(llm['cost_usd'])}"
+            f"[dim]LLM calls[/] {llm['calls']:,} ({llm['cached']:,} cached), tokens {int(llm['prompt_tokens']):,}+"
+            f"{int(llm['completion_tokens']):,}{thinking_note(llm.get('reasoning_tokens', 0))}, cost {usd(llm['cost_usd'])}"
         )
         if llm.get("deployments"):
             console.print(f"[dim]deployments[/] {escape(deployments_line(llm['deployments']))}")

@@ -163,7 +163,7 @@ def remeasure(state: RunState, items: list[Item]) -> None:
     Each task's item becomes the one with its id in `items`, so the question and ranking panels
     show that gold, and its tau (the list's column, the header's sparkline, `w`) is computed again.
     """
-    from qatui.metrics.item import item_tau
+    from qatui.metrics.item import item_tau, item_undecided
 
     by_id = {item.id: item for item in items}
     state.items = [by_id.get(item.id, item) for item in state.items]
@@ -173,6 +173,7 @@ def remeasure(state: RunState, items: list[Item]) -> None:
         task.item = item
         verdict = state.verdicts.get(task.judge, {}).get(task.item_id)
         task.tau = item_tau(item, verdict) if verdict is not None else None
+        task.undecided = task.tau is not None and verdict is not None and item_undecided(item, verdict)
         task.revision["status"] += 1  # the question panel shows the gold
         task.revision["ranking"] += 1
         state.changed.add(task.key)

@@ -44,7 +44,7 @@ from qatui.events import (
     Verdict,
 )
 from qatui.events.labels import candidates_by_label, label_of
-from qatui.metrics.item import item_tau
+from qatui.metrics.item import item_tau, item_undecided
 from qatui.text import trim_note
 from qatui.tui.baseline_steps import BASELINE_EVENTS, baseline_line
 
@@ -98,6 +98,9 @@ class TaskView:
     repair: str = ""
     tau: float | None = None
     """Agreement with the gold: Kendall tau for a ranking; for a pair +1 agree, -1 opposite, 0 one side a tie."""
+    undecided: bool = False
+    """The judge told none of the candidates apart where people did (`metrics.item.item_undecided`): its tau of 0
+    is no decision, shown as such."""
     failure: str = ""
     elapsed_s: float = 0.0
     calls: int = 0
@@ -412,6 +415,7 @@ def _verdict(state: RunState, e: Verdict) -> None:
     task.preference = e.preference
     task.nli = str(e.details.get("nli") or "")
     task.tau = item_tau(task.item, e)
+    task.undecided = task.tau is not None and item_undecided(task.item, e)
     state.verdicts.setdefault(e.judge, {})[e.item_id] = e
     state.finish(task)
 

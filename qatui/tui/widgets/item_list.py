@@ -128,7 +128,7 @@ class ItemList(VimTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row")
         self._keys: dict[str, TaskKey] = {}
-        self._drawn: dict[str, tuple[str, float | None]] = {}
+        self._drawn: dict[str, tuple[str, float | None, bool]] = {}
         self._several_judges = False
         self._state: RunState | None = None
         self._columns = Columns(False, 0, 0)
@@ -189,7 +189,7 @@ class ItemList(VimTable):
         for key in list(itertools.islice(self._pending, n)):
             task = self._pending.pop(key)
             self._keys[key] = task.key
-            self._drawn[key] = (task.status, task.tau)
+            self._drawn[key] = (task.status, task.tau, task.undecided)
             self.add_row(*self._cells(task), key=key)
         if self._pending and self._draining and not self._drain_scheduled:
             self._drain_scheduled = True
@@ -246,9 +246,9 @@ class ItemList(VimTable):
         """Redraw the status and tau of these tasks where they changed."""
         for task in tasks:
             key = row_key(task.key)
-            if key in self._pending or self._drawn.get(key) == (task.status, task.tau):
+            if key in self._pending or self._drawn.get(key) == (task.status, task.tau, task.undecided):
                 continue  # a row not drawn yet shows the task as it is when it is drawn
-            self._drawn[key] = (task.status, task.tau)
+            self._drawn[key] = (task.status, task.tau, task.undecided)
             if key not in self._keys:
                 self._keys[key] = task.key
                 self.add_row(*self._cells(task), key=key)
@@ -275,7 +275,8 @@ class ItemList(VimTable):
 
     def _cells(self, task: TaskView) -> list[Text]:
         style = self.get_component_rich_style(f"item-list--{task.status}", partial=True)
-        tau = f"{task.tau:+.2f}" if task.tau is not None else "–" if task.status == "done" else ""
+        tau = ("tie" if task.undecided else f"{task.tau:+.2f}") if task.tau is not None else \
+            "–" if task.status == "done" else ""  # "tie": no decision, never a measured 0
         status = STATUS_MARKS.get(task.status, "?") if self._columns.marks else task.status
         cells = [Text(status, style=style), Text(tau, justify="right")]
         if self._several_judges:

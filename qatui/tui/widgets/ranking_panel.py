@@ -92,7 +92,8 @@ class RankingPanel(TaskPanel):
                 parts.append(Text.assemble(("people prefer ", muted), plain(_side(gold, gold.label)), ("  judge ", muted),
                                            (plain(_side(gold, task.preference)), style)))
             else:
-                parts.append(Text.assemble(("Kendall tau vs gold ", muted), (f"{task.tau:+.3f}", style)))
+                parts.append(Text.assemble(("Kendall tau vs gold ", muted), (f"{task.tau:+.3f}", style),
+                                           (" · no decision: all tied" if task.undecided else "", muted)))
         if task.repair:
             parts.append(Text(plain(f"ranking repaired: {task.repair}"), style=muted))
         return Group(*parts)
