@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from browser import dump_dom, page_requests, screenshot
+from qatui import extras
 from qatui.cli import main
 from qatui.config import Config
 from qatui.data.loaders import demo_dataset
@@ -259,6 +260,24 @@ def test_a_session_whose_dataset_is_gone_still_reports_its_metrics(tmp_path, cap
     assert main(["--sessions-dir", str(tmp_path / "s"), "report", meta["id"], "-o", str(tmp_path / "r.html")]) == 0
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "cannot be reloaded unchanged" in html and "pearson" in html and "Where judges disagree" not in html
+
+
+@pytest.mark.skipif(not extras.has("plot"), reason=f"no plots: {extras.install_hint('plot')}")
+def test_the_agreement_histogram_says_how_many_of_its_zeros_are_no_decision(tmp_path, capsys) -> None:
+    """A judge that tied every response is drawn at 0 in the per-item histogram, beside measured zeros: the
+    caption names how many of its items are that (every answer two words long: `length` ties them all)."""
+    data = tmp_path / "equal.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{i}", "question": "Which is best?", "references": ["the first answer"],
+                                        "candidates": {"a": "first answer", "b": "second answer", "c": "third one"},
+                                        "gold": {"kind": "ranking", "tiers": [["a"], ["b"], ["c"]]}}) + "\n"
+                            for i in range(4)), encoding="utf-8")
+    base = ["--sessions-dir", str(tmp_path / "s")]
+    assert main([*base, "run", str(data), "--judge", "length", "--judge", "rouge-l"]) == 0
+    [meta] = SessionStore(tmp_path / "s").list()
+    assert main([*base, "report", meta["id"], "-o", str(tmp_path / "r.html")]) == 0
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "Items a judge made no decision on (every response tied) are counted at 0: length 4 of 4." in html
+    assert "rouge-l 0 of" not in html  # rouge-l told the answers apart
 
 
 def test_a_shared_report_names_the_dataset_under_home_with_a_tilde(tmp_path, monkeypatch, capsys) -> None:

@@ -52,6 +52,8 @@ class JudgeContent:
     breakdown: dict[str, dict[str, dict[str, float]]]
     agreement: dict[str, float] = field(default_factory=dict)
     """Item id -> agreement with people on that item, in [-1, 1] (`metrics.item.item_tau`; ratings: mean Kendall)."""
+    undecided: int = 0
+    """Items of `agreement` the judge made no decision on (`metrics.item.item_undecided`): their 0 is no measure."""
     confusion: np.ndarray | None = None
     """Counts of (human label, judge preference) over A / tie / B, one count per human label."""
     classes: dict[str, Any] | None = None
@@ -183,7 +185,7 @@ def _options(options: dict | None) -> str:
 
 def _per_item(judge: JudgeContent, items: list[Item], verdicts: dict[str, Verdict], doc: dict) -> None:
     """Fill the judge's per-item agreement, pairwise confusion counts and (human, judge) rating pairs."""
-    from qatui.metrics.item import item_tau
+    from qatui.metrics.item import item_tau, item_undecided
     from qatui.metrics.classes import preference_classes
     from qatui.metrics.pointwise import document_correlations, rating_pairs
 
@@ -203,6 +205,7 @@ def _per_item(judge: JudgeContent, items: list[Item], verdicts: dict[str, Verdic
             continue
         if (tau := item_tau(item, verdict)) is not None:
             judge.agreement[item.id] = tau
+            judge.undecided += item_undecided(item, verdict)
     scored = [(item, verdicts[item.id]) for item in items if item.id in verdicts]
     if classes := doc.get("classes") or preference_classes(scored, ci=False):  # a summary stored before it: counts
         judge.classes = classes

@@ -67,9 +67,12 @@ def _plots(content: SessionContent) -> list[tuple[Markup, str]]:
     found = []
     agreement = {j.name: list(j.agreement.values()) for j in content.judges if j.agreement}
     if agreement:
+        undecided = ", ".join(f"{j.name} {j.undecided} of {len(j.agreement)}" for j in content.judges if j.undecided)
         found.append((plots.agreement_histogram(agreement),
                       "Per-item agreement with people: how many items each judge ranks like people "
-                      "(right) or the other way round (left)."))
+                      "(right) or the other way round (left)."
+                      + (f" Items a judge made no decision on (every response tied) are counted at 0: {undecided}."
+                         if undecided else "")))
     for judge in content.judges:
         if any(human for human, _ in judge.ratings.values()):
             found.append((plots.ratings_scatter(judge.name, judge.ratings, judge.rating_r),
