@@ -152,6 +152,7 @@ async def test_the_item_list_says_tie_where_the_judge_made_no_decision(tmp_path)
     from qatui.tui.screens.run import RunScreen
     from qatui.tui.widgets.item_list import ItemList
     from qatui.tui.widgets.ranking_panel import RankingPanel
+    from qatui.tui.widgets.session_info import SessionInfo
 
     store = SessionStore(tmp_path / "s")
     job = start_run(store, load_dataset(_equal_answers_file(tmp_path / "equal.jsonl", 3)), ["length"], Config())
@@ -163,6 +164,10 @@ async def test_the_item_list_says_tie_where_the_judge_made_no_decision(tmp_path)
                          == ["tie"] * 3)
         await wait_until(pilot, lambda: "Kendall tau vs gold +0.000 · no decision: all tied"
                          in rendered(app.screen.query_one(RankingPanel)))
+    home = QatuiApp(Config(), store)  # the saved session on Home: its figure of 0 says so too
+    async with home.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: "length 3/3 done" in str(home.screen.query_one(SessionInfo).render()))
+        assert "tau +0.00 [+0.00,+0.00] · 3/3 no decision" in str(home.screen.query_one(SessionInfo).render())
 
 
 # --- tau-b and Spearman count the judge's ties, RBO is tie-aware -------------------------------
