@@ -7,6 +7,7 @@ side, and a judge that tied everything agrees with no one).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from collections.abc import AsyncIterator
@@ -308,3 +309,37 @@ def test_an_old_verdict_gets_its_tiers_from_its_scores_under_its_judges_digits(t
 
     verdicts = SessionStore(sessions).open(run["session"]).verdicts("length")
     assert all(v.tiers == [v.ranking] for v in verdicts.values())  # all three scored 2.0: one group
+
+
+async def test_the_compare_screen_names_a_run_of_no_decision_beside_its_delta(tmp_path, capsys) -> None:
+    """A judge that tied everything gets tau 0, and its Δ against a judge people disagree with is positive: the
+    runs table says, beside the figure, that none of its units was decided."""
+    from fakes import wait_until
+
+    from qatui.store.session import SessionStore
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.compare import CompareScreen
+
+    data = tmp_path / "equal.jsonl"  # two words each (length ties them); rouge-l tells them apart by the reference
+    data.write_text("".join(json.dumps({"id": f"q{i}", "question": "Which is best?", "references": ["the first answer"],
+                                        "candidates": {"a": "first answer", "b": "second answer", "c": "third one"},
+                                        "gold": {"kind": "ranking", "tiers": [["a"], ["b"], ["c"]]}}) + "\n"
+                            for i in range(4)), encoding="utf-8")
+    sessions = tmp_path / "s"
+    from qatui.cli import main
+
+    for judge in ("rouge-l", "length"):  # the CLI runs its own event loop: not on this test's
+        assert await asyncio.to_thread(main, ["--sessions-dir", str(sessions), "run", str(data), "--judge", judge]) == 0
+    store = SessionStore(sessions)
+    ids = [meta["id"] for meta in sorted(store.list(), key=lambda meta: list(meta["judges"]) != ["rouge-l"])]
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.screen is not None and not app.screen.workers)
+        await app.push_screen(CompareScreen(store, ids))
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
+        runs = app.screen.query_one("#runs")
+        await wait_until(pilot, lambda: runs.row_count == 2)
+        labels = [str(column.label) for column in runs.ordered_columns]
+        assert labels[:6] == ["run", "session", "judge", "done", "no decision", "tau"], labels
+        rows = [[cell.plain.strip() for cell in runs.get_row_at(i)] for i in range(2)]
+        assert rows[0][4] == "–" and rows[1][4] == "4/4" and rows[1][5].startswith("+0.00"), rows

@@ -28,6 +28,9 @@ class Run:
     n_failed: int
     version: str | None = None
     """The judge's version in that session (None: stored before versions were kept)."""
+    no_decision: str = ""
+    """'15/15': of its first figure's units, those the judge made no decision on (they count as agreeing with no
+    one, so its 0 is no measure); '' when none ('old tie rule' for a summary stored before they were counted)."""
 
 
 @dataclass
@@ -75,6 +78,15 @@ class Comparison:
     """The unified diff of the definitions of those judges, each later session against the first ("" when none)."""
 
 
+def _no_decision(run: dict[str, Any]) -> str:
+    """`Run.no_decision` of one run of `report.compare.compare_sessions`, for its first headline figure."""
+    from qatui.text import no_decision_note
+    from qatui.tui.format import SHORT_METRICS
+
+    first = next((key for key in SHORT_METRICS if key in run["metrics"]), None)
+    return no_decision_note(run, first).removesuffix(" no decision") if first else ""
+
+
 def load_comparison(store: SessionStore, session_ids: list[str], gold: str = "dataset") -> Comparison:
     """Compare sessions against `gold` (SessionError when their datasets differ, or fewer than two)."""
     from qatui.report.compare import compare_sessions
@@ -84,7 +96,7 @@ def load_comparison(store: SessionStore, session_ids: list[str], gold: str = "da
     data: dict[str, Any] = compare_sessions(sessions, gold, store.root)
     annotators = list(LabelStore(store.root).labels_of(sessions[0].meta["dataset"]["content_hash"]))
     runs = [Run(r["letter"], r["session"], r["label"], r["judge"], r["metrics"], r["n_done"], r["n_failed"],
-                r.get("version")) for r in data["runs"]]
+                r.get("version"), _no_decision(r)) for r in data["runs"]]
     by_letter = {r.letter: r for r in runs}
     by_key = {f"{r.session}/{r.judge}": r for r in runs}
     agreement = [(by_letter[a["pair"][0]], by_letter[a["pair"][1]], a["stats"], a["n"]) for a in data["agreement"]]

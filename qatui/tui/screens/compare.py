@@ -215,6 +215,7 @@ class CompareScreen(QatuiScreen):
         runs = self.comparison.runs
         keys = [k for k in SHORT_METRICS if any(k in r.metrics for r in runs)]
         fixed = 4 + 2 + min(LABEL_WIDTH, max(len(plain(r.label)) for r in runs)) + 2 + max(len(plain(r.judge)) for r in runs) + 2 + 6
+        fixed += 13 if any(r.no_decision for r in runs) else 0
         room = (self.size.width or 10_000) - 4 - fixed
         return keys[:max(1, room // 13)]
 
@@ -227,12 +228,17 @@ class CompareScreen(QatuiScreen):
         table.add_column("session", key="session")
         table.add_column("judge", key="judge")
         table.add_column("done", key="done")
+        undecided = any(run.no_decision for run in comparison.runs)  # a figure of 0 that is no measure says so
+        if undecided:
+            table.add_column("no decision", key="no_decision")
         for key in keys:
             table.add_column(SHORT_METRICS[key], key=key)
         base = comparison.runs[0].metrics
         for i, run in enumerate(comparison.runs):
             done = f"{run.n_done}" + (f" ✗{run.n_failed}" if run.n_failed else "")
             cells = [Text(run.letter, style="bold"), Text(clip(plain(run.label), LABEL_WIDTH)), Text(plain(run.judge)), Text(done)]
+            if undecided:
+                cells.append(Text(run.no_decision or "–"))
             for key in keys:
                 value = run.metrics.get(key)
                 delta = value - base[key] if i and value is not None and key in base else None
