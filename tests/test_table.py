@@ -140,3 +140,25 @@ def test_the_terminal_table_fits_the_width_and_never_splits_a_ci(tmp_path, colum
     assert cis > 2 * len(data["rows"])  # each row's figures with their CIs, and the delta's
     for row in data["rows"]:  # each row's CIs on lines led by its label
         assert any(line.startswith(row["label"] + " ") and CI.search(line) for line in lines)
+    parts = [line for line in lines if re.match(r"demo \(12 items\)", line)]  # each part's title whole on a line
+    assert parts and all(re.fullmatch(r"demo \(12 items\)(, part (\d+) of \d+)?", p.rstrip()) for p in parts), parts
+
+
+def test_a_narrow_part_keeps_its_title_on_one_line(tmp_path) -> None:
+    """At 80 columns the table's last part can be a single narrow column: its title 'eq (4 items), part 4 of 4'
+    wrapped to that column's width ('part 4' / 'of 4')."""
+    data = tmp_path / "eq.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{i}", "question": "Which is best?", "references": ["the first answer"],
+                                        "candidates": {"a": "first answer", "b": "second answer", "c": "third one"},
+                                        "gold": {"kind": "ranking", "tiers": [["a"], ["b"], ["c"]]}}) + "\n"
+                            for i in range(4)), encoding="utf-8")
+    env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("QATUI_SESSIONS_DIR", None)
+    shown = subprocess.run([sys.executable, "-m", "qatui", "table", str(data), "--sessions-dir", str(tmp_path / "s"),
+                            "--judge", "length", "--judge", "rouge-l"], capture_output=True, text=True, env=env,
+                           timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    titles = [line.rstrip() for line in shown.stdout.splitlines() if line.startswith("eq (4 items)")]
+    count = len(titles)
+    assert count > 1 and titles == [f"eq (4 items), part {n} of {count}" for n in range(1, count + 1)], titles

@@ -323,10 +323,10 @@ def terminal_tables(table: dict, width: int) -> list[Table]:
         used += needs[i] + 1  # one space between columns
     views = []
     for n, group in enumerate(groups):
-        view = Table(box=None, padding=(0, 1, 0, 0), collapse_padding=True, pad_edge=False,
-                     title=Text(f"{table['dataset']} ({table['items']} items)" + (f", part {n + 1} of {len(groups)}"
-                                                                                 if len(groups) > 1 else "")),
-                     title_justify="left")
+        title = Text(f"{table['dataset']} ({table['items']} items)" + (f", part {n + 1} of {len(groups)}"
+                                                                        if len(groups) > 1 else ""))
+        view = Table(box=None, padding=(0, 1, 0, 0), collapse_padding=True, pad_edge=False, title=title,
+                     title_justify="left", min_width=min(title.cell_len, width))  # a narrow part's title stays whole
         for i in group:
             view.add_column(Text(columns[i][0], no_wrap=False), width=needs[i], no_wrap=True,
                             overflow="fold" if i == 0 else "ellipsis")
