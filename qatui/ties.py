@@ -82,6 +82,16 @@ def tier_ranks(tiers: Sequence[Sequence[str]]) -> dict[str, int]:
     return ranks
 
 
+def rank_label(tiers: Sequence[Sequence[str]], candidate: str) -> str:
+    """How a rank reads where one is shown: '2', or '1=' when the judge tied `candidate` with others (what it said,
+    never the strict display order); '' for a candidate it did not rank."""
+    ranks = tier_ranks(tiers)
+    if candidate not in ranks:
+        return ""
+    shared = any(candidate in tier and len(tier) > 1 for tier in tiers)
+    return f"{ranks[candidate]}=" if shared else str(ranks[candidate])
+
+
 def tier_preference(tiers: Sequence[Sequence[str]], a: str, b: str) -> PairChoice | None:
     """A when `a` sits in a better group than `b`, B for the reverse, tie in the same group; None if either is absent."""
     place = {cid: i for i, tier in enumerate(tiers) for cid in tier}

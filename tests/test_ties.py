@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -63,6 +64,23 @@ async def _verdicts(judge: Judge, items: list[Item], seed: int = 0) -> dict[str,
 
 
 # --- the judge that tied everything made no decision ------------------------------------------
+
+
+def test_an_item_shown_alone_keeps_the_judge_s_ties(tmp_path, capsys) -> None:
+    """`sessions show --item` printed a strict ranking (the seeded display order) for a judge that tied every
+    response, and ranks 1, 2, 3 beside equal scores."""
+    data = _equal_answers_file(tmp_path / "equal.jsonl", 2)
+    out = run_json(capsys, "run", str(data), "--judge", "length", "--sessions-dir", str(tmp_path / "sessions"))
+    code, shown, _ = run_cli(capsys, "sessions", "show", out["session"], "--item", "q0",
+                             "--sessions-dir", str(tmp_path / "sessions"))
+    assert code == 0
+    lines = shown.splitlines()
+    assert re.search(r"^length ranking [abc] = [abc] = [abc] \(no decision: all tied\)$", shown, re.M), shown
+    rows = [line.split() for line in lines if line.split()[:1] in (["a"], ["b"], ["c"])]
+    assert [row[4] for row in rows] == ["1=", "1=", "1="], rows  # candidate, shown as (2 words), score, rank
+    detail = run_json(capsys, "sessions", "show", out["session"], "--item", "q0", "--json",
+                      "--sessions-dir", str(tmp_path / "sessions"))
+    assert [sorted(tier) for tier in detail["judges"]["length"]["tiers"]] == [["a", "b", "c"]]
 
 
 def test_a_length_judge_with_every_answer_alike_makes_no_decision_under_every_seed(tmp_path, capsys) -> None:
@@ -165,6 +183,9 @@ async def test_the_item_list_says_tie_where_the_judge_made_no_decision(tmp_path)
                          == ["tie"] * 3)
         await wait_until(pilot, lambda: "Kendall tau vs gold +0.000 · no decision: all tied"
                          in rendered(app.screen.query_one(RankingPanel)))
+        ranks = [line.split()[0] for line in rendered(app.screen.query_one(RankingPanel)).splitlines()
+                 if "Response" in line]
+        assert ranks == ["1=", "1=", "1="], ranks  # tied as the judge said, not numbered in the display order
     home = QatuiApp(Config(), store)  # the saved session on Home: its figure of 0 says so too
     async with home.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: "length 3/3 done" in str(home.screen.query_one(SessionInfo).render()))

@@ -11,6 +11,7 @@ from rich.text import Text
 from qatui.errors import SessionError
 from qatui.events import upgrade_stored_artifact
 from qatui.events.labels import candidates_by_label, label_of
+from qatui.ties import rank_label
 from qatui.report.artifact_views import (
     RAGAS_ARTIFACTS,
     print_checklist_grid,
@@ -36,11 +37,24 @@ def item_detail(session: Session, item_id: str) -> dict[str, Any]:
     """Everything stored about one item: each judge's scores, ranking, preference and calls, and the gold."""
     dataset = session_dataset(session)
     item = next((it for it in dataset.items if it.id == item_id), None) if dataset else None
-    return stored_item(session.id, item_id, item, session.results())
+    from qatui.ties import judges_digits
+
+    return stored_item(session.id, item_id, item, session.results(), judges_digits(session.meta))
+
+
+def stored_tiers(verdict: dict[str, Any], digits: int | None) -> list[list[str]]:
+    """A stored verdict's tied groups, best first (`Verdict.tiers`; derived from its scores under its judge's
+    `tie_digits` for one stored before they were kept): what the judge said, never the strict display ranking."""
+    if isinstance(tiers := verdict.get("tiers"), list) and tiers:
+        return [[str(cid) for cid in tier] for tier in tiers if isinstance(tier, list)]
+    from qatui.ties import ranking_tiers, stored_digits
+
+    places = digits if digits is not None else stored_digits(None)
+    return ranking_tiers(verdict.get("scores") or {}, verdict.get("ranking") or [], places)
 
 
 def stored_item(session_id: str, item_id: str, item: Item | None,
-                results: dict[tuple[str, str], dict]) -> dict[str, Any]:
+                results: dict[tuple[str, str], dict], digits: dict[str, int] | None = None) -> dict[str, Any]:
     """`item_detail` from what the caller has read already: the item (None when gone) and the session's results.
 
     Stored artifacts are read in today's form (`events.upgrade_stored_artifact`): a session written before
@@ -59,7 +73,8 @@ def stored_item(session_id: str, item_id: str, item: Item | None,
         if doc["status"] == "done":
             v = doc["verdict"]
             entry.update(
-                scores=v["scores"], ranking=v["ranking"], order=v["order"], pair=v.get("pair"),
+                scores=v["scores"], ranking=v["ranking"], tiers=stored_tiers(v, (digits or {}).get(judge)),
+                order=v["order"], pair=v.get("pair"),
                 preference=v.get("preference"), details=v.get("details", {}), version=v.get("version"),
                 artifacts=[upgrade_stored_artifact(a) for a in v.get("artifacts", [])
                            if a.get("type") not in ("judgement", "member_verdict")],
@@ -107,7 +122,7 @@ def print_item_detail(console: Console, data: dict[str, Any]) -> None:
     for cid, text in candidates.items():
         cells = [escape(cid), label_of(order, cid) or ""]
         for e in done.values():
-            cells += [f"{e['scores'].get(cid, float('nan')):.4f}", str(e["ranking"].index(cid) + 1)]
+            cells += [f"{e['scores'].get(cid, float('nan')):.4f}", rank_label(e["tiers"], cid)]
         cells.append(escape(clip(text, 60)))
         table.add_row(*cells)
     console.print(table)
@@ -134,7 +149,9 @@ def print_repeats(console: Console, details: dict[str, Any]) -> None:
 def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
     """One judge's part of an item (an `item_detail` entry): its ranking, the models used and its work, or why none."""
     if e["status"] == "done":
-        line = " > ".join(e["ranking"])
+        line = " > ".join(" = ".join(tier) for tier in e["tiers"])  # what the judge said: its ties kept
+        if len(e["tiers"]) == 1 and len(e["tiers"][0]) > 1:
+            line += " (no decision: all tied)"
         pref = f"  preference {e['preference']} (A={e['pair'][0]}, B={e['pair'][1]})" if e.get("preference") else ""
         console.print(Text.assemble((judge, "bold"), f" ranking {line}{pref}"))
         print_repeats(console, e["details"])

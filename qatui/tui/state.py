@@ -98,6 +98,9 @@ class TaskView:
     repair: str = ""
     tau: float | None = None
     """Agreement with the gold: Kendall tau for a ranking; for a pair +1 agree, -1 opposite, 0 one side a tie."""
+    tiers: list[list[str]] = field(default_factory=list)
+    """What the judge said, best first, candidates it scored equal in one group (`Verdict.tiers`, candidate ids):
+    the ranks shown come from it, never from the strict display order."""
     undecided: bool = False
     """The judge told none of the candidates apart where people did (`metrics.item.item_undecided`): its tau of 0
     is no decision, shown as such."""
@@ -411,6 +414,7 @@ def _verdict(state: RunState, e: Verdict) -> None:
     task.status, task.failure, task.elapsed_s = "done", "", e.elapsed_s
     task.order = list(e.order)
     task.ranking = [task.label(cid) for cid in e.ranking]
+    task.tiers = [list(tier) for tier in e.tiers]
     task.scores = {task.label(cid): s for cid, s in e.scores.items()}
     task.preference = e.preference
     task.nli = str(e.details.get("nli") or "")

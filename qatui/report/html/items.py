@@ -15,6 +15,7 @@ from typing import Any
 from qatui.events.labels import label_of
 from qatui.report.html.markup import Markup, render_template
 from qatui.text import clip
+from qatui.ties import rank_label
 
 SHOWN_TEXTS = 3
 """References and context passages shown per item; more are counted."""
@@ -47,8 +48,7 @@ def _responses(detail: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]
         cells = []
         for e in done.values():
             score = e["scores"].get(cid)
-            rank = e["ranking"].index(cid) + 1 if cid in e["ranking"] else None
-            cells.append("–" if score is None else f"{score:.3f} ({rank})")
+            cells.append("–" if score is None else f"{score:.3f} ({rank_label(e['tiers'], cid) or '–'})")
         rows.append({"cid": cid, "shown_as": label_of(order, cid) or "", "text": text, "cells": cells})
     return header, rows
 

@@ -11,6 +11,7 @@ from textual.reactive import reactive
 
 from qatui.data.model import PairwiseGold, RankingGold
 from qatui.text import plain
+from qatui.ties import rank_label
 from qatui.tui.widgets.panel import TaskPanel
 
 
@@ -76,10 +77,11 @@ class RankingPanel(TaskPanel):
         if grades:
             table.add_column("gold", justify="right", no_wrap=True)
         table.add_column("text", ratio=1, no_wrap=True, overflow="ellipsis", style=muted)
-        for rank, label in enumerate(task.ranking, 1):
+        for place, label in enumerate(task.ranking, 1):
             cid = task.candidate(label)
             score = task.scores.get(label)
-            cells = [str(rank), label, plain(cid), "" if score is None else f"{score:.3f}"]
+            rank = rank_label(task.tiers, cid) or str(place)  # "1=": tied, as the judge said
+            cells = [rank, label, plain(cid), "" if score is None else f"{score:.3f}"]
             if grades:
                 cells.append(plain(grades.get(cid, "")))
             text = task.item.candidates.get(cid, "") if task.item is not None else ""
