@@ -19,8 +19,8 @@ This module sits at the bottom of the layers so that judges, the engine, the sto
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 DEFAULT_DIGITS = 4
 """The tie digits of a judge that names none (every judge's default but the lexical ones')."""
@@ -65,6 +65,19 @@ def ranking_tiers(scores: Mapping[str, float], ranking: Sequence[str], digits: i
         else:
             groups.append([label])
     return groups
+
+
+def tiers_text(tiers: Sequence[Sequence[str]], name: Callable[[str], str] = str) -> str:
+    """Tied groups as people read them, best first: 'a > b = c' (each candidate through `name`). The one form of
+    a ranking shown anywhere: what the judge (or people) said, its ties kept, never a strict display order."""
+    return " > ".join(" = ".join(name(cid) for cid in tier) for tier in tiers)
+
+
+def member_tiers(member: Any) -> list[list[str]]:
+    """A jury member's tied groups (`MemberVerdict`, or its stored dict): its strict ranking cut where its scores are
+    equal under its own `tie_digits`."""
+    get = member.get if isinstance(member, Mapping) else lambda key, default=None: getattr(member, key, default)
+    return ranking_tiers(get("scores") or {}, get("ranking") or [], get("tie_digits", 4))
 
 
 def pair_tiers(pair: tuple[str, str], preference: str | None, ranking: Sequence[str]) -> list[list[str]]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel
 
 from qatui.judges.schemas import bounded_text
+from qatui.ties import tiers_text
 
 if TYPE_CHECKING:
     from qatui.data.model import Item
@@ -42,7 +43,7 @@ def _judged_text(item: Item, verdict: Verdict | None) -> str:
         from qatui.metrics.pairwise import judge_preference
 
         return _preference_words(judge_preference(verdict, gold.a, gold.b) or "no preference")
-    return "best first: " + " > ".join(" = ".join(f"answer {cid}" for cid in tier) for tier in verdict.tiers)
+    return "best first: " + tiers_text(verdict.tiers, lambda cid: f"answer {cid}")
 
 
 def _preference_words(preference: str) -> str:
@@ -59,7 +60,7 @@ def _gold_text(item: Item) -> str:
         return _preference_words(gold.label) + (f" ({len(gold.labels)} labels: {', '.join(gold.labels)})"
                                                 if len(gold.labels) > 1 else "")
     if gold.kind == "ranking":
-        return "best first: " + " > ".join(" = ".join(f"answer {cid}" for cid in tier) for tier in gold.tiers)
+        return "best first: " + tiers_text(gold.tiers, lambda cid: f"answer {cid}")
     return "ratings"
 
 

@@ -15,6 +15,7 @@ from qatui.report.session_view import METRIC_ORDER, fmt, unchanged_dataset
 from qatui.report.versions import definition_diff, diff_text, different_versions, version_text
 from qatui.store.judge_versions import entry_version
 from qatui.text import no_decision_note, plain, plural
+from qatui.ties import tiers_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -97,7 +98,7 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
             tau = ranking_tau(va, vb) if vb is not None else None
             if tau is not None and (item_id not in worst or tau < worst[item_id]["tau"]):
                 worst[item_id] = {"item_id": item_id, "tau": tau, "pair": [a["letter"], b["letter"]],
-                                  "rankings": [" > ".join(va.ranking), " > ".join(vb.ranking)],
+                                  "rankings": [tiers_text(va.tiers), tiers_text(vb.tiers)],
                                   "between": [a["judge"], b["judge"]]}
     disagreements = sorted(worst.values(), key=lambda d: d["tau"])[:TOP_DISAGREEMENTS]
     return {

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from qatui.data.leaks import leak_warnings, partial_gold_warning
 from qatui.text import clip
+from qatui.ties import tiers_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -83,7 +84,7 @@ def describe_gold(item: Item) -> str:
     if gold is None:
         return "none"
     if gold.kind == "ranking":
-        return " > ".join(" = ".join(tier) for tier in gold.tiers)
+        return tiers_text(gold.tiers)
     if gold.kind == "pairwise":
         return f"{gold.label} (A={gold.a}, B={gold.b}; labels {'/'.join(gold.labels)}; {gold.pair_type or 'pair'})"
     return "; ".join(f"{cid}: " + ", ".join(f"{d} {v:g}" for d, v in dims.items()) for cid, dims in gold.ratings.items())

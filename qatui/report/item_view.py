@@ -11,7 +11,7 @@ from rich.text import Text
 from qatui.errors import SessionError
 from qatui.events import upgrade_stored_artifact
 from qatui.events.labels import candidates_by_label, label_of
-from qatui.ties import rank_label
+from qatui.ties import rank_label, tiers_text
 from qatui.report.artifact_views import (
     RAGAS_ARTIFACTS,
     print_checklist_grid,
@@ -141,7 +141,7 @@ def print_repeats(console: Console, details: dict[str, Any]) -> None:
     for i, record in enumerate(repeats, 1):
         if not isinstance(record, dict) or not isinstance(tiers := record.get("tiers"), list):
             continue
-        groups = " > ".join(" = ".join(str(c) for c in tier) for tier in tiers if isinstance(tier, list))
+        groups = tiers_text([[str(c) for c in tier] for tier in tiers if isinstance(tier, list)])
         pref = f"  preference {record['preference']}" if record.get("preference") else ""
         console.print(Text(f"    repeat {i}: {groups}{pref}", style="dim"))
 
@@ -149,7 +149,7 @@ def print_repeats(console: Console, details: dict[str, Any]) -> None:
 def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
     """One judge's part of an item (an `item_detail` entry): its ranking, the models used and its work, or why none."""
     if e["status"] == "done":
-        line = " > ".join(" = ".join(tier) for tier in e["tiers"])  # what the judge said: its ties kept
+        line = tiers_text(e["tiers"])  # what the judge said: its ties kept
         if len(e["tiers"]) == 1 and len(e["tiers"][0]) > 1:
             line += " (no decision: all tied)"
         pref = f"  preference {e['preference']} (A={e['pair'][0]}, B={e['pair'][1]})" if e.get("preference") else ""

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from qatui.events.labels import candidates_by_label
 from qatui.text import plural
+from qatui.ties import member_tiers, tiers_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -85,7 +86,7 @@ def print_members(console: Console, entry: dict) -> None:
         if m.get("winner"):
             verdict = "tie" if m["winner"] == "tie" else f"prefers {escape(by_label.get(m['winner'], m['winner']))}"
         else:
-            verdict = " > ".join(escape(by_label.get(label, label)) for label in m["ranking"])
+            verdict = escape(tiers_text(member_tiers(m), lambda label: by_label.get(label, label)))
         scores = ", ".join(f"{escape(by_label.get(label, label))} {value:.4g}" for label, value in m["scores"].items())
         table.add_row(f"  {escape(m['member'])}", verdict, scores)
     console.print(table)

@@ -13,6 +13,7 @@ from textual.content import Content
 from qatui.metrics.pairwise import judge_preference
 from qatui.metrics.people import CODES, gold_decisions, verdict_decisions
 from qatui.text import plain
+from qatui.ties import tiers_text
 
 if TYPE_CHECKING:
     from qatui.data.labels import Label
@@ -41,9 +42,9 @@ def response_heading(draft: Draft, cid: str, names: dict[str, str]) -> Content:
     return Content.assemble((name, "bold"), "  ", Content(", ").join(shown))
 
 
-def ranking_text(ranking: list[str], names: dict[str, str]) -> str:
-    """A judge's strict ranking in the annotator's names: 'R2 > R1 > R3' (raw: show it through `plain`)."""
-    return " > ".join(names.get(cid, cid) for cid in ranking)
+def ranking_text(tiers: list[list[str]], names: dict[str, str]) -> str:
+    """A judge's tied groups in the annotator's names: 'R2 > R1 = R3' (raw: show it through `plain`)."""
+    return tiers_text(tiers, lambda cid: names.get(cid, cid))
 
 
 def judge_lines(item: Item, label: Label | None, judges: list[tuple[str, str, dict[str, Verdict]]],
@@ -60,7 +61,7 @@ def judge_lines(item: Item, label: Label | None, judges: list[tuple[str, str, di
             said = judge_preference(verdict, a, b)
             verdict_text = names[a] if said == "A" else names[b] if said == "B" else said or "?"
         else:
-            verdict_text = ranking_text(verdict.ranking, names)
+            verdict_text = ranking_text(verdict.tiers, names)
         lines.append(Content.assemble(head, ": ", plain(verdict_text)))
         if not mine:
             continue

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from qatui.events import MemberVerdict
 from qatui.text import plain
+from qatui.ties import member_tiers, tiers_text
 from qatui.tui.state import TaskView
 from qatui.tui.widgets.pairwise_panel import short
 from qatui.tui.widgets.panel import TaskPanel
@@ -23,7 +24,7 @@ def verdict_text(member: MemberVerdict) -> str:
         return "failed"
     if member.winner is not None:
         return short(member.winner)
-    return " > ".join(short(label) for label in member.ranking)
+    return tiers_text(member_tiers(member), short)
 
 
 def split_text(members: list[MemberVerdict]) -> tuple[str, bool]:
@@ -39,7 +40,7 @@ def split_text(members: list[MemberVerdict]) -> tuple[str, bool]:
             return (f"all {len(done)} say {top}", False)
         return (f"split: {counted}" + (f"; majority {top}" if n * 2 > len(done) else "; no strict majority: tie"),
                 True)
-    best = Counter(short(m.ranking[0]) for m in done)
+    best = Counter(tiers_text(member_tiers(m)[:1], short) for m in done)  # a top tie is its own answer
     if len(best) == 1:
         return (f"all {len(done)} put {next(iter(best))} first", False)
     return ("split on the best: " + " · ".join(f"{label} {n}" for label, n in best.most_common()), True)
