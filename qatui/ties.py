@@ -77,7 +77,7 @@ def member_tiers(member: Any) -> list[list[str]]:
     """A jury member's tied groups (`MemberVerdict`, or its stored dict): its strict ranking cut where its scores are
     equal under its own `tie_digits`."""
     get = member.get if isinstance(member, Mapping) else lambda key, default=None: getattr(member, key, default)
-    return ranking_tiers(get("scores") or {}, get("ranking") or [], get("tie_digits", 4))
+    return ranking_tiers(get("scores") or {}, get("ranking") or [], get("tie_digits", DEFAULT_DIGITS))
 
 
 def pair_tiers(pair: tuple[str, str], preference: str | None, ranking: Sequence[str]) -> list[list[str]]:
