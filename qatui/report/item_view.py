@@ -122,7 +122,7 @@ def print_item_detail(console: Console, data: dict[str, Any]) -> None:
     for cid, text in candidates.items():
         cells = [escape(cid), label_of(order, cid) or ""]
         for e in done.values():
-            cells += [f"{e['scores'].get(cid, float('nan')):.4f}", rank_label(e["tiers"], cid)]
+            cells += [f"{e['scores'].get(cid, float('nan')):.4f}", rank_label(stored_tiers(e, None), cid)]
         cells.append(escape(clip(text, 60)))
         table.add_row(*cells)
     console.print(table)
@@ -149,8 +149,9 @@ def print_repeats(console: Console, details: dict[str, Any]) -> None:
 def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
     """One judge's part of an item (an `item_detail` entry): its ranking, the models used and its work, or why none."""
     if e["status"] == "done":
-        line = tiers_text(e["tiers"])  # what the judge said: its ties kept
-        if len(e["tiers"]) == 1 and len(e["tiers"][0]) > 1:
+        tiers = stored_tiers(e, None)  # what the judge said: its ties kept (`item_detail` gives them)
+        line = tiers_text(tiers)
+        if len(tiers) == 1 and len(tiers[0]) > 1:
             line += " (no decision: all tied)"
         pref = f"  preference {e['preference']} (A={e['pair'][0]}, B={e['pair'][1]})" if e.get("preference") else ""
         console.print(Text.assemble((judge, "bold"), f" ranking {line}{pref}"))

@@ -40,6 +40,8 @@ def judge_work(judge: str, entry: dict[str, Any]) -> Markup:
 def _responses(detail: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
     """The responses table's header and rows: each response whole, the label each judge saw it under, and each
     judge's score and rank."""
+    from qatui.report.item_view import stored_tiers
+
     done = {judge: e for judge, e in detail["judges"].items() if e["status"] == "done"}
     order = next((e["order"] for e in done.values()), [])
     header = ["response", "text"] + [f"{judge}: score (rank)" for judge in done]
@@ -48,7 +50,7 @@ def _responses(detail: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]
         cells = []
         for e in done.values():
             score = e["scores"].get(cid)
-            cells.append("–" if score is None else f"{score:.3f} ({rank_label(e['tiers'], cid) or '–'})")
+            cells.append("–" if score is None else f"{score:.3f} ({rank_label(stored_tiers(e, None), cid) or '–'})")
         rows.append({"cid": cid, "shown_as": label_of(order, cid) or "", "text": text, "cells": cells})
     return header, rows
 
