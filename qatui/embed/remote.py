@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from qatui.embed.base import Embedder, EmbedderError
-from qatui.store.model_outputs import Probed
+from qatui.store.model_outputs import Probed, PutOffCheck
 
 if TYPE_CHECKING:
     from qatui.embed.stored import StoredVectors
@@ -48,18 +48,6 @@ class Meter(Protocol):
 
     def after(self, texts: list[str], held: Any) -> None:
         """The task's `texts` were answered (or failed): record the requests made for them."""
-
-
-class PutOffCheck(Protocol):
-    """The probe put off until the first text the store cannot answer (`llm.deferred.DeferredCheck`, wired by
-    `judges.resources`): made once; when it fails, it stops the run (in the awaiting task's context) and raises."""
-
-    @property
-    def passed(self) -> bool:
-        """Whether it has been made and answered as before: the server's vectors may be asked for."""
-
-    async def before_call(self) -> None:
-        """Make it (once), or wait for it; raise with the reason when the server cannot be used."""
 
 
 class _Unchecked(Exception):  # noqa: N818 - not an error: a signal to the asking task

@@ -41,7 +41,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -49,7 +49,7 @@ from qatui.nli.base import NLIError, NLIProbs, NLIScorer, check_pairs
 from qatui.nli.labels import LabelMap, label_map
 from qatui.nli.windows import char_slices, premise_windows
 from qatui.store.credentials import key_from_env
-from qatui.store.model_outputs import Probed
+from qatui.store.model_outputs import Probed, PutOffCheck
 
 if TYPE_CHECKING:
     from qatui.config import NLIServerConfig
@@ -68,18 +68,6 @@ PROBE_PAIRS = (
 
 Learned = tuple[str, str, tuple[str, ...] | None, int]
 """What `/info` gives the identity: model id, model sha, the declared labels (None: none declared), the window."""
-
-
-class PutOffCheck(Protocol):
-    """`verify` put off until the first pair the store cannot answer (`llm.deferred.DeferredCheck`, wired by
-    `judges.resources`): made once; when it fails, it stops the run (in the awaiting task's context) and raises."""
-
-    @property
-    def passed(self) -> bool:
-        """Whether it has been made and passed: the server's scores may be used."""
-
-    async def before_call(self) -> None:
-        """Make it (once), or wait for it; raise with the reason when the server cannot be used."""
 
 
 class ServedNLI(NLIScorer):

@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from qatui.store.sqlite_file import SqliteFile
 
@@ -36,6 +36,19 @@ class Probed:
 
     key: str
     facts: dict[str, Any]
+
+class PutOffCheck(Protocol):
+    """A served model's probe put off until a run's first input the store cannot answer (`llm.deferred.DeferredCheck`,
+    wired by `judges.resources`; the embedders and NLI scorers take it through this protocol, never importing the LLM
+    package): made once; when it fails, it stops the run (in the awaiting task's context) and raises."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether it has been made and passed: the server's outputs may be asked for and used."""
+
+    async def before_call(self) -> None:
+        """Make it (once), or wait for it; raise with the reason when the server cannot be used."""
+
 
 DB_NAME = "models.sqlite3"
 TABLE = "CREATE TABLE IF NOT EXISTS outputs (key BLOB PRIMARY KEY, value BLOB NOT NULL)"
