@@ -24,7 +24,7 @@ from qatui.data.model import Item, PairwiseGold, RankingGold
 from qatui.engine.runner import Engine
 from qatui.events import LLMCallFinished, Verdict, emit, event_from_dict
 from qatui.judges.baselines.geval_scoring import digit_probabilities, weighted_score
-from qatui.judges.baselines.length import text_length, unit_for
+from qatui.data.language import length_unit, text_length
 from qatui.judges.brackets import Unreadable, read_choice, read_score, read_whole
 from qatui.judges.pairwise.ab import ab_scores, most_rematches
 from qatui.judges.registry import make_judge
@@ -336,7 +336,7 @@ def test_geval_dimensions_are_checked() -> None:
 
 
 async def test_length_prefers_the_longer_in_words_or_in_chinese_characters() -> None:
-    assert unit_for("en", "auto") == "words" and unit_for("zh", "auto") == "characters"
+    assert length_unit("en", "auto") == "words" and length_unit("zh", "auto") == "characters"
     assert text_length("天空 是蓝色的", "characters") == 6 and text_length("the sky is blue", "words") == 4
     item = Item(id="p", question="Why?", candidates={"x": "Short.", "y": "A much longer answer here."},
                 gold=PairwiseGold(a="x", b="y", labels=["B"]))

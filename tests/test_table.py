@@ -162,3 +162,27 @@ def test_a_narrow_part_keeps_its_title_on_one_line(tmp_path) -> None:
     titles = [line.rstrip() for line in shown.stdout.splitlines() if line.startswith("eq (4 items)")]
     count = len(titles)
     assert count > 1 and titles == [f"eq (4 items), part {n} of {count}" for n in range(1, count + 1)], titles
+
+
+def test_the_length_judge_prefers_the_longer_response_in_every_language_the_bias_figure_reads(tmp_path, capsys) -> None:
+    """The length-bias figure measures a response by the length baseline's own rule: an item in Japanese or in
+    zh-CN (no spaces between words) is counted in characters, so the length judge prefers the longer one in
+    every pair. With words counted there, each answer was one 'word' and the pair was left out unseen."""
+    items = [  # each pair differs in length by characters; the Japanese and Chinese ones are one 'word' each
+        ("ja-1", "ja", "空は青い。", "空が青く見えるのは、光が散乱するからです。"),
+        ("ja-2", "ja", "海は広くて深く、多くの生き物がすんでいます。", "海は広い。"),
+        ("zh-1", "zh-CN", "天空是蓝色的。", "天空看起来是蓝色的，因为阳光被大气散射。"),
+        ("en-1", "en", "Blue.", "The sky looks blue because air scatters blue light the most."),
+    ]
+    data = tmp_path / "langs.jsonl"
+    data.write_text("".join(json.dumps({
+        "id": item_id, "question": "Why is it so?", "language": language, "candidates": {"a": a, "b": b},
+        "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["B", "A"]}}, ensure_ascii=False) + "\n"
+        for item_id, language, a, b in items), encoding="utf-8")
+    code = main(["table", str(data), "--judge", "length", "--json", "--sessions-dir", str(tmp_path / "s")])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    (row,) = json.loads(out)["rows"]
+    assert row["bias"]["pairs"] == 8  # every human label of the 4 pairs, none left out as 'equally long'
+    assert row["bias"]["judge_longer"] == 1.0 and row["bias"]["judge_ties"] == 0
+    assert row["bias"]["people_longer"] == 0.5  # one label of each pair chose the longer

@@ -5,7 +5,9 @@ Over every pair of responses of an item whose lengths differ and which people to
 one and how often the judge does (its tied groups, or its A / B / tie preference). A judge's
 tie is a tie: it prefers neither, so it is not a preference for the longer one, and
 `judge_ties` counts those pairs so that the share can be shown beside the figure. Length is
-words for English, characters for Chinese.
+the length baseline's (`qatui.data.language.text_length`): words for languages written with
+spaces, characters (whitespace left out) for Chinese, Japanese and Korean, so the length judge
+prefers the longer response in every pair it is counted on.
 """
 
 from __future__ import annotations
@@ -14,18 +16,13 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import TYPE_CHECKING
 
-from qatui.data.language import item_language
+from qatui.data.language import item_language, length_unit, text_length
 from qatui.data.model import Item, PairwiseGold, RankingGold
 from qatui.metrics.pairwise import judge_preference
 from qatui.ties import tier_preference
 
 if TYPE_CHECKING:
     from qatui.events import Verdict
-
-
-def text_length(text: str, language: str) -> int:
-    """Words for English (and other space-separated text), characters for Chinese."""
-    return len(text) if language == "zh" else len(text.split())
 
 
 Pair = tuple[float, str]
@@ -65,8 +62,8 @@ def length_preference(items: Sequence[Item], verdicts: Mapping[str, Verdict]) ->
         verdict = verdicts.get(item.id)
         if verdict is None or item.gold is None:
             continue
-        language = item_language(item)
-        lengths = {cid: text_length(text, language) for cid, text in item.candidates.items()}
+        unit = length_unit(item_language(item))
+        lengths = {cid: text_length(text, unit) for cid, text in item.candidates.items()}
         if isinstance(item.gold, RankingGold):
             pairs += _ranking_pairs(item, item.gold, verdict, lengths)
         elif isinstance(item.gold, PairwiseGold):
