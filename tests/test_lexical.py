@@ -1,4 +1,6 @@
-"""The lexical judges on real sacrebleu / rouge-score, English and Chinese."""
+"""The lexical judges on real sacrebleu / rouge-score, English, Chinese and other scripts."""
+
+import json
 
 import pytest
 
@@ -55,3 +57,52 @@ async def test_judges_score_every_label_and_never_see_ids(judge_cls) -> None:
     assert "gold-best" not in view.model_dump_json()
     best_label = f"Response {order.index('gold-best') + 1}"
     assert max(judgement.scores, key=judgement.scores.get) == best_label
+
+
+@pytest.mark.parametrize(("language", "reference", "near", "far"), [
+    ("ru", "Поваренная соль — это хлорид натрия.", "Соль — это хлорид натрия.", "Сахар сладкий."),
+    ("ja", "食塩は塩化ナトリウムです。", "塩は塩化ナトリウムだ。", "砂糖は甘い。"),
+    ("ko", "소금은 염화 나트륨입니다.", "소금은 염화 나트륨이다.", "설탕은 달다."),
+])
+def test_rouge_l_and_bleu_read_text_in_any_script(language, reference, near, far, tmp_path, capsys) -> None:
+    """rouge-score's tokenizer keeps only a-z and 0-9: a Russian, Japanese or Korean answer scored ROUGE-L 0
+    whatever it said, so every response tied. Now the reference itself scores 1 on both, an answer sharing
+    most of its words ranks above one sharing none, and that one scores 0."""
+    from qatui.cli import main
+    from qatui.store.session import SessionStore
+
+    data = tmp_path / "items.jsonl"
+    data.write_text(json.dumps({"id": "q", "question": "?", "references": [reference], "language": language,
+                                "candidates": {"same": reference, "near": near, "far": far}},
+                               ensure_ascii=False) + "\n", encoding="utf-8")
+    code = main(["run", str(data), "--judge", "rouge-l", "--judge", "bleu", "--json",
+                 "--sessions-dir", str(tmp_path / "s")])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    session = SessionStore(tmp_path / "s").open(json.loads(out)["session"])
+    for doc in session.results().values():
+        scores = doc["verdict"]["scores"]
+        assert scores["same"] == pytest.approx(1.0) and scores["same"] > scores["near"] > scores["far"], (doc["judge"], scores)
+
+
+def test_english_words_are_rouge_score_s_own_tokens() -> None:
+    """For ASCII text the tokenizer that reads any script gives exactly rouge-score's tokens, stemmed as it stems
+    them: the ROUGE-L of English answers is the published metric's."""
+    from hypothesis import given, settings, strategies as st
+    from nltk.stem import porter
+    from rouge_score import tokenize
+
+    from qatui.judges.baselines.lexical import _WordTokenizer
+
+    stemmer, ours = porter.PorterStemmer(), _WordTokenizer(stem=True)
+    plain = _WordTokenizer(stem=False)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=80))
+    def same(text: str) -> None:
+        assert ours.tokenize(text) == tokenize.tokenize(text, stemmer)
+        assert plain.tokenize(text) == tokenize.tokenize(text, None)
+
+    same()
+    for text in ("The cats were running quickly, weren't they?", "Sodium chloride (NaCl) is table-salt; 58.44 g/mol"):
+        assert ours.tokenize(text) == tokenize.tokenize(text, stemmer)

@@ -247,6 +247,17 @@ async def test_chinese_items_get_chinese_prompts_and_a_multilingual_embedder() -
     assert split_sentences("今天天气很好。我们去公园吧！\n你觉得呢？", "zh") == ["今天天气很好。", "我们去公园吧！", "你觉得呢？"]
 
 
+def test_sentences_are_split_by_the_rules_of_their_language() -> None:
+    """A German or Russian abbreviation ends no sentence: English rules cut these into pieces RAGAS would then
+    judge one by one."""
+    assert split_sentences("Das kostet ca. 5 Euro und dauert bzw. länger. Danach gehen wir.", "de") == [
+        "Das kostet ca. 5 Euro und dauert bzw. länger.", "Danach gehen wir."]
+    assert split_sentences("Это было в 1999 г. в Москве. Потом мы уехали.", "ru") == [
+        "Это было в 1999 г. в Москве.", "Потом мы уехали."]
+    assert split_sentences("Ceci est la première phrase. Voici la seconde.", "xx") == [
+        "Ceci est la première phrase.", "Voici la seconde."]  # a language pysbd has no rules for: English rules
+
+
 # -- context relevance -----------------------------------------------------------------------------
 
 

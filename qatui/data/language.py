@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal, Protocol
 
 UNSPACED_LANGUAGES = ("zh", "ja", "ko")
-"""Languages counted in characters under `unit = "auto"` (a region or script suffix, zh-CN, is read as zh)."""
+"""Languages counted in characters under `unit = "auto"`."""
 
 LengthUnit = Literal["words", "characters"]
 
@@ -32,19 +32,29 @@ def detect_language(text: str) -> str:
     return "zh" if cjk / len(letters) >= 0.2 else "en"
 
 
+def language_code(tag: str) -> str:
+    """The primary language of a BCP 47 tag or a locale name, lowercased: "zh-CN", "zh_Hans" and "ZH" are "zh".
+
+    Every rule keyed by language (the tokenizers of BLEU and ROUGE-L, the NLI model, the prompt's
+    language, how length is counted) reads this code, so a tag's region or script never sends a
+    Chinese item down the English path ("" when the tag holds no language)."""
+    return tag.strip().replace("_", "-").split("-")[0].lower()
+
+
 def item_language(item: HasLanguage) -> str:
-    """The item's language code, detected from its question and references when absent."""
-    if item.language:
-        return item.language
+    """The item's language code (`language_code` of the dataset's tag), detected from its question and references
+    when the dataset gives none."""
+    if item.language and (code := language_code(item.language)):
+        return code
     return detect_language(item.question + " " + " ".join(item.references[:1]))
 
 
 def length_unit(language: str, unit: str = "auto") -> LengthUnit:
     """The unit a text of `language` is counted in: `unit` itself when "words" or "characters"; under "auto",
-    characters for `UNSPACED_LANGUAGES` (any region suffix) and words otherwise."""
+    characters for `UNSPACED_LANGUAGES` and words otherwise."""
     if unit in ("words", "characters"):
         return unit  # type: ignore[return-value]
-    return "characters" if language.split("-")[0].split("_")[0].lower() in UNSPACED_LANGUAGES else "words"
+    return "characters" if language_code(language) in UNSPACED_LANGUAGES else "words"
 
 
 def text_length(text: str, unit: LengthUnit) -> int:

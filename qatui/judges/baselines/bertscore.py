@@ -175,7 +175,8 @@ class BertScoreJudge(Judge):
         )
         if len(view.references) > 1:
             details["best_reference"] = {label: r.reference for label, r in zip(labels, results)}
-        if view.language == "zh" and canonical_spec(opts.model) == DEFAULT_MODEL:
-            details["note"] = "all-MiniLM-L6-v2 is English-only: for Chinese pass a multilingual encoder as `model`"
+        if view.language != "en" and canonical_spec(opts.model) == DEFAULT_MODEL:
+            details["note"] = ("all-MiniLM-L6-v2 is English-only: for Chinese or any other language pass a multilingual "
+                               "encoder as `model`")
         scores = {label: getattr(r, opts.measure) for label, r in zip(labels, results)}
         yield Judgement(scores=scores, details=details)

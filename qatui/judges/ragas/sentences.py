@@ -8,10 +8,12 @@ from typing import Any
 
 @cache
 def _segmenter(language: str) -> Any:
-    """pysbd's segmenter for `language` (Chinese or English rules), built once."""
+    """pysbd's segmenter for `language`: its own rules where pysbd has them (English rules cut German "ca." and
+    "bzw." or Russian "г." and "т.е." into sentences of their own), else English rules; built once."""
     import pysbd
+    from pysbd.languages import LANGUAGE_CODES
 
-    return pysbd.Segmenter(language="zh" if language == "zh" else "en", clean=False)
+    return pysbd.Segmenter(language=language if language in LANGUAGE_CODES else "en", clean=False)
 
 
 def split_sentences(text: str, language: str = "en") -> list[str]:
