@@ -12,6 +12,10 @@ does for its lexical baselines): `compare` says so, and everything below goes th
 - `pair_preference`: A, B, or "tie" when both scores are equal.
 - `ranking_tiers`: a ranking the judge gave itself, cut where its scores differ, so a judge
   that hands over its own order still gets the same rule for the scores it tied.
+- `plurality`: the one vote rule of several choices (people's labels of a pair, a judge's
+  repeats, the others' labels a person is measured against): the choice made most often, a tie
+  when two or more share the most. A jury's quorum is the one place that asks for more than
+  half the members instead (`judges.jury.votes.majority`).
 
 This module sits at the bottom of the layers so that judges, the engine, the stored verdict
 (`events.Verdict`) and the metrics all import the same rule.
@@ -19,6 +23,7 @@ This module sits at the bottom of the layers so that judges, the engine, the sto
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -29,6 +34,16 @@ MAX_DIGITS = 12
 decides nothing); a stored `tie_digits` outside 0..MAX_DIGITS falls back to the default."""
 
 PairChoice = Literal["A", "B", "tie"]
+
+
+def plurality(choices: Sequence[Any], tie: Any = "tie") -> Any:
+    """The choice made most often; `tie` when two or more choices share the most, or there is none.
+
+    Not a strict majority: A, A, B, tie gives A (2 of 4), A, A, B, B a tie, A, B, tie a tie."""
+    counts = Counter(choices).most_common(2)
+    if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
+        return tie
+    return counts[0][0]
 
 
 def compare(a: float, b: float, digits: int) -> int:

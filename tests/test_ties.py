@@ -364,3 +364,18 @@ async def test_the_compare_screen_names_a_run_of_no_decision_beside_its_delta(tm
         assert labels[:6] == ["run", "session", "judge", "done", "no decision", "tau"], labels
         rows = [[cell.plain.strip() for cell in runs.get_row_at(i)] for i in range(2)]
         assert rows[0][4] == "–" and rows[1][4] == "4/4" and rows[1][5].startswith("+0.00"), rows
+
+
+def test_one_vote_rule_for_people_s_labels_and_a_judge_s_repeats() -> None:
+    """The label most people gave (A, A, B, tie: A, 2 of 4, not a strict majority), a tie when two or more share
+    the most; a judge's repeats are counted by the same rule."""
+    from qatui.data.model import PairwiseGold
+    from qatui.ties import plurality
+
+    worked = {("A", "A", "B", "tie"): "A", ("A", "A", "B", "B"): "tie", ("A", "B", "tie"): "tie", ("B",): "B",
+              ("tie", "tie", "A"): "tie", ("B", "B", "A"): "B", (): "tie"}
+    for labels, expected in worked.items():
+        assert plurality(list(labels)) == expected, labels
+        if labels:
+            assert PairwiseGold(a="x", b="y", labels=list(labels)).label == expected, labels
+    assert plurality([0.0, 0.0, 2.0, 1.0], tie=1.0) == 0.0 and plurality([0.0, 2.0], tie=1.0) == 1.0

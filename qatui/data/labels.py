@@ -105,8 +105,8 @@ def label_gold(item: Item, label: Label | None) -> Gold | None:
 def majority_gold(item: Item, labels: list[Label]) -> Gold | None:
     """Several annotators' labels on one item as one gold; None when nobody labelled it.
 
-    Pairs: the label most annotators gave, a tie when none has a strict majority (the
-    dataset gold's rule). Rankings: responses ordered by their mean grade across annotators
+    Pairs: the label most annotators gave, a tie when two or more share the most (the
+    dataset gold's rule, `ties.plurality`). Rankings: responses ordered by their mean grade across annotators
     (a grade counts tiers from the bottom, scaled to 0..1), equal means tied. Ratings: the
     mean rating per response and dimension.
     """

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from qatui.events import Preference
+from qatui.ties import plurality
 
 QuestionType = Literal["factoid", "non-factoid"]
 GoldKind = Literal["ranking", "pairwise", "ratings"]
@@ -71,11 +72,8 @@ class PairwiseGold(_Strict):
 
     @property
     def label(self) -> Preference:
-        """The majority label; no strict majority counts as a tie."""
-        counts = Counter(self.labels).most_common()
-        if len(counts) > 1 and counts[0][1] == counts[1][1]:
-            return "tie"
-        return counts[0][0]
+        """The label most annotators gave; a tie when two or more share the most (`ties.plurality`)."""
+        return plurality(self.labels)
 
 
 class RatingsGold(_Strict):

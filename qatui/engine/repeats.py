@@ -23,7 +23,6 @@ A judge asked to repeat that calls no backbone is asked once (`jobs.judge_once_w
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from statistics import mean
 from typing import TYPE_CHECKING, Any
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from qatui.events import Judgement
 from qatui.metrics.kendall import tier_places
 from qatui.metrics.self_agreement import self_agreement
-from qatui.ties import ranking_tiers, strict_ranking
+from qatui.ties import plurality, ranking_tiers, strict_ranking
 
 if TYPE_CHECKING:
     from qatui.events import Verdict
@@ -46,14 +45,6 @@ def rule_for(judgements: Sequence[Judgement], labels: Sequence[str]) -> str:
     if any(j.ranking is not None for j in judgements):
         return "borda"
     return "mean"
-
-
-def majority_choice(choices: Sequence[str]) -> str:
-    """The choice most repeats made; "tie" when two or more choices share the most votes (or there is none)."""
-    counts = Counter(choices).most_common()
-    if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
-        return "tie"
-    return counts[0][0]
 
 
 def mean_scores(judgements: Sequence[Judgement], labels: Sequence[str]) -> dict[str, float]:
@@ -88,7 +79,7 @@ def aggregate(judgements: Sequence[Judgement], verdicts: Sequence[Verdict], labe
     winner, ranking = None, None
     if rule == "majority":
         scores = mean_scores(judgements, labels)
-        winner = majority_choice([choice_label(v, labels) for v in verdicts])
+        winner = plurality([choice_label(v, labels) for v in verdicts])
         if winner != "tie":
             ranking = [winner, *(label for label in labels if label != winner)]
     elif rule == "borda":

@@ -4,8 +4,8 @@ Both read decisions (`metrics.people`): for each item and pair of its responses,
 or a tie, coded 0 / 1 / 2, whatever kind of label (ranking, pair, ratings) made them.
 
 The human ceiling is leave one out: each person against the majority of the others on the units
-both decided (no strict majority is a tie, as for a pairwise gold), by Cohen's kappa (nominal,
-scikit-learn's) and accuracy. The judge is measured against the very same references on the
+both decided (the label most of them gave, a tie when two or more share the most: `ties.plurality`,
+as for a pairwise gold), by Cohen's kappa (nominal, scikit-learn's) and accuracy. The judge is measured against the very same references on the
 very same units, so its figure and the ceiling (the mean over people) compare like with like.
 
 The alternative annotator test (Calderon, Reichart and Dror, ACL 2025) asks whether the judge
@@ -23,13 +23,13 @@ at least 30 such items (the t-test's normality needs them), as the paper advises
 from __future__ import annotations
 
 import warnings
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from qatui.metrics.people import CATEGORIES, Unit
+from qatui.ties import plurality
 
 Decisions = Mapping[Unit, float]
 EPSILON = 0.2
@@ -37,14 +37,6 @@ EPSILON = 0.2
 Q_FDR = 0.05
 MIN_PEOPLE = 3
 MIN_ITEMS = 30
-
-
-def _majority(codes: list[float]) -> float:
-    """The code most people gave; a tie (1) when no code has a strict majority."""
-    counts = Counter(codes).most_common()
-    if len(counts) > 1 and counts[0][1] == counts[1][1]:
-        return 1.0
-    return counts[0][0]
 
 
 def references(people: Mapping[str, Decisions]) -> dict[str, dict[Unit, float]]:
@@ -56,7 +48,7 @@ def references(people: Mapping[str, Decisions]) -> dict[str, dict[Unit, float]]:
             if other != name:
                 for unit, code in decisions.items():
                     others.setdefault(unit, []).append(code)
-        out[name] = {unit: _majority(codes) for unit, codes in others.items()}
+        out[name] = {unit: plurality(codes, tie=1.0) for unit, codes in others.items()}
     return out
 
 
