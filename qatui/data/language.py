@@ -23,13 +23,42 @@ class HasLanguage(Protocol):
     references: list[str]
 
 
+UNDETERMINED = "und"
+"""BCP 47's code for a language not determined: what `detect_language` says of text mostly in a script other than
+Latin and the three above (Cyrillic, Arabic, Devanagari, ...). Not English: no English-only model reads it."""
+
+
+def _is_kana(ch: str) -> bool:
+    return "\u3040" <= ch <= "\u30ff" or "\u31f0" <= ch <= "\u31ff" or "\uff66" <= ch <= "\uff9d"
+
+
+def _is_hangul(ch: str) -> bool:
+    return "\uac00" <= ch <= "\ud7af" or "\u1100" <= ch <= "\u11ff" or "\u3130" <= ch <= "\u318f"
+
+
+def _is_han(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf"
+
+
+def _is_latin(ch: str) -> bool:
+    return ch < "\u0250" or "\u1e00" <= ch <= "\u1eff"
+
+
 def detect_language(text: str) -> str:
-    """'zh' when at least a fifth of the letters are CJK ideographs, else 'en'."""
+    """The language of untagged text, from its letters' scripts: 'ja' when a tenth of them are kana, 'ko' when a
+    fifth are Hangul, 'zh' when a fifth are CJK ideographs, `UNDETERMINED` when most are in another non-Latin
+    script, else 'en' (English, and any language written in Latin letters, which scripts cannot tell apart)."""
     letters = [ch for ch in text if ch.isalpha()]
     if not letters:
         return "en"
-    cjk = sum(1 for ch in letters if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
-    return "zh" if cjk / len(letters) >= 0.2 else "en"
+    n = len(letters)
+    if sum(map(_is_kana, letters)) >= 0.1 * n:
+        return "ja"
+    if sum(map(_is_hangul, letters)) >= 0.2 * n:
+        return "ko"
+    if sum(map(_is_han, letters)) >= 0.2 * n:
+        return "zh"
+    return "en" if sum(map(_is_latin, letters)) * 2 >= n else UNDETERMINED
 
 
 def language_code(tag: str) -> str:
