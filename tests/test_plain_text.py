@@ -278,3 +278,68 @@ def test_json_output_escapes_every_control_character(hostile_store, tmp_path) ->
         for byte in (b"\x1b", b"\x07", b"\x9b", "\u202e".encode()):
             assert byte not in run.stdout, (args, byte)
         assert ESCAPES[:6] in json.dumps(json.loads(run.stdout)) or "pwned" in run.stdout.decode()
+
+
+def _shows_no_escape(what: str, out: bytes) -> None:
+    """`out` holds no control character a terminal would obey: ESC, BEL, 8-bit CSI, RLO, CR or backspace."""
+    for byte in (b"\x1b", b"\x07", "\x9b".encode(), "\u202e".encode(), b"\r", b"\x08"):
+        assert byte not in out, f"{what}: {byte!r} reaches the terminal"
+
+
+def test_exports_and_tables_printed_to_the_terminal_show_escapes_in_view(hostile_store, tmp_path) -> None:
+    """`sessions export` and `table --to` without -o print to the terminal: the dataset's escapes (in its texts, its
+    ids, its file's name) are shown there, never obeyed; the JSONL export stays JSON that reads back the same texts."""
+    path, first = hostile_store["path"], hostile_store["ids"][0]
+    for fmt in ("csv", "md", "jsonl"):
+        run = _qatui("sessions", "export", first, "--format", fmt, "--sessions-dir", "sessions", cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        _shows_no_escape(f"sessions export --format {fmt}", run.stdout)
+        if fmt == "jsonl":
+            rows = [json.loads(line) for line in run.stdout.decode().splitlines()]
+            assert {row["item_id"] for row in rows} == {f"{CLICK}\x1b]0;pwned\x07 id{i}" for i in range(2)}
+        else:
+            assert b"\\x1b]0;pwned\\x07 id0" in run.stdout, run.stdout.decode(errors="replace")
+    named = tmp_path / "set \x1b]0;pwned\x07 \x9b2J.jsonl"  # the dataset's name, in the table's note, is its file's
+    named.write_bytes(path.read_bytes())
+    for to in ("md", "csv", "latex"):
+        run = _qatui("table", str(named), "--judge", "length", "--to", to, "--sessions-dir", "sessions", cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        _shows_no_escape(f"table --to {to}", run.stdout + run.stderr)
+        if to != "csv":  # the csv is the rows alone
+            assert b"set \\x1b]0;pwned\\x07 \\x9b2J" in run.stdout, run.stdout.decode(errors="replace")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal is POSIX")
+def test_a_run_s_live_limits_line_shows_a_model_string_s_escapes_in_view(llm_server, tmp_path) -> None:
+    """In a terminal, `qatui run` draws each backbone's pace under its bar, naming the model string the config gives
+    (which may hold any character): its OSC (a window title) and CSI are shown there as text, never sent."""
+    import pty
+
+    llm_server.script(lambda body: json.dumps({"rank": ["Response 1", "Response 2"]}), latency_s=0.3)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[models]\ndefault_backbone = "bk"\n[backbones.bk]\n'
+                      f'model = "openai/fake\\u001b]0;pwned\\u0007\\u009b2J"\napi_base = "{llm_server.base_url}"\n')
+    data = tmp_path / "set.jsonl"
+    data.write_text(json.dumps({"id": "q1", "question": "Why is the sky blue?", "references": ["Scattering."],
+                                "candidates": {"a": "Scattering of light.", "b": "No idea."}}) + "\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "COLUMNS": "200", "TERM": "xterm-256color",
+           "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"), "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")}
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "qatui", "--config", str(config), "run", str(data),
+                                "--judge", "listwise", "--sessions-dir", "sessions"],
+                               cwd=tmp_path, env=env, stdin=follower, stdout=follower, stderr=follower)
+    os.close(follower)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the process closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(leader)
+    assert process.wait(timeout=120) == 0, out.decode(errors="replace")
+    assert b"openai/fake\\x1b]0;pwned" in out and b"at once" in out, out.decode(errors="replace")
+    own = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\]8;[^\x1b\x07]*\x1b\\", b"", out)  # Rich's colours and cursor moves
+    _shows_no_escape("the live limits line", own.replace(b"\r", b""))  # a terminal's line ends are \r\n

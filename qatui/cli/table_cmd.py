@@ -208,8 +208,10 @@ def _write(args: argparse.Namespace, table: dict) -> None:
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
             make_console(stderr=True).print(f"wrote {args.output}", markup=False)
-        else:
-            print(text, end="")
+        else:  # to the terminal: a dataset's name quoted in a note shown with its control characters escaped
+            from qatui.text import plain
+
+            print(plain(text), end="")
         return
     from rich.console import Console
 
