@@ -343,3 +343,38 @@ def test_a_run_s_live_limits_line_shows_a_model_string_s_escapes_in_view(llm_ser
     assert b"openai/fake\\x1b]0;pwned" in out and b"at once" in out, out.decode(errors="replace")
     own = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\]8;[^\x1b\x07]*\x1b\\", b"", out)  # Rich's colours and cursor moves
     _shows_no_escape("the live limits line", own.replace(b"\r", b""))  # a terminal's line ends are \r\n
+
+
+async def test_the_agreement_screen_shows_a_dataset_file_s_name_as_text(hostile_store, clipboard, tmp_path) -> None:
+    """The label screen's agreement (g) names the dataset, whose name is its file's: in its title and in the
+    message saying nobody has labelled it, as text (its markup shown, its escapes in view, neither obeyed)."""
+    from qatui.tui.screens.label_agreement import AgreementScreen
+
+    named = tmp_path / f"set {CLICK}QUIT [bold red]RED \x1b]52;c;cm0gLXJmIH4vKg==\x07\x9b2J.jsonl"
+    named.write_bytes(hostile_store["path"].read_bytes())
+    app = QatuiApp(Config(), hostile_store["store"])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        app.push_screen(AgreementScreen(load_dataset(named), hostile_store["store"]))
+        await wait_until(pilot, lambda: "nobody has labelled" in screen_text(app))
+        assert f"Agreement with people: set {CLICK}QUIT [bold red]RED" in screen_text(app)
+        await check_screen(pilot, hostile_store["shots"])
+    assert clipboard == []
+
+
+async def test_a_run_s_limits_line_shows_a_model_string_s_escapes_in_view(hostile_store) -> None:
+    """The run screen's limits line names each backbone's model string as the config gives it (any character):
+    shown as text, its escapes in view and never sent to the terminal."""
+    from textual.app import ComposeResult
+
+    from qatui.tui.widgets.run_header import RunHeader
+
+    class Header(App):
+        def compose(self) -> ComposeResult:
+            yield RunHeader()
+
+    app = Header()
+    async with app.run_test(size=(160, 10)) as pilot:
+        app.query_one(RunHeader).limits = f"openai/{CLICK}fake{ESCAPES} 1/4 at once"
+        await pilot.pause()
+        await check_screen(pilot, hostile_store["shots"])
