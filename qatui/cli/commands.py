@@ -29,7 +29,7 @@ def cmd_checklist(args: argparse.Namespace, config: Config) -> int:
     resources.check_backbone()
     report = asyncio.run(generate_checklist(args.seed, args.output, resources.llm,
                                             diversify=args.diversify, elaborate=args.elaborate))
-    make_console(stderr=True).print(report)
+    make_console(stderr=True).print(report, markup=False)  # it names the output file as typed: text
     return 0
 
 
