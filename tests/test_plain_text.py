@@ -378,3 +378,25 @@ async def test_a_run_s_limits_line_shows_a_model_string_s_escapes_in_view(hostil
         app.query_one(RunHeader).limits = f"openai/{CLICK}fake{ESCAPES} 1/4 at once"
         await pilot.pause()
         await check_screen(pilot, hostile_store["shots"])
+
+
+def test_emoji_codes_in_data_and_names_are_shown_as_typed(tmp_path) -> None:
+    """Rich reads `:warning:` as an emoji: an item id `q:warning:1` was shown as `q⚠1`, which no one can type back
+    to `sessions show --item`, and a session named `run :fire:` as `run 🔥`. Every command shows them as typed."""
+    data = tmp_path / "codes.jsonl"
+    data.write_text(json.dumps({"id": "q:warning:1", "question": "Is :thumbs_up: right?", "references": ["ref :fire:"],
+                                "candidates": {"a:fire:": "yes :fire:", "b": "no"},
+                                "gold": {"kind": "ranking", "tiers": [["a:fire:"], ["b"]]}}) + "\n")
+    base = ("--sessions-dir", "sessions")
+    run = _qatui("run", str(data), "--judge", "length", "--session", "run :fire:", *base, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    session = json.loads(_qatui("sessions", "list", "--json", *base, cwd=tmp_path).stdout)[0]["id"]
+    for args, shown in ((("datasets", "inspect", str(data)), ("q:warning:1", "Is :thumbs_up: right?", "a:fire:")),
+                        (("sessions", "list", *base), ("run :fire:",)),
+                        (("sessions", "show", session, *base), ("run :fire:",)),
+                        (("sessions", "show", session, "--item", "q:warning:1", *base),
+                         ("q:warning:1", "Is :thumbs_up: right?", "ref :fire:", "a:fire:"))):
+        out = _qatui(*args, cwd=tmp_path)
+        text = (out.stdout + out.stderr).decode()
+        assert out.returncode == 0 and all(s in text for s in shown), (args, text)
+        assert not {"⚠", "🔥", "👍"} & set(text), (args, text)

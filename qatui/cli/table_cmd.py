@@ -219,7 +219,7 @@ def _write(args: argparse.Namespace, table: dict) -> None:
         from qatui.cli.shown import PlainText
 
         with open(args.output, "w", encoding="utf-8") as file:
-            console = Console(file=file, width=200, highlight=False)
+            console = Console(file=file, width=200, highlight=False, emoji=False)
             console.push_render_hook(PlainText())
             _print_text(console, table)
         make_console(stderr=True).print(f"wrote {args.output}", markup=False)
