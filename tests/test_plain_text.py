@@ -400,3 +400,19 @@ def test_emoji_codes_in_data_and_names_are_shown_as_typed(tmp_path) -> None:
         text = (out.stdout + out.stderr).decode()
         assert out.returncode == 0 and all(s in text for s in shown), (args, text)
         assert not {"⚠", "🔥", "👍"} & set(text), (args, text)
+
+
+def test_help_names_the_config_and_sessions_folders_as_text(tmp_path) -> None:
+    """`--help` names the config file and the sessions folder this machine uses, from $XDG_CONFIG_HOME and
+    $XDG_DATA_HOME: argparse printed an escape in them to the terminal, and a `%` crashed it with a traceback."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "COLUMNS": "200",
+           "XDG_CONFIG_HOME": str(tmp_path / "conf \x1b]0;pwned\x07 100%s"),
+           "XDG_DATA_HOME": str(tmp_path / "data \x1b[2J\x9b2J 100%done")}
+    for args in (("--help",), ("sessions", "list", "--help")):
+        run = subprocess.run([sys.executable, "-m", "qatui", *args], cwd=tmp_path, env=env, capture_output=True,
+                             timeout=120)
+        assert run.returncode == 0, run.stderr.decode(errors="replace")
+        _shows_no_escape(f"qatui {' '.join(args)}", run.stdout + run.stderr)
+        shown = " ".join(run.stdout.decode().split())
+        assert "conf \\x1b]0;pwned\\x07 100%s/qatui/config.toml" in shown, shown
+        assert "data \\x1b[2J\\x9b2J 100%done/qatui/sessions" in shown, shown
