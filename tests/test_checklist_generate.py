@@ -39,7 +39,8 @@ def _backbone(body: dict, emoji: bool = True) -> str:
     return json.dumps({"questions": ["Are the transitions between sentences smooth?"]})
 
 
-def _generate(llm_server, tmp_path, capsys, monkeypatch, *extra: str, emoji: bool = True) -> tuple[int, str]:
+def _generate(llm_server, tmp_path, capsys, monkeypatch, *extra: str, emoji: bool = True,
+              out: str = "out.toml") -> tuple[int, str]:
     monkeypatch.setenv("FAKE_KEY", "sk-test")
     config = tmp_path / "c.toml"
     config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
@@ -47,7 +48,7 @@ def _generate(llm_server, tmp_path, capsys, monkeypatch, *extra: str, emoji: boo
     (tmp_path / "seed.toml").write_text(SEED)
     llm_server.script(lambda body: _backbone(body, emoji))
     code = main(["--config", str(config), "checklist", "generate", str(tmp_path / "seed.toml"),
-                 "-o", str(tmp_path / "out.toml"), "--backbone", "fake", *extra])
+                 "-o", str(tmp_path / out), "--backbone", "fake", *extra])
     return code, capsys.readouterr().err
 
 
@@ -65,3 +66,12 @@ def test_elaboration_asks_for_the_papers_three_to_ten_by_default(llm_server, tmp
     asked = [m["content"] for body in llm_server.requests for m in body["messages"]
              if m["role"] == "user" and "Broad question:" in m["content"]]
     assert len(asked) == 1 and "between 3 and 10 " in asked[0], asked
+
+
+def test_the_report_names_the_output_file_as_typed(llm_server, tmp_path, capsys, monkeypatch) -> None:
+    """The closing line names the file written: a name holding markup is shown as typed, never read as markup."""
+    out = "[bold red]R [link=https:evil]L.toml"
+    code, err = _generate(llm_server, tmp_path, capsys, monkeypatch, emoji=False, out=out)
+    assert code == 0, err
+    said = " ".join(err.split())
+    assert f"wrote {tmp_path / out}: " in said and "seed, " in said, said

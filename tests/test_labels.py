@@ -251,3 +251,17 @@ def test_parse_label_reads_every_kind() -> None:
     assert parse_label(load_item(), "ranking", "c3 > c1=c2").tiers == [["c3"], ["c1", "c2"]]
     with pytest.raises(ValueError, match="unknown responses"):
         parse_label(rated, "ratings", '{"s9": {"coherence": 2}}')
+
+
+def test_an_import_names_a_sessions_folder_holding_markup_as_typed(data, tmp_path, capsys) -> None:
+    """`labels import` says where it wrote: a sessions folder named `[bold red]...` or `[link=...]` is shown as its
+    name, never read as markup (a bold word, a hyperlink to a file)."""
+    dataset, store, _, meta = data
+    give(store, meta, "ana", ranking("q1", ["c2", "c1"], ["c3"]), pair("tie"))
+    out = tmp_path / "ana.jsonl"
+    assert main(["--sessions-dir", str(store.root), "labels", "export", "--annotator", "ana", "-o", str(out)]) == 0
+    folder = tmp_path / "theirs [bold red]R [link=https:evil]L"
+    capsys.readouterr()
+    assert main(["--sessions-dir", str(folder), "labels", "import", str(out)]) == 0
+    said = " ".join(capsys.readouterr().err.split())
+    assert "imported 2 labels (2 new, 0 replaced)" in said and "theirs [bold red]R [link=https:evil]L" in said, said

@@ -278,3 +278,141 @@ def test_json_output_escapes_every_control_character(hostile_store, tmp_path) ->
         for byte in (b"\x1b", b"\x07", b"\x9b", "\u202e".encode()):
             assert byte not in run.stdout, (args, byte)
         assert ESCAPES[:6] in json.dumps(json.loads(run.stdout)) or "pwned" in run.stdout.decode()
+
+
+def _shows_no_escape(what: str, out: bytes) -> None:
+    """`out` holds no control character a terminal would obey: ESC, BEL, 8-bit CSI, RLO, CR or backspace."""
+    for byte in (b"\x1b", b"\x07", "\x9b".encode(), "\u202e".encode(), b"\r", b"\x08"):
+        assert byte not in out, f"{what}: {byte!r} reaches the terminal"
+
+
+def test_exports_and_tables_printed_to_the_terminal_show_escapes_in_view(hostile_store, tmp_path) -> None:
+    """`sessions export` and `table --to` without -o print to the terminal: the dataset's escapes (in its texts, its
+    ids, its file's name) are shown there, never obeyed; the JSONL export stays JSON that reads back the same texts."""
+    path, first = hostile_store["path"], hostile_store["ids"][0]
+    for fmt in ("csv", "md", "jsonl"):
+        run = _qatui("sessions", "export", first, "--format", fmt, "--sessions-dir", "sessions", cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        _shows_no_escape(f"sessions export --format {fmt}", run.stdout)
+        if fmt == "jsonl":
+            rows = [json.loads(line) for line in run.stdout.decode().splitlines()]
+            assert {row["item_id"] for row in rows} == {f"{CLICK}\x1b]0;pwned\x07 id{i}" for i in range(2)}
+        else:
+            assert b"\\x1b]0;pwned\\x07 id0" in run.stdout, run.stdout.decode(errors="replace")
+    named = tmp_path / "set \x1b]0;pwned\x07 \x9b2J.jsonl"  # the dataset's name, in the table's note, is its file's
+    named.write_bytes(path.read_bytes())
+    for to in ("md", "csv", "latex"):
+        run = _qatui("table", str(named), "--judge", "length", "--to", to, "--sessions-dir", "sessions", cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        _shows_no_escape(f"table --to {to}", run.stdout + run.stderr)
+        if to != "csv":  # the csv is the rows alone
+            assert b"set \\x1b]0;pwned\\x07 \\x9b2J" in run.stdout, run.stdout.decode(errors="replace")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal is POSIX")
+def test_a_run_s_live_limits_line_shows_a_model_string_s_escapes_in_view(llm_server, tmp_path) -> None:
+    """In a terminal, `qatui run` draws each backbone's pace under its bar, naming the model string the config gives
+    (which may hold any character): its OSC (a window title) and CSI are shown there as text, never sent."""
+    import pty
+
+    llm_server.script(lambda body: json.dumps({"rank": ["Response 1", "Response 2"]}), latency_s=0.3)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[models]\ndefault_backbone = "bk"\n[backbones.bk]\n'
+                      f'model = "openai/fake\\u001b]0;pwned\\u0007\\u009b2J"\napi_base = "{llm_server.base_url}"\n')
+    data = tmp_path / "set.jsonl"
+    data.write_text(json.dumps({"id": "q1", "question": "Why is the sky blue?", "references": ["Scattering."],
+                                "candidates": {"a": "Scattering of light.", "b": "No idea."}}) + "\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "COLUMNS": "200", "TERM": "xterm-256color",
+           "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"), "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")}
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "qatui", "--config", str(config), "run", str(data),
+                                "--judge", "listwise", "--sessions-dir", "sessions"],
+                               cwd=tmp_path, env=env, stdin=follower, stdout=follower, stderr=follower)
+    os.close(follower)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the process closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(leader)
+    assert process.wait(timeout=120) == 0, out.decode(errors="replace")
+    assert b"openai/fake\\x1b]0;pwned" in out and b"at once" in out, out.decode(errors="replace")
+    own = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\]8;[^\x1b\x07]*\x1b\\", b"", out)  # Rich's colours and cursor moves
+    _shows_no_escape("the live limits line", own.replace(b"\r", b""))  # a terminal's line ends are \r\n
+
+
+async def test_the_agreement_screen_shows_a_dataset_file_s_name_as_text(hostile_store, clipboard, tmp_path) -> None:
+    """The label screen's agreement (g) names the dataset, whose name is its file's: in its title and in the
+    message saying nobody has labelled it, as text (its markup shown, its escapes in view, neither obeyed)."""
+    from qatui.tui.screens.label_agreement import AgreementScreen
+
+    named = tmp_path / f"set {CLICK}QUIT [bold red]RED \x1b]52;c;cm0gLXJmIH4vKg==\x07\x9b2J.jsonl"
+    named.write_bytes(hostile_store["path"].read_bytes())
+    app = QatuiApp(Config(), hostile_store["store"])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        app.push_screen(AgreementScreen(load_dataset(named), hostile_store["store"]))
+        await wait_until(pilot, lambda: "nobody has labelled" in screen_text(app))
+        assert f"Agreement with people: set {CLICK}QUIT [bold red]RED" in screen_text(app)
+        await check_screen(pilot, hostile_store["shots"])
+    assert clipboard == []
+
+
+async def test_a_run_s_limits_line_shows_a_model_string_s_escapes_in_view(hostile_store) -> None:
+    """The run screen's limits line names each backbone's model string as the config gives it (any character):
+    shown as text, its escapes in view and never sent to the terminal."""
+    from textual.app import ComposeResult
+
+    from qatui.tui.widgets.run_header import RunHeader
+
+    class Header(App):
+        def compose(self) -> ComposeResult:
+            yield RunHeader()
+
+    app = Header()
+    async with app.run_test(size=(160, 10)) as pilot:
+        app.query_one(RunHeader).limits = f"openai/{CLICK}fake{ESCAPES} 1/4 at once"
+        await pilot.pause()
+        await check_screen(pilot, hostile_store["shots"])
+
+
+def test_emoji_codes_in_data_and_names_are_shown_as_typed(tmp_path) -> None:
+    """Rich reads `:warning:` as an emoji: an item id `q:warning:1` was shown as `q⚠1`, which no one can type back
+    to `sessions show --item`, and a session named `run :fire:` as `run 🔥`. Every command shows them as typed."""
+    data = tmp_path / "codes.jsonl"
+    data.write_text(json.dumps({"id": "q:warning:1", "question": "Is :thumbs_up: right?", "references": ["ref :fire:"],
+                                "candidates": {"a:fire:": "yes :fire:", "b": "no"},
+                                "gold": {"kind": "ranking", "tiers": [["a:fire:"], ["b"]]}}) + "\n")
+    base = ("--sessions-dir", "sessions")
+    run = _qatui("run", str(data), "--judge", "length", "--session", "run :fire:", *base, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    session = json.loads(_qatui("sessions", "list", "--json", *base, cwd=tmp_path).stdout)[0]["id"]
+    for args, shown in ((("datasets", "inspect", str(data)), ("q:warning:1", "Is :thumbs_up: right?", "a:fire:")),
+                        (("sessions", "list", *base), ("run :fire:",)),
+                        (("sessions", "show", session, *base), ("run :fire:",)),
+                        (("sessions", "show", session, "--item", "q:warning:1", *base),
+                         ("q:warning:1", "Is :thumbs_up: right?", "ref :fire:", "a:fire:"))):
+        out = _qatui(*args, cwd=tmp_path)
+        text = (out.stdout + out.stderr).decode()
+        assert out.returncode == 0 and all(s in text for s in shown), (args, text)
+        assert not {"⚠", "🔥", "👍"} & set(text), (args, text)
+
+
+def test_help_names_the_config_and_sessions_folders_as_text(tmp_path) -> None:
+    """`--help` names the config file and the sessions folder this machine uses, from $XDG_CONFIG_HOME and
+    $XDG_DATA_HOME: argparse printed an escape in them to the terminal, and a `%` crashed it with a traceback."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "COLUMNS": "200",
+           "XDG_CONFIG_HOME": str(tmp_path / "conf \x1b]0;pwned\x07 100%s"),
+           "XDG_DATA_HOME": str(tmp_path / "data \x1b[2J\x9b2J 100%done")}
+    for args in (("--help",), ("sessions", "list", "--help")):
+        run = subprocess.run([sys.executable, "-m", "qatui", *args], cwd=tmp_path, env=env, capture_output=True,
+                             timeout=120)
+        assert run.returncode == 0, run.stderr.decode(errors="replace")
+        _shows_no_escape(f"qatui {' '.join(args)}", run.stdout + run.stderr)
+        shown = " ".join(run.stdout.decode().split())
+        assert "conf \\x1b]0;pwned\\x07 100%s/qatui/config.toml" in shown, shown
+        assert "data \\x1b[2J\\x9b2J 100%done/qatui/sessions" in shown, shown

@@ -29,7 +29,7 @@ def cmd_checklist(args: argparse.Namespace, config: Config) -> int:
     resources.check_backbone()
     report = asyncio.run(generate_checklist(args.seed, args.output, resources.llm,
                                             diversify=args.diversify, elaborate=args.elaborate))
-    make_console(stderr=True).print(report)
+    make_console(stderr=True).print(report, markup=False)  # it names the output file as typed: text
     return 0
 
 
@@ -183,8 +183,10 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
             make_console(stderr=True).print(f"wrote {args.output}", markup=False)
-        else:
-            sys.stdout.write(text)
+        else:  # to the terminal: a control character in the data shown as its escape, never obeyed
+            from qatui.text import plain
+
+            sys.stdout.write(plain(text))
         return 0
     if args.action == "compare":
         from qatui.report.compare import compare_sessions

@@ -49,7 +49,7 @@ def cmd_labels(args: argparse.Namespace, config: Config) -> int:
         dataset = load_dataset(args.dataset, args.fmt) if args.dataset else None
         counts = import_labels(labels, Path(args.file), dataset)
         stderr.print(f"imported {counts['rows']} labels ({counts['new']} new, {counts['replaced']} replaced) "
-                     f"into {counts['files']} label files under {labels.root}")
+                     f"into {counts['files']} label files under {labels.root}", markup=False)  # a folder's name: text
         return 0
     if args.action == "agreement":
         from qatui.report.annotation import resolve_source

@@ -13,6 +13,7 @@ from qatui.errors import QatuiError
 from qatui.paths import config_file, default_sessions_dir, tilde
 from qatui.engine.capping import MAX_COST_USD
 from qatui.judges.base import MAX_REPEATS
+from qatui.text import plain
 
 if TYPE_CHECKING:
 
@@ -45,17 +46,23 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
+def _help_path(path: Path) -> str:
+    """A folder named in `--help` as text: from $XDG_CONFIG_HOME or $XDG_DATA_HOME, it may hold a control character
+    (shown as its escape, `plain`) or a `%`, which argparse would read as a format (doubled)."""
+    return plain(tilde(path)).replace("%", "%%")
+
+
 def _global_options(parser: argparse.ArgumentParser, *, default: object) -> None:
     """--config and --sessions-dir: accepted before the command and after it, meaning the same.
 
     Below the top level their default is SUPPRESS, so an option given before the command is
     not overwritten by the subcommand's own (absent) one.
     """
-    parser.add_argument("--config", metavar="PATH", default=default,
-                        help=f"config file (default: {tilde(config_file())})")
+    config, sessions = (_help_path(path) for path in (config_file(), default_sessions_dir()))
+    parser.add_argument("--config", metavar="PATH", default=default, help=f"config file (default: {config})")
     parser.add_argument("--sessions-dir", metavar="DIR", default=default,
                         help="where sessions live (default: $QATUI_SESSIONS_DIR, the config's sessions_dir, an existing "
-                             f"./sessions holding sessions, else {tilde(default_sessions_dir())})")
+                             f"./sessions holding sessions, else {sessions})")
 
 
 def int_in(low: int, high: int | None = None) -> Callable[[str], int]:

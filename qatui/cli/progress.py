@@ -15,6 +15,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Column
 from rich.text import Text
 
+from qatui.text import plain
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -32,7 +34,7 @@ class RunProgress(Progress):
         yield self.make_tasks_table(self.tasks)
         for task in self.tasks:
             if line := str(task.fields.get(LIMITS) or ""):
-                yield Text(line, no_wrap=True, overflow="ellipsis")
+                yield Text(plain(line), no_wrap=True, overflow="ellipsis")  # quotes model strings from the config
 
 
 def run_progress(console: Console, *, transient: bool) -> RunProgress:

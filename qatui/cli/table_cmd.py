@@ -208,8 +208,10 @@ def _write(args: argparse.Namespace, table: dict) -> None:
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
             make_console(stderr=True).print(f"wrote {args.output}", markup=False)
-        else:
-            print(text, end="")
+        else:  # to the terminal: a dataset's name quoted in a note shown with its control characters escaped
+            from qatui.text import plain
+
+            print(plain(text), end="")
         return
     from rich.console import Console
 
@@ -217,7 +219,7 @@ def _write(args: argparse.Namespace, table: dict) -> None:
         from qatui.cli.shown import PlainText
 
         with open(args.output, "w", encoding="utf-8") as file:
-            console = Console(file=file, width=200, highlight=False)
+            console = Console(file=file, width=200, highlight=False, emoji=False)
             console.push_render_hook(PlainText())
             _print_text(console, table)
         make_console(stderr=True).print(f"wrote {args.output}", markup=False)

@@ -22,10 +22,13 @@ if TYPE_CHECKING:
     from qatui.store.session import Session
 
 def export_jsonl(session: Session) -> str:
-    """One JSON object per (item, judge): the stored result with its verdict and calls."""
+    """One JSON object per (item, judge): the stored result with its verdict and calls.
+
+    ASCII JSON (every other character as its `\\u` escape): what it quotes from a dataset or a model may hold an
+    escape sequence, a C1 control or a bidi override, and none reaches a terminal the export is printed on."""
     lines = []
     for (item_id, judge), doc in _in_order(session):
-        lines.append(json.dumps({"session": session.id, **doc}, ensure_ascii=False))
+        lines.append(json.dumps({"session": session.id, **doc}))
     return "\n".join(lines) + ("\n" if lines else "")
 
 

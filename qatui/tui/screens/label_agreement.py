@@ -12,12 +12,14 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from qatui.errors import QatuiError
 from qatui.report.session_view import fmt
+from qatui.text import plain
 from qatui.tui.widgets.vim_table import VimTable
 
 if TYPE_CHECKING:
@@ -50,7 +52,7 @@ class AgreementScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = f"Agreement with people: {self.dataset.name}"
+            box.border_title = Content(plain(f"Agreement with people: {self.dataset.name}"))  # a file's name: text
             yield Static("computing…", id="agreement-people")
             yield VimTable(cursor_type="row", zebra_stripes=True)
             yield Label("units: each item's pairs of responses · alpha nominal, Fleiss kappa · escape: close")
@@ -66,13 +68,13 @@ class AgreementScreen(ModalScreen[None]):
         try:
             data = await asyncio.to_thread(agreement_data, self.dataset, self.store, self.store.root)
         except QatuiError as e:
-            self.query_one("#agreement-people", Static).update(str(e))
+            self.query_one("#agreement-people", Static).update(Content(plain(str(e))))  # it quotes the file's name
             return
         who = ", ".join(f"{name} ({n} labels)" for name, n in data["annotators"].items())
         people = data["people"]
         between = (f"people: alpha {fmt(people['alpha'])}, kappa {fmt(people['kappa'])} ({people['n_units']} units)"
                    if people else "one annotator: no agreement between people yet")
-        self.query_one("#agreement-people", Static).update(f"labelled by {who}\n{between}")
+        self.query_one("#agreement-people", Static).update(Content(f"labelled by {who}\n{between}"))
         table = self.query_one(VimTable)
         table.add_columns("judge", "annotator", "vs labels", "alpha", "kappa", "units", "session")
         for row in data["judges"]:
@@ -81,5 +83,5 @@ class AgreementScreen(ModalScreen[None]):
                           fmt(row["kappa"]), str(row["n_units"]), row["session"])
         if not data["judges"]:
             self.query_one("#agreement-people", Static).update(
-                f"labelled by {who}\nno session has judged this dataset yet: run judges on it to compare them")
+                Content(f"labelled by {who}\nno session has judged this dataset yet: run judges on it to compare them"))
         table.focus()

@@ -8,7 +8,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
 
-from qatui.text import deployments_line, thinking_note, usd
+from qatui.text import deployments_line, plain, thinking_note, usd
 from qatui.tui.format import count, duration, members_line, metrics_glossary, metrics_line, with_self
 from qatui.tui.state import RunState
 
@@ -78,7 +78,7 @@ class RunHeader(Vertical):
     def watch_limits(self, limits: str) -> None:
         line = self.query_one("#limits", Static)
         line.display = bool(limits)
-        line.update(Content(limits))
+        line.update(Content(plain(limits)))  # it quotes each backbone's model string, as the config gives it
 
     def watch_metrics(self, metrics: dict[str, dict]) -> None:
         lines = []
