@@ -99,6 +99,13 @@ def _dev_zero(folder: Path) -> Path:
     return Path("/dev/zero")
 
 
+def _non_utf8_name(folder: Path) -> Path:
+    """A well-formed dataset whose file name holds the byte 0x9b (no UTF-8): a session could not record it."""
+    path = Path(os.fsdecode(os.fsencode(folder) + b"/data\x9bset.jsonl"))
+    path.write_text(json.dumps(_record()) + "\n", encoding="utf-8")
+    return path
+
+
 HOSTILE: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
     "nan-gold": (_nan_gold, ["nan_gold.jsonl line 2 column", "field 'gold.ratings.b.overall'", "NaN"]),
     "infinity-list": (_infinity_list, ["inf_gold.json line", "item 3", "field 'gold.ratings.a.overall'",
@@ -113,6 +120,7 @@ HOSTILE: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
     "number-5000-digits": (_long_number, ["long_number.jsonl line 2 column 8", "field 'id'", "a number of 5,000 digits"]),
     "fifo": (_fifo, ["pipe.jsonl: is a named pipe (FIFO), not a regular file"]),
     "dev-zero": (_dev_zero, ["/dev/zero: is a character device, not a regular file"]),
+    "non-utf8-name": (_non_utf8_name, ["data\\x9bset.jsonl: the file name is not valid UTF-8"]),
 }
 
 

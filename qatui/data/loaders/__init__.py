@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -170,8 +171,14 @@ def _checked(path: str | Path, format: str | None, csv_mapping: dict[str, str] |
 
 
 def _regular(path: str | Path) -> Path:
-    """The path, expanded; a DatasetError, before anything opens it, when it is a FIFO, a device or a socket."""
+    """The path, expanded; a DatasetError, before anything opens it, when it is a FIFO, a device or a socket, or
+    when its name is not UTF-8 (a session records where its data came from as text, and could not)."""
     path = Path(path).expanduser()
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise DatasetError(f"{shown}: the file name is not valid UTF-8; rename the file (or folder) to read it") from None
     try:
         check_regular(path)
     except Refused as exc:
