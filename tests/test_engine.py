@@ -348,3 +348,19 @@ def test_the_collector_pause_nests_and_leaves_the_collector_as_it_found_it() -> 
         assert not gc.isenabled()  # it was off before: left off
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+async def test_a_score_that_is_no_number_fails_the_item_never_scored(bad) -> None:
+    """A NaN ties with every score (each comparison is false) and moves every mean: the item fails, naming it."""
+
+    class Broken(Judge):
+        name, summary = "broken", "one score is not a number"
+
+        async def judge(self, view):
+            yield Judgement(scores={r.label: (bad if i == 1 else float(i)) for i, r in enumerate(view.responses)})
+
+    events = await _collect(Engine([_item(0)], [Broken()], seed=0))
+    (failed,) = [e for e in events if isinstance(e, ItemFailed)]
+    assert "Response 2" in failed.reason and "is not a number" in failed.reason and repr(bad) in failed.reason
+    assert not [e for e in events if isinstance(e, Verdict)] and events[-1].n_failed == 1

@@ -19,6 +19,7 @@ a third of the CPU (LiteLLM builds objects for every chunk).
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
@@ -134,6 +135,10 @@ def to_verdict(item: Item, judge: Judge, view: ItemView, order: list[str], judge
     missing = [label for label in labels if label not in judgement.scores]
     if missing:
         raise JudgementError(f"the judge gave no score for {', '.join(missing)}")
+    if not_numbers := [label for label in labels if not math.isfinite(judgement.scores[label])]:
+        raise JudgementError(f"the judge's score for {', '.join(not_numbers)} is not a number "
+                             f"({', '.join(repr(judgement.scores[label]) for label in not_numbers)}): "
+                             "it would tie with every score and move every mean")
     if judgement.ranking is None:
         ranking_labels = strict_ranking(judgement.scores, labels, judge.options.tie_digits)
     elif sorted(judgement.ranking) == sorted(labels):
