@@ -67,11 +67,12 @@ def label_kind(item: Item, dataset_kind: str | None = None) -> GoldKind:
 
 
 def pair_of(item: Item) -> tuple[str, str]:
-    """The two candidates a pairwise label compares, as (A, B): the gold's pair, else the first two."""
-    if isinstance(item.gold, PairwiseGold):
-        return item.gold.a, item.gold.b
-    first, second = list(item.candidates)[:2]
-    return first, second
+    """The two candidates a pairwise label compares, as (A, B): `Item.pair`, the orientation of every preference
+    (a pairwise label is made only on an item that has one: `label_kind`)."""
+    pair = item.pair
+    if pair is None:
+        raise ValueError(f"item {item.id!r} has {len(item.candidates)} responses and no pairwise gold: no pair")
+    return pair
 
 
 def rating_dimensions(item: Item) -> list[str]:

@@ -128,6 +128,18 @@ class Item(_Strict):
             raise ValueError(f"gold names unknown candidate(s) {unknown}; candidates are {list(self.candidates)}")
         return self
 
+    @property
+    def pair(self) -> tuple[str, str] | None:
+        """(A, B), the two candidates a preference is about: the pairwise gold's, in its orientation, else a
+        two-candidate item's in the file's order; None for an item of more candidates without a pairwise gold.
+        A judge's preference, people's labels and an imported A / B verdict all read this one orientation."""
+        if isinstance(self.gold, PairwiseGold):
+            return (self.gold.a, self.gold.b)
+        if len(self.candidates) == 2:
+            first, second = self.candidates
+            return (first, second)
+        return None
+
 
 class Dataset(BaseModel):
     """A loaded dataset: its items plus where they came from."""

@@ -21,7 +21,6 @@ from qatui.data.imported import ItemResult, match_rows
 from qatui.data.presentation import permutation
 from qatui.data.results_file import read_results
 from qatui.engine.jobs import now_iso, store_summary
-from qatui.engine.runner import item_pair
 from qatui.errors import JudgeError, ResultsFileError
 from qatui.events import Verdict
 from qatui.judges.ranking import pair_preference, strict_ranking, tied_groups
@@ -122,7 +121,7 @@ def _meta(dataset: Dataset, request: ImportRequest, seed: int, options: dict[str
 def _verdict(item: Item, result: ItemResult, kind: str, judge: str, seed: int, source: str) -> Verdict:
     """The verdict a judge giving these scores (ranks, verdict) would have produced, by the engine's rules."""
     order = permutation(item, seed)
-    pair = item_pair(item)
+    pair = item.pair
     details: dict[str, Any] = {"imported": {"source": source, "rows": result.rows, "kind": kind}}
     if result.pair is not None:
         a, b, said = result.pair

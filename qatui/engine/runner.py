@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from qatui.data.model import Item, PairwiseGold
+from qatui.data.model import Item
 from qatui.data.presentation import ItemView, present
 from qatui.engine.heap import frozen_heap
 from qatui.events import (
@@ -119,16 +119,6 @@ def tally_deployments(tally: dict[str, dict[str, int]], deployment: str, hop_err
         tally.setdefault(label, dict.fromkeys(DEPLOYMENT_COUNTS, 0))["rate_limited" if kind == "429" else "failures"] += 1
 
 
-def item_pair(item: Item) -> tuple[str, str] | None:
-    """(A, B) for a two-candidate item: the gold's orientation, else the file's order."""
-    if isinstance(item.gold, PairwiseGold):
-        return (item.gold.a, item.gold.b)
-    if len(item.candidates) == 2:
-        first, second = item.candidates
-        return (first, second)
-    return None
-
-
 def to_verdict(item: Item, judge: Judge, view: ItemView, order: list[str], judgement: Judgement) -> Verdict:
     """Map a label-space judgement onto candidate ids: a strict ranking (display), the tied groups, a preference."""
     labels = view.labels
@@ -147,7 +137,7 @@ def to_verdict(item: Item, judge: Judge, view: ItemView, order: list[str], judge
         raise JudgementError(f"the judge's ranking {judgement.ranking} is not a permutation of {labels}")
     by_label = candidates_by_label(order)
     scores = {by_label[label]: float(s) for label, s in judgement.scores.items() if label in by_label}
-    pair = item_pair(item)
+    pair = item.pair
     preference = None
     if pair is not None:
         if judgement.winner is not None:
