@@ -78,6 +78,8 @@ FAULT_KINDS = {
     "503": "503 service unavailable",
     "hang": "sends nothing for `seconds` (default: the server's hang_s), then answers as ok",
     "drop": "closes the connection: before any byte, or for a stream after the first chunks",
+    "end-mid-stream": "a stream: the role chunk and half the text's chunks, then an orderly end of the body with no "
+                      "finish_reason and no `[DONE]` (a proxy or server that gave up mid-answer); not streamed: ok",
     "empty": "200 whose text is empty",
     "malformed": "200 whose text is JSON cut short (`{\"answer\": \"Par`)",
     "long": "200 whose text is `chars` characters long (default: the server's long_chars)",
@@ -700,6 +702,9 @@ class FakeLLMServer(BatchEndpoints):
                 return response
             if kind == "error-mid-stream" and n >= max(1, len(pieces) // 2):
                 return await _stream_error(response, fault)
+            if kind == "end-mid-stream" and n >= max(1, len(pieces) // 2):
+                await response.write_eof()
+                return response
             delta = {} if kind == "no-message" else {"content": piece}
             asked = {"logprobs": per_piece[n]} if body.get("logprobs") else {}
             await send([{"index": 0, "delta": delta, **asked, "finish_reason": None}])
@@ -709,6 +714,9 @@ class FakeLLMServer(BatchEndpoints):
             return response
         if kind == "error-mid-stream":  # likewise: the error after the role chunk
             return await _stream_error(response, fault)
+        if kind == "end-mid-stream":  # likewise: the end after the role chunk
+            await response.write_eof()
+            return response
         if kind != "no-choices":
             await send([{"index": 0, "delta": {}, "finish_reason": finish}])
         if (body.get("stream_options") or {}).get("include_usage"):

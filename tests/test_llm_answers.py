@@ -146,6 +146,25 @@ async def test_a_dropped_connection_is_a_connection_failure_not_a_server_error(l
     assert "500" not in str(result) and "InternalServerError" not in str(result)
 
 
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "litellm"])
+async def test_a_stream_that_ends_before_its_answer_finished_is_never_an_answer(llm_server, tmp_path, monkeypatch,
+                                                                               direct) -> None:
+    """A stream whose body ends in order mid-answer, with no finish_reason and no [DONE] (a proxy that gave up), held
+    the start of a draft: it is asked again like a dropped connection, and fails when every attempt ends so. Both
+    LiteLLM's stream builder and a plain reading would have called it finished ("stop")."""
+    if not direct:
+        monkeypatch.setattr(client_module.direct, "takes", lambda *args: False)
+    answer = "The better answer is [[A]], although on reflection B is more complete, so [[B]]."
+    llm_server.script(lambda body: answer, faults=["end-mid-stream"] * 2)
+    result, calls = await _ask(_client(llm_server, tmp_path, monkeypatch), stream=True)
+    assert isinstance(result, LLMCallError) and "the stream ended before its answer finished" in str(result), result
+    finished = [c for c in calls if isinstance(c, LLMCallFinished)]
+    assert len(finished) == 1 and not finished[0].ok and len(llm_server.requests) == 2
+    llm_server.script(lambda body: answer, faults=["end-mid-stream"])
+    result, calls = await _ask(_client(llm_server, tmp_path / "again", monkeypatch), stream=True)
+    assert not isinstance(result, LLMCallError) and result.text == answer, result
+
+
 async def test_the_preflight_takes_a_cut_off_answer_as_alive_and_refuses_no_choices(llm_server, tmp_path,
                                                                                      monkeypatch) -> None:
     """The 8-token check only asks whether the backbone answers: a reasoning model still thinking at 8 tokens does."""

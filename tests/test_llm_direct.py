@@ -138,6 +138,9 @@ CASES = {
     "error-in-200-then-ok": {"responder": lambda body: PARIS, "faults": ["error-200"]},
     "error-as-text": {"faults": [Fault("error-200", error="upstream failed")] * 3},
     "error-mid-stream": {"responder": lambda body: PARIS, "faults": ["error-mid-stream"] * 3},
+    # a stream that ends in order, mid-answer, with no finish_reason and no [DONE]: not an answer, asked again
+    "ended-mid-stream": {"responder": lambda body: PARIS, "faults": ["end-mid-stream"] * 3},
+    "ended-mid-stream-then-ok": {"responder": lambda body: PARIS, "faults": ["end-mid-stream"]},
     "error-mid-stream-then-ok": {"responder": lambda body: PARIS, "faults": ["error-mid-stream"]},
     "error-after-thinking": {"responder": lambda body: Reply(PARIS, reasoning_content="The capital is Paris."),
                              "faults": ["error-mid-stream"] * 3},

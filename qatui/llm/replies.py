@@ -200,6 +200,7 @@ class Stream:
         self._content: list[str] = []
         self._reasoning: list[str] = []
         self._finish: str | None = None
+        self._done = False  # the server's `data: [DONE]` came
         self._usage: Any = None
         self._served_model = ""
 
@@ -219,6 +220,7 @@ class Stream:
                     continue
                 data = line[5:].strip()
                 if data == b"[DONE]":
+                    self._done = True
                     break
                 if not data:
                     continue
@@ -238,6 +240,12 @@ class Stream:
                                                    model=self.model) from e
         finally:
             self.reply.release()
+
+    @property
+    def unfinished(self) -> bool:
+        """Whether the body ended mid-answer: an answer came, but neither a finish_reason nor `[DONE]` (a proxy or
+        server that gave up and closed in order). What came is a draft, never an answer (`stream.stream_consumer`)."""
+        return self.carried_answer and self._finish is None and not self._done
 
     def _read(self, chunk: Any) -> str | None:
         """Keep what one chunk says; the piece of answer text it carries."""

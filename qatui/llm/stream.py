@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from qatui.events import LLMToken, emit
+from qatui.llm.direct import PROVIDERS as OPENAI_STYLE
 from qatui.llm.replies import Stream
 
 
@@ -17,7 +18,9 @@ def stream_consumer(ll: Any, model: str, *, purpose: str, call_id: str,
     `ll` is LiteLLM; a stream that ends without any chunk is a connection failure (retried). A
     stream of which no chunk had a choice with a role or a content (`choices: []`, or a body
     that is no stream at all) is built with no choices, which `response.answer_of` refuses:
-    LiteLLM would make up an empty answer that ended with "stop".
+    LiteLLM would make up an empty answer that ended with "stop". So would it for an OpenAI-style
+    stream that ended mid-answer, in order, with no finish_reason and no `[DONE]` (a proxy that
+    gave up): what came is a draft, so that too is a connection failure (`_unfinished`), asked again.
     """
 
     async def consume(response: Any) -> Any:
@@ -26,6 +29,8 @@ def stream_consumer(ll: Any, model: str, *, purpose: str, call_id: str,
                 emit(LLMToken(call_id=call_id, model=model, purpose=purpose, text=piece))
             if not response.chunks:
                 raise _no_chunks(ll, model)
+            if response.unfinished:
+                raise _unfinished(ll, model)
             return response.built(messages)
         chunks = []
         async for chunk in response:
@@ -36,6 +41,13 @@ def stream_consumer(ll: Any, model: str, *, purpose: str, call_id: str,
         built = ll.stream_chunk_builder(chunks, messages=messages)
         if built is None:  # no chunks at all
             raise _no_chunks(ll, model)
+        # OpenAI's protocol ends every answer with a finish_reason; LiteLLM's wrapper records whether one came. Other
+        # providers' streams end as LiteLLM reads their own protocols.
+        if (getattr(response, "custom_llm_provider", None) in OPENAI_STYLE
+                and getattr(response, "received_finish_reason", "") is None
+                and getattr(response, "intermittent_finish_reason", "") is None
+                and any(_carries_answer(chunk) for chunk in chunks)):
+            raise _unfinished(ll, model)
         if not any(_carries_answer(chunk) for chunk in chunks):
             built.choices = []  # LiteLLM made up an empty "stop" choice: say there was none
         return built
@@ -47,6 +59,12 @@ def _no_chunks(ll: Any, model: str) -> BaseException:
     """The error of a stream that ended without any chunk: a connection failure (retried)."""
     return ll.APIConnectionError(message="the stream ended without any chunk", model=model,
                                  llm_provider=model.split("/", 1)[0])
+
+
+def _unfinished(ll: Any, model: str) -> BaseException:
+    """The error of a stream that ended mid-answer with no finish_reason and no `[DONE]`: a connection failure."""
+    return ll.APIConnectionError(message="the stream ended before its answer finished (no finish_reason, no [DONE]): "
+                                         "what came is a draft", model=model, llm_provider=model.split("/", 1)[0])
 
 
 def _carries_answer(chunk: Any) -> bool:
