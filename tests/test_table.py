@@ -186,3 +186,29 @@ def test_the_length_judge_prefers_the_longer_response_in_every_language_the_bias
     assert row["bias"]["pairs"] == 8  # every human label of the 4 pairs, none left out as 'equally long'
     assert row["bias"]["judge_longer"] == 1.0 and row["bias"]["judge_ties"] == 0
     assert row["bias"]["people_longer"] == 0.5  # one label of each pair chose the longer
+
+
+def test_sessions_compare_prints_the_table_whole_at_80_columns(tmp_path) -> None:
+    """`sessions compare`'s table section is printed as `qatui table` prints it: at 80 columns it was one Rich table
+    of 19 columns, every header cut to 'jud…' and each CI broken over two lines ('[37…' / '70.…')."""
+    env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("QATUI_SESSIONS_DIR", None)
+    qatui = [sys.executable, "-m", "qatui", "--sessions-dir", str(tmp_path / "s")]
+    ids = []
+    for judge in ("rouge-l", "bleu"):
+        done = subprocess.run([*qatui, "run", str(DEMO), "--judge", judge, "--limit", "8", "--json"],
+                              capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        ids.append(json.loads(done.stdout)["session"])
+    shown = subprocess.run([*qatui, "sessions", "compare", *ids], capture_output=True, text=True, env=env, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("as `qatui table`"))
+    end = next(n for n, line in enumerate(lines) if line.startswith("items where two runs disagree"))
+    section = lines[start:end]
+    assert max(len(line.rstrip()) for line in section) <= 80 and "…" not in "\n".join(section)
+    text = "\n".join(section)
+    assert len(CI.findall(text)) == text.count("[") >= 2 * 4  # both rows' four figures with whole CIs, the Δ's too
+    for label in ("A rouge-l", "B bleu"):
+        assert any(line.startswith(label + " ") and CI.search(line) for line in section)

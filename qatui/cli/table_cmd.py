@@ -228,13 +228,7 @@ def _write(args: argparse.Namespace, table: dict) -> None:
 
 
 def _print_text(console: Console, table: dict) -> None:
-    """The table as terminal tables that fit `console`'s width (`terminal_tables`), then its caption."""
-    from rich.text import Text
+    """The table as terminal tables that fit `console`'s width, then its caption (`report.table.print_terminal`)."""
+    from qatui.report.table import print_terminal
 
-    from qatui.report.table import caption, terminal_tables
-
-    for n, view in enumerate(terminal_tables(table, console.width)):
-        if n:
-            console.print()
-        console.print(view)
-    console.print(Text(caption(table)))
+    print_terminal(console, table)

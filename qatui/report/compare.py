@@ -255,14 +255,10 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
                           str(stats["n_units"]), str(stats["n_complete"]))
         console.print(table)
     if data.get("table"):
-        from qatui.report.table import caption, flat_rows
+        from qatui.report.table import print_terminal
 
-        header, lines = flat_rows(data["table"])
-        view = Table(*header, box=None, padding=(0, 1, 0, 0), title="as `qatui table` (×100, 95% CIs)",
-                     title_justify="left", caption=caption(data["table"]), caption_justify="left")
-        for line in lines:
-            view.add_row(*(escape(cell) for cell in line))
-        console.print(view)
+        console.print("[bold]as `qatui table`[/] (×100, 95% CIs)")
+        print_terminal(console, data["table"])
     if data["disagreements"]:
         table = Table("item", "pair", "tau", "rankings (first run | second run)", box=None, padding=(0, 1, 0, 0),
                       title="items where two runs disagree most", title_justify="left")

@@ -23,6 +23,7 @@ from qatui.store.judge_versions import entry_options, entry_version
 from qatui.text import usd
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.table import Table
 
     from qatui.data.model import Dataset
@@ -334,6 +335,18 @@ def terminal_tables(table: dict, width: int) -> list[Table]:
             view.add_row(*(Text(columns[i][row + 1]) for i in group))
         views.append(view)
     return views
+
+
+def print_terminal(console: Console, table: dict) -> None:
+    """The table as terminal tables that fit `console`'s width (`terminal_tables`), then its caption: how `qatui
+    table` and `sessions compare` print it, so no figure or CI is cut at any width."""
+    from rich.text import Text
+
+    for n, view in enumerate(terminal_tables(table, console.width)):
+        if n:
+            console.print()
+        console.print(view)
+    console.print(Text(caption(table)))
 
 
 def caption(table: dict) -> str:
