@@ -204,6 +204,13 @@ def test_sessions_compare_prints_the_table_whole_at_80_columns(tmp_path) -> None
     shown = subprocess.run([*qatui, "sessions", "compare", *ids], capture_output=True, text=True, env=env, timeout=300)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
+    compared = json.loads(subprocess.run([*qatui, "sessions", "compare", *ids, "--json"], capture_output=True,
+                                         text=True, env=env, timeout=300).stdout)
+    metrics = [key for key, value in compared["runs"][0]["metrics"].items() if isinstance(value, float)]
+    assert "accuracy_no_tie" in metrics  # a name that was cut to 'accuracy…', read as accuracy's
+    for key in metrics:  # a row each, its name whole, both runs' figures on it (B's with its delta)
+        assert any(re.match(rf"{re.escape(key)} +-?\d\.\d{{3}} +-?\d\.\d{{3}} \([+-]\d\.\d{{3}}\)", line)
+                   for line in lines), key
     start = next(n for n, line in enumerate(lines) if line.startswith("as `qatui table`"))
     end = next(n for n, line in enumerate(lines) if line.startswith("items where two runs disagree"))
     section = lines[start:end]

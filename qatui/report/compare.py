@@ -224,21 +224,24 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
         ids = " ".join(dict.fromkeys(r["session"] for r in runs))
         console.print(Text(plain(f"their figures are not of one judge; what changed: qatui sessions diff {ids}")),
                       style="yellow", soft_wrap=True)
-    if metrics:
-        table = Table("run", *metrics, box=None, padding=(0, 1, 0, 0),
+    if metrics:  # a row a metric, a column a run: a metric's name is never cut, whatever the width and the runs
+        table = Table("metric", *(f"[bold]{r['letter']}[/]" for r in runs), box=None, padding=(0, 1, 0, 0),
                       title="metrics (delta against A)", title_justify="left")
+        table.columns[0].no_wrap = True
+        for column in table.columns[1:]:
+            column.overflow = "fold"  # a narrow terminal folds a cell onto two lines, never cuts its figure
         base = runs[0]["metrics"]
-        for i, r in enumerate(runs):
+        for k in metrics:
             cells = []
-            for k in metrics:
+            for i, r in enumerate(runs):
                 v = r["metrics"].get(k)
-                first = k == metrics[0]  # the question-level keys share their units: one note a row
+                first = k == metrics[0]  # the question-level keys share their units: one note a run
                 cell = fmt(v) + (f" · {note}" if first and v is not None and (note := no_decision_note(r, k)) else "")
                 if i and v is not None and k in base:
                     delta = v - base[k]
                     cell += f" [{'green' if delta > 0 else 'red' if delta < 0 else 'dim'}]({delta:+.3f})[/]"
                 cells.append(cell)
-            table.add_row(f"[bold]{r['letter']}[/]", *cells)
+            table.add_row(escape(k), *cells)
         console.print(table)
     for a in data["agreement"]:
         shown = ", ".join(f"{k} {v:.3f}" for k, v in a["stats"].items() if isinstance(v, float))
