@@ -89,6 +89,13 @@ def _long_number(folder: Path) -> Path:
     return path
 
 
+def _duplicate_key(folder: Path) -> Path:
+    path = folder / "dup_key.jsonl"
+    text = json.dumps(_record(candidates={"a": "blue", "b": "green"}))
+    path.write_text(json.dumps(_record(id="q0")) + "\n" + text.replace('"b": "green"', '"a": "green"') + "\n")
+    return path
+
+
 def _fifo(folder: Path) -> Path:
     path = folder / "pipe.jsonl"
     os.mkfifo(path)
@@ -111,6 +118,8 @@ HOSTILE: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
     "meta-900-deep": (_deep_meta, ["deep_meta.jsonl line 1 column", "field 'meta.a.a.a.a.a…'",
                                    f"nested deeper than {MAX_DEPTH} levels"]),
     "number-5000-digits": (_long_number, ["long_number.jsonl line 2 column 8", "field 'id'", "a number of 5,000 digits"]),
+    "duplicate-key": (_duplicate_key, ["dup_key.jsonl line 2 column", "field 'candidates.a'",
+                                       "the key comes twice in one object"]),
     "fifo": (_fifo, ["pipe.jsonl: is a named pipe (FIFO), not a regular file"]),
     "dev-zero": (_dev_zero, ["/dev/zero: is a character device, not a regular file"]),
 }
