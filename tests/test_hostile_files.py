@@ -223,6 +223,30 @@ def test_the_other_loaders_refuse_a_fifo_without_waiting(tmp_path) -> None:
         assert isinstance(raised, error) and "is a named pipe (FIFO), not a regular file" in str(raised), raised
 
 
+@pytest.mark.parametrize("args", [
+    ["labels", "import", "{folder}", "--dataset", "{data}"],
+    ["sessions", "import", "{folder}", "--dataset", "{data}", "--judge-name", "x"],
+    ["run", "{data}", "--judge", "{folder}"],
+], ids=["labels-import", "results-import", "judge-file"])
+def test_a_folder_or_a_link_to_one_is_refused_as_a_folder(tmp_path, capsys, args) -> None:
+    """A folder where a file is wanted reads "is a folder" (it read "Is a directory: 3", the descriptor's number,
+    or "no such file"), through a link too, and leaves no session."""
+    from qatui.cli import main
+
+    data = tmp_path / "ok.jsonl"
+    data.write_text(json.dumps(_record()) + "\n")
+    (tmp_path / "real").mkdir()
+    folder = tmp_path / "linked.toml"
+    folder.symlink_to(tmp_path / "real")
+    sessions = tmp_path / "sessions"
+    argv = [a.format(folder=folder, data=data) for a in args] + ["--sessions-dir", str(sessions)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "linked.toml" in err, err
+    assert "is a folder, not a regular file" in err and "Errno" not in err, err
+    assert not sessions.exists()
+
+
 def test_labels_results_and_checklists_refuse_non_finite_numbers_naming_line_and_field(tmp_path) -> None:
     from qatui.data.labels import parse_label
     from qatui.data.results_file import read_results

@@ -85,7 +85,7 @@ def read_results(path: str | Path, kind: str, fmt: str | None = None, metric: st
     if fmt is not None and fmt not in FORMATS:
         raise ResultsFileError(f"unknown results format {fmt!r}; formats are: {', '.join(FORMATS)}")
     try:
-        check_regular(path)
+        check_regular(path, folder=False)
     except Refused as e:
         raise ResultsFileError(f"{path}: {e}") from None
     if not path.is_file():

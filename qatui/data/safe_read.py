@@ -109,13 +109,14 @@ def read_head(path: str | Path, size: int) -> str:
         return file.read(size).decode("utf-8-sig", errors="replace")
 
 
-def check_regular(path: str | Path) -> None:
-    """`Refused` unless `path` (links followed) is a regular file or a folder; a missing path passes (the caller says)."""
+def check_regular(path: str | Path, *, folder: bool = True) -> None:
+    """`Refused` unless `path` (links followed) is a regular file, or a folder where `folder` allows one; a missing
+    path passes (the caller says)."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
         return
-    if not stat.S_ISDIR(mode):
+    if not (folder and stat.S_ISDIR(mode)):
         _refuse_special(mode)
 
 
