@@ -346,7 +346,7 @@ def _describe(error: ValidationError) -> str:
 def parse_config(text: str, source: str) -> Config:
     """Validate TOML text (read through `safe_read`: no nan or inf, no absurd nesting); errors name `source` and the
     offending key."""
-    from qatui.data.safe_read import Refused, loads_toml
+    from qatui.safe_read import Refused, loads_toml
 
     try:
         data = loads_toml(text)
@@ -366,7 +366,7 @@ def parse_config(text: str, source: str) -> Config:
 def load_config(path: str | os.PathLike | None = None) -> Config:
     """The config at `path`, else at the default location, else the defaults. Read through `safe_read`: a FIFO,
     a device or a folder is refused as what it is (a FIFO never waited on), a BOM dropped."""
-    from qatui.data.safe_read import read_text
+    from qatui.safe_read import read_text
 
     if path is not None:
         target = paths.user_path(path)

@@ -4,7 +4,7 @@ Each hostile dataset goes through a real `qatui datasets inspect` and `qatui run
 one line on stderr, no traceback, no session folder, and a bounded wait (a FIFO used to block the
 reader forever, `/dev/zero` to read until memory ran out). The other loaders of user files
 (results and label imports, checklists) refuse the same shapes through the same reader
-(`qatui/data/safe_read.py`). A 10 MB JSONL field and a 200 KB CSV cell load.
+(`qatui/safe_read.py`). A 10 MB JSONL field and a 200 KB CSV cell load.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from qatui.data.loaders import load_dataset
-from qatui.data.safe_read import MAX_DEPTH, MAX_NUMBER_CHARS
+from qatui.safe_read import MAX_DEPTH, MAX_NUMBER_CHARS
 from qatui.errors import DatasetError
 
 PROCESS_TIMEOUT_S = 120

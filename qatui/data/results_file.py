@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qatui.data.safe_read import Refused, check_regular, csv_reader, loads_json, read_text
+from qatui.safe_read import Refused, check_regular, csv_reader, loads_json, read_text
 from qatui.errors import ResultsFileError
 
 KINDS = ("score", "ranking", "pairwise")

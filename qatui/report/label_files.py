@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qatui.data.labels import check_annotator, label_text, parse_label
-from qatui.data.safe_read import Refused, csv_dict_reader, loads_json, read_text
+from qatui.safe_read import Refused, csv_dict_reader, loads_json, read_text
 from qatui.errors import DatasetError, LabelError
 
 if TYPE_CHECKING:
