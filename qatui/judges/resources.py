@@ -194,7 +194,8 @@ class Resources:
     def check_served(self, judge: ModelUser, dataset: Dataset | None, defer_live: bool = False) -> None:
         """Build now the served embedder and NLI models `judge` uses (`[embedders.NAME]`, `[nli_servers.NAME]`):
         each answers a probe first, so a server that is down, or whose labels read the wrong way, is refused
-        before a session exists. Local models load later, when first used.
+        before a session exists. Local models load later, when first used; a local NLI model's name is checked now
+        (`nli.loader.check_local`: a path on no disk, a folder without config.json), loading nothing.
 
         `defer_live` (a run, not in batch mode, reading the store): a served model whose outputs the model-output
         store holds is built from what its probe learned then, and probed at the run's first input the store
@@ -204,8 +205,13 @@ class Resources:
             self.embedder  # noqa: B018 - built for its probe
         if judge.uses_nli:
             for language in sorted(_languages(dataset)):
-                if self.nli_name_for(language) in self.config.nli_servers:
+                name = self.nli_name_for(language)
+                if name in self.config.nli_servers:
                     self.nli_for(language)
+                elif name.strip().lower() not in ("llm", HEAD):
+                    from qatui.nli.loader import check_local
+
+                    check_local(name)
 
     def check_backbone(self, defer_live: bool = False) -> str:
         """Refuse now (`BackboneUnusable`) a backbone that cannot answer: before a session, never after.
