@@ -345,11 +345,18 @@ def _describe(error: ValidationError) -> str:
 
 
 def parse_config(text: str, source: str) -> Config:
-    """Validate TOML text; errors name `source` and the offending key."""
+    """Validate TOML text (read through `safe_read`: no nan or inf, no absurd nesting); errors name `source` and the
+    offending key."""
+    from qatui.safe_read import Refused, loads_toml
+
     try:
-        data = tomllib.loads(text)
+        data = loads_toml(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{source}: not valid TOML: {e}") from None
+    except Refused as e:
+        line = f" (line {e.line})" if e.field and e.line else f" line {e.line}" if e.line else ""
+        raise ConfigError(f"{source}{line if not e.field else ''}: " + (f"key '{e.field}'{line}: " if e.field else "")
+                          + e.reason) from None
     try:
         config = Config.model_validate(data)
     except ValidationError as e:
@@ -358,17 +365,20 @@ def parse_config(text: str, source: str) -> Config:
 
 
 def load_config(path: str | os.PathLike | None = None) -> Config:
-    """The config at `path`, else at the default location, else the defaults."""
+    """The config at `path`, else at the default location, else the defaults. Read through `safe_read`: a FIFO,
+    a device or a folder is refused as what it is (a FIFO never waited on), a BOM dropped."""
+    from qatui.safe_read import read_text
+
     if path is not None:
         target = paths.user_path(path)
-        if not target.is_file():
+        if not target.exists():
             raise ConfigError(f"{target}: config file not found")
     else:
         target = default_config_path()
-        if not target.is_file():
+        if not target.exists():
             return Config()
     try:
-        text = target.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_text(target)
+    except (OSError, ValueError) as e:  # ValueError: undecodable, or refused (not a regular file, too big)
         raise ConfigError(f"{target}: cannot read the config: {e}") from None
     return parse_config(text, str(target))

@@ -1,5 +1,6 @@
 """Config lookup, validation and error messages."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,42 @@ def test_sessions_dir_precedence(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("QATUI_SESSIONS_DIR", "from-env")
     assert config.sessions_dir() == tmp_path / "from-env"
     assert config.sessions_dir("from-flag") == tmp_path / "from-flag"
+
+
+def _fifo(folder: Path) -> Path:
+    os.mkfifo(folder / "fifo.toml")
+    return folder / "fifo.toml"
+
+
+def _folder(folder: Path) -> Path:
+    (folder / "config.toml").mkdir()
+    return folder / "config.toml"
+
+
+def _deep(folder: Path) -> Path:
+    (folder / "deep.toml").write_text("x = " + "[" * 10_000 + "]" * 10_000 + "\n")
+    return folder / "deep.toml"
+
+
+@pytest.mark.parametrize(("make", "expected"), [
+    (_fifo, "fifo.toml: cannot read the config: is a named pipe (FIFO), not a regular file"),
+    (_folder, "config.toml: cannot read the config: is a folder, not a regular file"),
+    (lambda folder: Path("/dev/zero"), "/dev/zero: cannot read the config: is a character device"),
+    (_deep, "deep.toml line 1: nested deeper than 64 levels"),
+], ids=["fifo", "folder", "dev-zero", "nested-10000"])
+def test_a_hostile_config_file_is_refused_in_one_line_naming_it(tmp_path, capsys, make, expected) -> None:
+    """`--config` read through `safe_read`: a FIFO, a device or a folder is named as what it is (it read "config
+    file not found"), 10,000 nested arrays are refused (it was a RecursionError traceback)."""
+    from qatui.cli import main
+
+    path = make(tmp_path)
+    assert main(["judges", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1 and expected in err, err
+
+
+def test_a_config_with_a_bom_is_read_like_any_other_user_file(tmp_path) -> None:
+    """Every other file qatui reads drops a UTF-8 BOM; the config did not ("Invalid statement (at line 1)")."""
+    path = tmp_path / "config.toml"
+    path.write_bytes(b"\xef\xbb\xbf[general]\nseed = 11\n")
+    assert load_config(path).general.seed == 11

@@ -2,8 +2,10 @@
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -192,6 +194,68 @@ def test_sentence_transformers_layout_picks_transformer_and_pooling(tmp_path) ->
     plain = tmp_path / "0_Transformer"
     (plain / "sentence_bert_config.json").unlink()
     assert (describe_folder("y", plain).pooling, describe_folder("y", plain).max_seq_length) == ("mean", None)
+
+
+def _broken_modules(folder: Path) -> str:
+    (folder / "modules.json").write_text('[{"path": "0_Transformer", ')
+    return "modules.json line 1 column 28: invalid JSON"
+
+
+def _modules_of_numbers(folder: Path) -> str:
+    (folder / "modules.json").write_text("[1, 2]")
+    return "modules.json: not a sentence-transformers / transformers file"
+
+
+def _fifo_config(folder: Path) -> str:
+    (folder / "config.json").unlink()
+    os.mkfifo(folder / "config.json")
+    return "config.json: is a named pipe (FIFO), not a regular file"
+
+
+def _nan_pooling(folder: Path) -> str:
+    (folder / "1_Pooling").mkdir()
+    (folder / "1_Pooling" / "config.json").write_text('{"pooling_mode_cls_token": NaN}')
+    return "1_Pooling/config.json line 1 column 28: field 'pooling_mode_cls_token': NaN is not a number"
+
+
+@pytest.mark.parametrize("damage", [_broken_modules, _modules_of_numbers, _fifo_config, _nan_pooling],
+                         ids=["broken-modules", "modules-of-numbers", "fifo-config", "nan-pooling"])
+def test_a_damaged_model_folder_is_refused_in_one_line_naming_its_file(tmp_path, capsys, damage) -> None:
+    """A model folder is the user's: its JSON files are read through `safe_read` before any work (a broken
+    modules.json was a JSONDecodeError traceback, `[1, 2]` an AttributeError, a FIFO config.json "no config.json",
+    a NaN pooling flag a run that started and failed its item)."""
+    from qatui.cli import main
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"num_hidden_layers": 2}')
+    expected = damage(folder)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[judges.bertscore]\nmodel = "{folder}"\n')
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": "q", "question": "?", "references": ["x"], "candidates": {"a": "x", "b": "y"}}\n')
+    sessions = tmp_path / "sessions"
+    code = main(["--config", str(config), "run", str(data), "--judge", "bertscore", "--sessions-dir", str(sessions)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and expected in err, err
+    assert not sessions.exists()
+
+
+@pytest.mark.parametrize("where", ["no-such-folder", "d.jsonl", "empty-folder"])
+def test_a_local_embedder_that_is_not_there_is_refused_before_the_session(tmp_path, capsys, where) -> None:
+    """`--embedder PATH` naming no model folder is refused in one line before the session and before the
+    backbone's check (a run started, and every item failed with the reason)."""
+    from qatui.cli import main
+
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": "q", "question": "?", "references": ["x"], "candidates": {"a": "x", "b": "y"}}\n')
+    (tmp_path / "empty-folder").mkdir()
+    sessions = tmp_path / "sessions"
+    code = main(["run", str(data), "--judge", "ragas-answer-relevance", "--embedder", str(tmp_path / where),
+                 "--backbone", "openai/never-asked", "--sessions-dir", str(sessions)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and f"embedding model '{tmp_path / where}'" in err, err
+    assert not sessions.exists()
 
 
 def test_minilm_is_found_inside_its_package() -> None:

@@ -144,12 +144,15 @@ def test_a_corrupted_cache_entry_is_a_miss_asked_again_never_a_crash(llm_server,
     assert len(keys) == 8  # four items, both orders
     with db:
         db.execute("UPDATE calls SET entry = ? WHERE key = ?", ('{"key": "trunc', keys[0]))  # an edited entry
+        deep = '{"key": ' + "[" * 100_000 + "]" * 100_000 + "}"  # past the JSON parser's depth: a RecursionError
+        db.execute("UPDATE calls SET entry = ? WHERE key = ?", (deep, keys[1]))
     before = llm_server.n_requests
     again = run("second")
     assert again["judges"]["pairwise"]["coverage"]["scored"] == 4
-    assert llm_server.n_requests - before == 2  # the live check put off to it, and the one call whose entry was damaged
-    [(entry,)] = db.execute("SELECT entry FROM calls WHERE key = ?", (keys[0],))
-    assert json.loads(entry)["response"]["text"]  # rewritten whole
+    assert llm_server.n_requests - before == 3  # the live check put off to it, and the two calls whose entries were damaged
+    for key in keys[:2]:
+        [(entry,)] = db.execute("SELECT entry FROM calls WHERE key = ?", (key,))
+        assert json.loads(entry)["response"]["text"]  # rewritten whole
     db.close()
     for part in ("", "-wal", "-shm"):  # the whole file damaged: replaced by one that is no database (a new inode,
         (tmp_path / "cache" / f"calls.sqlite3{part}").unlink(missing_ok=True)  # as a copy or an editor leaves it)

@@ -2,7 +2,8 @@
 
 Beside two real finished sessions, one damaged or foreign folder per case: a truncated
 session.json, an edited one (its meta table emptied), a JSON file that is no session at all,
-a truncated results shard, and a shard and a session.json written by a newer qatui (schema 2).
+a truncated results shard, a shard and a session.json written by a newer qatui (schema 2), a
+session.json nested 100,000 deep (a RecursionError traceback) and a shard that is a FIFO (it hung).
 In the CLI (`sessions list`, `sessions show`) and in the TUI (Home, opening each one) the bad
 one is named with its file, the good ones stay listed and open, and no byte of any file changes.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -39,6 +41,11 @@ def _newer_session(folder: Path) -> None:
     path.write_text(json.dumps(data))
 
 
+def _fifo_shard(folder: Path) -> None:
+    (folder / "results-0000.json").unlink()
+    os.mkfifo(folder / "results-0000.json")
+
+
 DAMAGE = {
     "truncated-session": ("session.json", lambda f: (f / "session.json").write_bytes(
         (f / "session.json").read_bytes()[:200])),
@@ -48,14 +55,18 @@ DAMAGE = {
         (f / "results-0000.json").read_bytes()[:300])),
     "newer-shard": ("results-0000.json", _newer_shard),
     "newer-session": ("session.json", _newer_session),
+    "deep-session": ("session.json", lambda f: (f / "session.json").write_text(
+        '{"meta": {"1": ' + "[" * 100_000 + "]" * 100_000 + "}}")),
+    "fifo-shard": ("results-0000.json", _fifo_shard),
 }
 """case -> (the file named in the error, how the folder is damaged)."""
-LISTED_DAMAGED = {"truncated-session", "edited-session", "foreign-json", "newer-session"}
+LISTED_DAMAGED = {"truncated-session", "edited-session", "foreign-json", "newer-session", "deep-session"}
 """Cases whose session.json cannot be read: listed as damaged (the others list fine and fail on open)."""
 
 
 def _digest(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "not a file"
+            for p in sorted(folder.iterdir())}
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ Each hostile dataset goes through a real `qatui datasets inspect` and `qatui run
 one line on stderr, no traceback, no session folder, and a bounded wait (a FIFO used to block the
 reader forever, `/dev/zero` to read until memory ran out). The other loaders of user files
 (results and label imports, checklists) refuse the same shapes through the same reader
-(`qatui/data/safe_read.py`). A 10 MB JSONL field and a 200 KB CSV cell load.
+(`qatui/safe_read.py`). A 10 MB JSONL field and a 200 KB CSV cell load.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from qatui.data.loaders import load_dataset
-from qatui.data.safe_read import MAX_DEPTH, MAX_NUMBER_CHARS
+from qatui.safe_read import MAX_DEPTH, MAX_NUMBER_CHARS
 from qatui.errors import DatasetError
 
 PROCESS_TIMEOUT_S = 120
@@ -89,6 +89,13 @@ def _long_number(folder: Path) -> Path:
     return path
 
 
+def _duplicate_key(folder: Path) -> Path:
+    path = folder / "dup_key.jsonl"
+    text = json.dumps(_record(candidates={"a": "blue", "b": "green"}))
+    path.write_text(json.dumps(_record(id="q0")) + "\n" + text.replace('"b": "green"', '"a": "green"') + "\n")
+    return path
+
+
 def _fifo(folder: Path) -> Path:
     path = folder / "pipe.jsonl"
     os.mkfifo(path)
@@ -118,6 +125,8 @@ HOSTILE: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
     "meta-900-deep": (_deep_meta, ["deep_meta.jsonl line 1 column", "field 'meta.a.a.a.a.a…'",
                                    f"nested deeper than {MAX_DEPTH} levels"]),
     "number-5000-digits": (_long_number, ["long_number.jsonl line 2 column 8", "field 'id'", "a number of 5,000 digits"]),
+    "duplicate-key": (_duplicate_key, ["dup_key.jsonl line 2 column", "field 'candidates.a'",
+                                       "the key comes twice in one object"]),
     "fifo": (_fifo, ["pipe.jsonl: is a named pipe (FIFO), not a regular file"]),
     "dev-zero": (_dev_zero, ["/dev/zero: is a character device, not a regular file"]),
     "non-utf8-name": (_non_utf8_name, ["data\\x9bset.jsonl: the file name is not valid UTF-8"]),
@@ -220,6 +229,30 @@ def test_the_other_loaders_refuse_a_fifo_without_waiting(tmp_path) -> None:
         os.mkfifo(fifo)
         raised = _bounded(lambda fifo=fifo, call=call: call(fifo), fifo)
         assert isinstance(raised, error) and "is a named pipe (FIFO), not a regular file" in str(raised), raised
+
+
+@pytest.mark.parametrize("args", [
+    ["labels", "import", "{folder}", "--dataset", "{data}"],
+    ["sessions", "import", "{folder}", "--dataset", "{data}", "--judge-name", "x"],
+    ["run", "{data}", "--judge", "{folder}"],
+], ids=["labels-import", "results-import", "judge-file"])
+def test_a_folder_or_a_link_to_one_is_refused_as_a_folder(tmp_path, capsys, args) -> None:
+    """A folder where a file is wanted reads "is a folder" (it read "Is a directory: 3", the descriptor's number,
+    or "no such file"), through a link too, and leaves no session."""
+    from qatui.cli import main
+
+    data = tmp_path / "ok.jsonl"
+    data.write_text(json.dumps(_record()) + "\n")
+    (tmp_path / "real").mkdir()
+    folder = tmp_path / "linked.toml"
+    folder.symlink_to(tmp_path / "real")
+    sessions = tmp_path / "sessions"
+    argv = [a.format(folder=folder, data=data) for a in args] + ["--sessions-dir", str(sessions)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "linked.toml" in err, err
+    assert "is a folder, not a regular file" in err and "Errno" not in err, err
+    assert not sessions.exists()
 
 
 def test_labels_results_and_checklists_refuse_non_finite_numbers_naming_line_and_field(tmp_path) -> None:

@@ -241,6 +241,24 @@ def test_a_bad_row_is_named_and_nothing_is_imported(data, tmp_path, change, mess
     assert main(["--sessions-dir", str(fresh.root), "labels", "import", str(path)]) == 2
 
 
+@pytest.mark.parametrize("edit", ["extra", "short"])
+def test_a_csv_row_with_more_or_fewer_cells_than_the_header_is_refused(data, tmp_path, capsys, edit) -> None:
+    """A CSV row's cells past the header were dropped without a word (an unquoted label cut short imported as
+    something else), and a short row read its last columns as empty: both refused, naming the line."""
+    dataset, store, _, meta = data
+    give(store, meta, "ana", ranking("q1", ["c1"], ["c2"], ["c3"]), pair("A"))
+    path = tmp_path / "ana.csv"
+    write_rows(export_rows(LabelStore(store.root), ["ana"]), path)
+    lines = path.read_text().splitlines()
+    lines[2] = lines[2] + ",c1>c3" if edit == "extra" else lines[2].rsplit(",", 1)[0]
+    path.write_text("\n".join(lines) + "\n")
+    fresh = SessionStore(tmp_path / "fresh")
+    assert main(["--sessions-dir", str(fresh.root), "labels", "import", str(path)]) == 2
+    cells = 12 if edit == "extra" else 10
+    assert f"ana.csv, line 3: {cells} cells where the header names 11 columns" in capsys.readouterr().err
+    assert LabelStore(fresh.root).labels_of(dataset.content_hash) == {}
+
+
 def test_parse_label_reads_every_kind() -> None:
     from qatui.data.model import Item
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qatui.data.loaders import FORMATS, load_dataset
-from qatui.data.safe_read import MAX_DEPTH, MAX_NUMBER_CHARS
+from qatui.safe_read import MAX_DEPTH, MAX_NUMBER_CHARS
 from qatui.errors import DatasetError
 
 FIELDS = ["id", "question", "references", "candidates", "gold", "context", "question_type", "language", "meta",

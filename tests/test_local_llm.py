@@ -142,3 +142,21 @@ async def test_calls_queued_on_the_one_model_are_timed_from_when_they_generate(t
     results = await asyncio.gather(*(ask(n) for n in range(6)), return_exceptions=True)
     assert [type(r).__name__ for r in results] == ["LLMResult"] * 6, (one, results)
     assert client.backbone.max_in_flight == 1
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "99999", "9" * 5000])
+def test_a_thread_count_that_is_no_number_of_threads_is_refused_before_the_session(tmp_path, capsys, monkeypatch,
+                                                                                     value) -> None:
+    """`$QATUI_LOCAL_THREADS` out of 1..1024 is refused in one line naming it before any session (a typo was
+    ignored for half the cores, 5,000 digits an int() traceback at the model's load, 99999 asked of the runtime)."""
+    from qatui.cli import main
+
+    monkeypatch.setenv("QATUI_LOCAL_THREADS", value)
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": "q", "question": "?", "references": ["x"], "candidates": {"a": "x", "b": "y"}}\n')
+    sessions = tmp_path / "sessions"
+    code = main(["run", str(data), "--judge", "pointwise", "--backbone", "local/smollm2", "--sessions-dir",
+                 str(sessions)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "$QATUI_LOCAL_THREADS is" in err, err[-500:]
+    assert "from 1 to 1024" in err and len(err) < 300 and not sessions.exists()

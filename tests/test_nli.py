@@ -125,6 +125,22 @@ def test_errors_are_clear() -> None:
         load_nli("bundled").predict(("a", "b"))  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("where", ["no-such-folder", "a-file.jsonl", "empty-folder"])
+def test_a_local_nli_model_that_is_not_there_is_refused_before_the_session(tmp_path, capsys, where) -> None:
+    """`--nli PATH` naming no model folder is refused in one line before any session (it was a session whose
+    every item failed with the reason)."""
+    from qatui.cli import main
+
+    data = tmp_path / "a-file.jsonl"
+    data.write_text('{"id": "q", "question": "?", "references": ["x"], "candidates": {"a": "x", "b": "y"}}\n')
+    (tmp_path / "empty-folder").mkdir()
+    sessions = tmp_path / "sessions"
+    code = main(["run", str(data), "--judge", "nli-ar", "--nli", str(tmp_path / where), "--sessions-dir", str(sessions)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "NLI model" in err and where in err, err
+    assert not sessions.exists()
+
+
 def test_nli_probs_must_be_a_distribution() -> None:
     p = NLIProbs(entail=0.7, contradict=0.3, neutral=1 - 0.7 - 0.3)
     assert p.label == "entail" and p.neutral >= 0.0

@@ -117,3 +117,15 @@ def test_judges_align_flags_out_of_range_are_refused_before_any_work(tmp_path: P
     err = " ".join(capsys.readouterr().err.split())
     assert flag in err and allowed in err, err
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("flag", ["--limit", "--max-cost", "--seed"])
+def test_a_number_of_5000_digits_is_refused_in_one_short_line(tmp_path: Path, capsys, flag: str) -> None:
+    """Past Python's 4,300-digit limit `int` fails too: the refusal names the flag and shows the start of what was
+    given, not all 5,000 digits."""
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": "q", "question": "?", "candidates": {"a": "x", "b": "y"}}\n')
+    assert main(["run", str(data), "--judge", "bleu", flag, "9" * 5000, "--sessions-dir", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and f"argument {flag}: must be" in err and len(err) < 300, err[:300]
+    assert not (tmp_path / "s").exists()

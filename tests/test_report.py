@@ -251,6 +251,31 @@ def test_output_path_errors_are_clear(built, capsys) -> None:
     assert code == 0 and "Where judges disagree most with people (0 items)" in out.read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("command", ["table", "sessions-export", "labels-export", "checklist-generate"])
+def test_every_o_file_that_is_a_folder_is_refused_before_any_work(tmp_path, capsys, command) -> None:
+    """`-o FOLDER` is refused in one line before any run or call, as `report -o` is (`report.output_file`): `table`
+    ran every row, saved its sessions and then failed with IsADirectoryError; `checklist generate` would have
+    spent its calls; `sessions export` and `labels export` were tracebacks or another error first."""
+    data = _ratings_items(tmp_path / "d.jsonl")
+    sessions = tmp_path / "s"
+    if command == "sessions-export":
+        assert main(["--sessions-dir", str(sessions), "run", str(data), "--judge", "rouge-l"]) == 0
+    before = sorted(p.name for p in sessions.iterdir()) if sessions.exists() else []
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    capsys.readouterr()
+    seed = Path(__file__).resolve().parents[1] / "qatui" / "judges" / "checkeval" / "checklists" / "qa.toml"
+    argv = {"table": ["table", str(data), "--judge", "rouge-l"],
+            "sessions-export": ["sessions", "export", before[0] if before else ""],
+            "labels-export": ["labels", "export", "--annotator", "ana"],
+            "checklist-generate": ["checklist", "generate", str(seed), "--backbone", "openai/never-asked"]}[command]
+    assert main(["--sessions-dir", str(sessions), *argv, "-o", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and f"{folder} is a folder: -o takes a file name" in err, err
+    assert (sorted(p.name for p in sessions.iterdir()) if sessions.exists() else []) == before
+    assert list(folder.iterdir()) == []
+
+
 def test_a_session_whose_dataset_is_gone_still_reports_its_metrics(tmp_path, capsys) -> None:
     data = _ratings_items(tmp_path / "gone.jsonl")
     assert main(["--sessions-dir", str(tmp_path / "s"), "run", str(data), "--judge", "rouge-l"]) == 0

@@ -316,3 +316,18 @@ def test_a_temp_file_left_by_an_earlier_process_with_the_same_pid_is_not_reused(
     assert json.loads(target.read_text(encoding="utf-8")) == {"ok": 1}
     assert left.read_text(encoding="utf-8") == "half a file"  # someone else's: left for remove_orphans
     assert oct(target.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_batch_keys_file_that_is_a_fifo_or_nested_too_deep_is_a_session_error_naming_it(tmp_path) -> None:
+    """What a resume reads to collect its batches: a FIFO in its place is refused at once (it blocked the read),
+    absurd nesting is damage (it was a RecursionError), each a SessionError naming the file."""
+    session = SessionStore(tmp_path).create({"dataset": {"name": "demo"}})
+    keys = session.path / "batch-keys.json"
+    os.mkfifo(keys)
+    with pytest.raises(SessionError, match=r"batch-keys.json: damaged: is a named pipe \(FIFO\)"):
+        session.batch_keys()
+    keys.unlink()
+    keys.write_text('{"b1": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(SessionError, match=r"batch-keys.json: damaged: line 1 column \d+: .*nested deeper than"):
+        session.batch_keys()
+    session.close()

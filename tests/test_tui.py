@@ -19,7 +19,7 @@ from fakes import Gate, run_from_palette, scripted_resources, settle, wait_until
 from tui_support import failing_on, freeze_time, lexical_sessions, minos_job, run_headless
 
 from qatui.cli import main
-from qatui.config import Config, parse_config
+from qatui.config import Config, load_config, parse_config
 from qatui.data.loaders import demo_dataset, demo_path, load_dataset
 from qatui.events import AnyEvent
 from qatui.engine.jobs import start_run
@@ -100,6 +100,9 @@ def test_theme_is_written_into_the_config_keeping_every_other_line(tmp_path) -> 
     path = tmp_path / "config.toml"
     save_theme(path, "qatui-contrast")
     assert parse_config(path.read_text(), str(path)).general.theme == "qatui-contrast"
+    path.write_bytes(b"\xef\xbb\xbf[general]\nseed = 3\n")  # a BOM: the config loads, and so the theme is saved
+    save_theme(path, "qatui-light")
+    assert load_config(path).general.theme == "qatui-light" and load_config(path).general.seed == 3
 
 
 def test_bundled_and_user_themes_load(tmp_path, monkeypatch) -> None:

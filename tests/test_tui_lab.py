@@ -4,6 +4,7 @@ version (a scripted loopback backbone), read the figures and the flipped items, 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -349,6 +350,13 @@ def test_qatui_lab_refuses_a_missing_judge_file_or_dataset_in_one_line(lab_dir, 
     assert main(["lab", "sums.toml", "missing.jsonl"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 2 and "missing.toml" in lines[0] and "missing.jsonl" in lines[1], lines
+    os.mkfifo(lab_dir / "pipe.toml")  # named as what it is ("no such judge file" before), never opened
+    (lab_dir / "folder.toml").mkdir()
+    assert main(["lab", "pipe.toml", "sums.jsonl"]) == 2
+    assert main(["lab", "folder.toml", "sums.jsonl"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 2 and "pipe.toml: is a named pipe (FIFO), not a regular file" in lines[0], lines
+    assert "folder.toml: is a folder, not a regular file" in lines[1], lines
 
 
 async def test_esc_cancels_a_run_in_progress_and_its_session_is_kept_as_cancelled(lab_dir) -> None:

@@ -11,6 +11,7 @@ from qatui import __version__
 from qatui.config import MAX_CONCURRENCY, MAX_SEED
 from qatui.errors import QatuiError
 from qatui.paths import config_file, default_sessions_dir, tilde
+from qatui.text import clip
 from qatui.engine.capping import MAX_COST_USD
 from qatui.judges.base import MAX_REPEATS
 from qatui.text import plain
@@ -73,7 +74,7 @@ def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a whole number {allowed}, not {text!r}") from None
+            raise argparse.ArgumentTypeError(f"must be a whole number {allowed}, not {clip(text, 40)!r}") from None
         if value < low or (high is not None and value > high):
             raise argparse.ArgumentTypeError(f"must be {allowed}, not {value}")
         return value
@@ -93,9 +94,10 @@ def float_between(low: float, high: float) -> Callable[[str], float]:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a number between {low:g} and {high:g}, not {text!r}") from None
+            raise argparse.ArgumentTypeError(f"must be a number between {low:g} and {high:g}, not {clip(text, 40)!r}"
+                                             ) from None
         if not low < value < high:
-            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g} (both excluded), not {text}")
+            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g} (both excluded), not {clip(text, 40)}")
         return value
 
     return parse

@@ -346,9 +346,15 @@ def cmd_lab(args: argparse.Namespace, config: Config) -> int:
     from pathlib import Path
 
     from qatui.data.loaders import load_dataset
+    from qatui.safe_read import Refused, check_regular
 
-    if args.judge_file.endswith(".toml") and not Path(args.judge_file).expanduser().is_file():
-        raise QatuiError(f"{args.judge_file}: no such judge file")
+    if args.judge_file.endswith(".toml"):
+        try:
+            check_regular(Path(args.judge_file).expanduser(), folder=False)  # a FIFO or a folder, named as one
+        except Refused as e:
+            raise QatuiError(f"{args.judge_file}: {e}") from None
+        if not Path(args.judge_file).expanduser().is_file():
+            raise QatuiError(f"{args.judge_file}: no such judge file")
     if args.data and args.data != "demo":
         load_dataset(args.data)  # a bad dataset is refused here, in one line
     return open_tui(args, config, lab=(args.judge_file, args.data))

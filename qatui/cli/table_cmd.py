@@ -85,7 +85,11 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     from qatui.report.leak_figures import leak_note
     from qatui.report.table import find_reusable, gold_kind
 
+    from qatui.report.output_file import check_output
+
     check_batch_retry(args.batch, args.batch_retry)
+    if args.output:
+        check_output(args.output, "table." + {"text": "txt", "latex": "tex"}.get(args.to, args.to))  # before any run
     config = with_jury(config, args.judges, args.jury)
     asked = reasoning_asked(args)
     config = with_reasoning(config, asked, [*args.backbones, *jury_backbones(config)])

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from qatui.data.model import Gold, GoldKind, Item, PairwiseGold, Preference, RankingGold, RatingsGold
-from qatui.data.safe_read import Refused, loads_json
+from qatui.safe_read import Refused, loads_json
 from qatui.errors import LabelError, first_problem
 
 ANNOTATOR = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")

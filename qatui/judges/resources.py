@@ -196,7 +196,9 @@ class Resources:
     def check_served(self, judge: ModelUser, dataset: Dataset | None, defer_live: bool = False) -> None:
         """Build now the served embedder and NLI models `judge` uses (`[embedders.NAME]`, `[nli_servers.NAME]`):
         each answers a probe first, so a server that is down, or whose labels read the wrong way, is refused
-        before a session exists. Local models load later, when first used.
+        before a session exists. Local models load later, when first used; a local NLI model's name is checked now
+        (`nli.loader.check_local`: a path on no disk, a folder without config.json), and so is a local embedder's
+        (`embed.loader.check_local`), loading nothing.
 
         `defer_live` (a run, not in batch mode, reading the store): a served model whose outputs the model-output
         store holds is built from what its probe learned then, and probed at the run's first input the store
@@ -204,10 +206,19 @@ class Resources:
         self._defer_served = defer_live
         if judge.uses_embedder and self.embedder_name in self.config.embedders:
             self.embedder  # noqa: B018 - built for its probe
+        elif judge.uses_embedder:
+            from qatui.embed.loader import check_local as check_local_embedder
+
+            check_local_embedder(self.embedder_name)
         if judge.uses_nli:
             for language in sorted(_languages(dataset)):
-                if self.nli_name_for(language) in self.config.nli_servers:
+                name = self.nli_name_for(language)
+                if name in self.config.nli_servers:
                     self.nli_for(language)
+                elif name.strip().lower() not in ("llm", HEAD):
+                    from qatui.nli.loader import check_local
+
+                    check_local(name)
 
     def check_backbone(self, defer_live: bool = False) -> str:
         """Refuse now (`BackboneUnusable`) a backbone that cannot answer: before a session, never after.

@@ -135,7 +135,7 @@ class CallCache:
                 return None
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # an edited or damaged entry (nested past the parser's depth too)
             return None
         return data if isinstance(data, dict) and isinstance(data.get("request"), dict) else None
 

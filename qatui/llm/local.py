@@ -44,6 +44,8 @@ EXTRA = "local"
 N_CTX = 4096
 SEED = 0
 THREADS_ENV = "QATUI_LOCAL_THREADS"
+MAX_THREADS = 1024
+"""The most threads `$QATUI_LOCAL_THREADS` may ask for."""
 
 
 def n_threads() -> int:
@@ -53,10 +55,13 @@ def n_threads() -> int:
     core stalls them all. Measured with llama.cpp on 2 busy cores (a training job beside it):
     1 thread decoded ~60 tokens/s, 2 threads 5-9; torch's threads wait the same way.
     """
-    value = os.environ.get(THREADS_ENV, "")
-    if value.strip().isdigit() and int(value) > 0:
-        return int(value)
-    return max(1, (os.cpu_count() or 2) // 2)
+    value = os.environ.get(THREADS_ENV, "").strip()
+    if not value:
+        return max(1, (os.cpu_count() or 2) // 2)
+    if not (value.isdigit() and len(value) <= 4 and 1 <= int(value) <= MAX_THREADS):  # a typo was ignored
+        raise LLMCallError(f"${THREADS_ENV} is {value[:40]!r}: give a whole number of threads from 1 to "
+                           f"{MAX_THREADS}, or unset it (half the cores)")
+    return int(value)
 
 
 def model_name(model: str) -> str:
@@ -89,7 +94,9 @@ def gguf_path(name: str = "smollm2") -> Path:
 
 
 def check_available(name: str = "smollm2") -> Path:
-    """Raise LLMCallError now (not after retries) when the model file or its runtime is missing."""
+    """Raise LLMCallError now (not after retries) when the model file or its runtime is missing, or
+    `$QATUI_LOCAL_THREADS` is no thread count."""
+    n_threads()
     return gguf_path(name)
 
 

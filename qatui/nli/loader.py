@@ -48,6 +48,13 @@ def _from_hub(spec: str) -> Path:
 
 def resolve(spec: str) -> tuple[str, Path]:
     """(cache key, model folder) of a spec; `NLIError` when there is none. Imports no torch."""
+    return check_local(spec) or (spec.strip(), _from_hub(spec.strip()))
+
+
+def check_local(spec: str) -> tuple[str, Path] | None:
+    """`resolve`'s answer for the bundled model or a folder, None for a hub id; its refusals (an empty name, a
+    file, a folder without config.json, a path on no disk) made without torch or the hub, so a run checks them
+    before its session exists."""
     spec = spec.strip()
     if not spec:
         raise NLIError(f"empty NLI model name: use '{BUNDLED}', a local model folder, or a hub id")
@@ -70,7 +77,7 @@ def resolve(spec: str) -> tuple[str, Path]:
             raise NLIError(f"NLI model folder {spec!r} has no config.json: it is not a transformers model folder")
         return str(path.resolve()), path.resolve()
     if hub.is_hub_id(spec):
-        return spec, _from_hub(spec)
+        return None
     raise NLIError(f"NLI model {spec!r} is not on this machine: there is no folder {path}. Give the path of a "
                    f"transformers sequence-classification model folder, a hub id, or '{BUNDLED}'")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qatui.data.labels import check_annotator, label_text, parse_label
-from qatui.data.safe_read import Refused, csv_dict_reader, loads_json, read_text
+from qatui.safe_read import Refused, csv_dict_reader, loads_json, read_text
 from qatui.errors import DatasetError, LabelError
 
 if TYPE_CHECKING:
@@ -95,7 +95,12 @@ def read_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
     else:
         reader = csv_dict_reader(io.StringIO(text))
         for row in reader:
-            rows.append((f"line {reader.line_num}", {k: v or "" for k, v in row.items() if k is not None}))
+            columns = len(reader.fieldnames or ())
+            cells = sum(v is not None for k, v in row.items() if k is not None) + len(row.get(None) or ())
+            if cells != columns:  # DictReader drops the cells past the header and fills a short row with None
+                raise LabelError(f"{path}, line {reader.line_num}: {cells} cells where the header names {columns} "
+                                 "columns (a label holding a comma is quoted)")
+            rows.append((f"line {reader.line_num}", {k: v or "" for k, v in row.items()}))
     if not rows:
         raise LabelError(f"{path}: no label rows")
     return rows

@@ -14,6 +14,7 @@ from pathlib import Path
 from tinydb.storages import Storage
 
 from qatui.errors import SessionError
+from qatui.safe_read import read_text
 
 _serial = itertools.count()
 """Numbers this process's temp files: with the pid, a name no other writer uses."""
@@ -62,10 +63,12 @@ class AtomicJSONStorage(Storage):
         """The whole database, None for a missing or empty file; SessionError if it is no TinyDB file."""
         if not self.path.exists():
             return None
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8") or "null")
-        except (OSError, ValueError) as e:  # ValueError: JSONDecodeError, UnicodeDecodeError
+        try:  # through `safe_read`: a FIFO or a device in the folder is refused, never waited on or read forever
+            data = json.loads(read_text(self.path) or "null")
+        except (OSError, ValueError) as e:  # ValueError: JSONDecodeError, UnicodeDecodeError, Refused
             raise SessionError(f"{self.path}: not a session file ({e})") from e
+        except RecursionError:  # qatui never nests so deep: the file was edited or damaged
+            raise SessionError(f"{self.path}: not a session file (nested too deep to read)") from None
         if data is not None and not (
             isinstance(data, dict) and all(isinstance(t, dict) for t in data.values())
         ):

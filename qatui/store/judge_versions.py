@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from qatui.data.safe_read import Refused, loads_json, read_text
+from qatui.safe_read import Refused, loads_json, read_text
 from qatui.errors import JudgeError
 from qatui.store.atomic import atomic_write_text
 

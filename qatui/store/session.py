@@ -35,6 +35,7 @@ from qatui import __version__
 from qatui.errors import SessionError
 from qatui.events import LLMCallFinished, Verdict
 from qatui.paths import LABELS_DIR, SESSION_FILE
+from qatui.safe_read import loads_json, read_text
 from qatui.store.atomic import atomic_write_text
 from qatui.store.credentials import scrub
 from qatui.store.files import ORPHAN_AGE_S, SCHEMA, check_writable, open_db, remove_orphans
@@ -282,10 +283,10 @@ class Session:
     def batch_keys(self) -> dict[str, list[str]]:
         """Batch id -> the cache keys of its requests (see `record_batch`); empty when the session has none."""
         try:
-            data = json.loads((self.path / BATCH_KEYS_FILE).read_text(encoding="utf-8"))
+            data = loads_json(read_text(self.path / BATCH_KEYS_FILE))
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError) as e:  # ValueError: not JSON, undecodable, or refused (`safe_read`)
             raise SessionError(f"{self.path / BATCH_KEYS_FILE}: damaged: {e}") from e
         if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
             raise SessionError(f"{self.path / BATCH_KEYS_FILE}: damaged: not a table of batch ids")

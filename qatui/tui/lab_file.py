@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from qatui.data.safe_read import Refused, read_bytes
+from qatui.safe_read import Refused, read_bytes
 from qatui.errors import QatuiError
 from qatui.paths import tilde
 from qatui.store.atomic import atomic_write_text

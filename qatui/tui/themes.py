@@ -40,7 +40,7 @@ def user_themes_dir() -> Path:
 
 def read_theme(path: Path) -> Theme:
     """One theme file; ConfigError naming the file when it is not a valid theme."""
-    from qatui.data.safe_read import loads_toml, read_text
+    from qatui.safe_read import loads_toml, read_text
 
     try:
         data = loads_toml(read_text(path))
@@ -98,8 +98,12 @@ def with_theme(text: str, name: str) -> str:
 def save_theme(config_path: Path, name: str) -> None:
     """Write `general.theme = name` into the config file (created if absent), checked before it replaces the file."""
     from qatui.config import parse_config
+    from qatui.safe_read import read_text
 
-    text = config_path.read_text(encoding="utf-8") if config_path.is_file() else ""
+    try:
+        text = read_text(config_path) if config_path.exists() else ""  # as `load_config` reads it: a BOM dropped
+    except ValueError as e:  # undecodable, or refused (not a regular file, too big) since qatui started
+        raise ConfigError(f"{config_path}: cannot read the config: {e}") from None
     updated = with_theme(text, name)
     if parse_config(updated, str(config_path)).general.theme != name:
         raise ConfigError(f"{config_path}: could not set general.theme; add `theme = \"{name}\"` under [general]")

@@ -30,7 +30,7 @@ from qatui.data.loaders import (
     wikieval,
 )
 from qatui.data.loaders._common import HEAD_CHARS, unique_items
-from qatui.data.safe_read import Refused, check_regular, loads_json, read_bytes, read_head, read_text
+from qatui.safe_read import Refused, check_regular, loads_json, read_bytes, read_head, read_text
 from qatui.data.model import Dataset, Item
 from qatui.errors import DatasetError
 from qatui.text import did_you_mean

@@ -16,8 +16,8 @@ from pydantic import ValidationError
 
 from qatui.data.language import detect_language
 from qatui.data.model import Item, RankingGold
-from qatui.data.safe_read import Refused, check_value, loads_json, raw_decode_json
-from qatui.data.safe_read import read_text as read_file_text
+from qatui.safe_read import Refused, check_value, loads_json, raw_decode_json
+from qatui.safe_read import read_text as read_file_text
 from qatui.errors import DatasetError
 
 HEAD_CHARS = 1 << 20

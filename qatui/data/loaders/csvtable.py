@@ -19,7 +19,7 @@ import io
 from pathlib import Path
 
 from qatui.data.loaders._common import build_item, field_error, read_text, short, unique_ids
-from qatui.data.safe_read import csv_reader
+from qatui.safe_read import csv_reader
 from qatui.data.model import Item
 from qatui.errors import DatasetError
 

@@ -42,7 +42,7 @@ from pydantic import (
     model_validator,
 )
 
-from qatui.data.safe_read import Refused, loads_toml, read_text
+from qatui.safe_read import Refused, loads_toml, read_text
 from qatui.errors import QatuiError, first_problem
 from qatui.judges.schemas import numbered_answers
 from qatui.llm.fence import without_fenced

@@ -7,7 +7,7 @@ without a backbone is checked here, and each problem is one `JudgeFileError` who
 starts `FILE:LINE: KEY: `: invalid TOML, an unknown key or kind, an unknown placeholder or one
 the kind cannot fill, a template that never shows the answer(s), a scale without bounds or with
 min >= max, a label set of one, an option out of range. The file is read through
-`qatui.data.safe_read` (regular files only, a size cap, finite numbers, a nesting limit).
+`qatui.safe_read` (regular files only, a size cap, finite numbers, a nesting limit).
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ class JudgeFile:
 
 def load_judge_file(path: str | Path) -> JudgeFile:
     """The judge file at `path`, read through `safe_read` and checked whole; `JudgeFileError` when it is bad."""
-    from qatui.data.safe_read import Refused, read_text
+    from qatui.safe_read import Refused, read_text
 
     where = str(path)
     try:
@@ -204,7 +204,7 @@ def load_judge_file(path: str | Path) -> JudgeFile:
 
 def parse_judge_text(text: str, source: str) -> JudgeFile:
     """`text` checked as a judge file; `source` names it in every error (`SOURCE:LINE: KEY: message`)."""
-    from qatui.data.safe_read import Refused, loads_toml
+    from qatui.safe_read import Refused, loads_toml
 
     try:
         data = loads_toml(text)

@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qatui import __version__
-from qatui.errors import QatuiError, SessionError
+from qatui.errors import SessionError
 from qatui.report.html.gather import ITEMS_SHOWN, session_content
 from qatui.report.html.markup import Markup, macros, render_template
 from qatui.report.html.render import comparison_section, session_section
+from qatui.report.output_file import OutputPathError
+from qatui.report.output_file import check_output as check_output_file
 
 if TYPE_CHECKING:
     from qatui.store.session import Session
@@ -27,21 +29,13 @@ if TYPE_CHECKING:
 __all__ = ["ITEMS_SHOWN", "ReportPathError", "build_report", "check_output", "write_report"]
 
 
-class ReportPathError(QatuiError):
-    """The report cannot be written where asked: a folder, a missing folder, no permission."""
+ReportPathError = OutputPathError
+"""The report cannot be written where asked (`report.output_file`, shared by every `-o FILE`)."""
 
 
 def check_output(path: str | os.PathLike[str]) -> Path:
     """The output file, refused before any work when it is a folder or its folder is missing or read-only."""
-    out = Path(path).expanduser()
-    if out.is_dir():
-        raise ReportPathError(f"{out} is a folder: -o takes a file name, e.g. {out / 'report.html'}")
-    folder = out.parent
-    if not folder.is_dir():
-        raise ReportPathError(f"cannot write {out}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise ReportPathError(f"cannot write {out}: no permission to write in {folder}")
-    return out
+    return check_output_file(path, "report.html")
 
 
 def build_report(sessions: list[Session], items_shown: int = ITEMS_SHOWN, gold: str = "dataset",

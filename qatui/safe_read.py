@@ -17,6 +17,9 @@ reads and parses through here, so each hostile shape is refused the same way, wi
 - **Absurd nesting.** Arrays and objects nested deeper than `MAX_DEPTH` (64) levels: no
   dataset needs them, and the parser (at about 1,000) and every later copy of the data (a
   session's JSON, a report) would fail on Python's recursion limit.
+- **A key given twice.** Python's JSON reader keeps the last of an object's duplicate keys and
+  drops the other value without a word (`"candidates": {"a": "x", "a": "y"}` loses an answer),
+  so a JSON object naming a key twice is refused at the second. (TOML refuses it itself.)
 
 A refusal is a `Refused` (a `ValueError`) holding the reason and, where known, the 1-based
 line and column and the field's path; each caller turns it into its own error type with the
@@ -106,27 +109,27 @@ def read_head(path: str | Path, size: int) -> str:
         return file.read(size).decode("utf-8-sig", errors="replace")
 
 
-def check_regular(path: str | Path) -> None:
-    """`Refused` unless `path` (links followed) is a regular file or a folder; a missing path passes (the caller says)."""
+def check_regular(path: str | Path, *, folder: bool = True) -> None:
+    """`Refused` unless `path` (links followed) is a regular file, or a folder where `folder` allows one; a missing
+    path passes (the caller says)."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
         return
-    if not stat.S_ISDIR(mode):
+    if not (folder and stat.S_ISDIR(mode)):
         _refuse_special(mode)
 
 
 def _open_regular(path: str | Path) -> BinaryIO:
     """`path` opened for reading, once `fstat` shows a regular file: opened non-blocking, so a FIFO never waits."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    file = os.fdopen(fd, "rb", closefd=True)
     try:
-        _refuse_special(os.fstat(fd).st_mode)
+        _refuse_special(os.fstat(fd).st_mode)  # before fdopen, which refuses a folder as "Is a directory: 3"
         os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb", closefd=True)
     except BaseException:
-        file.close()
+        os.close(fd)
         raise
-    return file
 
 
 def _refuse_special(mode: int) -> None:
@@ -183,12 +186,22 @@ def _parse_int(text: str) -> int:
     return int(text)
 
 
-_DECODER = json.JSONDecoder(parse_float=_parse_float, parse_int=_parse_int, parse_constant=_parse_constant)
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's members as a dict; `_Hostile` when a key comes twice (Python keeps the last, dropping a value)."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _Hostile("duplicate key")
+    return found
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_float=_parse_float, parse_int=_parse_int,
+                            parse_constant=_parse_constant)
 
 
 def loads_json(text: str) -> Any:
     """`text` parsed as one JSON value; `Refused` for NaN, Infinity, numbers too big or long, nesting past
-    `MAX_DEPTH` (with line, column and field); `json.JSONDecodeError` for what is not JSON at all."""
+    `MAX_DEPTH`, a key given twice in one object (with line, column and field); `json.JSONDecodeError` for what is
+    not JSON at all."""
     return _checked(text, 0, lambda: _DECODER.decode(text))
 
 
@@ -235,13 +248,13 @@ def _locate(text: str, start: int) -> Refused:
 
     Run only once a parse has failed: it walks every token in Python, which a good file never pays.
     """
-    frames: list[list[Any]] = []  # per open container: its bracket and the key or index now being read
-    last_string = None
+    frames: list[list[Any]] = []  # per open container: its bracket, the key or index now being read, keys seen
+    last_string, last_at = None, 0
     for match in _TOKEN.finditer(text, start):
         token = match.group()
         where = match.start()
         if token in "[{":
-            frames.append([token, 0 if token == "[" else None])
+            frames.append([token, 0 if token == "[" else None, set()])
             if len(frames) > MAX_DEPTH:
                 return _at(text, where, f"nested deeper than {MAX_DEPTH} levels (qatui's limit)", frames[:-1])
         elif token in "]}":
@@ -254,15 +267,20 @@ def _locate(text: str, start: int) -> Refused:
         elif token == ":":
             if frames and last_string is not None:
                 frames[-1][1] = last_string
+                if last_string in frames[-1][2]:
+                    return _at(text, last_at, "the key comes twice in one object (the first value would be "
+                                              "lost); keep one", frames)
+                frames[-1][2].add(last_string)
         elif token.startswith('"'):
-            last_string = _string(token)
+            last_string, last_at = _string(token), where
             continue
         else:
             problem = _number_problem(token)
             if problem:
                 return _at(text, where, problem, frames)
         last_string = None
-    return Refused("holds a value qatui cannot read (NaN, Infinity, a number too big, or nesting too deep)")
+    return Refused("holds a value qatui cannot read (NaN, Infinity, a number too big, nesting too deep, "
+                   "or a key given twice)")
 
 
 def _string(token: str) -> str:
@@ -289,7 +307,7 @@ def _number_problem(token: str) -> str | None:
 def _at(text: str, offset: int, reason: str, frames: list[list[Any]]) -> Refused:
     line = text.count("\n", 0, offset) + 1
     column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return Refused(reason, line, column, tuple(key for _, key in frames if key is not None))
+    return Refused(reason, line, column, tuple(frame[1] for frame in frames if frame[1] is not None))
 
 
 # -- TOML ------------------------------------------------------------------------------------------
