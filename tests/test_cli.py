@@ -222,3 +222,28 @@ def test_csv_export_is_one_row_per_response_with_its_text_gold_and_every_judge(t
     code, out, _ = run_cli(capsys, "sessions", "export", sid, "--format", "csv", "--sessions-dir", str(tmp_path))
     rows = {row["candidate"]: row for row in csv.DictReader(out.splitlines())}
     assert code == 0 and rows["long"]["response"] == "" and float(rows["long"]["length score"]) == words
+
+
+def test_each_group_of_the_breakdown_says_how_many_units_its_figures_hold(tmp_path, capsys) -> None:
+    """`sessions show`'s figures by question type and pair type each carry their n: a group's 0.500 was shown
+    without it, though it may be two human labels. Counted here from the demo file: ranking questions of each
+    type whose gold has two tiers or more, and human labels of each pair type."""
+    result = run_json(capsys, "run", str(DEMO), "--judge", "bleu", "--json", "--sessions-dir", str(tmp_path))
+    records = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines() if line.strip()]
+    questions: dict[str, int] = {}
+    labels: dict[str, int] = {}
+    for record in records:
+        gold = record.get("gold") or {}
+        if gold.get("kind") == "ranking" and len(gold["tiers"]) > 1 and record.get("question_type"):
+            questions[record["question_type"]] = questions.get(record["question_type"], 0) + 1
+        if gold.get("kind") == "pairwise" and gold.get("pair_type"):
+            labels[gold["pair_type"]] = labels.get(gold["pair_type"], 0) + len(gold["labels"])
+    shown = run_json(capsys, "sessions", "show", result["session"], "--json", "--sessions-dir", str(tmp_path))
+    counts = shown["judges"]["bleu"]["breakdown_n"]
+    assert {t: n["kendall"] for t, n in counts["question_type"].items()} == questions
+    assert {t: n["accuracy"] for t, n in counts["pair_type"].items()} == labels
+    assert main(["sessions", "show", result["session"], "--sessions-dir", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    for group, n in {**questions, **labels}.items():  # the text's row of each group ends with its n
+        assert any(line.split()[:1] == [group] and line.split()[-1] == str(n) for line in text.splitlines()), group
+    assert "n: the units of the row's first figure" in text

@@ -275,6 +275,9 @@ def test_summarize_ranking_gold() -> None:
     shown = [{key: value for key, value in stats.items() if key != "no_decision"} for stats in (q1, q2)]
     assert result.breakdown == {"question_type": {"factoid": pytest.approx(shown[0]),
                                                   "non-factoid": pytest.approx(shown[1])}}
+    # each group's units: factoid q1 (q3's constant gold is no question), non-factoid q2
+    assert result.breakdown_n == {"question_type": {"factoid": dict.fromkeys(RANKING_KEYS, 1),
+                                                    "non-factoid": dict.fromkeys(RANKING_KEYS, 1)}}
 
 
 def test_summarize_pairwise_gold_counts_judgements() -> None:
@@ -297,6 +300,9 @@ def test_summarize_pairwise_gold_counts_judgements() -> None:
         "human_vs_model": pytest.approx({"accuracy": 2 / 3, "accuracy_no_tie": 2 / 3}),
         "model_vs_model": pytest.approx({"accuracy": 0.5, "accuracy_no_tie": 0.0}),
     }
+    # the labels each group's figures counted: p1 three (all decisive), p2 two (one of them a tie)
+    assert result.breakdown_n["pair_type"] == {"human_vs_model": {"accuracy": 3, "accuracy_no_tie": 3},
+                                               "model_vs_model": {"accuracy": 2, "accuracy_no_tie": 1}}
 
 
 def test_summarize_omits_accuracy_no_tie_without_decisive_labels() -> None:

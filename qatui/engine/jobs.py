@@ -406,6 +406,7 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
             "n": metrics.n,
             "no_decision": metrics.no_decision,
             "breakdown": metrics.breakdown,
+            "breakdown_n": metrics.breakdown_n,
             "tie_rule": TIE_RULE,
             **({"classes": metrics.classes} if metrics.classes else {}),
         }
@@ -467,6 +468,7 @@ def judges_json(summary: dict[str, dict]) -> dict[str, dict[str, Any]]:
             "no_decision": doc.get("no_decision", {}),
             "ci": doc.get("ci", {}),
             "breakdown": doc.get("breakdown", {}),
+            "breakdown_n": doc.get("breakdown_n", {}),
             **{key: doc[key] for key in ("members", "members_agreement", "stale", "classes", "self_agreement",
                                          "human_ceiling") if key in doc},
         }

@@ -68,6 +68,9 @@ class JudgeMetrics(BaseModel):
     ci: dict[str, tuple[float, float]] = Field(default_factory=dict)
     n: dict[str, int] = Field(default_factory=dict)
     breakdown: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
+    breakdown_n: dict[str, dict[str, dict[str, int]]] = Field(default_factory=dict)
+    """How many units each of `breakdown`'s figures averaged (questions, or human labels): a group's 0.500 may
+    be 2 labels."""
     no_decision: dict[str, int] = Field(default_factory=dict)
     """Of a metric's `n` units, how many the judge made no decision on: questions or documents where it
     scored every candidate alike (counted as 0), or human labels of items where it said tie (never a hit
@@ -258,15 +261,18 @@ def summarize(
                 intervals[key] = interval
     classes = preference_classes(scored, seed=seed, ci=ci) or {}
     kappas, intervals = classes.pop("metrics", {}), intervals | {k: tuple(v) for k, v in classes.pop("ci", {}).items()}
-    breakdown = {
-        by: {name: metrics for name, group in members.items() if (metrics := _values(_estimates(group, convention)))}
-        for by, members in _groups(scored).items()
-    }
+    by_group = {by: {name: _estimates(group, convention) for name, group in members.items()}
+                for by, members in _groups(scored).items()}
+    breakdown = {by: {name: metrics for name, found in groups.items() if (metrics := _values(found))}
+                 for by, groups in by_group.items()}
+    breakdown_n = {by: {name: {key: e.n for key, e in found.items()} for name, found in groups.items()
+                        if _values(found)} for by, groups in by_group.items()}
     return JudgeMetrics(
         metrics=_values(estimates) | kappas,
         ci=intervals,
         n={key: estimate.n for key, estimate in estimates.items()} | dict.fromkeys(kappas, classes.get("n", 0)),
         breakdown={by: groups for by, groups in breakdown.items() if groups},
+        breakdown_n={by: groups for by, groups in breakdown_n.items() if groups},
         no_decision={key: estimate.undecided for key, estimate in estimates.items() if estimate.undecided is not None},
         classes=classes,
     )

@@ -45,16 +45,31 @@ def metric_rows(doc: dict) -> list[tuple[str, str, str, str]]:
 BREAKDOWN_KEYS = ("kendall", "spearman", "rbo_0.9", "accuracy", "accuracy_no_tie", "pearson_sample")
 
 
-def _breakdown_table(breakdown: dict[str, dict[str, dict[str, float]]]) -> Table:
-    """Metrics per question type / pair type, the main keys only so it fits 80 columns."""
+def breakdown_rows(doc: dict) -> tuple[list[str], list[list[str]]]:
+    """A judge's metrics per question type / pair type (`breakdown`): the header ("by", the main keys, "n") and a
+    row a group, its figures and `n`, the units its first figure averaged (questions, or human labels: a 0.500
+    may be 2 labels; "-" in a session stored before it was kept). `sessions show` and the HTML report print it."""
+    breakdown, counts = doc.get("breakdown") or {}, doc.get("breakdown_n") or {}
     present = [k for k in BREAKDOWN_KEYS if any(k in m for groups in breakdown.values() for m in groups.values())]
-    table = Table(box=None, padding=(0, 1))
-    table.add_column("  by", style="dim", no_wrap=True)
-    for key in present:
-        table.add_column(key, justify="right", no_wrap=True)
-    for group, per_value in breakdown.items():
+    rows = []
+    for by, per_value in breakdown.items():
         for value, metrics in per_value.items():
-            table.add_row(f"  {escape(value)}", *(fmt(metrics.get(k)) for k in present))
+            first = next((k for k in present if metrics.get(k) is not None), None)
+            n = (counts.get(by) or {}).get(value, {}).get(first) if first else None
+            rows.append([value, *(fmt(metrics.get(k)) for k in present), "-" if n is None else str(n)])
+    return ["by", *present, "n"], rows
+
+
+def _breakdown_table(doc: dict) -> Table:
+    """Metrics per question type / pair type (`breakdown_rows`), the main keys only so it fits 80 columns."""
+    header, rows = breakdown_rows(doc)
+    table = Table(box=None, padding=(0, 1), caption="  n: the units of the row's first figure (questions or labels)",
+                  caption_justify="left", caption_style="dim")
+    table.add_column(f"  {header[0]}", style="dim", no_wrap=True)
+    for key in header[1:]:
+        table.add_column(key, justify="right", no_wrap=True)
+    for row in rows:
+        table.add_row(f"  {escape(row[0])}", *row[1:])
     return table
 
 
@@ -82,8 +97,8 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
             console.print(f"  version {shown_version(entry)}", markup=False, style="dim")
         if line := self_agreement_line(doc.get("self_agreement")):
             console.print(f"  {line}", markup=False)
-        if breakdown := doc.get("breakdown"):
-            console.print(_breakdown_table(breakdown))
+        if doc.get("breakdown"):
+            console.print(_breakdown_table(doc))
         if classes := doc.get("classes"):
             from qatui.report.classes_view import print_classes
 

@@ -50,6 +50,8 @@ class JudgeContent:
     no_metric: str
     """Why `metric_rows` is empty, when it is."""
     breakdown: dict[str, dict[str, dict[str, float]]]
+    breakdown_n: dict[str, dict[str, dict[str, int]]]
+    """The units each of `breakdown`'s figures averaged (`metrics.summary.JudgeMetrics.breakdown_n`)."""
     agreement: dict[str, float] = field(default_factory=dict)
     """Item id -> agreement with people on that item, in [-1, 1] (`metrics.item.item_tau`; ratings: mean Kendall)."""
     undecided: int = 0
@@ -108,6 +110,7 @@ def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str 
             metric_rows=metric_rows(doc) if doc else [],
             no_metric=no_metric_reason(doc or {}),
             breakdown=(doc or {}).get("breakdown", {}),
+            breakdown_n=(doc or {}).get("breakdown_n", {}),
             self_agreement=self_agreement_line((doc or {}).get("self_agreement")),
         )
         if dataset is not None:

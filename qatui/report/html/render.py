@@ -13,7 +13,7 @@ from qatui.report.html import plots
 from qatui.report.html.gather import PREFERENCES
 from qatui.report.html.items import item_card
 from qatui.report.html.markup import Markup, render_template
-from qatui.report.session_view import BREAKDOWN_KEYS, METRIC_ORDER, fmt
+from qatui.report.session_view import METRIC_ORDER, breakdown_rows, fmt
 from qatui.store.judge_versions import NOT_RECORDED
 from qatui.text import plural
 
@@ -31,13 +31,11 @@ def _judge_view(judge: JudgeContent) -> dict[str, Any]:
 
         header, rows = class_rows(judge.classes)
         view["classes"] = {"header": header, "rows": rows, "caption": caption(judge.classes)}
-    present = [k for k in BREAKDOWN_KEYS
-               if any(k in m for groups in judge.breakdown.values() for m in groups.values())]
-    if present:
-        rows = [[value, *(fmt(metrics.get(k)) for k in present)]
-                for per_value in judge.breakdown.values() for value, metrics in per_value.items()]
+    header, rows = breakdown_rows({"breakdown": judge.breakdown, "breakdown_n": judge.breakdown_n})
+    if len(header) > 2:
         groups = " and by ".join(by.replace("_", " ") for by in judge.breakdown)
-        view["breakdown"] = {"header": ["by", *present], "rows": rows, "caption": f"by {groups}"}
+        view["breakdown"] = {"header": header, "rows": rows,
+                             "caption": f"by {groups}; n: the units of the row's first figure (questions or labels)"}
     return view
 
 
