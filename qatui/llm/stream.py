@@ -41,9 +41,10 @@ def stream_consumer(ll: Any, model: str, *, purpose: str, call_id: str,
         built = ll.stream_chunk_builder(chunks, messages=messages)
         if built is None:  # no chunks at all
             raise _no_chunks(ll, model)
-        # OpenAI's protocol ends every answer with a finish_reason; LiteLLM's wrapper records whether one came. Other
-        # providers' streams end as LiteLLM reads their own protocols.
-        if (getattr(response, "custom_llm_provider", None) in OPENAI_STYLE
+        # OpenAI's protocol ends every answer with a finish_reason; LiteLLM's own wrapper records whether one came
+        # (a Router's fallback wrapper, reading another inside it, does not: a pool's stream is taken as LiteLLM
+        # builds it). Other providers' streams end as LiteLLM reads their own protocols.
+        if (type(response) is ll.CustomStreamWrapper and response.custom_llm_provider in OPENAI_STYLE
                 and getattr(response, "received_finish_reason", "") is None
                 and getattr(response, "intermittent_finish_reason", "") is None
                 and any(_carries_answer(chunk) for chunk in chunks)):
