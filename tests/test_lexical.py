@@ -63,6 +63,7 @@ async def test_judges_score_every_label_and_never_see_ids(judge_cls) -> None:
     ("ru", "Поваренная соль — это хлорид натрия.", "Соль — это хлорид натрия.", "Сахар сладкий."),
     ("ja", "食塩は塩化ナトリウムです。", "塩は塩化ナトリウムだ。", "砂糖は甘い。"),
     ("ko", "소금은 염화 나트륨입니다.", "소금은 염화 나트륨이다.", "설탕은 달다."),
+    ("th", "เกลือคือโซเดียมคลอไรด์", "เกลือเป็นโซเดียมคลอไรด์", "น้ำตาลหวาน"),
 ])
 def test_rouge_l_and_bleu_read_text_in_any_script(language, reference, near, far, tmp_path, capsys) -> None:
     """rouge-score's tokenizer keeps only a-z and 0-9: a Russian, Japanese or Korean answer scored ROUGE-L 0

@@ -172,6 +172,7 @@ def test_the_length_judge_prefers_the_longer_response_in_every_language_the_bias
         ("ja-1", "ja", "空は青い。", "空が青く見えるのは、光が散乱するからです。"),
         ("ja-2", "ja", "海は広くて深く、多くの生き物がすんでいます。", "海は広い。"),
         ("zh-1", "zh-CN", "天空是蓝色的。", "天空看起来是蓝色的，因为阳光被大气散射。"),
+        ("th-1", "th", "ท้องฟ้าสีฟ้า", "ท้องฟ้าดูเป็นสีฟ้าเพราะแสงกระเจิง"),
         ("en-1", "en", "Blue.", "The sky looks blue because air scatters blue light the most."),
     ]
     data = tmp_path / "langs.jsonl"
@@ -183,7 +184,7 @@ def test_the_length_judge_prefers_the_longer_response_in_every_language_the_bias
     out, err = capsys.readouterr()
     assert code == 0, err
     (row,) = json.loads(out)["rows"]
-    assert row["bias"]["pairs"] == 8  # every human label of the 4 pairs, none left out as 'equally long'
+    assert row["bias"]["pairs"] == 10  # every human label of the 5 pairs, none left out as 'equally long'
     assert row["bias"]["judge_longer"] == 1.0 and row["bias"]["judge_ties"] == 0
     assert row["bias"]["people_longer"] == 0.5  # one label of each pair chose the longer
 

@@ -2,14 +2,15 @@
 
 A response's length has one rule, here, for every figure that reads it (the length baseline's
 scores, the length-bias figure's "longer"): words for languages written with spaces, characters
-(whitespace left out) for Chinese, Japanese and Korean, which have no spaces between words.
+(whitespace left out) for Chinese, Japanese and Korean, and for Thai, Lao, Khmer and Burmese,
+which have no spaces between words.
 """
 
 from __future__ import annotations
 
 from typing import Literal, Protocol
 
-UNSPACED_LANGUAGES = ("zh", "ja", "ko")
+UNSPACED_LANGUAGES = ("zh", "ja", "ko", "th", "lo", "km", "my")
 """Languages counted in characters under `unit = "auto"`."""
 
 LengthUnit = Literal["words", "characters"]
@@ -40,14 +41,21 @@ def _is_han(ch: str) -> bool:
     return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf"
 
 
+_SOUTHEAST_ASIAN = (("th", "\u0e00", "\u0e7f"), ("lo", "\u0e80", "\u0eff"), ("km", "\u1780", "\u17ff"),
+                    ("my", "\u1000", "\u109f"))
+"""(code, first, last) of the scripts written without spaces between words that name their language: Thai, Lao,
+Khmer, Burmese."""
+
+
 def _is_latin(ch: str) -> bool:
     return ch < "\u0250" or "\u1e00" <= ch <= "\u1eff"
 
 
 def detect_language(text: str) -> str:
     """The language of untagged text, from its letters' scripts: 'ja' when a tenth of them are kana, 'ko' when a
-    fifth are Hangul, 'zh' when a fifth are CJK ideographs, `UNDETERMINED` when most are in another non-Latin
-    script, else 'en' (English, and any language written in Latin letters, which scripts cannot tell apart)."""
+    fifth are Hangul, 'zh' when a fifth are CJK ideographs, 'th', 'lo', 'km' or 'my' when a fifth are Thai, Lao,
+    Khmer or Burmese letters, `UNDETERMINED` when most are in another non-Latin script, else 'en' (English, and
+    any language written in Latin letters, which scripts cannot tell apart)."""
     letters = [ch for ch in text if ch.isalpha()]
     if not letters:
         return "en"
@@ -58,6 +66,9 @@ def detect_language(text: str) -> str:
         return "ko"
     if sum(map(_is_han, letters)) >= 0.2 * n:
         return "zh"
+    for code, first, last in _SOUTHEAST_ASIAN:
+        if sum(first <= ch <= last for ch in letters) >= 0.2 * n:
+            return code
     return "en" if sum(map(_is_latin, letters)) * 2 >= n else UNDETERMINED
 
 

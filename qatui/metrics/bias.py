@@ -6,7 +6,7 @@ one and how often the judge does (its tied groups, or its A / B / tie preference
 tie is a tie: it prefers neither, so it is not a preference for the longer one, and
 `judge_ties` counts those pairs so that the share can be shown beside the figure. Length is
 the length baseline's (`qatui.data.language.text_length`): words for languages written with
-spaces, characters (whitespace left out) for Chinese, Japanese and Korean, so the length judge
+spaces, characters (whitespace left out) for the others (`UNSPACED_LANGUAGES`), so the length judge
 prefers the longer response in every pair it is counted on.
 """
 

@@ -25,11 +25,12 @@ class LengthOptions(JudgeOptions):
     """Length baseline settings."""
 
     unit: Literal["auto", "words", "characters"] = "auto"
-    """auto: characters for Chinese, Japanese and Korean items, words otherwise."""
+    """auto: characters for items in a language written without spaces (`data.language.UNSPACED_LANGUAGES`),
+    words otherwise."""
 
 
 class LengthJudge(Judge):
-    """Always longer: score = length in words (characters for Chinese, Japanese, Korean); no model."""
+    """Always longer: score = length in words (characters for `UNSPACED_LANGUAGES`); no model."""
 
     name = "length"
     reproduces = ("calf:always-long",)

@@ -4,7 +4,7 @@ Each response is scored against every reference; the best reference counts (sacr
 takes all references at once, as BLEU defines; ROUGE-L keeps the maximum F-measure).
 The item's language (`qatui.data.language.item_language`) picks the tokenizers:
 - Chinese: jieba's words for ROUGE-L, sacrebleu's `zh` tokenizer for BLEU.
-- Japanese (no spaces between words): characters for both.
+- Japanese, Thai, Lao, Khmer and Burmese (no spaces between words): characters for both.
 - Any other language: words. ROUGE-L's are rouge-score's own (lowercased runs of letters
   and digits, Porter-stemmed for English) but read in any script: rouge-score's tokenizer
   keeps only a-z and 0-9, so it scored Russian or Korean text 0 and cut "café" to "caf".
@@ -37,7 +37,8 @@ def _bleu(language: str):
     """One sacrebleu BLEU scorer per language (building one costs more than scoring)."""
     from sacrebleu.metrics import BLEU
 
-    return BLEU(effective_order=True, tokenize={"zh": "zh", "ja": "char"}.get(language, "13a"))
+    return BLEU(effective_order=True, tokenize="zh" if language == "zh" else
+                "char" if language in CHARACTER_TOKENS else "13a")
 
 
 class _JiebaTokenizer:
@@ -51,8 +52,13 @@ class _JiebaTokenizer:
         return [w.lower() for w in jieba.lcut(text) if _WORDLIKE.search(w)]
 
 
+CHARACTER_TOKENS = ("ja", "th", "lo", "km", "my")
+"""Languages written without spaces between words, and without a word segmenter here (Chinese has jieba): their
+BLEU and ROUGE-L count characters."""
+
+
 class _CharacterTokenizer:
-    """rouge-score tokenizer for Japanese: each letter or digit a token (the text has no spaces between words)."""
+    """rouge-score tokenizer for `CHARACTER_TOKENS`: each letter or digit a token (no spaces between words)."""
 
     def tokenize(self, text: str) -> list[str]:
         """The letters and digits of `text`, lowercased, one token each."""
@@ -84,7 +90,7 @@ def _rouge(language: str):
     """One ROUGE-L scorer per language (rouge-score's default tokenizer keeps only a-z and 0-9)."""
     from rouge_score import rouge_scorer
 
-    tokenizer = {"zh": _JiebaTokenizer, "ja": _CharacterTokenizer}.get(language)
+    tokenizer = _JiebaTokenizer if language == "zh" else _CharacterTokenizer if language in CHARACTER_TOKENS else None
     return rouge_scorer.RougeScorer(["rougeL"], tokenizer=tokenizer() if tokenizer else
                                     _WordTokenizer(stem=language == "en"))
 
