@@ -354,9 +354,11 @@ def parse_config(text: str, source: str) -> Config:
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{source}: not valid TOML: {e}") from None
     except Refused as e:
-        line = f" (line {e.line})" if e.field and e.line else f" line {e.line}" if e.line else ""
-        raise ConfigError(f"{source}{line if not e.field else ''}: " + (f"key '{e.field}'{line}: " if e.field else "")
-                          + e.reason) from None
+        if e.field:  # named as a value the schema refuses is: the file, then the key (and its line)
+            where = f"{source}: key '{e.field}'" + (f" (line {e.line})" if e.line else "")
+        else:
+            where = f"{source} line {e.line}" if e.line else source
+        raise ConfigError(f"{where}: {e.reason}") from None
     try:
         config = Config.model_validate(data)
     except ValidationError as e:

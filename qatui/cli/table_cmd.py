@@ -15,8 +15,6 @@ from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED, EXIT_STOPPED
 from qatui.errors import JudgeError
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from qatui.config import Config
     from qatui.data.model import Dataset
     from qatui.judges.base import Judge
@@ -83,9 +81,8 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     from qatui.data.leaks import without_leaks
     from qatui.report.gold import parse_gold, with_gold
     from qatui.report.leak_figures import leak_note
-    from qatui.report.table import find_reusable, gold_kind
-
     from qatui.report.output_file import check_output
+    from qatui.report.table import find_reusable, gold_kind
 
     check_batch_retry(args.batch, args.batch_retry)
     if args.output:
@@ -205,7 +202,7 @@ def _baseline_index(wanted: str | None, rows: list[dict]) -> int:
 def _write(args: argparse.Namespace, table: dict) -> None:
     """The table as JSON, Markdown, CSV, LaTeX or a terminal table, to stdout or -o FILE."""
     from qatui.report.strict_json import strict_dumps
-    from qatui.report.table import to_csv, to_latex, to_markdown
+    from qatui.report.table import print_terminal, to_csv, to_latex, to_markdown
 
     if args.json or args.to != "text":
         text = strict_dumps(table) + "\n" if args.json else {"md": to_markdown, "csv": to_csv, "latex": to_latex}[args.to](table)
@@ -225,14 +222,8 @@ def _write(args: argparse.Namespace, table: dict) -> None:
         with open(args.output, "w", encoding="utf-8") as file:
             console = Console(file=file, width=200, highlight=False, emoji=False)
             console.push_render_hook(PlainText())
-            _print_text(console, table)
+            print_terminal(console, table)
         make_console(stderr=True).print(f"wrote {args.output}", markup=False)
     else:
-        _print_text(make_console(), table)
+        print_terminal(make_console(), table)
 
-
-def _print_text(console: Console, table: dict) -> None:
-    """The table as terminal tables that fit `console`'s width, then its caption (`report.table.print_terminal`)."""
-    from qatui.report.table import print_terminal
-
-    print_terminal(console, table)

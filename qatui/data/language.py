@@ -26,7 +26,7 @@ class HasLanguage(Protocol):
 
 UNDETERMINED = "und"
 """BCP 47's code for a language not determined: what `detect_language` says of text mostly in a script other than
-Latin and the three above (Cyrillic, Arabic, Devanagari, ...). Not English: no English-only model reads it."""
+Latin and those it names (Cyrillic, Arabic, Devanagari, ...). Not English: no English-only model reads it."""
 
 
 def _is_kana(ch: str) -> bool:

@@ -44,12 +44,12 @@ def stream_consumer(ll: Any, model: str, *, purpose: str, call_id: str,
         # OpenAI's protocol ends every answer with a finish_reason; LiteLLM's own wrapper records whether one came
         # (a Router's fallback wrapper, reading another inside it, does not: a pool's stream is taken as LiteLLM
         # builds it). Other providers' streams end as LiteLLM reads their own protocols.
-        if (type(response) is ll.CustomStreamWrapper and response.custom_llm_provider in OPENAI_STYLE
+        answered = any(_carries_answer(chunk) for chunk in chunks)
+        if (answered and type(response) is ll.CustomStreamWrapper and response.custom_llm_provider in OPENAI_STYLE
                 and getattr(response, "received_finish_reason", "") is None
-                and getattr(response, "intermittent_finish_reason", "") is None
-                and any(_carries_answer(chunk) for chunk in chunks)):
+                and getattr(response, "intermittent_finish_reason", "") is None):
             raise _unfinished(ll, model)
-        if not any(_carries_answer(chunk) for chunk in chunks):
+        if not answered:
             built.choices = []  # LiteLLM made up an empty "stop" choice: say there was none
         return built
 

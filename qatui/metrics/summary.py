@@ -261,18 +261,19 @@ def summarize(
                 intervals[key] = interval
     classes = preference_classes(scored, seed=seed, ci=ci) or {}
     kappas, intervals = classes.pop("metrics", {}), intervals | {k: tuple(v) for k, v in classes.pop("ci", {}).items()}
-    by_group = {by: {name: _estimates(group, convention) for name, group in members.items()}
-                for by, members in _groups(scored).items()}
-    breakdown = {by: {name: metrics for name, found in groups.items() if (metrics := _values(found))}
-                 for by, groups in by_group.items()}
-    breakdown_n = {by: {name: {key: e.n for key, e in found.items()} for name, found in groups.items()
-                        if _values(found)} for by, groups in by_group.items()}
+    breakdown: dict[str, dict[str, dict[str, float]]] = {}
+    breakdown_n: dict[str, dict[str, dict[str, int]]] = {}
+    for by, members in _groups(scored).items():
+        for name, group in members.items():
+            if metrics := _values(found := _estimates(group, convention)):
+                breakdown.setdefault(by, {})[name] = metrics
+                breakdown_n.setdefault(by, {})[name] = {key: e.n for key, e in found.items()}
     return JudgeMetrics(
         metrics=_values(estimates) | kappas,
         ci=intervals,
         n={key: estimate.n for key, estimate in estimates.items()} | dict.fromkeys(kappas, classes.get("n", 0)),
-        breakdown={by: groups for by, groups in breakdown.items() if groups},
-        breakdown_n={by: groups for by, groups in breakdown_n.items() if groups},
+        breakdown=breakdown,
+        breakdown_n=breakdown_n,
         no_decision={key: estimate.undecided for key, estimate in estimates.items() if estimate.undecided is not None},
         classes=classes,
     )

@@ -90,9 +90,13 @@ def _rouge(language: str):
     """One ROUGE-L scorer per language (rouge-score's default tokenizer keeps only a-z and 0-9)."""
     from rouge_score import rouge_scorer
 
-    tokenizer = _JiebaTokenizer if language == "zh" else _CharacterTokenizer if language in CHARACTER_TOKENS else None
-    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=tokenizer() if tokenizer else
-                                    _WordTokenizer(stem=language == "en"))
+    if language == "zh":
+        tokenizer: object = _JiebaTokenizer()
+    elif language in CHARACTER_TOKENS:
+        tokenizer = _CharacterTokenizer()
+    else:
+        tokenizer = _WordTokenizer(stem=language == "en")
+    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=tokenizer)
 
 
 def bleu_score(response: str, references: list[str], language: str) -> float:
