@@ -179,6 +179,43 @@ def test_when_every_deployment_fails_qatui_backs_off_then_fails_naming_each(serv
     assert KEYS["POOL_KEY_A"] not in message and KEYS["POOL_KEY_B"] not in message
 
 
+DRAFT = "The better answer is [[A]], although on reflection B is more complete, so [[B]]."
+
+
+def test_a_pool_s_stream_that_ends_mid_answer_is_never_an_answer(servers, tmp_path) -> None:
+    """A pool's stream is read through the Router's own wrapper, which records no finish_reason: one that ended in
+    order half-way (no finish_reason, no [DONE]) was taken whole, its draft "[[A]]" the verdict. It is asked again,
+    and fails when every try ends so; a whole stream from the pool is still the answer."""
+    a, b = servers
+    config = parse_config(pool_toml(tmp_path, ("a", a.base_url, "POOL_KEY_A"), ("b", b.base_url, "POOL_KEY_B"),
+                                    extra="max_attempts = 3\n").read_text(), "c.toml")
+    client = make_client("pool", config)
+
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    client.backbone.sleep = no_wait
+
+    async def ask(question: str) -> str | LLMCallError:
+        EVENT_SINK.set(lambda event: None)
+        try:
+            return (await client.complete([{"role": "user", "content": question}], purpose="test", stream=True)).text
+        except LLMCallError as e:
+            return e
+
+    for server in servers:
+        server.script(lambda body: DRAFT, faults=lambda index, body: "end-mid-stream")
+    failed = asyncio.run(ask("Which is better?"))
+    assert isinstance(failed, LLMCallError) and "the stream ended before its answer finished" in str(failed), failed
+    assert "connection failed at pool/" in str(failed) and a.n_requests + b.n_requests == 3
+    for server in servers:
+        server.script(lambda body: DRAFT, faults=["end-mid-stream"])  # each deployment's first answer only: 3 tries do
+    assert asyncio.run(ask("Which is better, again?")) == DRAFT
+    for server in servers:
+        server.script(lambda body: DRAFT)
+    assert asyncio.run(ask("And a third time?")) == DRAFT
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -41,13 +41,8 @@ def stream_consumer(ll: Any, model: str, *, purpose: str, call_id: str,
         built = ll.stream_chunk_builder(chunks, messages=messages)
         if built is None:  # no chunks at all
             raise _no_chunks(ll, model)
-        # OpenAI's protocol ends every answer with a finish_reason; LiteLLM's own wrapper records whether one came
-        # (a Router's fallback wrapper, reading another inside it, does not: a pool's stream is taken as LiteLLM
-        # builds it). Other providers' streams end as LiteLLM reads their own protocols.
         answered = any(_carries_answer(chunk) for chunk in chunks)
-        if (answered and type(response) is ll.CustomStreamWrapper and response.custom_llm_provider in OPENAI_STYLE
-                and getattr(response, "received_finish_reason", "") is None
-                and getattr(response, "intermittent_finish_reason", "") is None):
+        if answered and not _provider_finished(ll, response):
             raise _unfinished(ll, model)
         if not answered:
             built.choices = []  # LiteLLM made up an empty "stop" choice: say there was none
@@ -58,14 +53,44 @@ def stream_consumer(ll: Any, model: str, *, purpose: str, call_id: str,
 
 def _no_chunks(ll: Any, model: str) -> BaseException:
     """The error of a stream that ended without any chunk: a connection failure (retried)."""
-    return ll.APIConnectionError(message="the stream ended without any chunk", model=model,
-                                 llm_provider=model.split("/", 1)[0])
+    return _dropped(ll, model, "the stream ended without any chunk")
 
 
 def _unfinished(ll: Any, model: str) -> BaseException:
     """The error of a stream that ended mid-answer with no finish_reason and no `[DONE]`: a connection failure."""
-    return ll.APIConnectionError(message="the stream ended before its answer finished (no finish_reason, no [DONE]): "
-                                         "what came is a draft", model=model, llm_provider=model.split("/", 1)[0])
+    return _dropped(ll, model, "the stream ended before its answer finished (no finish_reason, no [DONE]): what came "
+                               "is a draft")
+
+
+def _dropped(ll: Any, model: str, what: str) -> BaseException:
+    """LiteLLM's connection error saying `what`, caused by a `ConnectionError`: the chain names the fault a dropped
+    connection (`llm.faults.wire_fault`), as a pool's hops and the retry messages read it."""
+    error = ll.APIConnectionError(message=what, model=model, llm_provider=model.split("/", 1)[0])
+    error.__cause__ = ConnectionError(what)
+    return error
+
+
+def _provider_finished(ll: Any, response: Any) -> bool:
+    """Whether an OpenAI-style stream read through LiteLLM ended with the provider's own finish_reason.
+
+    OpenAI's protocol ends every answer with one. LiteLLM's wrapper yields a made-up "stop" when none came, but
+    keeps in its `chunks` the final chunk only when the provider sent one. A pool's stream is a Router's subclass
+    of that wrapper sharing its first deployment's `chunks`; when the Router moved the stream to another
+    deployment mid-way (`fallback_headers_adopted`), the chunks that served are not readable, so its end is not
+    known and it is taken as unfinished (asked again). Other providers' streams end as LiteLLM reads their own
+    protocols.
+    """
+    if not isinstance(response, ll.CustomStreamWrapper) or response.custom_llm_provider not in OPENAI_STYLE:
+        return True
+    if getattr(response, "fallback_headers_adopted", False):
+        return False
+    return any(_finish_reason(chunk) for chunk in getattr(response, "chunks", None) or ())
+
+
+def _finish_reason(chunk: Any) -> str | None:
+    """A chunk's first choice's finish_reason, if it has one."""
+    choices = getattr(chunk, "choices", None)
+    return getattr(choices[0], "finish_reason", None) if choices else None
 
 
 def _carries_answer(chunk: Any) -> bool:
