@@ -220,3 +220,57 @@ def test_sessions_compare_prints_the_table_whole_at_80_columns(tmp_path) -> None
     assert len(CI.findall(text)) == text.count("[") >= 2 * 4  # both rows' four figures with whole CIs, the Δ's too
     for label in ("A rouge-l", "B bleu"):
         assert any(line.startswith(label + " ") and CI.search(line) for line in section)
+
+
+ITEMS_BY_SCRIPT = {
+    "english": ("What metal is liquid at room temperature?", "Mercury is the metal that is liquid at room temperature.",
+                ["Mercury is liquid at room temperature.", "Iron is liquid when hot.", "Mercury, a metal."], None),
+    "russian": ("Какой металл жидкий при комнатной температуре?", "Ртуть жидкая при комнатной температуре.",
+                ["Ртуть жидкая при комнатной температуре.", "Железо жидкое, когда горячее.", "Ртуть, металл."], None),
+    "zh-CN": ("哪种金属在室温下是液体？", "汞在室温下是液体。", ["汞在室温下是液体。", "铁在高温下是液体。", "汞是金属。"], "zh-CN"),
+}
+
+
+def _script_dataset(tmp_path: Path, script: str) -> Path:
+    """Four ranked three-answer items in one script (untagged, or tagged as the table says)."""
+    question, reference, answers, tag = ITEMS_BY_SCRIPT[script]
+    path = tmp_path / f"{script}.jsonl"
+    path.write_text("".join(json.dumps({
+        "id": f"{script}-{i}", "question": f"{question} ({i})", "references": [reference],
+        "candidates": {f"r{k}": answer for k, answer in enumerate(answers)}, **({"language": tag} if tag else {}),
+        "gold": {"kind": "ranking", "tiers": [["r0"], ["r2"], ["r1"]]}}, ensure_ascii=False) + "\n" for i in range(4)),
+        encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("script", "reused_when_unrecorded"), [("english", True), ("russian", False),
+                                                                   ("zh-CN", False)])
+def test_a_session_is_reused_only_when_its_items_languages_were_read_alike(tmp_path, capsys, script,
+                                                                            reused_when_unrecorded) -> None:
+    """A session records how its items' languages were read. One stored before that (no record) judged untagged
+    Russian as English (rouge-score's a-z tokens: every answer 0) and a "zh-CN" item down the English path: the
+    table judges such items again, and reuses an English set's session, which today's rules judge alike; a
+    recorded reading that differs from today's is never reused."""
+    data = _script_dataset(tmp_path, script)
+    store = SessionStore(tmp_path / "s")
+
+    def row() -> dict:
+        code = main(["table", str(data), "--sessions-dir", str(tmp_path / "s"), "--judge", "rouge-l", "--json"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        return json.loads(out)["rows"][0]
+
+    assert row()["reused"] is False and row()["reused"] is True  # recorded today: reused
+    (first,) = sessions(tmp_path)
+    session = store.open(first)
+    recorded = session.meta["dataset"]["languages"]
+    assert sum(recorded["counts"].values()) == 4
+    session.update_meta(dataset={k: v for k, v in session.meta["dataset"].items() if k != "languages"})
+    session.close()
+    assert row()["reused"] is reused_when_unrecorded
+    assert len(sessions(tmp_path)) == (1 if reused_when_unrecorded else 2)
+    for meta in SessionStore(tmp_path / "s").list():  # every session now records a reading unlike today's
+        other = SessionStore(tmp_path / "s").open(meta["id"])
+        other.update_meta(dataset={**other.meta["dataset"], "languages": {**recorded, "digest": "0" * 16}})
+        other.close()
+    assert row()["reused"] is False

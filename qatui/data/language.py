@@ -8,7 +8,10 @@ which have no spaces between words.
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+import hashlib
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any, Literal, Protocol
 
 UNSPACED_LANGUAGES = ("zh", "ja", "ko", "th", "lo", "km", "my")
 """Languages counted in characters under `unit = "auto"`."""
@@ -87,6 +90,25 @@ def item_language(item: HasLanguage) -> str:
     if item.language and (code := language_code(item.language)):
         return code
     return detect_language(item.question + " " + " ".join(item.references[:1]))
+
+
+class HasIdAndLanguage(HasLanguage, Protocol):
+    """An item as `language_reading` reads it: its language's fields and its id."""
+
+    id: str
+
+
+def language_reading(items: Iterable[HasIdAndLanguage]) -> dict[str, Any]:
+    """How the items' languages were read, as a session records it: the count per language code, and a digest of
+    every (id, language) pair.
+
+    Every rule keyed by language follows this reading, so two runs of one judge on the same items gave their
+    verdicts under the same rules only if they read the items' languages alike: a session judged before a
+    change of `item_language` (a tag's region, a script newly told apart) is not reused for a table's row
+    (`report.table.find_reusable`), where its figures would be taken as today's."""
+    pairs = [(item.id, item_language(item)) for item in items]
+    digest = hashlib.sha256("\n".join(f"{i}\t{code}" for i, code in pairs).encode("utf-8")).hexdigest()[:16]
+    return {"counts": dict(sorted(Counter(code for _, code in pairs).items())), "digest": digest}
 
 
 def length_unit(language: str, unit: str = "auto") -> LengthUnit:

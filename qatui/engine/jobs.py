@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from qatui import __version__
+from qatui.data.language import language_reading
 from qatui.errors import ConfigError, DatasetError, JudgeError, SessionError
 from qatui.engine.backbones import (
     check_batchable,
@@ -239,6 +240,7 @@ def start_run(
             "n_items": len(subset.items),
             "limit": limit,
             **({"item_ids": list(item_ids)} if item_ids is not None else {}),
+            "languages": language_reading(subset.items),
         },
         "seed": seed,
         "concurrency": concurrency,

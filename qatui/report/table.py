@@ -11,11 +11,13 @@ content, judge, options, judge version, models and items is reused; otherwise th
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from qatui.data.language import item_language, language_reading
 from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
 from qatui.metrics.summary import TABLE_KEYS
 from qatui.report.versions import different_versions
@@ -61,17 +63,22 @@ def run_signature(judge: Judge, resources: Resources) -> dict[str, Any]:
 
 
 def find_reusable(store: SessionStore, dataset: Dataset, judge: Judge, resources: Resources) -> Session | None:
-    """The newest finished session that judged exactly these items with this judge, options and models.
+    """The newest finished session that judged exactly these items with this judge, options and models, their
+    languages read alike (`data.language.language_reading`).
 
     Finished: not running, and every item of the judge is scored, failed or not applicable.
     """
     wanted = run_signature(judge, resources)
+    reading = language_reading(dataset.items)
+    alike_before = functools.cache(lambda: _read_alike_before(dataset))
     for meta in store.list():  # newest first
         ds = meta.get("dataset") or {}
         if meta.get("status") in ("running", "interrupted", "damaged") or ds.get("content_hash") != dataset.content_hash:
             continue
         if ds.get("n_items") != len(dataset.items) or judge.name not in (meta.get("judges") or {}):
             continue
+        if not (ds["languages"] == reading if "languages" in ds else alike_before()):
+            continue  # its items' languages were read otherwise: their prompts, models and tokenizers may differ
         models = meta.get("models") or {}
         entry = meta["judges"][judge.name]
         if entry_options(entry) != wanted["options"] or entry_version(entry) != judge.version:
@@ -88,6 +95,29 @@ def find_reusable(store: SessionStore, dataset: Dataset, judge: Judge, resources
         if accounted == len(dataset.items):
             return store.open(meta["id"])
     return None
+
+
+def _read_alike_before(dataset: Dataset) -> bool:
+    """Whether a session stored before the language reading was recorded judged `dataset` under today's rules.
+
+    Until then a tag was taken verbatim ("zh-CN" went down the English path) and untagged text was Chinese when a
+    fifth of its letters were CJK ideographs, else English; and an item in any language but English and Chinese
+    met English-only models and a-z tokens. Such a session is reused only when every item read then as it reads
+    now, in English or Chinese.
+    """
+    for item in dataset.items:
+        now = item_language(item)
+        if now not in ("en", "zh"):
+            return False
+        if item.language:
+            then = item.language
+        else:
+            letters = [ch for ch in item.question + " " + " ".join(item.references[:1]) if ch.isalpha()]
+            han = sum(1 for ch in letters if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
+            then = "zh" if letters and han / len(letters) >= 0.2 else "en"
+        if then != now:
+            return False
+    return True
 
 
 def find_imported(store: SessionStore, dataset: Dataset, name: str) -> Session | None:

@@ -151,3 +151,6 @@ class RougeLJudge(_LexicalJudge):
     reproduces = ("calf:rouge-l",)
     summary = "ROUGE-L F-measure against the best reference (rouge-score, jieba for Chinese); no LLM"
     metric = staticmethod(rouge_l_score)
+    revision = 2
+    """2 (2026-11-28): words are read in any script (`_WordTokenizer`), where rouge-score kept only a-z and 0-9, so
+    an English answer with an accented letter ("café") scores otherwise than under revision 1."""
