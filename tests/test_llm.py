@@ -503,6 +503,23 @@ def test_a_repair_never_decides_where_a_quote_ends(text):
         parse_output(text, PairChoice)
 
 
+@pytest.mark.parametrize("text", [
+    '{"rationale": "x", "choice": "A", "choice": "B"}',  # JSON as it stands: Python's reader keeps the last
+    'My verdict: {"rationale": "x", "choice": "A", "choice": "B"} as above',  # a span inside prose
+    '{"rationale": "x", "choice": "B", "choice": "A",}',  # repaired: each key is held apart, then met again
+    '{"rationale": "x", "choice": "tie", "rationale": "y", "choice": "A"}',
+])
+def test_an_answer_giving_one_key_two_values_is_never_read_as_either(text):
+    """`{"choice": "A", "choice": "B"}` is two verdicts: JSON readers keep the last one without a sign; qatui reads
+    neither and re-asks. The same key with the same value twice is one answer."""
+    from qatui.judges.pairwise.judge import PairChoice
+
+    with pytest.raises(ParseError) as info:
+        parse_output(text, PairChoice)
+    assert text.startswith("My") or text.endswith(",}") or "two different values" in info.value.reason
+    assert parse_output('{"rationale": "x", "choice": "A", "choice": "A"}', PairChoice).choice == "A"
+
+
 def test_a_repair_that_drops_a_comment_is_refused():
     """A // comment is text json-repair drops; qatui takes a repair only when it dropped no word, so it re-asks."""
     with pytest.raises(ParseError):

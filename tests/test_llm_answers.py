@@ -352,3 +352,24 @@ async def test_a_text_that_is_no_verdict_may_be_kept_cut_off_but_never_a_cut_tho
     with pytest.raises(LLMCallError, match="cut off at max_tokens \\(1024\\) while thinking"):
         await client.complete([{"role": "user", "content": "Write the steps."}], purpose="steps", cut_text_ok=True,
                               stream=False)
+
+
+async def test_a_verdict_giving_its_choice_twice_is_asked_again_and_never_read(llm_server, tmp_path,
+                                                                              monkeypatch) -> None:
+    """Over HTTP, a pairwise answer `{"choice": "A", "choice": "B"}` was read as B (JSON keeps the last value). The
+    client re-asks once, telling the model why; the answer it then gives is the verdict, and a second such answer
+    fails the call, never scored."""
+    from qatui.judges.pairwise.judge import PairChoice
+    from qatui.llm.errors import ParseError
+
+    twice = '{"rationale": "Both state the fact.", "choice": "A", "choice": "B"}'
+    answers = iter([twice, '{"rationale": "A states the fact.", "choice": "A"}'])
+    llm_server.script(lambda body: next(answers))
+    client = _client(llm_server, tmp_path, monkeypatch)
+    EVENT_SINK.set(lambda event: None)
+    result = await client.complete(ASK, purpose="test", schema=PairChoice)
+    assert result.data.choice == "A" and len(llm_server.requests) == 2
+    assert "two different values" in json.dumps(llm_server.requests[1]["messages"])  # why it was asked again
+    llm_server.script(lambda body: twice)
+    with pytest.raises(ParseError, match="the key 'choice' two different values"):
+        await client.complete([{"role": "user", "content": "And this pair?"}], purpose="test", schema=PairChoice)

@@ -49,10 +49,29 @@ _LITERALS = frozenset({"true", "false", "null", "True", "False", "None"})
 _DOUBLE_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 
 
+class _TwoValuesForOneKey(ValueError):
+    """An object that gives one key two different values: `{"choice": "A", "choice": "B"}` is two answers, and
+    Python's reader would keep the last one silently."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the answer gives the key {key!r} two different values: which one it means cannot be told")
+
+
+def _one_value_per_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's pairs as a dict; a key given twice is taken only when both values are the same."""
+    value: dict[str, Any] = {}
+    for key, item in pairs:
+        if key in value and value[key] != item:
+            raise _TwoValuesForOneKey(key)
+        value[key] = item
+    return value
+
+
 def _loads(text: str) -> Any:
-    """`json.loads`, lenient on raw newlines in strings; nesting too deep for Python's reader is no JSON (ValueError)."""
-    try:
-        return json.loads(text, strict=False)  # strict=False: raw newlines inside strings are fine
+    """`json.loads`, lenient on raw newlines in strings; nesting too deep for Python's reader is no JSON, and an
+    object giving one key two values is none either (ValueError)."""
+    try:  # strict=False: raw newlines inside strings are fine
+        return json.loads(text, strict=False, object_pairs_hook=_one_value_per_key)
     except RecursionError:
         raise ValueError("nested too deep") from None
 
@@ -172,7 +191,7 @@ def _hold_strings(piece: str) -> tuple[str, dict[str, str]]:
 def _restore(value: Any, held: dict[str, str], used: list[str], words: Counter[str]) -> Any:
     """`value` with each marker string put back, counting the words of the strings json-repair made in `words`.
 
-    A marker merged into other text raises `_Unrepairable`.
+    A marker merged into other text raises `_Unrepairable`; an object giving one key two values, `ValueError`.
     """
     if isinstance(value, str):
         if value in held:
@@ -182,8 +201,9 @@ def _restore(value: Any, held: dict[str, str], used: list[str], words: Counter[s
             raise _Unrepairable
         words.update(_WORD.findall(value))
         return value
-    if isinstance(value, dict):
-        return {_restore(k, held, used, words): _restore(v, held, used, words) for k, v in value.items()}
+    if isinstance(value, dict):  # each key was held apart: two of one name meet again only here
+        return _one_value_per_key([(_restore(k, held, used, words), _restore(v, held, used, words))
+                                   for k, v in value.items()])
     if isinstance(value, list):
         return [_restore(v, held, used, words) for v in value]
     return value
@@ -359,6 +379,8 @@ def parse_output(text: str, schema: type[BaseModel] | dict[str, Any]) -> Any:
     """
     try:
         whole = _loads(text.strip())
+    except _TwoValuesForOneKey as e:
+        raise ParseError(f"{e}; answer was {snippet(text)}", text=text, reason=str(e)) from None
     except ValueError:
         pass
     else:  # the usual answer, one JSON value and nothing else: no need to look for spans inside it
