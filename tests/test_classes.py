@@ -335,3 +335,16 @@ def test_the_report_draws_the_summarys_confusion_matrix_and_per_class_table(pair
     assert "recall (95% CI)" in html and "8 labels on 7 items" in html
     assert '<td>kappa</td><td class="num">0.400</td>' in html
     assert "confusion matrices of A, B and tie" in html
+
+
+def test_a_class_every_item_got_right_has_the_exact_interval_over_its_items_never_a_point() -> None:
+    """Every resample of 6 items whose A labels the judge all called A gives recall 1: the percentile bootstrap said
+    [1.000, 1.000]. The interval is Clopper and Pearson's for 6 of 6, over the items holding an A label (people's
+    for recall, the judge's for precision), whatever their number of labels."""
+    units = [[("A", "A"), ("A", "A")] for _ in range(4)] + [[("A", "A")], [("A", "A"), ("B", "tie")]]
+    found = class_agreement(units, PREFERENCE_CLASSES, ordinal=True)
+    a = found["per_class"]["A"]
+    assert a["recall"] == 1.0 and a["precision"] == 1.0
+    assert a["recall_ci"] == pytest.approx([0.025 ** (1 / 6), 1.0]) and a["precision_ci"] == a["recall_ci"]
+    assert found["per_class"]["B"]["recall"] == 0.0  # the one B label, on one item: no interval of one unit
+    assert found["per_class"]["B"]["recall_ci"] is None

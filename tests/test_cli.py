@@ -247,3 +247,23 @@ def test_each_group_of_the_breakdown_says_how_many_units_its_figures_hold(tmp_pa
     for group, n in {**questions, **labels}.items():  # the text's row of each group ends with its n
         assert any(line.split()[:1] == [group] and line.split()[-1] == str(n) for line in text.splitlines()), group
     assert "n: the units of the row's first figure" in text
+
+
+def test_a_judge_right_on_every_item_gets_an_interval_six_items_can_give(tmp_path, capsys) -> None:
+    """`qatui run` of the length judge on 6 pairs where people and the judge all prefer the longer answer: every
+    bootstrap resample is 6 of 6, and the interval printed was [1.000, 1.000]. It is Clopper and Pearson's exact
+    interval of 6 successes in 6 trials, [(0.025)^(1/6), 1], for accuracy and for the recall and precision of A,
+    in the JSON and on the screen."""
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({
+        "id": f"q{i}", "question": f"What is {i} doubled?", "references": [f"{2 * i}"],
+        "candidates": {"a": f"The answer is {2 * i}, because doubling {i} gives it.", "b": f"{2 * i + 1}"},
+        "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n" for i in range(6)), encoding="utf-8")
+    code = main(["--sessions-dir", str(tmp_path / "s"), "run", str(data), "--judge", "length", "--json"])
+    doc = json.loads(capsys.readouterr().out)["judges"]["length"]
+    exact = [pytest.approx(0.025 ** (1 / 6)), 1.0]
+    assert code == 0 and doc["metrics"]["accuracy"] == 1.0 and doc["ci"]["accuracy"] == exact
+    assert doc["classes"]["per_class"]["A"]["recall_ci"] == exact
+    code = main(["--sessions-dir", str(tmp_path / "s"), "sessions", "show", SessionStore(tmp_path / "s").list()[0]["id"]])
+    out = capsys.readouterr().out
+    assert code == 0 and "[0.541, 1.000]" in out and "[1.000, 1.000]" not in out

@@ -3,6 +3,11 @@
 Values come as rows = resampled units and columns = groups (e.g. rating dimensions), NaN
 where a unit has no value for a group. The statistic is the mean over groups of each
 group's mean over its units, which for one column is the plain mean.
+
+When every unit gives the same value, every resample repeats it: a percentile bootstrap would
+say [1.000, 1.000] of 6 items all judged right, a certainty 6 items cannot give. So a proportion
+every unit gave at 0 or 1 (an accuracy, a recall) gets Clopper-Pearson's exact interval over its
+units (`unanimous_interval`: 6 of 6 is [0.541, 1]), and any other statistic no interval at all.
 """
 
 from __future__ import annotations
@@ -69,14 +74,27 @@ def grouped_mean(values: ArrayLike) -> float:
     return float(_grouped_mean(unit_table(values)))
 
 
+def unanimous_interval(value: float, units: int, *, confidence: float = 0.95) -> tuple[float, float] | None:
+    """The CI of a proportion that each of `units` units gave alike: Clopper-Pearson's exact interval of 0 or
+    `units` successes in `units` trials when `value` is 0 or 1 (each unit one trial, the fewest the data allow);
+    None for any other value, whose spread the units do not show."""
+    if units < 2 or value not in (0.0, 1.0):
+        return None
+    from scipy.stats import binomtest
+
+    interval = binomtest(int(value) * units, units).proportion_ci(confidence, method="exact")
+    return (float(interval.low), float(interval.high))
+
+
 def mean_ci(values: ArrayLike, *, seed: int = 0, confidence: float = 0.95) -> tuple[float, float] | None:
-    """Percentile bootstrap CI of `grouped_mean` over rows; None below 2 rows, (m, m) if all equal."""
+    """Percentile bootstrap CI of `grouped_mean` over rows; None below 2 rows, and None when every value is the same
+    (no spread to resample; a mean need not be a proportion, so `unanimous_interval` is not assumed)."""
     table = unit_table(values)
     if len(table) < 2:
         return None
     finite = table[~np.isnan(table)]
     if np.all(finite == finite[0]):
-        return (float(finite[0]), float(finite[0]))
+        return None
     return percentile_ci(table, _grouped_mean, seed=seed, confidence=confidence)
 
 
@@ -85,7 +103,7 @@ def ratio_ci(rows: ArrayLike, *, seed: int = 0, confidence: float = 0.95) -> tup
 
     Each row is one unit (an item) as (numerator, denominator), e.g. (labels the judge agreed
     with, labels): an item with three human labels is resampled as one, never label by label.
-    None below 2 rows.
+    None below 2 rows; when every row gives the same ratio, `unanimous_interval`.
     """
     table = np.asarray(rows, dtype=float).reshape(-1, 2)
     table = table[table[:, 1] > 0]
@@ -93,7 +111,7 @@ def ratio_ci(rows: ArrayLike, *, seed: int = 0, confidence: float = 0.95) -> tup
         return None
     ratios = table[:, 0] / table[:, 1]
     if np.all(ratios == ratios[0]):
-        return (float(ratios[0]), float(ratios[0]))
+        return unanimous_interval(float(ratios[0]), len(table), confidence=confidence)
     return percentile_ci(table, lambda chosen: chosen[..., 0].sum(axis=-1) / chosen[..., 1].sum(axis=-1),
                          seed=seed, confidence=confidence)
 
@@ -111,15 +129,19 @@ def defined_ci(table: np.ndarray, statistic: Callable[[np.ndarray], float], *, s
     return defined_interval(values, confidence=confidence, min_defined=min_defined)
 
 
-def defined_interval(values: np.ndarray, *, confidence: float = 0.95,
-                     min_defined: float = 0.95) -> tuple[float, float] | None:
+def defined_interval(values: np.ndarray, *, confidence: float = 0.95, min_defined: float = 0.95,
+                     units: int | None = None) -> tuple[float, float] | None:
     """The percentile interval of a statistic's resampled `values`, NaN (undefined) ones left out.
 
-    None when more than 1 - `min_defined` of them are undefined (see `defined_ci`).
+    None when more than 1 - `min_defined` of them are undefined (see `defined_ci`). When every resample gave
+    the same value, `unanimous_interval` over `units` (the units the statistic is a proportion of; None
+    when it is no proportion).
     """
     defined = values[np.isfinite(values)]
     if len(defined) < min_defined * len(values) or not len(defined):
         return None
+    if np.all(defined == defined[0]):
+        return unanimous_interval(float(defined[0]), units, confidence=confidence) if units is not None else None
     tail = (1 - confidence) / 2 * 100
     return float(np.percentile(defined, tail)), float(np.percentile(defined, 100 - tail))
 

@@ -133,10 +133,11 @@ def _intervals(out: dict[str, Any], per_item: np.ndarray, seed: int) -> None:
     hits = resampled[:, np.arange(k), np.arange(k)]
     with np.errstate(divide="ignore", invalid="ignore"):
         rates = {"recall": hits / resampled.sum(axis=2), "precision": hits / resampled.sum(axis=1)}
-    for i, label in enumerate(out["classes"]):
+    units = {"recall": (per_item.sum(axis=2) > 0).sum(axis=0), "precision": (per_item.sum(axis=1) > 0).sum(axis=0)}
+    for i, label in enumerate(out["classes"]):  # units: the items holding a label of the class (people's; the judge's)
         for name, values in rates.items():
             if out["per_class"][label][name] is not None:
-                interval = defined_interval(values[:, i])
+                interval = defined_interval(values[:, i], units=int(units[name][i]))
                 out["per_class"][label][f"{name}_ci"] = list(interval) if interval else None
 
 
