@@ -274,3 +274,20 @@ def test_a_session_is_reused_only_when_its_items_languages_were_read_alike(tmp_p
         other.update_meta(dataset={**other.meta["dataset"], "languages": {**recorded, "digest": "0" * 16}})
         other.close()
     assert row()["reused"] is False
+
+
+def test_two_judges_alike_on_every_item_get_no_interval_for_their_difference(tmp_path, capsys) -> None:
+    """Length and ROUGE-L both prefer the longer, reference-quoting answer on each of 6 pairs: every item differs by
+    0, every paired resample too, and the delta's CI was [0, 0], a certainty 6 items cannot give. The delta is 0
+    with no interval (`–`), and each row's accuracy has the exact binomial interval of 6 of 6."""
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({
+        "id": f"q{i}", "question": f"What is {i} doubled?", "references": [f"{2 * i}"],
+        "candidates": {"a": f"The answer is {2 * i}, because doubling {i} gives it.", "b": f"{2 * i + 1}"},
+        "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n" for i in range(6)), encoding="utf-8")
+    code = main(["table", str(data), "--sessions-dir", str(tmp_path / "s"), "--judge", "length", "--judge", "rouge-l",
+                 "--json"])
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert code == 0 and [row["metrics"]["accuracy"] for row in rows] == [1.0, 1.0]
+    assert rows[1]["vs_baseline"]["delta"] == 0.0 and rows[1]["vs_baseline"]["ci"] is None
+    assert all(row["ci"]["accuracy"] == [pytest.approx(0.025 ** (1 / 6)), 1.0] for row in rows)

@@ -42,7 +42,8 @@ def paired_difference(items: Sequence[Item], verdicts_a: Mapping[str, Verdict], 
                       confidence: float = 0.95) -> dict[str, float | int | list[float] | None] | None:
     """`key` of judge B minus judge A over the items both scored, with a paired percentile bootstrap CI.
 
-    None when no item has the metric for both. `ci` is None below two common items.
+    None when no item has the metric for both. `ci` is None below two common items, and when every item differs
+    by the same amount (`metrics.bootstrap`: a percentile bootstrap of units all alike would print a point).
     """
     a, b = item_values(items, verdicts_a, key, convention), item_values(items, verdicts_b, key, convention)
     common = [item.id for item in items if item.id in a and item.id in b]
@@ -54,10 +55,7 @@ def paired_difference(items: Sequence[Item], verdicts_a: Mapping[str, Verdict], 
         return rows[..., 2].sum(axis=-1) / rows[..., 3].sum(axis=-1) - rows[..., 0].sum(axis=-1) / rows[..., 1].sum(axis=-1)
 
     point = float(delta(table))
-    ci = None
-    if len(common) >= 2:
-        if np.allclose(table[:, 2] / table[:, 3] - table[:, 0] / table[:, 1], point):
-            ci = [point, point]
-        else:
-            ci = list(percentile_ci(table, delta, seed=seed, confidence=confidence))
+    ci = None  # every item differing alike (two judges agreeing throughout) leaves nothing to resample: no interval
+    if len(common) >= 2 and not np.allclose(table[:, 2] / table[:, 3] - table[:, 0] / table[:, 1], point):
+        ci = list(percentile_ci(table, delta, seed=seed, confidence=confidence))
     return {"delta": point, "ci": ci, "n": len(common)}
