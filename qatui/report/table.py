@@ -381,8 +381,8 @@ def print_terminal(console: Console, table: dict) -> None:
 
 def caption(table: dict) -> str:
     """What the figures mean, in one sentence under the table."""
-    return (f"{table['dataset']}: agreement with people ×100 with 95% bootstrap CIs over items ({table['convention']} "
-            f"convention); Δ = row minus {table['baseline'] or 'the baseline'} on the items both scored, paired "
+    return (f"{table['dataset']}: agreement with people ×100 with 95% CIs over items (bootstrap; exact binomial "
+            f"where every item agreed; {table['convention']} convention); Δ = row minus {table['baseline'] or 'the baseline'} on the items both scored, paired "
             "bootstrap CI (an interval across 0 is noise); no decision = of the first figure's units, those where "
             "the judge tied every response, counted as agreeing with no one; longer = how often the judge / people "
             "prefer the longer response (%), a judge's tie preferring neither; structured = the one with more Markdown "
