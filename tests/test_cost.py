@@ -9,6 +9,8 @@ the cost a run records is LiteLLM's price of that usage.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import zlib
@@ -240,3 +242,26 @@ def test_the_plan_s_rows_stay_whole_at_80_columns(billing, tmp_path, capsys, mon
     assert re.match(r"  pairwise +1600 +2 repeats each · [\d,]+\+[\d,]+ tokens · \$", rows["pairwise"]), rows
     whole = " ".join(" ".join(table).split())
     assert whole.count("(at most $") == 3  # each row's price, wrapped inside its column
+
+
+def test_a_table_row_served_from_the_cache_costs_what_its_answers_cost(billing, tmp_path, capsys) -> None:
+    """A row whose session the call cache answered spent nothing, and its cost column said 0.0000 beside a judge that
+    bought its answers: read as a free judge. The row now costs what its answers cost when they were bought (the
+    JSON keeps this run's spend, 0, apart), and its calls say how many the cache answered."""
+    data, common = setup(tmp_path, billing, n=4, max_tokens=100)
+    code, out, err = cli(capsys, *common, "table", str(data), "--judge", "pairwise", "--json")
+    assert code == 0, err
+    (bought,) = json.loads(out)["rows"]
+    paid = bought["llm"]["cost_usd"]
+    assert paid > 0 and bought["llm"]["cached"] == 0 and bought["llm"]["cached_cost_usd"] == 0.0
+    requests = len(billing.requests)
+    [meta] = SessionStore(tmp_path / "sessions").list()
+    assert cli(capsys, *common, "sessions", "delete", meta["id"], "--yes")[0] == 0
+    code, out, err = cli(capsys, *common, "table", str(data), "--judge", "pairwise", "--json")
+    (cached,) = json.loads(out)["rows"]
+    assert code == 0 and len(billing.requests) == requests  # every answer from the cache: nothing asked
+    assert cached["llm"]["cost_usd"] == 0.0 and cached["llm"]["cached_cost_usd"] == pytest.approx(paid)
+    assert cached["llm"]["cached"] == cached["llm"]["calls"] == bought["llm"]["calls"]
+    code, out, _ = cli(capsys, *common, "table", str(data), "--judge", "pairwise", "--to", "csv")
+    row = next(csv.DictReader(io.StringIO(out)))
+    assert float(row["cost $"]) == pytest.approx(paid, abs=1e-4) and row["calls"].endswith(" cached)")

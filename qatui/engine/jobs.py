@@ -425,7 +425,8 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
 
 def llm_totals(results: dict) -> dict[str, Any]:
     """Calls, cache hits, tokens (reasoning tokens among the completion tokens) and cost over every stored result
-    of a session; per deployment when any.
+    of a session; per deployment when any. `cost_usd` is what the session spent; `cached_cost_usd` what the answers
+    the cache gave it had cost when they were bought.
 
     `deployments` ({"BACKBONE/NAME": {"calls", "rate_limited", "failures", "tokens"}}) is there only when
     a backbone with deployments was called.
@@ -433,7 +434,7 @@ def llm_totals(results: dict) -> dict[str, Any]:
     from qatui.engine.runner import tally_deployments
 
     totals: dict[str, Any] = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                              "reasoning_tokens": 0, "cost_usd": 0.0}
+                              "reasoning_tokens": 0, "cost_usd": 0.0, "cached_cost_usd": 0.0}
     deployments: dict[str, dict[str, int]] = {}
     for doc in results.values():
         for call in doc.get("calls") or []:
@@ -444,6 +445,7 @@ def llm_totals(results: dict) -> dict[str, Any]:
             totals["completion_tokens"] += tokens[1]
             totals["reasoning_tokens"] += int(call.get("reasoning_tokens") or 0)
             totals["cost_usd"] += float(call.get("cost_usd") or 0.0)
+            totals["cached_cost_usd"] += float(call.get("cached_cost_usd") or 0.0)
             tally_deployments(deployments, call.get("deployment") or "", call.get("hop_errors") or [], sum(tokens))
     return {**totals, "deployments": deployments} if deployments else totals
 

@@ -71,8 +71,12 @@ class LLMCallFinished(Event):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    """What this call spent: 0 for one the cache answered (see `cached_cost_usd`)."""
     latency_s: float = 0.0
     cached: bool = False
+    cached_cost_usd: float = 0.0
+    """For a call the cache answered, what its answer cost when it was bought: `qatui table` counts it, so a judge
+    whose answers were cached does not look free beside one that bought them (0 for a session stored before)."""
     attempts: int = 1
     ok: bool = True
     error: str = ""

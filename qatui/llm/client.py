@@ -305,6 +305,7 @@ class LLMClient:
             event = LLMCallFinished(**base, prompt_tokens=int(usage.get("prompt_tokens", 0)),
                                     completion_tokens=int(usage.get("completion_tokens", 0)),
                                     reasoning_tokens=int(usage.get("reasoning_tokens", 0)), cost_usd=0.0,
+                                    cached_cost_usd=float(hit.get("cost_usd") or 0.0),
                                     latency_s=time.perf_counter() - started, cached=True, attempts=0,
                                     response=hit["text"][:RESPONSE_CHARS],
                                     thinking=str(hit.get("thinking") or "")[:RESPONSE_CHARS])

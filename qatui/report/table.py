@@ -233,7 +233,8 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
             _self_cell(row.get("self_agreement")),
             *([ceiling_cell(row.get(KEY))] if people else []),
             f"{cov['scored']}/{cov['items']}", str(cov["not_applicable"]), str(cov["failed"]),
-            str(llm["calls"]), str(llm["prompt_tokens"] + llm["completion_tokens"]), usd(llm['cost_usd']).removeprefix('$'),
+            _calls_cell(llm), str(llm["prompt_tokens"] + llm["completion_tokens"]),
+            usd(answers_cost(llm)).removeprefix("$"),
             "–" if row["seconds"] is None else f"{row['seconds']:.0f}",
             _cell(bias.get("position_consistency")),
             _longer(bias),
@@ -243,6 +244,17 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
 
 
 CEILING_COLUMN = "κ vs people: judge/ceiling"
+
+
+def answers_cost(llm: dict) -> float:
+    """What a row's answers cost: those bought in its session, and those the call cache gave it at the price paid
+    when they were bought (a row served from the cache spent nothing, yet its judge is not free)."""
+    return float(llm.get("cost_usd") or 0.0) + float(llm.get("cached_cost_usd") or 0.0)
+
+
+def _calls_cell(llm: dict) -> str:
+    """'200', or '200 (150 cached)' when the call cache answered some: their time is not in the row's."""
+    return f"{llm['calls']} ({llm['cached']} cached)" if llm.get("cached") else str(llm["calls"])
 """The column of the human ceiling (`report.beside_people.ceiling_cell`), shown where two or more people labelled."""
 
 
@@ -382,13 +394,14 @@ def print_terminal(console: Console, table: dict) -> None:
 def caption(table: dict) -> str:
     """What the figures mean, in one sentence under the table."""
     return (f"{table['dataset']}: agreement with people ×100 with 95% CIs over items (bootstrap; exact binomial "
-            f"where every item agreed; {table['convention']} convention); Δ = row minus {table['baseline'] or 'the baseline'} on the items both scored, paired "
-            "bootstrap CI (an interval across 0 is noise); no decision = of the first figure's units, those where "
+            f"where every item agreed; {table['convention']} convention); Δ = row minus "
+            f"{table['baseline'] or 'the baseline'} on the items both scored, paired bootstrap CI (an interval across 0 is noise); no decision = of the first figure's units, those where "
             "the judge tied every response, counted as agreeing with no one; longer = how often the judge / people "
             "prefer the longer response (%), a judge's tie preferring neither; structured = the one with more Markdown "
             "lists, headings, tables or code; own = the one its own backbone wrote (the item's meta.models); self = the "
             "judge against itself over its --repeats (×100): the share of repeats that made its own most frequent "
-            "choice, or (τ) the mean Kendall tau between two repeats' rankings."
+            "choice, or (τ) the mean Kendall tau between two repeats' rankings; calls: those the call cache answered "
+            "in parentheses, their cost counted at the price paid when they were bought, their time not in the row's."
             + "".join(f" Versions: {line}, so their figures are not of one judge." for line in different_versions(
                 {**row, "name": row.get("label") or row["judge"]} for row in table["rows"]))
             + (" kappa = Cohen's kappa of the judge's A / tie / B against every human label (×100; `sessions show` "
