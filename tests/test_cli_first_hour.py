@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from qatui.cli import main
+from qatui.store.session import SessionStore
 
 DEMO = Path(__file__).resolve().parents[1] / "qatui" / "data" / "demo" / "demo.jsonl"
 
@@ -379,3 +380,33 @@ def test_a_misspelt_backbone_table_is_answered_with_the_close_one(tmp_path, caps
     code, out, err = cli(capsys, "--config", str(config), "run", str(DEMO), "--judge", "pointwise",
                          "--backbone", "gpt4_mini", "--sessions-dir", str(tmp_path / "s"))
     assert code == 2 and "did you mean 'gpt4-mini'?" in err, err
+
+
+def _undecided_against_decided(tmp_path: Path) -> tuple[Path, str, str]:
+    """Six pairs whose answers have one word each: `length` ties every pair (no decision), ROUGE-L prefers the one
+    that is the reference. (dataset, the length session, the ROUGE-L session)."""
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({
+        "id": f"q{i}", "question": f"What is {i} doubled?", "references": [f"{2 * i}"],
+        "candidates": {"a": f"{2 * i}", "b": f"{2 * i + 1}"},
+        "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n" for i in range(6)), encoding="utf-8")
+    for judge in ("length", "rouge-l"):
+        assert main(["run", str(data), "--judge", judge, "--json", "--sessions-dir", str(tmp_path / "s")]) == 0
+    sessions = sorted(SessionStore(tmp_path / "s").list(), key=lambda m: m["created"])
+    return data, sessions[0]["id"], sessions[1]["id"]
+
+
+def test_compare_lists_the_items_where_one_run_made_no_decision_and_the_other_did(tmp_path, capsys) -> None:
+    """Length tied every pair, ROUGE-L chose on each: they agree on no item (preference agreement 0), yet compare
+    said "no item where they disagree", since tau is undefined where a run ties every response. Each such item is
+    a disagreement, listed with no tau ("–") in the JSON, the terminal and the HTML report."""
+    _, undecided, decided = _undecided_against_decided(tmp_path)
+    capsys.readouterr()
+    code, out, _ = cli(capsys, "sessions", "compare", undecided, decided, "--json", "--sessions-dir", str(tmp_path / "s"))
+    data = json.loads(out)
+    assert code == 0 and data["agreement"][0]["stats"]["preference"] == 0.0
+    assert sorted(d["item_id"] for d in data["disagreements"]) == [f"q{i}" for i in range(6)]
+    assert all(d["tau"] is None and d["rankings"][1] == "a > b" for d in data["disagreements"])
+    code, out, _ = cli(capsys, "sessions", "compare", undecided, decided, "--sessions-dir", str(tmp_path / "s"))
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in ([f"q{i}"] for i in range(6))]
+    assert code == 0 and len(rows) == 6 and all(row[1:3] == ["A–B", "–"] for row in rows), out

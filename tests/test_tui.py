@@ -735,7 +735,7 @@ async def test_compare_marked_sessions_shows_deltas_agreement_and_both_verdicts(
         assert any(span.style.color is not None for span in tau_b.spans)  # the delta is coloured
         agreement = screen.query_one("#agreement", DataTable)
         assert agreement.row_count == 3 and agreement.get_cell("A-C", "kendall").plain == "+1.00"
-        assert screen.comparison.disagreements and all(d.tau < 1 for d in screen.comparison.disagreements)
+        assert screen.comparison.disagreements and all(d.tau is None or d.tau < 1 for d in screen.comparison.disagreements)
         first = screen.comparison.disagreements[0]
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, SideBySideScreen) and app.screen.tasks)
@@ -1086,3 +1086,25 @@ async def test_compare_exports_its_report_by_key_and_from_the_palette(store) -> 
         await run_from_palette(pilot, "Export report")
         await wait_until(pilot, written.exists, timeout=60)
         await wait_until(pilot, lambda: titles.count("Report written") == 2, "the palette export's own notification", timeout=10)
+
+
+async def test_the_compare_screen_lists_items_where_one_run_made_no_decision(tmp_path) -> None:
+    """Length ties each one-word pair, ROUGE-L chooses: the screen said "No item where they disagree" beside a
+    preference agreement of 0. Each item is listed, its tau "–"."""
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({
+        "id": f"q{i}", "question": f"What is {i} doubled?", "references": [f"{2 * i}"],
+        "candidates": {"a": f"{2 * i}", "b": f"{2 * i + 1}"},
+        "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n" for i in range(4)), encoding="utf-8")
+    for judge in ("length", "rouge-l"):
+        assert await asyncio.to_thread(main, ["run", str(data), "--judge", judge, "--sessions-dir",
+                                              str(tmp_path / "s"), "--json"]) == 0
+    store = SessionStore(tmp_path / "s")
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.screen is not None and not app.screen.workers)
+        await app.push_screen(CompareScreen(store, [meta["id"] for meta in store.list()]))
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
+        table = app.screen.query_one("#disagreements", DataTable)
+        assert table.row_count == 4 and table.border_title.startswith("Where they disagree most")
+        assert {str(table.get_row_at(row)[1]) for row in range(4)} == {"–"}

@@ -26,6 +26,19 @@ if TYPE_CHECKING:
     from qatui.store.session import Session
 
 TOP_DISAGREEMENTS = 10
+UNDECIDED_AGAINST_DECIDED = 0.0
+"""Where an item in which one run tied every response and the other did not sorts among the disagreements: tau is
+undefined there (`metrics.agreement.ranking_tau`), yet they disagree, as much as a tau of 0 (between runs that order
+the responses unrelatedly) says, half way to a reversal. Listed with no tau ("–")."""
+
+
+def one_undecided(a: Any, b: Any) -> bool:
+    """Whether, of two verdicts on one item, exactly one tied every response both ranked (no decision)."""
+    shared = set(a.ranking) & set(b.ranking)
+    if len(shared) < 2:
+        return False
+    undecided = [sum(1 for tier in v.tiers if shared & set(tier)) == 1 for v in (a, b)]
+    return undecided[0] != undecided[1]
 
 
 def letter(index: int) -> str:
@@ -94,13 +107,16 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
         agreement.append({"a": f"{a['session']}/{a['judge']}", "b": f"{b['session']}/{b['judge']}",
                           "pair": [a["letter"], b["letter"]], "stats": stats.metrics, "n": stats.n})
         for item_id, va in a["verdicts"].items():
-            vb = b["verdicts"].get(item_id)
-            tau = ranking_tau(va, vb) if vb is not None else None
-            if tau is not None and (item_id not in worst or tau < worst[item_id]["tau"]):
-                worst[item_id] = {"item_id": item_id, "tau": tau, "pair": [a["letter"], b["letter"]],
+            if (vb := b["verdicts"].get(item_id)) is None:
+                continue
+            tau = ranking_tau(va, vb)
+            severity = tau if tau is not None else UNDECIDED_AGAINST_DECIDED if one_undecided(va, vb) else None
+            if severity is not None and (item_id not in worst or severity < worst[item_id]["severity"]):
+                worst[item_id] = {"item_id": item_id, "tau": tau, "severity": severity,
+                                  "pair": [a["letter"], b["letter"]],
                                   "rankings": [tiers_text(va.tiers), tiers_text(vb.tiers)],
                                   "between": [a["judge"], b["judge"]]}
-    disagreements = sorted(worst.values(), key=lambda d: d["tau"])[:TOP_DISAGREEMENTS]
+    disagreements = sorted(worst.values(), key=lambda d: d["severity"])[:TOP_DISAGREEMENTS]
     return {
         "dataset": sessions[0].meta["dataset"]["name"],
         "gold": gold_line,
@@ -110,10 +126,15 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
         "versions": different_versions({**r, "name": r["letter"]} for r in runs),
         "diffs": version_diffs(sessions),
         "agreement": agreement,
-        "disagreements": [d for d in disagreements if d["tau"] < 1.0],
+        "disagreements": [{k: v for k, v in d.items() if k != "severity"} for d in disagreements if d["severity"] < 1.0],
         "checklist_agreement": _checklist_agreement(sessions, runs),
         "table": _table(sessions, runs, common, dataset),
     }
+
+
+def fmt_tau(tau: float | None) -> str:
+    """A disagreement's tau, '+0.333', or '–' where one run made no decision (tau undefined)."""
+    return "–" if tau is None else f"{tau:+.3f}"
 
 
 def version_diffs(sessions: list[Session]) -> list[dict[str, Any]]:
@@ -266,6 +287,6 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
         table = Table("item", "pair", "tau", "rankings (first run | second run)", box=None, padding=(0, 1, 0, 0),
                       title="items where two runs disagree most", title_justify="left")
         for d in data["disagreements"]:
-            table.add_row(escape(d["item_id"]), f"{d['pair'][0]}–{d['pair'][1]}", f"{d['tau']:+.3f}",
+            table.add_row(escape(d["item_id"]), f"{d['pair'][0]}–{d['pair'][1]}", fmt_tau(d["tau"]),
                           escape(" | ".join(d["rankings"])))
         console.print(table)

@@ -38,7 +38,8 @@ class Disagreement:
     """An item two runs rank most differently, and which two."""
 
     item_id: str
-    tau: float
+    tau: float | None
+    """None where one run tied every response and the other did not (`report.compare.one_undecided`)."""
     a: Run
     b: Run
     rankings: list[str] = field(default_factory=list)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from qatui.extras import EXTRAS, has, install_hint
+from qatui.report.compare import fmt_tau
 from qatui.report.html import plots
 from qatui.report.html.gather import PREFERENCES
 from qatui.report.html.items import item_card
@@ -132,7 +133,7 @@ def comparison_section(data: dict[str, Any], anchor: str) -> Markup:
                      "rows": [[dim, fmt(s["alpha"]), fmt(s["kappa"]), s["n_units"], s["n_complete"]]
                               for dim, s in group["per_dimension"].items()]}
                     for group in data.get("checklist_agreement", [])],
-        disagreements=[[d["item_id"], f"{d['pair'][0]}–{d['pair'][1]}", f"{d['tau']:+.3f}", " | ".join(d["rankings"])]
+        disagreements=[[d["item_id"], f"{d['pair'][0]}–{d['pair'][1]}", fmt_tau(d["tau"]), " | ".join(d["rankings"])]
                        for d in data["disagreements"]])
 
 
