@@ -291,3 +291,21 @@ def test_two_judges_alike_on_every_item_get_no_interval_for_their_difference(tmp
     assert code == 0 and [row["metrics"]["accuracy"] for row in rows] == [1.0, 1.0]
     assert rows[1]["vs_baseline"]["delta"] == 0.0 and rows[1]["vs_baseline"]["ci"] is None
     assert all(row["ci"]["accuracy"] == [pytest.approx(0.025 ** (1 / 6)), 1.0] for row in rows)
+
+
+def test_a_judge_right_where_the_baseline_was_wrong_on_every_item_gets_the_exact_bound_of_its_gain(tmp_path,
+                                                                                                  capsys) -> None:
+    """People prefer the answer that is the reference; ROUGE-L does too on each of 6 pairs, the length baseline never:
+    every item gains +1, and the paired CI was [+100, +100]. The share of items that gained has the exact interval
+    [L, 1], L = 0.025^(1/6); were the others to lose, the gain would be 2L - 1: the CI is [2L - 1, 1], above 0."""
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({
+        "id": f"q{i}", "question": f"What is {i} doubled?", "references": [f"{2 * i}"],
+        "candidates": {"a": f"The answer is {2 * i}, because doubling {i} gives it.", "b": f"{2 * i}"},
+        "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["B"]}}) + "\n" for i in range(6)), encoding="utf-8")
+    code = main(["table", str(data), "--sessions-dir", str(tmp_path / "s"), "--judge", "length", "--judge", "rouge-l",
+                 "--json"])
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert code == 0 and [row["metrics"]["accuracy"] for row in rows] == [0.0, 1.0]
+    gain = rows[1]["vs_baseline"]
+    assert gain["delta"] == 1.0 and gain["ci"] == [pytest.approx(2 * 0.025 ** (1 / 6) - 1), 1.0] and gain["ci"][0] > 0

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from qatui.data.model import Item, PairwiseGold, RankingGold
-from qatui.metrics.bootstrap import percentile_ci
+from qatui.metrics.bootstrap import percentile_ci, unanimous_interval
 from qatui.metrics.pairwise import judgement_hits
 from qatui.metrics.ranking import question_ranking_stats
 
@@ -37,13 +37,24 @@ def item_values(items: Sequence[Item], verdicts: Mapping[str, Verdict], key: str
     return found
 
 
+def unanimous_difference(delta: float, n: int, *, confidence: float = 0.95) -> list[float] | None:
+    """The CI of a difference every one of `n` items gave alike. At +1 (each item went from a miss to a hit) the share
+    of items that moved so has the exact interval [L, 1] (`bootstrap.unanimous_interval`), and were the others to
+    move back the difference would be 2L - 1: the interval is [2L - 1, 1] (12 items: [+0.47, 1]); at -1 its mirror.
+    Any other common difference (0: two judges alike throughout) has no interval."""
+    if abs(delta) != 1.0 or (interval := unanimous_interval(1.0, n, confidence=confidence)) is None:
+        return None
+    low = 2 * interval[0] - 1
+    return [low, 1.0] if delta > 0 else [-1.0, -low]
+
+
 def paired_difference(items: Sequence[Item], verdicts_a: Mapping[str, Verdict], verdicts_b: Mapping[str, Verdict],
                       key: str, *, convention: str = "strict", seed: int = 0,
                       confidence: float = 0.95) -> dict[str, float | int | list[float] | None] | None:
     """`key` of judge B minus judge A over the items both scored, with a paired percentile bootstrap CI.
 
-    None when no item has the metric for both. `ci` is None below two common items, and when every item differs
-    by the same amount (`metrics.bootstrap`: a percentile bootstrap of units all alike would print a point).
+    None when no item has the metric for both. `ci` is None below two common items; when every item differs by the
+    same amount, a percentile bootstrap would print that point, so `unanimous_difference` decides it.
     """
     a, b = item_values(items, verdicts_a, key, convention), item_values(items, verdicts_b, key, convention)
     common = [item.id for item in items if item.id in a and item.id in b]
@@ -55,7 +66,10 @@ def paired_difference(items: Sequence[Item], verdicts_a: Mapping[str, Verdict], 
         return rows[..., 2].sum(axis=-1) / rows[..., 3].sum(axis=-1) - rows[..., 0].sum(axis=-1) / rows[..., 1].sum(axis=-1)
 
     point = float(delta(table))
-    ci = None  # every item differing alike (two judges agreeing throughout) leaves nothing to resample: no interval
-    if len(common) >= 2 and not np.allclose(table[:, 2] / table[:, 3] - table[:, 0] / table[:, 1], point):
-        ci = list(percentile_ci(table, delta, seed=seed, confidence=confidence))
+    ci = None
+    if len(common) >= 2:
+        if np.allclose(table[:, 2] / table[:, 3] - table[:, 0] / table[:, 1], point):  # nothing to resample
+            ci = unanimous_difference(point, len(common), confidence=confidence)
+        else:
+            ci = list(percentile_ci(table, delta, seed=seed, confidence=confidence))
     return {"delta": point, "ci": ci, "n": len(common)}
