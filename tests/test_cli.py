@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tui_support import long_right, write_doubled
 
 from qatui.cli import main
 from qatui.data.loaders import load_dataset
@@ -254,11 +255,7 @@ def test_a_judge_right_on_every_item_gets_an_interval_six_items_can_give(tmp_pat
     bootstrap resample is 6 of 6, and the interval printed was [1.000, 1.000]. It is Clopper and Pearson's exact
     interval of 6 successes in 6 trials, [(0.025)^(1/6), 1], for accuracy and for the recall and precision of A,
     in the JSON and on the screen."""
-    data = tmp_path / "pairs.jsonl"
-    data.write_text("".join(json.dumps({
-        "id": f"q{i}", "question": f"What is {i} doubled?", "references": [f"{2 * i}"],
-        "candidates": {"a": f"The answer is {2 * i}, because doubling {i} gives it.", "b": f"{2 * i + 1}"},
-        "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n" for i in range(6)), encoding="utf-8")
+    data = write_doubled(tmp_path / "pairs.jsonl", 6, long_right, lambda i: f"{2 * i + 1}")
     code = main(["--sessions-dir", str(tmp_path / "s"), "run", str(data), "--judge", "length", "--json"])
     doc = json.loads(capsys.readouterr().out)["judges"]["length"]
     exact = [pytest.approx(0.025 ** (1 / 6)), 1.0]

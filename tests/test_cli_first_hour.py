@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tui_support import write_doubled
 
 from qatui.cli import main
 from qatui.store.session import SessionStore
@@ -385,11 +386,7 @@ def test_a_misspelt_backbone_table_is_answered_with_the_close_one(tmp_path, caps
 def _undecided_against_decided(tmp_path: Path) -> tuple[Path, str, str]:
     """Six pairs whose answers have one word each: `length` ties every pair (no decision), ROUGE-L prefers the one
     that is the reference. (dataset, the length session, the ROUGE-L session)."""
-    data = tmp_path / "pairs.jsonl"
-    data.write_text("".join(json.dumps({
-        "id": f"q{i}", "question": f"What is {i} doubled?", "references": [f"{2 * i}"],
-        "candidates": {"a": f"{2 * i}", "b": f"{2 * i + 1}"},
-        "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n" for i in range(6)), encoding="utf-8")
+    data = write_doubled(tmp_path / "pairs.jsonl", 6, lambda i: f"{2 * i}", lambda i: f"{2 * i + 1}")
     for judge in ("length", "rouge-l"):
         assert main(["run", str(data), "--judge", judge, "--json", "--sessions-dir", str(tmp_path / "s")]) == 0
     sessions = sorted(SessionStore(tmp_path / "s").list(), key=lambda m: m["created"])

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tui_support import long_right, write_doubled
 
 from qatui.cli import main
 from qatui.store.session import SessionStore
@@ -280,11 +281,7 @@ def test_two_judges_alike_on_every_item_get_no_interval_for_their_difference(tmp
     """Length and ROUGE-L both prefer the longer, reference-quoting answer on each of 6 pairs: every item differs by
     0, every paired resample too, and the delta's CI was [0, 0], a certainty 6 items cannot give. The delta is 0
     with no interval (`–`), and each row's accuracy has the exact binomial interval of 6 of 6."""
-    data = tmp_path / "pairs.jsonl"
-    data.write_text("".join(json.dumps({
-        "id": f"q{i}", "question": f"What is {i} doubled?", "references": [f"{2 * i}"],
-        "candidates": {"a": f"The answer is {2 * i}, because doubling {i} gives it.", "b": f"{2 * i + 1}"},
-        "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n" for i in range(6)), encoding="utf-8")
+    data = write_doubled(tmp_path / "pairs.jsonl", 6, long_right, lambda i: f"{2 * i + 1}")
     code = main(["table", str(data), "--sessions-dir", str(tmp_path / "s"), "--judge", "length", "--judge", "rouge-l",
                  "--json"])
     rows = json.loads(capsys.readouterr().out)["rows"]
@@ -298,11 +295,7 @@ def test_a_judge_right_where_the_baseline_was_wrong_on_every_item_gets_the_exact
     """People prefer the answer that is the reference; ROUGE-L does too on each of 6 pairs, the length baseline never:
     every item gains +1, and the paired CI was [+100, +100]. The share of items that gained has the exact interval
     [L, 1], L = 0.025^(1/6); were the others to lose, the gain would be 2L - 1: the CI is [2L - 1, 1], above 0."""
-    data = tmp_path / "pairs.jsonl"
-    data.write_text("".join(json.dumps({
-        "id": f"q{i}", "question": f"What is {i} doubled?", "references": [f"{2 * i}"],
-        "candidates": {"a": f"The answer is {2 * i}, because doubling {i} gives it.", "b": f"{2 * i}"},
-        "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["B"]}}) + "\n" for i in range(6)), encoding="utf-8")
+    data = write_doubled(tmp_path / "pairs.jsonl", 6, long_right, lambda i: f"{2 * i}", label="B")
     code = main(["table", str(data), "--sessions-dir", str(tmp_path / "s"), "--judge", "length", "--judge", "rouge-l",
                  "--json"])
     rows = json.loads(capsys.readouterr().out)["rows"]

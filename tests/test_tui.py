@@ -16,7 +16,7 @@ import pytest
 from textual.content import Content
 from textual.widgets import DataTable, Input, Select, SelectionList, TextArea
 from fakes import Gate, run_from_palette, scripted_resources, settle, wait_until
-from tui_support import failing_on, freeze_time, lexical_sessions, minos_job, run_headless
+from tui_support import failing_on, freeze_time, lexical_sessions, minos_job, run_headless, write_doubled
 
 from qatui.cli import main
 from qatui.config import Config, load_config, parse_config
@@ -1091,11 +1091,7 @@ async def test_compare_exports_its_report_by_key_and_from_the_palette(store) -> 
 async def test_the_compare_screen_lists_items_where_one_run_made_no_decision(tmp_path) -> None:
     """Length ties each one-word pair, ROUGE-L chooses: the screen said "No item where they disagree" beside a
     preference agreement of 0. Each item is listed, its tau "–"."""
-    data = tmp_path / "pairs.jsonl"
-    data.write_text("".join(json.dumps({
-        "id": f"q{i}", "question": f"What is {i} doubled?", "references": [f"{2 * i}"],
-        "candidates": {"a": f"{2 * i}", "b": f"{2 * i + 1}"},
-        "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n" for i in range(4)), encoding="utf-8")
+    data = write_doubled(tmp_path / "pairs.jsonl", 4, lambda i: f"{2 * i}", lambda i: f"{2 * i + 1}")
     for judge in ("length", "rouge-l"):
         assert await asyncio.to_thread(main, ["run", str(data), "--judge", judge, "--sessions-dir",
                                               str(tmp_path / "s"), "--json"]) == 0

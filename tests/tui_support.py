@@ -108,6 +108,22 @@ def write_sums(path: Path, n: int, *, gold: bool = False) -> Path:
     return path
 
 
+def write_doubled(path: Path, n: int, answer_a: Callable[[int], str], answer_b: Callable[[int], str],
+                  label: str = "A") -> Path:
+    """`n` two-answer items "What is i doubled?" (reference 2i), answers `answer_a(i)` and `answer_b(i)`, people's
+    label `label` (pairwise gold), as native JSONL: the small sets on which lexical judges' figures are known."""
+    path.write_text("".join(json.dumps({
+        "id": f"q{i}", "question": f"What is {i} doubled?", "references": [f"{2 * i}"],
+        "candidates": {"a": answer_a(i), "b": answer_b(i)},
+        "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": [label]}}) + "\n" for i in range(n)), encoding="utf-8")
+    return path
+
+
+def long_right(i: int) -> str:
+    """The longer answer, which holds the reference 2i."""
+    return f"The answer is {2 * i}, because doubling {i} gives it."
+
+
 async def pairwise_job_on_server(tmp_path: Path, base_url: str,
                                  n_items: int) -> tuple[Path, Config, SessionStore, RunJob]:
     """A `pairwise` run of `write_sums` items against a loopback backbone "fake" (key in $FAKE_KEY), one call
