@@ -36,7 +36,8 @@ def run_json(capsys, *args: str) -> dict:
 def test_run_demo_prints_the_json_contract(tmp_path, capsys) -> None:
     data = run_json(capsys, "run", str(DEMO), "--judge", "rouge-l", "--judge", "bleu", "--sessions-dir", str(tmp_path))
     assert set(data) >= {"session", "dataset", "judges", "llm"}
-    assert set(data["llm"]) == {"calls", "cached", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd"}
+    assert set(data["llm"]) == {"calls", "cached", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd",
+                                "cached_cost_usd"}
     for judge in ("rouge-l", "bleu"):
         j = data["judges"][judge]
         assert j["n_items"] == 20 and j["n_failed"] == 0
@@ -264,3 +265,26 @@ def test_a_judge_right_on_every_item_gets_an_interval_six_items_can_give(tmp_pat
     code = main(["--sessions-dir", str(tmp_path / "s"), "sessions", "show", SessionStore(tmp_path / "s").list()[0]["id"]])
     out = capsys.readouterr().out
     assert code == 0 and "[0.541, 1.000]" in out and "[1.000, 1.000]" not in out
+
+
+def test_a_point_interval_stored_before_the_rule_is_shown_as_none(tmp_path, capsys) -> None:
+    """Sessions stored before 2026-11-28 kept [1.0, 1.0] for 6 items all judged right. Read back (`sessions show`,
+    `sessions list`, their JSON), such a point is no interval; a summary stored under the rule keeps its own."""
+    data = write_doubled(tmp_path / "pairs.jsonl", 6, long_right, lambda i: f"{2 * i + 1}")
+    assert main(["--sessions-dir", str(tmp_path / "s"), "run", str(data), "--judge", "length", "--json"]) == 0
+    capsys.readouterr()
+    [meta] = SessionStore(tmp_path / "s").list()
+    path = tmp_path / "s" / meta["id"] / "session.json"
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    [doc] = stored["summary"].values()
+    assert doc["interval_rule"] == 2 and doc["ci"]["accuracy"] == [pytest.approx(0.025 ** (1 / 6)), 1.0]
+    del doc["interval_rule"]
+    doc["ci"]["accuracy"] = [1.0, 1.0]  # as the old rule stored it
+    doc["classes"]["per_class"]["A"]["recall_ci"] = [1.0, 1.0]
+    path.write_text(json.dumps(stored), encoding="utf-8")
+    assert main(["--sessions-dir", str(tmp_path / "s"), "sessions", "show", meta["id"], "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["judges"]["length"]
+    assert "accuracy" not in shown["ci"] and shown["classes"]["per_class"]["A"]["recall_ci"] is None
+    assert shown["ci"]["accuracy_no_tie"] == [pytest.approx(0.025 ** (1 / 6)), 1.0]  # not a point: kept
+    assert main(["--sessions-dir", str(tmp_path / "s"), "sessions", "show", meta["id"]]) == 0
+    assert "[1.000, 1.000]" not in capsys.readouterr().out

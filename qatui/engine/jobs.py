@@ -27,6 +27,7 @@ from qatui.judges.files.find import file_meta, stored_file
 from qatui.judges.registry import make_judge, stored_options
 from qatui.engine.versions import changed_judge, judge_entry
 from qatui.store.judge_versions import entry_options, entry_version
+from qatui.store.session_file import INTERVAL_RULE
 from qatui.ties import TIE_RULE
 
 
@@ -410,6 +411,7 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
             "breakdown": metrics.breakdown,
             "breakdown_n": metrics.breakdown_n,
             "tie_rule": TIE_RULE,
+            "interval_rule": INTERVAL_RULE,
             **({"classes": metrics.classes} if metrics.classes else {}),
         }
         if (repeated := self_agreement_doc(session.meta, judge, verdicts, seed)) is not None:

@@ -15,6 +15,11 @@ backbone failed the live check put off to the run's first call the cache could n
 reason is the session's `stopped`); a resume once it answers finishes it."""
 UNENDED = ("running", "interrupted")
 """Statuses of a run that has not ended (its writer lives, or died): its stored summary may predate its shards."""
+INTERVAL_RULE = 2
+"""The version of how a stored summary's intervals were made (its `interval_rule`). Before 2 (2026-11-28) a figure
+every item gave alike was stored with the point interval [v, v], a certainty its items cannot give; now it has the
+exact binomial interval or none (`metrics.bootstrap`). Such a point read from a summary without the rule is shown as
+no interval (`_without_point_intervals`)."""
 
 
 def check_status(status: object) -> None:
@@ -33,8 +38,25 @@ def parse_session_data(path: Path, data: dict | None) -> tuple[dict, dict[str, d
     for doc in (data or {}).get("summary", {}).values():
         if not isinstance(doc, dict) or not isinstance(doc.get("judge"), str):
             raise SessionError(f"{path}: damaged: a summary document names no judge")
-        summary[doc["judge"]] = {k: v for k, v in doc.items() if k != "judge"}
+        kept = {k: v for k, v in doc.items() if k != "judge"}
+        summary[doc["judge"]] = kept if kept.get("interval_rule") == INTERVAL_RULE else _without_point_intervals(kept)
     return metas[0], summary
+
+
+def _without_point_intervals(value: object, interval: bool = False) -> object:
+    """A stored summary doc with each point interval [v, v] dropped (`INTERVAL_RULE`): under `ci` keys and those
+    ending `_ci`, an interval is a list of two numbers, or a dict of them by metric."""
+    if interval:
+        if isinstance(value, list) and len(value) == 2 and value[0] == value[1]:
+            return None
+        if isinstance(value, dict):
+            return {k: v for k, v in value.items() if _without_point_intervals(v, interval=True) is not None}
+        return value
+    if isinstance(value, dict):
+        return {k: _without_point_intervals(v, interval=k == "ci" or k.endswith("_ci")) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_point_intervals(v) for v in value]
+    return value
 
 
 def read_session_file(path: Path) -> tuple[dict, dict[str, dict]]:
@@ -60,7 +82,7 @@ def reconcile(meta: dict, stored: dict[str, dict], progress: dict[str, dict]) ->
         found[judge] = {"n_items": (meta.get("dataset") or {}).get("n_items", 0), **counts,
                         "convention": meta.get("convention", "strict"), "metrics": {}, "ci": {}, "n": {},
                         "by_convention": {}, "breakdown": {}, "unfinished": True,
-                        "tie_rule": TIE_RULE}  # no figure at all, so none from an older tie rule to recompute
+                        "tie_rule": TIE_RULE, "interval_rule": INTERVAL_RULE}  # no figure: none to recompute
     return found
 
 
