@@ -6,7 +6,7 @@ subject: datasets, sessions, one item, judges' artifacts, comparisons, exports, 
 """
 
 from qatui.report.compare import compare_sessions, print_comparison
-from qatui.report.dataset_view import dataset_overview, describe_gold, print_dataset
+from qatui.report.dataset_view import dataset_overview, describe_gold, languages_line, print_dataset
 from qatui.report.item_view import item_detail, print_artifacts, print_item_detail
 from qatui.report.session_view import (
     METRIC_ORDER,
@@ -22,7 +22,8 @@ from qatui.report.session_view import (
 from qatui.text import clip
 
 __all__ = [
-    "METRIC_ORDER", "clip", "compare_sessions", "dataset_overview", "describe_gold", "item_detail", "items_done", "key_metric",
-    "print_artifacts", "print_comparison", "print_dataset", "print_failures", "print_item_detail", "print_session",
-    "print_session_list", "session_dataset", "session_status", "stored_failures",
+    "METRIC_ORDER", "clip", "compare_sessions", "dataset_overview", "describe_gold", "item_detail", "items_done",
+    "key_metric", "languages_line", "print_artifacts", "print_comparison", "print_dataset", "print_failures",
+    "print_item_detail", "print_session", "print_session_list", "session_dataset", "session_status",
+    "stored_failures",
 ]

@@ -43,6 +43,11 @@ def dataset_overview(dataset: Dataset) -> dict[str, Any]:
     }
 
 
+def languages_line(overview: dict[str, Any]) -> str:
+    """'en 12 (…), zh 8': each language's count, with what it stands on where the letters decided it."""
+    return ", ".join(f"{code} {n}" + _language_note(code, overview) for code, n in overview["languages"].items())
+
+
 def _language_note(code: str, overview: dict[str, Any]) -> str:
     """What a language's count stands on where its letters decided it: another script is not English; an untagged
     item in Latin letters is read as English, though French or German are written so too (tag them)."""
@@ -71,7 +76,7 @@ def print_dataset(console: Console, dataset: Dataset) -> None:
         ("items", str(o["n_items"])),
         ("candidates", f"{c['total']} ({c['min']}-{c['max']} per item, mean {c['mean']})"),
         ("gold", gold),
-        ("languages", ", ".join(f"{code} {n}" + _language_note(code, o) for code, n in o["languages"].items()) or "-"),
+        ("languages", languages_line(o) or "-"),
         ("question types", _counts(o["question_types"])),
         ("with reference", f"{o['with_reference']} of {o['n_items']}"),
         ("with context", f"{o['with_context']} of {o['n_items']}"),

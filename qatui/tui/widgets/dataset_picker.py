@@ -41,7 +41,7 @@ class FormScroll(VerticalScroll, can_focus=False):
 
 def dataset_summary(dataset: Dataset) -> Content:
     """What the dataset holds and its first items with their gold; its texts shown as text, never markup."""
-    from qatui.report import clip, dataset_overview, describe_gold
+    from qatui.report import clip, dataset_overview, describe_gold, languages_line
 
     o = dataset_overview(dataset)
     c = o["candidates"]
@@ -51,7 +51,7 @@ def dataset_summary(dataset: Dataset) -> Content:
     rows = [
         ("items", f"{o['n_items']} · {c['total']} responses ({c['min']}–{c['max']} each)"),
         ("gold", gold),
-        ("languages", ", ".join(f"{k} {v}" for k, v in o["languages"].items())),
+        ("languages", languages_line(o)),
         ("reference", f"{o['with_reference']} of {o['n_items']} · context {o['with_context']}"),
     ]
     lines = [Content.from_markup("[b]$name[/] [dim]($format)[/]", name=plain(o["name"]), format=plain(o["format"]))]
