@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tui_support import long_right, write_doubled
+from tui_support import exact_interval, long_right, write_doubled
 
 from qatui.cli import main
 from qatui.data.loaders import load_dataset
@@ -259,7 +259,7 @@ def test_a_judge_right_on_every_item_gets_an_interval_six_items_can_give(tmp_pat
     data = write_doubled(tmp_path / "pairs.jsonl", 6, long_right, lambda i: f"{2 * i + 1}")
     code = main(["--sessions-dir", str(tmp_path / "s"), "run", str(data), "--judge", "length", "--json"])
     doc = json.loads(capsys.readouterr().out)["judges"]["length"]
-    exact = [pytest.approx(0.025 ** (1 / 6)), 1.0]
+    exact = exact_interval(6, 6)
     assert code == 0 and doc["metrics"]["accuracy"] == 1.0 and doc["ci"]["accuracy"] == exact
     assert doc["classes"]["per_class"]["A"]["recall_ci"] == exact
     code = main(["--sessions-dir", str(tmp_path / "s"), "sessions", "show", SessionStore(tmp_path / "s").list()[0]["id"]])
@@ -277,7 +277,7 @@ def test_a_point_interval_stored_before_the_rule_is_shown_as_none(tmp_path, caps
     path = tmp_path / "s" / meta["id"] / "session.json"
     stored = json.loads(path.read_text(encoding="utf-8"))
     [doc] = stored["summary"].values()
-    assert doc["interval_rule"] == 2 and doc["ci"]["accuracy"] == [pytest.approx(0.025 ** (1 / 6)), 1.0]
+    assert doc["interval_rule"] == 2 and doc["ci"]["accuracy"] == exact_interval(6, 6)
     del doc["interval_rule"]
     doc["ci"]["accuracy"] = [1.0, 1.0]  # as the old rule stored it
     doc["classes"]["per_class"]["A"]["recall_ci"] = [1.0, 1.0]
@@ -285,6 +285,6 @@ def test_a_point_interval_stored_before_the_rule_is_shown_as_none(tmp_path, caps
     assert main(["--sessions-dir", str(tmp_path / "s"), "sessions", "show", meta["id"], "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)["judges"]["length"]
     assert "accuracy" not in shown["ci"] and shown["classes"]["per_class"]["A"]["recall_ci"] is None
-    assert shown["ci"]["accuracy_no_tie"] == [pytest.approx(0.025 ** (1 / 6)), 1.0]  # not a point: kept
+    assert shown["ci"]["accuracy_no_tie"] == exact_interval(6, 6)  # not a point: kept
     assert main(["--sessions-dir", str(tmp_path / "s"), "sessions", "show", meta["id"]]) == 0
     assert "[1.000, 1.000]" not in capsys.readouterr().out

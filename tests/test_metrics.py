@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import kendalltau, pearsonr, spearmanr
+from tui_support import exact_interval
 
 from qatui.data.model import Item, PairwiseGold, RankingGold, RatingsGold
 from qatui.events import Verdict
@@ -390,15 +391,15 @@ def test_mean_ci_degenerate_cases_without_warnings() -> None:
 
 @pytest.mark.parametrize("n", [2, 6, 30])
 def test_a_proportion_every_unit_gave_alike_gets_the_exact_binomial_interval_never_a_point(n) -> None:
-    """6 of 6 items judged right: a percentile bootstrap says [1, 1], since every resample is 6 of 6. Clopper and
-    Pearson's interval for x = n successes in n trials has the closed form [(alpha/2)^(1/n), 1]; for 0 of n, its
-    mirror. A proportion of another value that every unit repeats has no interval."""
+    """6 of 6 items judged right: a percentile bootstrap says [1, 1], since every resample is 6 of 6. The interval is
+    Clopper and Pearson's for n successes in n trials (and 0 in n), as SciPy's `binomtest` computes it. A proportion
+    of another value that every unit repeats has no interval."""
     from qatui.metrics.bootstrap import defined_interval, ratio_ci
 
     low, high = ratio_ci([(2, 2)] * n)  # each item: both of its labels agreed with
-    assert high == 1.0 and low == pytest.approx(0.025 ** (1 / n), rel=1e-9) and low < 1.0
+    assert [low, high] == exact_interval(n, n) and low < 1.0
     low, high = ratio_ci([(0, 3)] * n)
-    assert low == 0.0 and high == pytest.approx(1 - 0.025 ** (1 / n), rel=1e-9)
+    assert [low, high] == exact_interval(0, n)
     assert ratio_ci([(1, 2)] * n) is None
     assert defined_interval(np.ones(1000), units=n) == ratio_ci([(1, 1)] * n)
     assert defined_interval(np.ones(1000)) is None  # kappa: no proportion, no interval

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tui_support import long_right, write_doubled
+from tui_support import exact_interval, long_right, pytest_approx, write_doubled
 
 from qatui.cli import main
 from qatui.store.session import SessionStore
@@ -287,7 +287,7 @@ def test_two_judges_alike_on_every_item_get_no_interval_for_their_difference(tmp
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert code == 0 and [row["metrics"]["accuracy"] for row in rows] == [1.0, 1.0]
     assert rows[1]["vs_baseline"]["delta"] == 0.0 and rows[1]["vs_baseline"]["ci"] is None
-    assert all(row["ci"]["accuracy"] == [pytest.approx(0.025 ** (1 / 6)), 1.0] for row in rows)
+    assert all(row["ci"]["accuracy"] == exact_interval(6, 6) for row in rows)
 
 
 def test_a_judge_right_where_the_baseline_was_wrong_on_every_item_gets_the_exact_bound_of_its_gain(tmp_path,
@@ -301,4 +301,4 @@ def test_a_judge_right_where_the_baseline_was_wrong_on_every_item_gets_the_exact
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert code == 0 and [row["metrics"]["accuracy"] for row in rows] == [0.0, 1.0]
     gain = rows[1]["vs_baseline"]
-    assert gain["delta"] == 1.0 and gain["ci"] == [pytest.approx(2 * 0.025 ** (1 / 6) - 1), 1.0] and gain["ci"][0] > 0
+    assert gain["delta"] == 1.0 and gain["ci"] == [pytest_approx(2 * exact_interval(6, 6)[0].expected - 1), 1.0] and gain["ci"][0] > 0

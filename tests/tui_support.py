@@ -119,6 +119,21 @@ def write_doubled(path: Path, n: int, answer_a: Callable[[int], str], answer_b: 
     return path
 
 
+def exact_interval(successes: int, trials: int) -> list[float]:
+    """Clopper and Pearson's 95% interval as SciPy computes it (`binomtest`): what qatui's closed form must equal."""
+    from scipy.stats import binomtest
+
+    found = binomtest(successes, trials).proportion_ci(0.95, method="exact")
+    return [pytest_approx(found.low), pytest_approx(found.high)]
+
+
+def pytest_approx(value: float):
+    """`pytest.approx` to 1e-9: SciPy's beta quantile and the closed form differ in the 14th digit."""
+    import pytest
+
+    return pytest.approx(value, rel=1e-9, abs=1e-12)
+
+
 def long_right(i: int) -> str:
     """The longer answer, which holds the reference 2i."""
     return f"The answer is {2 * i}, because doubling {i} gives it."

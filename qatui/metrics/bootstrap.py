@@ -77,13 +77,15 @@ def grouped_mean(values: ArrayLike) -> float:
 def unanimous_interval(value: float, units: int, *, confidence: float = 0.95) -> tuple[float, float] | None:
     """The CI of a proportion that each of `units` units gave alike: Clopper-Pearson's exact interval of 0 or
     `units` successes in `units` trials when `value` is 0 or 1 (each unit one trial, the fewest the data allow);
-    None for any other value, whose spread the units do not show."""
+    None for any other value, whose spread the units do not show.
+
+    At those two ends the exact interval has a closed form, [(alpha/2)^(1/n), 1] and its mirror (the tests check
+    it against SciPy's `binomtest`), so a run whose figures need no bootstrap still imports no SciPy.
+    """
     if units < 2 or value not in (0.0, 1.0):
         return None
-    from scipy.stats import binomtest
-
-    interval = binomtest(int(value) * units, units).proportion_ci(confidence, method="exact")
-    return (float(interval.low), float(interval.high))
+    bound = ((1 - confidence) / 2) ** (1 / units)
+    return (bound, 1.0) if value == 1.0 else (0.0, 1.0 - bound)
 
 
 def mean_ci(values: ArrayLike, *, seed: int = 0, confidence: float = 0.95) -> tuple[float, float] | None:
