@@ -383,23 +383,17 @@ def test_a_misspelt_backbone_table_is_answered_with_the_close_one(tmp_path, caps
     assert code == 2 and "did you mean 'gpt4-mini'?" in err, err
 
 
-def _undecided_against_decided(tmp_path: Path) -> tuple[Path, str, str]:
-    """Six pairs whose answers have one word each: `length` ties every pair (no decision), ROUGE-L prefers the one
-    that is the reference. (dataset, the length session, the ROUGE-L session)."""
-    data = write_doubled(tmp_path / "pairs.jsonl", 6, lambda i: f"{2 * i}", lambda i: f"{2 * i + 1}")
-    for judge in ("length", "rouge-l"):
-        assert main(["run", str(data), "--judge", judge, "--json", "--sessions-dir", str(tmp_path / "s")]) == 0
-    sessions = sorted(SessionStore(tmp_path / "s").list(), key=lambda m: m["created"])
-    return data, sessions[0]["id"], sessions[1]["id"]
-
-
 def test_compare_lists_the_items_where_one_run_made_no_decision_and_the_other_did(tmp_path, capsys) -> None:
     """Length tied every pair, ROUGE-L chose on each: they agree on no item (preference agreement 0), yet compare
     said "no item where they disagree", since tau is undefined where a run ties every response. Each such item is
     a disagreement, listed with no tau ("–") in the JSON, the terminal and the HTML report."""
-    _, undecided, decided = _undecided_against_decided(tmp_path)
+    data = write_doubled(tmp_path / "pairs.jsonl", 6, lambda i: f"{2 * i}", lambda i: f"{2 * i + 1}")  # one word each
+    for judge in ("length", "rouge-l"):  # length ties every pair; ROUGE-L prefers the answer that is the reference
+        assert main(["run", str(data), "--judge", judge, "--json", "--sessions-dir", str(tmp_path / "s")]) == 0
+    undecided, decided = (m["id"] for m in sorted(SessionStore(tmp_path / "s").list(), key=lambda m: m["created"]))
     capsys.readouterr()
-    code, out, _ = cli(capsys, "sessions", "compare", undecided, decided, "--json", "--sessions-dir", str(tmp_path / "s"))
+    code, out, _ = cli(capsys, "sessions", "compare", undecided, decided, "--json", "--sessions-dir",
+                       str(tmp_path / "s"))
     data = json.loads(out)
     assert code == 0 and data["agreement"][0]["stats"]["preference"] == 0.0
     assert sorted(d["item_id"] for d in data["disagreements"]) == [f"q{i}" for i in range(6)]

@@ -735,7 +735,8 @@ async def test_compare_marked_sessions_shows_deltas_agreement_and_both_verdicts(
         assert any(span.style.color is not None for span in tau_b.spans)  # the delta is coloured
         agreement = screen.query_one("#agreement", DataTable)
         assert agreement.row_count == 3 and agreement.get_cell("A-C", "kendall").plain == "+1.00"
-        assert screen.comparison.disagreements and all(d.tau is None or d.tau < 1 for d in screen.comparison.disagreements)
+        found = screen.comparison.disagreements
+        assert found and all(d.tau is None or d.tau < 1 for d in found)
         first = screen.comparison.disagreements[0]
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, SideBySideScreen) and app.screen.tasks)

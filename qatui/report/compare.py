@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from qatui.data.model import Dataset
+    from qatui.events import Verdict
     from qatui.store.session import Session
 
 TOP_DISAGREEMENTS = 10
@@ -32,7 +33,7 @@ undefined there (`metrics.agreement.ranking_tau`), yet they disagree, as much as
 the responses unrelatedly) says, half way to a reversal. Listed with no tau ("–")."""
 
 
-def one_undecided(a: Any, b: Any) -> bool:
+def one_undecided(a: Verdict, b: Verdict) -> bool:
     """Whether, of two verdicts on one item, exactly one tied every response both ranked (no decision)."""
     shared = set(a.ranking) & set(b.ranking)
     if len(shared) < 2:
@@ -126,7 +127,8 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
         "versions": different_versions({**r, "name": r["letter"]} for r in runs),
         "diffs": version_diffs(sessions),
         "agreement": agreement,
-        "disagreements": [{k: v for k, v in d.items() if k != "severity"} for d in disagreements if d["severity"] < 1.0],
+        "disagreements": [{k: v for k, v in d.items() if k != "severity"}
+                          for d in disagreements if d["severity"] < 1.0],
         "checklist_agreement": _checklist_agreement(sessions, runs),
         "table": _table(sessions, runs, common, dataset),
     }

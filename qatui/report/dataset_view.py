@@ -24,6 +24,7 @@ def dataset_overview(dataset: Dataset) -> dict[str, Any]:
     """Counts, gold kinds, languages, the first item, and where the gold leaks (`data.leaks`)."""
     sizes = [len(it.candidates) for it in dataset.items]
     first = dataset.items[0]
+    read = [(item_language(it), bool(it.language)) for it in dataset.items]  # once: every item's script is read
     return {
         "name": dataset.name,
         "path": dataset.path,
@@ -32,8 +33,8 @@ def dataset_overview(dataset: Dataset) -> dict[str, Any]:
         "n_items": len(dataset.items),
         "gold_kinds": dict(dataset.gold_kinds),
         "no_gold": sum(1 for it in dataset.items if it.gold is None),
-        "languages": dict(dataset.languages),
-        "english_by_letters": sum(1 for it in dataset.items if not it.language and item_language(it) == "en"),
+        "languages": dict(Counter(code for code, _ in read)),
+        "english_by_letters": sum(1 for code, tagged in read if code == "en" and not tagged),
         "question_types": dict(Counter(it.question_type or "unknown" for it in dataset.items)),
         "candidates": {"min": min(sizes), "max": max(sizes), "mean": round(mean(sizes), 2), "total": sum(sizes)},
         "with_reference": sum(1 for it in dataset.items if it.references),

@@ -244,6 +244,7 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
 
 
 CEILING_COLUMN = "κ vs people: judge/ceiling"
+"""The column of the human ceiling (`report.beside_people.ceiling_cell`), shown where two or more people labelled."""
 
 
 def answers_cost(llm: dict) -> float:
@@ -255,7 +256,6 @@ def answers_cost(llm: dict) -> float:
 def _calls_cell(llm: dict) -> str:
     """'200', or '200 (150 cached)' when the call cache answered some: their time is not in the row's."""
     return f"{llm['calls']} ({llm['cached']} cached)" if llm.get("cached") else str(llm["calls"])
-"""The column of the human ceiling (`report.beside_people.ceiling_cell`), shown where two or more people labelled."""
 
 
 def _has_ceiling(table: dict) -> bool:
@@ -395,8 +395,9 @@ def caption(table: dict) -> str:
     """What the figures mean, in one sentence under the table."""
     return (f"{table['dataset']}: agreement with people ×100 with 95% CIs over items (bootstrap; exact binomial "
             f"where every item agreed; {table['convention']} convention); Δ = row minus "
-            f"{table['baseline'] or 'the baseline'} on the items both scored, paired bootstrap CI (an interval across 0 is noise); no decision = of the first figure's units, those where "
-            "the judge tied every response, counted as agreeing with no one; longer = how often the judge / people "
+            f"{table['baseline'] or 'the baseline'} on the items both scored, paired bootstrap CI (an interval "
+            "across 0 is noise); no decision = of the first figure's units, those where the judge tied every "
+            "response, counted as agreeing with no one; longer = how often the judge / people "
             "prefer the longer response (%), a judge's tie preferring neither; structured = the one with more Markdown "
             "lists, headings, tables or code; own = the one its own backbone wrote (the item's meta.models); self = the "
             "judge against itself over its --repeats (×100): the share of repeats that made its own most frequent "
