@@ -123,8 +123,9 @@ def deployments_line(tally: dict[str, dict[str, int]]) -> str:
     return " · ".join(parts)
 
 
-def no_decision_note(doc: dict, key: str) -> str:
-    """'2/6 no decision' for a summary doc's `key` when the judge made no decision on some of its units, else ''.
+def no_decision_note(doc: dict, key: str, *, short: bool = False) -> str:
+    """'2/6 no decision' for a summary doc's `key` when the judge made no decision on some of its units, else ''
+    ('2/6' when `short`, for a column named "no decision").
 
     Such units (questions where it tied every response, labels of items it called a tie) count in the
     figure as agreeing with no one, so the share belongs beside it. A doc stored before this count was
@@ -135,4 +136,4 @@ def no_decision_note(doc: dict, key: str) -> str:
     undecided, units = (doc.get("no_decision") or {}).get(key), (doc.get("n") or {}).get(key)
     if not isinstance(undecided, int) or not isinstance(units, int) or undecided <= 0:
         return ""
-    return f"{undecided}/{units} no decision"
+    return f"{undecided}/{units}" + ("" if short else " no decision")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -386,7 +387,8 @@ def test_a_misspelt_backbone_table_is_answered_with_the_close_one(tmp_path, caps
 def test_compare_lists_the_items_where_one_run_made_no_decision_and_the_other_did(tmp_path, capsys) -> None:
     """Length tied every pair, ROUGE-L chose on each: they agree on no item (preference agreement 0), yet compare
     said "no item where they disagree", since tau is undefined where a run ties every response. Each such item is
-    a disagreement, listed with no tau ("–") in the JSON, the terminal and the HTML report."""
+    a disagreement, listed with no tau ("–") in the JSON, the terminal and the HTML report, and a no decision in
+    the runs' agreement (tau and top-1 0: top-1 had credited each tie 1 in 2)."""
     data = write_doubled(tmp_path / "pairs.jsonl", 6, lambda i: f"{2 * i}", lambda i: f"{2 * i + 1}")  # one word each
     for judge in ("length", "rouge-l"):  # length ties every pair; ROUGE-L prefers the answer that is the reference
         assert main(["run", str(data), "--judge", judge, "--json", "--sessions-dir", str(tmp_path / "s")]) == 0
@@ -395,9 +397,24 @@ def test_compare_lists_the_items_where_one_run_made_no_decision_and_the_other_di
     code, out, _ = cli(capsys, "sessions", "compare", undecided, decided, "--json", "--sessions-dir",
                        str(tmp_path / "s"))
     data = json.loads(out)
-    assert code == 0 and data["agreement"][0]["stats"]["preference"] == 0.0
+    # the judge that told nothing apart agrees with no one: before, top-1 credited each of its ties 1 in 2
+    assert code == 0 and data["agreement"][0]["stats"] == {"kendall": 0.0, "top1": 0.0, "preference": 0.0}
+    assert data["agreement"][0]["no_decision"] == {"kendall": 6, "top1": 6}
     assert sorted(d["item_id"] for d in data["disagreements"]) == [f"q{i}" for i in range(6)]
     assert all(d["tau"] is None and d["rankings"][1] == "a > b" for d in data["disagreements"])
     code, out, _ = cli(capsys, "sessions", "compare", undecided, decided, "--sessions-dir", str(tmp_path / "s"))
     rows = [line.split() for line in out.splitlines() if line.split()[:1] in ([f"q{i}"] for i in range(6))]
     assert code == 0 and len(rows) == 6 and all(row[1:3] == ["A–B", "–"] for row in rows), out
+    assert "kendall 0.000, top1 0.000, preference 0.000 · kendall and top1: 6/6 no decision" in " ".join(out.split())
+    again = main(["run", str(tmp_path / "pairs.jsonl"), "--judge", "length", "--json", "--sessions-dir", str(tmp_path / "s")])
+    capsys.readouterr()
+    code, out, _ = cli(capsys, "sessions", "compare", undecided, *(m["id"] for m in SessionStore(tmp_path / "s").list()
+                                                                 if m["id"] not in (undecided, decided)),
+                       "--sessions-dir", str(tmp_path / "s"))  # two runs that tied every pair: no order to agree on
+    assert again == 0 and code == 0 and ("agreement A–B: preference 1.000 · 6 items where neither run told any "
+                                         "response apart, left out of kendall and top1") in " ".join(out.split()), out
+    report = tmp_path / "compare.html"
+    assert main(["report", undecided, decided, "-o", str(report), "--sessions-dir", str(tmp_path / "s")]) == 0
+    html = report.read_text(encoding="utf-8")
+    row = re.search(r"<tr><td>A–B</td>(.*?)</tr>", html)
+    assert row and re.findall(r">([^<]*)</td>", row.group(1)) == ["0.000", "0.000", "0.000", "6", "6/6", "–"], row

@@ -428,6 +428,25 @@ def test_judge_agreement() -> None:
     assert ranking_tau(ranked("ab"), ranked("ac")) is None  # one shared candidate
 
 
+def test_agreement_between_judges_counts_a_judge_that_told_nothing_apart_as_agreeing_with_no_one() -> None:
+    """Where one judge tied every response and the other ranked them, `top1` credited the tie 1 in k of the other's
+    first choices (a random tie-break) and `kendall` left the item out, while the line named it among its items.
+    Each such item now counts 0 in both and is counted as a no decision; where both tied everything there is no
+    order to agree on and the item is left out. An opinion against a partial tie is measured as ever."""
+    from scipy.stats import kendalltau
+
+    tied = ranked("abcd", dict.fromkeys("abcd", 1.0))
+    a = {"q1": ranked("abcd"), "q2": tied, "q3": tied, "q4": ranked("abc", {"a": 2.0, "b": 2.0, "c": 1.0})}
+    b = {"q1": ranked("dcba"), "q2": ranked("bacd"), "q3": tied, "q4": ranked("bac")}
+    result = judge_agreement(a, b)
+    partial = kendalltau([2, 2, 1], [2, 3, 1]).statistic  # a, b, c: a = b > c against b > a > c (scipy's tau-b)
+    assert result.n == {"kendall": 3, "top1": 3}  # q3: both tied every response
+    assert result.no_decision == {"kendall": 1, "top1": 1} and result.neither_decided == 1  # q2; q3
+    assert result.metrics["kendall"] == pytest.approx((-1.0 + 0.0 + partial) / 3)
+    assert result.metrics["top1"] == pytest.approx((0.0 + 0.0 + 1 / 2) / 3)  # q4: a or b first, b first
+    assert judge_agreement({"q": tied}, {"q": ranked("abcd")}).metrics == {"kendall": 0.0, "top1": 0.0}
+
+
 def test_fleiss_kappa_textbook_example() -> None:
     # Fleiss (1971) as on Wikipedia: 10 subjects, 14 raters, 5 categories -> kappa = 0.210
     table = [

@@ -1091,7 +1091,8 @@ async def test_compare_exports_its_report_by_key_and_from_the_palette(store) -> 
 
 async def test_the_compare_screen_lists_items_where_one_run_made_no_decision(tmp_path) -> None:
     """Length ties each one-word pair, ROUGE-L chooses: the screen said "No item where they disagree" beside a
-    preference agreement of 0. Each item is listed, its tau "–"."""
+    preference agreement of 0. Each item is listed, its tau "–"; the agreement between the runs counts each as a
+    no decision, top-1 0 (a random tie-break had credited each tie 1 in 2)."""
     data = write_doubled(tmp_path / "pairs.jsonl", 4, lambda i: f"{2 * i}", lambda i: f"{2 * i + 1}")
     for judge in ("length", "rouge-l"):
         assert await asyncio.to_thread(main, ["run", str(data), "--judge", judge, "--sessions-dir",
@@ -1105,3 +1106,6 @@ async def test_the_compare_screen_lists_items_where_one_run_made_no_decision(tmp
         table = app.screen.query_one("#disagreements", DataTable)
         assert table.row_count == 4 and table.border_title.startswith("Where they disagree most")
         assert {str(table.get_row_at(row)[1]) for row in range(4)} == {"–"}
+        agreement = app.screen.query_one("#agreement", DataTable)
+        cells = dict(zip((str(c.label) for c in agreement.columns.values()), map(str, agreement.get_row_at(0))))
+        assert (cells["top-1"], cells["no decision"]) == ("+0.00", "4/4"), cells

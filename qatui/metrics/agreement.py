@@ -19,12 +19,18 @@ if TYPE_CHECKING:
 
 
 class JudgeAgreement(BaseModel):
-    """`kendall` (mean tau-b of the tied groups), `top1` and `preference` shares, with item counts."""
+    """`kendall` (mean tau-b of the tied groups), `top1` and `preference` shares, with item counts.
+
+    `no_decision`: per figure, of the items it counts, those where one judge tied every candidate both ranked and
+    the other did not, each counted 0 (`judge_agreement`); a figure without such items is absent.
+    `neither_decided`: items left out of `kendall` and `top1` because both judges tied every candidate both ranked."""
 
     model_config = ConfigDict(frozen=True)
 
     metrics: dict[str, float] = Field(default_factory=dict)
     n: dict[str, int] = Field(default_factory=dict)
+    no_decision: dict[str, int] = Field(default_factory=dict)
+    neither_decided: int = 0
 
 
 def _shared_tiers(verdict: Verdict, shared: set[str]) -> list[list[str]]:
@@ -45,26 +51,52 @@ def ranking_tau(a: Verdict, b: Verdict) -> float | None:
 
 
 def top_agreement(a: Verdict, b: Verdict) -> float:
-    """The chance that both judges' first candidate is the same when each breaks its top tie at random."""
-    top_a, top_b = set(a.tiers[0]), set(b.tiers[0])
+    """The chance that both judges' first candidate is the same when each breaks its top tie at random, over the
+    candidates both ranked."""
+    shared = set(a.ranking) & set(b.ranking)
+    top_a, top_b = set(_shared_tiers(a, shared)[0]), set(_shared_tiers(b, shared)[0])
     return len(top_a & top_b) / (len(top_a) * len(top_b))
 
 
+def _undecided(verdict: Verdict, shared: set[str]) -> bool:
+    """Whether the judge put every candidate of `shared` in one group: it told none of them apart."""
+    return len(_shared_tiers(verdict, shared)) == 1
+
+
 def judge_agreement(verdicts_a: Mapping[str, Verdict], verdicts_b: Mapping[str, Verdict]) -> JudgeAgreement:
-    """How two judges agree on the items both judged (item id -> Verdict); keys without items are absent."""
+    """How two judges agree on the items both judged (item id -> Verdict); keys without items are absent.
+
+    `kendall` and `top1` are measured on what each judge said, over the candidates both ranked (two or more).
+    An item where one judge tied them all and the other did not is a *no decision*: it counts 0 in both (the judge
+    with no opinion agrees with no one, as against people's gold; a random tie-break would credit it 1 in k of
+    the other's first choices) and `no_decision` counts it. An item where both tied them all is left out: neither
+    told any apart, so there is no order to agree on. `preference` is the A / tie / B choice of two judges of the
+    same pair, a tie a choice of its own (as in the confusion matrix against people).
+    """
     found: dict[str, list[float]] = {"kendall": [], "top1": [], "preference": []}
+    undecided_items = neither = 0
     for item_id, a in verdicts_a.items():
         if (b := verdicts_b.get(item_id)) is None:
             continue
-        if (tau := ranking_tau(a, b)) is not None:
-            found["kendall"].append(tau)
-        if a.tiers and b.tiers:
-            found["top1"].append(top_agreement(a, b))
+        shared = set(a.ranking) & set(b.ranking)
+        if len(shared) >= 2 and a.tiers and b.tiers:
+            undecided = (_undecided(a, shared), _undecided(b, shared))
+            if undecided == (False, False) and (tau := ranking_tau(a, b)) is not None:
+                found["kendall"].append(tau)
+                found["top1"].append(top_agreement(a, b))
+            elif undecided != (True, True):
+                found["kendall"].append(0.0)
+                found["top1"].append(0.0)
+                undecided_items += 1
+            else:
+                neither += 1
         if a.pair and a.preference and b.pair and b.preference and set(a.pair) == set(b.pair):
             found["preference"].append(float(a.preference == judge_preference(b, *a.pair)))
     return JudgeAgreement(
         metrics={key: float(np.mean(values)) for key, values in found.items() if values},
         n={key: len(values) for key, values in found.items() if values},
+        no_decision={key: undecided_items for key in ("kendall", "top1") if undecided_items},
+        neither_decided=neither,
     )
 
 

@@ -42,6 +42,18 @@ def one_undecided(a: Verdict, b: Verdict) -> bool:
     return undecided[0] != undecided[1]
 
 
+def agreement_note(entry: dict[str, Any]) -> str:
+    """What an agreement entry of `compare_sessions` left out or counted 0, in words, else '': 'kendall and top1:
+    1/5 no decision' (items where one run tied every response and the other did not), '4 items where neither run
+    told any response apart, left out of kendall and top1'."""
+    notes = {key: note for key in entry.get("no_decision") or {} if (note := no_decision_note(entry, key))}
+    said = [f"{' and '.join(notes)}: {next(iter(notes.values()))}"] if len(set(notes.values())) == 1 else \
+        [f"{key}: {note}" for key, note in notes.items()]
+    if neither := entry.get("neither_decided"):
+        said.append(f"{plural(neither, 'item')} where neither run told any response apart, left out of kendall and top1")
+    return ", ".join(said)
+
+
 def letter(index: int) -> str:
     """A, B, …, Z, AA, AB, …: how a comparison names its runs, in the CLI and the TUI alike."""
     return ascii_uppercase[index] if index < 26 else letter(index // 26 - 1) + ascii_uppercase[index % 26]
@@ -106,7 +118,8 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
     for a, b in combinations(runs, 2):
         stats = judge_agreement(a["verdicts"], b["verdicts"])
         agreement.append({"a": f"{a['session']}/{a['judge']}", "b": f"{b['session']}/{b['judge']}",
-                          "pair": [a["letter"], b["letter"]], "stats": stats.metrics, "n": stats.n})
+                          "pair": [a["letter"], b["letter"]], "stats": stats.metrics, "n": stats.n,
+                          "no_decision": stats.no_decision, "neither_decided": stats.neither_decided})
         for item_id, va in a["verdicts"].items():
             if (vb := b["verdicts"].get(item_id)) is None:
                 continue
@@ -268,9 +281,10 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
         console.print(table)
     for a in data["agreement"]:
         shown = ", ".join(f"{k} {v:.3f}" for k, v in a["stats"].items() if isinstance(v, float))
-        items = max(a["n"].values(), default=0)
-        console.print(f"[bold]agreement {a['pair'][0]}–{a['pair'][1]}[/]: {escape(shown) or 'nothing in common'}"
-                      f" [dim]({plural(items, 'item')})[/]")
+        if note := agreement_note(a):
+            shown = f"{shown} · {note}" if shown else note
+        items = f" [dim]({plural(n, 'item')})[/]" if (n := max(a["n"].values(), default=0)) else ""
+        console.print(f"[bold]agreement {a['pair'][0]}–{a['pair'][1]}[/]: {escape(shown) or 'nothing in common'}{items}")
     for group in data.get("checklist_agreement", []):
         letters = {f"{r['session']}/{r['judge']}": r["letter"] for r in runs}
         members = ", ".join(f"{letters.get(r, r)} ({b})" for r, b in zip(group["runs"], group["backbones"], strict=True))

@@ -34,6 +34,21 @@ class Run:
 
 
 @dataclass
+class PairAgreement:
+    """How two runs agree (`metrics.agreement.judge_agreement`): figures by name and the items each counts."""
+
+    a: Run
+    b: Run
+    stats: dict[str, float]
+    n: dict[str, int]
+    no_decision: str = ""
+    """'1/5': of the items tau and top-1 count, those where one run tied every response and the other did not
+    (each counted 0); '' when none."""
+    neither_decided: int = 0
+    """Items left out of tau and top-1 because neither run told any response apart."""
+
+
+@dataclass
 class Disagreement:
     """An item two runs rank most differently, and which two."""
 
@@ -61,7 +76,7 @@ class Comparison:
 
     dataset: str
     runs: list[Run]
-    agreement: list[tuple[Run, Run, dict[str, float], dict[str, int]]]
+    agreement: list[PairAgreement]
     disagreements: list[Disagreement]
     checklists: list[ChecklistAgreement] = field(default_factory=list)
     common_items: int = 0
@@ -85,13 +100,14 @@ def _no_decision(run: dict[str, Any]) -> str:
     from qatui.tui.format import SHORT_METRICS
 
     first = next((key for key in SHORT_METRICS if key in run["metrics"]), None)
-    return no_decision_note(run, first).removesuffix(" no decision") if first else ""
+    return no_decision_note(run, first, short=True) if first else ""
 
 
 def load_comparison(store: SessionStore, session_ids: list[str], gold: str = "dataset") -> Comparison:
     """Compare sessions against `gold` (SessionError when their datasets differ, or fewer than two)."""
     from qatui.report.compare import compare_sessions
     from qatui.store.labels import LabelStore
+    from qatui.text import no_decision_note
 
     sessions = [store.open(sid) for sid in session_ids]
     data: dict[str, Any] = compare_sessions(sessions, gold, store.root)
@@ -100,7 +116,9 @@ def load_comparison(store: SessionStore, session_ids: list[str], gold: str = "da
                 r.get("version"), _no_decision(r)) for r in data["runs"]]
     by_letter = {r.letter: r for r in runs}
     by_key = {f"{r.session}/{r.judge}": r for r in runs}
-    agreement = [(by_letter[a["pair"][0]], by_letter[a["pair"][1]], a["stats"], a["n"]) for a in data["agreement"]]
+    agreement = [PairAgreement(by_letter[a["pair"][0]], by_letter[a["pair"][1]], a["stats"], a["n"],
+                               no_decision_note(a, "kendall", short=True), a.get("neither_decided", 0))
+                 for a in data["agreement"]]
     disagreements = [Disagreement(d["item_id"], d["tau"], by_letter[d["pair"][0]], by_letter[d["pair"][1]],
                                   list(d["rankings"])) for d in data["disagreements"]]
     checklists = [ChecklistAgreement(c["checklist"], [by_key[key] for key in c["runs"]], c["per_dimension"])

@@ -16,7 +16,7 @@ from qatui.report.html.items import item_card
 from qatui.report.html.markup import Markup, render_template
 from qatui.report.session_view import METRIC_ORDER, breakdown_rows, fmt
 from qatui.store.judge_versions import NOT_RECORDED
-from qatui.text import plural
+from qatui.text import no_decision_note, plural
 
 if TYPE_CHECKING:
     from qatui.report.html.gather import JudgeContent, SessionContent
@@ -127,8 +127,12 @@ def comparison_section(data: dict[str, Any], anchor: str) -> Markup:
                r["judge"], r.get("version") or NOT_RECORDED, r["n_done"], r["n_failed"]] for r in runs],
         versions=[f"{line}: their figures are not of one judge (`qatui sessions diff` shows what changed)"
                   for line in data.get("versions", [])],
+        agreement_caption="agreement between runs (no decision: items where one run tied every response and the other "
+                          "did not, each counted 0 in tau and top-1; neither decided: items where both did, left out)",
         agreement=[[f"{a['pair'][0]}–{a['pair'][1]}", *(fmt(a["stats"].get(k)) for k in ("kendall", "top1", "preference")),
-                    max(a["n"].values(), default=0)] for a in data["agreement"]],
+                    max(a["n"].values(), default=0),
+                    no_decision_note(a, "kendall", short=True) or "–", a.get("neither_decided") or "–"]
+                   for a in data["agreement"]],
         checklists=[{"caption": f"checklist agreement ({group['checklist']})",
                      "rows": [[dim, fmt(s["alpha"]), fmt(s["kappa"]), s["n_units"], s["n_complete"]]
                               for dim, s in group["per_dimension"].items()]}

@@ -283,10 +283,19 @@ class CompareScreen(QatuiScreen):
         for key, label in AGREEMENT:
             table.add_column(label, key=key)
         table.add_column("items", key="n")
-        for a, b, stats, n in self.comparison.agreement:
-            values = [table.value(stats.get(k)) for k, _ in AGREEMENT]
-            table.add_row(Text(f"{a.letter}–{b.letter}", style="bold"), *values, str(max(n.values(), default=0)),
-                          key=f"{a.letter}-{b.letter}")
+        pairs = self.comparison.agreement
+        undecided = any(pair.no_decision for pair in pairs)  # a 0 that is no measure says so
+        neither = any(pair.neither_decided for pair in pairs)  # and items no figure could count
+        if undecided:
+            table.add_column("no decision", key="no_decision")
+        if neither:
+            table.add_column("neither decided", key="neither_decided")
+        for pair in pairs:
+            values = [table.value(pair.stats.get(k)) for k, _ in AGREEMENT]
+            table.add_row(Text(f"{pair.a.letter}–{pair.b.letter}", style="bold"), *values,
+                          str(max(pair.n.values(), default=0)), *([Text(pair.no_decision or "–")] if undecided else []),
+                          *([Text(str(pair.neither_decided or "–"))] if neither else []),
+                          key=f"{pair.a.letter}-{pair.b.letter}")
         table.border_title = "Agreement between runs"
         # an explicit height: left to `auto`, the table sometimes kept the zero height it had
         # before its rows arrived, beside the 1fr disagreements table
