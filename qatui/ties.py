@@ -136,15 +136,25 @@ def stored_digits(options: Mapping | None) -> int:
     return value
 
 
-TIE_RULE = 2
+TIE_RULE = 3
 """The version of how a stored summary's figures treat a judge's ties (its `tie_rule`). A summary without
 it was computed when agreement read the strict display ranking, crediting a judge that tied everything
-with the presentation shuffle's order; views recompute or flag it (`summary_is_current`)."""
+with the presentation shuffle's order; views recompute or flag it (`summary_is_current`). Rule 3
+(2026-11-29): in self-agreement's ranking tau, a pair of repeats where one tied every response and the
+other did not counts 0 (it was left out, `metrics.self_agreement`); a rule-2 summary whose self-agreement
+has no ranking figure is the same under rule 3."""
 
 
 def summary_is_current(summary: Mapping[str, object]) -> bool:
-    """True when every judge's stored summary doc was computed under the current tie rule."""
-    return all(isinstance(doc, dict) and doc.get("tie_rule") == TIE_RULE for doc in summary.values())
+    """True when every judge's stored summary doc was computed under the current tie rule (`TIE_RULE`)."""
+    def current(doc: object) -> bool:
+        if not isinstance(doc, dict):
+            return False
+        repeated = doc.get("self_agreement")
+        return doc.get("tie_rule") == TIE_RULE or (
+            doc.get("tie_rule") == 2 and not (isinstance(repeated, dict) and "ranking" in repeated))
+
+    return all(current(doc) for doc in summary.values())
 
 
 def judges_digits(meta: Mapping) -> dict[str, int]:

@@ -122,6 +122,7 @@ SCORES = {  # candidate text -> its score in repeats 0, 1, 2
     "kiwi": (8, 8, 2), "lemon": (2, 2, 9),  # p1: A, A, B
     "mango": (8, 2, 5), "olive": (2, 8, 5),  # p2: A, B, tie
     "peach": (7, 7, 7), "plum": (3, 3, 3),  # p3: A, A, A
+    "apple": (2, 3, 3), "pear": (2, 2, 2), "cherry": (2, 1, 1),  # r (its own test): all tied, then twice in order
     "fig": (3, 3, 1), "grape": (2, 2, 2), "lime": (1, 1, 3),  # q: x>y>z, x>y>z, z>y>x
 }
 ITEMS = [("p1", "kiwi", "lemon"), ("p2", "mango", "olive"), ("p3", "peach", "plum"), ("q", "fig", "grape", "lime")]
@@ -211,6 +212,32 @@ def test_scripted_noise_gives_the_self_agreement_worked_out_by_hand(noisy, llm_s
     assert main(["--sessions-dir", str(sessions), "sessions", "show", out["session"], "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["judges"]["pointwise"]["self_agreement"]["choice"]["value"] == pytest.approx(CHOICE)
+
+
+def test_a_repeat_that_tied_every_response_beside_one_that_ranked_them_counts_0(noisy, tmp_path, capsys) -> None:
+    """Repeat 0 tied apple, pear and cherry; repeats 1 and 2 ranked them alike. Self-agreement's ranking tau was 1:
+    the two pairs with the tied repeat were left out, so a judge with no opinion once in three looked as steady as
+    one that ranked alike every time. Now those pairs count 0: (0 + 0 + 1) / 3. A session stored under the old rule
+    is recomputed when shown."""
+    config, _ = noisy
+    data = tmp_path / "r.jsonl"
+    data.write_text(json.dumps({"id": "r", "question": "Which answer is best?", "candidates": {
+        f"c{k}": f"The answer is {fruit}." for k, fruit in enumerate(("apple", "pear", "cherry"))}}) + "\n")
+    out = _run(capsys, config, data, tmp_path / "s", "--repeats", "3")
+    mine = out["judges"]["pointwise"]["self_agreement"]
+    assert mine["ranking"]["value"] == pytest.approx(1 / 3) and mine["ranking"]["n"] == 1
+    assert mine["ranking_no_decision"] == 1
+    session_file = tmp_path / "s" / out["session"] / "session.json"
+    stored = json.loads(session_file.read_text())
+    for doc in stored["summary"].values():  # as the rule before wrote it
+        doc["tie_rule"] = 2
+        doc["self_agreement"]["ranking"]["value"] = 1.0
+        del doc["self_agreement"]["ranking_no_decision"]
+    session_file.write_text(json.dumps(stored))
+    assert main(["--sessions-dir", str(tmp_path / "s"), "sessions", "show", out["session"]]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "recomputed" in text and "ranking tau 0.333 (1 item)" in text, text
+    assert "ranking tau 0 between a repeat that tied every response and one that did not, on 1 item" in text
 
 
 def test_repeat_zero_keeps_the_cache_key_of_a_run_without_repeats(noisy, llm_server, tmp_path, capsys) -> None:
@@ -404,7 +431,9 @@ def test_demo_offline_stores_every_repeat_and_a_new_process_replays_them(tmp_pat
 
 
 def test_a_ranking_tied_in_every_repeat_is_counted_as_undefined_never_dropped() -> None:
-    """Tau-b is 0/0 when a repeat ties every response: the item is said to be undefined, not left out in silence."""
+    """Tau-b is 0/0 when every repeat ties every response: the item is said to be undefined, not left out in silence.
+    A repeat that tied every response beside one that ranked them agrees with no one: that pair counts 0 (it was
+    left out, so a judge that ranked once in three looked as consistent as one that ranked alike every time)."""
     from qatui.events import Verdict
     from qatui.metrics.self_agreement import self_agreement
     from qatui.report.session_view import self_agreement_line
@@ -418,5 +447,12 @@ def test_a_ranking_tied_in_every_repeat_is_counted_as_undefined_never_dropped() 
     doc = self_agreement({"q1": verdict(all_tied, all_tied, all_tied), "q2": verdict(ordered, ordered, ordered)},
                          ci=False)
     assert doc["ranking"] == {"value": 1.0, "ci": None, "n": 1}  # the ordered item agrees with itself
-    assert doc["ranking_undefined"] == 1  # the tied one is counted, not dropped
-    assert "ranking tau undefined on 1 item (a repeat tied every response)" in self_agreement_line(doc)
+    assert doc["ranking_undefined"] == 1 and "ranking_no_decision" not in doc  # the tied one is counted, not dropped
+    assert "ranking tau undefined on 1 item (every repeat tied every response)" in self_agreement_line(doc)
+    once = self_agreement({"q2": verdict(ordered, ordered, ordered), "q3": verdict(all_tied, ordered, ordered)},
+                          ci=False)
+    # q3: tied against ordered twice (0, 0), ordered against ordered once (1): a third; the item mean over q2 and q3
+    assert once["ranking"] == {"value": pytest.approx((1.0 + 1 / 3) / 2), "ci": None, "n": 2}
+    assert once["ranking_no_decision"] == 1 and "ranking_undefined" not in once
+    assert ("ranking tau 0 between a repeat that tied every response and one that did not, on 1 item"
+            in self_agreement_line(once))

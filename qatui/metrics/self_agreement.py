@@ -10,8 +10,11 @@ tied groups, candidate ids). Two figures, each over the items where it applies:
   three choices it cannot fall below 1/3.
 - `ranking` (items with three responses or more): the mean Kendall tau-b between every two
   repeats' rankings of the item (each repeat's tied groups, ties kept as ties), then the mean
-  over items. A pair of repeats where either tied every response has no tau and is left out;
-  an item with no such pair left counts nowhere. 1: every repeat ranked alike.
+  over items. A pair of repeats where one tied every response and the other did not counts 0
+  (a repeat with no opinion agrees with no one, as between two runs: `metrics.agreement`), and
+  the item is counted (`ranking_no_decision`); a pair where both tied every response has no order
+  to agree on and is left out; an item with no pair left counts nowhere (`ranking_undefined`).
+  1: every repeat ranked alike.
 
 95% CIs are percentile bootstraps over items (`metrics.bootstrap`): `ratio_ci` for the pooled
 choice share, `mean_ci` for the mean tau. Items with one response have neither figure. Views read
@@ -61,16 +64,25 @@ def choice_row(verdict: Verdict) -> tuple[float, float] | None:
     return float(Counter(choices).most_common(1)[0][1]), float(len(choices))
 
 
-def ranking_tau(verdict: Verdict) -> float | None:
-    """The mean Kendall tau-b over every two repeats' rankings of a verdict with 3+ responses; None if undefined."""
+def _pair_taus(verdict: Verdict) -> tuple[list[float], int]:
+    """Kendall tau-b of every two repeats' rankings of a verdict with 3+ responses, and how many of those pairs had
+    one repeat that tied every response and one that did not (each counted 0); a pair where both did is left out
+    (no order on either side)."""
     if verdict.pair is not None or len(verdict.order) < 3:
-        return None
+        return [], 0
     places = [tier_places(tiers) for r in _records(verdict) if (tiers := _tiers(r)) is not None]
     candidates = list(verdict.order)
-    places = [p for p in places if all(cid in p for cid in candidates)]
-    taus = [tau for one, two in combinations(places, 2)
-            if (tau := kendall_tau_b([-one[c] for c in candidates], [-two[c] for c in candidates])) is not None]
-    return sum(taus) / len(taus) if taus else None
+    scores = [[-p[c] for c in candidates] for p in places if all(cid in p for cid in candidates)]
+    taus, undecided_pairs = [], 0
+    for one, two in combinations(scores, 2):
+        undecided = (len(set(one)) == 1, len(set(two)) == 1)
+        if undecided == (False, False):
+            if (tau := kendall_tau_b(one, two)) is not None:
+                taus.append(tau)
+        elif undecided != (True, True):
+            taus.append(0.0)
+            undecided_pairs += 1
+    return taus, undecided_pairs
 
 
 def repeats_of(verdicts: Mapping[str, Verdict]) -> int:
@@ -80,15 +92,20 @@ def repeats_of(verdicts: Mapping[str, Verdict]) -> int:
 
 def self_agreement(verdicts: Mapping[str, Verdict], *, seed: int = 0, ci: bool = True) -> dict[str, Any]:
     """{"repeats": K, "choice": {...}, "ranking": {...}}, each figure {"value", "ci", "n" (items)} where defined;
-    "ranking_undefined": the items of 3+ responses whose tau is undefined (a repeat tied every response)."""
+    "ranking_undefined": the items of 3+ responses whose tau is undefined (every repeat tied every response);
+    "ranking_no_decision": of the items the ranking counts, those where a repeat tied every response and another
+    did not (those pairs counted 0)."""
     from qatui.metrics.bootstrap import mean_ci, ratio_ci  # SciPy: not for views that only read `headline`
 
     rows = [row for v in verdicts.values() if (row := choice_row(v)) is not None]
     ranked = [v for v in verdicts.values() if v.pair is None and len(v.order) >= 3 and len(_records(v)) >= 2]
-    taus = [tau for v in ranked if (tau := ranking_tau(v)) is not None]
+    per_item = [_pair_taus(v) for v in ranked]
+    taus = [sum(pairs) / len(pairs) for pairs, _ in per_item if pairs]
     out: dict[str, Any] = {"repeats": repeats_of(verdicts)}
-    if len(taus) < len(ranked):  # tau-b is 0/0 when a repeat ties every response: said, never dropped in silence
+    if len(taus) < len(ranked):  # tau-b is 0/0 when every repeat ties every response: said, never dropped in silence
         out["ranking_undefined"] = len(ranked) - len(taus)
+    if undecided := sum(1 for pairs, one_undecided in per_item if pairs and one_undecided):
+        out["ranking_no_decision"] = undecided
     if rows:
         value = sum(m for m, _ in rows) / sum(k for _, k in rows)
         interval = ratio_ci(rows, seed=seed) if ci else None

@@ -214,8 +214,11 @@ def self_agreement_line(doc: object) -> str:
         ci = figure.get("ci")
         interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if isinstance(ci, list) and len(ci) == 2 else ""
         parts.append(f"{name} {figure['value']:.3f}{interval} ({plural(int(figure.get('n') or 0), 'item')})")
+    if undecided := doc.get("ranking_no_decision"):
+        parts.append(f"ranking tau 0 between a repeat that tied every response and one that did not, on "
+                     f"{plural(int(undecided), 'item')}")
     if undefined := doc.get("ranking_undefined"):
-        parts.append(f"ranking tau undefined on {plural(int(undefined), 'item')} (a repeat tied every response)")
+        parts.append(f"ranking tau undefined on {plural(int(undefined), 'item')} (every repeat tied every response)")
     head = f"self-agreement over {doc.get('repeats')} repeats"
     return f"{head}: {' · '.join(parts)}" if parts else f"{head}: no item to measure it on"
 
