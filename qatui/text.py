@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from difflib import get_close_matches
 
 _UNSHOWABLE = re.compile("\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -137,3 +137,10 @@ def no_decision_note(doc: dict, key: str, *, short: bool = False) -> str:
     if not isinstance(undecided, int) or not isinstance(units, int) or undecided <= 0:
         return ""
     return f"{undecided}/{units}" + ("" if short else " no decision")
+
+
+def kappa_name(figures: Mapping[str, object]) -> str:
+    """"Cohen's kappa" or "Fleiss' kappa": whose kappa an agreement result holds (`kappa_of` of
+    `metrics.agreement.nominal_agreement`: two raters, or more), so two figures under one name are never two
+    statistics. A result stored before `kappa_of` was kept holds Fleiss'."""
+    return "Cohen's kappa" if figures.get("kappa_of") == "Cohen" else "Fleiss' kappa"

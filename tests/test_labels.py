@@ -174,18 +174,24 @@ def load_item():
 
 
 def test_agreement_figures_against_hand_computation() -> None:
-    """Units: 3 pairs of q1 and the pair of q2. X codes 0,0,0,0; Y 2,0,0,0.
+    """Units: 3 pairs of q1 and the pair of q2. X codes 0,0,0,0; Y 2,0,0,0; Z as X.
 
-    Fleiss: P = (0 + 1 + 1 + 1) / 4, p0 = 7/8, p2 = 1/8, Pe = 50/64, kappa = (0.75 - 50/64) / (14/64) = -1/7.
-    Krippendorff (nominal): o00 = 6, o02 = o20 = 1, n = 8, Do = 2/8, De = 2*7*1 / (8*7) = 1/4, alpha = 0.
+    Two raters, Cohen's kappa: po = 3/4, pe = 1 * 3/4 (X always 0, Y 0 three times in four), kappa = 0. (Fleiss'
+    would be Scott's pi: P = 3/4, p0 = 7/8, p2 = 1/8, Pe = 50/64, (0.75 - 50/64) / (14/64) = -1/7, another figure
+    under the name kappa, beside the human ceiling's Cohen's kappa on the same units.)
+    Three raters, Fleiss' kappa: P = (1/3 + 1 + 1 + 1) / 4 = 5/6, p0 = 11/12, p2 = 1/12, Pe = 122/144,
+    kappa = (120/144 - 122/144) / (22/144) = -1/11.
+    Krippendorff (nominal), X and Y: o00 = 6, o02 = o20 = 1, n = 8, Do = 2/8, De = 2*7*1 / (8*7) = 1/4, alpha = 0.
     """
     x = gold_decisions("q1", RankingGold(tiers=[["c1"], ["c2"], ["c3"]])) | gold_decisions("q2", pair("A").as_gold())
     y = gold_decisions("q1", RankingGold(tiers=[["c2"], ["c1"], ["c3"]])) | gold_decisions("q2", pair("A").as_gold())
     assert x[("q1", "c1", "c2")] == 0.0 and y[("q1", "c1", "c2")] == 2.0
     figures = rater_agreement({"x": x, "y": y})
-    assert figures["kappa"] == pytest.approx(-1 / 7)
+    assert figures["kappa"] == pytest.approx(0.0) and figures["kappa_of"] == "Cohen"
     assert figures["alpha"] == pytest.approx(0.0)
     assert figures["n_units"] == 4 and figures["n_complete"] == 4
+    three = rater_agreement({"x": x, "y": y, "z": dict(x)})
+    assert three["kappa"] == pytest.approx(-1 / 11) and three["kappa_of"] == "Fleiss"
 
 
 def test_people_and_judges_agreement_command(data, capsys) -> None:
@@ -201,6 +207,25 @@ def test_people_and_judges_agreement_command(data, capsys) -> None:
     assert out["people"]["n_units"] == 4  # every decision the same: alpha is undefined (one value), kappa too
     rows = {(r["judge"], r["annotator"]): r for r in out["judges"]}
     assert rows[("rouge-l", "ana")]["metric"] == "kendall" and rows[("rouge-l", "ana")]["value"] == 1.0
+
+
+def test_a_judge_s_kappa_with_a_person_is_the_kappa_of_the_ceiling_beside_it(data, capsys) -> None:
+    """Three people who agree with each other; each one's references (the others' majority) are their own labels.
+    The judge's kappa with each person was Fleiss' (Scott's pi, with two raters) while the line above it gave
+    Cohen's "against the same references": two statistics under one name on one screen. Both are Cohen's now."""
+    dataset, store, _, meta = data
+    for name in ("ana", "bo", "cy"):  # rouge-l ranks c1 > c2 > c3 and prefers a: people differ on one decision
+        give(store, meta, name, ranking("q1", ["c2"], ["c1"], ["c3"]), pair("A"))
+    assert main(["--sessions-dir", str(store.root), "labels", "agreement", dataset.path, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    beside = out["beside_people"][0]
+    assert {row["kappa_of"] for row in out["judges"]} == {"Cohen"} and out["people"]["kappa_of"] == "Fleiss"
+    assert [row["kappa"] for row in out["judges"]] == pytest.approx([beside["kappa"]] * 3)
+    assert beside["kappa"] == pytest.approx(0.0)  # the judge says "first better" on all 4 units, people on 3: 3/4, 3/4 (Fleiss: -1/7)
+    assert main(["--sessions-dir", str(store.root), "labels", "agreement", dataset.path]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "each judge with each person (kappa: Cohen's)" in text and "people: alpha" in text
+    assert f"Cohen's kappa {beside['kappa']:.3f}, accuracy" in text, text
 
 
 def test_export_import_round_trip_in_both_formats(data, tmp_path) -> None:

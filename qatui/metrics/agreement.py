@@ -169,18 +169,40 @@ def checklist_agreement(
     return out
 
 
-def nominal_agreement(table: np.ndarray, categories: tuple[float, ...]) -> dict[str, float | int | None]:
-    """Krippendorff's alpha (nominal) and Fleiss' kappa of a raters x units table of category codes (NaN = missing).
+def cohen_kappa(first: ArrayLike, second: ArrayLike, categories: tuple[float, ...]) -> float | None:
+    """Cohen's kappa (scikit-learn's) of two raters' aligned category codes; None where undefined (one code
+    throughout on both sides)."""
+    import warnings
 
-    Alpha uses every unit two or more raters coded (`n_units`); Fleiss' kappa, which needs
-    every rater on every unit, the units all of them coded (`n_complete`). None where undefined.
+    from sklearn.metrics import cohen_kappa_score
+
+    with warnings.catch_warnings():  # one code throughout: sklearn warns and answers NaN, read as undefined
+        warnings.simplefilter("ignore")
+        value = float(cohen_kappa_score(np.asarray(first), np.asarray(second), labels=list(categories)))
+    return value if np.isfinite(value) else None
+
+
+def nominal_agreement(table: np.ndarray, categories: tuple[float, ...], *,
+                      cohen_for_two: bool = False) -> dict[str, float | int | str | None]:
+    """Krippendorff's alpha (nominal) and kappa of a raters x units table of category codes (NaN = missing).
+
+    Alpha uses every unit two or more raters coded (`n_units`); kappa, which needs every rater on every
+    unit, the units all of them coded (`n_complete`). Kappa is Fleiss' (CheckEval's, over any number of
+    evaluators), or with `cohen_for_two` and two raters Cohen's: what qatui calls a judge's kappa against people
+    everywhere else (Fleiss' with two raters is Scott's pi, another figure under the same name). `kappa_of` names
+    it. None where undefined.
     """
     coded = (~np.isnan(table)).sum(axis=0) if table.size else np.zeros(0)
     complete = table[:, ~np.isnan(table).any(axis=0)] if table.size else table
-    counts = np.stack([(complete == c).sum(axis=0) for c in categories], axis=1)
+    if cohen_for_two and len(complete) == 2:
+        kappa, kind = (cohen_kappa(complete[0], complete[1], categories) if complete.shape[1] else None), "Cohen"
+    else:
+        counts = np.stack([(complete == c).sum(axis=0) for c in categories], axis=1)
+        kappa, kind = (fleiss_kappa(counts) if complete.shape[1] else None), "Fleiss"
     return {
         "alpha": krippendorff_alpha(table) if table.size and coded.max() >= 2 else None,
-        "kappa": fleiss_kappa(counts) if complete.shape[1] else None,
+        "kappa": kappa,
+        "kappa_of": kind,
         "n_units": int((coded >= 2).sum()),
         "n_complete": int(complete.shape[1]) if table.size else 0,
     }

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from qatui.metrics.agreement import cohen_kappa
 from qatui.metrics.people import CATEGORIES, Unit
 from qatui.ties import plurality
 
@@ -54,12 +55,7 @@ def references(people: Mapping[str, Decisions]) -> dict[str, dict[Unit, float]]:
 
 def _agreement(mine: list[float], theirs: list[float]) -> dict[str, float | int | None]:
     """Cohen's kappa (None where undefined) and accuracy of two aligned decision lists."""
-    from sklearn.metrics import cohen_kappa_score
-
-    with warnings.catch_warnings():  # one code throughout: sklearn warns and answers NaN, read as undefined
-        warnings.simplefilter("ignore")
-        kappa = float(cohen_kappa_score(mine, theirs, labels=list(CATEGORIES)))
-    return {"kappa": kappa if np.isfinite(kappa) else None,
+    return {"kappa": cohen_kappa(mine, theirs, CATEGORIES),
             "accuracy": float(np.mean(np.equal(mine, theirs))), "n": len(mine)}
 
 

@@ -57,10 +57,12 @@ def verdict_decisions(item: Item, verdict: Verdict) -> dict[Unit, float]:
     return found
 
 
-def rater_agreement(raters: Mapping[str, Mapping[Unit, float]]) -> dict[str, float | int | None]:
-    """Alpha and kappa of two or more raters' decisions (see `nominal_agreement`), over the units any of them made."""
+def rater_agreement(raters: Mapping[str, Mapping[Unit, float]]) -> dict[str, float | int | str | None]:
+    """Alpha and kappa of two or more raters' decisions (see `nominal_agreement`), over the units any of them made:
+    Cohen's kappa for two raters (a judge and a person, or two people: the kappa of the human ceiling beside it),
+    Fleiss' for more."""
     if len(raters) < 2:
         raise ValueError("agreement needs at least two raters")
     units = sorted({unit for decisions in raters.values() for unit in decisions})
     table = np.array([[decisions.get(unit, np.nan) for unit in units] for decisions in raters.values()], dtype=float)
-    return nominal_agreement(table.reshape(len(raters), len(units)), CATEGORIES)
+    return nominal_agreement(table.reshape(len(raters), len(units)), CATEGORIES, cohen_for_two=True)

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from qatui.errors import LabelError
 from qatui.report.session_view import fmt
+from qatui.text import kappa_name
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -97,9 +98,10 @@ def print_agreement(console: Console, data: dict[str, Any]) -> None:
     who = ", ".join(f"{escape(name)} ({n})" for name, n in data["annotators"].items())
     console.print(f"[bold]{escape(data['dataset'])}[/]  labelled by {who}")
     console.print("[dim]units: each item's pairs of responses (which is better, or a tie); alpha nominal over units "
-                  "two or more raters decided, kappa over units all of them decided[/]")
+                  "two or more raters decided, kappa over units all of them decided (Cohen's between two raters, "
+                  "Fleiss' among more)[/]")
     if (people := data["people"]) is not None:
-        console.print(f"[bold]people[/]: alpha {fmt(people['alpha'])}, kappa {fmt(people['kappa'])} "
+        console.print(f"[bold]people[/]: alpha {fmt(people['alpha'])}, {kappa_name(people)} {fmt(people['kappa'])} "
                       f"[dim]({people['n_units']} units, {people['n_complete']} decided by all)[/]")
     if data.get("ceiling"):
         print_ceiling(console, data)
@@ -107,7 +109,7 @@ def print_agreement(console: Console, data: dict[str, Any]) -> None:
         console.print("[dim]no session of this dataset yet: run judges on it (`qatui run`) to compare them[/]")
         return
     table = Table("session", "judge", "annotator", "alpha", "kappa", "units", "vs labels", "items", box=None,
-                  padding=(0, 1, 0, 0), title="each judge with each person", title_justify="left")
+                  padding=(0, 1, 0, 0), title="each judge with each person (kappa: Cohen's)", title_justify="left")
     for row in data["judges"]:
         metric = f"{row['metric']} {fmt(row['value'])}" if row["metric"] else "-"
         table.add_row(escape(row["session"]), escape(row["judge"]), escape(row["annotator"]), fmt(row["alpha"]),
@@ -119,13 +121,13 @@ def print_ceiling(console: Console, data: dict[str, Any]) -> None:
     """The human ceiling (each person against the others' majority), then each judge beside it with its alt-test."""
     ceiling = data["ceiling"]
     people = ", ".join(f"{name} {fmt(p['kappa'])}" for name, p in ceiling["people"].items())
-    console.print(Text.assemble(("human ceiling", "bold"), f": kappa {fmt(ceiling['ceiling']['kappa'])}, accuracy "
-                                f"{fmt(ceiling['ceiling']['accuracy'])} (each person against the others' majority, "
-                                f"mean over people; kappa {people})"))
+    console.print(Text.assemble(("human ceiling", "bold"), f": Cohen's kappa {fmt(ceiling['ceiling']['kappa'])}, "
+                                f"accuracy {fmt(ceiling['ceiling']['accuracy'])} (each person against the others' "
+                                f"majority, mean over people; kappa {people})"))
     for row in data["beside_people"]:
         console.print(Text.assemble(
             (f"{row['session']} {row['judge']}", "bold"),
-            f": kappa {fmt(row['kappa'])}, accuracy {fmt(row['accuracy'])} against the same references "
+            f": Cohen's kappa {fmt(row['kappa'])}, accuracy {fmt(row['accuracy'])} against the same references "
             f"(ceiling {fmt(ceiling['ceiling']['kappa'])}, {fmt(ceiling['ceiling']['accuracy'])})"))
         if row["alt_test_result"]:
             console.print(Text(f"  {row['alt_test_result']}"))

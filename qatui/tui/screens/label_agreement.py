@@ -55,7 +55,8 @@ class AgreementScreen(ModalScreen[None]):
             box.border_title = Content(plain(f"Agreement with people: {self.dataset.name}"))  # a file's name: text
             yield Static("computing…", id="agreement-people")
             yield VimTable(cursor_type="row", zebra_stripes=True)
-            yield Label("units: each item's pairs of responses · alpha nominal, Fleiss kappa · escape: close")
+            yield Label("units: each item's pairs of responses · alpha nominal · kappa: Cohen's for two raters, "
+                        "Fleiss' for more · escape: close")
 
     def on_mount(self) -> None:
         self.load()
@@ -64,6 +65,7 @@ class AgreementScreen(ModalScreen[None]):
     async def load(self) -> None:
         """Compute the figures off the UI thread, then fill the table."""
         from qatui.report.label_agreement import agreement_data
+        from qatui.text import kappa_name
 
         try:
             data = await asyncio.to_thread(agreement_data, self.dataset, self.store, self.store.root)
@@ -72,7 +74,8 @@ class AgreementScreen(ModalScreen[None]):
             return
         who = ", ".join(f"{name} ({n} labels)" for name, n in data["annotators"].items())
         people = data["people"]
-        between = (f"people: alpha {fmt(people['alpha'])}, kappa {fmt(people['kappa'])} ({people['n_units']} units)"
+        between = (f"people: alpha {fmt(people['alpha'])}, {kappa_name(people)} {fmt(people['kappa'])} "
+                   f"({people['n_units']} units)"
                    if people else "one annotator: no agreement between people yet")
         self.query_one("#agreement-people", Static).update(Content(f"labelled by {who}\n{between}"))
         table = self.query_one(VimTable)
