@@ -432,18 +432,21 @@ def test_agreement_between_judges_counts_a_judge_that_told_nothing_apart_as_agre
     """Where one judge tied every response and the other ranked them, `top1` credited the tie 1 in k of the other's
     first choices (a random tie-break) and `kendall` left the item out, while the line named it among its items.
     Each such item now counts 0 in both and is counted as a no decision; where both tied everything there is no
-    order to agree on and the item is left out. An opinion against a partial tie is measured as ever."""
+    order to agree on and the item is left out. Top-1 reads what each said: two judges naming the same tied best
+    agree (a random tie-break gave them 1/2)."""
     from scipy.stats import kendalltau
 
     tied = ranked("abcd", dict.fromkeys("abcd", 1.0))
-    a = {"q1": ranked("abcd"), "q2": tied, "q3": tied, "q4": ranked("abc", {"a": 2.0, "b": 2.0, "c": 1.0})}
-    b = {"q1": ranked("dcba"), "q2": ranked("bacd"), "q3": tied, "q4": ranked("bac")}
+    a_first = ranked("abc", {"a": 2.0, "b": 2.0, "c": 1.0})  # a = b > c
+    a = {"q1": ranked("abcd"), "q2": tied, "q3": tied, "q4": a_first, "q5": a_first}
+    b = {"q1": ranked("dcba"), "q2": ranked("bacd"), "q3": tied, "q4": ranked("bac"), "q5": a_first}
     result = judge_agreement(a, b)
     partial = kendalltau([2, 2, 1], [2, 3, 1]).statistic  # a, b, c: a = b > c against b > a > c (scipy's tau-b)
-    assert result.n == {"kendall": 3, "top1": 3}  # q3: both tied every response
+    assert result.n == {"kendall": 4, "top1": 4}  # q3: both tied every response
     assert result.no_decision == {"kendall": 1, "top1": 1} and result.neither_decided == 1  # q2; q3
-    assert result.metrics["kendall"] == pytest.approx((-1.0 + 0.0 + partial) / 3)
-    assert result.metrics["top1"] == pytest.approx((0.0 + 0.0 + 1 / 2) / 3)  # q4: a or b first, b first
+    assert result.metrics["kendall"] == pytest.approx((-1.0 + 0.0 + partial + 1.0) / 4)
+    # q4: {a, b} first against {b}: b of a and b; q5: both said a = b first, the same (a random tie-break gave 1/2)
+    assert result.metrics["top1"] == pytest.approx((0.0 + 0.0 + 1 / 2 + 1.0) / 4)
     assert judge_agreement({"q": tied}, {"q": ranked("abcd")}).metrics == {"kendall": 0.0, "top1": 0.0}
 
 

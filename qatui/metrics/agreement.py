@@ -51,11 +51,12 @@ def ranking_tau(a: Verdict, b: Verdict) -> float | None:
 
 
 def top_agreement(a: Verdict, b: Verdict) -> float:
-    """The chance that both judges' first candidate is the same when each breaks its top tie at random, over the
-    candidates both ranked."""
+    """How far both judges put the same candidates first, over the candidates both ranked: of those either put in
+    its first group, the share both did (1 when they name the same best, or the same tied best; 1/2 for "a" against
+    "a = b"). A random tie-break would give two judges that said the same "a = b" 1/2."""
     shared = set(a.ranking) & set(b.ranking)
     top_a, top_b = set(_shared_tiers(a, shared)[0]), set(_shared_tiers(b, shared)[0])
-    return len(top_a & top_b) / (len(top_a) * len(top_b))
+    return len(top_a & top_b) / len(top_a | top_b)
 
 
 def _undecided(verdict: Verdict, shared: set[str]) -> bool:
@@ -68,8 +69,8 @@ def judge_agreement(verdicts_a: Mapping[str, Verdict], verdicts_b: Mapping[str, 
 
     `kendall` and `top1` are measured on what each judge said, over the candidates both ranked (two or more).
     An item where one judge tied them all and the other did not is a *no decision*: it counts 0 in both (the judge
-    with no opinion agrees with no one, as against people's gold; a random tie-break would credit it 1 in k of
-    the other's first choices) and `no_decision` counts it. An item where both tied them all is left out: neither
+    with no opinion agrees with no one, as against people's gold; it would share 1 in k of the other's first
+    group) and `no_decision` counts it. An item where both tied them all is left out: neither
     told any apart, so there is no order to agree on. `preference` is the A / tie / B choice of two judges of the
     same pair, a tie a choice of its own (as in the confusion matrix against people).
     """
