@@ -64,6 +64,13 @@ def _undecided(verdict: Verdict, shared: set[str]) -> bool:
     return len(_shared_tiers(verdict, shared)) == 1
 
 
+def one_undecided(a: Verdict, b: Verdict) -> bool:
+    """Whether, of two verdicts on one item, exactly one tied every candidate both ranked (a no decision against a
+    decision: 0 in `judge_agreement`, a disagreement in `sessions compare`'s list)."""
+    shared = set(a.ranking) & set(b.ranking)
+    return len(shared) >= 2 and _undecided(a, shared) != _undecided(b, shared)
+
+
 def judge_agreement(verdicts_a: Mapping[str, Verdict], verdicts_b: Mapping[str, Verdict]) -> JudgeAgreement:
     """How two judges agree on the items both judged (item id -> Verdict); keys without items are absent.
 

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from qatui.data.model import Dataset
-    from qatui.events import Verdict
     from qatui.store.session import Session
 
 TOP_DISAGREEMENTS = 10
@@ -31,15 +30,6 @@ UNDECIDED_AGAINST_DECIDED = 0.0
 """Where an item in which one run tied every response and the other did not sorts among the disagreements: tau is
 undefined there (`metrics.agreement.ranking_tau`), yet they disagree, as much as a tau of 0 (between runs that order
 the responses unrelatedly) says, half way to a reversal. Listed with no tau ("–")."""
-
-
-def one_undecided(a: Verdict, b: Verdict) -> bool:
-    """Whether, of two verdicts on one item, exactly one tied every response both ranked (no decision)."""
-    shared = set(a.ranking) & set(b.ranking)
-    if len(shared) < 2:
-        return False
-    undecided = [sum(1 for tier in v.tiers if shared & set(tier)) == 1 for v in (a, b)]
-    return undecided[0] != undecided[1]
 
 
 def agreement_note(entry: dict[str, Any]) -> str:
@@ -68,7 +58,7 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
     labels are read from `sessions_root`.
     """
     from qatui.ties import summary_is_current
-    from qatui.metrics.agreement import judge_agreement, ranking_tau
+    from qatui.metrics.agreement import judge_agreement, one_undecided, ranking_tau
 
     if len(sessions) < 2:
         raise SessionError("compare needs at least two sessions")

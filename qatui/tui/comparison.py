@@ -54,7 +54,7 @@ class Disagreement:
 
     item_id: str
     tau: float | None
-    """None where one run tied every response and the other did not (`report.compare.one_undecided`)."""
+    """None where one run tied every response and the other did not (`metrics.agreement.one_undecided`)."""
     a: Run
     b: Run
     rankings: list[str] = field(default_factory=list)
