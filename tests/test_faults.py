@@ -191,3 +191,42 @@ def test_an_answer_that_never_matched_its_schema_is_asked_again_on_resume(llm_se
     assert code == 0 and resumed["judges"]["pairwise"]["coverage"]["scored"] == 4, resumed
     asked = [_question(body) for body in llm_server.requests[before:] if not is_preflight(body)]
     assert asked and set(asked) == {"2"}  # only the failed item's calls, asked again
+
+
+def test_a_pair_one_order_alone_decided_is_counted_in_the_summary(llm_server, tmp_path, capsys, monkeypatch) -> None:
+    """Both orders are asked so that the order of the answers cancels out. On q0, q1 and q2 the answers to the order
+    showing the wrong sum first never parse (nor their repair re-asks), so the other order alone decides those pairs:
+    their verdict keeps the position bias. Position consistency counted only the 5 pairs judged both ways (1.000) and
+    nothing said that 3 of 8 verdicts came from one order; `one_order` does: 3/8."""
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    config = tmp_path / "c.toml"
+    config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                      f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n')
+
+    def answer(body: dict) -> str:
+        if is_preflight(body):
+            return "OK"
+        number = int(_question(body))
+        shown_first = re.search(r"<<<BEGIN Answer A \w+>>>\nIt is (\d+)\.", body["messages"][1]["content"])
+        right_first = int(shown_first[1]) == 2 * number
+        if not right_first and number < 3:
+            return "I would rather not say."
+        return json.dumps({"rationale": "the right sum", "choice": "A" if right_first else "B"})
+
+    llm_server.script(answer)
+    sessions = tmp_path / "s"
+    data = write_sums(tmp_path / "sums.jsonl", 8, gold=True)
+    assert main(["--config", str(config), "--sessions-dir", str(sessions), "run", str(data), "--judge", "pairwise",
+                 "--backbone", "fake", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    mine = out["judges"]["pairwise"]
+    assert mine["metrics"]["accuracy"] == 1.0 and mine["coverage"]["scored"] == 8
+    assert (mine["metrics"]["position_consistency"], mine["n"]["position_consistency"]) == (1.0, 5)
+    assert (mine["metrics"]["one_order"], mine["n"]["one_order"]) == (3 / 8, 8)
+    assert main(["--sessions-dir", str(sessions), "sessions", "show", out["session"]]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert any(row[:2] == ["one_order", "0.375"] and row[-1] == "8" for row in rows), rows
+    assert main(["--config", str(config), "--sessions-dir", str(sessions), "table", str(data), "--judge", "pairwise",
+                 "--backbone", "fake"]) == 0
+    table = " ".join(capsys.readouterr().out.split())
+    assert "100.0 (3/8 one order)" in table and "one order = of the pairs asked in both orders" in table, table

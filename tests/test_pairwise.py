@@ -93,7 +93,7 @@ async def test_each_pair_is_asked_twice_with_the_positions_swapped() -> None:
     assert sorted(e.choice for e in judged) == ["A", "B"]
     assert verdict.preference == "A" and verdict.ranking == ["c-good", "c-bad"]
     assert verdict.scores == {"c-good": 1.0, "c-bad": 0.0}
-    assert verdict.details["position_consistency"] == {"agreed": 1, "judged_both": 1}
+    assert verdict.details["position_consistency"] == {"agreed": 1, "judged_both": 1, "one_order": 0}
     prompts = [call.response for call in events if isinstance(call, LLMCallFinished)]
     assert len(prompts) == 2
 
@@ -152,7 +152,7 @@ async def test_two_orders_combine_into_one_preference(good_first, bad_first, pre
     _, (verdict,), _ = await _run(_judge(llm))
     assert verdict.preference == preference  # A = c-good, B = c-bad (the gold's orientation)
     details = verdict.details
-    assert details["position_consistency"] == {"agreed": agreed, "judged_both": 1}
+    assert details["position_consistency"] == {"agreed": agreed, "judged_both": 1, "one_order": 0}
     assert details["positions"] == {**positions, "unparsed": 0}
     expected = {"A": (1.0, 0.0), "B": (0.0, 1.0), "tie": (0.5, 0.5)}[preference]
     assert (verdict.scores["c-good"], verdict.scores["c-bad"]) == expected
@@ -183,7 +183,7 @@ async def test_an_unparseable_order_is_recorded_as_none_and_not_counted(unreadab
     assert judged[bad].rationale.startswith("unparsed: ")
     assert verdict.preference == "A"  # the one counted vote stands; the unparsed one is no tie
     assert verdict.details["unparsed"] == 1
-    assert verdict.details["position_consistency"] == {"agreed": 0, "judged_both": 0}
+    assert verdict.details["position_consistency"] == {"agreed": 0, "judged_both": 0, "one_order": 1}  # decided by one order
     assert verdict.details["pairs"] == [{"pair": ["Response 1", "Response 2"],
                                          "votes": [good, None] if good == "Response 1" else [None, good],
                                          "result": good}]
@@ -230,7 +230,7 @@ async def test_three_candidates_are_ranked_by_win_rate_over_all_pairs(seed) -> N
     assert verdict.ranking == ["best", "mid", "worst"] if mid_first else ["best", "worst", "mid"]  # tie rule
     assert verdict.preference is None
     details = verdict.details
-    assert details["position_consistency"] == {"agreed": 2, "judged_both": 3}
+    assert details["position_consistency"] == {"agreed": 2, "judged_both": 3, "one_order": 0}
     assert len(details["pairs"]) == 3 and details["no_votes"] == []
 
 
@@ -253,7 +253,7 @@ async def test_one_order_asks_each_pair_once_in_presentation_order() -> None:
     texts = [THREE.candidates[cid] for cid in verdict.order]
     assert llm.shown == [(texts[0], texts[1]), (texts[0], texts[2]), (texts[1], texts[2])]
     assert judge.expected_calls(THREE) == (3, 3)
-    assert verdict.details["position_consistency"] == {"agreed": 0, "judged_both": 0}
+    assert verdict.details["position_consistency"] == {"agreed": 0, "judged_both": 0, "one_order": 0}
 
 
 def test_expected_calls_are_n_times_n_minus_one() -> None:

@@ -158,7 +158,7 @@ async def test_details_name_the_protocol_and_no_pair_is_judged_in_both_orders() 
     _, verdicts = await _verdicts(_judge(Recorder(), protocol="calf"), [_pair_item("d")])
     details = verdicts["d"].details
     assert details["protocol"] == "calf" and details["both_orders"] is False
-    assert details["position_consistency"] == {"agreed": 0, "judged_both": 0}
+    assert details["position_consistency"] == {"agreed": 0, "judged_both": 0, "one_order": 0}
     assert len(details["pairs"][0]["votes"]) == 1
     _, verdicts = await _verdicts(_judge(Recorder()), [_pair_item("d")])
     assert verdicts["d"].details["protocol"] == "both-orders" and verdicts["d"].details["both_orders"] is True

@@ -11,7 +11,9 @@ Keys (each omitted when it cannot be computed; every value finite, in [-1, 1] or
 - routing judges (MinosEval): `route_accuracy` of the factoid / non-factoid call against the
   dataset's question type, wherever the dataset gives one (no gold ranking needed);
 - pairwise judges asked in both orders (CALF): `position_consistency`, the share of pairs
-  whose two orders gave the same result, over every judged pair (no gold needed);
+  whose two orders gave the same result, over every judged pair (no gold needed); and where one
+  order alone decided some pair (the other answer unparsed), `one_order`, their share of the
+  pairs asked in both orders;
 - ratings gold: `pearson`, `spearman`, `kendall` at summary level (mean over documents) and
   `pearson_sample`, `spearman_sample`, `kendall_sample` over pooled (item, candidate) pairs.
   With several dimensions, `<key>/<dimension>` sits beside each plain key, which is then the
@@ -201,20 +203,27 @@ def _routing(items: Sequence[Item], verdicts: Mapping[str, Verdict]) -> dict[str
 
 
 def _position_consistency(items: Sequence[Item], verdicts: Mapping[str, Verdict]) -> dict[str, _Estimate]:
-    """`position_consistency`: pairs whose two orders agreed, over the pairs judged in both orders.
+    """`position_consistency`: pairs whose two orders agreed, over the pairs judged in both orders; and `one_order`,
+    only where some pair was so decided: of the pairs asked in both orders, those one order alone decided because
+    the other answer did not parse (their verdict keeps the position bias both orders are asked to cancel).
 
-    Read from `details.position_consistency` (`agreed`, `judged_both`) of each verdict; the
+    Read from `details.position_consistency` (`agreed`, `judged_both`, `one_order`) of each verdict; the
     CI resamples items (each item's pairs together).
     """
     rows: list[tuple[float, float]] = []
+    one_order: list[tuple[float, float]] = []
     for item in items:
         if (verdict := verdicts.get(item.id)) is None:
             continue
         counts = verdict.details.get("position_consistency")
         if isinstance(counts, dict):
-            rows.append((float(counts.get("agreed", 0)), float(counts.get("judged_both", 0))))
-    estimate = _from_ratios(rows)
-    return {"position_consistency": estimate} if estimate else {}
+            both, alone = float(counts.get("judged_both", 0)), float(counts.get("one_order", 0))
+            rows.append((float(counts.get("agreed", 0)), both))
+            one_order.append((alone, both + alone))
+    found = {"position_consistency": _from_ratios(rows)}
+    if any(alone for alone, _ in one_order):
+        found["one_order"] = _from_ratios(one_order)
+    return {key: estimate for key, estimate in found.items() if estimate}
 
 
 def _values(estimates: dict[str, _Estimate]) -> dict[str, float]:

@@ -178,6 +178,8 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
         "seconds": None if meta.get("imported") else _seconds(meta),  # an import took no judging time
         "self_agreement": self_agreement_doc(meta, judge, verdicts, seed),
         "bias": {"position_consistency": metrics.metrics.get("position_consistency"),
+                 **({"one_order": [round(metrics.metrics["one_order"] * metrics.n["one_order"]), metrics.n["one_order"]]}
+                    if "one_order" in metrics.metrics else {}),
                  **length_preference(dataset.items, verdicts), **style_biases(dataset.items, verdicts, backbone)},
     }
 
@@ -236,7 +238,8 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
             _calls_cell(llm), str(llm["prompt_tokens"] + llm["completion_tokens"]),
             usd(answers_cost(llm)).removeprefix("$"),
             "–" if row["seconds"] is None else f"{row['seconds']:.0f}",
-            _cell(bias.get("position_consistency")),
+            _cell(bias.get("position_consistency")) + (f" ({alone[0]}/{alone[1]} one order)"
+                                                       if (alone := bias.get("one_order")) else ""),
             _longer(bias),
             *(_shares(bias.get(probe), name) for probe, name in (("structure", "structured"), ("self", "own"))),
         ])
@@ -405,6 +408,9 @@ def caption(table: dict) -> str:
             "in parentheses, their cost counted at the price paid when they were bought, their time not in the row's."
             + "".join(f" Versions: {line}, so their figures are not of one judge." for line in different_versions(
                 {**row, "name": row.get("label") or row["judge"]} for row in table["rows"]))
+            + (" one order = of the pairs asked in both orders, those one order alone decided (the other answer did not "
+               "parse): their verdicts keep the position bias both orders cancel elsewhere."
+               if any((row.get("bias") or {}).get("one_order") for row in table["rows"]) else "")
             + (" kappa = Cohen's kappa of the judge's A / tie / B against every human label (×100; `sessions show` "
                "has its confusion matrix)." if table["gold"] == "pairwise" else "")
             + (f" {CEILING_COLUMN} = where two or more people labelled the items, Cohen's kappa (×100) of the judge "

@@ -28,8 +28,9 @@ loss 0); a response none of whose pairs has a result scores 0.5 and is listed in
 answer of an item parses at all, the item fails (it is never scored).
 
 `details` shows position bias: `position_consistency` counts the pairs judged in both orders
-(`judged_both`) and those where both orders gave the same result (`agreed`; none under
-`calf`); `positions` counts how often each position (A, B, tie) was chosen; `pairs` lists
+(`judged_both`), those where both orders gave the same result (`agreed`; none under
+`calf`) and those asked in both orders that one order alone decided, the other answer unparsed
+(`one_order`: there the order of the answers was not cancelled out); `positions` counts how often each position (A, B, tie) was chosen; `pairs` lists
 each pair's votes (in order: X first, then Y first) and its combined result; `protocol`
 names the protocol.
 """
@@ -252,7 +253,8 @@ class PairwiseJudge(Judge):
             "protocol": self.options.protocol,
             "both_orders": asks_both(self.options.protocol, self.options.both_orders),
             "pairs": [{"pair": list(pair), "votes": votes[pair], "result": results[pair]} for pair in votes],
-            "position_consistency": {"agreed": sum(1 for v in both if v[0] == v[1]), "judged_both": len(both)},
+            "position_consistency": {"agreed": sum(1 for v in both if v[0] == v[1]), "judged_both": len(both),
+                                     "one_order": sum(1 for v in votes.values() if len(v) == 2 and v.count(None) == 1)},
             "positions": positions,
             "unparsed": positions["unparsed"],
             "no_votes": [label for label, rate in rates.items() if rate is None],
