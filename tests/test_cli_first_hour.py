@@ -406,7 +406,8 @@ def test_compare_lists_the_items_where_one_run_made_no_decision_and_the_other_di
     rows = [line.split() for line in out.splitlines() if line.split()[:1] in ([f"q{i}"] for i in range(6))]
     assert code == 0 and len(rows) == 6 and all(row[1:3] == ["A–B", "–"] for row in rows), out
     assert "kendall 0.000, top1 0.000, preference 0.000 · kendall and top1: 6/6 no decision" in " ".join(out.split())
-    again = main(["run", str(tmp_path / "pairs.jsonl"), "--judge", "length", "--json", "--sessions-dir", str(tmp_path / "s")])
+    again = main(["run", str(tmp_path / "pairs.jsonl"), "--judge", "length", "--json",
+                  "--sessions-dir", str(tmp_path / "s")])
     capsys.readouterr()
     code, out, _ = cli(capsys, "sessions", "compare", undecided, *(m["id"] for m in SessionStore(tmp_path / "s").list()
                                                                  if m["id"] not in (undecided, decided)),

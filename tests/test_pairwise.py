@@ -183,7 +183,8 @@ async def test_an_unparseable_order_is_recorded_as_none_and_not_counted(unreadab
     assert judged[bad].rationale.startswith("unparsed: ")
     assert verdict.preference == "A"  # the one counted vote stands; the unparsed one is no tie
     assert verdict.details["unparsed"] == 1
-    assert verdict.details["position_consistency"] == {"agreed": 0, "judged_both": 0, "one_order": 1}  # decided by one order
+    # decided by one order
+    assert verdict.details["position_consistency"] == {"agreed": 0, "judged_both": 0, "one_order": 1}
     assert verdict.details["pairs"] == [{"pair": ["Response 1", "Response 2"],
                                          "votes": [good, None] if good == "Response 1" else [None, good],
                                          "result": good}]

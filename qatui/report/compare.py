@@ -40,7 +40,8 @@ def agreement_note(entry: dict[str, Any]) -> str:
     said = [f"{' and '.join(notes)}: {next(iter(notes.values()))}"] if len(set(notes.values())) == 1 else \
         [f"{key}: {note}" for key, note in notes.items()]
     if neither := entry.get("neither_decided"):
-        said.append(f"{plural(neither, 'item')} where neither run told any response apart, left out of kendall and top1")
+        said.append(f"{plural(neither, 'item')} where neither run told any response apart, left out of kendall "
+                    "and top1")
     return ", ".join(said)
 
 
@@ -274,7 +275,8 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
         if note := agreement_note(a):
             shown = f"{shown} · {note}" if shown else note
         items = f" [dim]({plural(n, 'item')})[/]" if (n := max(a["n"].values(), default=0)) else ""
-        console.print(f"[bold]agreement {a['pair'][0]}–{a['pair'][1]}[/]: {escape(shown) or 'nothing in common'}{items}")
+        console.print(f"[bold]agreement {a['pair'][0]}–{a['pair'][1]}[/]: "
+                      f"{escape(shown) or 'nothing in common'}{items}")
     for group in data.get("checklist_agreement", []):
         letters = {f"{r['session']}/{r['judge']}": r["letter"] for r in runs}
         members = ", ".join(f"{letters.get(r, r)} ({b})" for r, b in zip(group["runs"], group["backbones"], strict=True))

@@ -178,7 +178,7 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
         "seconds": None if meta.get("imported") else _seconds(meta),  # an import took no judging time
         "self_agreement": self_agreement_doc(meta, judge, verdicts, seed),
         "bias": {"position_consistency": metrics.metrics.get("position_consistency"),
-                 **({"one_order": [round(metrics.metrics["one_order"] * metrics.n["one_order"]), metrics.n["one_order"]]}
+                 **({"one_order": [round(metrics.metrics["one_order"] * (pairs := metrics.n["one_order"])), pairs]}
                     if "one_order" in metrics.metrics else {}),
                  **length_preference(dataset.items, verdicts), **style_biases(dataset.items, verdicts, backbone)},
     }
@@ -408,8 +408,8 @@ def caption(table: dict) -> str:
             "in parentheses, their cost counted at the price paid when they were bought, their time not in the row's."
             + "".join(f" Versions: {line}, so their figures are not of one judge." for line in different_versions(
                 {**row, "name": row.get("label") or row["judge"]} for row in table["rows"]))
-            + (" one order = of the pairs asked in both orders, those one order alone decided (the other answer did not "
-               "parse): their verdicts keep the position bias both orders cancel elsewhere."
+            + (" one order = of the pairs asked in both orders, those one order alone decided (the other answer "
+               "did not parse): their verdicts keep the position bias both orders cancel elsewhere."
                if any((row.get("bias") or {}).get("one_order") for row in table["rows"]) else "")
             + (" kappa = Cohen's kappa of the judge's A / tie / B against every human label (×100; `sessions show` "
                "has its confusion matrix)." if table["gold"] == "pairwise" else "")

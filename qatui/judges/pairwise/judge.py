@@ -30,9 +30,9 @@ answer of an item parses at all, the item fails (it is never scored).
 `details` shows position bias: `position_consistency` counts the pairs judged in both orders
 (`judged_both`), those where both orders gave the same result (`agreed`; none under
 `calf`) and those asked in both orders that one order alone decided, the other answer unparsed
-(`one_order`: there the order of the answers was not cancelled out); `positions` counts how often each position (A, B, tie) was chosen; `pairs` lists
-each pair's votes (in order: X first, then Y first) and its combined result; `protocol`
-names the protocol.
+(`one_order`: there the order of the answers was not cancelled out); `positions` counts how
+often each position (A, B, tie) was chosen; `pairs` lists each pair's votes (in order: X
+first, then Y first) and its combined result; `protocol` names the protocol.
 """
 
 from __future__ import annotations

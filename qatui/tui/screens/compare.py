@@ -293,7 +293,8 @@ class CompareScreen(QatuiScreen):
         for pair in pairs:
             values = [table.value(pair.stats.get(k)) for k, _ in AGREEMENT]
             table.add_row(Text(f"{pair.a.letter}–{pair.b.letter}", style="bold"), *values,
-                          str(max(pair.n.values(), default=0)), *([Text(pair.no_decision or "–")] if undecided else []),
+                          str(max(pair.n.values(), default=0)),
+                          *([Text(pair.no_decision or "–")] if undecided else []),
                           *([Text(str(pair.neither_decided or "–"))] if neither else []),
                           key=f"{pair.a.letter}-{pair.b.letter}")
         table.border_title = "Agreement between runs"
