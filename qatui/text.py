@@ -142,5 +142,5 @@ def no_decision_note(doc: dict, key: str, *, short: bool = False) -> str:
 def kappa_name(figures: Mapping[str, object]) -> str:
     """"Cohen's kappa" or "Fleiss' kappa": whose kappa an agreement result holds (`kappa_of` of
     `metrics.agreement.nominal_agreement`: two raters, or more), so two figures under one name are never two
-    statistics. A result stored before `kappa_of` was kept holds Fleiss'."""
+    statistics."""
     return "Cohen's kappa" if figures.get("kappa_of") == "Cohen" else "Fleiss' kappa"

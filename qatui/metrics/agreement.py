@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
@@ -11,7 +12,7 @@ from numpy.typing import ArrayLike
 from pydantic import BaseModel, ConfigDict, Field
 
 from qatui.metrics.correlation import correlations
-from qatui.metrics.kendall import tier_places
+from qatui.metrics.kendall import no_decision, tier_places
 from qatui.metrics.pairwise import judge_preference
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def top_agreement(a: Verdict, b: Verdict) -> float:
 
 def _undecided(verdict: Verdict, shared: set[str]) -> bool:
     """Whether the judge put every candidate of `shared` in one group: it told none of them apart."""
-    return len(_shared_tiers(verdict, shared)) == 1
+    return no_decision(_shared_tiers(verdict, shared))
 
 
 def one_undecided(a: Verdict, b: Verdict) -> bool:
@@ -180,8 +181,6 @@ def checklist_agreement(
 def cohen_kappa(first: ArrayLike, second: ArrayLike, categories: tuple[float, ...]) -> float | None:
     """Cohen's kappa (scikit-learn's) of two raters' aligned category codes; None where undefined (one code
     throughout on both sides)."""
-    import warnings
-
     from sklearn.metrics import cohen_kappa_score
 
     with warnings.catch_warnings():  # one code throughout: sklearn warns and answers NaN, read as undefined

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
-from qatui.metrics.kendall import kendall_tau_b, tier_places
+from qatui.metrics.kendall import kendall_tau_b, no_decision, tier_places
 
 if TYPE_CHECKING:
     from qatui.events import Verdict
@@ -70,12 +70,17 @@ def _pair_taus(verdict: Verdict) -> tuple[list[float], int]:
     (no order on either side)."""
     if verdict.pair is not None or len(verdict.order) < 3:
         return [], 0
-    places = [tier_places(tiers) for r in _records(verdict) if (tiers := _tiers(r)) is not None]
     candidates = list(verdict.order)
-    scores = [[-p[c] for c in candidates] for p in places if all(cid in p for cid in candidates)]
+    repeats = []  # (tied groups, scores of the candidates in `candidates` order) of each well-formed repeat
+    for record in _records(verdict):
+        if (tiers := _tiers(record)) is None:
+            continue
+        places = tier_places(tiers)
+        if all(c in places for c in candidates):
+            repeats.append((tiers, [-places[c] for c in candidates]))
     taus, undecided_pairs = [], 0
-    for one, two in combinations(scores, 2):
-        undecided = (len(set(one)) == 1, len(set(two)) == 1)
+    for (tiers_one, one), (tiers_two, two) in combinations(repeats, 2):
+        undecided = (no_decision(tiers_one), no_decision(tiers_two))
         if undecided == (False, False):
             if (tau := kendall_tau_b(one, two)) is not None:
                 taus.append(tau)

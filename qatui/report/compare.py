@@ -36,9 +36,7 @@ def agreement_note(entry: dict[str, Any]) -> str:
     """What an agreement entry of `compare_sessions` left out or counted 0, in words, else '': 'kendall and top1:
     1/5 no decision' (items where one run tied every response and the other did not), '4 items where neither run
     told any response apart, left out of kendall and top1'."""
-    notes = {key: note for key in entry.get("no_decision") or {} if (note := no_decision_note(entry, key))}
-    said = [f"{' and '.join(notes)}: {next(iter(notes.values()))}"] if len(set(notes.values())) == 1 else \
-        [f"{key}: {note}" for key, note in notes.items()]
+    said = [f"kendall and top1: {note}"] if (note := no_decision_note(entry, "kendall")) else []  # one count for both
     if neither := entry.get("neither_decided"):
         said.append(f"{plural(neither, 'item')} where neither run told any response apart, left out of kendall "
                     "and top1")
