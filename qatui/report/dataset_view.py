@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.table import Table
 
-from qatui.data.language import UNDETERMINED, item_language
+from qatui.data.language import UNDETERMINED, read_language
 from qatui.data.leaks import leak_warnings, partial_gold_warning
 from qatui.text import clip
 from qatui.ties import tiers_text
@@ -24,7 +24,7 @@ def dataset_overview(dataset: Dataset) -> dict[str, Any]:
     """Counts, gold kinds, languages, the first item, and where the gold leaks (`data.leaks`)."""
     sizes = [len(it.candidates) for it in dataset.items]
     first = dataset.items[0]
-    read = [(item_language(it), bool(it.language)) for it in dataset.items]  # once: every item's script is read
+    read = [read_language(it) for it in dataset.items]  # once: every item's text is read
     return {
         "name": dataset.name,
         "path": dataset.path,
@@ -34,7 +34,8 @@ def dataset_overview(dataset: Dataset) -> dict[str, Any]:
         "gold_kinds": dict(dataset.gold_kinds),
         "no_gold": sum(1 for it in dataset.items if it.gold is None),
         "languages": dict(Counter(code for code, _ in read)),
-        "english_by_letters": sum(1 for code, tagged in read if code == "en" and not tagged),
+        "read_by": {how: dict(Counter(code for code, by in read if by == how))
+                    for how in ("tag", "script", "words", "unsure") if any(by == how for _, by in read)},
         "question_types": dict(Counter(it.question_type or "unknown" for it in dataset.items)),
         "candidates": {"min": min(sizes), "max": max(sizes), "mean": round(mean(sizes), 2), "total": sum(sizes)},
         "with_reference": sum(1 for it in dataset.items if it.references),
@@ -45,19 +46,18 @@ def dataset_overview(dataset: Dataset) -> dict[str, Any]:
 
 
 def languages_line(overview: dict[str, Any]) -> str:
-    """'en 12 (…), zh 8': each language's count, with what it stands on where the letters decided it."""
-    return ", ".join(f"{code} {n}" + _language_note(code, overview) for code, n in overview["languages"].items())
-
-
-def _language_note(code: str, overview: dict[str, Any]) -> str:
-    """What a language's count stands on where its letters decided it: another script is not English; an untagged
-    item in Latin letters is read as English, though French or German are written so too (tag them)."""
-    if code == UNDETERMINED:
-        return " (another script: not English)"
-    if code == "en" and (untagged := overview["english_by_letters"]):
-        return (f" ({untagged} untagged, read as English from their Latin letters: tag items in French, German or "
-                "another language written so)")
-    return ""
+    """'en 12, fr 3, und 1 (…); untagged: …': each language's count, then how the untagged items in Latin letters
+    were read: the identifier named their language by their words, or was not sure of any and they are read as
+    English (tag them if they are not)."""
+    counts = ", ".join(f"{code} {n}" + (" (another script, or romanized: not English)" if code == UNDETERMINED else "")
+                       for code, n in overview["languages"].items())
+    read_by = overview["read_by"]
+    notes = []
+    if words := sum(read_by.get("words", {}).values()):
+        notes.append(f"{words} identified by their words")
+    if unsure := sum(read_by.get("unsure", {}).values()):
+        notes.append(f"{unsure} too short to tell, read as English (tag {'it' if unsure == 1 else 'them'} if not)")
+    return counts + (f"; untagged: {', '.join(notes)}" if notes else "")
 
 
 def _counts(counter: dict[str, int]) -> str:

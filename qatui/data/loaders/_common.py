@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from qatui.data.language import detect_language
+from qatui.data.language import language_by_script
 from qatui.data.model import Item, RankingGold
 from qatui.safe_read import Refused, check_value, loads_json, raw_decode_json
 from qatui.safe_read import read_text as read_file_text
@@ -204,7 +204,7 @@ def ranking_by_grade(grades: Mapping[str, float]) -> RankingGold:
 
 def chinese_or_none(text: str) -> str | None:
     """'zh' when the text is Chinese; None lets `item_language` decide later."""
-    return "zh" if detect_language(text) == "zh" else None
+    return "zh" if language_by_script(text) == "zh" else None
 
 
 def build_item(data: dict[str, Any], where: str, raw_names: Mapping[str, str] | None = None) -> Item:
