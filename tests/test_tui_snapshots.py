@@ -135,6 +135,35 @@ def test_new_run(snap_compare, store, size) -> None:
     assert snap_compare(QatuiApp(Config(), store), run_before=on_home("n"), terminal_size=size)
 
 
+MIXED_LANGUAGES = [
+    ("en", "What colour is the sky on a clear day?", "The sky is blue on a clear day."),
+    ("fr", "De quelle couleur est le ciel par une journée claire ?", "Par une journée claire, le ciel est bleu."),
+    ("de", "Welche Farbe hat der Himmel an einem klaren Tag?", "An einem klaren Tag ist der Himmel blau."),
+    ("short", "Paris?", "Paris."),
+    ("ru", "Какого цвета небо в ясный день?", "В ясный день небо голубое."),
+]
+"""Untagged items: English, French and German sentences, one too short to tell, and one in Cyrillic."""
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_new_run_says_how_untagged_languages_were_read(snap_compare, store, size) -> None:
+    """The dataset step on a file of untagged items: the languages line says which were identified by their words
+    and which were too short to tell (read as English, to tag)."""
+    Path("mixed.jsonl").write_text("".join(json.dumps(
+        {"id": i, "question": q, "references": [r], "candidates": {"x": "Blue.", "y": "Green."},
+         "gold": {"kind": "ranking", "tiers": [["x"], ["y"]]}}, ensure_ascii=False) + "\n"
+        for i, q, r in MIXED_LANGUAGES), encoding="utf-8")
+
+    async def typed(pilot) -> None:
+        await home(pilot)
+        await pilot.press("n")
+        await settle(pilot, lambda: pilot.app.screen.query("#path"), "New run")
+        pilot.app.screen.query_one("#path").value = "mixed.jsonl"
+        await settle(pilot, lambda: getattr(pilot.app.screen.dataset, "name", "") == "mixed", "the dataset's preview")
+
+    assert snap_compare(QatuiApp(Config(), store), run_before=typed, terminal_size=size)
+
+
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_new_run_judges(snap_compare, store, size) -> None:
     """The judges step with MinosEval highlighted: what it does and its options."""
