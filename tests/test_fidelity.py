@@ -321,6 +321,50 @@ def test_english_datasets_are_read_as_english(shared_data: Path) -> None:
     assert len(texts) > 10_000 and read == {"en": len(texts)}
 
 
+def test_a_session_judged_before_latin_letters_were_read_by_their_words_is_neither_resumed_nor_reused(
+        tmp_path, monkeypatch) -> None:
+    """A session judged while Latin letters were read as English (the identifier swapped for that rule) holds a
+    French item judged as English. Today's qatui reads it as French: resuming would judge the rest under other
+    rules than the items done, so it is refused before any work, naming both readings; `qatui table` does not
+    reuse it either. One judged today resumes."""
+    from qatui.engine.jobs import resume_run
+    from qatui.errors import SessionError
+    from qatui.judges.registry import make_judge
+    from qatui.judges.resources import Resources
+    from qatui.report.table import find_reusable
+    from tui_support import run_headless
+
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in [BILINGUAL[0], *LATIN_SCRIPT[:2]]),
+                    encoding="utf-8")
+
+    def reply(call):
+        if "Welche Farbe" in call.content:
+            raise RuntimeError("scripted failure")  # one item left to resume
+        return {"score": "[[7.50]]"}
+
+    def judged(store: SessionStore) -> str:
+        job = start_run(store, load_dataset(str(path)), ["pointwise"], Config(),
+                        resources=scripted_resources(llm=ScriptedLLM(reply)))
+        run_headless(job)
+        return job.session.id
+
+    store = SessionStore(tmp_path / "s")
+    with monkeypatch.context() as old_rule:
+        old_rule.setattr("qatui.data.language.latin_language", lambda text: ("en", True))
+        before = judged(store)
+    never = ScriptedLLM(lambda call: 1 / 0)
+    with pytest.raises(SessionError) as refused:
+        resume_run(store, before, Config(), resources=scripted_resources(llm=never))
+    assert "(en 3 then, de 1, en 1, fr 1 now" in str(refused.value) and "start a new run" in str(refused.value)
+    assert store.open(before).failed_keys() == {("de", "pointwise")}  # nothing was run
+    resources = Resources(Config())
+    assert find_reusable(store, load_dataset(str(path)), make_judge("pointwise", {}, resources), resources) is None
+    today = judged(store)
+    job = resume_run(store, today, Config(), resources=scripted_resources(llm=ScriptedLLM(reply)))
+    assert job.session.id == today
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=300))
 def test_any_text_gets_a_language_and_the_same_one_each_time(text: str) -> None:

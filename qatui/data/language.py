@@ -21,7 +21,7 @@ import importlib.util
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -193,6 +193,45 @@ def language_reading(items: Iterable[HasIdAndLanguage]) -> dict[str, Any]:
     pairs = [(item.id, item_language(item)) for item in items]
     digest = hashlib.sha256("\n".join(f"{i}\t{code}" for i, code in pairs).encode("utf-8")).hexdigest()[:16]
     return {"counts": dict(sorted(Counter(code for _, code in pairs).items())), "digest": digest}
+
+
+def read_as_recorded(recorded: dict[str, Any] | None, items: list[Any],
+                     reading: Callable[[], dict[str, Any]] | None = None) -> bool:
+    """Whether `items` are read now as a session recorded reading them (`language_reading`, its dataset's
+    `languages`): judged under other rules otherwise, so its verdicts are neither reused for a table's row nor
+    finished by a resume under today's. `reading` gives today's reading when the caller computes it once.
+
+    A session stored before the record (None) read a tag verbatim ("zh-CN" went down the English path) and untagged
+    text as Chinese when a fifth of its letters were CJK ideographs, else English; an item in any language but
+    English and Chinese met English-only models and a-z tokens. It was read alike only when every item read then
+    as it reads now, in English or Chinese.
+    """
+    if recorded is not None:
+        return recorded == (reading() if reading is not None else language_reading(items))
+    for item in items:
+        now = item_language(item)
+        if now not in ("en", "zh"):
+            return False
+        if item.language:
+            then = item.language
+        else:
+            letters = "".join(filter(str.isalpha, item.question + " " + " ".join(item.references[:1])))
+            then = "zh" if letters and _share(_HAN, letters) >= 0.2 * len(letters) else "en"
+        if then != now:
+            return False
+    return True
+
+
+def reading_change(recorded: dict[str, Any] | None, now: dict[str, Any]) -> str:
+    """How a session's recorded reading and today's differ, for a message: 'en 3 then, de 1, en 1 now'."""
+    def counts(reading: dict[str, Any]) -> str:
+        return ", ".join(f"{code} {n}" for code, n in (reading.get("counts") or {}).items()) or "no items"
+
+    if recorded is None:
+        return f"not recorded then, {counts(now)} now"
+    if recorded.get("counts") == now.get("counts"):
+        return f"{counts(now)} then and now, but not the same items in each"
+    return f"{counts(recorded)} then, {counts(now)} now"
 
 
 def length_unit(language: str, unit: str = "auto") -> LengthUnit:

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from qatui import __version__
-from qatui.data.language import language_reading
+from qatui.data.language import language_reading, read_as_recorded, reading_change
 from qatui.errors import ConfigError, DatasetError, JudgeError, SessionError
 from qatui.engine.backbones import (
     check_batchable,
@@ -307,6 +307,11 @@ def _resumed(session: Session, config: Config, resources: Resources | None, max_
             "resume would mix results from two datasets"
         )
     subset = dataset.of_session(ds)
+    if not read_as_recorded(ds.get("languages"), subset.items):
+        raise SessionError(
+            f"session {session.id}: its items' languages are read otherwise now than when it ran "
+            f"({reading_change(ds.get('languages'), language_reading(subset.items))}); resuming would judge the rest "
+            "under other prompts, NLI models or tokenizers than the items done; start a new run")
     resources = resources or resources_from_meta(meta, config)
     judges = [make_judge(name, stored_options(name, entry_options(entry)), resources, file=stored_file(meta, name))
               for name, entry in meta["judges"].items()]

@@ -17,7 +17,7 @@ import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from qatui.data.language import item_language, language_reading
+from qatui.data.language import language_reading, read_as_recorded
 from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
 from qatui.metrics.summary import TABLE_KEYS
 from qatui.report.versions import different_versions
@@ -69,15 +69,14 @@ def find_reusable(store: SessionStore, dataset: Dataset, judge: Judge, resources
     Finished: not running, and every item of the judge is scored, failed or not applicable.
     """
     wanted = run_signature(judge, resources)
-    reading = language_reading(dataset.items)
-    alike_before = functools.cache(lambda: _read_alike_before(dataset))
+    reading = functools.cache(lambda: language_reading(dataset.items))
     for meta in store.list():  # newest first
         ds = meta.get("dataset") or {}
         if meta.get("status") in ("running", "interrupted", "damaged") or ds.get("content_hash") != dataset.content_hash:
             continue
         if ds.get("n_items") != len(dataset.items) or judge.name not in (meta.get("judges") or {}):
             continue
-        if not (ds["languages"] == reading if "languages" in ds else alike_before()):
+        if not read_as_recorded(ds.get("languages"), dataset.items, reading):
             continue  # its items' languages were read otherwise: their prompts, models and tokenizers may differ
         models = meta.get("models") or {}
         entry = meta["judges"][judge.name]
@@ -95,29 +94,6 @@ def find_reusable(store: SessionStore, dataset: Dataset, judge: Judge, resources
         if accounted == len(dataset.items):
             return store.open(meta["id"])
     return None
-
-
-def _read_alike_before(dataset: Dataset) -> bool:
-    """Whether a session stored before the language reading was recorded judged `dataset` under today's rules.
-
-    Until then a tag was taken verbatim ("zh-CN" went down the English path) and untagged text was Chinese when a
-    fifth of its letters were CJK ideographs, else English; and an item in any language but English and Chinese
-    met English-only models and a-z tokens. Such a session is reused only when every item read then as it reads
-    now, in English or Chinese.
-    """
-    for item in dataset.items:
-        now = item_language(item)
-        if now not in ("en", "zh"):
-            return False
-        if item.language:
-            then = item.language
-        else:
-            letters = [ch for ch in item.question + " " + " ".join(item.references[:1]) if ch.isalpha()]
-            han = sum(1 for ch in letters if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
-            then = "zh" if letters and han / len(letters) >= 0.2 else "en"
-        if then != now:
-            return False
-    return True
 
 
 def find_imported(store: SessionStore, dataset: Dataset, name: str) -> Session | None:
