@@ -139,6 +139,31 @@ def no_decision_note(doc: dict, key: str, *, short: bool = False) -> str:
     return f"{undecided}/{units}" + ("" if short else " no decision")
 
 
+def units_cell(doc: dict, key: str) -> str:
+    """A metric's `n` as a table prints it: '3', or '3 of 6' when the figure left out scored items whose gold puts
+    no response above another (`left_out`; `left_out_caption` says so under the table)."""
+    n, left = (doc.get("n") or {}).get(key), (doc.get("left_out") or {}).get(key)
+    if not isinstance(n, int):
+        return ""
+    return f"{n} of {n + left}" if isinstance(left, int) and left > 0 else str(n)
+
+
+def left_out_note(doc: dict, key: str) -> str:
+    """'6 of 9 items (3 no gold order)' where `key`'s figure left scored items out (`units_cell`), else ''."""
+    n, left = (doc.get("n") or {}).get(key), (doc.get("left_out") or {}).get(key)
+    if not isinstance(n, int) or not isinstance(left, int) or left <= 0:
+        return ""
+    return f"{n} of {n + left} items ({left} no gold order)"
+
+
+def left_out_caption(doc: dict) -> str:
+    """Under a judge's metrics, when some figure left items out: what 'n of m' means; else ''."""
+    if not any(isinstance(v, int) and v > 0 for v in (doc.get("left_out") or {}).values()):
+        return ""
+    return ("n of m: of m items scored, the figure leaves out those whose gold puts no response above another "
+            "(people ranked or rated every response alike, or under two responses): no order to agree with")
+
+
 def kappa_name(figures: Mapping[str, object]) -> str:
     """"Cohen's kappa" or "Fleiss' kappa": whose kappa an agreement result holds (`kappa_of` of
     `metrics.agreement.nominal_agreement`: two raters, or more), so two figures under one name are never two

@@ -419,3 +419,39 @@ def test_compare_lists_the_items_where_one_run_made_no_decision_and_the_other_di
     html = report.read_text(encoding="utf-8")
     row = re.search(r"<tr><td>A–B</td>(.*?)</tr>", html)
     assert row and re.findall(r">([^<]*)</td>", row.group(1)) == ["0.000", "0.000", "0.000", "6", "6/6", "–"], row
+
+
+def test_sessions_show_table_and_report_say_how_many_scored_items_a_figure_left_out(tmp_path, capsys) -> None:
+    """Six rated documents, every one scored by the length judge; on three, people rated every response alike, so
+    the summary-level correlations have no order to agree with there and average the other three. `sessions show`
+    said `kendall 1.000, n 3` beside "scored 6 of 6" with no word why; now its n reads "3 of 6" with a line under
+    the table, `qatui table`'s caption says so, and the HTML report's metrics table too; the session screen's
+    headline reads "3 of 6 items (3 no gold order)" (tests/test_tui.py)."""
+    answers = {"a": "short", "b": "a somewhat longer answer", "c": "the longest answer of the three by a margin"}
+    with (tmp_path / "rated.jsonl").open("w") as f:
+        for i in range(6):
+            rated = dict.fromkeys("abc", 3.0) if i < 3 else {"a": 1.0, "b": 2.0, "c": 5.0}
+            f.write(json.dumps({"id": f"d{i}", "question": f"Question number {i} about the topic?",
+                                "references": ["A reference answer."], "candidates": answers,
+                                "gold": {"kind": "ratings", "ratings": {c: {"overall": v} for c, v in rated.items()}}})
+                    + "\n")
+    sessions = str(tmp_path / "s")
+    code, out, _ = cli(capsys, "run", str(tmp_path / "rated.jsonl"), "--judge", "length", "--json", "--sessions-dir",
+                       sessions)
+    summary = json.loads(out)
+    session = summary["session"]
+    code, out, _ = cli(capsys, "sessions", "show", session, "--json", "--sessions-dir", sessions)
+    judge = json.loads(out)["judges"]["length"]
+    assert judge["n"]["kendall"] == 3 and judge["left_out"] == {"kendall": 3, "spearman": 3, "pearson": 3}
+    code, out, _ = cli(capsys, "sessions", "show", session, "--sessions-dir", sessions)
+    shown = " ".join(out.split())
+    assert code == 0 and re.search(r"kendall 1\.000 3 of 6", shown) and re.search(r"kendall_sample \S+ 18", shown)
+    assert "n of m: of m items scored, the figure leaves out those whose gold puts no response above another" in shown
+    code, out, _ = cli(capsys, "table", str(tmp_path / "rated.jsonl"), "--judge", "length", "--sessions-dir", sessions)
+    assert code == 0 and ("length: pearson on 3 of 6 items, 3 left out whose gold puts no response above another"
+                          in " ".join(out.split())), out
+    report = tmp_path / "report.html"
+    assert main(["report", session, "-o", str(report), "--sessions-dir", sessions]) == 0
+    html = report.read_text(encoding="utf-8")
+    assert "<td>kendall</td><td>1.000</td><td></td><td>3 of 6</td>" in html.replace(' class="num"', "")
+    assert "<caption>n of m: of m items scored" in html

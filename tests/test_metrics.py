@@ -493,3 +493,23 @@ def test_numpy_kendall_tau_b_equals_scipy_with_ties(pairs: list[tuple[int, int]]
     assert (mine is None) == (theirs is None)
     if mine is not None:
         assert mine == pytest.approx(theirs, abs=1e-12)
+
+
+def test_a_figure_says_how_many_scored_items_it_left_out_for_want_of_a_gold_order() -> None:
+    """Two ranked questions (one with a single gold tier) and three rated documents (one rated alike throughout),
+    every item scored: kendall averages r1, d1 and d2, and leaves out r2 and d3 (2), where the gold puts no
+    response above another; RBO, of rankings only, leaves out r2 and never counts a document. Under `paper` the
+    one-tier question counts 0 instead, and only d3 is left out."""
+    items = [item("r1", RankingGold(tiers=[["a"], ["b"]]), "ab"), item("r2", RankingGold(tiers=[["a", "b"]]), "ab"),
+             item("d1", ratings({"a": 1.0, "b": 2.0}), "ab"), item("d2", ratings({"a": 3.0, "b": 1.0}), "ab"),
+             item("d3", ratings({"a": 2.0, "b": 2.0}), "ab")]
+    verdicts = {"r1": ranked("ab"), "r2": ranked("ab"), "d1": scored({"a": 1.0, "b": 2.0}),
+                "d2": scored({"a": 1.0, "b": 3.0}), "d3": scored({"a": 1.0, "b": 2.0})}
+    strict = summarize(items, verdicts)
+    assert strict.n["kendall"] == 3 and strict.left_out["kendall"] == 2
+    assert strict.n["rbo_0.9"] == 1 and strict.left_out["rbo_0.9"] == 1
+    assert "kendall_sample" not in strict.left_out  # pooled pairs: no document is left out of it
+    paper = summarize(items, verdicts, convention="paper")
+    assert paper.n["kendall"] == 4 and paper.left_out["kendall"] == 1 and "rbo_0.9" not in paper.left_out
+    everything_ordered = summarize(items[:1] + items[2:4], verdicts)
+    assert everything_ordered.left_out == {}

@@ -1109,3 +1109,27 @@ async def test_the_compare_screen_lists_items_where_one_run_made_no_decision(tmp
         agreement = app.screen.query_one("#agreement", DataTable)
         cells = dict(zip((str(c.label) for c in agreement.columns.values()), map(str, agreement.get_row_at(0))))
         assert (cells["top-1"], cells["no decision"]) == ("+0.00", "4/4"), cells
+
+
+async def test_the_session_screen_says_how_many_scored_items_its_headline_left_out(tmp_path) -> None:
+    """Four rated documents scored by the length judge, two rated alike by people: the headline's tau averages the
+    other two, and says so beside it (it read "tau +1.00" alone)."""
+    from qatui.tui.widgets.session_header import SessionHeader
+
+    answers = {"a": "short", "b": "a somewhat longer answer", "c": "the longest answer of the three by a margin"}
+    with (tmp_path / "rated.jsonl").open("w") as f:
+        for i in range(4):
+            rated = dict.fromkeys("abc", 3.0) if i < 2 else {"a": 1.0, "b": 2.0, "c": 5.0}
+            f.write(json.dumps({"id": f"d{i}", "question": f"Question number {i} about the topic?",
+                                "references": ["A reference answer."], "candidates": answers,
+                                "gold": {"kind": "ratings", "ratings": {c: {"overall": v} for c, v in rated.items()}}})
+                    + "\n")
+    assert await asyncio.to_thread(main, ["run", str(tmp_path / "rated.jsonl"), "--judge", "length", "--json",
+                                          "--sessions-dir", str(tmp_path / "s")]) == 0
+    store = SessionStore(tmp_path / "s")
+    app = QatuiApp(Config(), store, open_id=store.list()[0]["id"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                     "the session")
+        shown = " ".join(str(static.render()) for static in app.screen.query_one(SessionHeader).query("Static"))
+        assert "tau +1.00 · 2 of 4 items (2 no gold order)" in shown, shown

@@ -79,6 +79,10 @@ class JudgeMetrics(BaseModel):
     against A or B). Present for every question-level and accuracy key, 0 included."""
     classes: dict[str, Any] = Field(default_factory=dict)
     """The pairwise preferences' confusion matrix and per-class precision and recall (`metrics.classes`)."""
+    left_out: dict[str, int] = Field(default_factory=dict)
+    """Per question-level key, the scored items it left out because their gold puts no response above another
+    (one tier, every rating alike, fewer than two responses; under `paper` a ranking one counts 0 instead): a
+    figure over 3 of 6 scored items says so. Only keys with some."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,9 @@ class _Estimate:
 
     `ratio`: the units are (numerator, denominator) rows of one item each, the value is the
     pooled ratio, and its CI resamples items (`ratio_ci`). `undecided`: how many of the `n`
-    units the judge made no decision on (None where the notion does not apply).
+    units the judge made no decision on (None where the notion does not apply). `left_out`: how many scored items
+    of the metric's gold kind gave it no unit, the gold putting no response above another (one tier, every rating
+    alike, under two responses).
     """
 
     value: float
@@ -95,6 +101,7 @@ class _Estimate:
     units: np.ndarray | None
     ratio: bool = False
     undecided: int | None = None
+    left_out: int = 0
 
 
 def _from_ratios(rows: list[tuple[float, float]], undecided: int | None = None) -> _Estimate | None:
@@ -107,19 +114,22 @@ def _from_ratios(rows: list[tuple[float, float]], undecided: int | None = None) 
     return _Estimate(float(table[:, 0].sum()) / total, int(total), table, ratio=True, undecided=undecided)
 
 
-def _from_table(table: Sequence[Sequence[float]], undecided: int | None = None) -> _Estimate | None:
+def _from_table(table: Sequence[Sequence[float]], undecided: int | None = None, left_out: int = 0) -> _Estimate | None:
     """The grouped mean of a units x columns table (NaN = no value), None when it is empty."""
     units = unit_table(table)
-    return _Estimate(grouped_mean(units), len(units), units, undecided=undecided) if len(units) else None
+    return _Estimate(grouped_mean(units), len(units), units, undecided=undecided, left_out=left_out) \
+        if len(units) else None
 
 
 def _question_level(scored: Scored, dims: list[str], convention: str = "strict") -> dict[str, _Estimate]:
     """Per-question ranking statistics and per-document rating correlations, averaged."""
     rows: list[dict[tuple[str, str | None], float]] = []
+    kinds: list[set[str | None]] = []  # the columns each row's gold can fill: ranking, or its rating dimensions
     for item, verdict in scored:
         if isinstance(item.gold, RankingGold):
             stats = question_ranking_stats(item.gold, verdict, convention)
             rows.append({(key, _RANKING): value for key, value in stats.items()})
+            kinds.append({_RANKING})
         elif isinstance(item.gold, RatingsGold):
             gold = item.gold
             rows.append({
@@ -127,6 +137,7 @@ def _question_level(scored: Scored, dims: list[str], convention: str = "strict")
                 for dim in gold.dimensions
                 for key, value in document_correlations(gold, verdict, dim).items()
             })
+            kinds.append(set(gold.dimensions))
     wanted = {key: [_RANKING, *dims] for key in QUESTION_KEYS}
     if len(dims) > 1:
         wanted |= {f"{key}/{dim}": [dim] for key in CORRELATIONS for dim in dims}
@@ -135,7 +146,10 @@ def _question_level(scored: Scored, dims: list[str], convention: str = "strict")
         key = name.split("/")[0]
         table = [[row.get((key, column), np.nan) for column in columns] for row in rows]
         undecided = sum(any((key, c) in row and row.get((NO_DECISION, c)) == 1.0 for c in columns) for row in rows)
-        if (estimate := _from_table(table, undecided)) is not None:
+        fillable = [c for c in columns if c is _RANKING or key in CORRELATIONS]  # RBO is of rankings only
+        left_out = sum(1 for row, kind in zip(rows, kinds)
+                       if kind.intersection(fillable) and not any((key, c) in row for c in fillable))
+        if (estimate := _from_table(table, undecided, left_out)) is not None:
             estimates[name] = estimate
     return estimates
 
@@ -285,6 +299,7 @@ def summarize(
         breakdown_n=breakdown_n,
         no_decision={key: estimate.undecided for key, estimate in estimates.items() if estimate.undecided is not None},
         classes=classes,
+        left_out={key: estimate.left_out for key, estimate in estimates.items() if estimate.left_out},
     )
 
 

@@ -12,7 +12,8 @@ from rich.text import Text
 from qatui.errors import DatasetError
 from qatui.llm.errors import failure_cause, grouped_reason
 from qatui.store.judge_versions import shown_version
-from qatui.text import clip, deployments_line, no_decision_note, plain, plural, thinking_note, usd
+from qatui.text import (clip, deployments_line, left_out_caption, no_decision_note, plain, plural, thinking_note,
+                        units_cell, usd)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,13 +33,13 @@ def fmt(value: float | None) -> str:
 
 def metric_rows(doc: dict) -> list[tuple[str, str, str, str]]:
     """(metric, value, '[low, high]' 95% CI, n) of a judge's summary, headline metrics first."""
-    metrics, ci, n = doc.get("metrics", {}), doc.get("ci", {}), doc.get("n", {})
+    metrics, ci = doc.get("metrics", {}), doc.get("ci", {})
     keys = [k for k in METRIC_ORDER if k in metrics] + sorted(k for k in metrics if k not in METRIC_ORDER)
     rows = []
     for key in keys:
         lo_hi, note = ci.get(key), no_decision_note(doc, key)
         rows.append((key, fmt(metrics[key]) + (f" · {note}" if note else ""),
-                     f"[{lo_hi[0]:.3f}, {lo_hi[1]:.3f}]" if lo_hi else "", str(n.get(key, ""))))
+                     f"[{lo_hi[0]:.3f}, {lo_hi[1]:.3f}]" if lo_hi else "", units_cell(doc, key)))
     return rows
 
 
@@ -93,6 +94,8 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         if not rows:
             table.add_row(f"[dim]{no_metric_reason(doc)}[/]", "", "", "")
         console.print(table)
+        if caption := left_out_caption(doc):
+            console.print(f"  {caption}", markup=False, style="dim")
         if not source and (entry := meta.get("judges", {}).get(judge)) is not None:
             console.print(f"  version {shown_version(entry)}", markup=False, style="dim")
         if line := self_agreement_line(doc.get("self_agreement")):

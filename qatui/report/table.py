@@ -147,6 +147,7 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
         "ci": {key: list(value) for key, value in metrics.ci.items()},
         "n": metrics.n,
         "no_decision": metrics.no_decision,
+        "left_out": metrics.left_out,
         **({"classes": metrics.classes} if metrics.classes else {}),
         "coverage": {"items": len(dataset.items), "scored": len(verdicts), "not_applicable": len(not_applicable),
                      "failed": failed},
@@ -370,6 +371,19 @@ def print_terminal(console: Console, table: dict) -> None:
     console.print(Text(caption(table)))
 
 
+def _left_out_lines(table: dict) -> list[str]:
+    """Where the rows' headline figure left scored items out for want of a gold order, one line per count (the gold's
+    doing, so mostly one for every judge): 'length, rouge-l: pearson on 3 of 6 items, 3 left out whose …'."""
+    found: dict[tuple[str, int, int], list[str]] = {}
+    for row in table["rows"]:
+        key = next((k for k in TABLE_KEYS.get(table["gold"], ()) if k in row.get("metrics", {})), None)
+        if key is not None and (left := (row.get("left_out") or {}).get(key)):
+            found.setdefault((key, row["n"][key], left), []).append(row.get("label") or row["judge"])
+    return [f"{', '.join(names)}: {key} on {n} of {n + left} items, {left} left out whose gold puts no response "
+            "above another (people ranked or rated every response alike, or under two responses)"
+            for (key, n, left), names in found.items()]
+
+
 def caption(table: dict) -> str:
     """What the figures mean, in one sentence under the table."""
     return (f"{table['dataset']}: agreement with people ×100 with 95% CIs over items (bootstrap; exact binomial "
@@ -384,6 +398,7 @@ def caption(table: dict) -> str:
             "in parentheses, their cost counted at the price paid when they were bought, their time not in the row's."
             + "".join(f" Versions: {line}, so their figures are not of one judge." for line in different_versions(
                 {**row, "name": row.get("label") or row["judge"]} for row in table["rows"]))
+            + "".join(f" {line}." for line in _left_out_lines(table))
             + (" one order = of the pairs asked in both orders, those one order alone decided (the other answer "
                "did not parse): their verdicts keep the position bias both orders cancel elsewhere."
                if any((row.get("bias") or {}).get("one_order") for row in table["rows"]) else "")

@@ -9,7 +9,7 @@ from textual.content import Content
 
 from qatui.paths import tilde
 from qatui.text import count  # noqa: F401 - screens take it from here with the other forms
-from qatui.text import clip, no_decision_note, plain
+from qatui.text import clip, left_out_note, no_decision_note, plain
 
 SHORT_METRICS = {
     "kendall": "tau",
@@ -83,8 +83,9 @@ def short_path(path: str) -> str:
 def metrics_line(metrics: dict[str, float], ci: dict[str, list[float]] | None = None, doc: dict | None = None) -> str:
     """The headline metrics in one line, the first with its CI: 'tau +0.41 [+0.12,+0.66]  rho +0.45 ...'.
 
-    With the summary `doc` (its `n` and `no_decision`), the first also says how many of its units the
-    judge made no decision on: 'tau +0.21 [+0.02,+0.40] · 2/6 no decision'.
+    With the summary `doc` (its `n`, `no_decision` and `left_out`), the first also says how many of its units the
+    judge made no decision on, and how many scored items it left out for want of a gold order:
+    'tau +0.21 [+0.02,+0.40] · 2/6 no decision · 6 of 9 items (3 no gold order)'.
     """
     parts = []
     for key, short in SHORT_METRICS.items():
@@ -92,9 +93,10 @@ def metrics_line(metrics: dict[str, float], ci: dict[str, list[float]] | None = 
             first = not parts
             interval = (ci or {}).get(key) if first else None
             bounds = f" [{interval[0]:+.2f},{interval[1]:+.2f}]" if interval else ""
-            note = no_decision_note(doc, key) if first and doc else ""
+            notes = [note for note in (no_decision_note(doc, key), left_out_note(doc, key)) if note] \
+                if first and doc else []
             parts.append(f"{short} {round(metrics[key], 2) + 0.0:+.2f}{bounds}"  # + 0.0: no "-0.00"
-                         + (f" · {note}" if note else ""))
+                         + "".join(f" · {note}" for note in notes))
     return "  ".join(parts)
 
 

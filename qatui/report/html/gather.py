@@ -25,7 +25,7 @@ from qatui.report.session_view import (
     unchanged_dataset,
 )
 from qatui.store.judge_versions import entry_options, shown_version
-from qatui.text import have, plural, thinking_note, usd
+from qatui.text import have, left_out_caption, plural, thinking_note, usd
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -68,6 +68,8 @@ class JudgeContent:
     """`metric_rows` without the items whose candidates copy a reference (empty when no item does)."""
     self_agreement: str = ""
     """The judge against itself over its repeats (`session_view.self_agreement_line`); '' when asked once."""
+    left_out: str = ""
+    """What 'n of m' in `metric_rows` means, when a figure left items out (`text.left_out_caption`); else ''."""
 
 
 @dataclass
@@ -112,6 +114,7 @@ def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str 
             breakdown=(doc or {}).get("breakdown", {}),
             breakdown_n=(doc or {}).get("breakdown_n", {}),
             self_agreement=self_agreement_line((doc or {}).get("self_agreement")),
+            left_out=left_out_caption(doc or {}),
         )
         if dataset is not None:
             _per_item(judge, dataset.items, verdicts[name], doc or {})

@@ -26,6 +26,7 @@ def _judge_view(judge: JudgeContent) -> dict[str, Any]:
     """A judge's metrics with CIs and coverage, as `sessions show` prints them, its classes and its breakdown by group."""
     view: dict[str, Any] = {"name": judge.name, "coverage": judge.coverage, "metric_rows": judge.metric_rows,
                             "no_metric": judge.no_metric, "self_agreement": judge.self_agreement,
+                            "left_out": judge.left_out,
                             "leak_free_rows": judge.leak_free_rows, "classes": None, "breakdown": None}
     if judge.classes:
         from qatui.report.classes_view import caption, class_rows

@@ -145,7 +145,7 @@ class RunScreen(QatuiScreen):
             for judge, judged in verdicts.items():
                 scored = summarize(state.items, judged, seed=state.seed, ci=True)
                 result[judge] = {"metrics": scored.metrics, "ci": scored.ci, "n": scored.n,
-                                 "no_decision": scored.no_decision}
+                                 "no_decision": scored.no_decision, "left_out": scored.left_out}
                 if names := member_names(judged):  # a jury: its members' agreement so far (CIs at the end)
                     result[judge]["members_agreement"] = members_agreement(judged, names, ci=False)
             return result
@@ -159,7 +159,8 @@ class RunScreen(QatuiScreen):
         self.state.end(ended.status)
         self.query_one(RunHeader).metrics = {
             j: {"metrics": d.get("metrics", {}), "ci": d.get("ci", {}), "n": d.get("n", {}),
-                "no_decision": d.get("no_decision", {}), "members_agreement": d.get("members_agreement"),
+                "no_decision": d.get("no_decision", {}), "left_out": d.get("left_out", {}),
+                "members_agreement": d.get("members_agreement"),
                 "self_agreement": d.get("self_agreement")}
             for j, d in ended.summary.items()}
         failed = self.state.count("failed")
