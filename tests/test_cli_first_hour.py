@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tui_support import write_doubled
+from tui_support import write_doubled, write_rated
 
 from qatui.cli import main
 from qatui.store.session import SessionStore
@@ -427,14 +427,7 @@ def test_sessions_show_table_and_report_say_how_many_scored_items_a_figure_left_
     said `kendall 1.000, n 3` beside "scored 6 of 6" with no word why; now its n reads "3 of 6" with a line under
     the table, `qatui table`'s caption says so, and the HTML report's metrics table too; the session screen's
     headline reads "3 of 6 items (3 no gold order)" (tests/test_tui.py)."""
-    answers = {"a": "short", "b": "a somewhat longer answer", "c": "the longest answer of the three by a margin"}
-    with (tmp_path / "rated.jsonl").open("w") as f:
-        for i in range(6):
-            rated = dict.fromkeys("abc", 3.0) if i < 3 else {"a": 1.0, "b": 2.0, "c": 5.0}
-            f.write(json.dumps({"id": f"d{i}", "question": f"Question number {i} about the topic?",
-                                "references": ["A reference answer."], "candidates": answers,
-                                "gold": {"kind": "ratings", "ratings": {c: {"overall": v} for c, v in rated.items()}}})
-                    + "\n")
+    write_rated(tmp_path / "rated.jsonl", 6, rated_alike=3)
     sessions = str(tmp_path / "s")
     code, out, _ = cli(capsys, "run", str(tmp_path / "rated.jsonl"), "--judge", "length", "--json", "--sessions-dir",
                        sessions)

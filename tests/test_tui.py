@@ -16,7 +16,7 @@ import pytest
 from textual.content import Content
 from textual.widgets import DataTable, Input, Select, SelectionList, TextArea
 from fakes import Gate, run_from_palette, scripted_resources, settle, wait_until
-from tui_support import failing_on, freeze_time, lexical_sessions, minos_job, run_headless, write_doubled
+from tui_support import failing_on, freeze_time, lexical_sessions, minos_job, run_headless, write_doubled, write_rated
 
 from qatui.cli import main
 from qatui.config import Config, load_config, parse_config
@@ -1116,14 +1116,7 @@ async def test_the_session_screen_says_how_many_scored_items_its_headline_left_o
     other two, and says so beside it (it read "tau +1.00" alone)."""
     from qatui.tui.widgets.session_header import SessionHeader
 
-    answers = {"a": "short", "b": "a somewhat longer answer", "c": "the longest answer of the three by a margin"}
-    with (tmp_path / "rated.jsonl").open("w") as f:
-        for i in range(4):
-            rated = dict.fromkeys("abc", 3.0) if i < 2 else {"a": 1.0, "b": 2.0, "c": 5.0}
-            f.write(json.dumps({"id": f"d{i}", "question": f"Question number {i} about the topic?",
-                                "references": ["A reference answer."], "candidates": answers,
-                                "gold": {"kind": "ratings", "ratings": {c: {"overall": v} for c, v in rated.items()}}})
-                    + "\n")
+    write_rated(tmp_path / "rated.jsonl", 4, rated_alike=2)
     assert await asyncio.to_thread(main, ["run", str(tmp_path / "rated.jsonl"), "--judge", "length", "--json",
                                           "--sessions-dir", str(tmp_path / "s")]) == 0
     store = SessionStore(tmp_path / "s")

@@ -119,6 +119,20 @@ def write_doubled(path: Path, n: int, answer_a: Callable[[int], str], answer_b: 
     return path
 
 
+def write_rated(path: Path, n: int, rated_alike: int) -> Path:
+    """`n` three-answer documents of lengths 1, 4 and 8 words, rated 1, 2 and 5 by people, except the first
+    `rated_alike`, which people rated 3 throughout (no order to agree with), as native JSONL (ratings gold)."""
+    answers = {"a": "short", "b": "a somewhat longer answer", "c": "the longest answer of the three by a margin"}
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(n):
+            rated = dict.fromkeys("abc", 3.0) if i < rated_alike else {"a": 1.0, "b": 2.0, "c": 5.0}
+            f.write(json.dumps({"id": f"d{i}", "question": f"Question number {i} about the topic?",
+                                "references": ["A reference answer."], "candidates": answers,
+                                "gold": {"kind": "ratings", "ratings": {c: {"overall": v} for c, v in rated.items()}}})
+                    + "\n")
+    return path
+
+
 def exact_interval(successes: int, trials: int) -> list[float]:
     """Clopper and Pearson's 95% interval as SciPy computes it (`binomtest`): what qatui's closed form must equal."""
     from scipy.stats import binomtest
