@@ -426,7 +426,8 @@ def test_sessions_show_table_and_report_say_how_many_scored_items_a_figure_left_
     the summary-level correlations have no order to agree with there and average the other three. `sessions show`
     said `kendall 1.000, n 3` beside "scored 6 of 6" with no word why; now its n reads "3 of 6" with a line under
     the table, `qatui table`'s caption says so, and the HTML report's metrics table too; the session screen's
-    headline reads "3 of 6 items (3 no gold order)" (tests/test_tui.py)."""
+    headline reads "3 of 6 items (3 no gold order)" (tests/test_tui.py). Where every scored item is left out, the
+    reason no figure shows is that, never "no gold labels"."""
     write_rated(tmp_path / "rated.jsonl", 6, rated_alike=3)
     sessions = str(tmp_path / "s")
     code, out, _ = cli(capsys, "run", str(tmp_path / "rated.jsonl"), "--judge", "length", "--json", "--sessions-dir",
@@ -448,3 +449,12 @@ def test_sessions_show_table_and_report_say_how_many_scored_items_a_figure_left_
     html = report.read_text(encoding="utf-8")
     assert "<td>kendall</td><td>1.000</td><td></td><td>3 of 6</td>" in html.replace(' class="num"', "")
     assert "<caption>n of m: of m items scored" in html
+    # the first three alone: every scored item left out, no figure at all; it said "no gold labels to compare with"
+    code, out, _ = cli(capsys, "run", str(tmp_path / "rated.jsonl"), "--judge", "length", "--limit", "3", "--json",
+                       "--sessions-dir", sessions)
+    code, out, _ = cli(capsys, "sessions", "show", json.loads(out)["session"], "--sessions-dir", sessions)
+    assert code == 0 and ("no figure: the gold of all 3 scored items puts no response above another"
+                          in " ".join(out.split())), out
+    code, out, _ = cli(capsys, "table", str(tmp_path / "rated.jsonl"), "--judge", "length", "--limit", "3",
+                       "--sessions-dir", sessions)
+    assert code == 0 and "length: no pearson, all 3 scored items left out, whose gold" in " ".join(out.split()), out

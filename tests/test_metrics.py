@@ -331,7 +331,9 @@ def test_summarize_mixed_ranking_and_pairwise() -> None:
 def test_summarize_without_anything_computable() -> None:
     items = [item("q", RankingGold(tiers=[["a", "b"]]), "ab"), item("r", RatingsGold(ratings={"a": {"x": 1.0}}), "ab")]
     result = summarize(items, {"q": ranked("ab"), "r": scored({"a": 1.0})})
-    assert result == JudgeMetrics()
+    assert result.model_copy(update={"left_out": {}}) == JudgeMetrics()
+    # both scored, neither ordered by its gold: counted, though no figure is left (RBO is of rankings only)
+    assert result.left_out == {"kendall": 2, "spearman": 2, "pearson": 2, "rbo_0.5": 1, "rbo_0.9": 1}
     assert summarize([], {}) == JudgeMetrics()
 
 

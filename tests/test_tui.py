@@ -1113,7 +1113,8 @@ async def test_the_compare_screen_lists_items_where_one_run_made_no_decision(tmp
 
 async def test_the_session_screen_says_how_many_scored_items_its_headline_left_out(tmp_path) -> None:
     """Four rated documents scored by the length judge, two rated alike by people: the headline's tau averages the
-    other two, and says so beside it (it read "tau +1.00" alone)."""
+    other two, and says so beside it (it read "tau +1.00" alone). Those two alone give no figure, and the headline
+    says why (it said "no gold to compare with")."""
     from qatui.tui.widgets.session_header import SessionHeader
 
     write_rated(tmp_path / "rated.jsonl", 4, rated_alike=2)
@@ -1126,3 +1127,11 @@ async def test_the_session_screen_says_how_many_scored_items_its_headline_left_o
                      "the session")
         shown = " ".join(str(static.render()) for static in app.screen.query_one(SessionHeader).query("Static"))
         assert "tau +1.00 · 2 of 4 items (2 no gold order)" in shown, shown
+    assert await asyncio.to_thread(main, ["run", str(tmp_path / "rated.jsonl"), "--judge", "length", "--limit", "2",
+                                          "--json", "--sessions-dir", str(tmp_path / "s")]) == 0
+    app = QatuiApp(Config(), store, open_id=store.list()[0]["id"])  # the newest: no item its gold orders
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                     "the session")
+        shown = " ".join(str(static.render()) for static in app.screen.query_one(SessionHeader).query("Static"))
+        assert "no figure: the gold of its 2 scored items puts no response above another" in shown, shown

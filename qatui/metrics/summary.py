@@ -82,7 +82,8 @@ class JudgeMetrics(BaseModel):
     left_out: dict[str, int] = Field(default_factory=dict)
     """Per question-level key, the scored items it left out because their gold puts no response above another
     (one tier, every rating alike, fewer than two responses; under `paper` a ranking one counts 0 instead): a
-    figure over 3 of 6 scored items says so. Only keys with some."""
+    figure over 3 of 6 scored items says so. Only keys with some; a key can be here without a figure, when every
+    scored item was left out."""
 
 
 @dataclass(frozen=True)
@@ -91,9 +92,7 @@ class _Estimate:
 
     `ratio`: the units are (numerator, denominator) rows of one item each, the value is the
     pooled ratio, and its CI resamples items (`ratio_ci`). `undecided`: how many of the `n`
-    units the judge made no decision on (None where the notion does not apply). `left_out`: how many scored items
-    of the metric's gold kind gave it no unit, the gold putting no response above another (one tier, every rating
-    alike, under two responses).
+    units the judge made no decision on (None where the notion does not apply).
     """
 
     value: float
@@ -101,7 +100,6 @@ class _Estimate:
     units: np.ndarray | None
     ratio: bool = False
     undecided: int | None = None
-    left_out: int = 0
 
 
 def _from_ratios(rows: list[tuple[float, float]], undecided: int | None = None) -> _Estimate | None:
@@ -114,15 +112,17 @@ def _from_ratios(rows: list[tuple[float, float]], undecided: int | None = None) 
     return _Estimate(float(table[:, 0].sum()) / total, int(total), table, ratio=True, undecided=undecided)
 
 
-def _from_table(table: Sequence[Sequence[float]], undecided: int | None = None, left_out: int = 0) -> _Estimate | None:
+def _from_table(table: Sequence[Sequence[float]], undecided: int | None = None) -> _Estimate | None:
     """The grouped mean of a units x columns table (NaN = no value), None when it is empty."""
     units = unit_table(table)
-    return _Estimate(grouped_mean(units), len(units), units, undecided=undecided, left_out=left_out) \
-        if len(units) else None
+    return _Estimate(grouped_mean(units), len(units), units, undecided=undecided) if len(units) else None
 
 
-def _question_level(scored: Scored, dims: list[str], convention: str = "strict") -> dict[str, _Estimate]:
-    """Per-question ranking statistics and per-document rating correlations, averaged."""
+def _question_level(scored: Scored, dims: list[str], convention: str = "strict",
+                    gaps: dict[str, int] | None = None) -> dict[str, _Estimate]:
+    """Per-question ranking statistics and per-document rating correlations, averaged. Into `gaps`, per key, the
+    scored items of its gold kind it left out, their gold putting no response above another (one tier, every
+    rating alike, under two responses): counted even when no item is left to give the key a value."""
     rows: list[dict[tuple[str, str | None], float]] = []
     kinds: list[set[str | None]] = []  # the columns each row's gold can fill: ranking, or its rating dimensions
     for item, verdict in scored:
@@ -149,7 +149,9 @@ def _question_level(scored: Scored, dims: list[str], convention: str = "strict")
         fillable = [c for c in columns if c is _RANKING or key in CORRELATIONS]  # RBO is of rankings only
         left_out = sum(1 for row, kind in zip(rows, kinds)
                        if kind.intersection(fillable) and not any((key, c) in row for c in fillable))
-        if (estimate := _from_table(table, undecided, left_out)) is not None:
+        if left_out and gaps is not None:
+            gaps[name] = left_out
+        if (estimate := _from_table(table, undecided)) is not None:
             estimates[name] = estimate
     return estimates
 
@@ -190,13 +192,15 @@ def _pairwise(scored: Scored) -> dict[str, _Estimate]:
     return {key: estimate for key, found in rows.items() if (estimate := _from_ratios(found, undecided[key]))}
 
 
-def _estimates(scored: Scored, convention: str = "strict") -> dict[str, _Estimate]:
-    """Every computable metric of the scored items, whatever mix of gold kinds they hold."""
+def _estimates(scored: Scored, convention: str = "strict", gaps: dict[str, int] | None = None) -> dict[str, _Estimate]:
+    """Every computable metric of the scored items, whatever mix of gold kinds they hold (into `gaps`, what the
+    question-level keys left out: `_question_level`)."""
     dims: dict[str, None] = {}
     for item, _ in scored:
         if isinstance(item.gold, RatingsGold):
             dims.update(dict.fromkeys(item.gold.dimensions))
-    return _question_level(scored, list(dims), convention) | _sample_level(scored, list(dims)) | _pairwise(scored)
+    return (_question_level(scored, list(dims), convention, gaps) | _sample_level(scored, list(dims))
+            | _pairwise(scored))
 
 
 def _routing(items: Sequence[Item], verdicts: Mapping[str, Verdict]) -> dict[str, _Estimate]:
@@ -271,7 +275,8 @@ def summarize(
         scored += [(item, _trivial_verdict(item)) for item in items
                    if item.id in (not_applicable or {}) and item.id not in verdicts
                    and isinstance(item.gold, RankingGold) and len(item.candidates) < 2]
-    estimates = (_estimates(scored, convention) | _routing(items, verdicts)
+    left_out: dict[str, int] = {}
+    estimates = (_estimates(scored, convention, left_out) | _routing(items, verdicts)
                  | _position_consistency(items, verdicts))
     intervals = {}
     if ci:
@@ -299,7 +304,7 @@ def summarize(
         breakdown_n=breakdown_n,
         no_decision={key: estimate.undecided for key, estimate in estimates.items() if estimate.undecided is not None},
         classes=classes,
-        left_out={key: estimate.left_out for key, estimate in estimates.items() if estimate.left_out},
+        left_out=left_out,
     )
 
 

@@ -227,10 +227,16 @@ def self_agreement_line(doc: object) -> str:
 
 
 def no_metric_reason(doc: dict) -> str:
-    """Why a judge's summary has no metric: the run has not ended, nothing judged, or no gold to compare with."""
+    """Why a judge's summary has no metric: the run has not ended, nothing judged, a gold that orders no scored
+    item, or no gold to compare with."""
     if doc.get("unfinished"):
         return "metrics are computed when the run ends (resume it to finish)"
-    return "no gold labels to compare with" if doc.get("n_done") else "nothing judged, so no metric"
+    if not doc.get("n_done"):
+        return "nothing judged, so no metric"
+    if left := max((n for n in (doc.get("left_out") or {}).values() if isinstance(n, int)), default=0):
+        return (f"no figure: the gold of all {plural(left, 'scored item')} puts no response above another (people "
+                "ranked or rated every response alike, or under two responses): no order to agree with")
+    return "no gold labels to compare with"
 
 
 def coverage_text(doc: dict) -> str:

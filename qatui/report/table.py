@@ -373,14 +373,19 @@ def print_terminal(console: Console, table: dict) -> None:
 
 def _left_out_lines(table: dict) -> list[str]:
     """Where the rows' headline figure left scored items out for want of a gold order, one line per count (the gold's
-    doing, so mostly one for every judge): 'length, rouge-l: pearson on 3 of 6 items, 3 left out whose …'."""
+    doing, so mostly one for every judge): 'length, rouge-l: pearson on 3 of 6 items, 3 left out whose …'; where it
+    left every scored item out, that there is no figure."""
     found: dict[tuple[str, int, int], list[str]] = {}
     for row in table["rows"]:
-        key = next((k for k in TABLE_KEYS.get(table["gold"], ()) if k in row.get("metrics", {})), None)
-        if key is not None and (left := (row.get("left_out") or {}).get(key)):
-            found.setdefault((key, row["n"][key], left), []).append(row.get("label") or row["judge"])
-    return [f"{', '.join(names)}: {key} on {n} of {n + left} items, {left} left out whose gold puts no response "
-            "above another (people ranked or rated every response alike, or under two responses)"
+        keys, left_out = TABLE_KEYS.get(table["gold"], ()), row.get("left_out") or {}
+        key = next((k for k in keys if k in row.get("metrics", {})), None) or next((k for k in keys if k in left_out),
+                                                                                   None)
+        if key is not None and (left := left_out.get(key)):
+            found.setdefault((key, row["n"].get(key, 0), left), []).append(row.get("label") or row["judge"])
+    why = ("whose gold puts no response above another (people ranked or rated every response alike, or under two "
+           "responses)")
+    return [f"{', '.join(names)}: {key} on {n} of {n + left} items, {left} left out {why}" if n else
+            f"{', '.join(names)}: no {key}, all {left} scored items left out, {why}"
             for (key, n, left), names in found.items()]
 
 

@@ -9,7 +9,7 @@ from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
 
 from qatui.text import deployments_line, plain, thinking_note, usd
-from qatui.tui.format import count, duration, members_line, metrics_glossary, metrics_line, with_self
+from qatui.tui.format import count, duration, members_line, metrics_glossary, metrics_line, no_order_line, with_self
 from qatui.tui.state import RunState
 
 STATUS_STYLE = {"running": "$accent", "completed": "$success", "cancelled": "$warning",
@@ -83,7 +83,8 @@ class RunHeader(Vertical):
     def watch_metrics(self, metrics: dict[str, dict]) -> None:
         lines = []
         for judge, doc in metrics.items():
-            line = metrics_line(doc.get("metrics", {}), doc.get("ci"), doc) or self._no_figure()
+            line = (metrics_line(doc.get("metrics", {}), doc.get("ci"), doc) or no_order_line(doc)
+                    or self._no_figure())
             lines.append(f"{judge}  {with_self(line, doc)}")
             if members := members_line(doc.get("members_agreement") or {}):
                 lines.append(f"  {members}")

@@ -8,7 +8,7 @@ from textual.widgets import Static
 
 from qatui.report import session_status
 from qatui.text import deployments_line, plain, plural, thinking_note, usd
-from qatui.tui.format import count, members_line, metrics_line, short_path, stopped_line, when
+from qatui.tui.format import count, members_line, metrics_line, no_order_line, short_path, stopped_line, when
 
 
 def info_lines(meta: dict) -> list[Content]:
@@ -39,7 +39,8 @@ def info_lines(meta: dict) -> list[Content]:
             kind=plain(imported.get("kind", "?")),
             rows=plural(imported.get("rows"), "row")))
     for judge, doc in meta.get("summary", {}).items():
-        shown = metrics_line(doc.get("metrics", {}), doc.get("ci"), doc) or "no gold to compare with"
+        shown = (metrics_line(doc.get("metrics", {}), doc.get("ci"), doc) or no_order_line(doc)
+                 or "no gold to compare with")
         lines.append(Content.from_markup("[b $accent]$judge[/] $done/$n done, $failed failed  $metrics",
                                          judge=plain(judge), done=doc.get("n_done", 0), n=doc.get("n_items", 0),
                                          failed=doc.get("n_failed", 0), metrics=shown))
