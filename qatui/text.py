@@ -139,29 +139,47 @@ def no_decision_note(doc: dict, key: str, *, short: bool = False) -> str:
     return f"{undecided}/{units}" + ("" if short else " no decision")
 
 
+NO_GOLD_ORDER = ("whose gold puts no response above another (people ranked or rated every response alike, or under "
+                 "two responses)")
+"""The items a question-level figure leaves out (`left_out` of a summary): no order to agree with."""
+
+
+def _left_out(doc: dict, key: str) -> tuple[int, int] | None:
+    """(units averaged, scored items left out) of `key` when its figure left some out (`left_out`), else None."""
+    n, left = (doc.get("n") or {}).get(key), (doc.get("left_out") or {}).get(key)
+    return (n, left) if isinstance(n, int) and isinstance(left, int) and left > 0 else None
+
+
 def units_cell(doc: dict, key: str) -> str:
     """A metric's `n` as a table prints it: '3', or '3 of 6' when the figure left out scored items whose gold puts
-    no response above another (`left_out`; `left_out_caption` says so under the table)."""
-    n, left = (doc.get("n") or {}).get(key), (doc.get("left_out") or {}).get(key)
-    if not isinstance(n, int):
-        return ""
-    return f"{n} of {n + left}" if isinstance(left, int) and left > 0 else str(n)
+    no response above another (`left_out_caption` says so under the table)."""
+    if (found := _left_out(doc, key)) is not None:
+        return f"{found[0]} of {sum(found)}"
+    n = (doc.get("n") or {}).get(key)
+    return str(n) if isinstance(n, int) else ""
 
 
 def left_out_note(doc: dict, key: str) -> str:
-    """'6 of 9 items (3 no gold order)' where `key`'s figure left scored items out (`units_cell`), else ''."""
-    n, left = (doc.get("n") or {}).get(key), (doc.get("left_out") or {}).get(key)
-    if not isinstance(n, int) or not isinstance(left, int) or left <= 0:
-        return ""
-    return f"{n} of {n + left} items ({left} no gold order)"
+    """'6 of 9 items (3 no gold order)' where `key`'s figure left scored items out, else ''."""
+    found = _left_out(doc, key)
+    return "" if found is None else f"{found[0]} of {sum(found)} items ({found[1]} no gold order)"
 
 
 def left_out_caption(doc: dict) -> str:
     """Under a judge's metrics, when some figure left items out: what 'n of m' means; else ''."""
     if not any(isinstance(v, int) and v > 0 for v in (doc.get("left_out") or {}).values()):
         return ""
-    return ("n of m: of m items scored, the figure leaves out those whose gold puts no response above another "
-            "(people ranked or rated every response alike, or under two responses): no order to agree with")
+    return f"n of m: of m items scored, the figure leaves out those {NO_GOLD_ORDER}: no order to agree with"
+
+
+def no_order_line(doc: dict, *, why: bool = False) -> str:
+    """Why a judge with scored items has no figure when their gold orders none of them: 'no figure: the gold of all
+    3 scored items puts no response above another' (with `why`, what such a gold is); '' otherwise."""
+    left = max((n for n in (doc.get("left_out") or {}).values() if isinstance(n, int)), default=0)
+    if not left or doc.get("metrics"):
+        return ""
+    line = f"no figure: the gold of all {plural(left, 'scored item')} puts no response above another"
+    return line + " (people ranked or rated every response alike, or under two responses)" if why else line
 
 
 def kappa_name(figures: Mapping[str, object]) -> str:

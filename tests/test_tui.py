@@ -1134,4 +1134,4 @@ async def test_the_session_screen_says_how_many_scored_items_its_headline_left_o
         await settle(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
                      "the session")
         shown = " ".join(str(static.render()) for static in app.screen.query_one(SessionHeader).query("Static"))
-        assert "no figure: the gold of its 2 scored items puts no response above another" in shown, shown
+        assert "no figure: the gold of all 2 scored items puts no response above another" in shown, shown

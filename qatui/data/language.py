@@ -225,9 +225,11 @@ def read_as_recorded(recorded: dict[str, Any] | None, items: list[Any],
 def reading_change(recorded: dict[str, Any] | None, now: dict[str, Any]) -> str:
     """How a session's recorded reading and today's differ, for a message: 'en 3 then, de 1, en 1 now'."""
     def counts(reading: dict[str, Any]) -> str:
-        return ", ".join(f"{code} {n}" for code, n in (reading.get("counts") or {}).items()) or "no items"
+        found = reading.get("counts")
+        return ", ".join(f"{code} {n}" for code, n in found.items()) if isinstance(found, dict) and found else \
+            "no items"
 
-    if recorded is None:
+    if not isinstance(recorded, dict):  # none stored (a session older than the record), or not a reading at all
         return f"not recorded then, {counts(now)} now"
     if recorded.get("counts") == now.get("counts"):
         return f"{counts(now)} then and now, but not the same items in each"

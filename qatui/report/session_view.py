@@ -12,8 +12,8 @@ from rich.text import Text
 from qatui.errors import DatasetError
 from qatui.llm.errors import failure_cause, grouped_reason
 from qatui.store.judge_versions import shown_version
-from qatui.text import (clip, deployments_line, left_out_caption, no_decision_note, plain, plural, thinking_note,
-                        units_cell, usd)
+from qatui.text import (clip, deployments_line, left_out_caption, no_decision_note, no_order_line, plain, plural,
+                        thinking_note, units_cell, usd)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -233,10 +233,7 @@ def no_metric_reason(doc: dict) -> str:
         return "metrics are computed when the run ends (resume it to finish)"
     if not doc.get("n_done"):
         return "nothing judged, so no metric"
-    if left := max((n for n in (doc.get("left_out") or {}).values() if isinstance(n, int)), default=0):
-        return (f"no figure: the gold of all {plural(left, 'scored item')} puts no response above another (people "
-                "ranked or rated every response alike, or under two responses): no order to agree with")
-    return "no gold labels to compare with"
+    return no_order_line(doc, why=True) or "no gold labels to compare with"
 
 
 def coverage_text(doc: dict) -> str:

@@ -22,7 +22,7 @@ from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
 from qatui.metrics.summary import TABLE_KEYS
 from qatui.report.versions import different_versions
 from qatui.store.judge_versions import entry_options, entry_version
-from qatui.text import usd
+from qatui.text import NO_GOLD_ORDER, usd
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -382,10 +382,8 @@ def _left_out_lines(table: dict) -> list[str]:
                                                                                    None)
         if key is not None and (left := left_out.get(key)):
             found.setdefault((key, row["n"].get(key, 0), left), []).append(row.get("label") or row["judge"])
-    why = ("whose gold puts no response above another (people ranked or rated every response alike, or under two "
-           "responses)")
-    return [f"{', '.join(names)}: {key} on {n} of {n + left} items, {left} left out {why}" if n else
-            f"{', '.join(names)}: no {key}, all {left} scored items left out, {why}"
+    return [f"{', '.join(names)}: {key} on {n} of {n + left} items, {left} left out {NO_GOLD_ORDER}" if n else
+            f"{', '.join(names)}: no {key}, all {left} scored items left out, {NO_GOLD_ORDER}"
             for (key, n, left), names in found.items()]
 
 

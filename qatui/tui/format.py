@@ -100,15 +100,6 @@ def metrics_line(metrics: dict[str, float], ci: dict[str, list[float]] | None = 
     return "  ".join(parts)
 
 
-def no_order_line(doc: dict) -> str:
-    """Why a judge with scored items has no figure when their gold orders none of them: 'no figure: the gold of its 3
-    scored items puts no response above another'; '' otherwise (`left_out` of the summary)."""
-    left = max((n for n in (doc.get("left_out") or {}).values() if isinstance(n, int)), default=0)
-    if not left or doc.get("metrics"):
-        return ""
-    return f"no figure: the gold of its {left} scored item{'s' if left != 1 else ''} puts no response above another"
-
-
 def self_line(doc: object) -> str:
     """A judge's agreement with itself over its repeats, small: 'self 0.92', 'self τ 0.71', 'self n/a'; '' if asked once."""
     from qatui.metrics.self_agreement import headline

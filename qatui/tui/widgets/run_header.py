@@ -8,8 +8,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
 
-from qatui.text import deployments_line, plain, thinking_note, usd
-from qatui.tui.format import count, duration, members_line, metrics_glossary, metrics_line, no_order_line, with_self
+from qatui.text import deployments_line, no_order_line, plain, thinking_note, usd
+from qatui.tui.format import count, duration, members_line, metrics_glossary, metrics_line, with_self
 from qatui.tui.state import RunState
 
 STATUS_STYLE = {"running": "$accent", "completed": "$success", "cancelled": "$warning",

@@ -11,8 +11,8 @@ from textual.widgets import Label, Sparkline, Static
 from qatui.report import session_status
 from qatui.report.beside_people import KEY, ceiling_short
 from qatui.report.classes_view import class_line
-from qatui.text import deployments_line, plain, plural, thinking_note, usd
-from qatui.tui.format import count, members_line, metrics_line, no_order_line, stopped_line, with_self
+from qatui.text import deployments_line, no_order_line, plain, plural, thinking_note, usd
+from qatui.tui.format import count, members_line, metrics_line, stopped_line, with_self
 from qatui.tui.saved import SavedState
 
 

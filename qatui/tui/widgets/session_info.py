@@ -7,8 +7,8 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from qatui.report import session_status
-from qatui.text import deployments_line, plain, plural, thinking_note, usd
-from qatui.tui.format import count, members_line, metrics_line, no_order_line, short_path, stopped_line, when
+from qatui.text import deployments_line, no_order_line, plain, plural, thinking_note, usd
+from qatui.tui.format import count, members_line, metrics_line, short_path, stopped_line, when
 
 
 def info_lines(meta: dict) -> list[Content]:
