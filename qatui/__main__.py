@@ -1,5 +1,5 @@
 """`python -m qatui` runs the same command as the `qatui` console script."""
 
-from qatui.cli import main
+from qatui.cli import console
 
-raise SystemExit(main())
+raise SystemExit(console())
