@@ -7,7 +7,6 @@ status 2; Ctrl-C during a run flushes the session and says how to resume it (exi
 
 from __future__ import annotations
 
-import gc
 import sys
 
 from qatui.cli.commands import (
@@ -25,21 +24,6 @@ from qatui.cli.running import cmd_demo, cmd_lab, cmd_open, cmd_run, open_tui
 from qatui.cli.serve_cmd import cmd_serve
 from qatui.cli.table_cmd import cmd_table
 from qatui.errors import QatuiError
-
-COLLECTOR_THRESHOLDS = (10_000, 20, 20)
-"""The cyclic garbage collector's thresholds in a `qatui` process (Python's defaults: 700, 10, 10). A run allocates
-hundreds of thousands of short-lived containers (the JSON of cache entries and session shards, events, verdicts);
-at the defaults a fully cached 2,000-call rerun collected 357 times, 0.11 to 0.19 s of its 1.0 s, its full
-collections scanning every module's objects again. With the imports frozen and a young generation 14 times
-larger: 97 collections, 0.05 s. Cyclic garbage is still collected (bench/NOTES.md, "The collector")."""
-
-
-def tune_collector() -> None:
-    """Put what the imports made (modules, classes, functions: alive until the process ends) out of the collector's
-    sight (`gc.freeze`: never scanned again), and collect the young generation less often (`COLLECTOR_THRESHOLDS`)."""
-    gc.freeze()
-    gc.set_threshold(*COLLECTOR_THRESHOLDS)
-
 
 COMMANDS = {
     "run": cmd_run, "demo": cmd_demo, "open": cmd_open, "checklist": cmd_checklist, "judges": cmd_judges, "models": cmd_models,
@@ -71,10 +55,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def console() -> int:
-    """The `qatui` console script and `python -m qatui`: `main` in a process of its own, the collector tuned for
-    it (never in a process that calls `main` among other work, such as a test's: a freeze there would keep that
-    process's garbage for good)."""
-    tune_collector()
+    """The `qatui` console script and `python -m qatui`: `main` in a process of its own, its garbage collector tuned
+    for one (`engine.heap.tune_process_collector`; never in a process that calls `main` among its own work, such as
+    a test's, whose collector is its own)."""
+    from qatui.engine.heap import tune_process_collector
+
+    tune_process_collector()
     return main()
 
 
