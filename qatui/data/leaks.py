@@ -10,14 +10,16 @@ Three leaks, each counted over the items it can occur in:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from difflib import SequenceMatcher
+from fractions import Fraction
 
 from qatui.data.model import Dataset, Item, RankingGold
 from qatui.text import natural_key, plural
 
-NEAR_COPY = 0.95
-"""Similarity (difflib ratio of whitespace-normalised, lower-cased text) from which a candidate copies a reference."""
+NEAR_COPY = Fraction(19, 20)
+"""The share of their characters a candidate and a reference have in common, in order, from which the candidate copies
+the reference (`near_copy`): 2 LCS / (|a| + |b|) of the whitespace-normalised, lower-cased texts."""
 MOSTLY = 0.5
 """A leak is reported when it holds in more than this share of the items it can occur in."""
 
@@ -40,13 +42,23 @@ def _normalised(text: str) -> str:
 
 
 def near_copy(candidate: str, reference: str) -> bool:
-    """Whether `candidate` is the reference, or the reference with a few characters changed."""
+    """Whether `candidate` is the reference, or the reference with a few characters changed (`NEAR_COPY`).
+
+    The two texts, whitespace-normalised and lower-cased, share at least `NEAR_COPY` of their characters in order:
+    2 LCS / (|a| + |b|), LCS their longest common subsequence; equivalently, the characters one must insert or delete
+    to turn one into the other (their Indel distance, |a| + |b| - 2 LCS) are at most 1 - `NEAR_COPY` of both lengths.
+    rapidfuzz computes that distance in C++, stopping once it passes the bound: 0.02 ms for a 6,000-word copy, where
+    difflib's ratio, the rule before, took 11.5 s in pure Python (and 0.35 s for two unrelated 1,000-word answers).
+    """
+    from rapidfuzz.distance import Indel
+
     a, b = _normalised(candidate), _normalised(reference)
     if a == b:
         return True
-    if min(len(a), len(b)) < 0.9 * max(len(a), len(b)):
-        return False  # a ratio of 0.95 is out of reach: skip the quadratic comparison
-    return SequenceMatcher(None, a, b, autojunk=False).ratio() >= NEAR_COPY
+    most = math.floor((len(a) + len(b)) * (1 - NEAR_COPY))  # exact: NEAR_COPY is a fraction
+    if abs(len(a) - len(b)) > most:
+        return False  # the lengths alone take more insertions than that
+    return Indel.distance(a, b, score_cutoff=most) <= most
 
 
 def _copies(items: Sequence[Item]) -> list[tuple[str, str]]:
@@ -115,5 +127,6 @@ def leak_warnings(items: Sequence[Item]) -> list[str]:
         items_with = len({item_id for item_id, _ in copies})
         verb = "copies" if len(copies) == 1 else "copy"
         warnings.append(f"{plural(len(copies), 'candidate')} in {plural(items_with, 'item')} {verb} a reference "
-                        f"(verbatim or ≥ {NEAR_COPY:.0%} alike: {shown}): reference-based judges rank them first for free")
+                        f"(verbatim or ≥ {float(NEAR_COPY):.0%} alike: {shown}): "
+                        "reference-based judges rank them first for free")
     return warnings

@@ -231,21 +231,29 @@ class NewRunScreen(QatuiScreen):
 
     @work(group="load", exclusive=True, exit_on_error=False, description="loading the dataset")
     async def load(self) -> None:
-        """Load the dataset at the path (after typing settles) and preview it."""
+        """Load the dataset at the path (after typing settles) and preview it.
+
+        Both in a thread: the preview's warnings compare every candidate with its references (`data.leaks`), seconds
+        on long answers that the screen must not stop for."""
         await asyncio.sleep(0.3)
         from qatui.data.loaders import demo_dataset, load_dataset
 
         path, roots = self.query_one("#path", Input).value.strip(), self.qatui.roots
         preview = self.query_one("#preview", Static)
+
+        def read() -> tuple[Dataset, Content]:
+            dataset = load_dataset(roots.checked(path)) if path else demo_dataset()
+            return dataset, dataset_summary(dataset)
+
         try:
-            dataset = await asyncio.to_thread(lambda: load_dataset(roots.checked(path)) if path else demo_dataset())
+            dataset, summary = await asyncio.to_thread(read)
         except QatuiError as e:
             self.dataset, self.dataset_error = None, str(e)
             preview.update(Content.from_markup("[b $text-error]Cannot load this dataset[/]\n$why", why=plain(e)))
             self.refresh_judges()
             return
         self.dataset, self.dataset_error = dataset, ""
-        preview.update(dataset_summary(dataset))
+        preview.update(summary)
         self.refresh_judges()
 
     # -- judges -----------------------------------------------------------------------------------
