@@ -233,8 +233,8 @@ class NewRunScreen(QatuiScreen):
     async def load(self) -> None:
         """Load the dataset at the path (after typing settles) and preview it.
 
-        Both in a thread: the preview's warnings compare every candidate with its references (`data.leaks`), seconds
-        on long answers that the screen must not stop for."""
+        Both in a thread: the preview reads every item's language and compares every candidate with its references
+        (`data.leaks`), seconds on a large dataset, which the screen must not stop for."""
         await asyncio.sleep(0.3)
         from qatui.data.loaders import demo_dataset, load_dataset
 
