@@ -55,7 +55,7 @@ BENCHES = (
     Bench("bench_router.py", ("100", "0.05", "5", "10"), "Beyond one endpoint: two rate-limited deployments as one backbone"),
     Bench("bench_rate_limit.py", ("60", "10", "2", "16"), "A rate-limited provider: the run slows to its rate, fails nothing"),
     Bench("bench_whole_process.py", ("1000", "0.05", "--profile"), "8. The whole process: `qatui run` and its cached rerun"),
-    Bench("bench_leak_check.py", ("50", "300"), "9. The leak check: difflib alone against the bound that spares it"),
+    Bench("bench_leak_check.py", ("50", "300"), "9. The leak check: difflib alone against the rule"),
 )
 PACKAGES = ("textual", "litellm", "tinydb", "transformers", "torch", "llguidance", "aiohttp", "openai", "pydantic", "numpy")
 
