@@ -114,3 +114,88 @@ def test_summeval_s_summaries_hold_no_copy_either_form_of_the_rule_finds(shared_
     found = [near_copy(c, r) for c, r in pairs]
     assert not any(found)
     assert not any(difflib_found(c, r) for c, r in pairs)
+
+
+# The check of a dataset (`check_copies`): exact where it compares, bounded in steps, and saying what it left.
+
+def _item(item_id: str, candidates: dict[str, str], references: list[str]):
+    from qatui.data.model import Item
+
+    return Item(id=item_id, question="q?", references=references, candidates=candidates)
+
+
+def _long_text(words: int, seed: int) -> str:
+    """`words` words drawn from one small vocabulary: texts of one length that are no copy of each other."""
+    import random
+
+    draw = random.Random(seed)
+    vocabulary = ["".join(draw.choice("abcdefghij") for _ in range(draw.randint(2, 8))) for _ in range(500)]
+    return " ".join(draw.choice(vocabulary) for _ in range(words))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.dictionaries(st.sampled_from("xyz"), TEXT | edited().map(lambda p: p[0]), min_size=1),
+                          st.lists(TEXT | edited().map(lambda p: p[1]), min_size=1, max_size=3)),
+                min_size=1, max_size=4))
+def test_within_its_bound_the_check_finds_exactly_the_rule_s_copies(shapes) -> None:
+    from qatui.data.leaks import check_copies
+
+    items = [_item(f"q{k}", candidates, references) for k, (candidates, references) in enumerate(shapes)]
+    check = check_copies(items)
+    assert check.not_compared == []
+    assert check.copies == [(item.id, cid) for item in items for cid, text in item.candidates.items()
+                            if any(the_rule(text, reference) for reference in item.references)]
+
+
+def test_a_pair_too_long_to_compare_is_said_not_compared_and_costs_no_time() -> None:
+    """Two 400,000-character texts of one length: about 0.9 s of rapidfuzz, holding Python's lock all along."""
+    from qatui.data.leaks import PAIR_STEPS, check_copies, comparison_steps, leak_warnings, near_copy as rule
+
+    long_reference, long_candidate = _long_text(66_000, 1), _long_text(66_000, 2)
+    assert comparison_steps(normalised(long_candidate), normalised(long_reference)) > PAIR_STEPS
+    items = [_item("long", {"a": long_candidate, "b": "the reference, nearly"}, [long_reference, "The reference nearly."]),
+             _item("short", {"a": "Paris is the capital.", "b": "Lyon."}, ["Paris is the capital!"])]
+    started = time.process_time()
+    check = check_copies(items)
+    assert time.process_time() - started < 0.5
+    assert check.copies == [("long", "b"), ("short", "a")]  # the short pairs, after the skipped one, still compared
+    assert check.not_compared == [("long", "a")]
+    assert check.items_not_compared() == ["long"]
+    warnings = leak_warnings(items)
+    assert any("1 candidate in 1 item was not compared with every reference (long/a)" in w for w in warnings)
+    assert not rule(long_candidate, long_reference)  # what the check did not compare is indeed no copy here
+
+
+def test_the_check_of_a_dataset_stops_at_its_budget_and_names_the_rest(monkeypatch) -> None:
+    """With a budget that allows some pairs of a 200-pair item, the pairs past it are named, the rest compared."""
+    from qatui.data import leaks
+
+    references = [_long_text(8, seed) for seed in range(20)]
+    candidates = {f"c{k}": references[k] + "!" for k in range(10)}  # c{k} copies reference k, and no other
+    item = _item("many", candidates, references)
+    full = leaks.check_copies([item])
+    assert full.not_compared == [] and [cid for _, cid in full.copies] == list(candidates)
+    monkeypatch.setattr(leaks, "STEPS_PER_CHARACTER", 0)
+    monkeypatch.setattr(leaks, "BASE_STEPS", 20 * leaks.STEPS_A_PAIR)  # at most 20 of the 55 pairs the copies take
+    bounded = leaks.check_copies([item])
+    assert bounded.copies and bounded.not_compared
+    assert set(bounded.copies) | set(bounded.not_compared) == set(full.copies)
+    assert bounded.copies == full.copies[:len(bounded.copies)]  # in order: the budget ran out part of the way
+
+
+def test_a_hostile_file_is_inspected_in_bounded_time(tmp_path: Path, capsys) -> None:
+    """`datasets inspect` of long texts of one length, many of them: before the bound it took 17 s a pair."""
+    import json
+
+    from qatui.cli import main
+
+    reference = _long_text(66_000, 3)
+    rows = [{"id": f"q{k}", "question": "Q?", "references": [reference],
+             "candidates": {"a": _long_text(66_000, 10 + k), "b": f"short answer {k}"}} for k in range(4)]
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    started = time.process_time()
+    assert main(["datasets", "inspect", str(path)]) == 0
+    assert time.process_time() - started < 10
+    out = capsys.readouterr().out
+    assert "4 candidates in 4 items were not compared with every reference" in " ".join(out.split())

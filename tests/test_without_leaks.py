@@ -135,3 +135,34 @@ def test_the_report_shows_both_figures(files, tmp_path, capsys) -> None:
     second = second[:second.index("</table>")]
     row = re.search(r"<tr><td>kendall</td><td[^>]*>([^<]+)</td>", second)
     assert row is not None and row.group(1) == f"{expected['judges']['rouge-l']['metrics']['kendall']:.3f}"
+
+
+def test_candidates_the_copy_check_could_not_compare_are_named_everywhere(tmp_path, capsys) -> None:
+    """Two texts too long to compare within the copy check's bound (`data.leaks.PAIR_STEPS`): each command says so,
+    and the JSON names the item, rather than reading the unchecked candidate as no copy."""
+    import random
+
+    draw = random.Random(7)
+    vocabulary = ["".join(draw.choice("abcdefghij") for _ in range(draw.randint(2, 8))) for _ in range(500)]
+    long_text = lambda: " ".join(draw.choice(vocabulary) for _ in range(66_000))  # noqa: E731
+    rows = [{"id": "long", "question": "Q?", "references": [long_text()], "candidates": {"a": long_text(), "b": "x"}},
+            {"id": "short", "question": "Q?", "references": ["Paris."], "candidates": {"a": "Lyon.", "b": "Nice."}}]
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    sessions = ("--sessions-dir", str(tmp_path / "s"))
+    warning = "1 candidate in 1 item was not compared with every reference (long/a)"
+    ran = _json(capsys, "run", str(path), "--judge", "length", *sessions)
+    assert ran["leaks"] == {"items_copying_a_reference": [], "n_items": 2, "items_not_compared": ["long"]}
+    assert main(["run", str(path), "--judge", "length", *sessions]) == 0
+    assert warning in " ".join(capsys.readouterr().out.split())
+    shown = _json(capsys, "sessions", "show", ran["session"], *sessions)
+    assert shown["leaks"]["items_not_compared"] == ["long"]
+    assert main(["sessions", "show", ran["session"], *sessions]) == 0
+    assert warning in " ".join(capsys.readouterr().out.split())
+    table = _json(capsys, "table", str(path), "--judge", "length", *sessions)
+    assert table["leaks"]["items_not_compared"] == ["long"]
+    assert main(["table", str(path), "--judge", "length", *sessions]) == 0
+    assert warning in " ".join(capsys.readouterr().err.split())
+    out = tmp_path / "r.html"
+    assert main(["report", ran["session"], "-o", str(out), *sessions]) == 0
+    assert warning in " ".join(out.read_text().split())

@@ -178,6 +178,8 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
             report.print_session(console, session.meta, shown, failures=report.stored_failures(session))
             if note := split.note():
                 console.print(note, markup=False, style="dim" if split.chosen else "yellow")
+            if warning := split.not_compared():
+                console.print(warning, markup=False, style="yellow")
         return 0
     if args.action == "export":
         from qatui.report.export import export_session

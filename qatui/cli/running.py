@@ -180,6 +180,8 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
         print_session(console, job.session.meta, split.headline, failures=job.engine.counts.failures)
         if note := split.note():
             console.print(note, markup=False, style="yellow" if split.left_out and not split.chosen else "dim")
+        if warning := split.not_compared():
+            console.print(warning, markup=False, style="yellow")
         console.print(f"[dim]saved in {escape(str(saved))}[/]", soft_wrap=True)
     if status == "capped":
         return EXIT_CAPPED

@@ -80,7 +80,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     from qatui.engine.repeats import judged_once_line
     from qatui.data.leaks import without_leaks
     from qatui.report.gold import parse_gold, with_gold
-    from qatui.report.leak_figures import leak_note
+    from qatui.report.leak_figures import leak_note, not_compared_json, not_compared_note
     from qatui.report.output_file import check_output
     from qatui.report.table import find_reusable, gold_kind
 
@@ -138,7 +138,8 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
                 left_usd -= job.engine.spend_cap.spent_usd
             session = job.session
         built.append((session, judge.name, reused))
-    kept, left_out = without_leaks(measured)
+    kept, check = without_leaks(measured)
+    left_out = check.items_copying()
     all_rows = _measure(args, config, built, measured, once, store.root)
     for row, (session, _, reused) in zip(all_rows["rows"], built):
         how = "imported" if session.meta.get("imported") else "reused" if reused else "ran"
@@ -149,11 +150,17 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     table = {"dataset": dataset.name, "items": len(kept.items if chosen is free_rows else measured.items),
              "gold": gold_kind(measured), "gold_source": args.gold, "convention": args.convention,
              "baseline": chosen["baseline"], "rows": chosen["rows"]}
+    unchecked = not_compared_json(check)
     if left_out:
         table["leaks"] = {"items_copying_a_reference": left_out, "n_items": len(measured.items),
-                          "left_out": args.without_leaks, "all_items": all_rows, "without_leaks": free_rows}
+                          "left_out": args.without_leaks, "all_items": all_rows, "without_leaks": free_rows,
+                          **unchecked}
+    elif unchecked:
+        table["leaks"] = {"items_copying_a_reference": [], "n_items": len(measured.items), **unchecked}
     if note := leak_note(left_out, len(measured.items), args.without_leaks):
         stderr.print(note, markup=False, style="dim" if args.without_leaks else "yellow")
+    if note := not_compared_note(check):
+        stderr.print(note, markup=False, style="yellow")
     _write(args, table)
     return 0
 

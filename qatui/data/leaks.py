@@ -6,12 +6,16 @@ Three leaks, each counted over the items it can occur in:
 - candidate ids that encode the gold (their natural order is the gold order, or its reverse);
 - candidates that are verbatim or near-verbatim copies of a reference (any reference-based
   judge ranks them first for free).
+
+The copy check is exact, and its time is bounded whatever the texts (`check_copies`): a pair it would take too long
+to compare is not compared, and what was not compared is said wherever the copies are.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 from qatui.data.model import Dataset, Item, RankingGold
@@ -20,6 +24,19 @@ from qatui.text import natural_key, plural
 NEAR_COPY = Fraction(19, 20)
 """The share of their characters a candidate and a reference have in common, in order, from which the candidate copies
 the reference (`near_copy`): 2 LCS / (|a| + |b|) of the whitespace-normalised, lower-cased texts."""
+PAIR_STEPS = 100_000_000
+"""The most steps (`comparison_steps`) one candidate and one reference may take: about 0.2 s on a 2026 CPU core, for
+two texts of about 250,000 characters each. rapidfuzz holds Python's lock while it compares, so no comparison is let
+hold a screen still for longer."""
+STEPS_A_PAIR = 1_000
+"""What each pair counts beyond its comparison, even one its lengths decide: Python's own work on it, about 2 µs, so
+an item with thousands of candidates and thousands of references is bounded too."""
+BASE_STEPS = 1_000_000_000
+STEPS_PER_CHARACTER = 50
+"""The steps one check of a dataset may take in all: `BASE_STEPS` (about 2 s) and `STEPS_PER_CHARACTER` for each
+character of its candidates and references. A dataset's answers of a few thousand words take a small share of it (a
+pair of 5,000-character texts takes 45,000 steps); an adversary's texts, long and alike in length, cannot make the
+check take longer than about 2 s and 0.1 s per MB of text."""
 MOSTLY = 0.5
 """A leak is reported when it holds in more than this share of the items it can occur in."""
 
@@ -41,6 +58,33 @@ def _normalised(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+def _bound(a: str, b: str) -> int:
+    """The most characters normalised `a` and `b` may differ by (inserted or deleted) for one to copy the other."""
+    return math.floor((len(a) + len(b)) * (1 - NEAR_COPY))  # exact: NEAR_COPY is a fraction
+
+
+def comparison_steps(a: str, b: str) -> int:
+    """The work of comparing normalised `a` and `b` under the bound: rapidfuzz's banded comparison takes one 64-bit
+    step for each character of the longer text and each 64 characters of the band, about 470 million steps a second
+    on a 2026 CPU core (`bench/bench_leak_check.py`). 0 when the lengths alone decide."""
+    most = _bound(a, b)
+    if a == b or abs(len(a) - len(b)) > most:
+        return 0
+    return max(len(a), len(b)) * (most // 64 + 2)
+
+
+def _is_copy(a: str, b: str) -> bool:
+    """`near_copy` of texts already normalised."""
+    from rapidfuzz.distance import Indel
+
+    if a == b:
+        return True
+    most = _bound(a, b)
+    if abs(len(a) - len(b)) > most:
+        return False  # the lengths alone take more insertions than that
+    return Indel.distance(a, b, score_cutoff=most) <= most
+
+
 def near_copy(candidate: str, reference: str) -> bool:
     """Whether `candidate` is the reference, or the reference with a few characters changed (`NEAR_COPY`).
 
@@ -49,22 +93,61 @@ def near_copy(candidate: str, reference: str) -> bool:
     to turn one into the other (their Indel distance, |a| + |b| - 2 LCS) are at most 1 - `NEAR_COPY` of both lengths.
     rapidfuzz computes that distance in C++, stopping once it passes the bound: 0.02 ms for a 6,000-word copy, where
     difflib's ratio, the rule before, took 11.5 s in pure Python (and 0.35 s for two unrelated 1,000-word answers).
+    The rule itself, in time unbounded: a dataset's candidates are checked by `check_copies`.
     """
-    from rapidfuzz.distance import Indel
-
-    a, b = _normalised(candidate), _normalised(reference)
-    if a == b:
-        return True
-    most = math.floor((len(a) + len(b)) * (1 - NEAR_COPY))  # exact: NEAR_COPY is a fraction
-    if abs(len(a) - len(b)) > most:
-        return False  # the lengths alone take more insertions than that
-    return Indel.distance(a, b, score_cutoff=most) <= most
+    return _is_copy(_normalised(candidate), _normalised(reference))
 
 
-def _copies(items: Sequence[Item]) -> list[tuple[str, str]]:
-    """(item id, candidate id) of every candidate that copies one of its item's references."""
-    return [(item.id, cid) for item in items for cid, text in item.candidates.items()
-            if any(near_copy(text, ref) for ref in item.references)]
+@dataclass(frozen=True)
+class CopyCheck:
+    """What `check_copies` found: (item id, candidate id) pairs, in the items' order.
+
+    `copies`: candidates that copy one of their item's references. `not_compared`: candidates that copy none of the
+    references they were compared with, but were not compared with every one of them (`PAIR_STEPS`, `BASE_STEPS`),
+    so a copy among them would not be found.
+    """
+
+    copies: list[tuple[str, str]]
+    not_compared: list[tuple[str, str]]
+
+    def items_copying(self) -> list[str]:
+        """Ids of the items with a copying candidate, each once, in order."""
+        return list(dict.fromkeys(item_id for item_id, _ in self.copies))
+
+    def items_not_compared(self) -> list[str]:
+        """Ids of the items with a candidate not compared with every reference and copying none, each once, in order."""
+        return list(dict.fromkeys(item_id for item_id, _ in self.not_compared))
+
+
+def check_copies(items: Sequence[Item]) -> CopyCheck:
+    """Which candidates copy one of their item's references (`near_copy`), in time bounded whatever the texts.
+
+    Each pair is compared exactly, unless it alone would take more than `PAIR_STEPS`, or the check would then pass
+    its budget (`BASE_STEPS` and `STEPS_PER_CHARACTER`; each pair counts `STEPS_A_PAIR` more); such a pair is not compared, later ones still are, and the
+    candidate is in `not_compared` unless another reference showed it a copy. The same items give the same answer on
+    any machine: the bound counts steps, not seconds.
+    """
+    budget = BASE_STEPS + STEPS_PER_CHARACTER * sum(
+        sum(map(len, item.candidates.values())) + sum(map(len, item.references)) for item in items)
+    copies: list[tuple[str, str]] = []
+    not_compared: list[tuple[str, str]] = []
+    for item in items:
+        references = [_normalised(ref) for ref in item.references]
+        for cid, candidate in item.candidates.items():
+            text, skipped = _normalised(candidate), False
+            for reference in references:
+                steps = comparison_steps(text, reference)
+                if steps > PAIR_STEPS or STEPS_A_PAIR + steps > budget:
+                    skipped = True
+                    continue
+                budget -= STEPS_A_PAIR + steps
+                if _is_copy(text, reference):
+                    copies.append((item.id, cid))
+                    break
+            else:
+                if skipped:
+                    not_compared.append((item.id, cid))
+    return CopyCheck(copies=copies, not_compared=not_compared)
 
 
 def items_copying_a_reference(items: Sequence[Item]) -> list[str]:
@@ -73,17 +156,28 @@ def items_copying_a_reference(items: Sequence[Item]) -> list[str]:
     The rule `leak_warnings` warns with, and what `--without-leaks` leaves out: on such an item any
     reference-based judge ranks the copy first for free, so its agreement with people says little.
     """
-    leaking = {item_id for item_id, _ in _copies(items)}
-    return [item.id for item in items if item.id in leaking]
+    return check_copies(items).items_copying()
 
 
-def without_leaks(dataset: Dataset) -> tuple[Dataset, list[str]]:
-    """`dataset` without the items whose candidates copy a reference, and the ids left out."""
-    left_out = items_copying_a_reference(dataset.items)
-    if not left_out:
-        return dataset, []
-    gone = set(left_out)
-    return dataset.model_copy(update={"items": [item for item in dataset.items if item.id not in gone]}), left_out
+def without_leaks(dataset: Dataset) -> tuple[Dataset, CopyCheck]:
+    """`dataset` without the items whose candidates copy a reference, and the check that found them."""
+    check = check_copies(dataset.items)
+    gone = set(check.items_copying())
+    if not gone:
+        return dataset, check
+    return dataset.model_copy(update={"items": [item for item in dataset.items if item.id not in gone]}), check
+
+
+def not_compared_warning(check: CopyCheck) -> str | None:
+    """One sentence when some candidate was not compared with every reference (`check_copies`), else None."""
+    if not check.not_compared:
+        return None
+    pairs = check.not_compared
+    shown = ", ".join(f"{item_id}/{cid}" for item_id, cid in pairs[:5]) + (" …" if len(pairs) > 5 else "")
+    were = "was" if len(pairs) == 1 else "were"
+    return (f"{plural(len(pairs), 'candidate')} in {plural(len(check.items_not_compared()), 'item')} {were} not "
+            f"compared with every reference ({shown}): their texts are too long for the copy check's bound, so a "
+            "copy among them would not be found")
 
 
 def partial_gold_warning(items: Sequence[Item]) -> str | None:
@@ -121,7 +215,8 @@ def leak_warnings(items: Sequence[Item]) -> list[str]:
             warnings.append(f"candidate ids encode the gold in {by_id} of {plural(len(ranked3), 'ranked item')}: "
                             "sorted by id, the candidates are in gold order (or its reverse); a judge that sees ids "
                             "can read the answer")
-    copies = _copies(items)
+    check = check_copies(items)
+    copies = check.copies
     if copies:
         shown = ", ".join(f"{item_id}/{cid}" for item_id, cid in copies[:5]) + (" …" if len(copies) > 5 else "")
         items_with = len({item_id for item_id, _ in copies})
@@ -129,4 +224,6 @@ def leak_warnings(items: Sequence[Item]) -> list[str]:
         warnings.append(f"{plural(len(copies), 'candidate')} in {plural(items_with, 'item')} {verb} a reference "
                         f"(verbatim or ≥ {float(NEAR_COPY):.0%} alike: {shown}): "
                         "reference-based judges rank them first for free")
+    if sentence := not_compared_warning(check):
+        warnings.append(sentence)
     return warnings

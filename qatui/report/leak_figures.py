@@ -9,10 +9,10 @@ makes the leak-free figures the ones shown, and says how many items were left ou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from qatui.data.leaks import without_leaks
+from qatui.data.leaks import CopyCheck, not_compared_warning, without_leaks
 from qatui.text import have, plural
 
 if TYPE_CHECKING:
@@ -30,7 +30,8 @@ class LeakSplit:
     """A session's judges measured on every item and, when some item leaks, on the items that do not.
 
     `left_out`: ids of the items whose candidates copy a reference (empty: none does, and
-    `without_leaks` is None). `chosen`: whether the user asked for the leak-free figures.
+    `without_leaks` is None). `chosen`: whether the user asked for the leak-free figures. `check`: the copy check
+    itself, which says what it could not compare (`data.leaks.check_copies`); None where no check was made.
     """
 
     n_items: int
@@ -38,6 +39,7 @@ class LeakSplit:
     all_items: dict[str, dict]
     without_leaks: dict[str, dict] | None
     chosen: bool
+    check: CopyCheck | None = field(default=None)
 
     @property
     def headline(self) -> dict[str, dict]:
@@ -48,12 +50,31 @@ class LeakSplit:
         """One line for the terminal (`leak_note`)."""
         return leak_note(self.left_out, self.n_items, self.chosen)
 
+    def not_compared(self) -> str | None:
+        """A warning for the terminal when the copy check could not compare some candidate (`not_compared_note`)."""
+        return not_compared_note(self.check)
+
     def json(self, judges_json: Any) -> dict[str, Any] | None:
-        """The `leaks` member of a `--json` object: both figures, as `judges_json(summary)` writes each; None without leaks."""
+        """The `leaks` member of a `--json` object: both figures, as `judges_json(summary)` writes each, and
+        `items_not_compared` where the copy check left candidates uncompared; None when neither."""
+        unchecked = not_compared_json(self.check)
         if not self.left_out:
-            return None
+            return {"items_copying_a_reference": [], "n_items": self.n_items, **unchecked} if unchecked else None
         return {"items_copying_a_reference": self.left_out, "n_items": self.n_items, "left_out": self.chosen,
-                "all_items": judges_json(self.all_items), "without_leaks": judges_json(self.without_leaks or {})}
+                "all_items": judges_json(self.all_items), "without_leaks": judges_json(self.without_leaks or {}),
+                **unchecked}
+
+
+def not_compared_note(check: CopyCheck | None) -> str | None:
+    """The copy check's sentence on what it could not compare (`data.leaks.not_compared_warning`), or None."""
+    return None if check is None else not_compared_warning(check)
+
+
+def not_compared_json(check: CopyCheck | None) -> dict[str, Any]:
+    """{"items_not_compared": ids} where the copy check left some candidate uncompared with a reference; else {}."""
+    if check is None or not check.not_compared:
+        return {}
+    return {"items_not_compared": check.items_not_compared()}
 
 
 def shown_ids(ids: list[str]) -> str:
@@ -79,10 +100,11 @@ def split_by_leaks(session: Session, dataset: Dataset, summary: dict[str, dict],
 
     if any(doc.get("unfinished") for doc in summary.values()):  # no figures yet (computed when the run ends)
         return no_leak_split(summary, len(dataset.items), chosen=False)
-    kept, left_out = without_leaks(dataset)
+    kept, check = without_leaks(dataset)
+    left_out = check.items_copying()
     free = summarize_session(session, kept.items) if left_out else None
     return LeakSplit(n_items=len(dataset.items), left_out=left_out, all_items=summary, without_leaks=free,
-                     chosen=chosen)
+                     chosen=chosen, check=check)
 
 
 def no_leak_split(summary: dict[str, dict], n_items: int, chosen: bool) -> LeakSplit:

@@ -132,6 +132,8 @@ def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str 
             for judge in judges:
                 if free := split.without_leaks.get(judge.name):
                     judge.leak_free_rows = metric_rows(free)
+        if warning := split.not_compared():
+            leak_note = f"{leak_note}; {warning}" if leak_note else warning
     note = None
     if dataset is None:
         note = (f"the dataset file {tilde(meta['dataset']['path'])} cannot be reloaded unchanged, so the plots and the "
