@@ -31,7 +31,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
+from fakes import texts_alike_in_length  # noqa: E402
 from qatui.data.leaks import check_copies, comparison_steps, near_copy  # noqa: E402
 from qatui.data.model import Item  # noqa: E402
 
@@ -96,19 +98,13 @@ def compare(label: str, pairs: list[tuple[str, str]]) -> float:
     return new
 
 
-def one_vocabulary(rng: random.Random, words: int) -> str:
-    """`words` words of 2 to 8 letters from one 500-word vocabulary: texts of one length that copy nothing."""
-    vocabulary = ["".join(rng.choice("abcdefghij") for _ in range(rng.randint(2, 8))) for _ in range(500)]
-    return " ".join(rng.choice(vocabulary) for _ in range(words))
-
-
 def steps_a_second() -> float:
     """Steps (`comparison_steps`) rapidfuzz makes a second on pairs of 2,000 to 60,000 words of one length."""
     from rapidfuzz.distance import Indel
 
-    rng, rates = random.Random(2), []
+    rates = []
     for words in (2_000, 20_000, 60_000):
-        a, b = one_vocabulary(rng, words), one_vocabulary(rng, words)
+        a, b = texts_alike_in_length(words, 1), texts_alike_in_length(words, 2)
         most = (len(a) + len(b)) // 20
         started = time.perf_counter()
         Indel.distance(a, b, score_cutoff=most)
@@ -119,9 +115,9 @@ def steps_a_second() -> float:
 
 def adversary(items: int, words: int) -> float:
     """`check_copies` of the adversary's file, against the rule alone on one of its pairs; returns the check's seconds."""
-    rng = random.Random(3)
-    dataset = [Item(id=f"q{k}", question="?", references=[one_vocabulary(rng, words)],
-                    candidates={"a": one_vocabulary(rng, words), "b": "a short answer"}) for k in range(items)]
+    dataset = [Item(id=f"q{k}", question="?", references=[texts_alike_in_length(words, 2 * k + 3)],
+                    candidates={"a": texts_alike_in_length(words, 2 * k + 4), "b": "a short answer"})
+               for k in range(items)]
     size = sum(len(t) for item in dataset for t in [*item.references, *item.candidates.values()])
     started = time.perf_counter()
     check = check_copies(dataset)

@@ -8,7 +8,8 @@ answers MinosEval's and the pairwise judge's calls from their prompts alone. The
 double, for the real client and LiteLLM, is `llm_server.FakeLLMServer`.
 
 The waits poll a condition with a bound, never sleep a fixed time: `wait_until` for a Pilot
-test, `settle` before a snapshot, `poll` for work in threads and processes.
+test, `settle` before a snapshot, `poll` for work in threads and processes. `texts_alike_in_length` makes the
+adversary's texts the copy check must stay bounded on.
 """
 
 from __future__ import annotations
@@ -317,3 +318,14 @@ def pressing(*keys: str, ready: Callable[[Any], object] = lambda pilot: True, wh
             await settle(pilot)
 
     return run
+
+
+def texts_alike_in_length(words: int, seed: int) -> str:
+    """`words` words of 2 to 8 letters from one 500-word vocabulary (the same for every seed): texts of one length
+    that copy nothing, the case whose comparison grows as the square of their length (`data.leaks.check_copies`)."""
+    import random
+
+    vocabulary_draw, draw = random.Random(0), random.Random(seed)
+    vocabulary = ["".join(vocabulary_draw.choice("abcdefghij") for _ in range(vocabulary_draw.randint(2, 8)))
+                  for _ in range(500)]
+    return " ".join(draw.choice(vocabulary) for _ in range(words))

@@ -18,6 +18,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fakes import texts_alike_in_length
 from qatui.data.leaks import NEAR_COPY, near_copy
 
 
@@ -124,15 +125,6 @@ def _item(item_id: str, candidates: dict[str, str], references: list[str]):
     return Item(id=item_id, question="q?", references=references, candidates=candidates)
 
 
-def _long_text(words: int, seed: int) -> str:
-    """`words` words drawn from one small vocabulary: texts of one length that are no copy of each other."""
-    import random
-
-    draw = random.Random(seed)
-    vocabulary = ["".join(draw.choice("abcdefghij") for _ in range(draw.randint(2, 8))) for _ in range(500)]
-    return " ".join(draw.choice(vocabulary) for _ in range(words))
-
-
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.dictionaries(st.sampled_from("xyz"), TEXT | edited().map(lambda p: p[0]), min_size=1),
                           st.lists(TEXT | edited().map(lambda p: p[1]), min_size=1, max_size=3)),
@@ -151,7 +143,7 @@ def test_a_pair_too_long_to_compare_is_said_not_compared_and_costs_no_time() -> 
     """Two 400,000-character texts of one length: about 0.9 s of rapidfuzz, holding Python's lock all along."""
     from qatui.data.leaks import PAIR_STEPS, check_copies, comparison_steps, leak_warnings, near_copy as rule
 
-    long_reference, long_candidate = _long_text(66_000, 1), _long_text(66_000, 2)
+    long_reference, long_candidate = texts_alike_in_length(66_000, 1), texts_alike_in_length(66_000, 2)
     assert comparison_steps(normalised(long_candidate), normalised(long_reference)) > PAIR_STEPS
     items = [_item("long", {"a": long_candidate, "b": "the reference, nearly"}, [long_reference, "The reference nearly."]),
              _item("short", {"a": "Paris is the capital.", "b": "Lyon."}, ["Paris is the capital!"])]
@@ -170,7 +162,7 @@ def test_the_check_of_a_dataset_stops_at_its_budget_and_names_the_rest(monkeypat
     """With a budget that allows some pairs of a 200-pair item, the pairs past it are named, the rest compared."""
     from qatui.data import leaks
 
-    references = [_long_text(8, seed) for seed in range(20)]
+    references = [texts_alike_in_length(8, seed) for seed in range(20)]
     candidates = {f"c{k}": references[k] + "!" for k in range(10)}  # c{k} copies reference k, and no other
     item = _item("many", candidates, references)
     full = leaks.check_copies([item])
@@ -189,9 +181,9 @@ def test_a_hostile_file_is_inspected_in_bounded_time(tmp_path: Path, capsys) -> 
 
     from qatui.cli import main
 
-    reference = _long_text(66_000, 3)
+    reference = texts_alike_in_length(66_000, 3)
     rows = [{"id": f"q{k}", "question": "Q?", "references": [reference],
-             "candidates": {"a": _long_text(66_000, 10 + k), "b": f"short answer {k}"}} for k in range(4)]
+             "candidates": {"a": texts_alike_in_length(66_000, 10 + k), "b": f"short answer {k}"}} for k in range(4)]
     path = tmp_path / "hostile.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     started = time.process_time()

@@ -41,6 +41,18 @@ def long_copies(path) -> None:
                                 "candidates": candidates}) + "\n")
 
 
+async def preview_of(tmp_path, path, shown: str, size: tuple[int, int]) -> tuple[str, NewRunScreen]:
+    """New run's preview of the dataset at `path` once it shows `shown` (after the demo set's), and the screen."""
+    app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
+    async with app.run_test(size=size) as pilot:
+        app.open_new_run()
+        await wait_until(pilot, lambda: isinstance(app.screen, NewRunScreen) and "71 responses" in preview(app.screen))
+        screen = app.screen
+        screen.query_one("#path", Input).value = str(path)
+        await wait_until(pilot, lambda: shown in preview(screen), f"the preview of {path.name}")
+        return preview(screen), screen
+
+
 async def test_the_preview_is_worked_out_off_the_screen_s_loop(tmp_path, monkeypatch) -> None:
     path = tmp_path / "copies.jsonl"
     long_copies(path)
@@ -52,36 +64,19 @@ async def test_the_preview_is_worked_out_off_the_screen_s_loop(tmp_path, monkeyp
         return real(dataset)
 
     monkeypatch.setattr(new_run, "dataset_summary", watched)
-    app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
-    async with app.run_test(size=(100, 30)) as pilot:
-        app.open_new_run()
-        await wait_until(pilot, lambda: isinstance(app.screen, NewRunScreen) and "71 responses" in preview(app.screen))
-        screen = app.screen
-        screen.query_one("#path", Input).value = str(path)
-        await wait_until(pilot, lambda: "copy a reference" in preview(screen), "the preview of the copies")
-        assert screen.dataset is not None and screen.dataset.name == "copies"
-        assert "12 candidates in 6 items copy a reference" in preview(screen)
+    shown, screen = await preview_of(tmp_path, path, "copy a reference", (100, 30))
+    assert screen.dataset is not None and screen.dataset.name == "copies"
+    assert "12 candidates in 6 items copy a reference" in shown
     assert len(threads) == 2 and threading.main_thread() not in threads  # the demo's preview, then this one
 
 
 async def test_the_preview_names_candidates_the_copy_check_could_not_compare(tmp_path) -> None:
     """Texts too long to compare within the copy check's bound (`data.leaks.PAIR_STEPS`): the preview says so, at
-    80x24, and the screen answers meanwhile (the comparison that would have held Python's lock for a second is not
-    made)."""
-    import random
+    80x24 (the comparison, which would hold Python's lock for about a second, is not made)."""
+    from fakes import texts_alike_in_length
 
-    draw = random.Random(7)
-    vocabulary = ["".join(draw.choice("abcdefghij") for _ in range(draw.randint(2, 8))) for _ in range(500)]
-    long_text = lambda: " ".join(draw.choice(vocabulary) for _ in range(66_000))  # noqa: E731
     path = tmp_path / "long.jsonl"
-    path.write_text(json.dumps({"id": "long", "question": "Q?", "references": [long_text()],
-                                "candidates": {"a": long_text(), "b": "x"}}) + "\n")
-    app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        app.open_new_run()
-        await wait_until(pilot, lambda: isinstance(app.screen, NewRunScreen) and "71 responses" in preview(app.screen))
-        screen = app.screen
-        screen.query_one("#path", Input).value = str(path)
-        await wait_until(pilot, lambda: "not compared" in preview(screen), "the preview of the long texts")
-        assert ("1 candidate in 1 item was not compared with every reference (long/a)"
-                in " ".join(preview(screen).split()))
+    path.write_text(json.dumps({"id": "long", "question": "Q?", "references": [texts_alike_in_length(66_000, 1)],
+                                "candidates": {"a": texts_alike_in_length(66_000, 2), "b": "x"}}) + "\n")
+    shown, _ = await preview_of(tmp_path, path, "not compared", (80, 24))
+    assert "1 candidate in 1 item was not compared with every reference (long/a)" in " ".join(shown.split())

@@ -140,12 +140,10 @@ def test_the_report_shows_both_figures(files, tmp_path, capsys) -> None:
 def test_candidates_the_copy_check_could_not_compare_are_named_everywhere(tmp_path, capsys) -> None:
     """Two texts too long to compare within the copy check's bound (`data.leaks.PAIR_STEPS`): each command says so,
     and the JSON names the item, rather than reading the unchecked candidate as no copy."""
-    import random
+    from fakes import texts_alike_in_length
 
-    draw = random.Random(7)
-    vocabulary = ["".join(draw.choice("abcdefghij") for _ in range(draw.randint(2, 8))) for _ in range(500)]
-    long_text = lambda: " ".join(draw.choice(vocabulary) for _ in range(66_000))  # noqa: E731
-    rows = [{"id": "long", "question": "Q?", "references": [long_text()], "candidates": {"a": long_text(), "b": "x"}},
+    rows = [{"id": "long", "question": "Q?", "references": [texts_alike_in_length(66_000, 1)],
+             "candidates": {"a": texts_alike_in_length(66_000, 2), "b": "x"}},
             {"id": "short", "question": "Q?", "references": ["Paris."], "candidates": {"a": "Lyon.", "b": "Nice."}}]
     path = tmp_path / "long.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))

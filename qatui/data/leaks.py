@@ -127,9 +127,9 @@ def check_copies(items: Sequence[Item]) -> CopyCheck:
     """Which candidates copy one of their item's references (`near_copy`), in time bounded whatever the texts.
 
     Each pair is compared exactly, unless it alone would take more than `PAIR_STEPS`, or the check would then pass
-    its budget (`BASE_STEPS` and `STEPS_PER_CHARACTER`; each pair counts `STEPS_A_PAIR` more); such a pair is not compared, later ones still are, and the
-    candidate is in `not_compared` unless another reference showed it a copy. The same items give the same answer on
-    any machine: the bound counts steps, not seconds.
+    its budget (`BASE_STEPS` and `STEPS_PER_CHARACTER`; each pair counts `STEPS_A_PAIR` more). Such a pair is not
+    compared, later ones still are, and its candidate is in `not_compared` unless another reference showed it a copy.
+    The same items give the same answer on any machine: the bound counts steps, not seconds.
     """
     budget = BASE_STEPS + STEPS_PER_CHARACTER * sum(
         sum(map(len, item.candidates.values())) + sum(map(len, item.references)) for item in items)
@@ -183,8 +183,8 @@ def not_compared_warning(check: CopyCheck) -> str | None:
     shown = ", ".join(f"{item_id}/{cid}" for item_id, cid in pairs[:5]) + (" …" if len(pairs) > 5 else "")
     were = "was" if len(pairs) == 1 else "were"
     return (f"{plural(len(pairs), 'candidate')} in {plural(len(check.items_not_compared()), 'item')} {were} not "
-            f"compared with every reference ({shown}): their texts are too long for the copy check's bound, so a "
-            "copy among them would not be found")
+            f"compared with every reference ({shown}): that would pass the copy check's bound on its work (long "
+            "texts alike in length, or a great many pairs), so a copy among them would not be found")
 
 
 def partial_gold_warning(items: Sequence[Item]) -> str | None:
