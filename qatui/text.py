@@ -35,6 +35,14 @@ def plain(text: object) -> str:
     return _UNSHOWABLE.sub(_visible, text if isinstance(text, str) else str(text))
 
 
+def escaped(text: object) -> str:
+    """`plain(text)` with Rich markup's brackets escaped: data set inside a Rich markup string is shown as typed, its
+    control characters as their escapes, laid out at the width they are shown at (`qatui.cli.shown`)."""
+    from rich.markup import escape
+
+    return escape(plain(text))
+
+
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """' (did you mean 'rouge-l'?)' when a known name is close to a refused one (`rouge_l`, `bluert`), else ''.
 

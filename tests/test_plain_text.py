@@ -254,7 +254,7 @@ def test_cli_views_and_errors_show_hostile_data_in_view_and_send_no_escape(hosti
         "sessions list": (_qatui("sessions", "list", *base, cwd=tmp_path), b"[@click=app."),  # names are clipped
         "sessions show": (_qatui("sessions", "show", first, *base, cwd=tmp_path), b"\\x1b]52;c;cm0gLXJmIH4vKg=="),
         "sessions show --item": (_qatui("sessions", "show", first, "--item", item, *base, cwd=tmp_path),
-                                 b"\\x1b[2J\\x9b2J\\u202e"),
+                                 b"\\x07\\x1b[2J\\x9b2J\\u202e"),  # the BEL too, which Rich alone drops unseen
         "an error quoting an id": (_qatui("sessions", "show", first, "--item", item + "!", *base, cwd=tmp_path),
                                    b"\\x1b]0;pwned"),
         "an error quoting a session": (_qatui("sessions", "show", hostile("X", tmp_path), *base, cwd=tmp_path),
@@ -416,3 +416,51 @@ def test_help_names_the_config_and_sessions_folders_as_text(tmp_path) -> None:
         shown = " ".join(run.stdout.decode().split())
         assert "conf \\x1b]0;pwned\\x07 100%s/qatui/config.toml" in shown, shown
         assert "data \\x1b[2J\\x9b2J 100%done/qatui/sessions" in shown, shown
+
+
+def test_a_line_laid_out_around_escapes_is_folded_never_cropped() -> None:
+    """Rich lays a control character out as no width; shown as its escape it is wider, and the console would crop
+    the line's end: the words after it went missing (a warning naming a hostile id lost "ck's bound"). Every
+    character of the text reaches the reader, in order, in a line and in a table's cell."""
+    import io
+
+    from rich.markup import escape
+    from rich.table import Table
+
+    from qatui.cli.common import make_console
+    from qatui.text import plain
+
+    escapes = "\x1b]52;c;cm0gLXJmIH4vKg==\x1b\\\x1b]0;pwned\x1b\\\x1b[2J\x9b2J\u202e"  # BEL left out: Rich drops it
+    text = ("lead \u202e" + " ".join(f"w{k}" for k in range(30)) + f" \x1b[2J\x9b2J {escapes} "
+            + " ".join(f"v{k}" for k in range(30)))
+    table = Table(show_header=False, box=None)
+    table.add_column()
+    table.add_row(text)
+    for renderable in (escape(text), table):
+        console = make_console()
+        console.file = io.StringIO()
+        console.width = 40
+        console.print(renderable)
+        out = console.file.getvalue()
+        assert all(len(line) <= 40 for line in out.splitlines()), out
+        assert "".join(out.split()) == "".join(plain(text).split()), out  # every character, in order
+    assert "".join(out.split()) != "".join(text.split())  # and as its escapes, not as itself
+
+
+def test_datasets_inspect_shows_a_warning_naming_hostile_ids_whole(tmp_path, capsys) -> None:
+    """The copy warning names the item and candidate ids: with escapes in them (a BEL among them, which Rich itself
+    would drop unseen), every character of the sentence is printed, as its escapes."""
+    from qatui.cli import main
+    from qatui.data.leaks import leak_warnings
+    from qatui.text import plain
+
+    path = tmp_path / "ids.jsonl"
+    reference = "The capital of France is Paris, a city on the river Seine."
+    record = {"id": "[bold]q\x07\u202e\x1b[2J", "question": "Where is Paris?", "references": [reference],
+              "candidates": {"[/]c\x9b2J\x1b]0;t\x07": reference[:-1] + "!", "b": "Spain."}}
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    assert main(["datasets", "inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    (warning,) = leak_warnings(load_dataset(str(path)).items)
+    assert " ".join(plain(warning).split()) in " ".join(out.split()), out
+    assert "\\x07" in out and "\x07" not in out

@@ -55,7 +55,7 @@ def cmd_judges(args: argparse.Namespace, config: Config) -> int:
         else:
             print_definition(console, args.name, args.version, config)
         return 0
-    from rich.markup import escape
+    from qatui.text import escaped
     from rich.table import Table
 
     from qatui.judges.files import JudgeFileError
@@ -78,9 +78,9 @@ def cmd_judges(args: argparse.Namespace, config: Config) -> int:
         try:
             cls = judge_class(name, config)
         except JudgeFileError as e:  # a bad file in the user folder is listed with its problem, not fatal
-            files.add_row(escape(name), "-", f"[red]not usable:[/] {escape(str(e))}", escape(tilde(where)))
+            files.add_row(escaped(name), "-", f"[red]not usable:[/] {escaped(str(e))}", escaped(tilde(where)))
             continue
-        files.add_row(escape(name), needs(cls), escape(f"{cls.file.kind}: {cls.summary}"), escape(tilde(where)))
+        files.add_row(escaped(name), needs(cls), escaped(f"{cls.file.kind}: {cls.summary}"), escaped(tilde(where)))
     console = make_console()
     console.print(table)
     console.print("reproduces: the papers' rows, by id, that docs/FIDELITY.md marks reproduced, step by step")

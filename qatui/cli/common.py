@@ -51,9 +51,9 @@ def open_store(args: argparse.Namespace, config: Config) -> SessionStore:
 
     folder = config.sessions_folder(args.sessions_dir)
     if folder.note and not getattr(args, "sessions_noted", False):
-        from rich.markup import escape
+        from qatui.text import escaped
 
-        make_console(stderr=True).print(f"[yellow]note:[/] {escape(folder.note)}", soft_wrap=True)
+        make_console(stderr=True).print(f"[yellow]note:[/] {escaped(folder.note)}", soft_wrap=True)
         args.sessions_noted = True
     return SessionStore(folder.path)
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 def cmd_import(args: argparse.Namespace, config: Config, store: SessionStore) -> int:
     """Load the dataset, import FILE into a new session, print its metrics (or its JSON) and its id."""
-    from rich.markup import escape
+    from qatui.text import escaped
 
     from qatui.data.loaders import load_dataset
     from qatui.engine.importing import ImportRequest, check_judge_name, import_results
@@ -32,8 +32,8 @@ def cmd_import(args: argparse.Namespace, config: Config, store: SessionStore) ->
         print_json(session_json(meta, summary))
         return 0
     imported = meta["imported"]
-    line = (f"imported {plural(imported['rows'], 'row')} of {escape(imported['source'])} as judge "
-            f"[bold]{escape(args.judge_name)}[/] ({imported['kind']}) on {escape(dataset.name)}")
+    line = (f"imported {plural(imported['rows'], 'row')} of {escaped(imported['source'])} as judge "
+            f"[bold]{escaped(args.judge_name)}[/] ({imported['kind']}) on {escaped(dataset.name)}")
     if imported["not_judged"]:
         line += f"; {plural(imported['not_judged'], 'item')} without a row left not judged"
     make_console(stderr=True).print(line)

@@ -134,7 +134,7 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
     The figures are also measured without the items whose candidates copy a reference
     (`report.leak_figures`): shown instead with `without_leaks`, and in the JSON whenever such items exist.
     """
-    from rich.markup import escape
+    from qatui.text import escaped
 
     from qatui.engine.jobs import finish_run, judges_json, session_json
     from qatui.engine.repeats import judged_once_line
@@ -153,7 +153,7 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
         done, failed = job.engine.counts.done, job.engine.counts.failed
         make_console(stderr=True).print(
             f"[yellow]Interrupted.[/] {done} finished and {failed} failed in this run are saved in "
-            f"{escape(str(saved))}. Resume with: qatui sessions resume {job.session.id}", soft_wrap=True
+            f"{escaped(str(saved))}. Resume with: qatui sessions resume {job.session.id}", soft_wrap=True
         )
     split = split_by_leaks(job.session, job.dataset, summary, without_leaks)
     out = {**session_json(job.session.meta, split.headline), "path": str(saved)}
@@ -182,7 +182,7 @@ def run_job(job: RunJob, as_json: bool, without_leaks: bool = False) -> int:
             console.print(note, markup=False, style="yellow" if split.left_out and not split.chosen else "dim")
         if warning := split.not_compared():
             console.print(warning, markup=False, style="yellow")
-        console.print(f"[dim]saved in {escape(str(saved))}[/]", soft_wrap=True)
+        console.print(f"[dim]saved in {escaped(str(saved))}[/]", soft_wrap=True)
     if status == "capped":
         return EXIT_CAPPED
     if status == "stopped":

@@ -6,10 +6,17 @@ escape sequence, a bell, an 8-bit CSI or a bidi override in a dataset, a session
 answer reaches the terminal as its visible escape (`\\x1b`). Rich's own colours are not in the
 text (they come from each segment's style) and its cursor moves are control segments, kept as
 they are. Markup is the views' own concern (their data is escaped or built as `Text`).
+
+Rich measures a control character as no width at all, so a line laid out with one is wider once its escape is
+shown: the console would then crop the line's end, and the characters after it would silently go missing (a
+warning naming a hostile item id lost "ck's bound"). Such a line is folded at the width instead: every
+character reaches the reader. Views make their data plain before they lay it out (`qatui.text.plain`), so this
+is the net under them, never the rule.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from rich.console import RenderHook
@@ -28,8 +35,35 @@ class _Shown:
         self.renderable = renderable
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        shown, changed = [], False
         for segment in console.render(self.renderable, options):
-            yield segment if segment.control else Segment(plain(segment.text), segment.style)
+            if not segment.control and (text := plain(segment.text)) != segment.text:
+                segment, changed = Segment(text, segment.style), True
+            shown.append(segment)
+        yield from folded(shown, options.max_width) if changed else shown
+
+
+def folded(segments: Iterable[Segment], width: int) -> Iterator[Segment]:
+    """`segments` with each line wider than `width` cells broken onto the next line, so that nothing is cropped."""
+    column = 0
+    for segment in segments:
+        if segment.control:
+            yield segment
+            continue
+        for k, part in enumerate(segment.text.split("\n")):
+            if k:
+                yield Segment.line()
+                column = 0
+            piece = Segment(part, segment.style)
+            while column + piece.cell_length > width:
+                head, piece = piece.split_cells(width - column)
+                if head.text:
+                    yield head
+                yield Segment.line()
+                column = 0
+            if piece.text:
+                yield piece
+                column += piece.cell_length
 
 
 class PlainText(RenderHook):

@@ -5,11 +5,10 @@ from __future__ import annotations
 from statistics import mean
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
 from rich.table import Table
 
 from qatui.events.labels import candidates_by_label, label_number
-from qatui.text import clip
+from qatui.text import clip, escaped
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,7 +32,7 @@ def print_checklist_grid(console: Console, answers: list[dict], names: dict[str,
     compact = marks is COMPACT_CELLS
     for label in labels:
         header = (label_number(label) or label) if compact else names.get(label, label)
-        table.add_column(escape(header), justify="center", no_wrap=True)
+        table.add_column(escaped(header), justify="center", no_wrap=True)
     cells: dict[str, dict[str, str | None]] = {}
     rows: dict[str, dict] = {}
     for a in sorted(answers, key=lambda x: x.get("position", 0)):
@@ -43,13 +42,13 @@ def print_checklist_grid(console: Console, answers: list[dict], names: dict[str,
     for qid, a in rows.items():
         if (a["dimension"], a["sub_dimension"]) != group:
             group = (a["dimension"], a["sub_dimension"])
-            table.add_row(f"[bold]{escape(a['dimension'])}[/] [dim]› {escape(a['sub_dimension'])}[/]", *[""] * len(labels))
-        table.add_row(escape(a["question"]), *(marks.get(cells[qid][label]) if label in cells[qid] else ""
+            table.add_row(f"[bold]{escaped(a['dimension'])}[/] [dim]› {escaped(a['sub_dimension'])}[/]", *[""] * len(labels))
+        table.add_row(escaped(a["question"]), *(marks.get(cells[qid][label]) if label in cells[qid] else ""
                                                for label in labels))
     console.print(table)
     if compact:
         legend = "  ".join(f"{label_number(label) or label}={names.get(label, label)}" for label in labels)
-        console.print(f"[dim]columns are Response k: {escape(legend)}[/]")
+        console.print(f"[dim]columns are Response k: {escaped(legend)}[/]")
 
 
 def print_dimension_scores(console: Console, per_label: dict[str, dict], order: list[str],
@@ -59,7 +58,7 @@ def print_dimension_scores(console: Console, per_label: dict[str, dict], order: 
     table = Table("candidate", *dims, title=title, title_justify="left", box=None, min_width=len(title))
     for label, cid in candidates_by_label(order).items():
         scores = per_label.get(label, {})
-        table.add_row(escape(cid), *("-" if scores.get(d) is None else f"{scores[d]:.2f}" for d in dims))
+        table.add_row(escaped(cid), *("-" if scores.get(d) is None else f"{scores[d]:.2f}" for d in dims))
     console.print(table)
 
 
@@ -102,10 +101,10 @@ def print_pairs(console: Console, artifacts: list[dict], details: dict, by_label
         asked = sorted((a for a in judged if {a["first"], a["second"]} == {x, y}), key=lambda a: a["first"] != x)
         for a in asked:
             winner = {"A": a["first"], "B": a["second"]}.get(a.get("choice") or "", a.get("choice") or "-")
-            table.add_row(escape(f"A={name(a['first'])} B={name(a['second'])}"), CHOICE_CELLS[a.get("choice")],
-                          escape(name(winner)), escape(clip(a.get("rationale", ""), 90)))
+            table.add_row(escaped(f"A={name(a['first'])} B={name(a['second'])}"), CHOICE_CELLS[a.get("choice")],
+                          escaped(name(winner)), escaped(clip(a.get("rationale", ""), 90)))
         result = entry["result"]
-        table.add_row("  [bold]combined[/]", "", f"[bold]{escape(name(result)) if result else '-'}[/]",
+        table.add_row("  [bold]combined[/]", "", f"[bold]{escaped(name(result)) if result else '-'}[/]",
                       _pair_outcome(entry["votes"], result))
     console.print(table)
     consistency, positions = details.get("position_consistency") or {}, details.get("positions") or {}
@@ -127,7 +126,7 @@ def print_ragas_artifact(console: Console, a: dict, artifacts: list[dict], names
     """RAGAS: statements with ✓ / ✗ / ? (unanswered, excluded), questions written back with their
     similarity to the item's question, context sentences with the needed ones marked ●."""
     kind, label = a["type"], a.get("response", "")
-    who = escape(names.get(label, label))
+    who = escaped(names.get(label, label))
 
     def table(title: str, *columns: tuple[str, dict]) -> Table:
         console.print(title)  # above the table, not its title: a narrow table would wrap it
@@ -140,7 +139,7 @@ def print_ragas_artifact(console: Console, a: dict, artifacts: list[dict], names
         if not any(x.get("type") == "statements_verified" and x.get("response") == label for x in artifacts):
             grid = table(f"statements of {who} (not verified)", ("", {"width": 3}), ("statement", {"ratio": 1}))
             for statement in a["statements"]:
-                grid.add_row("  ·", escape(statement))
+                grid.add_row("  ·", escaped(statement))
             console.print(grid)
     elif kind == "statements_verified":
         verdicts = a["verdicts"]
@@ -150,7 +149,7 @@ def print_ragas_artifact(console: Console, a: dict, artifacts: list[dict], names
                  + (f" ({open_} unanswered, excluded)" if open_ else ""))
         grid = table(title, ("", {"width": 3}), ("statement", {"ratio": 3}), ("reason", {"ratio": 2, "style": "dim"}))
         for v in verdicts:
-            grid.add_row(f"  {RAGAS_MARKS[v.get('supported')]}", escape(v["statement"]), escape(v.get("reason", "")))
+            grid.add_row(f"  {RAGAS_MARKS[v.get('supported')]}", escaped(v["statement"]), escaped(v.get("reason", "")))
         console.print(grid)
     elif kind == "questions_generated":
         sims = a.get("similarities") or []
@@ -158,7 +157,7 @@ def print_ragas_artifact(console: Console, a: dict, artifacts: list[dict], names
         grid = table(f"questions written back from {who}: {head}", ("cosine", {"width": 7, "justify": "right"}),
                      ("question", {"ratio": 1}))
         for i, question in enumerate(a["questions"]):
-            grid.add_row(f"{sims[i]:.3f}" if i < len(sims) else "-", escape(question))
+            grid.add_row(f"{sims[i]:.3f}" if i < len(sims) else "-", escaped(question))
         console.print(grid)
     elif kind == "context_sentences_selected":
         sentences, picked = a["sentences"], set(a.get("relevant") or [])
@@ -174,7 +173,7 @@ def print_ragas_artifact(console: Console, a: dict, artifacts: list[dict], names
             if skipped:
                 grid.add_row("", "", f"[dim]… {skipped} not needed[/]")
                 skipped = 0
-            text = escape(clip(sentence, 240))
+            text = escaped(clip(sentence, 240))
             grid.add_row("  [green]●[/]" if i in picked else "  [dim]·[/]", str(i + 1),
                          text if i in picked else f"[dim]{text}[/]")
         if skipped:
@@ -190,8 +189,8 @@ def print_ragas_metrics(console: Console, details: dict, order: list[str]) -> No
     ranked = details["metric"]
     heads = [f"{m.replace('_', ' ')}{' *' if m == ranked or (ranked == 'mean' and m in details.get('mean_of', ())) else ''}"
              for m in metrics]
-    console.print(f"  [bold]RAGAS[/] ranks by {escape(ranked.replace('_', ' '))} [dim](chosen by: "
-                  f"{escape(details['chosen_by'])}; * = the ranking score)[/]")
+    console.print(f"  [bold]RAGAS[/] ranks by {escaped(ranked.replace('_', ' '))} [dim](chosen by: "
+                  f"{escaped(details['chosen_by'])}; * = the ranking score)[/]")
     table = Table("candidate", *heads, box=None)
     failures = details.get("failures") or {}
     for label, cid in candidates_by_label(order).items():
@@ -200,11 +199,11 @@ def print_ragas_metrics(console: Console, details: dict, order: list[str]) -> No
             value = details[m].get(label)
             cells.append(f"{value:.3f}" if value is not None else "[yellow]failed[/]" if m in failures.get(label, {})
                          else "-")
-        table.add_row(escape(cid), *cells)
+        table.add_row(escaped(cid), *cells)
     console.print(table)
     if (shared := details.get("context_relevance_of_context")) is not None:
         console.print(f"  [dim]context relevance of the item's context (same for every response, not ranked)[/] {shared:.3f}")
     for key, per_metric in failures.items():
         name = candidates_by_label(order).get(key, key)
         for metric, reason in per_metric.items():
-            console.print(f"  [yellow]{escape(metric)} failed[/] for {escape(name)}: {escape(clip(reason, 120))}")
+            console.print(f"  [yellow]{escaped(metric)} failed[/] for {escaped(name)}: {escaped(clip(reason, 120))}")

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
 from rich.table import Table
 
-from qatui.text import clip, natural_key
+from qatui.text import clip, escaped, natural_key
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,7 +31,7 @@ def _grid(*columns: tuple[str, dict]) -> Table:
 
 
 def _raw(text: str) -> str:
-    return f"[dim]{escape(clip(text, RAW_WIDTH))}[/]"
+    return f"[dim]{escaped(clip(text, RAW_WIDTH))}[/]"
 
 
 def _reasked(a: dict) -> str:
@@ -53,7 +52,7 @@ def print_baseline_artifact(console: Console, a: dict, artifacts: list[dict], na
 
 
 def _name(names: dict[str, str], label: str) -> str:
-    return escape(names.get(label, label))
+    return escaped(names.get(label, label))
 
 
 def _point_scores(console: Console, found: list[dict], names: dict[str, str]) -> None:
@@ -71,7 +70,7 @@ def _pairs(console: Console, found: list[dict], names: dict[str, str]) -> None:
     for a in sorted(found, key=lambda x: (x.get("rematch", False), natural_key(x["first"]), natural_key(x["second"]))):
         winner = a["first"] if a["choice"] == "A" else a["second"]
         shown = f"A={_name(names, a['first'])} B={_name(names, a['second'])}"
-        table.add_row(shown + (" [cyan]rematch[/]" if a.get("rematch") else ""), escape(f"[[{a['choice']}]]"),
+        table.add_row(shown + (" [cyan]rematch[/]" if a.get("rematch") else ""), escaped(f"[[{a['choice']}]]"),
                       _name(names, winner), _raw(a["raw"]) + _reasked(a))
     console.print(table)
 
@@ -80,13 +79,13 @@ def _reference_list(console: Console, found: list[dict], names: dict[str, str]) 
     a = found[0]
     source = ("the dataset's graded references" if a["source"] == "dataset"
               else "the reference, then answers written by the backbone")
-    console.print(f"LINKAGE reference list, best first ({escape(source)})")
+    console.print(f"LINKAGE reference list, best first ({escaped(source)})")
     for k, text in enumerate(a["references"], 1):
-        console.print(f"  [dim]{k}.[/] {escape(clip(text, 100))}")
+        console.print(f"  [dim]{k}.[/] {escaped(clip(text, 100))}")
 
 
 def _placements(console: Console, found: list[dict], names: dict[str, str]) -> None:
-    console.print(escape("LINKAGE places: [[k]] = better than reference k, worse than k-1 (score = -k)"))
+    console.print(escaped("LINKAGE places: [[k]] = better than reference k, worse than k-1 (score = -k)"))
     table = _grid(("candidate", {"no_wrap": True}), ("place", {"justify": "right"}), ("raw answer", {"ratio": 1}))
     for a in sorted(found, key=lambda x: natural_key(x["response"])):
         table.add_row(_name(names, a["response"]), str(a["position"]), _raw(a["raw"]) + _reasked(a))
@@ -95,9 +94,9 @@ def _placements(console: Console, found: list[dict], names: dict[str, str]) -> N
 
 def _steps(console: Console, found: list[dict], names: dict[str, str]) -> None:
     for a in found:
-        console.print(f"G-Eval steps for [bold]{escape(a['dimension'])}[/]")
+        console.print(f"G-Eval steps for [bold]{escaped(a['dimension'])}[/]")
         for line in [x for x in a["steps"].splitlines() if x.strip()][:8]:
-            console.print(f"  [dim]{escape(clip(line, 110))}[/]")
+            console.print(f"  [dim]{escaped(clip(line, 110))}[/]")
 
 
 def _ratings(console: Console, found: list[dict], names: dict[str, str]) -> None:
@@ -109,11 +108,11 @@ def _ratings(console: Console, found: list[dict], names: dict[str, str]) -> None
             how = "p " + " ".join(f"{d}:{p:.2f}" for d, p in sorted(a["probabilities"].items()))
         else:
             how = "samples " + " ".join(str(r) for r in a["ratings"])
-        table.add_row(_name(names, a["response"]), escape(a["dimension"]), f"{a['score']:.2f}",
-                      f"{escape(how)}  {_raw(a['raw'][0]) if a['raw'] else ''}")
+        table.add_row(_name(names, a["response"]), escaped(a["dimension"]), f"{a['score']:.2f}",
+                      f"{escaped(how)}  {_raw(a['raw'][0]) if a['raw'] else ''}")
     console.print(table)
 
 
 def print_length_details(console: Console, details: dict) -> None:
     """The length baseline: which unit it counted in."""
-    console.print(f"  [dim]length counted in {escape(str(details['unit']))}[/]")
+    console.print(f"  [dim]length counted in {escaped(str(details['unit']))}[/]")

@@ -6,7 +6,6 @@ from itertools import combinations
 from string import ascii_uppercase
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -14,7 +13,7 @@ from qatui.errors import LabelError, SessionError
 from qatui.report.session_view import METRIC_ORDER, fmt, unchanged_dataset
 from qatui.report.versions import definition_diff, diff_text, different_versions, version_text
 from qatui.store.judge_versions import entry_version
-from qatui.text import no_decision_note, plain, plural
+from qatui.text import escaped, no_decision_note, plain, plural
 from qatui.ties import tiers_text
 
 if TYPE_CHECKING:
@@ -235,13 +234,13 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
     metrics = [k for k in METRIC_ORDER if any(k in r["metrics"] for r in runs)]
     metrics += sorted({k for r in runs for k in r["metrics"]} - set(metrics))
     if data.get("note"):  # first, above every figure: what the figures are on changes how to read them all
-        console.print(f"[bold yellow]note:[/] {escape(data['note'])}")
-    console.print(f"[bold]dataset[/] {escape(data['dataset'])}  [dim]{escape(data.get('gold') or '')}[/]")
+        console.print(f"[bold yellow]note:[/] {escaped(data['note'])}")
+    console.print(f"[bold]dataset[/] {escaped(data['dataset'])}  [dim]{escaped(data.get('gold') or '')}[/]")
     legend = Table("run", "session", "judge", "version", "done", "failed", box=None, padding=(0, 1, 0, 0))
     for r in runs:
         session = r["session"] if r["label"] == r["session"] else f"{r['label']} ({r['session']})"
-        legend.add_row(f"[bold]{r['letter']}[/]", escape(session), escape(r["judge"]),
-                       escape(version_text(r.get("version"))), str(r["n_done"]), str(r["n_failed"]))
+        legend.add_row(f"[bold]{r['letter']}[/]", escaped(session), escaped(r["judge"]),
+                       escaped(version_text(r.get("version"))), str(r["n_done"]), str(r["n_failed"]))
     console.print(legend)
     if data.get("versions"):  # under the runs it names: which figures are not of one judge
         for line in data["versions"]:
@@ -266,7 +265,7 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
                     delta = v - base[k]
                     cell += f" [{'green' if delta > 0 else 'red' if delta < 0 else 'dim'}]({delta:+.3f})[/]"
                 cells.append(cell)
-            table.add_row(escape(k), *cells)
+            table.add_row(escaped(k), *cells)
         console.print(table)
     for a in data["agreement"]:
         shown = ", ".join(f"{k} {v:.3f}" for k, v in a["stats"].items() if isinstance(v, float))
@@ -274,14 +273,14 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
             shown = f"{shown} · {note}" if shown else note
         items = f" [dim]({plural(n, 'item')})[/]" if (n := max(a["n"].values(), default=0)) else ""
         console.print(f"[bold]agreement {a['pair'][0]}–{a['pair'][1]}[/]: "
-                      f"{escape(shown) or 'nothing in common'}{items}")
+                      f"{escaped(shown) or 'nothing in common'}{items}")
     for group in data.get("checklist_agreement", []):
         letters = {f"{r['session']}/{r['judge']}": r["letter"] for r in runs}
         members = ", ".join(f"{letters.get(r, r)} ({b})" for r, b in zip(group["runs"], group["backbones"], strict=True))
         table = Table("dimension", "Krippendorff alpha", "Fleiss kappa", "units", "all answered", box=None,
-                      title=f"checklist agreement ({escape(group['checklist'])}): {escape(members)}", title_justify="left")
+                      title=f"checklist agreement ({escaped(group['checklist'])}): {escaped(members)}", title_justify="left")
         for dim, stats in group["per_dimension"].items():
-            table.add_row(escape(dim), fmt(stats["alpha"]), fmt(stats["kappa"]),
+            table.add_row(escaped(dim), fmt(stats["alpha"]), fmt(stats["kappa"]),
                           str(stats["n_units"]), str(stats["n_complete"]))
         console.print(table)
     if data.get("table"):
@@ -293,6 +292,6 @@ def print_comparison(console: Console, data: dict[str, Any]) -> None:
         table = Table("item", "pair", "tau", "rankings (first run | second run)", box=None, padding=(0, 1, 0, 0),
                       title="items where two runs disagree most", title_justify="left")
         for d in data["disagreements"]:
-            table.add_row(escape(d["item_id"]), f"{d['pair'][0]}–{d['pair'][1]}", fmt_tau(d["tau"]),
-                          escape(" | ".join(d["rankings"])))
+            table.add_row(escaped(d["item_id"]), f"{d['pair'][0]}–{d['pair'][1]}", fmt_tau(d["tau"]),
+                          escaped(" | ".join(d["rankings"])))
         console.print(table)

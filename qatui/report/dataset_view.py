@@ -6,12 +6,12 @@ from collections import Counter
 from statistics import mean
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from qatui.data.language import UNDETERMINED, read_language
 from qatui.data.leaks import leak_warnings, partial_gold_warning
-from qatui.text import clip
+from qatui.text import clip, plain
 from qatui.ties import tiers_text
 
 if TYPE_CHECKING:
@@ -65,9 +65,11 @@ def _counts(counter: dict[str, int]) -> str:
 
 
 def print_dataset(console: Console, dataset: Dataset) -> None:
-    """The `datasets inspect` view."""
+    """The `datasets inspect` view: every text from the data made plain (`qatui.text.plain`) before it is laid out,
+    and printed as text, never as markup."""
     o = dataset_overview(dataset)
-    table = Table(show_header=False, box=None, title=f"[bold]{escape(o['name'])}[/] ({o['format']})", title_justify="left")
+    table = Table(show_header=False, box=None, title=Text.assemble((plain(o["name"]), "bold"), f" ({o['format']})"),
+                  title_justify="left")
     table.add_column(style="dim")
     table.add_column()
     c = o["candidates"]
@@ -82,19 +84,22 @@ def print_dataset(console: Console, dataset: Dataset) -> None:
         ("with reference", f"{o['with_reference']} of {o['n_items']}"),
         ("with context", f"{o['with_context']} of {o['n_items']}"),
     ):
-        table.add_row(key, escape(value))
+        table.add_row(key, Text(plain(value)))
     console.print(table)
     for warning in o["warnings"]:
-        console.print(f"[yellow]warning:[/] {escape(warning)}")
+        console.print(Text.assemble(("warning:", "yellow"), " ", plain(warning)))
     first = dataset.items[0]
     width = max(console.width, 40)
-    console.print(f"\n[bold]first item[/] {escape(first.id)}: {escape(clip(first.question, width - len(first.id) - 13))}")
+    first_id = plain(first.id)
+    console.print(Text.assemble("\n", ("first item", "bold"), f" {first_id}: ",
+                                plain(clip(first.question, width - len(first_id) - 13))))
     if first.references:
-        console.print(f"  [dim]reference[/] {escape(clip(first.references[0], width - 13))}")
+        console.print(Text.assemble("  ", ("reference", "dim"), " ", plain(clip(first.references[0], width - 13))))
     for cid, text in first.candidates.items():
-        console.print(f"  [cyan]{escape(cid)}[/] {escape(clip(text, width - len(cid) - 4))}")
+        shown = plain(cid)
+        console.print(Text.assemble("  ", (shown, "cyan"), " ", plain(clip(text, width - len(shown) - 4))))
     if first.gold is not None:
-        console.print(f"  [dim]gold[/] {escape(describe_gold(first))}")
+        console.print(Text.assemble("  ", ("gold", "dim"), " ", plain(describe_gold(first))))
 
 
 def describe_gold(item: Item) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -24,7 +23,7 @@ from qatui.report.baseline_views import BASELINE_ARTIFACTS, print_baseline_artif
 from qatui.report.dataset_view import describe_gold
 from qatui.report.jury_view import print_members
 from qatui.report.session_view import session_dataset
-from qatui.text import clip, plain, trim_note
+from qatui.text import clip, escaped, plain, trim_note
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -98,12 +97,12 @@ SHOWN_TEXTS = 3
 
 def print_item_detail(console: Console, data: dict[str, Any]) -> None:
     """One item: the question and reference, then a candidate × judge table of score and rank."""
-    console.print(f"[bold]item[/] {escape(data['item_id'])}  [dim]session {escape(data['session'])}[/]")
+    console.print(f"[bold]item[/] {escaped(data['item_id'])}  [dim]session {escaped(data['session'])}[/]")
     if "question" in data:
-        console.print(f"[bold]question[/] {escape(clip(data['question'], 300))}")
+        console.print(f"[bold]question[/] {escaped(clip(data['question'], 300))}")
         for kind, texts, width in (("reference", data["references"], 300), ("context", data["context"], 200)):
             for i, text in enumerate(texts[:SHOWN_TEXTS], 1):
-                console.print(f"[dim]{kind} {i}[/] {escape(clip(text, width))}")
+                console.print(f"[dim]{kind} {i}[/] {escaped(clip(text, width))}")
             if len(texts) > SHOWN_TEXTS:
                 console.print(f"[dim]… {len(texts) - SHOWN_TEXTS} more {kind}s (--json shows all)[/]")
     else:
@@ -120,14 +119,14 @@ def print_item_detail(console: Console, data: dict[str, Any]) -> None:
     table.add_column("text")
     order = next((e["order"] for e in done.values()), [])
     for cid, text in candidates.items():
-        cells = [escape(cid), label_of(order, cid) or ""]
+        cells = [escaped(cid), label_of(order, cid) or ""]
         for e in done.values():
             cells += [f"{e['scores'].get(cid, float('nan')):.4f}", rank_label(stored_tiers(e, None), cid)]
-        cells.append(escape(clip(text, 60)))
+        cells.append(escaped(clip(text, 60)))
         table.add_row(*cells)
     console.print(table)
     if data.get("gold_text"):
-        console.print(f"[bold]gold[/] {escape(data['gold_text'])}")
+        console.print(f"[bold]gold[/] {escaped(data['gold_text'])}")
     for judge, e in judges.items():
         print_judge_entry(console, judge, e)
 
@@ -158,13 +157,13 @@ def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
         print_repeats(console, e["details"])
         models = [f"{kind} {e['details'][kind]}" for kind in ("nli", "embedder") if e["details"].get(kind)]
         if models:
-            console.print(f"  [dim]models used: {escape(', '.join(models))}[/]")
+            console.print(f"  [dim]models used: {escaped(', '.join(models))}[/]")
         by_label = candidates_by_label(e["order"])
         print_artifacts(console, e["artifacts"], by_label)
         if e.get("member_artifacts"):
             print_members(console, e)
             for member in (m for m in e["member_artifacts"] if m["status"] == "done" and m["artifacts"]):
-                console.print(f"  [bold]{escape(member['member'])}[/] [dim]its steps[/]")
+                console.print(f"  [bold]{escaped(member['member'])}[/] [dim]its steps[/]")
                 print_artifacts(console, member["artifacts"], by_label)
                 if isinstance(member["details"].get("pairs"), list):
                     print_pairs(console, member["artifacts"], member["details"], by_label)
@@ -179,14 +178,14 @@ def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
         if isinstance(e["details"].get("lengths"), dict) and "unit" in e["details"]:
             print_length_details(console, e["details"])
     elif e["status"] == "n/a":
-        console.print(f"[dim]{escape(judge)} not applicable[/]: {escape(e['not_applicable'])}")
+        console.print(f"[dim]{escaped(judge)} not applicable[/]: {escaped(e['not_applicable'])}")
     else:
-        console.print(f"[red]{escape(judge)} failed[/] ({escape(e['failure']['error_type'])}): {escape(e['failure']['reason'])}")
+        console.print(f"[red]{escaped(judge)} failed[/] ({escaped(e['failure']['error_type'])}): {escaped(e['failure']['reason'])}")
     if e["calls"]:
         console.print(f"  [dim]{len(e['calls'])} LLM calls[/]")
     print_thinking(console, e["calls"])
     for cut in e.get("trimmed", []):
-        console.print(f"  [yellow]{escape(cut['purpose'])} prompt {escape(trim_note(cut))}[/]")
+        console.print(f"  [yellow]{escaped(cut['purpose'])} prompt {escaped(trim_note(cut))}[/]")
 
 
 THINKING_SHOWN = 300
@@ -210,7 +209,7 @@ def print_artifacts(console: Console, artifacts: list[dict], by_label: dict[str,
     for a in artifacts:
         kind = a.get("type")
         if kind == "question_classified":
-            console.print(f"  [dim]routed[/] {a['question_type']} [dim]({a['source']}: {escape(clip(a['rationale'], 80))})[/]")
+            console.print(f"  [dim]routed[/] {a['question_type']} [dim]({a['source']}: {escaped(clip(a['rationale'], 80))})[/]")
         elif kind == "key_points_extracted":
             points = a["points"]
             scored = [x for x in artifacts if x.get("type") == "entailment_scored"
@@ -220,7 +219,7 @@ def print_artifacts(console: Console, artifacts: list[dict], by_label: dict[str,
             table.add_column("key point", overflow="fold", ratio=3)
             labels = list(dict.fromkeys(x["response"] for x in scored))
             for label in labels:
-                table.add_column(escape(names.get(label, label)), justify="right", no_wrap=True)
+                table.add_column(escaped(names.get(label, label)), justify="right", no_wrap=True)
             for point in points:
                 cells = []
                 for label in labels:
@@ -231,7 +230,7 @@ def print_artifacts(console: Console, artifacts: list[dict], by_label: dict[str,
                     value = hit["p_entail"] - hit["p_contradict"]
                     colour = "green" if value > 0.3 else "red" if value < -0.3 else "yellow"
                     cells.append(f"[{colour}]{value:+.2f}[/]")
-                table.add_row(escape(point), *cells)
+                table.add_row(escaped(point), *cells)
             console.print(table)
         elif kind == "checklist_answered":
             if a is next(x for x in artifacts if x.get("type") == "checklist_answered"):
@@ -239,9 +238,9 @@ def print_artifacts(console: Console, artifacts: list[dict], by_label: dict[str,
         elif kind == "instances_generated":
             console.print("  [bold]silver instances[/]")
             for level, text in a["levels"].items():
-                console.print(f"    [dim]{escape(level)}[/] {escape(clip(text, 100))}")
+                console.print(f"    [dim]{escaped(level)}[/] {escaped(clip(text, 100))}")
         elif kind == "ranking_produced" and a.get("repaired"):
-            console.print(f"  [yellow]ranking repaired[/]: {escape(a['repair'])} (raw: {escape(', '.join(a['raw']))})")
+            console.print(f"  [yellow]ranking repaired[/]: {escaped(a['repair'])} (raw: {escaped(', '.join(a['raw']))})")
         elif kind in RAGAS_ARTIFACTS:
             print_ragas_artifact(console, a, artifacts, names)
         elif kind in BASELINE_ARTIFACTS:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
 from rich.table import Table
 
 from qatui.events.labels import candidates_by_label
-from qatui.text import plural
+from qatui.text import escaped, plural
 from qatui.ties import member_tiers, tiers_text
 
 if TYPE_CHECKING:
@@ -60,7 +59,7 @@ def print_jury(console: Console, doc: dict, keys: list[str]) -> None:
         table.add_column(key + (" (95% CI)" if i == 0 else ""), justify="right", no_wrap=True)
     for name, entry in members.items():
         cov = entry.get("coverage", {})
-        table.add_row(f"  {escape(name)}", str(cov.get("scored", 0)), str(cov.get("not_applicable", 0)),
+        table.add_row(f"  {escaped(name)}", str(cov.get("scored", 0)), str(cov.get("not_applicable", 0)),
                       str(cov.get("failed", 0)), *(_cell(entry, key, i == 0) for i, key in enumerate(shown)))
     console.print(table)
     lines = agreement_lines(doc.get("members_agreement") or {})
@@ -81,20 +80,20 @@ def print_members(console: Console, entry: dict) -> None:
     for m in members:
         if m["status"] != "done":
             word = "not applicable" if m["status"] == "n/a" else "[red]failed[/]"
-            table.add_row(f"  {escape(m['member'])}", word, escape(m.get("reason", "")))
+            table.add_row(f"  {escaped(m['member'])}", word, escaped(m.get("reason", "")))
             continue
         if m.get("winner"):
-            verdict = "tie" if m["winner"] == "tie" else f"prefers {escape(by_label.get(m['winner'], m['winner']))}"
+            verdict = "tie" if m["winner"] == "tie" else f"prefers {escaped(by_label.get(m['winner'], m['winner']))}"
         else:
-            verdict = escape(tiers_text(member_tiers(m), lambda label: by_label.get(label, label)))
-        scores = ", ".join(f"{escape(by_label.get(label, label))} {value:.4g}" for label, value in m["scores"].items())
-        table.add_row(f"  {escape(m['member'])}", verdict, scores)
+            verdict = escaped(tiers_text(member_tiers(m), lambda label: by_label.get(label, label)))
+        scores = ", ".join(f"{escaped(by_label.get(label, label))} {value:.4g}" for label, value in m["scores"].items())
+        table.add_row(f"  {escaped(m['member'])}", verdict, scores)
     console.print(table)
     details = entry.get("details", {})
     if votes := details.get("votes"):
         counted = ", ".join(f"{by_label.get(choice, choice)} {n}" for choice, n in votes.items())
         split = " (no strict majority: tie)" if details.get("no_majority") else ""
-        console.print(f"  [dim]votes[/] {escape(counted)}{split}")
+        console.print(f"  [dim]votes[/] {escaped(counted)}{split}")
     answered = details.get("answered", [])
-    console.print(f"  [dim]jury: {escape(str(details.get('aggregation', '')))} of {plural(len(answered), 'member')} "
+    console.print(f"  [dim]jury: {escaped(str(details.get('aggregation', '')))} of {plural(len(answered), 'member')} "
                   f"that answered (quorum {details.get('quorum', '?')})[/]")

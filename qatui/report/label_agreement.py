@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from qatui.errors import LabelError
 from qatui.report.session_view import fmt
-from qatui.text import kappa_name
+from qatui.text import escaped, kappa_name
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -95,8 +94,8 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path,
 
 def print_agreement(console: Console, data: dict[str, Any]) -> None:
     """The agreement view: who labelled how much, people with people, then each judge with each person."""
-    who = ", ".join(f"{escape(name)} ({n})" for name, n in data["annotators"].items())
-    console.print(f"[bold]{escape(data['dataset'])}[/]  labelled by {who}")
+    who = ", ".join(f"{escaped(name)} ({n})" for name, n in data["annotators"].items())
+    console.print(f"[bold]{escaped(data['dataset'])}[/]  labelled by {who}")
     console.print("[dim]units: each item's pairs of responses (which is better, or a tie); alpha nominal over units "
                   "two or more raters decided, kappa over units all of them decided (Cohen's between two raters, "
                   "Fleiss' among more)[/]")
@@ -112,7 +111,7 @@ def print_agreement(console: Console, data: dict[str, Any]) -> None:
                   padding=(0, 1, 0, 0), title="each judge with each person (kappa: Cohen's)", title_justify="left")
     for row in data["judges"]:
         metric = f"{row['metric']} {fmt(row['value'])}" if row["metric"] else "-"
-        table.add_row(escape(row["session"]), escape(row["judge"]), escape(row["annotator"]), fmt(row["alpha"]),
+        table.add_row(escaped(row["session"]), escaped(row["judge"]), escaped(row["annotator"]), fmt(row["alpha"]),
                       fmt(row["kappa"]), str(row["n_units"]), metric, str(row["n_items"]))
     console.print(table)
 

@@ -130,7 +130,7 @@ async def check_rows(rows: list[ModelRow], config: Config) -> None:
 
 def print_models(console: Console, rows: list[ModelRow], checked: bool) -> None:
     """The `qatui models` table."""
-    from rich.markup import escape
+    from qatui.text import escaped
     from rich.table import Table
 
     table = Table(box=None, padding=(0, 1, 0, 0))
@@ -139,10 +139,10 @@ def print_models(console: Console, rows: list[ModelRow], checked: bool) -> None:
     if checked:
         table.add_column("check", overflow="fold", ratio=1)
     for row in rows:
-        cells = [row.kind, f"[bold]{escape(row.name)}[/]\n[dim]{escape(row.detail)}[/]"]
+        cells = [row.kind, f"[bold]{escaped(row.name)}[/]\n[dim]{escaped(row.detail)}[/]"]
         if checked:
             mark = f"[green]{CHECKED[row.kind]}[/]" if row.ok else "[red]FAIL[/]"
-            cells.append(f"{mark} {escape(row.status)} [dim]({row.seconds:.1f} s)[/]")
+            cells.append(f"{mark} {escaped(row.status)} [dim]({row.seconds:.1f} s)[/]")
         table.add_row(*cells)
     console.print(table)
     if not checked:

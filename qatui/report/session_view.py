@@ -5,15 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from qatui.errors import DatasetError
 from qatui.llm.errors import failure_cause, grouped_reason
 from qatui.store.judge_versions import shown_version
-from qatui.text import (clip, deployments_line, left_out_caption, no_decision_note, no_order_line, plain, plural,
-                        thinking_note, units_cell, usd)
+from qatui.text import (clip, deployments_line, escaped, left_out_caption, no_decision_note, no_order_line, plain,
+                        plural, thinking_note, units_cell, usd)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -70,22 +69,22 @@ def _breakdown_table(doc: dict) -> Table:
     for key in header[1:]:
         table.add_column(key, justify="right", no_wrap=True)
     for row in rows:
-        table.add_row(f"  {escape(row[0])}", *row[1:])
+        table.add_row(f"  {escaped(row[0])}", *row[1:])
     return table
 
 
 def print_session(console: Console, meta: dict, summary: dict[str, dict], failures: list[ItemFailed] = ()) -> None:
     """A session's header, each judge's metrics with 95% CIs, LLM usage and failures."""
     ds = meta["dataset"]
-    name = f" [bold]{escape(meta['name'])}[/]" if meta.get("name") and meta["name"] != meta["id"] else ""
+    name = f" [bold]{escaped(meta['name'])}[/]" if meta.get("name") and meta["name"] != meta["id"] else ""
     console.print(
-        f"[bold]session[/] {escape(meta['id'])}{name}  [dim]{escape(session_status(meta))}[/]  "
-        f"dataset {escape(ds['name'])} ({ds['format']}, {plural(ds['n_items'], 'item')})"
+        f"[bold]session[/] {escaped(meta['id'])}{name}  [dim]{escaped(session_status(meta))}[/]  "
+        f"dataset {escaped(ds['name'])} ({ds['format']}, {plural(ds['n_items'], 'item')})"
     )
     for judge, doc in summary.items():
         source = (meta.get("judges", {}).get(judge) or {}).get("imported_from")
-        origin = f"  [dim]imported from {escape(source)}[/]" if source else ""
-        table = Table(title=f"[bold]{escape(judge)}[/]{origin}  {coverage_text(doc)}", title_justify="left", box=None)
+        origin = f"  [dim]imported from {escaped(source)}[/]" if source else ""
+        table = Table(title=f"[bold]{escaped(judge)}[/]{origin}  {coverage_text(doc)}", title_justify="left", box=None)
         for col, just in (("metric", "left"), ("value", "right"), ("95% CI", "right"), ("n", "right")):
             table.add_column(col, justify=just)
         rows = metric_rows(doc)
@@ -121,7 +120,7 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
             f"{int(llm['completion_tokens']):,}{thinking_note(llm.get('reasoning_tokens', 0))}, cost {usd(llm['cost_usd'])}"
         )
         if llm.get("deployments"):
-            console.print(f"[dim]deployments[/] {escape(deployments_line(llm['deployments']))}")
+            console.print(f"[dim]deployments[/] {escaped(deployments_line(llm['deployments']))}")
     if line := batch_mode_line(meta):
         console.print(Text.assemble(("batch mode ", "dim"), plain(line)))
     for line in batch_lines(meta.get("batches") or []):
@@ -137,14 +136,14 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
 
         cap = float(meta.get("max_cost_usd") or 0)
         console.print(f"[yellow]stopped at its cost cap[/] (${cap:g}): resume with a higher one: qatui sessions "
-                      f"resume {escape(meta['id'])} --max-cost {suggest(float(llm.get('cost_usd') or 0), cap)}")
+                      f"resume {escaped(meta['id'])} --max-cost {suggest(float(llm.get('cost_usd') or 0), cap)}")
     elif session_status(meta) == "stopped":
         console.print(Text.assemble(("stopped: ", "yellow"), plain(str(meta.get("stopped") or "its backbone could not "
                                                                           "answer")),
                                     (f"; resume once it answers: qatui sessions resume {meta['id']}", "dim")))
     elif session_status(meta) in ("cancelled", "interrupted", "failed") or failures:
-        console.print(f"[dim]resume (retries failures): qatui sessions resume {escape(meta['id'])}[/]")
-    console.print(f"[dim]details: qatui sessions show {escape(meta['id'])} --item ITEM_ID[/]")
+        console.print(f"[dim]resume (retries failures): qatui sessions resume {escaped(meta['id'])}[/]")
+    console.print(f"[dim]details: qatui sessions show {escaped(meta['id'])} --item ITEM_ID[/]")
 
 
 def batch_mode_line(meta: dict) -> str:
@@ -262,8 +261,8 @@ def print_failures(console: Console, failures: list[ItemFailed], groups: int = 5
         items = [failure.item_id for failure in group]
         shown = ", ".join(items[:3]) + (f" and {len(items) - 3} more" if len(items) > 3 else "")
         reason = grouped_reason([failure.reason for failure in group])
-        console.print(f"[red]failed[/] {plural(len(items), 'item')} of {escape(judge)} ({escape(shown)}): "
-                      f"{escape(reason)}", soft_wrap=False)
+        console.print(f"[red]failed[/] {plural(len(items), 'item')} of {escaped(judge)} ({escaped(shown)}): "
+                      f"{escaped(reason)}", soft_wrap=False)
     if len(ranked) > groups:
         rest = sum(len(items) for _, items in ranked[groups:])
         console.print(f"[red]... and {plural(rest, 'more failure')} for other reasons[/] "
@@ -307,7 +306,7 @@ def items_done(meta: dict) -> str:
 
 def print_session_list(console: Console, rows: list[dict], root: Path) -> None:
     """The `sessions list` view, newest first, under the sessions folder's absolute path; fits 80 columns."""
-    where = escape(str(Path(root).absolute()))  # whole, so it names the same folder read from any directory
+    where = escaped(str(Path(root).absolute()))  # whole, so it names the same folder read from any directory
     if not rows:
         console.print(f"no sessions in {where}; start one with `qatui run DATASET --judge NAME` or `qatui demo`",
                       soft_wrap=True)
@@ -326,14 +325,14 @@ def print_session_list(console: Console, rows: list[dict], root: Path) -> None:
     table.add_column("status", no_wrap=True)
     for meta in rows:
         own = meta.get("name") if meta.get("name") != meta["id"] else ""
-        name = [escape(own or "")] if named and wide else []
-        ident = escape(meta["id"]) + (f"\n  [bold]{escape(clip(own, 18))}[/]" if own and not wide else "")
+        name = [escaped(own or "")] if named and wide else []
+        ident = escaped(meta["id"]) + (f"\n  [bold]{escaped(clip(own, 18))}[/]" if own and not wide else "")
         if meta.get("status") == "damaged":
-            table.add_row(ident, *name, escape(meta.get("error", "")), "", "", "", "[red]damaged[/]")
+            table.add_row(ident, *name, escaped(meta.get("error", "")), "", "", "", "[red]damaged[/]")
             continue
         table.add_row(
-            ident, *name, escape(meta["dataset"]["name"]), escape(",".join(meta.get("judges", {}))),
-            items_done(meta), escape(key_metric(meta.get("summary", {}))), escape(session_status(meta)),
+            ident, *name, escaped(meta["dataset"]["name"]), escaped(",".join(meta.get("judges", {}))),
+            items_done(meta), escaped(key_metric(meta.get("summary", {}))), escaped(session_status(meta)),
         )
     console.print(table)
 
