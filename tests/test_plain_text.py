@@ -420,23 +420,25 @@ def test_help_names_the_config_and_sessions_folders_as_text(tmp_path) -> None:
 
 def test_a_line_laid_out_around_escapes_is_folded_never_cropped() -> None:
     """Rich lays a control character out as no width; shown as its escape it is wider, and the console would crop
-    the line's end: the words after it went missing (a warning naming a hostile id lost "ck's bound"). Every
-    character of the text reaches the reader, in order, in a line and in a table's cell."""
+    the line's end: the words after it went missing (a warning naming a hostile id lost "ck's bound"). The console
+    makes every string plain before layout (`PlainConsole`); a `Text` a view built from raw data is laid out by Rich
+    as it is, and the render hook folds its widened lines: every character reaches the reader, in order, in a line
+    and in a table's cell."""
     import io
 
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     from qatui.cli.common import make_console
     from qatui.text import plain
 
-    escapes = "\x1b]52;c;cm0gLXJmIH4vKg==\x1b\\\x1b]0;pwned\x1b\\\x1b[2J\x9b2J\u202e"  # BEL left out: Rich drops it
+    escapes = "\x1b]52;c;cm0gLXJmIH4vKg==\x1b\\\x1b]0;pwned\x1b\\\x1b[2J\x9b2J\u202e"  # BEL left out: Text drops it
     text = ("lead \u202e" + " ".join(f"w{k}" for k in range(30)) + f" \x1b[2J\x9b2J {escapes} "
             + " ".join(f"v{k}" for k in range(30)))
     table = Table(show_header=False, box=None)
-    table.add_column()
-    table.add_row(text)
-    for renderable in (escape(text), table):
+    table.add_column(overflow="fold")
+    table.add_row(Text(text))
+    for renderable in (Text(text), table, text):
         console = make_console()
         console.file = io.StringIO()
         console.width = 40
@@ -463,4 +465,23 @@ def test_datasets_inspect_shows_a_warning_naming_hostile_ids_whole(tmp_path, cap
     out = capsys.readouterr().out
     (warning,) = leak_warnings(load_dataset(str(path)).items)
     assert " ".join(plain(warning).split()) in " ".join(out.split()), out
+    assert "\\x07" in out and "\x07" not in out
+
+
+def test_a_run_s_leak_note_naming_hostile_ids_is_shown_whole(tmp_path, capsys) -> None:
+    """`qatui run` prints its leak line as a plain string (`markup=False`): the console makes it plain before it lays
+    it out, so the BEL in the item's id is shown and every word reaches the reader."""
+    from qatui.cli import main
+    from qatui.report.leak_figures import leak_note
+    from qatui.text import plain
+
+    path = tmp_path / "ids.jsonl"
+    reference = "The capital of France is Paris, a city on the river Seine."
+    item_id = "[bold]q\x07\u202e\x1b[2J"
+    path.write_text(json.dumps({"id": item_id, "question": "Where is Paris?", "references": [reference],
+                                "candidates": {"a": reference[:-1] + "!", "b": "Spain."}}) + "\n", encoding="utf-8")
+    assert main(["run", str(path), "--judge", "length", "--sessions-dir", str(tmp_path / "s")]) == 0
+    out = capsys.readouterr().out
+    note = leak_note([item_id], 1, chosen=False)
+    assert note is not None and " ".join(plain(note).split()) in " ".join(out.split()), out
     assert "\\x07" in out and "\x07" not in out

@@ -30,12 +30,11 @@ def print_json(value: object, **options: object) -> None:
 
 def make_console(stderr: bool = False) -> Console:
     """A Rich console on stdout (results) or stderr (progress and errors), without syntax highlighting, that
-    shows every control character in data as its escape (`qatui.cli.shown`) and no `:name:` as an emoji."""
-    from rich.console import Console
+    shows every control character in data as its escape, laid out at the width it is shown at (`qatui.cli.shown`:
+    every string made plain before layout, every segment after), and no `:name:` as an emoji."""
+    from qatui.cli.shown import PlainConsole, PlainText
 
-    from qatui.cli.shown import PlainText
-
-    console = Console(stderr=stderr, highlight=False, emoji=False)  # `:fire:` in a name or a text is shown as typed
+    console = PlainConsole(stderr=stderr, highlight=False, emoji=False)  # `:fire:` in a name or a text is shown as typed
     console.push_render_hook(PlainText())
     return console
 

@@ -1,6 +1,7 @@
 """The CLI's consoles print data as characters, never as commands to the terminal.
 
-Every renderable a command prints (a view's tables and lines, an error, progress) is wrapped so
+Every string a console is given is made plain before Rich parses or lays it out (`PlainConsole`), and every
+renderable a command prints (a view's tables and lines, an error, progress) is wrapped so
 that the text of each segment passes through `qatui.text.plain` once Rich has laid it out: an
 escape sequence, a bell, an 8-bit CSI or a bidi override in a dataset, a session name or a model's
 answer reaches the terminal as its visible escape (`\\x1b`). Rich's own colours are not in the
@@ -17,15 +18,16 @@ is the net under them, never the rule.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from rich.console import RenderHook
+from rich.console import Console, RenderHook
 from rich.segment import Segment
 
 from qatui.text import plain
 
 if TYPE_CHECKING:
-    from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderResult
+    from rich.console import ConsoleOptions, ConsoleRenderable, RenderResult
+    from rich.text import Text
 
 
 class _Shown:
@@ -64,6 +66,16 @@ def folded(segments: Iterable[Segment], width: int) -> Iterator[Segment]:
             if piece.text:
                 yield piece
                 column += piece.cell_length
+
+
+class PlainConsole(Console):
+    """A Rich console that makes every string it is given plain before it parses or lays it out (`render_str`: what
+    `print` does with a str, a table's str cells, a title): its escapes are measured at the width they are shown at,
+    and the characters Rich itself would drop unseen (BEL, backspace, form feed, carriage return) are shown too."""
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        """`Console.render_str` of `plain(text)`."""
+        return super().render_str(plain(text), **options)
 
 
 class PlainText(RenderHook):
