@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,13 +28,15 @@ def print_json(value: object, **options: object) -> None:
     print(strict_dumps(value, **options))
 
 
-def make_console(stderr: bool = False) -> Console:
+def make_console(stderr: bool = False, file: IO[str] | None = None, width: int | None = None) -> Console:
     """A Rich console on stdout (results) or stderr (progress and errors), without syntax highlighting, that
     shows every control character in data as its escape, laid out at the width it is shown at (`qatui.cli.shown`:
-    every string made plain before layout, every segment after), and no `:name:` as an emoji."""
+    every string made plain before layout, every segment after), and no `:name:` as an emoji. `file` and `width`:
+    a file written as the terminal would be shown it (`table -o FILE`)."""
     from qatui.cli.shown import PlainConsole, PlainText
 
-    console = PlainConsole(stderr=stderr, highlight=False, emoji=False)  # `:fire:` in a name or a text is shown as typed
+    console = PlainConsole(stderr=stderr, file=file, width=width, highlight=False,
+                           emoji=False)  # `:fire:` in a name or a text is shown as typed
     console.push_render_hook(PlainText())
     return console
 

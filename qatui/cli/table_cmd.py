@@ -221,15 +221,9 @@ def _write(args: argparse.Namespace, table: dict) -> None:
 
             print(plain(text), end="")
         return
-    from rich.console import Console
-
     if args.output:
-        from qatui.cli.shown import PlainText
-
         with open(args.output, "w", encoding="utf-8") as file:
-            console = Console(file=file, width=200, highlight=False, emoji=False)
-            console.push_render_hook(PlainText())
-            print_terminal(console, table)
+            print_terminal(make_console(file=file, width=200), table)
         make_console(stderr=True).print(f"wrote {args.output}", markup=False)
     else:
         print_terminal(make_console(), table)
