@@ -307,6 +307,11 @@ def test_exports_and_tables_printed_to_the_terminal_show_escapes_in_view(hostile
         _shows_no_escape(f"table --to {to}", run.stdout + run.stderr)
         if to != "csv":  # the csv is the rows alone
             assert b"set \\x1b]0;pwned\\x07 \\x9b2J" in run.stdout, run.stdout.decode(errors="replace")
+    written = tmp_path / "table.txt"  # the terminal's table, written to a file as the terminal would show it
+    run = _qatui("table", str(named), "--judge", "length", "-o", str(written), "--sessions-dir", "sessions", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    _shows_no_escape("table -o FILE", written.read_bytes())
+    assert b"set \\x1b]0;pwned\\x07 \\x9b2J" in written.read_bytes(), written.read_text(errors="replace")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal is POSIX")

@@ -136,13 +136,14 @@ def print_repeats(console: Console, details: dict[str, Any]) -> None:
     repeats = details.get("repeats")
     if not isinstance(repeats, list) or not repeats:
         return
-    console.print(Text(f"  asked {len(repeats)} times, aggregate: {details.get('aggregation', '?')}", style="dim"))
+    console.print(Text(plain(f"  asked {len(repeats)} times, aggregate: {details.get('aggregation', '?')}"),
+                       style="dim"))
     for i, record in enumerate(repeats, 1):
         if not isinstance(record, dict) or not isinstance(tiers := record.get("tiers"), list):
             continue
         groups = tiers_text([[str(c) for c in tier] for tier in tiers if isinstance(tier, list)])
         pref = f"  preference {record['preference']}" if record.get("preference") else ""
-        console.print(Text(f"    repeat {i}: {groups}{pref}", style="dim"))
+        console.print(Text(plain(f"    repeat {i}: {groups}{pref}"), style="dim"))
 
 
 def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:

@@ -22,7 +22,7 @@ from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
 from qatui.metrics.summary import TABLE_KEYS
 from qatui.report.versions import different_versions
 from qatui.store.judge_versions import entry_options, entry_version
-from qatui.text import NO_GOLD_ORDER, usd
+from qatui.text import NO_GOLD_ORDER, plain, usd
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -320,15 +320,16 @@ def terminal_tables(table: dict, width: int) -> list[Table]:
     """The table for a terminal `width` columns wide: one Rich table when every column fits on one line,
     else the columns in their order (figures first, the lesser counts and probes after) packed into as
     many tables as it takes, each led by the judge column. No cell ever wraps, so a figure and its CI
-    stay on one line; a long header wraps at its spaces within its column. Cells are `Text`: a judge's
-    or a dataset's name is shown as written, never read as markup.
+    stay on one line; a long header wraps at its spaces within its column. Cells are `Text` of plain strings
+    (`qatui.text.plain`): a judge's or a dataset's name is shown as written, never read as markup, and measured
+    at the width it is shown at.
     """
     from rich.cells import cell_len
     from rich.table import Table
     from rich.text import Text
 
     header, lines = flat_rows(table)
-    columns = list(zip(header, *lines)) if lines else [(name,) for name in header]
+    columns = [tuple(map(plain, column)) for column in (zip(header, *lines) if lines else ([n] for n in header))]
 
     def need(column: tuple[str, ...]) -> int:
         """The column's width on one line per cell, its header at most as wide as its longest word or cell."""
@@ -346,7 +347,7 @@ def terminal_tables(table: dict, width: int) -> list[Table]:
         used += needs[i] + 1  # one space between columns
     views = []
     for n, group in enumerate(groups):
-        title = Text(f"{table['dataset']} ({table['items']} items)" + (f", part {n + 1} of {len(groups)}"
+        title = Text(plain(f"{table['dataset']} ({table['items']} items)") + (f", part {n + 1} of {len(groups)}"
                                                                         if len(groups) > 1 else ""))
         view = Table(box=None, padding=(0, 1, 0, 0), collapse_padding=True, pad_edge=False, title=title,
                      title_justify="left", min_width=min(title.cell_len, width))  # a narrow part's title stays whole
@@ -368,7 +369,7 @@ def print_terminal(console: Console, table: dict) -> None:
         if n:
             console.print()
         console.print(view)
-    console.print(Text(caption(table)))
+    console.print(Text(plain(caption(table))))
 
 
 def _left_out_lines(table: dict) -> list[str]:

@@ -106,4 +106,4 @@ def print_diff(console: Console, diffs: list[dict[str, Any]], names: tuple[str, 
     """`qatui sessions diff`: the plain-text diff, never read as markup."""
     from rich.text import Text
 
-    console.print(Text(diff_text(diffs, names).rstrip("\n")), soft_wrap=True, highlight=False)
+    console.print(Text(plain(diff_text(diffs, names).rstrip("\n"))), soft_wrap=True, highlight=False)
