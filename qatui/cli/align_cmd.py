@@ -195,35 +195,35 @@ def _cell(figure: dict | None) -> str:
 
 
 def _print_result(console: Console, doc: dict) -> None:
-    """The rounds, the start and final figures on train and test, the paired test difference, where things are."""
-    from rich.text import Text
+    """The rounds, the start and final figures on train and test, the paired test difference, where things are.
 
+    Plain strings, never markup: the console makes them plain before it lays them out (a reason quotes a backbone)."""
     start, final = doc["start"], doc["final"]
     metric = (start.get("train") or {}).get("metric", "agreement")
     for c in doc["candidates"][1:]:
         what = _cell(c["train"]) + f" on train (version {c['version']})" if c["status"] in ("scored", "failed") else ""
         reason = f": {c['reason']}" if c["reason"] else ""
-        console.print(Text(f"round {c['round']}: {c['status']}{reason}" + (f" · {what}" if what else "")))
+        console.print(f"round {c['round']}: {c['status']}{reason}" + (f" · {what}" if what else ""), markup=False)
     if doc["stopped"]:
-        console.print(Text(doc["stopped"], style="dim"))
+        console.print(doc["stopped"], markup=False, style="dim")
     kept = "the start (no proposal beat it on train)" if final["round"] == 0 else f"round {final['round']}"
-    console.print(Text(f"kept: {kept}, version {final['version']}"))
-    console.print(Text(f"{metric} ×100 with 95% CIs    start                  final"))
+    console.print(f"kept: {kept}, version {final['version']}", markup=False)
+    console.print(f"{metric} ×100 with 95% CIs    start                  final", markup=False)
     for side in ("train", "test"):
-        console.print(Text(f"  {side:<5} ({(start[side] or {}).get('items', 0)} items)   "
-                           f"{_cell(start[side]):<22} {_cell(final[side])}"))
+        console.print(f"  {side:<5} ({(start[side] or {}).get('items', 0)} items)   "
+                      f"{_cell(start[side]):<22} {_cell(final[side])}", markup=False)
     delta = doc["test_difference"]
     if delta and delta["delta"] is not None:
         ci = delta["ci"]
-        console.print(Text(f"test difference (final − start): {delta['delta'] * 100:+.1f}"
-                           + (f" [{ci[0] * 100:+.1f}, {ci[1] * 100:+.1f}]" if ci else "")
-                           + f", paired bootstrap CI over {delta['n']} items (an interval across 0 is noise); "
-                           f"{len(delta['now_right'])} item(s) now agree more, {len(delta['now_wrong'])} less"))
-    console.print(Text(f"every candidate that ran is a version: `qatui judges versions {doc['judge']}` lists them, "
-                       f"`qatui judges show {doc['judge']} --version V` prints one (kept in {doc['history']}); "
-                       f"sessions: {', '.join(doc['sessions'])}", style="dim"))
+        console.print(f"test difference (final − start): {delta['delta'] * 100:+.1f}"
+                      + (f" [{ci[0] * 100:+.1f}, {ci[1] * 100:+.1f}]" if ci else "")
+                      + f", paired bootstrap CI over {delta['n']} items (an interval across 0 is noise); "
+                      f"{len(delta['now_right'])} item(s) now agree more, {len(delta['now_wrong'])} less", markup=False)
+    console.print(f"every candidate that ran is a version: `qatui judges versions {doc['judge']}` lists them, "
+                  f"`qatui judges show {doc['judge']} --version V` prints one (kept in {doc['history']}); "
+                  f"sessions: {', '.join(doc['sessions'])}", markup=False, style="dim")
     if doc.get("output"):
-        console.print(Text(f"wrote {doc['output']}", style="dim"))
+        console.print(f"wrote {doc['output']}", markup=False, style="dim")
 
 
 def _print_plan(args: argparse.Namespace, plan: Plan, backbone: str, writer: str, n_train: int, n_test: int,
@@ -252,6 +252,8 @@ def _report_interrupted(console: Console, state: AlignState, history: Path) -> N
     kept = [c for c in state.candidates if c.version]
     from rich.text import Text
 
-    console.print(Text.assemble(("Interrupted.", "yellow"), f" {len(kept)} candidate(s) kept as versions in "
+    from qatui.text import plain
+
+    console.print(Text.assemble(("Interrupted.", "yellow"), plain(f" {len(kept)} candidate(s) kept as versions in "
                                 f"{history / state.name}; sessions: {', '.join(state.sessions) or 'none'} (the last "
-                                "one, if unfinished, resumes with `qatui sessions resume ID`)"), soft_wrap=True)
+                                "one, if unfinished, resumes with `qatui sessions resume ID`)")), soft_wrap=True)
