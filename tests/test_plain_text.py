@@ -490,3 +490,14 @@ def test_a_run_s_leak_note_naming_hostile_ids_is_shown_whole(tmp_path, capsys) -
     note = leak_note([item_id], 1, chosen=False)
     assert note is not None and " ".join(plain(note).split()) in " ".join(out.split()), out
     assert "\\x07" in out and "\x07" not in out
+
+
+def test_an_error_quoting_data_shows_its_bell(tmp_path, capsys) -> None:
+    """An error is one line of text (`qatui.cli`'s handler): a BEL in the dataset's file name it quotes is shown as
+    its escape, not dropped unseen by Rich."""
+    from qatui.cli import main
+
+    missing = tmp_path / "no\x07such.jsonl"
+    assert main(["datasets", "inspect", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert "no\\x07such.jsonl" in "".join(err.split()) and "\x07" not in err, err

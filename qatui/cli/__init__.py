@@ -71,4 +71,6 @@ def report_error(error: QatuiError, as_json: bool) -> None:
         return
     from rich.text import Text
 
-    make_console(stderr=True).print(Text.assemble(("error:", "bold red"), " ", str(error)), soft_wrap=True)
+    from qatui.text import plain
+
+    make_console(stderr=True).print(Text.assemble(("error:", "bold red"), " ", plain(error)), soft_wrap=True)

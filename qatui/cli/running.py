@@ -22,7 +22,7 @@ from qatui.cli.common import (
 )
 from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED, EXIT_RUN_FAILED, EXIT_STOPPED
 from qatui.errors import QatuiError
-from qatui.text import plural
+from qatui.text import plain, plural
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -274,8 +274,9 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     from rich.text import Text
 
     console = make_console()
-    console.print(Text.assemble((dataset.name, "bold"), f": {plural(len(subset.items), 'item')}, "
-                                f"{'backbone' if len(backbones) == 1 else 'backbones'} {', '.join(backbones)}"))
+    console.print(Text.assemble((plain(dataset.name), "bold"), plain(
+        f": {plural(len(subset.items), 'item')}, {'backbone' if len(backbones) == 1 else 'backbones'} "
+        f"{', '.join(backbones)}")))
     for note in requests.values():
         console.print(f"  {note}", markup=False)
     if nli:

@@ -154,7 +154,7 @@ def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
         if len(tiers) == 1 and len(tiers[0]) > 1:
             line += " (no decision: all tied)"
         pref = f"  preference {e['preference']} (A={e['pair'][0]}, B={e['pair'][1]})" if e.get("preference") else ""
-        console.print(Text.assemble((judge, "bold"), f" ranking {line}{pref}"))
+        console.print(Text.assemble((plain(judge), "bold"), plain(f" ranking {line}{pref}")))
         print_repeats(console, e["details"])
         models = [f"{kind} {e['details'][kind]}" for kind in ("nli", "embedder") if e["details"].get(kind)]
         if models:
