@@ -153,6 +153,10 @@ def test_candidates_the_copy_check_could_not_compare_are_named_everywhere(tmp_pa
     assert ran["leaks"] == {"items_copying_a_reference": [], "n_items": 2, "items_not_compared": ["long"]}
     assert main(["run", str(path), "--judge", "length", *sessions]) == 0
     assert warning in " ".join(capsys.readouterr().out.split())
+    assert main(["run", str(path), "--judge", "length", *sessions, "--without-leaks"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # "no copy" is said of what was compared only
+    assert "no candidate the copy check compared copies a reference (some could not be compared)" in out
+    assert "no item has a candidate copying a reference" not in out
     shown = _json(capsys, "sessions", "show", ran["session"], *sessions)
     assert shown["leaks"]["items_not_compared"] == ["long"]
     assert main(["sessions", "show", ran["session"], *sessions]) == 0

@@ -157,7 +157,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
                           **unchecked}
     elif unchecked:
         table["leaks"] = {"items_copying_a_reference": [], "n_items": len(measured.items), **unchecked}
-    if note := leak_note(left_out, len(measured.items), args.without_leaks):
+    if note := leak_note(left_out, len(measured.items), args.without_leaks, not_compared=bool(check.not_compared)):
         stderr.print(note, markup=False, style="dim" if args.without_leaks else "yellow")
     if note := not_compared_note(check):
         stderr.print(note, markup=False, style="yellow")

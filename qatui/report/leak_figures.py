@@ -48,7 +48,8 @@ class LeakSplit:
 
     def note(self) -> str | None:
         """One line for the terminal (`leak_note`)."""
-        return leak_note(self.left_out, self.n_items, self.chosen)
+        return leak_note(self.left_out, self.n_items, self.chosen,
+                         not_compared=self.check is not None and bool(self.check.not_compared))
 
     def not_compared(self) -> str | None:
         """A warning for the terminal when the copy check could not compare some candidate (`not_compared_note`)."""
@@ -82,10 +83,18 @@ def shown_ids(ids: list[str]) -> str:
     return ", ".join(ids[:SHOWN_IDS]) + (" …" if len(ids) > SHOWN_IDS else "")
 
 
-def leak_note(left_out: list[str], n_items: int, chosen: bool) -> str | None:
-    """What was left out (`chosen`), or that leaking items exist and how to leave them out; None when silent."""
+def leak_note(left_out: list[str], n_items: int, chosen: bool, not_compared: bool = False) -> str | None:
+    """What was left out (`chosen`), or that leaking items exist and how to leave them out; None when silent.
+
+    `not_compared`: the copy check could not compare every candidate (`data.leaks.check_copies`), so "no copy" is
+    said of the candidates it compared only."""
     if not left_out:
-        return "no item has a candidate copying a reference: nothing to leave out" if chosen else None
+        if not chosen:
+            return None
+        if not_compared:
+            return ("no candidate the copy check compared copies a reference (some could not be compared): nothing "
+                    "to leave out")
+        return "no item has a candidate copying a reference: nothing to leave out"
     ids = shown_ids(left_out)
     if chosen:
         return (f"left out {len(left_out)} of {plural(n_items, 'item')} whose candidates copy a reference "
