@@ -149,6 +149,9 @@ def test_candidates_the_copy_check_could_not_compare_are_named_everywhere(tmp_pa
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     sessions = ("--sessions-dir", str(tmp_path / "s"))
     warning = "1 candidate in 1 item was not compared with every reference (long/a)"
+    inspected = _json(capsys, "datasets", "inspect", str(path))
+    assert inspected["copies"] == {"copying": [], "not_compared": [["long", "a"]]}
+    assert any(warning in " ".join(w.split()) for w in inspected["warnings"])
     ran = _json(capsys, "run", str(path), "--judge", "length", *sessions)
     assert ran["leaks"] == {"items_copying_a_reference": [], "n_items": 2, "items_not_compared": ["long"]}
     assert main(["run", str(path), "--judge", "length", *sessions]) == 0

@@ -204,8 +204,9 @@ def partial_gold_warning(items: Sequence[Item]) -> str | None:
             "only on the candidates the gold ranks")
 
 
-def leak_warnings(items: Sequence[Item]) -> list[str]:
-    """One sentence per leak found, with its counts; empty when none."""
+def leak_warnings(items: Sequence[Item], check: CopyCheck | None = None) -> list[str]:
+    """One sentence per leak found, with its counts; empty when none. `check`: the copy check of `items`, when the
+    caller has made it (`check_copies`)."""
     warnings = []
     ranked = _ranked(items, 2)
     if ranked:
@@ -222,7 +223,7 @@ def leak_warnings(items: Sequence[Item]) -> list[str]:
             warnings.append(f"candidate ids encode the gold in {by_id} of {plural(len(ranked3), 'ranked item')}: "
                             "sorted by id, the candidates are in gold order (or its reverse); a judge that sees ids "
                             "can read the answer")
-    check = check_copies(items)
+    check = check_copies(items) if check is None else check
     copies = check.copies
     if copies:
         shown = ", ".join(f"{item_id}/{cid}" for item_id, cid in copies[:5]) + (" …" if len(copies) > 5 else "")
