@@ -42,10 +42,10 @@ class _Shown:
             if not segment.control and (text := plain(segment.text)) != segment.text:
                 segment, changed = Segment(text, segment.style), True
             shown.append(segment)
-        yield from folded(shown, options.max_width) if changed else shown
+        yield from _folded(shown, options.max_width) if changed else shown
 
 
-def folded(segments: Iterable[Segment], width: int) -> Iterator[Segment]:
+def _folded(segments: Iterable[Segment], width: int) -> Iterator[Segment]:
     """`segments` with each line wider than `width` cells broken onto the next line, so that nothing is cropped."""
     column = 0
     for segment in segments:

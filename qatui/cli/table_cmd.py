@@ -78,9 +78,9 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     from qatui.data.loaders import load_dataset
     from qatui.engine.jobs import check_batch_retry, start_run
     from qatui.engine.repeats import judged_once_line
-    from qatui.data.leaks import without_leaks
+    from qatui.data.leaks import not_compared_warning, without_leaks
     from qatui.report.gold import parse_gold, with_gold
-    from qatui.report.leak_figures import leak_note, not_compared_json, not_compared_note
+    from qatui.report.leak_figures import leak_note, leaks_json
     from qatui.report.output_file import check_output
     from qatui.report.table import find_reusable, gold_kind
 
@@ -150,16 +150,12 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     table = {"dataset": dataset.name, "items": len(kept.items if chosen is free_rows else measured.items),
              "gold": gold_kind(measured), "gold_source": args.gold, "convention": args.convention,
              "baseline": chosen["baseline"], "rows": chosen["rows"]}
-    unchecked = not_compared_json(check)
-    if left_out:
-        table["leaks"] = {"items_copying_a_reference": left_out, "n_items": len(measured.items),
-                          "left_out": args.without_leaks, "all_items": all_rows, "without_leaks": free_rows,
-                          **unchecked}
-    elif unchecked:
-        table["leaks"] = {"items_copying_a_reference": [], "n_items": len(measured.items), **unchecked}
+    if leaks := leaks_json(left_out, len(measured.items), check, {
+            "left_out": args.without_leaks, "all_items": all_rows, "without_leaks": free_rows}):
+        table["leaks"] = leaks
     if note := leak_note(left_out, len(measured.items), args.without_leaks, not_compared=bool(check.not_compared)):
         stderr.print(note, markup=False, style="dim" if args.without_leaks else "yellow")
-    if note := not_compared_note(check):
+    if note := not_compared_warning(check):
         stderr.print(note, markup=False, style="yellow")
     _write(args, table)
     return 0

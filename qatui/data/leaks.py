@@ -136,7 +136,7 @@ def check_copies(items: Sequence[Item]) -> CopyCheck:
     copies: list[tuple[str, str]] = []
     not_compared: list[tuple[str, str]] = []
     for item in items:
-        references = [_normalised(ref) for ref in item.references] if budget >= STEPS_A_PAIR else []
+        references = [_normalised(ref) for ref in item.references]
         for cid, candidate in item.candidates.items():
             if budget < STEPS_A_PAIR and item.references:  # spent: no pair can be compared now, so none is looked at
                 not_compared.append((item.id, cid))
@@ -157,17 +157,11 @@ def check_copies(items: Sequence[Item]) -> CopyCheck:
     return CopyCheck(copies=copies, not_compared=not_compared)
 
 
-def items_copying_a_reference(items: Sequence[Item]) -> list[str]:
-    """Ids of the items where at least one candidate copies a reference, in the items' order.
-
-    The rule `leak_warnings` warns with, and what `--without-leaks` leaves out: on such an item any
-    reference-based judge ranks the copy first for free, so its agreement with people says little.
-    """
-    return check_copies(items).items_copying()
-
-
 def without_leaks(dataset: Dataset) -> tuple[Dataset, CopyCheck]:
-    """`dataset` without the items whose candidates copy a reference, and the check that found them."""
+    """`dataset` without the items whose candidates copy a reference, and the check that found them.
+
+    The rule `leak_warnings` warns with, and what `--without-leaks` leaves out: on such an item any reference-based
+    judge ranks the copy first for free, so its agreement with people says little."""
     check = check_copies(dataset.items)
     gone = set(check.items_copying())
     if not gone:

@@ -9,7 +9,7 @@ makes the leak-free figures the ones shown, and says how many items were left ou
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from qatui.data.leaks import CopyCheck, not_compared_warning, without_leaks
@@ -39,7 +39,7 @@ class LeakSplit:
     all_items: dict[str, dict]
     without_leaks: dict[str, dict] | None
     chosen: bool
-    check: CopyCheck | None = field(default=None)
+    check: CopyCheck | None = None
 
     @property
     def headline(self) -> dict[str, dict]:
@@ -52,30 +52,26 @@ class LeakSplit:
                          not_compared=self.check is not None and bool(self.check.not_compared))
 
     def not_compared(self) -> str | None:
-        """A warning for the terminal when the copy check could not compare some candidate (`not_compared_note`)."""
-        return not_compared_note(self.check)
+        """A warning for the terminal when the copy check could not compare some candidate (`not_compared_warning`)."""
+        return None if self.check is None else not_compared_warning(self.check)
 
     def json(self, judges_json: Any) -> dict[str, Any] | None:
-        """The `leaks` member of a `--json` object: both figures, as `judges_json(summary)` writes each, and
-        `items_not_compared` where the copy check left candidates uncompared; None when neither."""
-        unchecked = not_compared_json(self.check)
-        if not self.left_out:
-            return {"items_copying_a_reference": [], "n_items": self.n_items, **unchecked} if unchecked else None
-        return {"items_copying_a_reference": self.left_out, "n_items": self.n_items, "left_out": self.chosen,
-                "all_items": judges_json(self.all_items), "without_leaks": judges_json(self.without_leaks or {}),
-                **unchecked}
+        """The `leaks` member of a `--json` object (`leaks_json`), both figures as `judges_json(summary)` writes each."""
+        return leaks_json(self.left_out, self.n_items, self.check, {
+            "left_out": self.chosen, "all_items": judges_json(self.all_items),
+            "without_leaks": judges_json(self.without_leaks or {})})
 
 
-def not_compared_note(check: CopyCheck | None) -> str | None:
-    """The copy check's sentence on what it could not compare (`data.leaks.not_compared_warning`), or None."""
-    return None if check is None else not_compared_warning(check)
-
-
-def not_compared_json(check: CopyCheck | None) -> dict[str, Any]:
-    """{"items_not_compared": ids} where the copy check left some candidate uncompared with a reference; else {}."""
-    if check is None or not check.not_compared:
-        return {}
-    return {"items_not_compared": check.items_not_compared()}
+def leaks_json(left_out: list[str], n_items: int, check: CopyCheck | None,
+               figures: dict[str, Any]) -> dict[str, Any] | None:
+    """The `leaks` member of `run`'s, `sessions show`'s and `table`'s `--json`: the items copying a reference with
+    `figures` (whether they were left out, every item's figures, those without them), and `items_not_compared` where
+    the copy check left some candidate uncompared; None when neither."""
+    unchecked = ({"items_not_compared": check.items_not_compared()}
+                 if check is not None and check.not_compared else {})
+    if not left_out and not unchecked:
+        return None
+    return {"items_copying_a_reference": left_out, "n_items": n_items, **(figures if left_out else {}), **unchecked}
 
 
 def shown_ids(ids: list[str]) -> str:
