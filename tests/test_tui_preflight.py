@@ -13,6 +13,7 @@ from qatui.tui.app import QatuiApp
 from qatui.tui.screens.home import HomeScreen
 from qatui.tui.screens.new_run import NewRunScreen
 from qatui.tui.screens.run import RunScreen
+from qatui.tui.screens.spot_check import SpotCheckScreen
 
 
 def rejecting_backbone(llm_server, tmp_path, monkeypatch):
@@ -26,8 +27,6 @@ def rejecting_backbone(llm_server, tmp_path, monkeypatch):
 async def filled_spot_check(app: QatuiApp, pilot) -> SpotCheckScreen:
     """Spot check opened with its judges loaded, and one question, reference and two responses typed in."""
     from textual.widgets import TextArea
-
-    from qatui.tui.screens.spot_check import SpotCheckScreen
 
     app.open_spot_check()
     await wait_until(pilot, lambda: isinstance(app.screen, SpotCheckScreen) and bool(app.screen.judges))

@@ -137,7 +137,6 @@ def _drive(aligner: Any, state: AlignState) -> bool:
     stopped = False
 
     async def drive() -> None:
-        nonlocal stopped
         main = asyncio.current_task()
 
         def on_interrupt() -> None:

@@ -63,7 +63,7 @@ def print_jury(console: Console, doc: dict, keys: list[str]) -> None:
                       str(cov.get("failed", 0)), *(_cell(entry, key, i == 0) for i, key in enumerate(shown)))
     console.print(table)
     lines = agreement_lines(doc.get("members_agreement") or {})
-    console.print("[bold]members' agreement[/] " + ("\n  ".join(["", *map(escape, lines)]) if lines
+    console.print("[bold]members' agreement[/] " + ("\n  ".join(["", *map(escaped, lines)]) if lines
                                                      else "[dim]none: no item two members answered[/]"))
 
 
