@@ -152,6 +152,6 @@ class EmbedPlanner:
 
     @staticmethod
     def _tokens(model: str, text: str) -> int:
-        from qatui.llm._lazy import get_litellm
+        from qatui.llm.tokens import count_text
 
-        return int(get_litellm().token_counter(model=model, text=text)) if text else 0
+        return count_text(model, text)

@@ -66,6 +66,10 @@ class Priced:
     the row costs is its served embedder's (`embed`), if any."""
     embed: EmbedPriced | None = None
     """Its served embedder's planned requests (in `usd` and `usd_most`); None when it uses none."""
+    model: str = ""
+    """Its backbone's model string (LiteLLM's), for the notes."""
+    approximate: str = ""
+    """Why its backbone's prompts were counted with tiktoken, not the model's own tokenizer (`llm.tokens`), else ""."""
 
     def add(self, other: Priced) -> None:
         """Sum `other` into this one (a price missing from either is missing from the sum)."""
@@ -85,6 +89,7 @@ class Priced:
                 "prompt_tokens": round(self.prompt_tokens), "completion_tokens": round(self.completion_tokens),
                 "completion_measured": self.measured, "usd": self.usd, "usd_most": self.usd_most,
                 **({"unpriced": self.unpriced} if self.unpriced else {}),
+                **({"approximate": self.approximate} if self.approximate else {}),
                 **({"backbone_free": "embedded model"} if self.free else {}),
                 **({"embeddings": self.embed.json()} if self.embed is not None else {})}
 
@@ -108,7 +113,8 @@ async def _price_all(judges: list[Judge], dataset: Dataset, resources: Resources
         if not calls_backbone(part, models, dataset):
             continue
         client = models.llm
-        row = priced[label] = Priced(backbone=models.backbone, free=getattr(client, "is_local", False))
+        row = priced[label] = Priced(backbone=models.backbone, model=str(getattr(client, "model", "")),
+                                     free=getattr(client, "is_local", False))
         if not isinstance(client, LLMClient) or (row.free and not embeds.uses(part, models)):
             row.calls = sum(c[1] for c in counts if c)
             row.unpriced = "" if row.free else "scripted backbone"
@@ -124,6 +130,10 @@ async def _price_all(judges: list[Judge], dataset: Dataset, resources: Resources
             row.embed = embeds.new_row(models)
         await _price_unit(row, part, client, dataset.items, counts, seed, means[key], batch,
                           (embeds, models) if row.embed is not None else None)
+        if not row.free:
+            from qatui.llm.tokens import approximate
+
+            row.approximate = approximate(client.model) or ""
         if row.free:  # its calls were captured for the embedder's texts: their tokens are neither counted nor paid
             row.prompt_tokens = row.completion_tokens = 0.0
             row.measured = 0
@@ -292,6 +302,8 @@ def price_notes(priced: dict[str, Priced]) -> list[str]:
         if cached:
             notes.append(f"{cached} calls are answered by the cache already: free")
     for label, row in priced.items():
+        if label != "total" and row.approximate:
+            notes.append(f"token counts of {label} on {row.backbone} ({row.model}) are approximate: {row.approximate}")
         if label != "total" and row.usd is None and row.unpriced:
             notes.append(f"no price for {label} on {row.backbone}: {row.unpriced}")
         if label != "total" and row.embed is not None and row.embed.unpriced:

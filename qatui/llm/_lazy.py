@@ -45,6 +45,9 @@ def get_litellm() -> ModuleType:
 
         litellm.suppress_debug_info = True  # no "Provider List: ..." banners on stdout
         litellm.telemetry = False
+        # Its counter fetches a Llama or Command R tokenizer from the Hugging Face hub on each count (23 s of retries a
+        # count with no network): qatui hands it the tokenizer itself, found offline first (`qatui.llm.tokens`).
+        litellm.disable_hf_tokenizer_download = True
         litellm.disable_streaming_logging = True  # no callbacks to feed: a streamed call cost 30% more CPU without it
         # Its OpenAI embedding call reads `max_retries=0` as unset and retried twice on its own, under ours.
         litellm.DEFAULT_MAX_RETRIES = 0

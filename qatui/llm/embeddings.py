@@ -158,8 +158,10 @@ class RemoteEmbeddings:
         (`CapReached` when that could pass the cap); the USD held, 0 outside a capped run."""
         if (spend := SPEND.get()) is None or not texts:
             return 0.0
-        tokens = get_litellm().token_counter(model=self.settings.model, text="\n".join(texts))
-        return spend.reserve(price(self.settings.model, int(tokens), 0) or 0.0)
+        from qatui.llm.tokens import count_text
+
+        tokens = count_text(self.settings.model, "\n".join(texts))
+        return spend.reserve(price(self.settings.model, tokens, 0) or 0.0)
 
     def after(self, texts: list[str], held: float) -> None:
         """Record, in the asking task's context, each request made for any of `texts` not recorded yet (one cached

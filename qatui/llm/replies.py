@@ -292,17 +292,16 @@ class Stream:
 
     def _counted(self, messages: list[dict[str, Any]], content: str | None, reasoning: str | None) -> dict[str, int]:
         """Usage by LiteLLM's token counter, for a stream that reported none."""
-        from qatui.llm._lazy import get_litellm
+        from qatui.llm.tokens import count_messages, count_text
 
-        count = get_litellm().token_counter
         model = self._served_model or self.model
         try:
-            prompt = count(model=model, messages=messages)
+            prompt = count_messages(model, messages)
         except Exception:  # noqa: BLE001 - as LiteLLM: a count that fails is 0
             prompt = 0
-        completion = count(model=model, text=content or "", count_response_tokens=True)
+        completion = count_text(model, content or "", answer=True)
         if reasoning:
-            completion += count(model=model, text=reasoning, count_response_tokens=True)
+            completion += count_text(model, reasoning, answer=True)
         return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 

@@ -60,15 +60,15 @@ def prompt_tokens(model: str, request: dict[str, Any], window: int | None = None
     """The tokens a request's prompt holds: its messages, and the JSON schema of its `response_format` (a provider
     reads that too), counted with the backbone's tokenizer (`qatui.llm.trim.counter_for`: the GGUF's for `local/`,
     else LiteLLM's `token_counter` for the model)."""
-    ll = get_litellm()
+    from qatui.llm.tokens import count_messages, count_text
+
     counter = _counter(model, window)
     messages = request.get("messages") or []
     schema = (request.get("response_format") or {}).get("json_schema")
     schema_text = json.dumps(schema.get("schema"), ensure_ascii=False) if isinstance(schema, dict) else ""
     if counter is not None:
         return counter.messages(messages) + (counter.text(schema_text) if schema_text else 0)
-    tokens = ll.token_counter(model=model, messages=messages)
-    return tokens + (ll.token_counter(model=model, text=schema_text) if schema_text else 0)
+    return count_messages(model, messages) + count_text(model, schema_text)
 
 
 class CapReached(Exception):

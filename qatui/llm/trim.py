@@ -7,8 +7,8 @@ LiteLLM's `max_input_tokens` for the model (`get_model_info`), else, for `local/
 embedded model's context (`n_ctx`). A model whose window is unknown is sent as it is.
 
 Tokens are counted with the backbone's own tokenizer: LiteLLM's `token_counter` for
-providers (tiktoken for OpenAI models), the GGUF's tokenizer and chat template for the
-embedded model. A prompt over its budget has its fenced texts (answers, references,
+providers (tiktoken for OpenAI models; `qatui.llm.tokens`, offline), the GGUF's tokenizer and chat
+template for the embedded model. A prompt over its budget has its fenced texts (answers, references,
 context: `qatui.llm.fence`) cut, never its instructions: the longest texts first, each cut to
 a common cap so that the shortest keep all they have ("water filling"), keeping the head of
 each text and ending it with a note saying how many tokens were kept. The fence lines stay,
@@ -183,11 +183,9 @@ def counter_for(model: str, window: int | None) -> Counter | None:
 
         local = get_model(model_name(model))
         return Counter(window or local.n_ctx, local.count_prompt, local.count_text)
-    from qatui.llm._lazy import get_litellm
+    from qatui.llm.tokens import count_messages, count_text
 
     window = window_of(model, window)
     if not window:
         return None
-    ll = get_litellm()
-    return Counter(int(window), lambda messages: ll.token_counter(model=model, messages=messages),
-                   lambda text: ll.token_counter(model=model, text=text))
+    return Counter(int(window), lambda messages: count_messages(model, messages), lambda text: count_text(model, text))
