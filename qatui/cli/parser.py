@@ -161,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--plan", action="store_true",
                      help="check the dataset and judges, print the backbone calls, tokens and price of each judge, "
                           "start nothing")
+    run.add_argument("--offline", action="store_true",
+                     help="with --plan: send nothing and need no key (backbones not asked, served models not probed), "
+                          "to price a run before its key or network exists")
     _max_cost_flag(run, "the run")
     _reasoning_flags(run)
     _batch_flag(run, "the run")

@@ -21,7 +21,7 @@ from qatui.cli.common import (
     with_reasoning,
 )
 from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED, EXIT_RUN_FAILED, EXIT_STOPPED
-from qatui.errors import QatuiError
+from qatui.errors import ConfigError, QatuiError
 from qatui.text import plain, plural
 
 if TYPE_CHECKING:
@@ -206,6 +206,9 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from qatui.engine.jobs import check_batch_retry, start_run
 
     check_batch_retry(args.batch, args.batch_retry)
+    if args.offline and not args.plan:
+        raise ConfigError("--offline only goes with --plan: a run sends its calls (run --plan --offline prices it "
+                         "without a key or a network)")
     config = with_jury(config, args.judges, args.jury)
     asked = reasoning_asked(args)
     config = with_reasoning(config, asked, [args.backbone, *jury_backbones(config)])
@@ -245,7 +248,7 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
     resources = run_resources(args, config)
     judges = build_judges(args.judges, config, subset, resources, repeats=args.repeats)
     once = judge_once_when_fixed(judges, resources, subset)
-    check_models(judges, resources, subset)
+    checked = check_models(judges, resources, subset, offline=args.offline)
     calls = expected_calls(judges, subset)
     members = member_calls(judges, subset)
     total = total_calls(calls)
@@ -263,7 +266,8 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
             "member_calls": {jury: {m: list(c) if c else None for m, c in found.items()} for jury, found in members.items()},
             "total_calls": list(total) if total else None, "cost": {k: row.json() for k, row in prices.items()},
             "repeats": {judge.name: judge.options.repeats for judge in judges}, "judged_once": once,
-            **({"batch": True} if args.batch else {})}
+            **({"batch": True} if args.batch else {}),
+            **({"offline": checked} if args.offline else {})}
     if embedding := embedding_plan(judges, resources, prices):
         plan["embeddings"] = embedding
     if requests := request_notes(judges, resources, subset):
@@ -279,6 +283,11 @@ def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:
         f"{', '.join(backbones)}")))
     for note in requests.values():
         console.print(f"  {note}", markup=False)
+    if args.offline:
+        for line in checked["backbones"]:
+            console.print(f"  {line}", markup=False)
+        for name in checked["not_probed"]:
+            console.print(f"  {name}: not probed (--offline); its stored vectors not read, every text priced", markup=False)
     if nli:
         console.print("  NLI: " + ", ".join(f"{language} items → {name}" for language, name in nli.items()), markup=False)
     console.print(plan_table(calls, members, total, prices, {judge.name: judge.options.repeats for judge in judges}))

@@ -46,26 +46,31 @@ def judge_once_when_fixed(judges: list[Judge], resources: Resources, dataset: Da
 
 
 def check_models(judges: list[Judge], resources: Resources, dataset: Dataset | None = None,
-                 defer_live: bool = False) -> None:
+                 defer_live: bool = False, offline: bool = False) -> dict[str, list[str]]:
     """Refuse a run before any session exists: a pip extra a judge needs is missing (one line naming it), a
     served embedder or NLI model does not answer its probe, or a backbone a judge (or member) calls cannot answer.
 
     `defer_live`: a backbone whose answers the call cache holds has its live request put off until the run's
     first call the cache cannot answer (`llm.preflight`); its offline checks (provider, key) are made now. So is
     the probe of a served embedder or NLI model whose outputs the model-output store holds, until the run's first
-    input the store cannot answer (`Resources.check_served`)."""
+    input the store cannot answer (`Resources.check_served`).
+
+    `offline` (`run --plan --offline`): nothing is sent and no key is needed; served models are not probed and
+    backbones have only their offline checks (`llm.preflight.offline_check`). Returns what was checked: "backbones",
+    one line each, and "not_probed", the served models left unprobed."""
     from qatui.extras import require
 
     for judge, models in model_users(judges, resources):
         for extra, who in models.needed_extras(judge, dataset).items():
             require(extra, who)
+    unprobed: list[str] = []
     for judge, models in model_users(judges, resources):
-        models.check_served(judge, dataset, defer_live)
-    checked: set[str] = set()
+        unprobed += models.check_served(judge, dataset, defer_live, offline)
+    checked: dict[str, str] = {}
     for judge, models in model_users(judges, resources):
         if calls_backbone(judge, models, dataset) and models.backbone not in checked:
-            checked.add(models.backbone)
-            models.check_backbone(defer_live)
+            checked[models.backbone] = models.check_backbone(defer_live, offline)
+    return {"backbones": list(checked.values()), "not_probed": list(dict.fromkeys(unprobed))}
 
 
 def run_backbones(judges: list[Judge], resources: Resources, dataset: Dataset | None = None) -> list[str]:

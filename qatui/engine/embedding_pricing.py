@@ -143,8 +143,9 @@ class EmbedPlanner:
         return self.means[key]
 
     def _stored(self, models: Resources, texts: list[str]) -> set[str]:
-        """Those of `texts` whose vectors the model-output store holds (none when reads are off)."""
-        if not texts:
+        """Those of `texts` whose vectors the model-output store holds (none when reads are off, or offline: the
+        embedder not probed, its store cannot be matched to it)."""
+        if not texts or models.offline:
             return set()
         embedder = models.embedder
         stored = models.stored_vectors(embedder)

@@ -56,6 +56,9 @@ class Resources:
     _stored_vectors: dict[str, StoredVectors | None] = field(default_factory=dict, repr=False, compare=False)
     _backbone_checked: str | None = field(default=None, repr=False, compare=False)
     _defer_served: bool = field(default=False, repr=False, compare=False)
+    offline: bool = field(default=False, repr=False, compare=False)
+    """Checked for `run --plan --offline` (`check_served`): its served models were not probed, so what they would
+    answer (and the vectors their store keeps) is not known."""
 
     def __init__(self, config: Config, backbone_name: str | None = None, nli_spec: str | None = None,
                  embedder_spec: str | None = None, use_cache: bool | None = None, *, llm: LLMClient | None = None,
@@ -65,6 +68,7 @@ class Resources:
         self._nli_scorers, self._stored_vectors = {}, {}
         self._backbone_checked: str | None = None
         self._defer_served = False
+        self.offline = False
         for name, model in (("llm", llm), ("nli", nli), ("embedder", embedder)):
             if model is not None:
                 setattr(self, name, model)  # fills the cached property: it is never built from the name
@@ -193,7 +197,8 @@ class Resources:
             needed.setdefault("embed", f"judge {judge.name} (embedder {self.embedder_name})")
         return needed
 
-    def check_served(self, judge: ModelUser, dataset: Dataset | None, defer_live: bool = False) -> None:
+    def check_served(self, judge: ModelUser, dataset: Dataset | None, defer_live: bool = False,
+                     offline: bool = False) -> list[str]:
         """Build now the served embedder and NLI models `judge` uses (`[embedders.NAME]`, `[nli_servers.NAME]`):
         each answers a probe first, so a server that is down, or whose labels read the wrong way, is refused
         before a session exists. Local models load later, when first used; a local NLI model's name is checked now
@@ -202,10 +207,18 @@ class Resources:
 
         `defer_live` (a run, not in batch mode, reading the store): a served model whose outputs the model-output
         store holds is built from what its probe learned then, and probed at the run's first input the store
-        cannot answer (`served_embedder`, `served_nli`)."""
+        cannot answer (`served_embedder`, `served_nli`).
+
+        `offline` (`run --plan --offline`): the served models are named, not built nor probed. Returns what was
+        left unprobed so ("embedder 'NAME'", "NLI server 'NAME'"); [] otherwise."""
         self._defer_served = defer_live
+        self.offline = offline
+        unprobed: list[str] = []
         if judge.uses_embedder and self.embedder_name in self.config.embedders:
-            self.embedder  # noqa: B018 - built for its probe
+            if offline:
+                unprobed.append(f"embedder {self.embedder_name!r}")
+            else:
+                self.embedder  # noqa: B018 - built for its probe
         elif judge.uses_embedder:
             from qatui.embed.loader import check_local as check_local_embedder
 
@@ -213,22 +226,30 @@ class Resources:
         if judge.uses_nli:
             for language in sorted(_languages(dataset)):
                 name = self.nli_name_for(language)
-                if name in self.config.nli_servers:
+                if name in self.config.nli_servers and offline:
+                    unprobed.append(f"NLI server {name!r}")
+                elif name in self.config.nli_servers:
                     self.nli_for(language)
                 elif name.strip().lower() not in ("llm", HEAD):
                     from qatui.nli.loader import check_local
 
                     check_local(name)
+        return unprobed
 
-    def check_backbone(self, defer_live: bool = False) -> str:
+    def check_backbone(self, defer_live: bool = False, offline: bool = False) -> str:
         """Refuse now (`BackboneUnusable`) a backbone that cannot answer: before a session, never after.
 
         `defer_live` (a run, not in batch mode): when the call cache holds answers of the backbone, its live
         request waits for the run's first call the cache cannot answer (`llm.preflight`). Once it has answered,
         these Resources do not ask again: several runs made with them in a row (the evaluations of
-        `judges align`) cost one check, not one each."""
-        from qatui.llm.preflight import preflight_backbone
+        `judges align`) cost one check, not one each.
 
+        `offline` (`run --plan --offline`): only what needs no network and no key (`llm.preflight.offline_check`);
+        it counts as no check for a later run on these Resources."""
+        from qatui.llm.preflight import offline_check, preflight_backbone
+
+        if offline:
+            return offline_check(self.llm)
         deferred = getattr(self.llm, "deferred_check", None)
         if self._backbone_checked is None or (deferred is not None and deferred.refusal is not None):
             self._backbone_checked = preflight_backbone(self.llm, defer_live)  # a put-off check that failed: again

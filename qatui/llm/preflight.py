@@ -19,6 +19,10 @@ variables are missing (for a backbone naming neither `api_key_env` nor `api_base
 facts kept beside the call cache (`llm.facts`), like everything that shapes the request. Only sending the
 request may import it (the backbone's transport).
 
+`run --plan --offline` makes only the checks that need no network and no key (`offline_check`): the provider is
+known and the model file of an embedded model is there; a key not set is said, not refused, so a run can be priced
+before its key exists; nothing is sent.
+
 A run may defer the request (`defer_live`: `qatui run` and resume, not in batch mode) when the call
 cache holds answers of this backbone (`CallCache.holds_answers_of`: same model and api_base): a rerun
 answered from the cache then needs no backbone, and makes no request at all. The request is made at the
@@ -94,6 +98,39 @@ async def apreflight_backbone(client: LLMClient, defer_live: bool = False) -> st
     return await _live(client)
 
 
+def offline_check(client: Any) -> str:
+    """What `run --plan --offline` can know of `client` (an `LLMClient`) with no network and no key, as one line.
+
+    Refused (`BackboneUnusable`) only for what neither a key nor a network would fix: a provider LiteLLM does not
+    know, an embedded model's missing file. A key not set is said in the line (a run is refused until it is set);
+    no request is sent, so whether the endpoint answers is not known and the line says so."""
+    from qatui.llm.client import LLMClient
+
+    if not isinstance(client, LLMClient):
+        return "scripted backbone"
+    if client.is_local:
+        try:
+            client.precheck()
+        except LLMCallError as e:
+            raise BackboneUnusable(f"backbone {client.name!r} cannot be used: {_without_model(e, client)}") from None
+        return f"{client.label}: embedded, model file present"
+    parts = ([_single(client, i) for i in range(len(client.settings.deployments))] if client.settings.deployments
+             else [client])
+    missing = []
+    for part in parts:
+        try:
+            _known_provider(part)
+        except LLMCallError as e:
+            raise BackboneUnusable(f"backbone {part.name!r} cannot be used: {_without_model(e, part)}") from None
+        try:
+            part.api_key()
+            part.precheck()
+        except LLMCallError as e:
+            missing.append(f"{part.name}: {_without_model(e, part)}" if part is not client else _without_model(e, part))
+    key = ("; ".join(missing) + ": a run is refused until it is set") if missing else "its key is set"
+    return f"{client.label}: provider known, {key}; not checked live (--offline: nothing sent)"
+
+
 async def _live(client: LLMClient) -> str:
     """The live request of the preflight (one attempt, 8 tokens, no cache): its line, or `BackboneUnusable`."""
     fix = _fix(client)
@@ -116,23 +153,29 @@ async def _live(client: LLMClient) -> str:
 
 async def _check_deployment(client: LLMClient, index: int) -> str:
     """One deployment checked as a backbone of its own (key set, one 8-token request); a refusal names it."""
-    from qatui.config import BackboneConfig
-    from qatui.llm.backbone import Backbone
-
-    dep = client.settings.deployments[index]
-    label = f"{client.name}/{client.settings.deployment_names()[index]}"
-    single = copy.copy(client)
-    single.name, single.model = label, dep.model
-    single.backbone = Backbone(dep.model, api_key_env=dep.api_key_env)
-    single.settings = BackboneConfig(model=dep.model, api_base=dep.api_base, api_key_env=dep.api_key_env,
-                                     timeout_s=client.settings.timeout_s, max_tokens=client.settings.max_tokens,
-                                     **client.settings.model_dump(include={"temperature", "reasoning_effort",
-                                                                           "thinking_budget", "leave_out", "direct_http"}))
+    single = _single(client, index)
+    label = single.name
     try:
         return await apreflight_backbone(single)
     except BackboneUnusable as e:
         raise BackboneUnusable(str(e).replace(f"backbone {label!r}", f"backbone {client.name!r}: deployment "
                                               f"{label!r}", 1)) from None
+
+
+def _single(client: LLMClient, index: int) -> LLMClient:
+    """Deployment `index` of `client` as a backbone of its own, named BACKBONE/DEPLOYMENT."""
+    from qatui.config import BackboneConfig
+    from qatui.llm.backbone import Backbone
+
+    dep = client.settings.deployments[index]
+    single = copy.copy(client)
+    single.name, single.model = f"{client.name}/{client.settings.deployment_names()[index]}", dep.model
+    single.backbone = Backbone(dep.model, api_key_env=dep.api_key_env)
+    single.settings = BackboneConfig(model=dep.model, api_base=dep.api_base, api_key_env=dep.api_key_env,
+                                     timeout_s=client.settings.timeout_s, max_tokens=client.settings.max_tokens,
+                                     **client.settings.model_dump(include={"temperature", "reasoning_effort",
+                                                                           "thinking_budget", "leave_out", "direct_http"}))
+    return single
 
 
 def _refused(client: LLMClient, option: str) -> str:
