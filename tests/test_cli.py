@@ -168,6 +168,16 @@ def _stored(session_dir: Path) -> dict[str, float]:
     return {item_id: v.at for item_id, v in session.verdicts("rouge-l").items()}
 
 
+def _stored_bytes(sessions: Path) -> int:
+    """The bytes of the result shards under `sessions` now; 0 while there are none. The run's check that the folder
+    can be written makes the folder and removes it again before the session makes it for good, so it may vanish
+    between a listing and a read."""
+    try:
+        return sum(f.stat().st_size for f in sessions.glob("*/results-*.json"))
+    except FileNotFoundError:
+        return 0
+
+
 def test_kill_9_then_resume_loses_and_recomputes_nothing(tmp_path) -> None:
     data = tmp_path / "big.jsonl"
     _big_dataset(data, 200)
@@ -178,8 +188,7 @@ def test_kill_9_then_resume_loses_and_recomputes_nothing(tmp_path) -> None:
     deadline = time.monotonic() + 60
     try:
         while time.monotonic() < deadline:
-            shards = list(sessions.glob("*/results-*.json"))
-            if shards and sum(f.stat().st_size for f in shards) > 20_000:
+            if _stored_bytes(sessions) > 20_000:
                 break
             assert proc.poll() is None, "the run ended before it could be killed"
             time.sleep(0.02)
