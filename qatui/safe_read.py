@@ -41,6 +41,8 @@ from typing import Any, BinaryIO
 
 MAX_FILE_BYTES = 1 << 30
 """The most bytes read from one user file (1 GiB)."""
+READ_CHUNK_BYTES = 1 << 16
+"""What is read at a time past the size a file's status gave (a file that grew, or one that says 0, as /proc's do)."""
 MAX_DEPTH = 64
 """The deepest nesting of arrays and objects (tables) accepted in a JSON or TOML file."""
 MAX_NUMBER_CHARS = 50
@@ -87,15 +89,24 @@ class Refused(ValueError):
 
 
 def read_bytes(path: str | Path, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The file's bytes, at most `limit`; `Refused` for anything but a regular file, or a bigger one; OSError as is."""
+    """The file's bytes, at most `limit`; `Refused` for anything but a regular file, or a bigger one; OSError as is.
+
+    Read by the size its status gives, then on a chunk at a time to the end: never one buffer of `limit` (Python
+    allocates a read's whole size at once, 1 GiB for every file, which an address-space limit refused with a
+    MemoryError on any read)."""
     with _open_regular(path) as file:
         size = os.fstat(file.fileno()).st_size
         if size > limit:
             raise Refused(_too_big(size, limit))
-        data = file.read(limit + 1)
-    if len(data) > limit:  # it grew while read
-        raise Refused(_too_big(len(data), limit))
-    return data
+        parts, total = [], 0
+        want = size + 1  # one byte past its size: a file that grew, or one that says 0, reads on
+        while chunk := file.read(min(want, limit + 1 - total)):
+            parts.append(chunk)
+            total += len(chunk)
+            if total > limit:  # it grew while read
+                raise Refused(_too_big(total, limit))
+            want = READ_CHUNK_BYTES
+    return b"".join(parts)
 
 
 def read_text(path: str | Path, limit: int = MAX_FILE_BYTES, errors: str = "strict") -> str:

@@ -365,7 +365,7 @@ def store_summary(session: Session, dataset: Dataset, status: str) -> dict[str, 
     What `finish_run` does after a run, and what an import (`engine.importing`) does after writing its verdicts.
     """
     try:
-        results = session.results()
+        results = session.results(keep=summarized_fields)
         summary = summarize_session(session, dataset.items, results)
         for judge, doc in summary.items():
             session.set_summary(judge, doc)
@@ -429,6 +429,21 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
                                                         convention=convention)
             summary[judge]["members_agreement"] = members_agreement(verdicts, list(members), seed=seed)
     return summary
+
+
+CALL_TALLIES = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cached", "cost_usd", "cached_cost_usd",
+                "deployment", "hop_errors")
+"""What `llm_totals` reads of each stored call."""
+
+
+def summarized_fields(doc: dict) -> dict:
+    """What `summarize_session` and `llm_totals` read of a stored result doc: its key and sequence, status, verdict
+    and reason for n/a, and its calls' `CALL_TALLIES` (their answers, prompts' hashes and options left out: 44% of a
+    pairwise doc). The summary of a run reads every result (its figures come from what was stored, never from what
+    the run held), so this is what it holds of each (`Session.results(keep=...)`)."""
+    return {"seq": doc["seq"], "item_id": doc["item_id"], "judge": doc["judge"], "status": doc["status"],
+            "verdict": doc.get("verdict"), "not_applicable": doc.get("not_applicable", ""),
+            "calls": [{key: call[key] for key in CALL_TALLIES if key in call} for call in doc.get("calls") or []]}
 
 
 def llm_totals(results: dict) -> dict[str, Any]:

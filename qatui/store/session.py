@@ -202,11 +202,16 @@ class Session:
     ) -> None:
         self.close()
 
-    def results(self) -> dict[tuple[str, str], dict]:
-        """The latest result doc per (item_id, judge), unflushed ones included; reads every shard."""
+    def results(self, keep: Callable[[dict], dict] | None = None) -> dict[tuple[str, str], dict]:
+        """The latest result doc per (item_id, judge), unflushed ones included; reads every shard.
+
+        `keep`: what of each doc to hold (it must keep `seq`, `item_id` and `judge`), applied as each shard is read,
+        so that a reader needing a few fields of each doc (the summary) holds one shard's whole docs at a time,
+        never every one."""
         with self._lock:
             pages = self._shards.pages()
-        return latest(doc for page in pages for doc in page())
+        docs = (doc for page in pages for doc in page())
+        return latest(docs if keep is None else map(keep, docs))
 
     def result_pages(self) -> list[Callable[[], list[dict]]]:
         """Readers of every result doc ever recorded, a shard each, in sequence order; each reads when called.
