@@ -94,6 +94,14 @@ BAD_JSONL = {
     "duplicate id": ('{"id": "a", "question": "q", "candidates": {"c": "t"}}\n'
                      '{"id": "a", "question": "q2", "candidates": {"c": "t"}}\n',
                      ["demo.jsonl line 2", "field 'id'", "duplicate item id 'a'", "line 1"]),
+    # "café" written as one letter é and as e with a combining accent: one name on every screen
+    "names composed two ways": ('{"id": "a", "question": "q", "candidates": {"caf\\u00e9": "x", "cafe\\u0301": "y"}}\n',
+                                ["demo.jsonl line 1", "field 'candidates'", "'caf\\xe9' and 'cafe\\u0301'",
+                                 "show as the same name"]),
+    "ids composed two ways": ('{"id": "caf\\u00e9", "question": "q", "candidates": {"c": "t"}}\n'
+                              '{"id": "cafe\\u0301", "question": "q2", "candidates": {"c": "t"}}\n',
+                              ["demo.jsonl line 2", "field 'id'", "'cafe\\u0301'", "'caf\\xe9' (at demo.jsonl line 1)",
+                               "show as the same id"]),
     "unknown field": ('{"id": "a", "question": "q", "candidates": {"c": "t"}, "score": 1}\n',
                       ["line 1", "field 'score'", "not a field"]),
     "not an object": ('["a"]\n', ["demo.jsonl line 1", "must be a JSON object"]),
@@ -187,6 +195,8 @@ BAD_CSV = {
     "unknown gold candidate": ("id,question,candidate:a,gold_ranking\n1,q,x,a>z\n", None,
                                ["t.csv line 2", "field 'gold_ranking'", "'z'"]),
     "cell count": ("id,question,candidate:a\n1,q,x\n2,q\n", None, ["t.csv line 3", "2 cells"]),
+    "names composed two ways": ("id,question,candidate:caf\u00e9,candidate:cafe\u0301\n1,q,x,y\n", None,
+                                ["t.csv line 2", "field 'candidates'", "show as the same name"]),
     "duplicate id": ('id,question,candidate:a\n1,q,"multi\nline"\n1,q,x\n', None,
                      ["t.csv line 4", "field 'id'", "duplicate item id '1'", "line 2"]),
     "bad question type": ("id,question,candidate:a,question_type\n1,q,x,yes\n", None,

@@ -6,6 +6,7 @@ Every loader produces `Dataset` objects of these types, every judge reads them t
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, Union
@@ -94,6 +95,17 @@ class RatingsGold(_Strict):
 Gold = Annotated[Union[RankingGold, PairwiseGold, RatingsGold], Field(discriminator="kind")]
 
 
+def same_when_shown(names: Iterable[str]) -> tuple[str, str] | None:
+    """The first two of `names` that are different strings with one Unicode NFC form (they show as one), else None."""
+    seen: dict[str, str] = {}
+    for name in names:
+        shown = unicodedata.normalize("NFC", name)
+        if shown in seen and seen[shown] != name:
+            return seen[shown], name
+        seen.setdefault(shown, name)
+    return None
+
+
 class Item(_Strict):
     """One question with its references, optional RAG context and candidate responses."""
 
@@ -111,6 +123,17 @@ class Item(_Strict):
     @classmethod
     def _no_blank_texts(cls, texts: list[str]) -> list[str]:
         return [t for t in texts if t and t.strip()]
+
+    @field_validator("candidates")
+    @classmethod
+    def _names_shown_apart(cls, candidates: dict[str, str]) -> dict[str, str]:
+        """Two names that differ only in how their Unicode is composed ("café" as one letter é, or as e and a
+        combining accent) show as one name on every screen: a verdict between them could not be read."""
+        clash = same_when_shown(candidates)
+        if clash:
+            raise ValueError(f"candidates {ascii(clash[0])} and {ascii(clash[1])} differ only in how their Unicode "
+                             "is composed, so they show as the same name; rename one")
+        return candidates
 
     @model_validator(mode="after")
     def _gold_names_known_candidates(self) -> Item:

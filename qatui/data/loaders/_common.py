@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -231,7 +232,7 @@ def _explain(exc: ValidationError, where: str, raw_names: Mapping[str, str]) -> 
         message = "is required"
     elif error["type"] == "extra_forbidden":
         message = "is not a field of an item"
-    elif len(loc) == 1 and loc[0] in _EXPECTED:
+    elif len(loc) == 1 and loc[0] in _EXPECTED and error["type"] != "value_error":  # a check's own words stay
         message = _EXPECTED[loc[0]]
     loc[0] = raw_names.get(loc[0], loc[0])
     return field_error(where, ".".join(loc), message)
@@ -254,9 +255,15 @@ def unique_ids(labelled: Iterable[tuple[str, Item]], source: str) -> list[Item]:
 def unique_items(labelled: Iterable[tuple[str, Item]], source: str) -> Iterator[Item]:
     """The items of `source` as they come, with `unique_ids`' checks raised where they fail (a duplicate, no item)."""
     seen: dict[str, str] = {}
+    shown: dict[str, str] = {}  # an id's NFC form -> the id: two ids of one form show as one
     for where, item in labelled:
         if item.id in seen:
             raise field_error(where, "id", f"duplicate item id {item.id!r} (first used at {seen[item.id]})")
+        other = shown.setdefault(unicodedata.normalize("NFC", item.id), item.id)
+        if other != item.id:
+            raise field_error(where, "id", f"item id {ascii(item.id)} differs from {ascii(other)} (at {seen[other]}) "
+                                           "only in how its Unicode is composed, so they show as the same id; "
+                                           "rename one")
         seen[item.id] = where
         yield item
     if not seen:
