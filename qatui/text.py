@@ -7,10 +7,15 @@ import re
 from collections.abc import Iterable, Mapping
 from difflib import get_close_matches
 
-_UNSHOWABLE = re.compile("\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSHOWABLE = re.compile("\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+                         "\u2061-\u2064\ufff9-\ufffb\U000e0000-\U000e007f]")
 """What a terminal would obey instead of showing: C0 controls but tab and newline, DEL, C1 (0x80-0x9f,
 0x9b being an 8-bit CSI), the bidi embeddings, overrides and isolates that reorder what a reader sees,
-and lone surrogates (no terminal encoding can write them). A Windows line break is matched whole."""
+and lone surrogates (no terminal encoding can write them). A Windows line break is matched whole.
+Also what no reader sees though a model reads it: the tag characters (U+E0000-E007F, each an invisible copy of
+an ASCII letter: a line of them hides an instruction to the judge inside an answer), the invisible operators
+(U+2061-2064) and the interlinear annotation marks (U+FFF9-FFFB). Characters that running text uses (the
+zero-width joiners, soft hyphens, the left-to-right and right-to-left marks) are shown as they are."""
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -18,14 +23,14 @@ def _visible(match: re.Match[str]) -> str:
     if char == "\r\n":
         return "\n"
     code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def plain(text: object) -> str:
     """`text` as characters to show, never to obey: every control character written as its escape, in view.
 
     ESC becomes the four characters `\\x1b`, BEL `\\x07`, an 8-bit CSI `\\x9b`, a right-to-left
-    override `\\u202e`, so a dataset, a model or a name cannot drive the terminal (clipboard
+    override `\\u202e`, a hidden tag letter `\\U000e0041`, so a dataset, a model or a name cannot drive the terminal (clipboard
     through OSC 52, window title, clearing the screen) nor reorder a line. Tab and newline stay
     (a multi-line text keeps its lines; a Windows line break becomes one newline). Everything
     qatui shows from data (ids, questions, answers, names, paths, error messages quoting data)

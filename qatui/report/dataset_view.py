@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
+from qatui.data.hidden import hidden_texts, hidden_warning
 from qatui.data.language import UNDETERMINED, read_language
 from qatui.data.leaks import check_copies, leak_warnings, partial_gold_warning
 from qatui.text import clip, plain
@@ -23,9 +24,11 @@ if TYPE_CHECKING:
 def dataset_overview(dataset: Dataset) -> dict[str, Any]:
     """Counts, gold kinds, languages, the first item, and where the gold leaks (`data.leaks`): its sentences in
     `warnings`, and the copy check's findings in `copies` ([item id, candidate id] pairs that copy a reference, and
-    those it could not compare with every reference), for a script to read without parsing a sentence."""
+    those it could not compare with every reference), for a script to read without parsing a sentence; and the
+    texts that hide text in tag characters (`data.hidden`) in `hidden`, with what they hide."""
     sizes = [len(it.candidates) for it in dataset.items]
     check = check_copies(dataset.items)
+    hidden = hidden_texts(dataset.items)
     first = dataset.items[0]
     read = [read_language(it) for it in dataset.items]  # once: every item's text is read
     return {
@@ -44,7 +47,9 @@ def dataset_overview(dataset: Dataset) -> dict[str, Any]:
         "with_reference": sum(1 for it in dataset.items if it.references),
         "with_context": sum(1 for it in dataset.items if it.context),
         "first_item": first.model_dump(mode="json"),
-        "warnings": leak_warnings(dataset.items, check) + [w for w in [partial_gold_warning(dataset.items)] if w],
+        "warnings": [w for w in [hidden_warning(hidden)] if w] + leak_warnings(dataset.items, check)
+        + [w for w in [partial_gold_warning(dataset.items)] if w],
+        "hidden": [[h.item_id, h.field, h.text] for h in hidden],
         "copies": {"copying": [list(pair) for pair in check.copies],
                    "not_compared": [list(pair) for pair in check.not_compared]},
     }
