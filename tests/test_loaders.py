@@ -102,6 +102,8 @@ BAD_JSONL = {
                               '{"id": "cafe\\u0301", "question": "q2", "candidates": {"c": "t"}}\n',
                               ["demo.jsonl line 2", "field 'id'", "'cafe\\u0301'", "'caf\\xe9' (at demo.jsonl line 1)",
                                "show as the same id"]),
+    "names apart by a zero-width space": ('{"id": "a", "question": "q", "candidates": {"gpt": "x", "gpt\\u200b": "y"}}\n',
+                                          ["demo.jsonl line 1", "'gpt' and 'gpt\\u200b'", "invisible characters"]),
     "unknown field": ('{"id": "a", "question": "q", "candidates": {"c": "t"}, "score": 1}\n',
                       ["line 1", "field 'score'", "not a field"]),
     "not an object": ('["a"]\n', ["demo.jsonl line 1", "must be a JSON object"]),

@@ -95,11 +95,17 @@ class RatingsGold(_Strict):
 Gold = Annotated[Union[RankingGold, PairwiseGold, RatingsGold], Field(discriminator="kind")]
 
 
+def as_shown(name: str) -> str:
+    """`name` as a reader sees it: its Unicode NFC form without its invisible format characters (zero-width
+    spaces and joiners, soft hyphens, marks: category Cf). Two names with one such form show as one."""
+    return "".join(c for c in unicodedata.normalize("NFC", name) if unicodedata.category(c) != "Cf")
+
+
 def same_when_shown(names: Iterable[str]) -> tuple[str, str] | None:
-    """The first two of `names` that are different strings with one Unicode NFC form (they show as one), else None."""
+    """The first two of `names` that are different strings shown alike (`as_shown`), else None."""
     seen: dict[str, str] = {}
     for name in names:
-        shown = unicodedata.normalize("NFC", name)
+        shown = as_shown(name)
         if shown in seen and seen[shown] != name:
             return seen[shown], name
         seen.setdefault(shown, name)
@@ -128,11 +134,12 @@ class Item(_Strict):
     @classmethod
     def _names_shown_apart(cls, candidates: dict[str, str]) -> dict[str, str]:
         """Two names that differ only in how their Unicode is composed ("café" as one letter é, or as e and a
-        combining accent) show as one name on every screen: a verdict between them could not be read."""
+        combining accent) or in an invisible character (a zero-width space) show as one name on every screen: a
+        verdict between them could not be read."""
         clash = same_when_shown(candidates)
         if clash:
             raise ValueError(f"candidates {ascii(clash[0])} and {ascii(clash[1])} differ only in how their Unicode "
-                             "is composed, so they show as the same name; rename one")
+                             "is composed or in invisible characters, so they show as the same name; rename one")
         return candidates
 
     @model_validator(mode="after")

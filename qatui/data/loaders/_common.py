@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import json
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from qatui.data.language import language_by_script
-from qatui.data.model import Item, RankingGold
+from qatui.data.model import Item, RankingGold, as_shown
 from qatui.safe_read import Refused, check_value, loads_json, raw_decode_json
 from qatui.safe_read import read_text as read_file_text
 from qatui.errors import DatasetError
@@ -259,11 +258,11 @@ def unique_items(labelled: Iterable[tuple[str, Item]], source: str) -> Iterator[
     for where, item in labelled:
         if item.id in seen:
             raise field_error(where, "id", f"duplicate item id {item.id!r} (first used at {seen[item.id]})")
-        other = shown.setdefault(unicodedata.normalize("NFC", item.id), item.id)
+        other = shown.setdefault(as_shown(item.id), item.id)
         if other != item.id:
             raise field_error(where, "id", f"item id {ascii(item.id)} differs from {ascii(other)} (at {seen[other]}) "
-                                           "only in how its Unicode is composed, so they show as the same id; "
-                                           "rename one")
+                                           "only in how its Unicode is composed or in invisible characters, so they "
+                                           "show as the same id; rename one")
         seen[item.id] = where
         yield item
     if not seen:
