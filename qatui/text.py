@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from difflib import get_close_matches
 
@@ -38,6 +39,13 @@ def plain(text: object) -> str:
     Textual `Content`), never as markup. A literal backslash in the data is left as it is.
     """
     return _UNSHOWABLE.sub(_visible, text if isinstance(text, str) else str(text))
+
+
+def as_shown(name: str) -> str:
+    """`name` as a reader sees it: its Unicode NFC form without its invisible format characters (zero-width
+    spaces and joiners, soft hyphens, marks: category Cf). Two names with one such form show as one, so a name
+    that must be told apart (an item id, a candidate, a session) is compared so."""
+    return "".join(c for c in unicodedata.normalize("NFC", name) if unicodedata.category(c) != "Cf")
 
 
 def escaped(text: object) -> str:

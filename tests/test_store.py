@@ -57,6 +57,9 @@ def test_create_open_by_id_name_prefix_and_list(tmp_path: Path) -> None:
     assert "baseline" in str(missing.value)
     with pytest.raises(SessionError, match="already exists"):
         store.create({}, name="baseline")
+    for alike in ("base\u200bline", "baseline\u00ad"):  # a zero-width space, a soft hyphen: shown as "baseline"
+        with pytest.raises(SessionError, match="already exists .*show as the same name"):
+            store.create({}, name=alike)
     listed = store.list()
     assert [e["id"] for e in listed] == [second.id, first.id]  # newest first
     assert listed[1]["seed"] == 7 and listed[1]["summary"] == {}

@@ -6,7 +6,6 @@ Every loader produces `Dataset` objects of these types, every judge reads them t
 
 from __future__ import annotations
 
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, Union
@@ -14,6 +13,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from qatui.events import Preference
+from qatui.text import as_shown
 from qatui.ties import plurality
 
 QuestionType = Literal["factoid", "non-factoid"]
@@ -93,12 +93,6 @@ class RatingsGold(_Strict):
 
 
 Gold = Annotated[Union[RankingGold, PairwiseGold, RatingsGold], Field(discriminator="kind")]
-
-
-def as_shown(name: str) -> str:
-    """`name` as a reader sees it: its Unicode NFC form without its invisible format characters (zero-width
-    spaces and joiners, soft hyphens, marks: category Cf). Two names with one such form show as one."""
-    return "".join(c for c in unicodedata.normalize("NFC", name) if unicodedata.category(c) != "Cf")
 
 
 def same_when_shown(names: Iterable[str]) -> tuple[str, str] | None:

@@ -51,6 +51,7 @@ from qatui.store.session_file import (
 )
 from qatui.store.shards import DEFAULT_SHARD_SIZE, Shards
 from qatui.store.writer_lock import SessionBusy, WriterLock, busy_message, holder
+from qatui.text import as_shown
 from qatui.ties import stored_digits
 
 __all__ = ["DEFAULT_SHARD_SIZE", "ORPHAN_AGE_S", "SESSION_FILE", "STATUSES", "Session", "SessionStore", "scrub"]
@@ -342,8 +343,12 @@ class SessionStore:
         """
         status = meta.get("status", "running")
         check_status(status)
-        if name is not None and any(name in (e["id"], e["name"]) for e in self.list()):
-            raise SessionError(f"a session named {name!r} already exists in {self.root}")
+        if name is not None and (same := next((e for e in self.list() if as_shown(name) in
+                                               (as_shown(e["id"]), as_shown(e["name"]))), None)):
+            also = "" if name in (same["id"], same["name"]) else (
+                f" ({ascii(name)} and {ascii(same['name'])} differ only in how their Unicode is composed or in "
+                "invisible characters, so they show as the same name)")
+            raise SessionError(f"a session named {name!r} already exists in {self.root}{also}")
         self.root.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now().astimezone()
         while True:

@@ -15,9 +15,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from qatui.data.language import language_by_script
-from qatui.data.model import Item, RankingGold, as_shown
+from qatui.data.model import Item, RankingGold
 from qatui.safe_read import Refused, check_value, loads_json, raw_decode_json
 from qatui.safe_read import read_text as read_file_text
+from qatui.text import as_shown
 from qatui.errors import DatasetError
 
 HEAD_CHARS = 1 << 20
