@@ -145,6 +145,20 @@ MIXED_LANGUAGES = [
 """Untagged items: English, French and German sentences, one too short to tell, and one in Cyrillic."""
 
 
+def new_run_on(file: str):
+    """A `run_before` that opens New run from Home and types `file` (in the working folder) as its dataset, then
+    waits for its preview."""
+    async def typed(pilot) -> None:
+        await home(pilot)
+        await pilot.press("n")
+        await settle(pilot, lambda: pilot.app.screen.query("#path"), "New run")
+        pilot.app.screen.query_one("#path").value = file
+        await settle(pilot, lambda: getattr(pilot.app.screen.dataset, "name", "") == Path(file).stem,
+                     "the dataset's preview")
+
+    return typed
+
+
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_new_run_says_how_untagged_languages_were_read(snap_compare, store, size) -> None:
     """The dataset step on a file of untagged items: the languages line says which were identified by their words
@@ -154,14 +168,7 @@ def test_new_run_says_how_untagged_languages_were_read(snap_compare, store, size
          "gold": {"kind": "ranking", "tiers": [["x"], ["y"]]}}, ensure_ascii=False) + "\n"
         for i, q, r in MIXED_LANGUAGES), encoding="utf-8")
 
-    async def typed(pilot) -> None:
-        await home(pilot)
-        await pilot.press("n")
-        await settle(pilot, lambda: pilot.app.screen.query("#path"), "New run")
-        pilot.app.screen.query_one("#path").value = "mixed.jsonl"
-        await settle(pilot, lambda: getattr(pilot.app.screen.dataset, "name", "") == "mixed", "the dataset's preview")
-
-    assert snap_compare(QatuiApp(Config(), store), run_before=typed, terminal_size=size)
+    assert snap_compare(QatuiApp(Config(), store), run_before=new_run_on("mixed.jsonl"), terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -175,14 +182,7 @@ def test_new_run_names_text_hidden_from_people(snap_compare, store, size) -> Non
         {"id": "q2", "question": "How many legs has a spider?", "references": ["Eight."],
          "candidates": {"a": "A spider has eight legs.", "b": "Six, like an ant."}}]), encoding="utf-8")
 
-    async def typed(pilot) -> None:
-        await home(pilot)
-        await pilot.press("n")
-        await settle(pilot, lambda: pilot.app.screen.query("#path"), "New run")
-        pilot.app.screen.query_one("#path").value = "hidden.jsonl"
-        await settle(pilot, lambda: getattr(pilot.app.screen.dataset, "name", "") == "hidden", "the dataset's preview")
-
-    assert snap_compare(QatuiApp(Config(), store), run_before=typed, terminal_size=size)
+    assert snap_compare(QatuiApp(Config(), store), run_before=new_run_on("hidden.jsonl"), terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
