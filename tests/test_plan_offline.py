@@ -123,3 +123,23 @@ def test_the_offline_plan_leaves_a_served_embedder_unprobed_and_prices_every_tex
     code, out, err = cli(capsys, *common, "run", str(data), "--judge", "ragas-answer-relevance", "--plan", "--offline")
     assert code == 0, err
     assert "embedder 'vectors': not probed (--offline)" in " ".join(out.split())
+
+
+def test_the_offline_plan_names_each_deployment_whose_key_is_not_set(server, tmp_path, capsys, monkeypatch) -> None:
+    """A backbone over two deployments (LiteLLM's Router), the second's key not set: the line names that
+    deployment and its variable; nothing is sent to either."""
+    monkeypatch.setenv(KEY_ENV, "sk-offline-plan-test")
+    data, _ = setup(tmp_path, server)
+    config = tmp_path / "pool.toml"
+    config.write_text(f'[models]\ndefault_backbone = "pool"\n[cache]\ndir = "{tmp_path / "cache"}"\n[backbones.pool]\n'
+                      + "".join(f'[[backbones.pool.deployments]]\nname = "{name}"\nmodel = "openai/{MODEL}"\n'
+                                f'api_base = "{server.base_url}"\napi_key_env = "{env}"\n'
+                                for name, env in (("east", KEY_ENV), ("west", "QATUI_OFFLINE_PLAN_WEST_KEY"))),
+                      encoding="utf-8")
+    monkeypatch.delenv("QATUI_OFFLINE_PLAN_WEST_KEY", raising=False)
+    code, out, err = cli(capsys, "--config", str(config), "--sessions-dir", str(tmp_path / "sessions"), "run",
+                         str(data), "--judge", "pairwise", "--plan", "--offline", "--json")
+    assert code == 0, err
+    (line,) = json.loads(out)["offline"]["backbones"]
+    assert "pool/west:" in line and "QATUI_OFFLINE_PLAN_WEST_KEY is not set" in line and "pool/east" not in line
+    assert server.n_requests == 0
