@@ -9,7 +9,7 @@ from textual.content import Content
 
 from qatui.paths import tilde
 from qatui.text import count  # noqa: F401 - screens take it from here with the other forms
-from qatui.text import clip, left_out_note, no_decision_note, plain
+from qatui.text import clip, left_out_note, no_decision_note, plain, usd
 
 SHORT_METRICS = {
     "kendall": "tau",
@@ -149,13 +149,28 @@ def model_used_line(kind: str, model: str, by: list[str]) -> Content:
 def plan_line(dataset: str, n_items: int, judges: list[str], backbone: str | None, calls: str,
               notes: tuple[str, ...] = ()) -> Content:
     """New run's bottom line: 'demo · 20 items · minos · local/smollm2 · 43–60 backbone calls   ctrl+s starts'
-    (`backbone` None: no judge picked calls one), with `notes` ("batch API", "cap $5") before the key."""
+    (`backbone` None: no judge picked calls one), with `notes` ("batch API", "cap $5", the price) before the key;
+    with a price, "calls" alone, so that the line fits 80 columns."""
     from qatui.text import plural
 
-    llm = Content.from_markup(" · $b · [b]$n[/] backbone calls", b=plain(backbone), n=calls) if backbone is not None \
+    calls_word = "calls" if any(note.startswith(("≈", "pricing", "no price")) for note in notes) else "backbone calls"
+    llm = Content.from_markup(f" · $b · [b]$n[/] {calls_word}", b=plain(backbone), n=calls) if backbone is not None \
         else " · no backbone calls"
     return Content.assemble((plain(dataset), "bold"), f" · {plural(n_items, 'item')} · {', '.join(judges)}", llm,
                             *(f" · {note}" for note in notes), "   ", ("ctrl+s starts", "dim"))
+
+
+def price_note(priced: dict) -> str | None:
+    """The plan line's price of a run, from `engine.pricing.price_run`'s rows: '≈ $0.0274' (the Models tab has each
+    judge's, and what it costs at most); 'no price' when a row has none; None when nothing is paid (embedded
+    backbones only)."""
+    rows = [row for label, row in priced.items() if label != "total"]
+    if not rows or all(row.free and row.embed is None for row in rows):
+        return None
+    row = priced.get("total") or rows[0]
+    if row.usd is None or row.usd_most is None:
+        return "no price"
+    return f"≈ {usd(row.usd)}"
 
 
 def stopped_line(meta: dict) -> Content | None:

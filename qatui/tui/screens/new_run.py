@@ -44,10 +44,10 @@ from textual.widgets import (
 from qatui.config import Config
 from qatui.errors import QatuiError
 from qatui.report.models import model_choices
-from qatui.text import plain
+from qatui.text import clip, plain
 from qatui.tui.roots import file_tree
 from qatui.tui.screens.base import QatuiScreen
-from qatui.tui.format import model_used_line, plan_line
+from qatui.tui.format import model_used_line, plan_line, price_note
 from qatui.tui.widgets.dataset_picker import DatasetTree, FormScroll, dataset_summary
 from qatui.tui.widgets.backbone_input import BackboneInput, backbone_hint, backbone_problem
 from qatui.tui.widgets.judge_list import JudgeList
@@ -141,6 +141,8 @@ class NewRunScreen(QatuiScreen):
         """Each registered judge built with its current options (the picked ones are run)."""
         self.option_errors: dict[str, str] = {}
         self.unmet: dict[str, list[str]] = {}
+        self.call_lines: list[Content] = []
+        """The Models tab's call counts and models as last drawn; the price goes under them once known."""
 
     # -- layout -----------------------------------------------------------------------------------
 
@@ -435,7 +437,13 @@ class NewRunScreen(QatuiScreen):
         direct = batched and self.batch_retry() == "direct"
         notes = (*(["batch"] if batched else []), *(["retry direct"] if direct else []),
                  *([f"cap ${cap:g}"] if cap is not None else []))
-        plan.update(plan_line(self.dataset.name, len(subset.items), list(calls), backbone, calls_text(total), notes))
+        line = (self.dataset.name, len(subset.items), list(calls), backbone, calls_text(total))
+        paid = backbone is not None and self._pays(judges, resources, subset)
+        plan.update(plan_line(*line, (*notes, *(["pricing…"] if paid else []))))
+        if paid:
+            self.price_plan(judges, subset, resources, batched, line, notes)
+        else:
+            self.workers.cancel_group(self, "price")
         lines = [Content.from_markup("[b]Backbone calls[/] [dim](before the cache; re-asks of malformed answers "
                                      "not counted)[/]")]
         lines += [Content(f"  {name:<14}{calls_text(count):>12}") for name, count in calls.items()]
@@ -448,7 +456,41 @@ class NewRunScreen(QatuiScreen):
         nli = ", ".join(f"{n} ({lang})" for lang, n in names.items()) if len(set(names.values())) > 1 else None
         lines.append(self._used("nli", [j.name for j in judges if j.uses_nli], nli))
         lines.append(self._used("embedder", [j.name for j in judges if j.uses_embedder]))
+        self.call_lines = lines
         self.query_one("#calls", Static).update(Content("\n").join(lines))
+
+    @staticmethod
+    def _pays(judges: list[Judge], resources: Resources, dataset: Dataset) -> bool:
+        """Whether a backbone the judges (or jury members) call is a provider's, not an embedded `local/` model."""
+        from qatui.engine.jobs import run_backbones
+        from qatui.llm.client import backbone_settings
+
+        try:
+            return any(not backbone_settings(name, resources.config).model.startswith("local/")
+                       for name in run_backbones(judges, resources, dataset))
+        except QatuiError:  # a backbone the config cannot name: the plan line says so when the run is asked
+            return False
+
+    @work(group="price", exclusive=True, exit_on_error=False, description="pricing the run")
+    async def price_plan(self, judges: list[Judge], dataset: Dataset, resources: Resources, batched: bool,
+                         line: tuple, notes: tuple[str, ...]) -> None:
+        """The run's price at LiteLLM's prices, as `run --plan` makes it (`engine.pricing.price_run`: every prompt
+        built and counted, nothing sent), off the screen's loop; shown on the bottom line once known. A change to
+        the plan starts another and this one's answer is dropped (exclusive)."""
+        from qatui.engine.pricing import cost_text, price_run
+
+        try:
+            priced = await asyncio.to_thread(price_run, judges, dataset, resources, self.config.general.seed,
+                                             batched)
+        except QatuiError as e:
+            note, rows = "no price", [Content(plain(f"  {e}"))]
+        else:
+            note = price_note(priced)
+            rows = [Content(plain(f"  {label:<14}{cost_text(row)}")) for label, row in priced.items()]
+        self.query_one("#plan", Static).update(plan_line(*line, (*notes, *([note] if note else []))))
+        price = [Content(""), Content.from_markup("[b]Price[/] [dim](LiteLLM's prices; every prompt counted, "
+                                                  "nothing sent)[/]"), *rows]
+        self.query_one("#calls", Static).update(Content("\n").join([*self.call_lines, *price]))
 
     def resources(self) -> Resources:
         """The models picked on the Models tab, as a run would use them (the plan counts with these)."""
