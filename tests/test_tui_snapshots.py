@@ -199,6 +199,24 @@ def test_new_run_models(snap_compare, store, size) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_new_run_models_priced(snap_compare, store, size, monkeypatch) -> None:
+    """The models step on a provider's backbone (openai/gpt-4o-mini, nothing sent): the plan line's price and, under
+    the call counts, MinosEval's tokens and what it costs at most."""
+    from qatui.config import parse_config
+
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    config = parse_config('[models]\ndefault_backbone = "mini"\n[backbones.mini]\nmodel = "openai/gpt-4o-mini"\n'
+                          'api_base = "http://127.0.0.1:9/v1"\napi_key_env = "QATUI_SNAPSHOT_NO_KEY"\n', "config.toml")
+
+    async def priced(pilot) -> None:
+        await on_home("n", "f4")(pilot)
+        await settle(pilot, lambda: "≈ $" in str(pilot.app.screen.query_one("#plan").content), "the price",
+                     timeout=120)
+
+    assert snap_compare(QatuiApp(config, store), run_before=priced, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_session(snap_compare, store, size) -> None:
     """The MinosEval session, first item (factoid: routing and key points)."""
     assert snap_compare(QatuiApp(Config(), store, open_id="20261122-093000-0002"), run_before=session,
