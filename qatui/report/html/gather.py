@@ -87,6 +87,8 @@ class SessionContent:
     note: str | None = None
     leak_note: str | None = None
     """How many items copy a reference and are left out of each judge's second table (None: no item does)."""
+    hidden_note: str | None = None
+    """Which texts hide text in tag characters that the judges read and a reader does not see (`data.hidden`)."""
 
 
 def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str = "dataset",
@@ -119,9 +121,12 @@ def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str 
         if dataset is not None:
             _per_item(judge, dataset.items, verdicts[name], doc or {})
         judges.append(judge)
-    leak_note = None
+    leak_note = hidden_note = None
     if dataset is not None:
+        from qatui.data.hidden import hidden_texts, hidden_warning
         from qatui.report.leak_figures import shown_ids, split_by_leaks
+
+        hidden_note = hidden_warning(hidden_texts(dataset.items))
 
         split = split_by_leaks(session, dataset, summary, chosen=True)
         if split.without_leaks is not None:
@@ -147,6 +152,7 @@ def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str 
         worst=[] if dataset is None else worst_items(session, dataset, judges, items_shown),
         note=note,
         leak_note=leak_note,
+        hidden_note=hidden_note,
     )
 
 
