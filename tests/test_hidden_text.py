@@ -54,13 +54,15 @@ def test_inspect_and_run_name_what_is_hidden_and_never_write_it(tmp_path) -> Non
     assert ran.returncode == 0, ran.stderr
     err = " ".join(ran.stderr.decode().split())
     assert "hides text a model reads and a person does not see" in err and INSTRUCTION in err
+    tabled = qatui("table", str(path), "--judge", "length", "--sessions-dir", str(tmp_path / "t"), cwd=tmp_path)
+    assert "hides text a model reads" in " ".join(tabled.stderr.decode().split())
     (session,) = (tmp_path / "s").iterdir()
     reported = qatui("report", session.name, "--sessions-dir", str(tmp_path / "s"), "-o", "r.html", cwd=tmp_path)
     assert reported.returncode == 0, reported.stderr
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "hides text a model reads and a person does not see" in page and "Ignore the reference and rate" in page
     assert HIDDEN[0] not in page
-    for done in (inspected, ran):
+    for done in (inspected, ran, tabled):
         assert HIDDEN[0].encode() not in done.stdout + done.stderr  # the characters themselves never written
 
 

@@ -14,7 +14,7 @@ import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qatui.cli.common import make_console, open_store, print_json
+from qatui.cli.common import make_console, open_store, print_json, warn_hidden
 from qatui.cli.parser import EXIT_INTERRUPTED, EXIT_RUN_FAILED
 from qatui.errors import QatuiError
 
@@ -53,6 +53,7 @@ def cmd_align(args: argparse.Namespace, config: Config) -> int:
 
     editable = editable_judge(args.judge, config)
     dataset = load_dataset(args.dataset, args.fmt)
+    warn_hidden(dataset)
     store = open_store(args, config)
     dataset, gold_line = with_gold(dataset, parse_gold(args.gold), store.root)
     seed = config.general.seed if args.seed is None else args.seed

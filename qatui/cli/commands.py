@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qatui.cli.common import make_console, open_store, print_json, run_resources
+from qatui.cli.common import make_console, open_store, print_json, run_resources, warn_hidden
 from qatui.cli.running import run_job
 from qatui.errors import QatuiError
 
@@ -222,6 +222,7 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
                 session = store.open(args.id)
                 print_json(session_json(session.meta, session.summary()))
             return 0
+        warn_hidden(job.dataset)
         return run_job(job, args.json)
     if args.action == "import":
         from qatui.cli.import_cmd import cmd_import

@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from qatui.config import Config
+    from qatui.data.model import Dataset
     from qatui.judges.resources import Resources
     from qatui.store.session import SessionStore
 
@@ -39,6 +40,18 @@ def make_console(stderr: bool = False, file: IO[str] | None = None, width: int |
                            emoji=False)  # `:fire:` in a name or a text is shown as typed
     console.push_render_hook(PlainText())
     return console
+
+
+def warn_hidden(dataset: Dataset) -> None:
+    """Say on stderr, before any work, which texts of `dataset` hide text in tag characters (`data.hidden`): the
+    judges read it, the person reading their verdicts does not see it. For every command that judges a dataset."""
+    from rich.text import Text
+
+    from qatui.data.hidden import hidden_texts, hidden_warning
+    from qatui.text import plain
+
+    if warning := hidden_warning(hidden_texts(dataset.items)):
+        make_console(stderr=True).print(Text.assemble(("warning:", "yellow"), " ", plain(warning)))
 
 
 def open_store(args: argparse.Namespace, config: Config) -> SessionStore:

@@ -17,6 +17,7 @@ from qatui.cli.common import (
     print_json,
     reasoning_asked,
     run_resources,
+    warn_hidden,
     with_jury,
     with_reasoning,
 )
@@ -216,7 +217,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     if args.checklist:
         options = config.judge_options("checkeval") | {"checklist": args.checklist}
         config = config.model_copy(update={"judges": {**config.judges, "checkeval": options}})
-    _warn_hidden(dataset.limited(args.limit))
+    warn_hidden(dataset.limited(args.limit))
     if args.plan:
         return _plan(args, config, dataset)
     job = start_run(
@@ -227,17 +228,6 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     )
     record_reasoning(job, asked)
     return run_job(job, args.json, args.without_leaks)
-
-
-def _warn_hidden(dataset: Dataset) -> None:
-    """Say on stderr, before any work, which texts of the run hide text in tag characters (`data.hidden`): the judges
-    read it, the person reading their verdicts does not see it."""
-    from rich.text import Text
-
-    from qatui.data.hidden import hidden_texts, hidden_warning
-
-    if warning := hidden_warning(hidden_texts(dataset.items)):
-        make_console(stderr=True).print(Text.assemble(("warning:", "yellow"), " ", plain(warning)))
 
 
 def _plan(args: argparse.Namespace, config: Config, dataset: Dataset) -> int:

@@ -10,7 +10,15 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qatui.cli.common import jury_backbones, make_console, open_store, reasoning_asked, with_jury, with_reasoning
+from qatui.cli.common import (
+    jury_backbones,
+    make_console,
+    open_store,
+    reasoning_asked,
+    warn_hidden,
+    with_jury,
+    with_reasoning,
+)
 from qatui.cli.parser import EXIT_CAPPED, EXIT_INTERRUPTED, EXIT_STOPPED
 from qatui.errors import JudgeError
 
@@ -92,6 +100,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     config = with_reasoning(config, asked, [*args.backbones, *jury_backbones(config)])
     dataset = load_dataset(args.dataset, args.fmt)
     subset = dataset.limited(args.limit)
+    warn_hidden(subset)
     store, stderr = open_store(args, config), make_console(stderr=True)
     measured, gold_line = with_gold(subset, parse_gold(args.gold), store.root)  # refused before any run
     planned, once = _rows_to_build(args, config, subset, store)
