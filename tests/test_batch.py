@@ -231,12 +231,11 @@ async def test_new_run_sends_a_batch_run_with_its_cost_cap_and_the_header_shows_
     """The TUI's New run: the cost cap typed and the batch switch ticked start the run as `--max-cost 5 --batch`
     would; the run header shows spend against the cap and the batch's state while it is pending."""
     from fakes import settle, wait_until
-    from textual.widgets import Checkbox, SelectionList
+    from textual.widgets import Checkbox
+    from tui_support import new_run_with
 
     from qatui.config import parse_config
     from qatui.tui.app import QatuiApp
-    from qatui.tui.screens.home import HomeScreen
-    from qatui.tui.screens.new_run import NewRunScreen
     from qatui.tui.screens.run import RunScreen
     from qatui.tui.widgets.run_header import RunHeader
 
@@ -251,14 +250,7 @@ async def test_new_run_sends_a_batch_run_with_its_cost_cap_and_the_header_shows_
         store = SessionStore(tmp_path / "sessions")
         app = QatuiApp(settings, store)
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
-            await pilot.press("n")
-            screen = app.screen
-            assert isinstance(screen, NewRunScreen)
-            listing = screen.query_one("#judges", SelectionList)
-            await wait_until(pilot, lambda: "pairwise" in screen.judges and screen.dataset is not None)
-            listing.deselect("minos")
-            listing.select("pairwise")
+            screen = await new_run_with(app, pilot, "pairwise")
             await pilot.press("f4")
             screen.query_one("#backbone").value = "fake"
             screen.query_one("#limit").value = "2"

@@ -11,14 +11,13 @@ import asyncio
 import json
 
 from fakes import settle, wait_until
-from textual.widgets import SelectionList
+from tui_support import new_run_with
 
 from qatui.cli import main
 from qatui.config import parse_config
 from qatui.store.session import SessionStore
 from qatui.text import usd
 from qatui.tui.app import QatuiApp
-from qatui.tui.screens.home import HomeScreen
 from qatui.tui.screens.new_run import NewRunScreen
 
 CONFIG = ('[models]\ndefault_backbone = "mini"\n[cache]\ndir = "{cache}"\n'
@@ -47,15 +46,7 @@ async def test_new_run_shows_the_plan_s_price_and_follows_the_items(tmp_path, ca
     (tmp_path / "config.toml").write_text(text, encoding="utf-8")
     app = QatuiApp(parse_config(text, "config.toml"), SessionStore(tmp_path / "sessions"))
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
-        await pilot.press("n")
-        screen = app.screen
-        assert isinstance(screen, NewRunScreen)
-        listing = screen.query_one("#judges", SelectionList)
-        await wait_until(pilot, lambda: listing.option_count > 0 and "71 responses" in str(
-            screen.query_one("#preview").content))
-        listing.deselect("minos")
-        listing.select("pairwise")
+        screen = await new_run_with(app, pilot, "pairwise")
         await wait_until(pilot, lambda: "pairwise" in plan_text(screen) and "≈ $" in plan_text(screen),
                          "the price of every item", timeout=120)
         whole = plan_text(screen)

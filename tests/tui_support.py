@@ -183,3 +183,22 @@ async def open_the_only_session(pilot) -> Callable[[], str]:
     await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None)
     header = app.screen.query_one(SessionHeader)
     return lambda: "\n".join(str(static.render()) for static in header.query("Static"))
+
+
+async def new_run_with(app, pilot, judge: str):
+    """From Home: New run on the demo set, its judges listed, `judge` ticked alone (MinosEval unticked); the
+    screen."""
+    from textual.widgets import SelectionList
+
+    from qatui.tui.screens.home import HomeScreen
+    from qatui.tui.screens.new_run import NewRunScreen
+
+    await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+    await pilot.press("n")
+    screen = app.screen
+    assert isinstance(screen, NewRunScreen)
+    listing = screen.query_one("#judges", SelectionList)
+    await wait_until(pilot, lambda: judge in screen.judges and screen.dataset is not None, "New run's judges")
+    listing.deselect("minos")
+    listing.select(judge)
+    return screen
