@@ -44,7 +44,7 @@ from textual.widgets import (
 from qatui.config import Config
 from qatui.errors import QatuiError
 from qatui.report.models import model_choices
-from qatui.text import clip, plain
+from qatui.text import plain
 from qatui.tui.roots import file_tree
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.format import model_used_line, plan_line, price_note
@@ -58,6 +58,10 @@ if TYPE_CHECKING:
     from qatui.data.model import Dataset
     from qatui.judges.base import Judge
     from qatui.judges.resources import Resources
+
+
+PRICE_AFTER_S = 0.4
+"""How long the plan must stay unchanged before New run prices it (pricing builds and counts every prompt)."""
 
 
 @dataclass(frozen=True)
@@ -476,13 +480,15 @@ class NewRunScreen(QatuiScreen):
                          line: tuple, notes: tuple[str, ...]) -> None:
         """The run's price at LiteLLM's prices, as `run --plan` makes it (`engine.pricing.price_run`: every prompt
         built and counted, nothing sent), off the screen's loop; shown on the bottom line once known. A change to
-        the plan starts another and this one's answer is dropped (exclusive)."""
+        the plan starts another and this one's answer is dropped (exclusive); it waits `PRICE_AFTER_S` first, so
+        that typing a limit prices the number typed, not each keystroke."""
         from qatui.engine.pricing import cost_text, price_run
 
+        await asyncio.sleep(PRICE_AFTER_S)
         try:
             priced = await asyncio.to_thread(price_run, judges, dataset, resources, self.config.general.seed,
                                              batched)
-        except QatuiError as e:
+        except Exception as e:  # noqa: BLE001 - a price that cannot be made is said, never left "pricing…"
             note, rows = "no price", [Content(plain(f"  {e}"))]
         else:
             note = price_note(priced)
