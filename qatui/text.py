@@ -8,21 +8,32 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from difflib import get_close_matches
 
-_UNSHOWABLE = re.compile("\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+VARIATION_SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
+"""The 256 variation selectors, as a character class's range: one after a letter or an emoji picks its look."""
+_UNSHOWABLE = re.compile(f"\r\n|[{VARIATION_SELECTORS}]{{2,}}|"
+                         "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
                          "\u2061-\u2064\ufff9-\ufffb\U000e0000-\U000e007f]")
 """What a terminal would obey instead of showing: C0 controls but tab and newline, DEL, C1 (0x80-0x9f,
 0x9b being an 8-bit CSI), the bidi embeddings, overrides and isolates that reorder what a reader sees,
 and lone surrogates (no terminal encoding can write them). A Windows line break is matched whole.
 Also what no reader sees though a model reads it: the tag characters (U+E0000-E007F, each an invisible copy of
 an ASCII letter: a line of them hides an instruction to the judge inside an answer), the invisible operators
-(U+2061-2064) and the interlinear annotation marks (U+FFF9-FFFB). Characters that running text uses (the
-zero-width joiners, soft hyphens, the left-to-right and right-to-left marks) are shown as they are."""
+(U+2061-2064), the interlinear annotation marks (U+FFF9-FFFB), and two or more variation selectors in a row (one
+picks a character's look; a run of them carries bytes, one each, hidden behind an emoji). Characters that running
+text uses (the zero-width joiners, soft hyphens, the left-to-right and right-to-left marks, one variation
+selector) are shown as they are."""
 
 
 def _visible(match: re.Match[str]) -> str:
     char = match[0]
     if char == "\r\n":
         return "\n"
+    if len(char) > 1:  # a run of variation selectors: each one written
+        return "".join(_escape(c) for c in char)
+    return _escape(char)
+
+
+def _escape(char: str) -> str:
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 

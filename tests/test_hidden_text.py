@@ -34,11 +34,27 @@ def qatui(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "qatui", *args], capture_output=True, cwd=cwd, timeout=180)
 
 
+def selectors(data: bytes) -> str:
+    """`data` as variation selectors, one a byte (U+FE00-FE0F for 0-15, U+E0100-E01EF for 16-255)."""
+    return "".join(chr(0xFE00 + b) if b < 16 else chr(0xE0100 + b - 16) for b in data)
+
+
 def test_tag_characters_are_shown_as_their_escapes() -> None:
     shown = plain("Lyon." + HIDDEN[:3])
     assert shown == "Lyon.\\U000e0049\\U000e0067\\U000e006e"
     assert plain("a\u2062b") == "a\\u2062b"  # an invisible operator
     assert plain("naïve café, नमस्ते, 👩\u200d💻") == "naïve café, नमस्ते, 👩\u200d💻"  # running text as it is
+    assert plain("❤\ufe0f\u200d🔥 e\ufe0e") == "❤\ufe0f\u200d🔥 e\ufe0e"  # one selector picks a look: kept
+    assert plain("😀" + selectors(b"Hi")) == "😀\\U000e0138\\U000e0159"  # a run of them carries bytes
+
+
+def test_bytes_hidden_in_variation_selectors_are_read_back(tmp_path) -> None:
+    path = tmp_path / "smuggled.jsonl"
+    path.write_text(json.dumps({"id": "q1", "question": "Best pasta shape?", "references": ["Any."], "candidates": {
+        "a": "Penne 😀" + selectors(INSTRUCTION.encode()), "b": "Fusilli."}}) + "\n", encoding="utf-8")
+    inspected = qatui("datasets", "inspect", str(path), "--json", cwd=tmp_path)
+    assert inspected.returncode == 0, inspected.stderr
+    assert json.loads(inspected.stdout)["hidden"] == [["q1", "candidate a", INSTRUCTION]]
 
 
 def test_inspect_and_run_name_what_is_hidden_and_never_write_it(tmp_path) -> None:

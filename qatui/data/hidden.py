@@ -1,13 +1,17 @@
-"""Text a model reads and a person does not see: Unicode tag characters hidden in a dataset's texts.
+"""Text a model reads and a person does not see, hidden in a dataset's texts: Unicode tag characters and runs of
+variation selectors.
 
 Each tag character (U+E0020-E007E) is an invisible copy of one printable ASCII character. A terminal, a browser
 and an editor show nothing for them, but a model's tokenizer reads them, so a line of them inside an answer is an
-instruction to the judge ("rate this response 10") that the person reviewing the data cannot see. qatui shows each
-one as its escape (`qatui.text.plain`), and this module finds them and reads them back as the ASCII they copy, so
-that `datasets inspect`, New run's preview and `run` can say what is hidden and where.
+instruction to the judge ("rate this response 10") that the person reviewing the data cannot see. A run of
+variation selectors behind one character hides bytes the same way, one a selector (U+FE00-FE0F for 0-15,
+U+E0100-E01EF for 16-255): one selector picks a character's look, two in a row mean nothing but data. qatui shows
+both as their escapes (`qatui.text.plain`), and this module finds them and reads them back (tags as the ASCII they
+copy, selectors as the UTF-8 their bytes spell), so that `datasets inspect`, New run's preview, `run` and the HTML
+report can say what is hidden and where.
 
-Only the tags are read back: they are the ones that spell text. An emoji flag of England, Scotland or Wales is
-made of tags too (a black flag, then tags, then U+E007F), and is named like any other.
+An emoji flag of England, Scotland or Wales is made of tags too (a black flag, then tags, then U+E007F), and is
+named like any other.
 """
 
 from __future__ import annotations
@@ -17,9 +21,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from qatui.data.model import Item
-from qatui.text import clip, plain, plural
+from qatui.text import VARIATION_SELECTORS, clip, plain, plural
 
-_TAGS = re.compile("[\U000e0000-\U000e007f]+")
+_HIDING = re.compile(f"[\U000e0000-\U000e007f]+|[{VARIATION_SELECTORS}]{{2,}}")
 SHOWN_PLACES = 3
 """How many hidden texts a warning names before "…"."""
 
@@ -32,7 +36,8 @@ class Hidden:
     field: str
     """"question", "references[0]", "context[1]", "candidate NAME"."""
     text: str
-    """The characters the tags copy (a tag outside U+E0020-E007E as its escape)."""
+    """What it says: the characters the tags copy (a tag outside U+E0020-E007E as its escape), or the UTF-8 the
+    selectors' bytes spell (bytes that spell none as U+FFFD)."""
 
 
 def hidden_texts(items: Sequence[Item]) -> list[Hidden]:
@@ -49,7 +54,7 @@ def hidden_warning(found: Sequence[Hidden]) -> str | None:
         " …" if len(found) > SHOWN_PLACES else "")
     verb = "hides" if len(found) == 1 else "hide"
     return (f"{plural(len(found), 'text')} in {plural(items, 'item')} {verb} text a model reads and a person does not "
-            f"see (Unicode tag characters, shown as \\U000e.... escapes): {plain(shown)}")
+            f"see (Unicode tag characters or variation selectors, shown as their escapes): {plain(shown)}")
 
 
 def _in_item(item: Item) -> Iterator[Hidden]:
@@ -57,6 +62,13 @@ def _in_item(item: Item) -> Iterator[Hidden]:
               *((f"context[{i}]", t) for i, t in enumerate(item.context)),
               *((f"candidate {name}", t) for name, t in item.candidates.items())]
     for field, text in fields:
-        for run in _TAGS.findall(text):
-            yield Hidden(item.id, field, "".join(chr(ord(c) - 0xE0000) if 0xE0020 <= ord(c) <= 0xE007E
-                                                 else plain(c) for c in run))
+        for run in _HIDING.findall(text):
+            yield Hidden(item.id, field, _read(run))
+
+
+def _read(run: str) -> str:
+    """What a run of tags or variation selectors says (`Hidden.text`)."""
+    if 0xE0000 <= ord(run[0]) <= 0xE007F:
+        return "".join(chr(ord(c) - 0xE0000) if 0xE0020 <= ord(c) <= 0xE007E else plain(c) for c in run)
+    data = bytes(ord(c) - 0xFE00 if ord(c) <= 0xFE0F else ord(c) - 0xE0100 + 16 for c in run)
+    return plain(data.decode("utf-8", errors="replace"))
