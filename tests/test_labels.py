@@ -76,6 +76,12 @@ def test_labels_persist_per_annotator_and_the_labels_folder_is_no_session(data) 
     assert [entry["id"] for entry in store.list()] == [session.id]  # labels/ is not listed as a damaged session
     with pytest.raises(LabelError, match="letters, digits"):
         LabelStore(store.root).open_pass("../evil", meta)
+    # "Ana" would share ana's folder on a case-insensitive disk: her labels read as ana's
+    with pytest.raises(LabelError, match="'Ana' differs from 'ana' only in case"):
+        LabelStore(store.root).open_pass("Ana", meta)
+    with pytest.raises(LabelError, match="only in case"), LabelStore(store.root).writing([("bo", meta), ("Bo", meta)]):
+        pass
+    assert LabelStore(store.root).annotators() == ["ana"]  # the refused pair wrote nothing
 
 
 @contextmanager

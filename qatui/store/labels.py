@@ -145,8 +145,19 @@ class LabelStore:
         return self.root / check_annotator(annotator) / f"{dataset_key(content_hash)}.json"
 
     def open_pass(self, annotator: str, dataset: dict) -> LabelPass:
-        """`annotator`'s pass over `dataset` (name, path, format, content_hash), open for writing."""
+        """`annotator`'s pass over `dataset` (name, path, format, content_hash), open for writing.
+
+        LabelError for a name that differs from another annotator's only in case (`Alice`, `alice`): on a
+        case-insensitive disk (macOS's, Windows') both are one folder, and one person's labels would be read as
+        the other's; anywhere, people read them as one name."""
+        self._check_apart(annotator, self.annotators())
         return LabelPass(self.path(annotator, dataset["content_hash"]), annotator, dataset, write=True)
+
+    @staticmethod
+    def _check_apart(annotator: str, others: list[str]) -> None:
+        if clash := next((o for o in others if o != annotator and o.casefold() == annotator.casefold()), None):
+            raise LabelError(f"annotator {annotator!r} differs from {clash!r} only in case: on a case-insensitive "
+                             f"disk they would share one folder of labels; write {clash!r}, or another name")
 
     @contextmanager
     def writing(self, wanted: list[tuple[str, dict]]) -> Iterator[list[LabelPass]]:
@@ -158,6 +169,9 @@ class LabelStore:
         """
         passes: list[LabelPass] = []
         before: dict[Path, tuple[str | None, bool]] = {}
+        names = list(dict.fromkeys(annotator for annotator, _ in wanted))
+        for annotator in names:
+            self._check_apart(annotator, names)
         try:
             for annotator, dataset in wanted:
                 path = self.path(annotator, dataset["content_hash"])
