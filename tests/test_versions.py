@@ -367,6 +367,16 @@ def test_the_history_store_refuses_an_unsafe_name(tmp_path, name) -> None:
     assert not (tmp_path / "escape").exists() and not any((tmp_path / "h").glob("**/*.json"))
 
 
+def test_the_history_store_refuses_a_name_that_differs_from_a_kept_one_only_in_case(tmp_path) -> None:
+    """On a case-insensitive disk `MyJudge` and `myjudge` would be one folder: each judge's versions the other's."""
+    history = JudgeHistory(tmp_path / "h")
+    history.save("myjudge", "prompt = 'one'\n")
+    with pytest.raises(JudgeError, match="'MyJudge' differs from 'myjudge'.* only in case"):
+        history.save("MyJudge", "prompt = 'two'\n")
+    assert [r.version for r in history.records("myjudge")] == [version_of("prompt = 'one'\n")]
+    history.save("myjudge", "prompt = 'three'\n")  # the kept judge itself saves on
+
+
 def test_the_history_store_refuses_a_version_that_is_no_hash(tmp_path) -> None:
     history = JudgeHistory(tmp_path / "h")
     history.save("j", "text")

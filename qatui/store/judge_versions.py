@@ -121,9 +121,15 @@ class JudgeHistory:
         """Keep `text` (the judge's definition, e.g. its file's TOML) as a version of judge `name`; returns the version.
 
         `version` is the judge's own (`Judge.version`) when the caller has it; else the hash of `text`.
-        Saving a version again replaces its figures and note (the text is the same by construction).
+        Saving a version again replaces its figures and note (the text is the same by construction). A name that
+        differs from a kept judge's only in case (`MyJudge` beside `myjudge`) is refused: on a case-insensitive disk
+        (macOS's, Windows') both would be one folder, each judge's versions listed as the other's.
         """
         check_name(name)
+        if self.root.is_dir() and (clash := next((p.name for p in self.root.iterdir() if p.is_dir() and p.name != name
+                                                  and p.name.casefold() == name.casefold()), None)):
+            raise JudgeError(f"judge {name!r} differs from {clash!r}, whose versions are kept, only in case: on a "
+                             "case-insensitive disk they would share one history; rename the judge")
         if not isinstance(text, str):
             raise JudgeError(f"judge {name}: a version's text must be text")
         version = check_version(version) if version is not None else version_of(text)
