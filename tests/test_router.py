@@ -298,7 +298,11 @@ async def test_the_run_header_shows_what_each_deployment_did(servers, tmp_path) 
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.ended is not None, "the run's end")
         header = "\n".join(str(s.render()) for s in app.screen.query_one(RunHeader).query("Static"))
-    assert "deployments: pool/a 0 calls, 0 tokens," in header and "×429 · pool/b 6 calls" in header
+    assert "deployments: pool/a 0 calls, 0 tokens" in header and "pool/b 6 calls" in header
+    run_asked_a = a.n_requests - 1  # its one 429 to the preflight's probe is no call of the run
+    # LiteLLM's router may send every call of the run to b (a cooling down after its first 429, or by its shuffle;
+    # seen once, in a full suite on a loaded machine): the header counts a's 429s exactly when the run met some
+    assert ("×429 · pool/b" in header) == (run_asked_a > 0), (run_asked_a, header)
 
 
 def test_the_documented_example_reads() -> None:
