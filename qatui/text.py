@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from difflib import get_close_matches
 
 VARIATION_SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
@@ -42,8 +42,8 @@ def plain(text: object) -> str:
     """`text` as characters to show, never to obey: every control character written as its escape, in view.
 
     ESC becomes the four characters `\\x1b`, BEL `\\x07`, an 8-bit CSI `\\x9b`, a right-to-left
-    override `\\u202e`, a hidden tag letter `\\U000e0041`, so a dataset, a model or a name cannot drive the terminal (clipboard
-    through OSC 52, window title, clearing the screen) nor reorder a line. Tab and newline stay
+    override `\\u202e`, a hidden tag letter `\\U000e0041`, so a dataset, a model or a name cannot drive the
+    terminal (clipboard through OSC 52, window title, clearing the screen), reorder a line, or hide what it says. Tab and newline stay
     (a multi-line text keeps its lines; a Windows line break becomes one newline). Everything
     qatui shows from data (ids, questions, answers, names, paths, error messages quoting data)
     goes through here; markup is a separate matter: show the result as text (Rich `Text`,
@@ -57,6 +57,13 @@ def as_shown(name: str) -> str:
     spaces and joiners, soft hyphens, marks: category Cf). Two names with one such form show as one, so a name
     that must be told apart (an item id, a candidate, a session) is compared so."""
     return "".join(c for c in unicodedata.normalize("NFC", name) if unicodedata.category(c) != "Cf")
+
+
+def shown_alike(name: str, others: Iterable[str], key: Callable[[str], str] = as_shown) -> str | None:
+    """The first of `others` that is another string than `name` but reads as it under `key` (`as_shown`; or
+    `str.casefold` for a name that names a folder, which a case-insensitive disk reads so), else None."""
+    mine = key(name)
+    return next((other for other in others if other != name and key(other) == mine), None)
 
 
 def escaped(text: object) -> str:

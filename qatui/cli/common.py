@@ -43,8 +43,9 @@ def make_console(stderr: bool = False, file: IO[str] | None = None, width: int |
 
 
 def warn_hidden(dataset: Dataset) -> None:
-    """Say on stderr, before any work, which texts of `dataset` hide text in tag characters (`data.hidden`): the
-    judges read it, the person reading their verdicts does not see it. For every command that judges a dataset."""
+    """Say on stderr, before any work, which texts of `dataset` hide text in tag characters or variation selectors
+    (`data.hidden`): the judges read it, the person reading their verdicts does not see it. For every command that
+    judges a dataset."""
     from rich.text import Text
 
     from qatui.data.hidden import hidden_texts, hidden_warning

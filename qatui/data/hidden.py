@@ -30,7 +30,7 @@ SHOWN_PLACES = 3
 
 @dataclass(frozen=True)
 class Hidden:
-    """A run of tag characters in one text of an item: where it is, and the ASCII it copies."""
+    """A run of tag characters or variation selectors in one text of an item: where it is, and what it says."""
 
     item_id: str
     field: str
@@ -41,7 +41,8 @@ class Hidden:
 
 
 def hidden_texts(items: Sequence[Item]) -> list[Hidden]:
-    """Every run of tag characters in the items' questions, references, context and candidates, in order."""
+    """Every run of tag characters or variation selectors in the items' questions, references, context and
+    candidates, in order."""
     return [found for item in items for found in _in_item(item)]
 
 

@@ -130,13 +130,13 @@ async def _price_all(judges: list[Judge], dataset: Dataset, resources: Resources
             row.embed = embeds.new_row(models)
         await _price_unit(row, part, client, dataset.items, counts, seed, means[key], batch,
                           (embeds, models) if row.embed is not None else None)
-        if not row.free:
-            from qatui.llm.tokens import approximate
-
-            row.approximate = approximate(client.model) or ""
         if row.free:  # its calls were captured for the embedder's texts: their tokens are neither counted nor paid
             row.prompt_tokens = row.completion_tokens = 0.0
             row.measured = 0
+        else:
+            from qatui.llm.tokens import approximate
+
+            row.approximate = approximate(client.model) or ""
     if len(priced) > 1:
         total = Priced(backbone="")
         for label, row in priced.items():

@@ -25,7 +25,7 @@ def dataset_overview(dataset: Dataset) -> dict[str, Any]:
     """Counts, gold kinds, languages, the first item, and where the gold leaks (`data.leaks`): its sentences in
     `warnings`, and the copy check's findings in `copies` ([item id, candidate id] pairs that copy a reference, and
     those it could not compare with every reference), for a script to read without parsing a sentence; and the
-    texts that hide text in tag characters (`data.hidden`) in `hidden`, with what they hide."""
+    texts that hide text in tag characters or variation selectors (`data.hidden`) in `hidden`, with what they hide."""
     sizes = [len(it.candidates) for it in dataset.items]
     check = check_copies(dataset.items)
     hidden = hidden_texts(dataset.items)

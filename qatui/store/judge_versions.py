@@ -29,6 +29,7 @@ from typing import Any
 from qatui.safe_read import Refused, loads_json, read_text
 from qatui.errors import JudgeError
 from qatui.store.atomic import atomic_write_text
+from qatui.text import shown_alike
 
 VERSION_CHARS = 12
 """Hex characters in a version: 48 bits, so two definitions of one judge never share one by chance."""
@@ -126,8 +127,8 @@ class JudgeHistory:
         (macOS's, Windows') both would be one folder, each judge's versions listed as the other's.
         """
         check_name(name)
-        if self.root.is_dir() and (clash := next((p.name for p in self.root.iterdir() if p.is_dir() and p.name != name
-                                                  and p.name.casefold() == name.casefold()), None)):
+        if self.root.is_dir() and (clash := shown_alike(name, (p.name for p in self.root.iterdir() if p.is_dir()),
+                                                        key=str.casefold)):
             raise JudgeError(f"judge {name!r} differs from {clash!r}, whose versions are kept, only in case: on a "
                              "case-insensitive disk they would share one history; rename the judge")
         if not isinstance(text, str):

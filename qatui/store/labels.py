@@ -29,6 +29,7 @@ from qatui.errors import LabelError, SessionError
 from qatui.paths import LABELS_DIR
 from qatui.store.files import open_db, remove_orphans
 from qatui.store.session_file import live_writer
+from qatui.text import shown_alike
 
 
 def _now() -> str:
@@ -155,7 +156,7 @@ class LabelStore:
 
     @staticmethod
     def _check_apart(annotator: str, others: list[str]) -> None:
-        if clash := next((o for o in others if o != annotator and o.casefold() == annotator.casefold()), None):
+        if clash := shown_alike(annotator, others, key=str.casefold):
             raise LabelError(f"annotator {annotator!r} differs from {clash!r} only in case: on a case-insensitive "
                              f"disk they would share one folder of labels; write {clash!r}, or another name")
 

@@ -51,7 +51,7 @@ from qatui.store.session_file import (
 )
 from qatui.store.shards import DEFAULT_SHARD_SIZE, Shards
 from qatui.store.writer_lock import SessionBusy, WriterLock, busy_message, holder
-from qatui.text import as_shown
+from qatui.text import shown_alike
 from qatui.ties import stored_digits
 
 __all__ = ["DEFAULT_SHARD_SIZE", "ORPHAN_AGE_S", "SESSION_FILE", "STATUSES", "Session", "SessionStore", "scrub"]
@@ -343,12 +343,14 @@ class SessionStore:
         """
         status = meta.get("status", "running")
         check_status(status)
-        if name is not None and (same := next((e for e in self.list() if as_shown(name) in
-                                               (as_shown(e["id"]), as_shown(e["name"]))), None)):
-            also = "" if name in (same["id"], same["name"]) else (
-                f" ({ascii(name)} and {ascii(same['name'])} differ only in how their Unicode is composed or in "
-                "invisible characters, so they show as the same name)")
-            raise SessionError(f"a session named {name!r} already exists in {self.root}{also}")
+        if name is not None:
+            taken = [taken for e in self.list() for taken in (e["id"], e["name"])]
+            if name in taken:
+                raise SessionError(f"a session named {name!r} already exists in {self.root}")
+            if alike := shown_alike(name, taken):
+                raise SessionError(f"a session named {name!r} already exists in {self.root} ({ascii(name)} and "
+                                   f"{ascii(alike)} differ only in how their Unicode is composed or in invisible "
+                                   "characters, so they show as the same name)")
         self.root.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now().astimezone()
         while True:

@@ -147,17 +147,18 @@ def model_used_line(kind: str, model: str, by: list[str]) -> Content:
 
 
 def plan_line(dataset: str, n_items: int, judges: list[str], backbone: str | None, calls: str,
-              notes: tuple[str, ...] = ()) -> Content:
+              notes: tuple[str, ...] = (), price: str | None = None) -> Content:
     """New run's bottom line: 'demo · 20 items · minos · local/smollm2 · 43–60 backbone calls   ctrl+s starts'
-    (`backbone` None: no judge picked calls one), with `notes` ("batch API", "cap $5", the price) before the key;
-    with a price, "calls" alone, so that the line fits 80 columns."""
+    (`backbone` None: no judge picked calls one), with `notes` ("batch API", "cap $5") and then `price` ("≈ $0.0446",
+    "pricing…", `price_note`) before the key; with a price, "calls" alone, so that the line fits 80 columns."""
     from qatui.text import plural
 
-    calls_word = "calls" if any(note.startswith(("≈", "pricing", "no price")) for note in notes) else "backbone calls"
+    calls_word = "backbone calls" if price is None else "calls"
     llm = Content.from_markup(f" · $b · [b]$n[/] {calls_word}", b=plain(backbone), n=calls) if backbone is not None \
         else " · no backbone calls"
     return Content.assemble((plain(dataset), "bold"), f" · {plural(n_items, 'item')} · {', '.join(judges)}", llm,
-                            *(f" · {note}" for note in notes), "   ", ("ctrl+s starts", "dim"))
+                            *(f" · {note}" for note in (*notes, *([price] if price else []))), "   ",
+                            ("ctrl+s starts", "dim"))
 
 
 def price_note(priced: dict) -> str | None:

@@ -88,7 +88,8 @@ class SessionContent:
     leak_note: str | None = None
     """How many items copy a reference and are left out of each judge's second table (None: no item does)."""
     hidden_note: str | None = None
-    """Which texts hide text in tag characters that the judges read and a reader does not see (`data.hidden`)."""
+    """Which texts hide text (tag characters, variation selectors) that the judges read and a reader does not see
+    (`data.hidden`); None when none does."""
 
 
 def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str = "dataset",
@@ -127,7 +128,6 @@ def session_content(session: Session, items_shown: int = ITEMS_SHOWN, gold: str 
         from qatui.report.leak_figures import shown_ids, split_by_leaks
 
         hidden_note = hidden_warning(hidden_texts(dataset.items))
-
         split = split_by_leaks(session, dataset, summary, chosen=True)
         if split.without_leaks is not None:
             n = len(split.left_out)

@@ -443,7 +443,7 @@ class NewRunScreen(QatuiScreen):
                  *([f"cap ${cap:g}"] if cap is not None else []))
         line = (self.dataset.name, len(subset.items), list(calls), backbone, calls_text(total))
         paid = backbone is not None and self._pays(judges, resources, subset)
-        plan.update(plan_line(*line, (*notes, *(["pricing…"] if paid else []))))
+        plan.update(plan_line(*line, notes, "pricing…" if paid else None))
         if paid:
             self.price_plan(judges, subset, resources, batched, line, notes)
         else:
@@ -493,7 +493,7 @@ class NewRunScreen(QatuiScreen):
         else:
             note = price_note(priced)
             rows = [Content(plain(f"  {label:<14}{cost_text(row)}")) for label, row in priced.items()]
-        self.query_one("#plan", Static).update(plan_line(*line, (*notes, *([note] if note else []))))
+        self.query_one("#plan", Static).update(plan_line(*line, notes, note))
         price = [Content(""), Content.from_markup("[b]Price[/] [dim](LiteLLM's prices; every prompt counted, "
                                                   "nothing sent)[/]"), *rows]
         self.query_one("#calls", Static).update(Content("\n").join([*self.call_lines, *price]))
