@@ -16,6 +16,7 @@ but Textual's own colours and cursor moves. The CLI's views run as real `qatui` 
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import os
 import re
@@ -280,6 +281,14 @@ def test_json_output_escapes_every_control_character(hostile_store, tmp_path) ->
         assert ESCAPES[:6] in json.dumps(json.loads(run.stdout)) or "pwned" in run.stdout.decode()
 
 
+def _rendered_markdown(text: str) -> str:
+    """The text a Markdown viewer shows of `text` (CommonMark with tables, by markdown-it-py), tags taken off."""
+    from markdown_it import MarkdownIt
+
+    html_text = MarkdownIt("commonmark").enable("table").render(text)
+    return html.unescape(re.sub(r"<[^>]+>", "", html_text))
+
+
 def _shows_no_escape(what: str, out: bytes) -> None:
     """`out` holds no control character a terminal would obey: ESC, BEL, 8-bit CSI, RLO, CR or backspace."""
     for byte in (b"\x1b", b"\x07", "\x9b".encode(), "\u202e".encode(), b"\r", b"\x08"):
@@ -297,6 +306,8 @@ def test_exports_and_tables_printed_to_the_terminal_show_escapes_in_view(hostile
         if fmt == "jsonl":
             rows = [json.loads(line) for line in run.stdout.decode().splitlines()]
             assert {row["item_id"] for row in rows} == {f"{CLICK}\x1b]0;pwned\x07 id{i}" for i in range(2)}
+        elif fmt == "md":  # as a Markdown viewer shows it: the escapes as text
+            assert "\\x1b]0;pwned\\x07 id0" in _rendered_markdown(run.stdout.decode()), run.stdout.decode()
         else:
             assert b"\\x1b]0;pwned\\x07 id0" in run.stdout, run.stdout.decode(errors="replace")
     named = tmp_path / "set \x1b]0;pwned\x07 \x9b2J.jsonl"  # the dataset's name, in the table's note, is its file's
@@ -305,8 +316,9 @@ def test_exports_and_tables_printed_to_the_terminal_show_escapes_in_view(hostile
         run = _qatui("table", str(named), "--judge", "length", "--to", to, "--sessions-dir", "sessions", cwd=tmp_path)
         assert run.returncode == 0, run.stderr
         _shows_no_escape(f"table --to {to}", run.stdout + run.stderr)
+        shown = _rendered_markdown(run.stdout.decode()) if to == "md" else run.stdout.decode()
         if to != "csv":  # the csv is the rows alone
-            assert b"set \\x1b]0;pwned\\x07 \\x9b2J" in run.stdout, run.stdout.decode(errors="replace")
+            assert "set \\x1b]0;pwned\\x07 \\x9b2J" in shown, run.stdout.decode(errors="replace")
     written = tmp_path / "table.txt"  # the terminal's table, written to a file as the terminal would show it
     run = _qatui("table", str(named), "--judge", "length", "-o", str(written), "--sessions-dir", "sessions", cwd=tmp_path)
     assert run.returncode == 0, run.stderr

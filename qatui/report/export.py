@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
 from qatui.events import Verdict
+from qatui.report.cells import markdown_cell, sheet_cell
 from qatui.report.session_view import coverage_text
 from qatui.text import natural_key, plural
 from qatui.ties import DEFAULT_DIGITS, judges_digits, tier_ranks
@@ -32,15 +33,6 @@ def export_jsonl(session: Session) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-"""What makes a spreadsheet read a cell as a formula; a text cell starting so gets a leading `'` (shown as text)."""
-
-
-def _cell(text: str) -> str:
-    """A text from a dataset, a model or a session as a CSV cell a spreadsheet shows as text, never runs as a formula."""
-    return "'" + text if text.startswith(FORMULA_START) else text
-
-
 def export_csv(session: Session) -> str:
     """One row per (item, response): its question, text and gold beside every judge's score, rank and status.
 
@@ -50,8 +42,8 @@ def export_csv(session: Session) -> str:
     `J preferred` (a pair's verdict: yes, no or tie for this response), `J status` (done,
     failed, n/a or pending) and `J reason` (why it failed or does not apply). Gold: `gold rank`
     (ranking gold, 1 best, tied responses share one), `gold preferred` (pairwise gold: yes, no
-    or tie for this response against the other), `gold DIMENSION` (ratings). Text cells that a
-    spreadsheet would run as a formula start with `'`.
+    or tie for this response against the other), `gold DIMENSION` (ratings). A text cell that a spreadsheet would run as a
+    formula starts with `'`, as does one that starts with `'` (`report.cells.sheet_cell`).
     """
     from qatui.report.session_view import unchanged_dataset
 
@@ -77,8 +69,8 @@ def export_csv(session: Session) -> str:
         candidates = list(item.candidates) if item else list(dict.fromkeys(
             cid for doc in docs.values() if doc and doc.get("verdict") for cid in doc["verdict"]["ranking"]))
         for cid in candidates:
-            row = {"session": session.id, "item_id": _cell(item_id), "candidate": _cell(cid),
-                   "question": _cell(item.question) if item else "", "response": _cell(item.candidates[cid]) if item else "",
+            row = {"session": session.id, "item_id": sheet_cell(item_id), "candidate": sheet_cell(cid),
+                   "question": sheet_cell(item.question) if item else "", "response": sheet_cell(item.candidates[cid]) if item else "",
                    **_gold_cells(item, cid)}
             for judge, doc in docs.items():
                 row.update(_judge_cells(judge, doc, cid, digits.get(judge, DEFAULT_DIGITS)))
@@ -107,9 +99,9 @@ def _judge_cells(judge: str, doc: dict | None, cid: str, digits: int) -> dict[st
         return {f"{judge} status": "pending"}
     cells = {f"{judge} status": doc["status"]}
     if doc["status"] == "n/a":
-        return {**cells, f"{judge} reason": _cell(doc.get("not_applicable", ""))}
+        return {**cells, f"{judge} reason": sheet_cell(doc.get("not_applicable", ""))}
     if doc["status"] != "done":
-        return {**cells, f"{judge} reason": _cell(doc["failure"]["reason"])}
+        return {**cells, f"{judge} reason": sheet_cell(doc["failure"]["reason"])}
     verdict = Verdict.model_validate(doc["verdict"], context={"tie_digits": digits})
     if cid in verdict.scores:
         cells[f"{judge} score"] = repr(verdict.scores[cid])
@@ -126,37 +118,41 @@ def _preferred(preference: str, side: str) -> str:
 
 
 def export_md(session: Session) -> str:
-    """A Markdown report: metadata, metrics per judge with CIs, and per-item rankings."""
+    """A Markdown report: metadata, metrics per judge with CIs, and per-item rankings.
+
+    Every text from the session, its dataset or a model (names, paths, ids, reasons) is set in as `markdown_cell`
+    makes it, so a viewer shows it as written: an id cannot add an image, a link, HTML or a table cell."""
+    md = markdown_cell
     meta, summary = session.meta, session.summary()
     ds = meta["dataset"]
     lines = [
-        f"# qatui session {meta['id']}",
+        f"# qatui session {md(meta['id'])}",
         "",
-        *([f"- name: {meta['name']}"] if meta.get("name") and meta["name"] != meta["id"] else []),
-        f"- dataset: `{ds['path']}` ({ds['format']}, {plural(ds['n_items'], 'item')}, sha256 `{ds['content_hash'][:12]}`)",
-        f"- status: {meta.get('status')}; seed {meta.get('seed')}; created {meta.get('created')}",
-        f"- judges: {', '.join(f'{k} {json.dumps(v)}' for k, v in meta.get('judges', {}).items())}",
+        *([f"- name: {md(meta['name'])}"] if meta.get("name") and meta["name"] != meta["id"] else []),
+        f"- dataset: {md(ds['path'])} ({md(ds['format'])}, {plural(ds['n_items'], 'item')}, sha256 "
+        f"{md(ds['content_hash'][:12])})",
+        f"- status: {md(meta.get('status'))}; seed {md(meta.get('seed'))}; created {md(meta.get('created'))}",
+        f"- judges: {', '.join(md(f'{k} {json.dumps(v)}') for k, v in meta.get('judges', {}).items())}",
         "",
     ]
     for judge, doc in summary.items():
-        lines += [f"## {judge}", "", coverage_text(doc), ""]
+        lines += [f"## {md(judge)}", "", md(coverage_text(doc)), ""]
         if doc["metrics"]:
             lines += ["| metric | value | 95% CI |", "|---|---:|---:|"]
             for key, value in doc["metrics"].items():
                 ci = doc.get("ci", {}).get(key)
-                lines.append(f"| {key} | {value:.3f} | {f'[{ci[0]:.3f}, {ci[1]:.3f}]' if ci else ''} |")
+                lines.append(f"| {md(key)} | {value:.3f} | {f'[{ci[0]:.3f}, {ci[1]:.3f}]' if ci else ''} |")
             lines.append("")
     lines += ["## Items", "", "| item | judge | ranking (best first) | preference |", "|---|---|---|---|"]
     for (item_id, judge), doc in _in_order(session):
         if doc["status"] == "done":
             v = doc["verdict"]
-            lines.append(f"| {item_id} | {judge} | {' > '.join(v['ranking'])} | {v.get('preference') or ''} |")
+            lines.append(f"| {md(item_id)} | {md(judge)} | {' > '.join(md(cid) for cid in v['ranking'])} | "
+                         f"{md(v.get('preference') or '')} |")
         elif doc["status"] == "n/a":
-            reason = doc.get("not_applicable", "").replace("|", "/").replace("\n", " ")
-            lines.append(f"| {item_id} | {judge} | not applicable: {reason} | |")
+            lines.append(f"| {md(item_id)} | {md(judge)} | not applicable: {md(doc.get('not_applicable', ''))} | |")
         else:
-            reason = doc["failure"]["reason"].replace("|", "/").replace("\n", " ")
-            lines.append(f"| {item_id} | {judge} | failed: {reason} | |")
+            lines.append(f"| {md(item_id)} | {md(judge)} | failed: {md(doc['failure']['reason'])} | |")
     return "\n".join(lines) + "\n"
 
 

@@ -3,7 +3,9 @@
 One row per (annotator, item), the same fields in both formats (docs/LABELS.md, "Label files"):
 `annotator`, `dataset` (the content hash), `dataset_name`, `dataset_path`, `format`,
 `item_id`, `kind`, `label` (`r2>r4=r1>r3`, `A` / `B` / `tie`, or ratings as JSON), `a`, `b`
-(a pair's responses, A then B) and `updated`. An import checks every row against its
+(a pair's responses, A then B) and `updated`. In CSV a cell a spreadsheet would run as a formula (an item id
+`=HYPERLINK(...)`) starts with `'`, as does one that starts with `'`; an import takes that one mark off
+(`report.cells`), so ids come back as they were. An import checks every row against its
 dataset before it writes anything, so a bad row leaves every label file as it was; a file that
 cannot be written (another writer holds it, a full disk) puts back every file the import touched.
 """
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qatui.data.labels import check_annotator, label_text, parse_label
+from qatui.report.cells import sheet_cell, sheet_value
 from qatui.safe_read import Refused, csv_dict_reader, loads_json, read_text
 from qatui.errors import DatasetError, LabelError
 
@@ -65,7 +68,7 @@ def write_rows(rows: list[dict[str, str]], path: Path) -> None:
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, FIELDS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: sheet_cell(v) for k, v in row.items()} for row in rows)
         text = buffer.getvalue()
     path.write_text(text, encoding="utf-8")
 
@@ -100,7 +103,7 @@ def read_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
             if cells != columns:  # DictReader drops the cells past the header and fills a short row with None
                 raise LabelError(f"{path}, line {reader.line_num}: {cells} cells where the header names {columns} "
                                  "columns (a label holding a comma is quoted)")
-            rows.append((f"line {reader.line_num}", {k: v or "" for k, v in row.items()}))
+            rows.append((f"line {reader.line_num}", {k: sheet_value(v or "") for k, v in row.items()}))
     if not rows:
         raise LabelError(f"{path}: no label rows")
     return rows

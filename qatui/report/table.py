@@ -13,13 +13,13 @@ from __future__ import annotations
 import csv
 import functools
 import io
-import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from qatui.data.language import language_reading, read_as_recorded
 from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
 from qatui.metrics.summary import TABLE_KEYS
+from qatui.report.cells import latex_cell, latex_comment, markdown_cell, sheet_cell
 from qatui.report.versions import different_versions
 from qatui.store.judge_versions import entry_options, entry_version
 from qatui.text import NO_GOLD_ORDER, plain, usd
@@ -282,9 +282,9 @@ def _shares(probe: dict | None, name: str) -> str:
 def to_markdown(table: dict) -> str:
     """A Markdown table, with a line saying what the figures are."""
     header, lines = flat_rows(table)
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(cell.replace("|", "/") for cell in line) + " |" for line in lines]
-    return "\n".join(out) + "\n\n" + caption(table) + "\n"
+    out = ["| " + " | ".join(markdown_cell(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(markdown_cell(cell) for cell in line) + " |" for line in lines]
+    return "\n".join(out) + "\n\n" + markdown_cell(caption(table)) + "\n"
 
 
 def to_csv(table: dict) -> str:
@@ -292,27 +292,19 @@ def to_csv(table: dict) -> str:
     header, lines = flat_rows(table)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(lines)
+    writer.writerow([sheet_cell(h) for h in header])
+    writer.writerows([sheet_cell(line[0]), *line[1:]] for line in lines)  # the row's name is text; the rest figures
     return buffer.getvalue()
-
-
-LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                 "{": r"\{", "}": r"\}", "Δ": r"$\Delta$"}
-"""Characters LaTeX would read as commands, and how to write them."""
 
 
 def to_latex(table: dict) -> str:
     """A booktabs LaTeX tabular (needs \\usepackage{booktabs})."""
     header, lines = flat_rows(table)
-
-    def tex(text: str) -> str:
-        return re.sub(r"[\\&%$#_{}Δ]", lambda m: LATEX_ESCAPES[m.group()], text)
-
+    tex = latex_cell
     out = [r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}", r"\toprule", " & ".join(tex(h) for h in header) + r" \\",
            r"\midrule"]
     out += [" & ".join(tex(cell) for cell in line) + r" \\" for line in lines]
-    out += [r"\bottomrule", r"\end{tabular}", "% " + caption(table)]
+    out += [r"\bottomrule", r"\end{tabular}", latex_comment(caption(table))]
     return "\n".join(out) + "\n"
 
 
