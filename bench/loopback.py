@@ -8,12 +8,17 @@ rankings follow the texts), every other schema its smallest valid instance, with
 choices where an array's items are an enum (a ranking is a permutation). A request without a
 schema gets a bare rating, "4". `serve_in_child` runs `tests/llm_server.FakeLLMServer` with
 this responder in a child process, so the server's CPU is never counted as the client's.
+`serve_lean_in_child` runs a server with none of FakeLLMServer's scripting (faults, rate limits, token counts,
+request logs): aiohttp's low-level server answering every chat request with one fixed text after the latency, the
+least a Python server spends on a request, to tell the harness's own cost from the client's (bench_harness_ceiling.py).
 """
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+import os
+import time
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -127,12 +132,46 @@ def _serve(responder: Callable[[dict[str, Any]], str], latency_s: float, pipe: A
         pipe.send({"requests": server.n_requests, "embeddings": server.n_embeddings, "streamed": server.n_streamed})
 
 
+def _serve_lean(text: str, latency_s: float, pipe: Any) -> None:
+    """Child process: aiohttp's low-level server (no application, router or middleware) until told to stop."""
+    import asyncio
+
+    from aiohttp import web
+
+    served = [0]
+
+    async def handler(request: web.BaseRequest) -> web.Response:
+        body = await request.json()
+        served[0] += 1
+        await asyncio.sleep(latency_s)
+        words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or [])
+        answer = {"id": f"chatcmpl-lean-{served[0]}", "object": "chat.completion", "created": int(time.time()),
+                  "model": body.get("model"), "choices": [{"index": 0, "finish_reason": "stop",
+                                                           "message": {"role": "assistant", "content": text}}],
+                  "usage": {"prompt_tokens": words, "completion_tokens": 20, "total_tokens": words + 20}}
+        return web.Response(body=json.dumps(answer).encode(), content_type="application/json")
+
+    async def main() -> None:
+        runner = web.ServerRunner(web.Server(handler), handle_signals=False, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        pipe.send(f"http://127.0.0.1:{runner.addresses[0][1]}/v1")
+        loop = asyncio.get_running_loop()
+        while await loop.run_in_executor(None, pipe.recv) != "stop":
+            pipe.send((served[0], 0))
+        pipe.send({"requests": served[0], "embeddings": 0, "streamed": 0})
+        await runner.cleanup()
+
+    asyncio.run(main())
+
+
 class Served:
     """The child server's address and its request count, read over a pipe."""
 
-    def __init__(self, pipe: Any, base_url: str) -> None:
+    def __init__(self, pipe: Any, base_url: str, pid: int = 0) -> None:
         self.pipe = pipe
         self.base_url = base_url
+        self.pid = pid
         self.totals: dict[str, int] = {}
         """What the server served in all ({"requests", "embeddings", "streamed"}), once it has stopped."""
 
@@ -145,15 +184,34 @@ class Served:
         self.pipe.send("count")
         return self.pipe.recv()
 
+    def cpu_s(self) -> float:
+        """CPU seconds (user + system) the server's process has spent so far (Linux: from /proc)."""
+        fields = (Path("/proc") / str(self.pid) / "stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
 
 @contextmanager
 def serve_in_child(responder: Callable[[dict[str, Any]], str] = answer, latency_s: float = 0.0) -> Iterator[Served]:
     """A loopback FakeLLMServer in a spawned child process, answering with `responder` (picklable)."""
+    with _child(_serve, responder, latency_s) as served:
+        yield served
+
+
+@contextmanager
+def serve_lean_in_child(text: str, latency_s: float = 0.0) -> Iterator[Served]:
+    """The lean loopback server (`_serve_lean`) in a spawned child process, answering `text` to every request."""
+    with _child(_serve_lean, text, latency_s) as served:
+        yield served
+
+
+@contextmanager
+def _child(target: Callable[..., None], answer_with: Any, latency_s: float) -> Iterator[Served]:
+    """`target(answer_with, latency_s, pipe)` in a spawned child; its Served until the block ends, then stopped."""
     ctx = multiprocessing.get_context("spawn")
     here, there = ctx.Pipe()
-    child = ctx.Process(target=_serve, args=(responder, latency_s, there), daemon=True)
+    child = ctx.Process(target=target, args=(answer_with, latency_s, there), daemon=True)
     child.start()
-    served = Served(here, here.recv())
+    served = Served(here, here.recv(), child.pid or 0)
     try:
         yield served
     finally:

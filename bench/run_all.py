@@ -42,6 +42,7 @@ class Bench:
 
 BENCHES = (
     Bench("bench_engine_http.py", ("500", "0.05"), "1. Engine overhead over real HTTP (pairwise, 500 items)"),
+    Bench("bench_harness_ceiling.py", ("1000", "0.05"), "1b. The loopback harness's own ceiling, and the engine beside it"),
     Bench("bench_cached_replay.py", ("1000", "0.05"), "2. Cached replay (pairwise and MinosEval, 1,000 items)"),
     Bench("bench_session_scale.py", ("1000", "10000"), "3. Session store scaling and the TUI's first paint"),
     Bench("bench_store.py", (), "3b. Time per stored result, sharded vs one file"),
