@@ -160,3 +160,16 @@ def test_a_table_in_markdown_shows_a_dataset_named_as_an_image_as_its_name(hosti
     assert "<img src=x onerror=alert(1)> ![t](x.png) | 1.0" in html.unescape(re.sub(r"<[^>]+>", "", rendered))
     header = re.findall(r"<th(?: [^>]*)?>", rendered)
     assert all(len(row) == len(header) for row in _cells(rendered)), (header, _cells(rendered))
+
+
+def test_latex_writes_every_command_character_and_greek_column_letter_as_its_command() -> None:
+    from qatui.report.cells import LATEX_ESCAPES, latex_cell
+
+    text = "".join(LATEX_ESCAPES) + " plain"
+    written = latex_cell(text)
+    for char in LATEX_ESCAPES:  # each one only inside the command that writes it
+        rest = written
+        for command in sorted(set(LATEX_ESCAPES.values()), key=len, reverse=True):
+            rest = rest.replace(command, "")
+        assert char not in rest, (char, written)
+    assert written.endswith(" plain")

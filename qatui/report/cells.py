@@ -47,8 +47,10 @@ def markdown_cell(text: object) -> str:
 
 
 LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                 "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "Δ": r"$\Delta$"}
-"""Characters LaTeX would read as commands (or, for Δ, cannot set in text), and how to write each."""
+                 "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "Δ": r"$\Delta$", "κ": r"$\kappa$",
+                 "τ": r"$\tau$"}
+"""Characters LaTeX would read as commands (or, for the Greek letters qatui's columns use, cannot set in text with
+its default fonts), and how to write each."""
 _LATEX_ACTIVE = re.compile("[" + re.escape("".join(LATEX_ESCAPES)) + "]")
 
 
