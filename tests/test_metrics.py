@@ -105,6 +105,22 @@ def test_rbo_rejects_bad_input() -> None:
 # --- correlations and per-question ranking statistics ----------------------------------
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-50, 50), st.integers(-50, 50)), min_size=3, max_size=12)
+       .filter(lambda pairs: len({x for x, _ in pairs}) > 1 and len({y for _, y in pairs}) > 1),
+       st.integers(0, 1017), st.integers(0, 1017))
+def test_correlations_of_any_finite_magnitudes_are_those_of_the_values_at_a_reading_scale(pairs, kx, ky) -> None:
+    """Ratings near the largest float (1e308: a dataset may hold them) give the figures the same ratings give at a
+    scale people use: never NaN, never a 0 made by squares past the largest float (which is what they were)."""
+    small_x, small_y = [float(x) for x, _ in pairs], [float(y) for _, y in pairs]
+    big_x, big_y = [math.ldexp(x, kx) for x in small_x], [math.ldexp(y, ky) for y in small_y]
+    stats = correlations(big_x, big_y)
+    assert set(stats) == {"kendall", "spearman", "pearson"}
+    assert stats["pearson"] == pytest.approx(pearsonr(small_x, small_y).statistic, abs=1e-9)
+    assert stats["kendall"] == pytest.approx(kendalltau(small_x, small_y).statistic, abs=1e-12)
+    assert stats["spearman"] == pytest.approx(spearmanr(small_x, small_y).statistic, abs=1e-12)
+
+
 def test_correlations_match_scipy_and_skip_undefined() -> None:
     rng = np.random.default_rng(3)
     x, y = rng.normal(size=12), rng.integers(0, 4, size=12).astype(float)
