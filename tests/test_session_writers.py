@@ -140,6 +140,30 @@ def test_delete_is_refused_while_a_run_writes_the_session_which_then_finishes(tm
     assert again.returncode == 0 and not (sessions / session_id).exists()  # the run ended: deleting is allowed
 
 
+def test_delete_never_goes_through_a_link_to_a_session_kept_elsewhere(tmp_path: Path) -> None:
+    """A session folder that is a link (a session kept on another disk) is refused in one line, and both the link
+    and the folder it points to are left whole; before, `shutil.rmtree` raised through to a traceback."""
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{i}", "question": f"Sum {i}?", "references": [f"Right {i}"],
+                                        "candidates": {"a": f"Right {i}", "b": f"Wrong {i} and more"}}) + "\n"
+                            for i in range(3)))
+    sessions, kept = tmp_path / "s", tmp_path / "other-disk"
+    command = [sys.executable, "-m", "qatui", "--sessions-dir", str(sessions)]
+    made = subprocess.run([*command, "run", str(data), "--judge", "length", "--json"], capture_output=True,
+                          text=True, env=_env(), timeout=120)
+    assert made.returncode == 0, made.stderr
+    (session_id,) = _session_ids(sessions)
+    kept.mkdir()
+    (sessions / session_id).rename(kept / session_id)
+    (sessions / "linked").symlink_to(kept / session_id, target_is_directory=True)
+    files = sorted(p.name for p in (kept / session_id).iterdir())
+    deleted = subprocess.run([*command, "sessions", "delete", "linked", "--yes"], capture_output=True, text=True,
+                             env=_env(), timeout=120)
+    assert deleted.returncode == 2 and "Traceback" not in deleted.stderr, deleted.stderr
+    assert len(deleted.stderr.strip().splitlines()) == 1 and "is a link to" in deleted.stderr
+    assert (sessions / "linked").is_symlink() and sorted(p.name for p in (kept / session_id).iterdir()) == files
+
+
 def test_after_sigkill_show_and_list_say_interrupted_and_count_the_shards(tmp_path: Path) -> None:
     with FakeLLMServer(max_lifetime_s=240.0) as server:
         config, sessions, session_id, done = _killed_mid_run(tmp_path, server)

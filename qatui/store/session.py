@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import secrets
 import shutil
 import threading
@@ -434,10 +435,17 @@ class SessionStore:
         """
         if session_id not in self._ids():
             raise SessionError(f"no session {session_id!r} in {self.root}")
-        writer = WriterLock(self.root / session_id)
+        folder = self.root / session_id
+        if folder.is_symlink():  # its files live elsewhere: never deleted through a link
+            raise SessionError(f"session {session_id!r} in {self.root} is a link to {os.path.realpath(folder)}: qatui "
+                               "deletes no folder through a link; remove the link itself, or delete the folder it "
+                               "points to")
+        writer = WriterLock(folder)
         writer.acquire(session_id, "deleting it would lose that run's work", "delete it")
         try:
-            shutil.rmtree(self.root / session_id)
+            shutil.rmtree(folder)
+        except OSError as e:
+            raise SessionError(f"session {session_id!r}: could not delete all of {folder}: {e.strerror or e}") from None
         finally:
             writer.release()
 
