@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
 import typing
@@ -321,6 +322,31 @@ async def test_delete_asks_first(store) -> None:
         await pilot.press("d", "y")
         await wait_until(pilot, lambda: table(app).row_count == 1)
         assert [m["id"] for m in store.list()] == ["20261122-093000-0001"]
+
+
+async def test_copied_session_folders_show_apart_and_one_kept_elsewhere_is_never_deleted(store, tmp_path) -> None:
+    """A session folder copied whole (a backup, a colleague's) keeps the name it was made with: an unnamed one shows
+    as its folder, a named one as "name (folder)", so no two rows read alike and the wrong one is never deleted. A
+    session folder that is a link (kept on another disk) is refused before the question, its files left."""
+    root = store.root
+    shutil.copytree(root / "20261122-093000-0002", root / "backup-of-0002")
+    shutil.copytree(root / "20261122-093000-0001", root / "copy-of-named")
+    kept = tmp_path / "other-disk" / "kept"
+    shutil.copytree(root / "20261122-093000-0002", kept)
+    (root / "linked").symlink_to(kept, target_is_directory=True)
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: table(app).row_count == 5)
+        shown_rows = sorted(table(app).get_row_at(i)[0].plain for i in range(5))
+        assert shown_rows == sorted(["20261122-093000-0002", "backup-of-0002", "linked",
+                                     "lexical-baseline (20261122-093000-0001)", "lexical-baseline (copy-of-named)"])
+        row = next(i for i in range(5) if table(app).get_row_at(i)[0].plain == "linked")
+        table(app).move_cursor(row=row)
+        await pilot.press("d")
+        await wait_until(pilot, lambda: any("is a link to" in str(n.message) for n in app._notifications))
+        assert not isinstance(app.screen, ConfirmScreen)
+    assert (root / "linked").is_symlink() and sorted(p.name for p in kept.iterdir()) == sorted(
+        p.name for p in (root / "20261122-093000-0002").iterdir())
 
 
 async def test_export_writes_three_files_beside_the_session(store) -> None:

@@ -23,6 +23,7 @@ import os
 import secrets
 import shutil
 import threading
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -400,7 +401,9 @@ class SessionStore:
         """Meta plus "summary" of every session, newest first, from session.json files only (never shards).
 
         A session whose session.json is missing or damaged is listed with status "damaged" and
-        an "error" string, so one bad folder never hides the others.
+        an "error" string, so one bad folder never hides the others. "id" is the folder's name and "name" the one given
+        at its start, else the folder's (a session folder copied under another name shows as that name, not as the
+        id it was made with); "name_shared" says another session has the same name (a named folder copied whole).
         """
         dated: list[tuple[float, dict]] = []
         for session_id in self._ids():
@@ -410,7 +413,9 @@ class SessionStore:
                 meta["status"] = shown_status(folder, meta.get("status"))
                 if meta["status"] in UNENDED and isinstance(meta.get("progress"), dict):
                     summary = reconcile(meta, summary, meta["progress"])
-                entry = {**meta, "id": session_id, "name": str(meta.get("name") or session_id), "summary": summary}
+                named = meta.get("name") and meta.get("name") != meta.get("id")  # else unnamed: its folder's name
+                entry = {**meta, "id": session_id, "name": str(meta["name"]) if named else session_id,
+                         "summary": summary}
             except SessionError as e:
                 entry = {"id": session_id, "name": session_id, "status": "damaged", "error": str(e), "summary": {}}
             try:
@@ -419,10 +424,15 @@ class SessionStore:
                 when = folder.stat().st_mtime
             dated.append((when, entry))
         dated.sort(key=lambda pair: pair[0], reverse=True)
+        names = Counter(entry["name"] for _, entry in dated)
+        for _, entry in dated:  # a folder copied whole keeps its name: a view tells the two apart by their ids
+            entry["name_shared"] = names[entry["name"]] > 1
         return [entry for _, entry in dated]
 
     def check_deletable(self, session_id: str) -> None:
-        """`SessionBusy` naming the live process writing this session (ask before a confirmation, not after it)."""
+        """`SessionBusy` naming the live process writing this session, `SessionError` for a folder that is a link (see
+        `delete`): ask before a confirmation, not after it."""
+        self._check_no_link(session_id)
         if (pid := holder(self.root / session_id)) is not None:
             raise SessionBusy(busy_message(session_id, pid or None, "deleting it would lose that run's work",
                                            "delete it"), pid or None)
@@ -435,11 +445,8 @@ class SessionStore:
         """
         if session_id not in self._ids():
             raise SessionError(f"no session {session_id!r} in {self.root}")
+        self._check_no_link(session_id)
         folder = self.root / session_id
-        if folder.is_symlink():  # its files live elsewhere: never deleted through a link
-            raise SessionError(f"session {session_id!r} in {self.root} is a link to {os.path.realpath(folder)}: qatui "
-                               "deletes no folder through a link; remove the link itself, or delete the folder it "
-                               "points to")
         writer = WriterLock(folder)
         writer.acquire(session_id, "deleting it would lose that run's work", "delete it")
         try:
@@ -448,6 +455,14 @@ class SessionStore:
             raise SessionError(f"session {session_id!r}: could not delete all of {folder}: {e.strerror or e}") from None
         finally:
             writer.release()
+
+    def _check_no_link(self, session_id: str) -> None:
+        """SessionError when the session's folder is a link: its files live elsewhere, never deleted through it."""
+        folder = self.root / session_id
+        if folder.is_symlink():
+            raise SessionError(f"session {session_id!r} in {self.root} is a link to {os.path.realpath(folder)}: qatui "
+                               "deletes no folder through a link; remove the link itself, or delete the folder it "
+                               "points to")
 
     def _ids(self) -> list[str]:
         """Names of the (non-hidden) folders in the root but the labels folder: the session ids."""

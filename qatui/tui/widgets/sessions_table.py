@@ -40,7 +40,8 @@ def row_cells(meta: dict) -> dict[str, str]:
     summary = meta.get("summary", {})
     damaged = meta.get("status") == "damaged"
     return {
-        "session": meta["name"] if meta.get("name") and meta["name"] != meta["id"] else meta["id"],
+        "session": (meta["id"] if not meta.get("name") or meta["name"] == meta["id"]
+                    else f"{meta['name']} ({meta['id']})" if meta.get("name_shared") else meta["name"]),
         "dataset": "" if damaged else str(meta.get("dataset", {}).get("name", "")),
         "judges": ",".join(meta.get("judges", {})),
         "backbones": ",".join(meta.get("backbones", [])) or "–",
