@@ -244,6 +244,32 @@ def in_view(screen, widget, text: str) -> bool:
     return all(word in words for word in text.split())
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_t_s_choice_stands_when_the_session_s_later_pages_arrive(tmp_path, size) -> None:
+    """The session screen says whether there is a transcript once when its first page is read and again after the
+    last; a `t` pressed between the two was undone by the second on a busy machine (the transcript shown or hidden
+    again under the user's key). The second saying is made here after the key, as the loader makes it."""
+    from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.entailment_panel import EntailmentPanel
+    from qatui.tui.widgets.item_browser import ItemBrowser
+
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    job = minos_job(store, config, limit=2)
+    await asyncio.to_thread(run_headless, job)
+    app = QatuiApp(config, store, open_id=job.session.id)
+    async with app.run_test(size=size) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen)
+                         and app.screen.query_one(EntailmentPanel).display)
+        transcript = app.screen.query_one(TranscriptPanel)
+        for _ in range(2):
+            before = transcript.display
+            await pilot.press("t")
+            await wait_until(pilot, lambda: transcript.display != before)
+            app.screen.query_one(ItemBrowser).show_transcript(True)  # the loader, after its last page
+            await pilot.pause()
+            assert transcript.display != before, f"t undone at {size}"
+
+
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_minos_routing_and_key_points_are_in_view_without_scrolling(tmp_path, size) -> None:
     """MinosEval is read for its routing and its key points (or, not factoid, its silver instances): on the first

@@ -151,9 +151,15 @@ class ItemBrowser(Horizontal):
         self.query_one(TranscriptPanel).toggle_thinking()
 
     def show_transcript(self, visible: bool) -> None:
-        """Whether this run has a transcript at all (not for judges that make no LLM calls)."""
+        """Whether this run has a transcript at all (not for judges that make no LLM calls).
+
+        Said again as a session's later pages are read: a choice made with `t` meanwhile stands (it was undone)."""
         self._transcript = visible
-        self.query_one(TranscriptPanel).set_class(not visible or self.size.height < self.SMALL, "-hidden")
+        panel = self.query_one(TranscriptPanel)
+        if not visible:
+            panel.add_class("-hidden")
+        elif not self._chosen:
+            panel.set_class(self.size.height < self.SMALL, "-hidden")
         self._place_transcript()
 
     def on_item_list_picked(self, event: ItemList.Picked) -> None:
