@@ -32,7 +32,6 @@ from qatui.store.session import SessionStore
 from qatui.text import plain
 from tui_support import run_headless
 
-ROOT = Path(__file__).resolve().parent.parent
 MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 """CommonMark with GitHub's tables and strikethrough, as GitHub and most viewers read a report."""
 

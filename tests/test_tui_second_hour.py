@@ -244,22 +244,32 @@ def in_view(screen, widget, text: str) -> bool:
     return all(word in words for word in text.split())
 
 
+async def saved_minos_app(tmp_path, limit: int) -> QatuiApp:
+    """The app, opening a finished MinosEval session of the demo's first `limit` items (the scripted backbone)."""
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    job = minos_job(store, config, limit=limit)
+    await asyncio.to_thread(run_headless, job)
+    return QatuiApp(config, store, open_id=job.session.id)
+
+
+def key_points_shown(app: QatuiApp) -> bool:
+    """Whether the session screen is up with its key-points panel shown."""
+    from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.entailment_panel import EntailmentPanel
+
+    return isinstance(app.screen, SessionScreen) and app.screen.query_one(EntailmentPanel).display
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_t_s_choice_stands_when_the_session_s_later_pages_arrive(tmp_path, size) -> None:
     """The session screen says whether there is a transcript once when its first page is read and again after the
     last; a `t` pressed between the two was undone by the second on a busy machine (the transcript shown or hidden
     again under the user's key). The second saying is made here after the key, as the loader makes it."""
-    from qatui.tui.screens.session import SessionScreen
-    from qatui.tui.widgets.entailment_panel import EntailmentPanel
     from qatui.tui.widgets.item_browser import ItemBrowser
 
-    config, store = Config(), SessionStore(tmp_path / "sessions")
-    job = minos_job(store, config, limit=2)
-    await asyncio.to_thread(run_headless, job)
-    app = QatuiApp(config, store, open_id=job.session.id)
+    app = await saved_minos_app(tmp_path, limit=2)
     async with app.run_test(size=size) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen)
-                         and app.screen.query_one(EntailmentPanel).display)
+        await wait_until(pilot, lambda: key_points_shown(app))
         transcript = app.screen.query_one(TranscriptPanel)
         for _ in range(2):
             before = transcript.display
@@ -275,18 +285,13 @@ async def test_minos_routing_and_key_points_are_in_view_without_scrolling(tmp_pa
     """MinosEval is read for its routing and its key points (or, not factoid, its silver instances): on the first
     screen of the session, whatever the size, with the transcript shown and hidden. On a short screen a shown
     transcript has the detail column to itself (its own test below): hiding it again gives them back in view."""
-    from qatui.tui.screens.session import SessionScreen
     from qatui.tui.widgets.entailment_panel import EntailmentPanel
     from qatui.tui.widgets.instances_panel import InstancesPanel
     from qatui.tui.widgets.routing_panel import RoutingPanel
 
-    config, store = Config(), SessionStore(tmp_path / "sessions")
-    job = minos_job(store, config, limit=3)
-    await asyncio.to_thread(run_headless, job)
-    app = QatuiApp(config, store, open_id=job.session.id)
+    app = await saved_minos_app(tmp_path, limit=3)
     async with app.run_test(size=size) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen)
-                         and app.screen.query_one(EntailmentPanel).display)
+        await wait_until(pilot, lambda: key_points_shown(app))
         screen = app.screen
         routing, transcript = screen.query_one(RoutingPanel), screen.query_one(TranscriptPanel)
 
@@ -343,11 +348,8 @@ async def test_z_shows_every_response_of_the_item_whole_where_the_ranking_cuts_t
     from qatui.tui.screens.session import SessionScreen
     from qatui.tui.widgets.item_browser import ItemBrowser
 
-    config, store = Config(), SessionStore(tmp_path / "sessions")
-    job = minos_job(store, config, limit=6)
-    await asyncio.to_thread(run_headless, job)
+    app = await saved_minos_app(tmp_path, limit=6)
     item = next(it for it in demo_dataset().items if it.id == "en-06")
-    app = QatuiApp(config, store, open_id=job.session.id)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen)
                          and app.screen.query_one(ItemBrowser).state is not None

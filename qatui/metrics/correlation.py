@@ -21,9 +21,9 @@ def _scaled(values: np.ndarray) -> np.ndarray:
 def correlations(x: Sequence[float], y: Sequence[float]) -> dict[str, float]:
     """The three correlations of `x` and `y`; empty (never NaN) for < 2 points or a constant side.
 
-    Kendall and Spearman read ranks (any finite values); Pearson reads the values scaled by `_scaled`. A statistic
-    that is still not a finite number (two values apart only below the smallest float once scaled) is left out,
-    as an undefined one is: no NaN reaches a mean."""
+    Kendall and Spearman read ranks (any finite values); Pearson reads the values scaled by `_scaled`. Should SciPy
+    still return a statistic that is not a finite number, it is left out, as an undefined one is: no NaN reaches a
+    mean."""
     xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if len(xs) != len(ys):
         raise ValueError(f"paired samples differ in length: {len(xs)} and {len(ys)}")

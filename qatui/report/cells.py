@@ -39,16 +39,21 @@ table cells, math, mentions and issue references. CommonMark reads each with a b
 _LINE_BREAKS = re.compile(r"[\n\t\u2028\u2029]+")
 
 
+def _one_line(text: object) -> str:
+    """`plain(text)` (control characters as their escapes) with every run of line breaks and tabs one space."""
+    return _LINE_BREAKS.sub(" ", plain(text))
+
+
 def markdown_cell(text: object) -> str:
     """`text` as Markdown that renders as its characters: no link, image, HTML, emphasis, code, math or mention, and
     one line (a table row or a list item stays one). Control characters are shown as their escapes (`plain`), so a
     terminal the file is printed on obeys none; every line break and tab becomes one space."""
-    return _MARKDOWN_ACTIVE.sub(lambda m: "\\" + m[0], _LINE_BREAKS.sub(" ", plain(text)))
+    return _MARKDOWN_ACTIVE.sub(lambda m: "\\" + m[0], _one_line(text))
 
 
 LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                 "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "Δ": r"$\Delta$", "κ": r"$\kappa$",
-                 "τ": r"$\tau$"}
+                 "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                 "Δ": r"$\Delta$", "κ": r"$\kappa$", "τ": r"$\tau$"}
 """Characters LaTeX would read as commands (or, for the Greek letters qatui's columns use, cannot set in text with
 its default fonts), and how to write each."""
 _LATEX_ACTIVE = re.compile("[" + re.escape("".join(LATEX_ESCAPES)) + "]")
@@ -57,9 +62,9 @@ _LATEX_ACTIVE = re.compile("[" + re.escape("".join(LATEX_ESCAPES)) + "]")
 def latex_cell(text: object) -> str:
     """`text` as LaTeX that typesets its characters: every command character written as its command, one line,
     control characters as their escapes (`plain`)."""
-    return _LATEX_ACTIVE.sub(lambda m: LATEX_ESCAPES[m[0]], _LINE_BREAKS.sub(" ", plain(text)))
+    return _LATEX_ACTIVE.sub(lambda m: LATEX_ESCAPES[m[0]], _one_line(text))
 
 
 def latex_comment(text: object) -> str:
     """`text` as one LaTeX comment line: a line break in it would end the comment and set the rest as LaTeX."""
-    return "% " + _LINE_BREAKS.sub(" ", plain(text))
+    return "% " + _one_line(text)

@@ -42,8 +42,8 @@ def export_csv(session: Session) -> str:
     `J preferred` (a pair's verdict: yes, no or tie for this response), `J status` (done,
     failed, n/a or pending) and `J reason` (why it failed or does not apply). Gold: `gold rank`
     (ranking gold, 1 best, tied responses share one), `gold preferred` (pairwise gold: yes, no
-    or tie for this response against the other), `gold DIMENSION` (ratings). A text cell that a spreadsheet would run as a
-    formula starts with `'`, as does one that starts with `'` (`report.cells.sheet_cell`).
+    or tie for this response against the other), `gold DIMENSION` (ratings). A text cell that a spreadsheet
+    would run as a formula starts with `'`, as does one that starts with `'` (`report.cells.sheet_cell`).
     """
     from qatui.report.session_view import unchanged_dataset
 
@@ -70,8 +70,8 @@ def export_csv(session: Session) -> str:
             cid for doc in docs.values() if doc and doc.get("verdict") for cid in doc["verdict"]["ranking"]))
         for cid in candidates:
             row = {"session": session.id, "item_id": sheet_cell(item_id), "candidate": sheet_cell(cid),
-                   "question": sheet_cell(item.question) if item else "", "response": sheet_cell(item.candidates[cid]) if item else "",
-                   **_gold_cells(item, cid)}
+                   "question": sheet_cell(item.question) if item else "",
+                   "response": sheet_cell(item.candidates[cid]) if item else "", **_gold_cells(item, cid)}
             for judge, doc in docs.items():
                 row.update(_judge_cells(judge, doc, cid, digits.get(judge, DEFAULT_DIGITS)))
             writer.writerow(row)

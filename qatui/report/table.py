@@ -300,10 +300,9 @@ def to_csv(table: dict) -> str:
 def to_latex(table: dict) -> str:
     """A booktabs LaTeX tabular (needs \\usepackage{booktabs})."""
     header, lines = flat_rows(table)
-    tex = latex_cell
-    out = [r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}", r"\toprule", " & ".join(tex(h) for h in header) + r" \\",
-           r"\midrule"]
-    out += [" & ".join(tex(cell) for cell in line) + r" \\" for line in lines]
+    out = [r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}", r"\toprule",
+           " & ".join(map(latex_cell, header)) + r" \\", r"\midrule"]
+    out += [" & ".join(map(latex_cell, line)) + r" \\" for line in lines]
     out += [r"\bottomrule", r"\end{tabular}", latex_comment(caption(table))]
     return "\n".join(out) + "\n"
 
