@@ -231,6 +231,16 @@ async def wait_until(pilot, predicate: Callable[[], object], what: str = "the ap
         await asyncio.sleep(0.02)  # the engine's thread and the workers' threads get the CPU too
 
 
+async def laid_out(pilot, widget) -> None:
+    """Wait until `widget` has been given its size and has answered the resize that came with it.
+
+    A widget shown once its data is read (the session screen's browser) is laid out a refresh later, and rules
+    that go by its size (the transcript hidden below 30 rows) are applied on that first resize: a state read
+    before it is a moment, not the screen the user gets."""
+    await wait_until(pilot, lambda: widget.size.height > 0, f"{type(widget).__name__} laid out")
+    await pilot.pause()  # the Resize posted with the size is handled
+
+
 def poll(what: Callable[[], object], timeout_s: float = 60.0, interval_s: float = 0.02) -> object:
     """Poll `what` from plain code (threads, processes) until it is truthy; its value. Fails after `timeout_s`."""
     deadline = time.monotonic() + timeout_s

@@ -8,7 +8,7 @@ import asyncio
 import threading
 
 import pytest
-from fakes import scripted_resources, wait_until
+from fakes import laid_out, scripted_resources, wait_until
 from tui_support import minos_job, run_headless, write_sums
 
 from qatui.config import Config
@@ -260,6 +260,14 @@ def key_points_shown(app: QatuiApp) -> bool:
     return isinstance(app.screen, SessionScreen) and app.screen.query_one(EntailmentPanel).display
 
 
+async def session_opened(pilot, app: QatuiApp) -> None:
+    """Wait for the session screen's key points, its browser laid out (the transcript's size rule applied)."""
+    from qatui.tui.widgets.item_browser import ItemBrowser
+
+    await wait_until(pilot, lambda: key_points_shown(app))
+    await laid_out(pilot, app.screen.query_one(ItemBrowser))
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_t_s_choice_stands_when_the_session_s_later_pages_arrive(tmp_path, size) -> None:
     """The session screen says whether there is a transcript once when its first page is read and again after the
@@ -269,7 +277,7 @@ async def test_t_s_choice_stands_when_the_session_s_later_pages_arrive(tmp_path,
 
     app = await saved_minos_app(tmp_path, limit=2)
     async with app.run_test(size=size) as pilot:
-        await wait_until(pilot, lambda: key_points_shown(app))
+        await session_opened(pilot, app)
         transcript = app.screen.query_one(TranscriptPanel)
         for _ in range(2):
             before = transcript.display
@@ -278,6 +286,41 @@ async def test_t_s_choice_stands_when_the_session_s_later_pages_arrive(tmp_path,
             app.screen.query_one(ItemBrowser).show_transcript(True)  # the loader, after its last page
             await pilot.pause()
             assert transcript.display != before, f"t undone at {size}"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_transcript_s_size_rule_waits_for_the_browser_s_height(size) -> None:
+    """The session screen says there is a transcript as it shows its browser, before the browser has a height: a
+    height of 0 was read as a short screen, so a tall screen's transcript was hidden until the first resize (a `t`
+    in between hid it again). A choice made before the first resize (the Judge Lab's: show it) stands after it."""
+    from textual.app import App
+
+    from qatui.tui.widgets.item_browser import ItemBrowser
+
+    class Host(App):
+        get_theme_variable_defaults = QatuiApp.get_theme_variable_defaults
+
+        def compose(self):
+            yield ItemBrowser().set_styles("display: none;")
+
+    tall = size[1] >= 40
+    for choose in (None, True, False):
+        app = Host()
+        async with app.run_test(size=size) as pilot:
+            browser = app.query_one(ItemBrowser)
+            transcript = browser.query_one(TranscriptPanel)
+            assert browser.size.height == 0
+            browser.show_transcript(True)
+            if tall:
+                assert not transcript.has_class("-hidden"), "a tall screen's transcript hidden before its first resize"
+            if choose is not None:
+                browser.choose_transcript(choose)
+            browser.display = True
+            await laid_out(pilot, browser)
+            await wait_until(pilot, lambda: transcript.display == (tall if choose is None else choose), f"{choose}")
+            browser.show_transcript(True)  # said again after the last page
+            await pilot.pause()
+            assert transcript.display == (tall if choose is None else choose)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
@@ -291,7 +334,7 @@ async def test_minos_routing_and_key_points_are_in_view_without_scrolling(tmp_pa
 
     app = await saved_minos_app(tmp_path, limit=3)
     async with app.run_test(size=size) as pilot:
-        await wait_until(pilot, lambda: key_points_shown(app))
+        await session_opened(pilot, app)
         screen = app.screen
         routing, transcript = screen.query_one(RoutingPanel), screen.query_one(TranscriptPanel)
 

@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from fakes import is_preflight, wait_until
+from fakes import is_preflight, laid_out, wait_until
 from tui_support import pairwise_job_on_server
 
 N_ITEMS = 6
@@ -38,6 +38,7 @@ def _asked(llm_server) -> list[tuple[str, bool]]:
 async def test_only_the_task_whose_transcript_is_on_screen_streams(llm_server, tmp_path, monkeypatch, size) -> None:
     from qatui.tui.app import QatuiApp
     from qatui.tui.screens.run import RunScreen
+    from qatui.tui.widgets.item_browser import ItemBrowser
     from qatui.tui.widgets.transcript_panel import TranscriptPanel
 
     monkeypatch.setenv("FAKE_KEY", "sk-test")
@@ -56,6 +57,7 @@ async def test_only_the_task_whose_transcript_is_on_screen_streams(llm_server, t
     async with app.run_test(size=size) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None)
         screen = app.screen
+        await laid_out(pilot, screen.query_one(ItemBrowser))
         shown = screen.query_one(TranscriptPanel).display
         assert shown == (size == (120, 40))  # 80x24 is too short for the transcript: hidden until t
         await wait_until(pilot, lambda: any(not is_preflight(body) for body in llm_server.requests),

@@ -242,8 +242,7 @@ class SessionScreen(QatuiScreen):
             return
         browser = self.query_one(ItemBrowser)
         browser.select(key)
-        if browser.watched() is None:  # hidden at this height until asked for: the lab asks for it
-            browser.toggle_transcript()
+        browser.choose_transcript(True)  # hidden on a short screen until asked for: the lab asks for it
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "worst":

@@ -141,9 +141,13 @@ class ItemBrowser(Horizontal):
         return None if transcript.has_class("-hidden") or not self.display else self.selected()
 
     def toggle_transcript(self) -> None:
-        """Show or hide the transcript pane, whatever the size."""
+        """Show or hide the transcript pane, whatever the size (the `t` key)."""
+        self.choose_transcript(self.query_one(TranscriptPanel).has_class("-hidden"))
+
+    def choose_transcript(self, shown: bool) -> None:
+        """Show or hide the transcript pane as asked, whatever the size: the choice stands against the size rule."""
         self._chosen = True
-        self.query_one(TranscriptPanel).toggle_class("-hidden")
+        self.query_one(TranscriptPanel).set_class(not shown, "-hidden")
         self._place_transcript()
 
     def action_toggle_thinking(self) -> None:
@@ -153,12 +157,14 @@ class ItemBrowser(Horizontal):
     def show_transcript(self, visible: bool) -> None:
         """Whether this run has a transcript at all (not for judges that make no LLM calls).
 
-        Said again as a session's later pages are read: a choice made with `t` meanwhile stands (it was undone)."""
+        Said again as a session's later pages are read: a choice made with `t` meanwhile stands (it was undone).
+        Said before the browser is laid out (no height yet: not a short one), the size rule waits for `on_resize`
+        (it hid the transcript of a tall screen until the first resize, a state a key could act on)."""
         self._transcript = visible
         panel = self.query_one(TranscriptPanel)
         if not visible:
             panel.add_class("-hidden")
-        elif not self._chosen:
+        elif not self._chosen and self.size.height:
             panel.set_class(self.size.height < self.SMALL, "-hidden")
         self._place_transcript()
 
