@@ -634,6 +634,34 @@ async def test_new_run_screen_starts_a_run_with_the_options_typed(tmp_path) -> N
         await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen) and table(app).row_count == 1)
 
 
+async def test_keys_typed_ahead_in_the_judge_list_tick_the_rows_they_were_typed_on(tmp_path) -> None:
+    """Keys arrive from a terminal together (typed quickly, a paste, a slow SSH link): space, down, down, space,
+    down, space must tick the first, third and fourth judges. Textual's list toggled the row highlighted when
+    its own message about each space came round, behind the arrows: the spaces all landed on the last row."""
+    from textual import events
+
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    app = QatuiApp(config, store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await pilot.press("n")
+        screen = app.screen
+        await wait_until(pilot, lambda: "71 responses" in str(screen.query_one("#preview").content))
+        await pilot.press("f3")
+        listing = screen.query_one("#judges", SelectionList)
+        await wait_until(pilot, lambda: listing.option_count > 0 and app.focused is listing)
+        for value in list(listing.selected):
+            listing.deselect(value)
+        listing.highlighted = 0
+        await pilot.pause()
+        names = [listing.get_option_at_index(i).value for i in range(4)]
+        for key in ("space", "down", "down", "space", "down", "space"):  # all in the queue before any is handled
+            app.post_message(events.Key(key, " " if key == "space" else None))
+        await wait_until(pilot, lambda: listing.highlighted == 3, "the three arrows handled")
+        await pilot.pause()  # and the spaces' messages after them
+        assert sorted(listing.selected) == sorted([names[0], names[2], names[3]])
+
+
 async def test_new_run_screen_offers_only_what_the_data_supports_and_counts_the_calls(tmp_path) -> None:
     no_refs = tmp_path / "no_refs.jsonl"
     no_refs.write_text(json.dumps({"id": "a", "question": "Why is the sky blue?",

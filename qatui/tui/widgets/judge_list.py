@@ -31,6 +31,15 @@ class JudgeList(SelectionList[str]):
         super().__init__(*(Selection(judge_prompt(name, []), name, name in ticked, name) for name in names),
                          id=id, compact=True)
 
+    def action_select(self) -> None:
+        """Tick or untick the highlighted judge now (space, a click).
+
+        Textual's SelectionList toggles whatever is highlighted when its own message about the key arrives, after
+        any key typed behind it: a space then an arrow, typed quickly (a paste, a slow SSH link), ticked the row the
+        arrow moved to, and left the one the user saw unticked."""
+        if self.highlighted is not None and not self.get_option_at_index(self.highlighted).disabled:
+            self.toggle(self.get_option_at_index(self.highlighted))
+
     def describe(self, unmet: dict[str, list[str]]) -> None:
         """Rewrite each row for what stops its judge on this dataset (ticks and the highlight stay)."""
         for index in range(self.option_count):
