@@ -211,5 +211,5 @@ async def test_a_new_run_whose_cached_backbone_fails_its_put_off_check_stops_and
     (meta,) = [row for row in store.list() if row["id"] == run.handle.job.session.id]
     doc = meta["summary"]["pairwise"]
     assert meta["status"] == "stopped" and doc["n_done"] == 2 and doc["n_failed"] == 0 and resumable(meta)
-    shown = " ".join(" ".join(str(line) for line in info_lines(meta)).split())  # Home's panel says why
+    shown = " ".join(" ".join(str(part) for row in info_lines(meta) for part in row).split())  # Home's panel says why
     assert "stopped: backbone 'fake' did not answer a one-line test request: authentication failed (401)" in shown

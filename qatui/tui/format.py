@@ -9,7 +9,7 @@ from textual.content import Content
 
 from qatui.paths import tilde
 from qatui.text import count  # noqa: F401 - screens take it from here with the other forms
-from qatui.text import clip, left_out_note, no_decision_note, plain, usd
+from qatui.text import clip, left_out_note, no_decision_note, no_order_line, plain, usd
 
 SHORT_METRICS = {
     "kendall": "tau",
@@ -80,24 +80,34 @@ def short_path(path: str) -> str:
         return tilde(p) if p.is_absolute() else path
 
 
-def metrics_line(metrics: dict[str, float], ci: dict[str, list[float]] | None = None, doc: dict | None = None) -> str:
-    """The headline metrics in one line, the first with its CI: 'tau +0.41 [+0.12,+0.66]  rho +0.45 ...'.
+def metrics_parts(metrics: dict[str, float], ci: dict[str, list[float]] | None = None,
+                  doc: dict | None = None) -> list[str]:
+    """The headline metrics as the parts a line may wrap between: each figure with its short name, the first with
+    its CI ('tau +0.41 [+0.12,+0.66]', 'rho +0.45', ...).
 
-    With the summary `doc` (its `n`, `no_decision` and `left_out`), the first also says how many of its units the
-    judge made no decision on, and how many scored items it left out for want of a gold order:
-    'tau +0.21 [+0.02,+0.40] · 2/6 no decision · 6 of 9 items (3 no gold order)'.
+    With the summary `doc` (its `n`, `no_decision` and `left_out`), parts after the first say how many of its units
+    the judge made no decision on, and how many scored items it left out for want of a gold order:
+    '· 2/6 no decision', '· 6 of 9 items (3 no gold order)'.
     """
-    parts = []
+    parts: list[str] = []
     for key, short in SHORT_METRICS.items():
         if key in metrics:
             first = not parts
             interval = (ci or {}).get(key) if first else None
             bounds = f" [{interval[0]:+.2f},{interval[1]:+.2f}]" if interval else ""
-            notes = [note for note in (no_decision_note(doc, key), left_out_note(doc, key)) if note] \
-                if first and doc else []
-            parts.append(f"{short} {round(metrics[key], 2) + 0.0:+.2f}{bounds}"  # + 0.0: no "-0.00"
-                         + "".join(f" · {note}" for note in notes))
-    return "  ".join(parts)
+            parts.append(f"{short} {round(metrics[key], 2) + 0.0:+.2f}{bounds}")  # + 0.0: no "-0.00"
+            if first and doc:
+                parts.extend(f"· {note}" for note in (no_decision_note(doc, key), left_out_note(doc, key)) if note)
+    return parts
+
+
+def headline_parts(doc: dict, otherwise: str) -> list[str]:
+    """A judge's headline as wrappable parts: its metrics (`metrics_parts`), else why it has none (`otherwise` when
+    the summary does not say), then its agreement with itself over repeats (`self_line`) when it repeated."""
+    parts = metrics_parts(doc.get("metrics", {}), doc.get("ci"), doc) or [no_order_line(doc) or otherwise]
+    if small := self_line(doc.get("self_agreement")):
+        parts.append(f"· {small}")
+    return parts
 
 
 def self_line(doc: object) -> str:
@@ -111,12 +121,6 @@ def self_line(doc: object) -> str:
         return ""
     kind, value = found
     return f"self {'' if kind == 'choice' else 'τ '}{value:.2f}"
-
-
-def with_self(line: str, doc: dict) -> str:
-    """A judge's headline line with its self-agreement after it (`self_line`), when it was asked to repeat."""
-    small = self_line(doc.get("self_agreement"))
-    return f"{line}  · {small}" if small else line
 
 
 def members_line(agreement: dict[str, dict]) -> str:

@@ -8,9 +8,10 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
 
-from qatui.text import deployments_line, no_order_line, plain, thinking_note, usd
-from qatui.tui.format import count, duration, members_line, metrics_glossary, metrics_line, with_self
+from qatui.text import deployments_line, plain, thinking_note, usd
+from qatui.tui.format import count, duration, headline_parts, members_line, metrics_glossary
 from qatui.tui.state import RunState
+from qatui.tui.widgets.packed import Packed
 
 STATUS_STYLE = {"running": "$accent", "completed": "$success", "cancelled": "$warning",
                 "interrupted": "$error", "failed": "$error", "starting": "$foreground-muted", "cancelling": "$warning",
@@ -81,14 +82,12 @@ class RunHeader(Vertical):
         line.update(Content(plain(limits)))  # it quotes each backbone's model string, as the config gives it
 
     def watch_metrics(self, metrics: dict[str, dict]) -> None:
-        lines = []
+        rows = []
         for judge, doc in metrics.items():
-            line = (metrics_line(doc.get("metrics", {}), doc.get("ci"), doc) or no_order_line(doc)
-                    or self._no_figure())
-            lines.append(f"{judge}  {with_self(line, doc)}")
+            rows.append([plain(judge), *headline_parts(doc, self._no_figure())])
             if members := members_line(doc.get("members_agreement") or {}):
-                lines.append(f"  {members}")
-        self.query_one("#metrics", Static).update(Content("\n".join(lines) or self._no_figure(started=False)))
+                rows.append([f"  {members}"])
+        self.query_one("#metrics", Static).update(Packed(rows or [[self._no_figure(started=False)]]))
 
     def _no_figure(self, *, started: bool = True) -> str:
         """Why a judge has no agreement figure: the items carry no gold at all, or none with gold is judged yet."""

@@ -11,9 +11,10 @@ from textual.widgets import Label, Sparkline, Static
 from qatui.report import session_status
 from qatui.report.beside_people import KEY, ceiling_short
 from qatui.report.classes_view import class_line
-from qatui.text import deployments_line, no_order_line, plain, plural, thinking_note, usd
-from qatui.tui.format import count, members_line, metrics_line, stopped_line, with_self
+from qatui.text import deployments_line, plain, plural, thinking_note, usd
+from qatui.tui.format import count, headline_parts, members_line, stopped_line
 from qatui.tui.saved import SavedState
+from qatui.tui.widgets.packed import Packed
 
 
 class SessionHeader(Vertical):
@@ -61,10 +62,8 @@ class SessionHeader(Vertical):
         self._judge_lines: dict[str, Static] = {}  # the last line of each judge: its sparkline goes under it
         for judge in state.judges:
             doc = summary.get(judge, {})
-            shown = (metrics_line(doc.get("metrics", {}), doc.get("ci"), doc) or no_order_line(doc)
-                     or "no gold to compare with")
-            line = with_self(shown, doc)
-            self._judge_lines[judge] = Static(Content.from_markup("[b $accent]$judge[/]  $line", judge=plain(judge), line=line))
+            self._judge_lines[judge] = Static(Packed([[Content.from_markup("[b $accent]$judge[/]", judge=plain(judge)),
+                                                        *headline_parts(doc, "no gold to compare with")]]))
             self.mount(self._judge_lines[judge])
             if classes := doc.get("classes"):
                 ranked = "kendall" in doc.get("metrics", {})

@@ -7,15 +7,16 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from qatui.report import session_status
-from qatui.text import deployments_line, no_order_line, plain, plural, thinking_note, usd
-from qatui.tui.format import count, members_line, metrics_line, short_path, stopped_line, when
+from qatui.text import deployments_line, plain, plural, thinking_note, usd
+from qatui.tui.format import count, headline_parts, members_line, short_path, stopped_line, when
+from qatui.tui.widgets.packed import Packed
 
 
-def info_lines(meta: dict) -> list[Content]:
-    """The lines drawn for one `SessionStore.list()` entry."""
+def info_lines(meta: dict) -> list[list[Content]]:
+    """The lines drawn for one `SessionStore.list()` entry, each as the parts it may wrap between (`Packed`)."""
     if meta.get("status") == "damaged":
-        return [Content.from_markup("[b]$id[/] [$error]damaged[/]", id=plain(meta["id"])),
-                Content(plain(meta.get("error", "")))]
+        return [[Content.from_markup("[b]$id[/] [$error]damaged[/]", id=plain(meta["id"]))],
+                [Content(plain(meta.get("error", "")))]]
     ds, models = meta.get("dataset", {}), meta.get("models", {})
     name = f" “{plain(meta['name'])}”" if meta.get("name") and meta["name"] != meta["id"] else ""
     lines = [
@@ -38,22 +39,22 @@ def info_lines(meta: dict) -> list[Content]:
             judge=plain(imported.get("judge", "?")), source=plain(imported.get("source", "?")),
             kind=plain(imported.get("kind", "?")),
             rows=plural(imported.get("rows"), "row")))
+    rows = [[line] for line in lines]
     for judge, doc in meta.get("summary", {}).items():
-        shown = (metrics_line(doc.get("metrics", {}), doc.get("ci"), doc) or no_order_line(doc)
-                 or "no gold to compare with")
-        lines.append(Content.from_markup("[b $accent]$judge[/] $done/$n done, $failed failed  $metrics",
+        rows.append([Content.from_markup("[b $accent]$judge[/] $done/$n done, $failed failed",
                                          judge=plain(judge), done=doc.get("n_done", 0), n=doc.get("n_items", 0),
-                                         failed=doc.get("n_failed", 0), metrics=shown))
+                                         failed=doc.get("n_failed", 0)),
+                     *map(Content, headline_parts(doc, "no gold to compare with"))])
         if members := members_line(doc.get("members_agreement") or {}):
-            lines.append(Content(plain(f"  {members}")))
+            rows.append([Content(plain(f"  {members}"))])
     if (llm := meta.get("llm")) and llm.get("calls"):
-        lines.append(Content.from_markup(
+        rows.append([Content.from_markup(
             "[$foreground-muted]LLM[/] $calls calls ($cached cached) · tokens $tokens$thinking · $cost",
             calls=llm["calls"], cached=llm["cached"], tokens=count(llm["prompt_tokens"] + llm["completion_tokens"]),
-            thinking=thinking_note(llm.get("reasoning_tokens", 0), short=True), cost=usd(llm['cost_usd'])))
+            thinking=thinking_note(llm.get("reasoning_tokens", 0), short=True), cost=usd(llm['cost_usd']))])
         if llm.get("deployments"):
-            lines.append(Content(plain(f"  {deployments_line(llm['deployments'])}")))
-    return lines
+            rows.append([Content(plain(f"  {deployments_line(llm['deployments'])}"))])
+    return rows
 
 
 class SessionInfo(Static):
@@ -77,4 +78,4 @@ class SessionInfo(Static):
 
     def watch_meta(self, meta: dict | None) -> None:
         self.display = meta is not None
-        self.update(Content("\n").join(info_lines(meta)) if meta else "")
+        self.update(Packed(info_lines(meta)) if meta else "")
