@@ -379,3 +379,32 @@ def test_one_vote_rule_for_people_s_labels_and_a_judge_s_repeats() -> None:
         if labels:
             assert PairwiseGold(a="x", b="y", labels=list(labels)).label == expected, labels
     assert plurality([0.0, 0.0, 2.0, 1.0], tie=1.0) == 0.0 and plurality([0.0, 2.0], tie=1.0) == 1.0
+
+
+def test_a_pair_people_split_is_no_tie_they_made() -> None:
+    """People split A / B on a pair: the plurality of their labels is a tie nobody gave, and a judge's tie read
+    against it was +1 on the item (the TUI's tau column, the report's histogram), while accuracy, which reads
+    every label, gave it 0 of 2. Each label now counts as accuracy counts it, and that tie is no decision."""
+    from scipy.stats import kendalltau
+
+    pair = Item(id="p", question="q?", candidates={"x": "1", "y": "2"}, gold=PairwiseGold(a="x", b="y", labels=["A", "B"]))
+
+    def said(preference: str) -> Verdict:
+        ranking = ["y", "x"] if preference == "B" else ["x", "y"]
+        tiers = [["x", "y"]] if preference == "tie" else [[ranking[0]], [ranking[1]]]
+        return Verdict(item_id="p", judge="j", ranking=ranking, scores={}, order=["x", "y"], tiers=tiers,
+                       preference=preference)
+
+    def tau_b(label: str, preference: str) -> float:  # two items, ranked as the person and as the judge
+        side = {"A": [2, 1], "B": [1, 2], "tie": [1, 1]}
+        value = kendalltau(side[label], side[preference]).statistic
+        return 0.0 if value != value else value  # undefined (one side tied both): 0, no decision
+
+    for preference in ("A", "B", "tie"):
+        expected = sum(tau_b(label, preference) for label in pair.gold.labels) / 2
+        assert item_tau(pair, said(preference)) == pytest.approx(expected) == 0.0
+    assert item_undecided(pair, said("tie")) and not item_undecided(pair, said("A"))
+    two_to_one = pair.model_copy(update={"gold": PairwiseGold(a="x", b="y", labels=["A", "A", "B"])})
+    assert item_tau(two_to_one, said("A")) == pytest.approx(1 / 3) and item_tau(two_to_one, said("B")) == pytest.approx(-1 / 3)
+    one_tied = pair.model_copy(update={"gold": PairwiseGold(a="x", b="y", labels=["A", "tie"])})
+    assert item_tau(one_tied, said("tie")) == 0.5 and not item_undecided(one_tied, said("tie"))

@@ -85,9 +85,9 @@ def metrics_parts(metrics: dict[str, float], ci: dict[str, list[float]] | None =
     """The headline metrics as the parts a line may wrap between: each figure with its short name, the first with
     its CI ('tau +0.41 [+0.12,+0.66]', 'rho +0.45', ...).
 
-    With the summary `doc` (its `n`, `no_decision` and `left_out`), parts after the first say how many of its units
-    the judge made no decision on, and how many scored items it left out for want of a gold order:
-    '· 2/6 no decision', '· 6 of 9 items (3 no gold order)'.
+    With the summary `doc` (its `n`, `no_decision` and `left_out`), the first also says how many of its units the
+    judge made no decision on, and how many scored items it left out for want of a gold order (they read with it):
+    'tau +0.21 [+0.02,+0.40] · 2/6 no decision · 6 of 9 items (3 no gold order)'.
     """
     parts: list[str] = []
     for key, short in SHORT_METRICS.items():
@@ -95,9 +95,10 @@ def metrics_parts(metrics: dict[str, float], ci: dict[str, list[float]] | None =
             first = not parts
             interval = (ci or {}).get(key) if first else None
             bounds = f" [{interval[0]:+.2f},{interval[1]:+.2f}]" if interval else ""
-            parts.append(f"{short} {round(metrics[key], 2) + 0.0:+.2f}{bounds}")  # + 0.0: no "-0.00"
-            if first and doc:
-                parts.extend(f"· {note}" for note in (no_decision_note(doc, key), left_out_note(doc, key)) if note)
+            notes = [note for note in (no_decision_note(doc, key), left_out_note(doc, key)) if note] \
+                if first and doc else []
+            parts.append(f"{short} {round(metrics[key], 2) + 0.0:+.2f}{bounds}"  # + 0.0: no "-0.00"
+                         + "".join(f" · {note}" for note in notes))
     return parts
 
 
