@@ -93,7 +93,7 @@ def test_a_judge_tie_is_its_own_class_never_a_hit() -> None:
     assert found["confusion"] == [[1, 1, 0], [0, 0, 0], [0, 0, 0]]
     assert found["per_class"]["A"]["recall"] == pytest.approx(1 / 2)
     assert found["per_class"]["tie"]["precision"] == 0.0
-    assert found["metrics"]["kappa"] == pytest.approx(0.0)  # p_o = 1/2, p_e = 1 * 1/2: no better than chance
+    assert found["metrics"] == {} and found["kappa_undefined"]  # people: one class; p_o = p_e = 1/2 for any judge
     alike = class_agreement([[("A", "A")], [("A", "A")]], PREFERENCE_CLASSES, ordinal=True)
     assert alike["metrics"] == {}  # one class on both sides: p_e = 1, kappa undefined, absent rather than 0 or 1
 
@@ -349,3 +349,29 @@ def test_a_class_every_item_got_right_has_the_exact_interval_over_its_items_neve
     assert a["recall_ci"] == exact_interval(6, 6) and a["precision_ci"] == a["recall_ci"]
     assert found["per_class"]["B"]["recall"] == 0.0  # the one B label, on one item: no interval of one unit
     assert found["per_class"]["B"]["recall_ci"] is None
+
+
+def test_kappa_is_not_given_where_people_gave_one_class(tmp_path, capsys) -> None:
+    """Every person said A: chance agreement equals the observed one for any judge, so Cohen's kappa is 0 whatever
+    the judge says (scikit-learn: 0.0 for a judge right on 5 of 6 labels and for one right on 1 of 6). It was
+    printed as `kappa 0.000` beside accuracy 0.833, a figure that measures nothing; now it is left out and the
+    reason is said where the class figures are (sessions show's matrix caption, the TUI's class line)."""
+    from qatui.report.classes_view import caption, class_line
+
+    units = [[("A", "A")]] * 5 + [[("A", "B")]]
+    assert cohen_kappa_score(["A"] * 6, ["A"] * 5 + ["B"]) == 0.0 == cohen_kappa_score(["A"] * 6, ["A"] + ["B"] * 5)
+    found = class_agreement(units, PREFERENCE_CLASSES, ordinal=True)
+    assert found["metrics"] == {} and found["ci"] == {} and "one class (A)" in found["kappa_undefined"]
+    assert found["per_class"]["A"]["recall"] == pytest.approx(5 / 6)  # the rates are still measured
+    assert "one class (A)" in caption(found) and "people gave one class" in class_line(found)
+    assert "kappa_undefined" not in class_agreement(pairs_units(), PREFERENCE_CLASSES, ordinal=True)
+
+    path, sessions = tmp_path / "one-class.jsonl", tmp_path / "sessions"
+    write_pairs(path, [("A", ["A"])] * 5 + [("B", ["A"])])
+    data = run_json(capsys, "--sessions-dir", str(sessions), "run", str(path), "--judge", "length", "--json")
+    shown = run_json(capsys, "--sessions-dir", str(sessions), "sessions", "show", data["session"], "--json")
+    length = shown["judges"]["length"]
+    assert length["metrics"]["accuracy"] == pytest.approx(5 / 6) and "kappa" not in length["metrics"]
+    assert main(["--sessions-dir", str(sessions), "sessions", "show", data["session"]]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "kappa 0.000" not in text and "people gave one class (A) on every label" in text

@@ -81,7 +81,9 @@ def class_agreement(units: Sequence[Unit], classes: Sequence[str], *, ordinal: b
     absent} with their `ci`, `n` (labels), `per_class` {class: precision,
     recall, each with its CI, `people` and `judge` counts}, `n_items`; for yes / no classes also
     `tpr` and `tnr`. An undefined value (kappa when one class fills both sides, precision of a
-    class the judge never chose) is None.
+    class the judge never chose) is None. Where people gave one class throughout, kappa is left out and
+    `kappa_undefined` says why: chance agreement then equals the observed one for any judge, so kappa is 0
+    whatever the judge said (a judge right on 39 of 40 labels read kappa 0.000, a figure that measures nothing).
     """
     labels = list(classes)
     index = {label: i for i, label in enumerate(labels)}
@@ -113,6 +115,10 @@ def class_agreement(units: Sequence[Unit], classes: Sequence[str], *, ordinal: b
             for i, label in enumerate(labels)
         },
     }
+    if len(set(people)) == 1:
+        out["metrics"] = {}
+        out["kappa_undefined"] = (f"people gave one class ({people[0]}) on every label: kappa would be 0 whatever "
+                                  "the judge said, so none is given")
     if ci:
         _intervals(out, per_item, seed)
     if tuple(labels) == YES_NO:

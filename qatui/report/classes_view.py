@@ -41,8 +41,9 @@ def caption(classes: dict[str, Any]) -> str:
     """What the matrix counts, in one line."""
     rates = "".join(f", {name.upper()} " + ("-" if classes[name] is None else f"{classes[name]:.3f}")
                     for name in ("tpr", "tnr") if name in classes)
+    undefined = f"; {classes['kappa_undefined']}" if classes.get("kappa_undefined") else ""
     return (f"rows: people's labels, columns: the judge's ({classes['n']} labels on {classes['n_items']} items); "
-            f"a judge's tie is its own class, never a hit on A or B{rates}")
+            f"a judge's tie is its own class, never a hit on A or B{rates}{undefined}")
 
 
 def print_classes(console: Console, classes: dict[str, Any]) -> None:
@@ -66,4 +67,6 @@ def class_line(classes: dict[str, Any]) -> str:
     for name in ("recall", "precision"):
         figures = " ".join(f"{label} {short(classes['per_class'][label][name])}" for label in classes["classes"])
         parts.append(f"{name} {figures}")
+    if classes.get("kappa_undefined"):
+        parts.append("kappa none: people gave one class")
     return " · ".join(parts)
