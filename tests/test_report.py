@@ -253,7 +253,7 @@ def test_output_path_errors_are_clear(built, capsys) -> None:
 
 @pytest.mark.parametrize("command", ["table", "sessions-export", "labels-export", "checklist-generate"])
 def test_every_o_file_that_is_a_folder_is_refused_before_any_work(tmp_path, capsys, command) -> None:
-    """`-o FOLDER` is refused in one line before any run or call, as `report -o` is (`report.output_file`): `table`
+    """`-o FOLDER` is refused in one line before any run or call, as `report -o` is (`store.output_file`): `table`
     ran every row, saved its sessions and then failed with IsADirectoryError; `checklist generate` would have
     spent its calls; `sessions export` and `labels export` were tracebacks or another error first."""
     data = _ratings_items(tmp_path / "d.jsonl")

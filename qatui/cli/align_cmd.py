@@ -92,9 +92,9 @@ def cmd_align(args: argparse.Namespace, config: Config) -> int:
             print_json(_doc(state, resources.backbone, writer.backbone))
         return EXIT_RUN_FAILED  # nothing measured: no file written, no figure to read
     if out is not None:
-        from qatui.store.atomic import atomic_write_text
+        from qatui.store.output_file import write_output
 
-        atomic_write_text(out, kept.text)
+        write_output(out, kept.text)
     doc = {**_doc(state, resources.backbone, writer.backbone), "output": str(out) if out else None,
            "history": str(aligner.history.root / editable.name)}
     if args.json:

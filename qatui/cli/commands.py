@@ -25,7 +25,7 @@ def cmd_checklist(args: argparse.Namespace, config: Config) -> int:
 
     if args.action != "generate":
         raise QatuiError("usage: qatui checklist generate SEED.toml -o OUT.toml [--backbone M]")
-    from qatui.report.output_file import check_output
+    from qatui.store.output_file import check_output
 
     check_output(args.output, "checklist.toml")  # before any call: the answers would be lost to a folder
     resources = run_resources(args, config)
@@ -183,12 +183,12 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         return 0
     if args.action == "export":
         from qatui.report.export import export_session
-        from qatui.report.output_file import check_output
+        from qatui.store.output_file import check_output, write_output
 
         out = check_output(args.output, f"results.{args.fmt}") if args.output else None
         text = export_session(store.open(args.id), args.fmt)
         if out:
-            out.write_text(text, encoding="utf-8")
+            write_output(out, text)
             make_console(stderr=True).print(f"wrote {args.output}", markup=False)
         else:  # to the terminal: a control character in the data shown as its escape, never obeyed
             from qatui.text import plain

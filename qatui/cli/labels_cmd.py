@@ -37,7 +37,7 @@ def cmd_labels(args: argparse.Namespace, config: Config) -> int:
     stderr = make_console(stderr=True)
     if args.action == "export":
         from qatui.report.label_files import export_rows, write_rows
-        from qatui.report.output_file import check_output
+        from qatui.store.output_file import check_output
 
         out = check_output(args.output, "labels.jsonl")
         rows = export_rows(labels, list(dict.fromkeys(args.annotators)))

@@ -7,6 +7,7 @@ answer) is checked for every row before the first one runs, so a refusal costs n
 from __future__ import annotations
 
 import argparse
+import io
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -89,7 +90,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     from qatui.data.leaks import not_compared_warning, without_leaks
     from qatui.report.gold import parse_gold, with_gold
     from qatui.report.leak_figures import leak_note, leaks_json
-    from qatui.report.output_file import check_output
+    from qatui.store.output_file import check_output
     from qatui.report.table import find_reusable, gold_kind
 
     check_batch_retry(args.batch, args.batch_retry)
@@ -214,12 +215,13 @@ def _baseline_index(wanted: str | None, rows: list[dict]) -> int:
 def _write(args: argparse.Namespace, table: dict) -> None:
     """The table as JSON, Markdown, CSV, LaTeX or a terminal table, to stdout or -o FILE."""
     from qatui.report.strict_json import strict_dumps
+    from qatui.store.output_file import write_output
     from qatui.report.table import print_terminal, to_csv, to_latex, to_markdown
 
     if args.json or args.to != "text":
         text = strict_dumps(table) + "\n" if args.json else {"md": to_markdown, "csv": to_csv, "latex": to_latex}[args.to](table)
         if args.output:
-            Path(args.output).write_text(text, encoding="utf-8")
+            write_output(args.output, text)
             make_console(stderr=True).print(f"wrote {args.output}", markup=False)
         else:  # to the terminal: a dataset's name quoted in a note shown with its control characters escaped
             from qatui.text import plain
@@ -227,8 +229,9 @@ def _write(args: argparse.Namespace, table: dict) -> None:
             print(plain(text), end="")
         return
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as file:
-            print_terminal(make_console(file=file, width=200), table)
+        drawn = io.StringIO()
+        print_terminal(make_console(file=drawn, width=200), table)
+        write_output(args.output, drawn.getvalue())
         make_console(stderr=True).print(f"wrote {args.output}", markup=False)
     else:
         print_terminal(make_console(), table)

@@ -70,7 +70,9 @@ def write_rows(rows: list[dict[str, str]], path: Path) -> None:
         writer.writeheader()
         writer.writerows({k: sheet_cell(v) for k, v in row.items()} for row in rows)
         text = buffer.getvalue()
-    path.write_text(text, encoding="utf-8")
+    from qatui.store.output_file import write_output
+
+    write_output(path, text)
 
 
 def read_rows(path: Path) -> list[tuple[str, dict[str, str]]]:

@@ -18,7 +18,7 @@ from textual.theme import BUILTIN_THEMES, Theme
 
 from qatui.errors import ConfigError
 from qatui.paths import themes_dir
-from qatui.store.atomic import atomic_write_text
+from qatui.store.output_file import write_output
 
 DEFAULT_THEME = "qatui-dark"
 _THEME_FIELDS = {f.name for f in fields(Theme)}
@@ -108,4 +108,4 @@ def save_theme(config_path: Path, name: str) -> None:
     if parse_config(updated, str(config_path)).general.theme != name:
         raise ConfigError(f"{config_path}: could not set general.theme; add `theme = \"{name}\"` under [general]")
     config_path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(config_path, updated)
+    write_output(config_path, updated)  # a config kept as a link (dotfiles) is written through, not replaced

@@ -20,8 +20,9 @@ from qatui.errors import SessionError
 from qatui.report.html.gather import ITEMS_SHOWN, session_content
 from qatui.report.html.markup import Markup, macros, render_template
 from qatui.report.html.render import comparison_section, session_section
-from qatui.report.output_file import OutputPathError
-from qatui.report.output_file import check_output as check_output_file
+from qatui.store.output_file import OutputPathError
+from qatui.store.output_file import check_output as check_output_file
+from qatui.store.output_file import write_output
 
 if TYPE_CHECKING:
     from qatui.store.session import Session
@@ -30,7 +31,7 @@ __all__ = ["ITEMS_SHOWN", "ReportPathError", "build_report", "check_output", "wr
 
 
 ReportPathError = OutputPathError
-"""The report cannot be written where asked (`report.output_file`, shared by every `-o FILE`)."""
+"""The report cannot be written where asked (`store.output_file`, shared by every `-o FILE`)."""
 
 
 def check_output(path: str | os.PathLike[str]) -> Path:
@@ -80,14 +81,6 @@ def build_report(sessions: list[Session], items_shown: int = ITEMS_SHOWN, gold: 
 
 
 def write_report(path: Path, text: str) -> Path:
-    """Write the report atomically (the old file or the new, never half of one); the absolute path written."""
-    from qatui.store.atomic import atomic_write_text
-
-    try:
-        atomic_write_text(path, text)
-        umask = os.umask(0)
-        os.umask(umask)
-        path.chmod(0o666 & ~umask)  # a file to share: readable as any new file is, not the temp file's 0600
-    except OSError as e:
-        raise ReportPathError(f"cannot write {path}: {e.strerror or e}") from None
-    return path.resolve()
+    """Write the report by the rule of every `-o` (`output_file.write_output`: atomic, a link written through, a
+    pipe or a device written into, a failure one line); the absolute path written."""
+    return write_output(path, text)
