@@ -61,6 +61,33 @@ def _variable_name(name: str | None) -> str | None:
     return name
 
 
+CREDENTIAL_QUERY = re.compile(r"(^|[-_.])(api[-_]?key|key|token|secret|passw(or)?d|pwd|auth|sig|signature|credentials?)"
+                              r"($|[-_.])", re.IGNORECASE)
+"""Query parameter names that carry a credential in an endpoint's address (`?api-key=`, `?access_token=`, `?sig=`)."""
+
+
+def _no_credentials(url: str | None) -> str | None:
+    """An endpoint's address must not hold a key: a user and password before its host, or a credential in its
+    query. Such an address is quoted in errors and kept with the call cache's facts; keys belong in the variable
+    `api_key_env` names, which qatui reads when it calls and never writes."""
+    if url is None:
+        return url
+    from urllib.parse import parse_qsl, urlsplit
+
+    try:
+        parts = urlsplit(url)
+        userinfo = parts.username is not None or parts.password is not None
+    except ValueError as e:
+        raise ValueError(f"is not an address ({e})") from None
+    if userinfo:
+        raise ValueError("holds a user or password before its host: put the key in the environment variable "
+                         "api_key_env names, and the address without it")
+    if named := [name for name, _ in parse_qsl(parts.query, keep_blank_values=True) if CREDENTIAL_QUERY.search(name)]:
+        raise ValueError(f"holds a credential in its query ({named[0]}=...): put the key in the environment "
+                         "variable api_key_env names, and the address without it")
+    return url
+
+
 ROUTING_STRATEGIES = ("simple-shuffle", "least-busy", "usage-based-routing-v2", "latency-based-routing")
 """LiteLLM Router strategies a backbone with deployments may use (`routing_strategy`)."""
 
@@ -87,6 +114,7 @@ class DeploymentConfig(_Section):
     order: int | None = Field(None, ge=1, le=1000)
 
     _key_env = field_validator("api_key_env")(_variable_name)
+    _base = field_validator("api_base")(_no_credentials)
 
     @field_validator("model")
     @classmethod
@@ -128,6 +156,7 @@ class BackboneConfig(_Section):
     cooldown_s: float = Field(5.0, ge=0, le=3600)
 
     _key_env = field_validator("api_key_env")(_variable_name)
+    _base = field_validator("api_base")(_no_credentials)
 
     @model_validator(mode="before")
     @classmethod
@@ -205,6 +234,7 @@ class EmbedderConfig(_Section):
     """Change it when the served model changes under the same name: it keys the stored vectors."""
 
     _key_env = field_validator("api_key_env")(_variable_name)
+    _base = field_validator("api_base")(_no_credentials)
 
     @field_validator("model")
     @classmethod
@@ -232,6 +262,7 @@ class NLIServerConfig(_Section):
     """Change it when the served model changes and the server does not say so: it keys the stored outputs."""
 
     _key_env = field_validator("api_key_env")(_variable_name)
+    _url_base = field_validator("url")(_no_credentials)
 
     @field_validator("url")
     @classmethod

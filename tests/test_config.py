@@ -51,6 +51,31 @@ def test_bad_configs_name_the_file_and_key(text: str, expected: str) -> None:
     assert str(err.value).startswith("my.toml: ") and expected in str(err.value) and "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize(("text", "where"), [
+    ("[backbones.x]\nmodel = 'openai/m'\napi_base = 'http://me:sk-LEAK123@127.0.0.1:8000/v1'\n", "backbones.x.api_base"),
+    ("[backbones.x]\nmodel = 'openai/m'\napi_base = 'http://sk-LEAK123@host/v1'\n", "backbones.x.api_base"),
+    ("[backbones.x]\nmodel = 'azure/m'\napi_base = 'https://h/v1?api-version=1&api-key=sk-LEAK123'\n", "backbones.x.api_base"),
+    ("[backbones.x]\nmodel = 'openai/m'\n[[backbones.x.deployments]]\nmodel = 'openai/m'\n"
+     "api_base = 'http://h/v1?access_token=sk-LEAK123'\n", "deployments"),
+    ("[embedders.e]\nmodel = 'openai/e'\napi_base = 'http://u:sk-LEAK123@h/v1'\n", "embedders.e.api_base"),
+    ("[nli_servers.n]\nurl = 'http://h:8080/?sig=sk-LEAK123'\n", "nli_servers.n.url"),
+])
+def test_an_address_holding_a_key_is_refused_without_quoting_it(text: str, where: str) -> None:
+    """A key in an endpoint's address (a user and password before the host, `?api-key=` in the query) was quoted
+    in every preflight error and kept in the call cache's facts: the config refuses it, naming the key's place
+    and never the key."""
+    with pytest.raises(ConfigError) as err:
+        parse_config(text, "my.toml")
+    message = str(err.value)
+    assert where in message and "api_key_env" in message and "LEAK" not in message and "\n" not in message
+
+
+def test_an_address_without_a_key_passes() -> None:
+    config = parse_config("[backbones.x]\nmodel = 'azure/m'\napi_base = 'https://h.example/v1?api-version=2024-06-01'\n"
+                          "[backbones.y]\nmodel = 'openai/m'\napi_base = 'http://127.0.0.1:8000/v1'\n", "my.toml")
+    assert config.backbones["x"].api_base.endswith("api-version=2024-06-01")
+
+
 def test_missing_explicit_file_is_an_error(tmp_path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         load_config(tmp_path / "nope.toml")
