@@ -304,3 +304,31 @@ async def test_the_workbench_lists_an_import_and_opens_it_like_a_run(tmp_path, c
         assert len(app.screen.state.tasks) == 20 and app.screen.state.count("done") == 20
         ranking = app.screen.query_one(RankingPanel)
         assert ranking.display and ranking.task.tau is not None
+
+
+def test_an_import_into_a_folder_it_cannot_write_is_refused_in_one_line(tmp_path, capsys, length_run) -> None:
+    """`run` refused a read-only, full or file-in-the-way sessions folder in one line; `sessions import` ended in
+    an OSError traceback. Checked the same way now, before the file is read (a real read-only tmpfs where the
+    machine lets the test mount one)."""
+    import subprocess
+
+    sessions, _, exported = length_run
+    path = tmp_path / "ranks.jsonl"
+    path.write_text("".join(json.dumps({"item_id": r["item_id"], "candidate_id": r["candidate"],
+                                        "rank": int(r["length rank"])}) + "\n" for r in exported), encoding="utf-8")
+    a_file = tmp_path / "not-a-folder"
+    a_file.write_text("x")
+    code, _, err = _import(capsys, a_file, path, "ranks-ext", "--kind", "ranking")
+    assert code == 2 and "is a file, not a folder" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    read_only = tmp_path / "ro"
+    read_only.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(read_only)], capture_output=True,
+                             text=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({mounted.stderr.strip() or mounted.returncode}): needs root or "
+                    "CAP_SYS_ADMIN to make a real read-only disk")
+    try:
+        code, _, err = _import(capsys, read_only / "sessions", path, "ranks-ext", "--kind", "ranking")
+    finally:
+        subprocess.run(["umount", "-l", str(read_only)], capture_output=True, check=False)
+    assert code == 2 and "read-only" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err

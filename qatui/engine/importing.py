@@ -21,10 +21,11 @@ from qatui.data.imported import ItemResult, match_rows
 from qatui.data.presentation import permutation
 from qatui.data.results_file import read_results
 from qatui.engine.jobs import now_iso, store_summary
-from qatui.errors import JudgeError, ResultsFileError
+from qatui.errors import JudgeError, QatuiError, ResultsFileError, SessionError
 from qatui.events import Verdict
 from qatui.judges.ranking import pair_preference, strict_ranking, tied_groups
 from qatui.judges.registry import JUDGES
+from qatui.store.files import unwritable_reason
 from qatui.text import plural
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ def import_results(store: SessionStore, dataset: Dataset, request: ImportRequest
     those are then left not judged and counted in the session's coverage.
     """
     check_judge_name(request.judge)
+    store.check_writable()  # a read-only, full or missing sessions folder in one line, as `run` refuses it
     results = read_results(request.path, request.kind, request.format, request.metric)
     matched = match_rows(results, dataset)
     if matched.not_judged and not request.partial:
@@ -95,9 +97,15 @@ def import_results(store: SessionStore, dataset: Dataset, request: ImportRequest
                 session.record_verdict(verdict, [])
         store_summary(session, dataset, "completed")
         session.close()
-    except BaseException:
+    except BaseException as e:
         session.close()
-        store.delete(session.id)
+        try:
+            store.delete(session.id)
+            left = "nothing was imported"
+        except (QatuiError, OSError):
+            left = f"the part written is in session {session.id}: delete it with qatui sessions delete {session.id}"
+        if isinstance(e, OSError):  # the disk filled, or the folder became read-only, mid-import
+            raise SessionError(f"cannot import into {store.root}: {unwritable_reason(e)}; {left}") from None
         raise
     return store.open(session.id)
 
