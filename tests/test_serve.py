@@ -168,7 +168,8 @@ def test_serve_refuses_a_bad_port_or_host_in_one_line_before_starting(capsys) ->
         assert code == 2 and "--port" in err and err.count("\n") == 1, err
     for option, value in (("--max-sessions", "0"), ("--max-sessions", "33"), ("--root", "/no/such/folder"),
                           ("--root", str(DEMO)), ("--public-url", "ftp://host"), ("--public-url", "http://:80"),
-                          ("--public-url", "http://host:99999")):
+                          ("--public-url", "http://host:99999"), ("--public-url", "http://[x/"),
+                          ("--public-url", "https://a[b]c/")):
         code, _, err = run_cli(capsys, "serve", option, value, "--port", str(_free_port()))
         assert code == 2 and option in err and err.count("\n") == 1, err
     code, _, err = run_cli(capsys, "serve", "--host", "no-such-host.invalid", "--port", str(_free_port()))

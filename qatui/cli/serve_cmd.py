@@ -49,10 +49,10 @@ def public_url(host: str, port: int, given: str | None) -> str:
     """The URL browsers open and the page's websocket goes to: --public-url, else http://HOST:PORT (this machine's
     name for a wildcard host); UsageError for a URL that is not http(s)://NAME[:PORT][/PATH]."""
     if given:
-        parts = urlsplit(given)
         try:
+            parts = urlsplit(given)
             valid = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 1) > 0
-        except ValueError:  # a port that is no number, or past 65535
+        except ValueError:  # a port that is no number or past 65535, a bracket not closed ('http://[x/')
             valid = False
         if not valid or parts.query or parts.fragment:
             raise UsageError(f"--public-url {given!r}: must be http:// or https:// then a host name, an optional "
