@@ -118,6 +118,47 @@ def test_bundled_and_user_themes_load(tmp_path, monkeypatch) -> None:
     assert len(problems) == 1 and "broken.toml" in problems[0] and "colour" in problems[0]
 
 
+@pytest.mark.parametrize(("body", "said"), [
+    ('primary = "notacolour"', "primary 'notacolour' is not a colour"),
+    ('primary = "#0178D4"\naccent = 3', "accent must be a colour"),
+    ('primary = "#0178D4"\nvariables = 5', "variables must be a table"),
+    ('primary = "#0178D4"\nvariables = { panel-border = "notacolour" }', "variables.panel-border 'notacolour'"),
+    ('primary = "#0178D4"\nvariables = { footer-key-foreground = "nope" }', "variables.footer-key-foreground"),
+    ('primary = "#0178D4"\nvariables = { panel-border = "$accent" }', "variables.panel-border '$accent'"),
+    ('primary = "#0178D4"\ntext_alpha = 7', "text_alpha must be a number from 0 to 1"),
+    ('primary = "#0178D4"\ndark = "yes"', "dark must be true or false"),
+])
+def test_a_theme_the_app_cannot_draw_is_skipped_and_a_config_naming_it_says_why(tmp_path, monkeypatch, body,
+                                                                                said) -> None:
+    """A theme file whose colour Textual cannot read crashed the app with Textual's traceback (or its stylesheet
+    error) when the config chose it; now the file is a skipped theme with its reason, and a config that names it
+    is refused in one line before the app opens, saying why."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    user = tmp_path / "xdg-config" / "qatui" / "themes"
+    user.mkdir(parents=True)
+    (user / "mine.toml").write_text(f'name = "mine"\n{body}\n')
+    themes, problems = discover_themes()
+    assert "mine" not in {t.name for t in themes} and len(problems) == 1 and said in problems[0], problems
+    config_path = tmp_path / "config.toml"
+    config_path.write_text('[general]\ntheme = "mine"\n')
+    with pytest.raises(ConfigError) as refused:
+        QatuiApp(parse_config(config_path.read_text(), str(config_path)), config_path=config_path)
+    assert "\n" not in str(refused.value) and said in str(refused.value) and "'mine' is no theme" in str(refused.value)
+
+
+async def test_a_theme_with_its_own_variables_draws(tmp_path, monkeypatch) -> None:
+    """A variable that is no colour (a text style) and a colour variable given a colour pass and draw."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    user = tmp_path / "xdg-config" / "qatui" / "themes"
+    user.mkdir(parents=True)
+    (user / "mine.toml").write_text('name = "mine"\nprimary = "#0178D4"\n'
+                                    'variables = { block-cursor-text-style = "bold", panel-border = "#ff8800" }\n')
+    app = QatuiApp(parse_config('[general]\ntheme = "mine"\n', "c.toml"), SessionStore(tmp_path / "sessions"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        assert app.theme == "mine"
+
+
 def test_an_unknown_theme_is_refused_before_the_app_opens_listing_the_known_ones(tmp_path) -> None:
     config_path = tmp_path / "config.toml"
     config_path.write_text('[general]\ntheme = "qatui-drak"\n')

@@ -31,7 +31,7 @@ from qatui.tui.screens.base import report_failure
 from qatui.tui.screens.confirm import ConfirmScreen
 from qatui.tui.screens.help import HelpScreen
 from qatui.tui.screens.home import HomeScreen
-from qatui.tui.themes import check_theme, discover_themes, save_theme
+from qatui.tui.themes import VARIABLE_DEFAULTS, check_theme, discover_themes, save_theme
 
 if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
@@ -69,7 +69,7 @@ class QatuiApp(App[None]):
         """Models for runs started here; None: the config's (new runs) or the session's (resumes)."""
         self.config_path = config_path or Path(self.config.source or default_config_path())
         self._themes, self._theme_problems = discover_themes()
-        check_theme(self.config.general.theme, self._themes, str(self.config_path))
+        check_theme(self.config.general.theme, self._themes, str(self.config_path), self._theme_problems)
         self.engine_loop = EngineLoop()
         self.last_new_run: NewRun | None = None
         self.own_themes: list[str] = []
@@ -120,7 +120,7 @@ class QatuiApp(App[None]):
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Variables our CSS uses beyond Textual's, for themes that lack them (Textual's own, users')."""
-        return {"panel-border": "#808080"}
+        return dict(VARIABLE_DEFAULTS)
 
     # -- what screens and commands ask for -------------------------------------------------------
 

@@ -19,6 +19,7 @@ from textual.theme import BUILTIN_THEMES, Theme
 from qatui.errors import ConfigError
 from qatui.paths import themes_dir
 from qatui.store.output_file import write_output
+from qatui.text import plain
 
 DEFAULT_THEME = "qatui-dark"
 _THEME_FIELDS = {f.name for f in fields(Theme)}
@@ -50,7 +51,62 @@ def read_theme(path: Path) -> Theme:
     if unknown or not isinstance(data.get("name"), str) or not isinstance(data.get("primary"), str):
         problem = f"unknown key(s) {', '.join(unknown)}" if unknown else "needs a `name` and a `primary` colour"
         raise ConfigError(f"{path}: not a theme: {problem}")
-    return Theme(**data)
+    for key, value in data.items():
+        if problem := _field_problem(key, value):
+            raise ConfigError(f"{path}: not a theme: {key} {problem}")
+    theme = Theme(**data)
+    try:  # what the app does with it on first use: a colour or variable it cannot read fails here, not there
+        generated = {**VARIABLE_DEFAULTS, **Theme(name="-", primary=theme.primary).to_color_system().generate()}
+        theme.to_color_system().generate()
+    except Exception as e:  # noqa: BLE001 - Textual's own parsing; any failure is this file's
+        raise ConfigError(f"{path}: not a theme: {e}") from None
+    for name, value in theme.variables.items():  # a colour variable given no colour broke the app's stylesheet
+        if name in generated and _colour(generated[name]) and not _colour(value):
+            raise ConfigError(f"{path}: not a theme: variables.{plain(name)} {plain(value)!r} is not a colour "
+                              "(the stylesheet draws it as one)")
+    return theme
+
+
+VARIABLE_DEFAULTS = {"panel-border": "#808080"}
+"""Variables qatui's CSS uses beyond Textual's, for themes that lack them (Textual's own themes, users')."""
+
+
+def _colour(value: str) -> bool:
+    """Whether Textual reads `value` as a colour."""
+    from textual.color import Color, ColorParseError
+
+    try:
+        Color.parse(value)
+    except ColorParseError:
+        return False
+    return True
+
+
+_COLOURS = {"primary", "secondary", "warning", "error", "success", "accent", "foreground", "background", "surface",
+            "panel", "boost"}
+"""A theme's colour fields (Textual's `Theme`), each read by `Color.parse`."""
+
+
+def _field_problem(key: str, value: object) -> str | None:
+    """What is wrong with one theme field's value (it crashed the app when the theme was first drawn), or None."""
+    from textual.color import Color, ColorParseError
+
+    if key in _COLOURS:
+        if not isinstance(value, str):
+            return "must be a colour in quotes, e.g. \"#0178D4\""
+        try:
+            Color.parse(value)
+        except ColorParseError:
+            return f"{plain(value)!r} is not a colour (e.g. \"#0178D4\", \"rgb(1,120,212)\", \"blue\")"
+    elif key in ("dark", "ansi") and not isinstance(value, bool):
+        return "must be true or false"
+    elif key in ("luminosity_spread", "text_alpha") and (
+            isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1):
+        return "must be a number from 0 to 1"
+    elif key == "variables" and (not isinstance(value, dict)
+                                 or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
+        return "must be a table of names to values in quotes"
+    return None
 
 
 def discover_themes(folders: list[Path] | None = None) -> tuple[list[Theme], list[str]]:
@@ -68,13 +124,15 @@ def discover_themes(folders: list[Path] | None = None) -> tuple[list[Theme], lis
     return list(themes.values()), problems
 
 
-def check_theme(wanted: str, own: list[Theme], where: str) -> None:
-    """Refuse a `general.theme` that names no theme, listing the known ones (qatui's and the user's, then Textual's).
+def check_theme(wanted: str, own: list[Theme], where: str, skipped: list[str] | None = None) -> None:
+    """Refuse a `general.theme` that names no theme, listing the known ones (qatui's and the user's, then Textual's),
+    and first why a theme file of that name was skipped (`skipped`: `discover_themes`' problems), if one was.
 
     Checked before the app opens: a misspelt name would otherwise quietly fall back to the default."""
     known = [t.name for t in own] + [name for name in BUILTIN_THEMES if name not in {t.name for t in own}]
     if wanted not in known:
-        raise ConfigError(f"{where}: general.theme {wanted!r} is no theme; known: {', '.join(known)}")
+        why = next((f"; {problem}" for problem in skipped or [] if Path(problem.split(": ")[0]).stem == wanted), "")
+        raise ConfigError(f"{where}: general.theme {wanted!r} is no theme{why}; known: {', '.join(known)}")
 
 
 def with_theme(text: str, name: str) -> str:
