@@ -204,6 +204,13 @@ BAD_CSV = {
     "bad question type": ("id,question,candidate:a,question_type\n1,q,x,yes\n", None,
                           ["t.csv line 2", "field 'question_type'"]),
     "header only": ("id,question,candidate:a\n", None, ["t.csv", "no items"]),
+    # one candidate named by two columns: the later column's answer replaced the earlier's, unseen
+    "a candidate twice": ("id,question,candidate:a,response:a\n1,q,x,y\n", None,
+                          ["t.csv line 1", "'candidate:a'", "'response:a'", "both name candidate 'a'"]),
+    "a candidate twice, spaced": ("id,question,candidate:a,candidate:a \n1,q,x,y\n", None,
+                                  ["t.csv line 1", "'candidate:a'", "more than once"]),
+    "a mapped candidate twice": ("id,question,candidate:a,answer_a\n1,q,x,y\n", {"candidate:a": "answer_a"},
+                                 ["t.csv line 1", "both name candidate 'a'"]),
     "unknown mapping key": ("id,question,candidate:a\n1,q,x\n", {"answer": "a"}, ["unknown field", "answer"]),
 }
 
@@ -249,6 +256,9 @@ BAD_MINOS = {
                            ["item 1 (id '7')", "field 'rank'", "'z'"]),
     "rank repeats": ({"id": 7, "question": "q", "answer": "a", "response": {"a": "x"}, "rank": ["a", "a"]},
                      ["item 1", "field 'rank", "twice"]),
+    # Python's literal reader keeps the last of a repeated key: the first answer was lost, unseen
+    "a literal's key twice": ({"id": 7, "question": "q", "answer": "a", "response": "{'a': 'x', 'b': 'y', 'a': 'z'}"},
+                              ["item 1 (id '7')", "field 'response'", "'a' twice"]),
 }
 
 

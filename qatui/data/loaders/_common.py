@@ -184,7 +184,10 @@ def python_literal(value: Any, where: str, field: str) -> Any:
     if not (isinstance(value, str) and value.lstrip()[:1] in ("[", "{")):
         return value
     try:
-        parsed = ast.literal_eval(value.strip())
+        tree = ast.parse(value.strip(), mode="eval")
+        if twice := _repeated_key(tree):  # literal_eval keeps the last of a repeated key: an answer lost unseen
+            raise field_error(where, field, f"holds the key {short(twice, 24)!r} twice (one value would be lost)")
+        parsed = ast.literal_eval(tree)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
         raise field_error(where, field, f"is not a valid list/dict literal ({type(exc).__name__})") from None
     try:
@@ -193,6 +196,19 @@ def python_literal(value: Any, where: str, field: str) -> Any:
         inner = Refused(exc.reason, path=(field, *exc.path))
         raise DatasetError(inner.message(where)) from None
     return parsed
+
+
+def _repeated_key(tree: ast.AST) -> str | None:
+    """A key written twice in any dict literal of `tree` (a constant key, as `ast.literal_eval` reads one), or None."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            seen: set[object] = set()
+            for key in node.keys:
+                if isinstance(key, ast.Constant):
+                    if key.value in seen:
+                        return str(key.value)
+                    seen.add(key.value)
+    return None
 
 
 def ranking_by_grade(grades: Mapping[str, float]) -> RankingGold:

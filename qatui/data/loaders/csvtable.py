@@ -79,16 +79,24 @@ def _listed(header: list[str], most: int = 8) -> str:
 
 def _candidate_columns(path: Path, header: list[str], mapping: dict[str, str]) -> dict[str, int]:
     """Candidate id -> column index, from the column prefixes and the mapping."""
-    candidates = {}
+    candidates: dict[str, int] = {}
+
+    def add(candidate: str, index: int) -> None:
+        if candidate in candidates and candidates[candidate] != index:  # one answer would silently replace the other
+            raise DatasetError(f"{path.name} line 1: columns {short(header[candidates[candidate]], 24)!r} and "
+                               f"{short(header[index], 24)!r} both name candidate {short(candidate, 24)!r}; "
+                               "rename one")
+        candidates[candidate] = index
+
     for index, name in enumerate(header):
         for prefix in CANDIDATE_PREFIXES:
             if name.startswith(prefix) and name[len(prefix) :].strip():
-                candidates[name[len(prefix) :].strip()] = index
+                add(name[len(prefix) :].strip(), index)
     for key, name in mapping.items():
         if key.startswith("candidate:"):
             if name not in header:
                 raise DatasetError(f"{path.name}: missing column {name!r} (for field {key!r}); columns are {_listed(header)}")
-            candidates[key.removeprefix("candidate:")] = header.index(name)
+            add(key.removeprefix("candidate:"), header.index(name))
     if not candidates:
         raise DatasetError(f"{path.name}: no candidate column; name them 'candidate:<id>' or 'response:<id>'")
     return candidates
