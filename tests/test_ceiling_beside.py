@@ -16,10 +16,16 @@ from test_classes import ALT_ITEMS, B, run_json, write_pairs
 
 from qatui.cli import main
 
-CEILING_KAPPA = (-1 / 9 - 1 / 9 + 0) / 3
-"""By hand (test_classes): ana and bo each -1/9 against the others' majority, cy 0."""
-JUDGE_KAPPA = (-1 / 14 - 1 / 14 - 2 / 23) / 3
-"""By hand: the judge against ana's and bo's references -1/14, against cy's -2/23."""
+CEILING_KAPPA = 0.0
+"""By hand (test_classes' ALT_ITEMS): a reference leaves out the items the two others split on, so ana's and bo's
+are A on 24 items each (18 matched: 0.75) and cy's A on 18 (all matched): each reference is one class, so ana's and
+bo's kappa is 0, cy's undefined (both sides one class)."""
+CEILING_ACCURACY = (0.75 + 0.75 + 1.0) / 3
+JUDGE_KAPPA = 0.0
+"""By hand: the judge against those one-class references, 21 of 24, 21 of 24 and 15 of 18: kappa 0 each."""
+JUDGE_ACCURACY = (21 / 24 + 21 / 24 + 15 / 18) / 3
+SPLIT = 12
+"""The items where one person alone said B: the other two split there, for that person's reference."""
 
 
 def _import_labels(tmp_path, path, sessions, people: tuple[str, ...]) -> None:
@@ -55,13 +61,14 @@ def test_sessions_show_and_table_put_the_ceiling_beside_the_judge(labelled, tmp_
     _import_labels(tmp_path, path, sessions, ("ana", "bo", "cy"))
     found = run_json(capsys, *show, "--json")["judges"]["length"]["human_ceiling"]
     assert found["people"] == 3 and found["ceiling"]["kappa"] == pytest.approx(CEILING_KAPPA)
-    assert found["ceiling"]["accuracy"] == pytest.approx(0.6)
-    assert found["kappa"] == pytest.approx(JUDGE_KAPPA) and found["accuracy"] == pytest.approx((0.7 + 0.7 + 0.5) / 3)
+    assert found["ceiling"]["accuracy"] == pytest.approx(CEILING_ACCURACY) and found["split"] == SPLIT
+    assert found["kappa"] == pytest.approx(JUDGE_KAPPA) and found["accuracy"] == pytest.approx(JUDGE_ACCURACY)
     assert found["alt_test"]["winning_rate"] == pytest.approx(2 / 3) and found["alt_test"]["passed"]
     assert main(show) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert (f"vs people (3 people, each against the others' majority): kappa {JUDGE_KAPPA:.3f}, accuracy 0.633 · "
-            f"human ceiling kappa {CEILING_KAPPA:.3f}, accuracy 0.600") in text, text
+    assert (f"vs people (3 people, each against the others' majority): kappa {JUDGE_KAPPA:.3f}, accuracy "
+            f"{JUDGE_ACCURACY:.3f} · human ceiling kappa {CEILING_KAPPA:.3f}, accuracy {CEILING_ACCURACY:.3f} · "
+            f"{SPLIT} decisions the others split on left out") in text, text
     assert "the judge can replace an annotator: winning rate 0.67 at ε=0.2" in text
     row = run_json(capsys, *table, "--json")["rows"][0]
     assert row["human_ceiling"]["kappa"] == pytest.approx(JUDGE_KAPPA)
@@ -88,8 +95,8 @@ async def test_the_session_screen_shows_the_ceiling_beside_the_judge(labelled, t
         shown = await open_the_only_session(pilot)
         header = app.screen.query_one(SessionHeader)
         await until(pilot, lambda: "ceiling" in shown())
-        assert (f"3 people: κ {JUDGE_KAPPA:.3f} acc 0.633 · ceiling κ {CEILING_KAPPA:.3f} acc 0.600 · "
-                "alt-test pass") in shown()
+        assert (f"3 people: κ {JUDGE_KAPPA:.3f} acc {JUDGE_ACCURACY:.3f} · ceiling κ {CEILING_KAPPA:.3f} acc "
+                f"{CEILING_ACCURACY:.3f} · alt-test pass") in shown()
         # at 80x24 too: the ceiling and a pairwise judge's class line are on screen, not only drawn
         for line in (header.query_one(".ceiling"), header.query_one(".classes")):
             assert line.display and line.region.height >= 1 and line.region.bottom <= header.region.bottom

@@ -108,23 +108,41 @@ def test_human_ceiling_is_each_person_against_the_others_majority_by_hand() -> N
     # bo     A    A    B  A    A    B
     # cy     A    B    B  B    tie  B
     # judge  A    A    B  B    B    B
-    # ana's reference (bo, cy; no strict majority = tie): A tie B tie tie B; ana matches 2 of 6;
-    #   kappa: ana A3 tie1 B2, ref A1 tie3 B2, p_e = (3 + 3 + 4)/36, (12/36 - 10/36)/(26/36) = 1/13
-    #   the judge (A2 B4): matches 3 of 6, p_e = (2 + 8)/36, (18 - 10)/26 = 4/13
-    # bo's reference (ana, cy): A tie B B tie tie; bo (A4 B2) matches 2: p_e = (4 + 4)/36, (12 - 8)/28 = 1/7
-    #   the judge: matches 3, p_e = (2 + 8)/36, 4/13
-    # cy's reference (ana, bo): A A B tie A tie; cy (A1 tie1 B4) matches 2: p_e = (3 + 2 + 4)/36, (12 - 9)/27 = 1/9
-    #   the judge: matches 3, ref A3 tie2 B1, p_e = (6 + 4)/36, 4/13
+    # A unit the two others split on (no decision made most often) is no reference: it is left out.
+    # ana's reference (bo, cy): 1 A, 3 B, 6 B (2, 4, 5 split); ana A B tie matches 2 of 3;
+    #   kappa: ana A1 B1 tie1, ref A1 B2: p_e = (1 + 2)/9 = 1/3, (2/3 - 1/3)/(2/3) = 1/2; the judge A B B: 1 (p_e 5/9)
+    # bo's reference (ana, cy): 1 A, 3 B, 4 B (2, 5, 6 split); bo A B A matches 2 of 3:
+    #   bo A2 B1, ref A1 B2: p_e = 4/9, (2/3 - 4/9)/(5/9) = 2/5; the judge A B B: 1
+    # cy's reference (ana, bo): 1 A, 2 A, 3 B, 5 A (4, 6 split); cy A B B tie matches 2 of 4:
+    #   cy A1 B2 tie1, ref A3 B1: p_e = (3 + 2)/16, (8/16 - 5/16)/(11/16) = 3/11;
+    #   the judge A A B B matches 3 of 4: A2 B2 against A3 B1, p_e = 8/16, (12 - 8)/8 = 1/2
+    # Read as ties instead (the plurality's tie), the splits were references nobody gave.
     people = {"ana": decisions([A, A, B, B, A, TIE]), "bo": decisions([A, A, B, A, A, B]),
               "cy": decisions([A, B, B, B, TIE, B])}
     found = human_ceiling(people, {"judge": decisions([A, A, B, B, B, B])})
     assert {name: p["kappa"] for name, p in found["people"].items()} == pytest.approx(
-        {"ana": 1 / 13, "bo": 1 / 7, "cy": 1 / 9})
-    assert found["ceiling"]["kappa"] == pytest.approx((1 / 13 + 1 / 7 + 1 / 9) / 3)
-    assert found["ceiling"]["accuracy"] == pytest.approx(2 / 6)
-    assert found["judges"]["judge"]["kappa"] == pytest.approx(4 / 13)
-    assert found["judges"]["judge"]["accuracy"] == pytest.approx(3 / 6)
+        {"ana": 1 / 2, "bo": 2 / 5, "cy": 3 / 11})
+    assert {name: p["n"] for name, p in found["people"].items()} == {"ana": 3, "bo": 3, "cy": 4}
+    assert found["ceiling"]["kappa"] == pytest.approx((1 / 2 + 2 / 5 + 3 / 11) / 3)
+    assert found["ceiling"]["accuracy"] == pytest.approx((2 / 3 + 2 / 3 + 2 / 4) / 3)
+    assert found["judges"]["judge"]["kappa"] == pytest.approx((1 + 1 + 1 / 2) / 3)
+    assert found["judges"]["judge"]["accuracy"] == pytest.approx((1 + 1 + 3 / 4) / 3)
+    assert found["split"] == 4  # units 2, 4, 5 and 6
     assert human_ceiling({"ana": people["ana"]}, {}) is None  # one person: no ceiling
+
+
+def test_a_judge_that_always_ties_never_beats_people_who_split() -> None:
+    """Three people who never say tie, split 2-1 on 30 of 40 pairs: read as the others' tie, each split was a
+    reference nobody gave, and a judge that says tie on every pair scored accuracy 0.500 against a human ceiling
+    of 0.250 (every person below a judge with no opinion). Splits are left out now: the judge's tie is a miss on
+    every reference, and each person matches the others' majority where there is one."""
+    people = {"ana": decisions([A] * 10 + [A] * 10 + [A] * 10 + [B] * 10),
+              "bo": decisions([A] * 10 + [A] * 10 + [B] * 10 + [A] * 10),
+              "cy": decisions([A] * 10 + [B] * 10 + [A] * 10 + [A] * 10)}
+    found = human_ceiling(people, {"tie": decisions([TIE] * 40)})
+    assert found["judges"]["tie"]["accuracy"] == 0.0
+    assert found["ceiling"]["accuracy"] == pytest.approx(0.5)  # each: with the unanimous 10, against the 10 they lost
+    assert found["split"] == 30
 
 
 # The alt-test's 30 items (one pair each): 15 where all agree on A and the judge too; 3 where all say A
@@ -236,18 +254,20 @@ def test_labels_agreement_shows_the_human_ceiling_and_the_alt_test(tmp_path, cap
     data = run_json(capsys, "--sessions-dir", str(sessions), "labels", "agreement", str(path), "--json")
     # the ceiling, by hand: ana's reference (bo, cy) is A on 24 items, tie on bo's 6; ana (A24 B6) matches 18:
     # kappa (0.6 - 24*24/900)/(1 - 0.64) = -1/9; bo the same; cy (all A) against A18 tie12: kappa 0
-    assert data["ceiling"]["ceiling"]["kappa"] == pytest.approx((-1 / 9 - 1 / 9 + 0) / 3)
-    assert data["ceiling"]["ceiling"]["accuracy"] == pytest.approx(0.6)
+    # by hand (test_ceiling_beside): the references leave out the 12 items the two others split on
+    assert data["ceiling"]["ceiling"]["kappa"] == pytest.approx(0.0) and data["ceiling"]["split"] == 12
+    assert data["ceiling"]["ceiling"]["accuracy"] == pytest.approx((0.75 + 0.75 + 1.0) / 3)
     # the judge (A27 B3) against ana's and bo's references: 21 of 30, kappa (0.7 - 27*24/900)/(1 - 0.72) = -1/14;
     # against cy's (A18 tie12): 15 of 30, kappa (0.5 - 27*18/900)/(1 - 0.54) = -2/23
     beside = data["beside_people"][0]
     assert beside["judge"] == "length"
-    assert beside["kappa"] == pytest.approx((-1 / 14 - 1 / 14 - 2 / 23) / 3)
-    assert beside["accuracy"] == pytest.approx((0.7 + 0.7 + 0.5) / 3)
+    assert beside["kappa"] == pytest.approx(0.0)
+    assert beside["accuracy"] == pytest.approx((21 / 24 + 21 / 24 + 15 / 18) / 3)
     assert beside["alt_test"]["winning_rate"] == pytest.approx(2 / 3) and beside["alt_test"]["passed"]
     assert main(["--sessions-dir", str(sessions), "labels", "agreement", str(path)]) == 0
     text = capsys.readouterr().out
-    assert "human ceiling" in text and "the judge can replace an annotator: winning rate 0.67 at ε=0.2" in text
+    assert "human ceiling" in text and "12 decisions the others split on left out" in " ".join(text.split())
+    assert "the judge can replace an annotator: winning rate 0.67 at ε=0.2" in text
     assert main(["--sessions-dir", str(sessions), "labels", "agreement", str(path), "--epsilon", "1.5"]) == 2
     assert "--epsilon" in capsys.readouterr().err
 

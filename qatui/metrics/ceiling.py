@@ -40,17 +40,26 @@ MIN_PEOPLE = 3
 MIN_ITEMS = 30
 
 
-def references(people: Mapping[str, Decisions]) -> dict[str, dict[Unit, float]]:
-    """For each person, the majority of the other people's decisions on every unit one of them made."""
-    out = {}
+def references(people: Mapping[str, Decisions]) -> tuple[dict[str, dict[Unit, float]], set[Unit]]:
+    """For each person, the majority of the other people's decisions on every unit one of them made; and the units
+    left out of someone's references because the others split on them (no decision is made most often).
+
+    A split is no reference: read as a tie (the plurality's tie code), a pair the others split A / B became a tie
+    nobody gave, so a judge that always says tie scored above every person (they all chose a side)."""
+    out, split = {}, set()
     for name in people:
         others: dict[Unit, list[float]] = {}
         for other, decisions in people.items():
             if other != name:
                 for unit, code in decisions.items():
                     others.setdefault(unit, []).append(code)
-        out[name] = {unit: plurality(codes, tie=1.0) for unit, codes in others.items()}
-    return out
+        out[name] = {}
+        for unit, codes in others.items():
+            if (majority := plurality(codes, tie=None)) is None:
+                split.add(unit)
+            else:
+                out[name][unit] = majority
+    return out, split
 
 
 def _agreement(mine: list[float], theirs: list[float]) -> dict[str, float | int | None]:
@@ -69,12 +78,13 @@ def human_ceiling(people: Mapping[str, Decisions], judges: Mapping[str, Decision
     """Each person against the others' majority, and each judge against the same references on the same units.
 
     None below two people. Returns `people` {name: kappa, accuracy, n}, `ceiling` {kappa,
-    accuracy: means over people}, and `judges` {name: {kappa, accuracy: means over the same
-    references, `per_person`}}; a person or judge with no unit in common is left out.
+    accuracy: means over people}, `judges` {name: {kappa, accuracy: means over the same
+    references, `per_person`}}, and `split`: how many units were left out of someone's references because the
+    others split on them (`references`); a person or judge with no unit in common is left out.
     """
     if len(people) < 2:
         return None
-    refs = references(people)
+    refs, split = references(people)
     persons, judged = {}, {name: {} for name in judges}
     for name, decisions in people.items():
         for judge, theirs in judges.items():
@@ -89,6 +99,7 @@ def human_ceiling(people: Mapping[str, Decisions], judges: Mapping[str, Decision
         "ceiling": {key: _mean([p[key] for p in persons.values()]) for key in ("kappa", "accuracy")},
         "judges": {judge: {**{key: _mean([p[key] for p in per.values()]) for key in ("kappa", "accuracy")},
                            "per_person": per} for judge, per in judged.items()},
+        "split": len(split),
     }
 
 

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from qatui.errors import LabelError
-from qatui.report.session_view import fmt
+from qatui.report.session_view import fmt, split_note
 from qatui.text import escaped, kappa_name
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path,
                 "n_items": metrics.n.get(key, 0) if key else 0,
             })
     ceiling = human_ceiling(people, {f"{s}/{j}": decisions for (s, j), decisions in runs.items()})
-    data["ceiling"] = None if ceiling is None else {key: ceiling[key] for key in ("people", "ceiling")}
+    data["ceiling"] = None if ceiling is None else {key: ceiling[key] for key in ("people", "ceiling", "split")}
     for (session_id, judge), decisions in runs.items() if ceiling is not None else ():
         test = alt_test(people, decisions, epsilon=epsilon) if len(people) >= 3 else None
         data["beside_people"].append({
@@ -122,7 +122,7 @@ def print_ceiling(console: Console, data: dict[str, Any]) -> None:
     people = ", ".join(f"{name} {fmt(p['kappa'])}" for name, p in ceiling["people"].items())
     console.print(Text.assemble(("human ceiling", "bold"), f": Cohen's kappa {fmt(ceiling['ceiling']['kappa'])}, "
                                 f"accuracy {fmt(ceiling['ceiling']['accuracy'])} (each person against the others' "
-                                f"majority, mean over people; kappa {people})"))
+                                f"majority, mean over people; kappa {people}){split_note(ceiling)}"))
     for row in data["beside_people"]:
         console.print(Text.assemble(
             (f"{row['session']} {row['judge']}", "bold"),

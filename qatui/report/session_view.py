@@ -194,7 +194,12 @@ def ceiling_line(found: dict[str, Any] | None) -> str:
     ceiling = found["ceiling"]
     return (f"vs people ({plural(found['people'], 'person', 'people')}, each against the others' majority): "
             f"kappa {fmt(found['kappa'])}, accuracy {fmt(found['accuracy'])} · human ceiling kappa "
-            f"{fmt(ceiling['kappa'])}, accuracy {fmt(ceiling['accuracy'])}")
+            f"{fmt(ceiling['kappa'])}, accuracy {fmt(ceiling['accuracy'])}{split_note(found)}")
+
+
+def split_note(found: dict[str, Any]) -> str:
+    """' · 30 decisions the others split on left out' (`metrics.ceiling.references`); '' when none was."""
+    return f" · {plural(found['split'], 'decision')} the others split on left out" if found.get("split") else ""
 
 
 def self_agreement_line(doc: object) -> str:
