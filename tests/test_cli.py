@@ -122,6 +122,37 @@ def test_compare_two_sessions(tmp_path, capsys) -> None:
     assert code == 0 and a in out and b in out
 
 
+def test_a_comparison_measures_every_run_under_one_convention_and_says_so(tmp_path, capsys) -> None:
+    """The same judge under the strict and the paper convention made the same verdicts (agreement 1.000), yet the
+    metrics block showed their stored kendall apart (0.287 | 0.192) and the table re-measured both under A's: a
+    difference that was the convention's, read as the judges'. And a paper run against a smaller paper run was
+    re-measured under strict in one block and paper in the other. Every figure is now under run A's convention,
+    each run's own in `runs`, and the note says so."""
+    data = tmp_path / "tied.jsonl"
+    rows = [{"id": f"q{n}", "question": f"Question {n}?", "references": ["r"],
+             "candidates": {"a": "one two three four", "b": "one two", "c": "one"},
+             "gold": {"kind": "ranking", "tiers": tiers}}
+            for n, tiers in enumerate([[["a"], ["b"], ["c"]], [["c"], ["b"], ["a"]], [["a", "b", "c"]],
+                                       [["b"], ["a"], ["c"]], [["a", "b", "c"]], [["a"], ["c"], ["b"]]])]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    sessions = ["--sessions-dir", str(tmp_path / "s")]
+    strict = run_json(capsys, "run", str(data), "--judge", "length", *sessions)
+    paper = run_json(capsys, "run", str(data), "--judge", "length", "--convention", "paper", *sessions)
+    assert strict["judges"]["length"]["metrics"]["kendall"] != paper["judges"]["length"]["metrics"]["kendall"]
+    for first, second, convention in ((strict, paper, "strict"), (paper, strict, "paper")):
+        found = run_json(capsys, "sessions", "compare", first["session"], second["session"], *sessions)
+        assert [r["convention"] for r in found["runs"]] == [convention, {"strict": "paper", "paper": "strict"}[convention]]
+        assert "different conventions" in found["note"] and f"every figure here is under {convention}" in found["note"]
+        a, b = found["runs"]
+        assert a["metrics"] == b["metrics"] == first["judges"]["length"]["metrics"]  # one judge, one convention
+        assert found["table"]["convention"] == convention
+        assert [row["metrics"]["kendall"] for row in found["table"]["rows"]] == [a["metrics"]["kendall"]] * 2
+    smaller = run_json(capsys, "run", str(data), "--judge", "length", "--convention", "paper", "--limit", "5", *sessions)
+    found = run_json(capsys, "sessions", "compare", paper["session"], smaller["session"], *sessions)
+    assert "different conventions" not in found["note"]  # both paper: the metrics block and the table alike
+    assert found["runs"][0]["metrics"]["kendall"] == pytest.approx(found["table"]["rows"][0]["metrics"]["kendall"])
+
+
 @pytest.mark.shared_data
 def test_webglm_both_lexical_judges(shared_data, tmp_path, capsys) -> None:
     path = shared_data / "LINKAGE_WebGLM" / "WEBGLM_50.json"

@@ -75,6 +75,7 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
             runs.append({
                 "letter": letter(len(runs)),
                 "session": session.id,
+                "convention": session.meta.get("convention", "strict"),
                 "label": session.meta.get("name") or session.id,
                 "judge": judge,
                 "version": entry_version(session.meta["judges"][judge]),
@@ -97,10 +98,22 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
             raise LabelError(f"{sessions[0].meta['dataset']['path']} is gone or changed, so its items cannot be "
                              "matched with people's labels")
         dataset, gold_line = with_gold(dataset, gold, sessions_root or sessions[0].path.parent)
+    convention = runs[0]["convention"]
+    mixed = len({r["convention"] for r in runs}) > 1
     if any(items != common for items in judged):
-        note = _restrict_to_common(dataset, runs, common)
-    elif gold != "dataset" or (dataset is not None and any(r.get("stale") for r in runs)):
-        _remeasure(dataset, runs, common)  # another gold, or figures stored before ties counted as ties
+        note = _restrict_to_common(dataset, runs, common, convention)
+    elif gold != "dataset" or mixed or (dataset is not None and any(r.get("stale") for r in runs)):
+        _remeasure(dataset, runs, common, convention)  # another gold, one convention for all, or figures stored
+        # before ties counted as ties
+    if mixed:  # each run's stored figures are under its own convention: a difference would be the convention's
+        ran = ", ".join(f"{r['letter']} {r['convention']}" for r in runs)
+        said = (f"the runs were measured under different conventions ({ran}): every figure here is under "
+                f"{convention}, run A's")
+        if dataset is None:
+            for run in runs:
+                run["metrics"] = {}
+            said += "; the metrics are left out: the dataset file cannot be reloaded to measure them so"
+        note = f"{note}; {said}" if note else said
     agreement = []
     worst: dict[str, dict[str, Any]] = {}
     for a, b in combinations(runs, 2):
@@ -131,7 +144,7 @@ def compare_sessions(sessions: list[Session], gold: str = "dataset", sessions_ro
         "disagreements": [{k: v for k, v in d.items() if k != "severity"}
                           for d in disagreements if d["severity"] < 1.0],
         "checklist_agreement": _checklist_agreement(sessions, runs),
-        "table": _table(sessions, runs, common, dataset),
+        "table": _table(sessions, runs, common, dataset, convention),
     }
 
 
@@ -154,8 +167,9 @@ def version_diffs(sessions: list[Session]) -> list[dict[str, Any]]:
 
 
 def _table(sessions: list[Session], runs: list[dict[str, Any]], common: set[str],
-           dataset: Dataset | None) -> dict[str, Any] | None:
-    """The runs as `qatui table` rows (on the common items), each compared with run A; None when the dataset is gone."""
+           dataset: Dataset | None, convention: str) -> dict[str, Any] | None:
+    """The runs as `qatui table` rows (on the common items, every one under `convention`, run A's), each compared
+    with run A; None when the dataset is gone."""
     from qatui.report.table import KEYS, add_baseline_deltas, gold_kind, table_row
 
     if dataset is None:
@@ -165,12 +179,11 @@ def _table(sessions: list[Session], runs: list[dict[str, Any]], common: set[str]
     rows = []
     for run in runs:
         session = by_id[run["session"]]
-        row = table_row(session, run["judge"], dataset, convention=session.meta.get("convention", "strict"),
+        row = table_row(session, run["judge"], dataset, convention=convention,
                         seed=session.meta.get("seed", 0), reused=True, verdicts=run["verdicts"])
         row["label"] = f"{run['letter']} {run['judge']}"
         rows.append(row)
     kind = gold_kind(dataset)
-    convention = rows[0]["convention"] if rows else "strict"
     if kind in ("ranking", "pairwise"):
         add_baseline_deltas(rows, [run["verdicts"] for run in runs], dataset, 0, KEYS[kind][0],
                             convention=convention, seed=sessions[0].meta.get("seed", 0))
@@ -178,7 +191,7 @@ def _table(sessions: list[Session], runs: list[dict[str, Any]], common: set[str]
             "baseline": rows[0]["label"] if rows and kind in ("ranking", "pairwise") else None, "rows": rows}
 
 
-def _restrict_to_common(dataset: Dataset | None, runs: list[dict[str, Any]], common: set[str]) -> str:
+def _restrict_to_common(dataset: Dataset | None, runs: list[dict[str, Any]], common: set[str], convention: str) -> str:
     """Keep only the common items' verdicts and recompute each run's metrics on them; the note says so."""
     sizes = ", ".join(f"{r['letter']} {len(r['verdicts'])}" for r in runs)
     for run in runs:
@@ -188,17 +201,20 @@ def _restrict_to_common(dataset: Dataset | None, runs: list[dict[str, Any]], com
             run["metrics"] = {}
         return (f"the runs judged different items ({sizes}); agreement is on the {len(common)} items all judged, "
                 "and the metrics are left out: the dataset file cannot be reloaded to recompute them")
-    _remeasure(dataset, runs, common)
+    _remeasure(dataset, runs, common, convention)
     return f"the runs judged different items ({sizes}): every figure is on the {len(common)} items all of them judged"
 
 
-def _remeasure(dataset: Dataset, runs: list[dict[str, Any]], common: set[str]) -> None:
-    """Each run's metrics computed again, on the common items and against `dataset`'s gold."""
+def _remeasure(dataset: Dataset | None, runs: list[dict[str, Any]], common: set[str], convention: str) -> None:
+    """Each run's metrics computed again, on the common items, against `dataset`'s gold, under `convention` (the
+    same for every run: run A's; nothing when the dataset is gone)."""
     from qatui.metrics import summarize
 
+    if dataset is None:
+        return
     items = [item for item in dataset.items if item.id in common]
     for run in runs:
-        scored = summarize(items, run["verdicts"], ci=False)
+        scored = summarize(items, run["verdicts"], ci=False, convention=convention)
         run.update(metrics=scored.metrics, n=scored.n, no_decision=scored.no_decision)
         run.pop("stale", None)
 
