@@ -531,3 +531,23 @@ def test_a_figure_says_how_many_scored_items_it_left_out_for_want_of_a_gold_orde
     assert paper.n["kendall"] == 4 and paper.left_out["kendall"] == 1 and "rbo_0.9" not in paper.left_out
     everything_ordered = summarize(items[:1] + items[2:4], verdicts)
     assert everything_ordered.left_out == {}
+
+
+def test_a_proportion_of_single_trials_has_an_interval_that_moves_with_its_count() -> None:
+    """One label per item: 11 hits of 12 had a bootstrap interval [0.750, 1.000], tighter and higher than 12 of
+    12's exact [0.735, 1] (a worse judge looked surer). Every count now has Clopper-Pearson's exact interval, the
+    beta quantiles of the textbook, so both bounds rise with the hits and the one-step-in interval is wider."""
+    from scipy.stats import beta
+
+    from qatui.metrics.bootstrap import ratio_ci
+
+    for n in (2, 5, 12, 40, 101):
+        previous = (-1.0, -1.0)
+        for k in range(n + 1):
+            low, high = ratio_ci([(1, 1)] * k + [(0, 1)] * (n - k))
+            expected_low = 0.0 if k == 0 else beta.ppf(0.025, k, n - k + 1)
+            expected_high = 1.0 if k == n else beta.ppf(0.975, k + 1, n - k)
+            assert (low, high) == pytest.approx((expected_low, expected_high), abs=1e-9), (n, k)
+            assert low > previous[0] and high > previous[1], (n, k)
+            previous = (low, high)
+    assert ratio_ci([(1, 1)] * 11 + [(0, 1)])[0] < ratio_ci([(1, 1)] * 12)[0]
