@@ -247,6 +247,28 @@ def test_a_ragas_result_is_matched_by_question_and_response(tmp_path, capsys) ->
     assert code == 2 and "metric columns found: answer_relevancy, faithfulness" in err
 
 
+def test_a_ragas_table_written_by_pandas_to_csv_imports_its_nan_as_failed(tmp_path, capsys) -> None:
+    """pandas' `to_csv` writes NaN as an empty cell (its default `na_rep`): such a table was refused ("'' is not a
+    number"). The empty cell is read as the NaN it stands for: that item failed, never scored; and `sessions show`
+    says to mend the file and import again, never to resume (an imported session cannot be)."""
+    sessions = tmp_path / "sessions"
+    dataset = load_dataset(DEMO)
+    rows = [[item.question, text, len(text) / 100] for item in dataset.items for text in item.candidates.values()]
+    rows[3][-1] = ""  # DataFrame.to_csv(index=False) writes a NaN cell as nothing
+    path = _write_csv(tmp_path / "ragas.csv", ["user_input", "response", "faithfulness"], rows)
+    data = run_json(capsys, "sessions", "import", str(path), "--dataset", str(DEMO), "--judge-name", "ragas-ext",
+                    "--format", "ragas", "--sessions-dir", str(sessions))
+    coverage = data["judges"]["ragas-ext"]["coverage"]
+    assert coverage["scored"] == 19 and coverage["failed"] == 1
+    code, out, _ = run_cli(capsys, "sessions", "show", data["session"], "--sessions-dir", str(sessions))
+    shown = " ".join(out.split())
+    assert code == 0 and "import it again" in shown and "sessions resume" not in shown
+    scores = tmp_path / "scores.csv"
+    scores.write_text("item_id,candidate_id,score\nen-01,r1,\n")
+    code, _, err = _import(capsys, sessions, scores, "ext", "--partial")
+    assert code == 2 and "is not a number" in err  # the native formats keep refusing an empty score
+
+
 @pytest.mark.shared_data
 def test_summeval_scores_from_outside_sit_beside_rouge_l_in_compare(shared_data, tmp_path, capsys) -> None:
     """An outside tool's CSV of scores (summary length in words) for all of SummEval, beside a real rouge-l run."""

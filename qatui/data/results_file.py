@@ -233,8 +233,8 @@ def _typed(record: dict[str, Any], kind: str, fmt: str, metric: str | None) -> t
 
 def _number(value: Any, *, allow_nan: bool = False) -> tuple[float | None, str | None]:
     """A finite number from a JSON number or CSV text; NaN or null (ragas' failed sample) only when allowed, as None."""
-    if value is None and allow_nan:  # a ragas table written as JSON lines by pandas has null where NaN was
-        return None, None
+    if allow_nan and (value is None or (isinstance(value, str) and not value.strip())):  # pandas writes NaN as
+        return None, None  # null in JSON lines and as an empty cell in CSV (`to_csv`'s na_rep)
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None, f"{value!r} is not a number"
     try:

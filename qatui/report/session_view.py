@@ -128,9 +128,11 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
     for note in (meta.get("requests") or {}).values():
         console.print(Text.assemble(("requests ", "dim"), plain(note)))
     print_failures(console, failures)
+    imported = meta.get("imported")
     if session_status(meta) == "failed":
+        then = "import it again" if imported else "resume"
         console.print("[bold red]every item failed[/]: nothing was judged, so there is nothing to compare with "
-                      "the gold; fix the cause above, then resume")
+                      f"the gold; fix the cause above, then {then}")
     if session_status(meta) == "capped":
         from qatui.engine.capping import suggest
 
@@ -141,6 +143,10 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
         console.print(Text.assemble(("stopped: ", "yellow"), plain(str(meta.get("stopped") or "its backbone could not "
                                                                           "answer")),
                                     (f"; resume once it answers: qatui sessions resume {meta['id']}", "dim")))
+    elif imported and failures:  # nothing to retry: the rows came from another tool's file
+        console.print(Text.assemble(("an imported session is not resumed: its failed rows are as ", "dim"),
+                                    (plain(str(imported.get("source", "its file"))), "dim"),
+                                    (" gave them; mend them there and import it again", "dim")))
     elif session_status(meta) in ("cancelled", "interrupted", "failed") or failures:
         console.print(f"[dim]resume (retries failures): qatui sessions resume {escaped(meta['id'])}[/]")
     console.print(f"[dim]details: qatui sessions show {escaped(meta['id'])} --item ITEM_ID[/]")
