@@ -287,3 +287,27 @@ def test_a_members_own_repeats_are_refused_before_any_work_and_the_jurys_are_not
     # the jury's own repeats are honoured (each asks every member)
     jury = make_judge("jury", {"members": "pairwise@openai/gpt-4o-mini,length", "repeats": 3}, Resources(Config()))
     assert jury.options.repeats == 3
+
+
+def test_a_member_that_tied_everything_says_so_beside_its_figure(tmp_path, capsys) -> None:
+    """A member that tied every response on every item (bleu with no word of any reference in the responses)
+    read `0.000` in the members table, like a member measured at 0; a judge's own table says `4/4 no decision`.
+    Each member's figure now carries its no-decision and left-out counts (text and --json), as a judge's does."""
+    data = tmp_path / "unlike.jsonl"
+    rows = [{"id": f"q{n}", "question": f"Question {n}?", "references": ["zebra quartz"],
+             "candidates": {"a": "one two three four", "b": "one two", "c": "one"},
+             "gold": {"kind": "ranking", "tiers": tiers}}
+            for n, tiers in enumerate([[["a"], ["b"], ["c"]], [["c"], ["b"], ["a"]], [["a", "b", "c"]],
+                                       [["b"], ["a"], ["c"]]])]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    argv = ["--sessions-dir", str(tmp_path / "s"), "run", str(data), "--judge", "jury", "--jury", "bleu,length,rouge-l"]
+    assert main([*argv, "--json"]) == 0
+    members = json.loads(capsys.readouterr().out)["judges"]["jury"]["members"]
+    assert members["bleu"]["no_decision"]["kendall"] == members["bleu"]["n"]["kendall"] == 3
+    assert members["bleu"]["left_out"]["kendall"] == 1  # the item whose gold is one tier
+    assert not members["length"]["no_decision"].get("kendall")
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.startswith("  ") and line.split()}
+    assert "no decision" in out and rows["bleu"][-1] == "3/3" and rows["length"][-1] == "0"  # the table's last column
+    assert "bleu: kendall on 3 of 4 items (1 no gold order)" in out

@@ -192,5 +192,6 @@ def members_summary(items: Sequence[Item], verdicts: Mapping[str, Verdict], memb
     for member in [m for m in members if m in found]:
         figures = summarize(items, found[member], seed=seed, convention=convention)
         out[member] = {"metrics": figures.metrics, "ci": {k: list(v) for k, v in figures.ci.items()},
-                       "n": figures.n, "coverage": coverage[member]}
+                       "n": figures.n, "no_decision": figures.no_decision, "left_out": figures.left_out,
+                       "coverage": coverage[member]}  # the counts beside each figure, as a judge's own
     return out

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
+from rich.text import Text
 
 from qatui.events.labels import candidates_by_label
-from qatui.text import escaped, plural
+from qatui.text import escaped, left_out_note, no_decision_note, plural
 from qatui.ties import member_tiers, tiers_text
 
 if TYPE_CHECKING:
@@ -57,11 +58,17 @@ def print_jury(console: Console, doc: dict, keys: list[str]) -> None:
         table.add_column(column, justify="right", no_wrap=True)
     for i, key in enumerate(shown):
         table.add_column(key + (" (95% CI)" if i == 0 else ""), justify="right", no_wrap=True)
+    table.add_column("no decision", justify="right", no_wrap=True)  # of the first figure's units, as a judge's own
+    left_out = {name: left_out_note(entry, shown[0]) for name, entry in members.items()} if shown else {}
     for name, entry in members.items():
         cov = entry.get("coverage", {})
         table.add_row(f"  {escaped(name)}", str(cov.get("scored", 0)), str(cov.get("not_applicable", 0)),
-                      str(cov.get("failed", 0)), *(_cell(entry, key, i == 0) for i, key in enumerate(shown)))
+                      str(cov.get("failed", 0)), *(_cell(entry, key, i == 0) for i, key in enumerate(shown)),
+                      (no_decision_note(entry, shown[0], short=True) or "0") if shown else "")
     console.print(table)
+    for name, note in left_out.items():
+        if note:
+            console.print(Text(f"  {name}: {shown[0]} on {note}", style="dim"))
     lines = agreement_lines(doc.get("members_agreement") or {})
     console.print("[bold]members' agreement[/] " + ("\n  ".join(["", *map(escaped, lines)]) if lines
                                                      else "[dim]none: no item two members answered[/]"))
