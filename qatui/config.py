@@ -33,9 +33,10 @@ MAX_SEED = 2**32 - 1
 
 class _Section(BaseModel):
     """A config table: unknown keys are errors, values are frozen once read, every number is finite (TOML's
-    `inf` and `nan` are refused with their key) and within the range its field declares."""
+    `inf` and `nan` are refused with their key) and within the range its field declares, and no value is coerced
+    from another type (strict: `true` is no count, `"4"` no integer, `2.5` no whole number)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 class GeneralConfig(_Section):

@@ -43,6 +43,11 @@ def test_no_file_gives_defaults(tmp_path, monkeypatch) -> None:
         ('[embedders."e\\u001b]0;x\\u0007"]\nmodel = "openai/text-embedding-3-small"\n',
          "key 'embedders': Value error, 'e\\x1b]0;x\\x07': a table's name may hold no control character"),
         ('[backbones."a\\nb"]\nmodel = "openai/gpt-4o"\n', "key 'backbones': Value error, 'a\\nb': a table's name"),
+        # a value of another type is never coerced: `true` was 1 worker, "4" four
+        ("[general]\nconcurrency = true\n", "key 'general.concurrency': Input should be a valid integer"),
+        ('[general]\nconcurrency = "4"\n', "key 'general.concurrency': Input should be a valid integer"),
+        ("[backbones.x]\nmodel = 'openai/m'\ntimeout_s = '30'\n", "key 'backbones.x.timeout_s'"),
+        ("[backbones.x]\nmodel = 'openai/m'\nmax_attempts = 2.0\n", "key 'backbones.x.max_attempts'"),
     ],
 )
 def test_bad_configs_name_the_file_and_key(text: str, expected: str) -> None:
