@@ -639,15 +639,22 @@ async def test_live_pairwise_run_shows_both_orders_and_agreement_with_people(tmp
             assert f"people prefer {side}" in panel_text(screen.query_one(RankingPanel))
 
 
+async def new_run_on_the_demo(pilot) -> NewRunScreen:
+    """Home, then `n`: the New run screen, once its preview of the demo set (its default dataset) is drawn."""
+    app = pilot.app
+    await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+    await pilot.press("n")
+    screen = app.screen
+    assert isinstance(screen, NewRunScreen)
+    await wait_until(pilot, lambda: "71 responses" in str(screen.query_one("#preview").content))
+    return screen
+
+
 async def test_new_run_screen_starts_a_run_with_the_options_typed(tmp_path) -> None:
     config, store = Config(), SessionStore(tmp_path / "sessions")
     app = QatuiApp(config, store)
     async with app.run_test(size=(100, 34)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
-        await pilot.press("n")
-        screen = app.screen
-        assert isinstance(screen, NewRunScreen)
-        await wait_until(pilot, lambda: "71 responses" in str(screen.query_one("#preview").content))  # the demo set
+        screen = await new_run_on_the_demo(pilot)
         assert "en-01" in str(screen.query_one("#preview").content)  # its first items, with their gold
         await pilot.press("f3")
         listing = screen.query_one("#judges", SelectionList)
@@ -684,10 +691,7 @@ async def test_keys_typed_ahead_in_the_judge_list_tick_the_rows_they_were_typed_
     config, store = Config(), SessionStore(tmp_path / "sessions")
     app = QatuiApp(config, store)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
-        await pilot.press("n")
-        screen = app.screen
-        await wait_until(pilot, lambda: "71 responses" in str(screen.query_one("#preview").content))
+        screen = await new_run_on_the_demo(pilot)
         await pilot.press("f3")
         listing = screen.query_one("#judges", SelectionList)
         await wait_until(pilot, lambda: listing.option_count > 0 and app.focused is listing)
