@@ -11,6 +11,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -109,14 +110,16 @@ def test_a_second_writer_is_refused_while_the_first_lives_and_a_dead_one_leaves_
 
 WRITER = textwrap.dedent("""
     import sys
+    from datetime import datetime, timedelta, timezone
     from qatui.data.labels import Label
     from qatui.store.labels import LabelStore
     meta = {"name": "x", "path": "x", "format": "jsonl", "content_hash": "h" * 64}
     labels = LabelStore(sys.argv[1]).open_pass("ana", meta)
     n = 0
-    while True:
+    while True:  # the label's time counts the labels saved: second n after the start of 2026
+        when = (datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=n)).isoformat()
         labels.put(Label(item_id=f"i{n % 400}", kind="pairwise", a="a", b="b", preference="AB"[n % 2] ,
-                         updated=str(n)))
+                         updated=when))
         print(n, flush=True)
         n += 1
 """)
@@ -138,7 +141,8 @@ def test_kill_9_mid_write_leaves_every_saved_label_loadable(tmp_path) -> None:
         labels = reader.labels()
         reader.close()
         last = labels[f"i{reported % 400}"]
-        assert int(last.updated) >= reported  # the last label reported saved is there (or a newer one)
+        saved = datetime.fromisoformat(last.updated) - datetime(2026, 1, 1, tzinfo=timezone.utc)
+        assert int(saved.total_seconds()) >= reported  # the last label reported saved is there (or a newer one)
         assert len(labels) >= min(reported + 1, 400)
 
 
@@ -256,6 +260,9 @@ def test_export_import_round_trip_in_both_formats(data, tmp_path) -> None:
     ({"dataset": "0" * 64}, "line 2: dataset 0000000000000000… is not small as it is now"),
     ({"annotator": "a b"}, "line 2: annotator 'a b'"),
     ({"label": ""}, "line 2: missing label"),
+    # `updated` is shown and exported: a time, never an escape sequence or a formula that rides along
+    ({"updated": "\x1b]0;pwned\x07"}, "line 2: label of item q1: "),
+    ({"updated": "=HYPERLINK(\"http://x\")"}, "updated is an ISO 8601 time"),
 ])
 def test_a_bad_row_is_named_and_nothing_is_imported(data, tmp_path, change, message) -> None:
     dataset, store, _, meta = data

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from qatui.data.model import Gold, GoldKind, Item, PairwiseGold, Preference, RankingGold, RatingsGold
 from qatui.safe_read import Refused, loads_json
@@ -39,6 +39,24 @@ class Label(BaseModel):
     preference: Preference | None = None
     ratings: dict[str, dict[str, float]] | None = None
     updated: str = ""
+    """When it was given: an ISO 8601 time with its offset (`2026-12-02T14:05:00+01:00`), or empty when unknown."""
+
+    @field_validator("updated")
+    @classmethod
+    def _a_time(cls, value: str) -> str:
+        """Only a time: a label file is another person's, and its `updated` is shown and exported (an escape
+        sequence or a formula in it was kept as given)."""
+        from datetime import datetime
+
+        if not value:
+            return value
+        try:
+            ok = len(value) <= 40 and datetime.fromisoformat(value) is not None
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError("updated is an ISO 8601 time, e.g. 2026-12-02T14:05:00+01:00, or empty")
+        return value
 
     @model_validator(mode="after")
     def _fields_of_its_kind(self) -> Label:
