@@ -72,6 +72,20 @@ def test_a_link_is_written_through_to_its_file(session, tmp_path, capsys) -> Non
     capsys.readouterr()
 
 
+def test_dev_stdout_writes_to_the_pipe_the_command_prints_to(session) -> None:
+    """`-o /dev/stdout` with the output piped (`| less`, a script capturing it): /dev/stdout is a link to the
+    process's descriptor, which names a pipe, not a file; it is written into like any pipe."""
+    import subprocess
+    import sys
+
+    sessions, session_id = session
+    for name, argv in commands(sessions, session_id, "/dev/stdout").items():
+        done = subprocess.run([sys.executable, "-m", "qatui", *argv], capture_output=True, text=True, timeout=120,
+                              cwd=Path(__file__).resolve().parent.parent, check=False)
+        assert done.returncode == 0, (name, done.stderr)
+        assert len(done.stdout) > 100 and "Traceback" not in done.stderr, (name, done.stdout[:200], done.stderr)
+
+
 def test_a_file_that_cannot_be_written_is_one_line_exit_2(session, tmp_path, capsys) -> None:
     """A link that loops (as a full disk or a read-only file system, known only on writing): one line naming
     the file, exit 2, the link left as it was. No test here writes to a system device (a broken rule would replace

@@ -5,6 +5,7 @@ written by one rule (`write_output`), so that a named pipe, a device or a link i
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from qatui.errors import QatuiError
@@ -43,17 +44,17 @@ def write_output(path: str | os.PathLike[str], text: str) -> Path:
     out = Path(path).expanduser()
     try:
         try:
-            target = Path(os.path.realpath(out, strict=True))
+            found = os.stat(out)  # through any link: `/dev/stdout` is a link to a pipe or a terminal
         except FileNotFoundError:  # a new file, or a link to one not made yet: made where the link points
-            target = Path(os.path.realpath(out))
-        if target.exists() and not target.is_file():  # a FIFO, a device: written as asked, never renamed over
-            with open(target, "w", encoding="utf-8") as stream:
+            found = None
+        if found is not None and not stat.S_ISREG(found.st_mode):  # a FIFO, a device: written into, never replaced
+            with open(out, "w", encoding="utf-8") as stream:
                 stream.write(text)
-            return target
-        mode = target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_umask()
+            return out
+        target = Path(os.path.realpath(out))  # the regular file a link names, or the new one
         atomic_write_text(target, text)
-        target.chmod(mode)
-    except OSError as e:
+        target.chmod(stat.S_IMODE(found.st_mode) if found is not None else 0o666 & ~_umask())
+    except OSError as e:  # a link loop (ELOOP), a full disk, a read-only file system
         raise OutputPathError(f"cannot write {out}: {e.strerror or e}") from None
     return target
 
