@@ -51,11 +51,11 @@ class Label(BaseModel):
         if not value:
             return value
         try:
-            ok = len(value) <= 40 and datetime.fromisoformat(value) is not None
+            if len(value) > 40:
+                raise ValueError(value)
+            datetime.fromisoformat(value)
         except ValueError:
-            ok = False
-        if not ok:
-            raise ValueError("updated is an ISO 8601 time, e.g. 2026-12-02T14:05:00+01:00, or empty")
+            raise ValueError("updated is an ISO 8601 time, e.g. 2026-12-02T14:05:00+01:00, or empty") from None
         return value
 
     @model_validator(mode="after")

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from qatui.events.labels import candidates_by_label
-from qatui.text import escaped, left_out_note, no_decision_note, plural
+from qatui.text import escaped, left_out_note, no_decision_note, plain, plural
 from qatui.ties import member_tiers, tiers_text
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def print_jury(console: Console, doc: dict, keys: list[str]) -> None:
     console.print(table)
     for name, note in left_out.items():
         if note:
-            console.print(Text(f"  {name}: {shown[0]} on {note}", style="dim"))
+            console.print(Text(f"  {plain(name)}: {shown[0]} on {note}", style="dim"))
     lines = agreement_lines(doc.get("members_agreement") or {})
     console.print("[bold]members' agreement[/] " + ("\n  ".join(["", *map(escaped, lines)]) if lines
                                                      else "[dim]none: no item two members answered[/]"))

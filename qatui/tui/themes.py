@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import fields
+from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
@@ -56,12 +57,11 @@ def read_theme(path: Path) -> Theme:
             raise ConfigError(f"{path}: not a theme: {key} {problem}")
     theme = Theme(**data)
     try:  # what the app does with it on first use: a colour or variable it cannot read fails here, not there
-        generated = {**VARIABLE_DEFAULTS, **Theme(name="-", primary=theme.primary).to_color_system().generate()}
         theme.to_color_system().generate()
     except Exception as e:  # noqa: BLE001 - Textual's own parsing; any failure is this file's
         raise ConfigError(f"{path}: not a theme: {e}") from None
     for name, value in theme.variables.items():  # a colour variable given no colour broke the app's stylesheet
-        if name in generated and _colour(generated[name]) and not _colour(value):
+        if name in _colour_variables() and not _colour(value):
             raise ConfigError(f"{path}: not a theme: variables.{plain(name)} {plain(value)!r} is not a colour "
                               "(the stylesheet draws it as one)")
     return theme
@@ -69,6 +69,13 @@ def read_theme(path: Path) -> Theme:
 
 VARIABLE_DEFAULTS = {"panel-border": "#808080"}
 """Variables qatui's CSS uses beyond Textual's, for themes that lack them (Textual's own themes, users')."""
+
+
+@cache
+def _colour_variables() -> frozenset[str]:
+    """The variables the stylesheet draws as colours: those whose default (Textual's, or qatui's own) is one."""
+    generated = {**VARIABLE_DEFAULTS, **Theme(name="-", primary="#0178D4").to_color_system().generate()}
+    return frozenset(name for name, value in generated.items() if _colour(value))
 
 
 def _colour(value: str) -> bool:
@@ -89,14 +96,10 @@ _COLOURS = {"primary", "secondary", "warning", "error", "success", "accent", "fo
 
 def _field_problem(key: str, value: object) -> str | None:
     """What is wrong with one theme field's value (it crashed the app when the theme was first drawn), or None."""
-    from textual.color import Color, ColorParseError
-
     if key in _COLOURS:
         if not isinstance(value, str):
             return "must be a colour in quotes, e.g. \"#0178D4\""
-        try:
-            Color.parse(value)
-        except ColorParseError:
+        if not _colour(value):
             return f"{plain(value)!r} is not a colour (e.g. \"#0178D4\", \"rgb(1,120,212)\", \"blue\")"
     elif key in ("dark", "ansi") and not isinstance(value, bool):
         return "must be true or false"
