@@ -86,7 +86,7 @@ class RunHeader(Vertical):
         for judge, doc in metrics.items():
             rows.append([plain(judge), *headline_parts(doc, self._no_figure())])
             if members := members_line(doc.get("members_agreement") or {}):
-                rows.append([f"  {members}"])
+                rows.append([plain(f"  {members}")])
         self.query_one("#metrics", Static).update(Packed(rows or [[self._no_figure(started=False)]]))
 
     def _no_figure(self, *, started: bool = True) -> str:
