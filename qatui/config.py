@@ -401,7 +401,7 @@ def parse_config(text: str, source: str) -> Config:
 def load_config(path: str | os.PathLike | None = None) -> Config:
     """The config at `path`, else at the default location, else the defaults. Read through `safe_read`: a FIFO,
     a device or a folder is refused as what it is (a FIFO never waited on), a BOM dropped."""
-    from qatui.safe_read import read_text
+    from qatui.safe_read import Refused, read_text
 
     if path is not None:
         target = paths.user_path(path)
@@ -413,6 +413,8 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
             return Config()
     try:
         text = read_text(target)
-    except (OSError, ValueError) as e:  # ValueError: undecodable, or refused (not a regular file, too big)
+    except Refused as e:  # not UTF-8 (at its line), not a regular file, too big
+        raise ConfigError(e.message(str(target)) if e.line else f"{target}: cannot read the config: {e}") from None
+    except OSError as e:
         raise ConfigError(f"{target}: cannot read the config: {e}") from None
     return parse_config(text, str(target))

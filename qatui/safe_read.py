@@ -110,8 +110,22 @@ def read_bytes(path: str | Path, limit: int = MAX_FILE_BYTES) -> bytes:
 
 
 def read_text(path: str | Path, limit: int = MAX_FILE_BYTES, errors: str = "strict") -> str:
-    """The file as UTF-8 text, a BOM dropped (`read_bytes`' refusals; UnicodeDecodeError unless `errors` says)."""
-    return read_bytes(path, limit).decode("utf-8-sig", errors=errors)
+    """The file as UTF-8 text, a BOM dropped (`read_bytes`' refusals; `decode_text`'s unless `errors` says)."""
+    data = read_bytes(path, limit)
+    return decode_text(data) if errors == "strict" else data.decode("utf-8-sig", errors=errors)
+
+
+def decode_text(data: bytes) -> str:
+    """A file's bytes as UTF-8 text, a BOM dropped; `Refused` with the line and column of the first byte that is
+    not UTF-8 (a file saved as Latin-1 or UTF-16 says where, as every other refusal does)."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        body, start = data.removeprefix(b"\xef\xbb\xbf"), e.start  # utf-8-sig counts from after the BOM
+        line_start = body.rfind(b"\n", 0, start) + 1
+        column = len(body[line_start:start].decode("utf-8", errors="replace")) + 1
+        raise Refused(f"not UTF-8 text (byte 0x{body[start]:02x}): save the file as UTF-8",
+                      body.count(b"\n", 0, start) + 1, column) from None
 
 
 def read_head(path: str | Path, size: int) -> str:
@@ -214,6 +228,16 @@ def loads_json(text: str) -> Any:
     `MAX_DEPTH`, a key given twice in one object (with line, column and field); `json.JSONDecodeError` for what is
     not JSON at all."""
     return _checked(text, 0, lambda: _DECODER.decode(text))
+
+
+def load_json_file(path: str | Path) -> Any:
+    """A whole file parsed as one JSON value (`read_text`, then `loads_json`): whatever is wrong with its content a
+    `Refused` with line and column, text that is not JSON at all included ("invalid JSON: ..."); OSError as is."""
+    text = read_text(path)
+    try:
+        return loads_json(text)
+    except json.JSONDecodeError as e:
+        raise Refused(f"invalid JSON: {e.msg}", e.lineno, e.colno) from None
 
 
 def raw_decode_json(text: str, index: int) -> tuple[Any, int]:

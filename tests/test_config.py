@@ -107,6 +107,11 @@ def _folder(folder: Path) -> Path:
     return folder / "config.toml"
 
 
+def _latin1(folder: Path) -> Path:
+    (folder / "latin.toml").write_bytes('[general]\nsessions_dir = "caf\u00e9"\n'.encode("latin-1"))
+    return folder / "latin.toml"
+
+
 def _deep(folder: Path) -> Path:
     (folder / "deep.toml").write_text("x = " + "[" * 10_000 + "]" * 10_000 + "\n")
     return folder / "deep.toml"
@@ -117,7 +122,8 @@ def _deep(folder: Path) -> Path:
     (_folder, "config.toml: cannot read the config: is a folder, not a regular file"),
     (lambda folder: Path("/dev/zero"), "/dev/zero: cannot read the config: is a character device"),
     (_deep, "deep.toml line 1: nested deeper than 64 levels"),
-], ids=["fifo", "folder", "dev-zero", "nested-10000"])
+    (_latin1, "latin.toml line 2 column 20: not UTF-8 text (byte 0xe9)"),
+], ids=["fifo", "folder", "dev-zero", "nested-10000", "latin-1"])
 def test_a_hostile_config_file_is_refused_in_one_line_naming_it(tmp_path, capsys, make, expected) -> None:
     """`--config` read through `safe_read`: a FIFO, a device or a folder is named as what it is (it read "config
     file not found"), 10,000 nested arrays are refused (it was a RecursionError traceback)."""

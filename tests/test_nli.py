@@ -141,6 +141,33 @@ def test_a_local_nli_model_that_is_not_there_is_refused_before_the_session(tmp_p
     assert not sessions.exists()
 
 
+_NLI_LABELS = '"id2label": {"0": "entailment", "1": "neutral", "2": "contradiction"}'
+
+
+@pytest.mark.parametrize("config, expected", [
+    ('{' + _NLI_LABELS + ', "hidden_dropout_prob": NaN}', "config.json line 1 column 96: field 'hidden_dropout_prob': NaN"),
+    ('{"id2label": {"0": "LABEL_0", "1": "LABEL_1"}}', "labels ['LABEL_0', 'LABEL_1'] are not NLI classes"),
+    ('{' + _NLI_LABELS + ',\n "x": "\xff"}', "config.json line 2 column 8: not UTF-8 text (byte 0xff)"),
+    ('[1]', "is not a transformers config"),
+    ('{' + _NLI_LABELS + ',}', "config.json line 1 column 72: invalid JSON"),
+])
+def test_a_model_folder_whose_config_is_broken_is_refused_by_plan(tmp_path, capsys, config, expected) -> None:
+    """A folder's config.json is read as the model would read it when `--plan` checks the run: a NaN, unnamed labels,
+    bytes that are not UTF-8, a JSON list, broken JSON are each refused in one line with where they are (`--plan`
+    passed them all, and the run failed when the model loaded)."""
+    from qatui.cli import main
+
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": "q", "question": "?", "references": ["x"], "candidates": {"a": "x", "b": "y"}}\n')
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_bytes(config.encode("latin-1"))
+    code = main(["run", str(data), "--judge", "nli-ar", "--nli", str(folder), "--plan", "--offline",
+                 "--sessions-dir", str(tmp_path / "sessions")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and expected in err, err
+
+
 def test_nli_probs_must_be_a_distribution() -> None:
     p = NLIProbs(entail=0.7, contradict=0.3, neutral=1 - 0.7 - 0.3)
     assert p.label == "entail" and p.neutral >= 0.0

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from qatui.safe_read import Refused, read_bytes
+from qatui.safe_read import Refused, decode_text, read_bytes
 
 
 def test_a_file_is_read_with_the_memory_of_its_own_size(tmp_path) -> None:
@@ -64,3 +64,18 @@ print(len(read_bytes({str(path)!r})), len(load_dataset({str(path)!r}).items))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == [str(path.stat().st_size), "1"]
+
+
+@pytest.mark.parametrize("data, line, column", [
+    (b"\xff", 1, 1),
+    (b"ab\ncd\xffx", 2, 3),
+    (b"\xef\xbb\xbfab\xc3", 1, 3),                # a BOM is not a column; a sequence cut at the end
+    (b"\xef\xbb\xbfa\n\xc3\xa9\xe9t\xe9", 2, 2),  # an 'e' with its accent is one column; Latin-1's is the byte
+])
+def test_text_that_is_not_utf8_is_refused_at_its_line_and_column(data, line, column) -> None:
+    """Every user file is decoded by one helper, whose refusal says the line and column of the first byte that is
+    not UTF-8 (a config or a checklist saved as Latin-1 said only "byte 1734")."""
+    with pytest.raises(Refused) as refused:
+        decode_text(data)
+    assert (refused.value.line, refused.value.column) == (line, column)
+    assert "not UTF-8" in refused.value.reason

@@ -131,8 +131,6 @@ def _records(path: Path, fmt: str) -> tuple[Iterator[tuple[int, dict[str, Any]]]
         text = read_text(path)
     except Refused as e:
         raise ResultsFileError(f"{path}: {e}") from None
-    except UnicodeDecodeError as e:
-        raise ResultsFileError(f"{path}: not UTF-8 text (byte {e.start})") from None
     except OSError as e:
         raise ResultsFileError(f"{path}: cannot be read: {e.strerror}") from None
     if fmt == "jsonl":

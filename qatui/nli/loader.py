@@ -75,11 +75,30 @@ def check_local(spec: str) -> tuple[str, Path] | None:
             raise NLIError(f"NLI model {spec!r} is a file: give the folder that holds its config.json and weights")
         if not (path / "config.json").is_file():
             raise NLIError(f"NLI model folder {spec!r} has no config.json: it is not a transformers model folder")
+        check_labels(spec, path / "config.json")
         return str(path.resolve()), path.resolve()
     if hub.is_hub_id(spec):
         return None
     raise NLIError(f"NLI model {spec!r} is not on this machine: there is no folder {path}. Give the path of a "
                    f"transformers sequence-classification model folder, a hub id, or '{BUNDLED}'")
+
+
+def check_labels(spec: str, config_file: Path) -> None:
+    """A folder's config.json read as the model loads it, without transformers: a JSON object (no NaN, no key twice,
+    nothing past the nesting limit) whose `id2label` names the NLI classes (`labels.label_map`), so `--plan` and a
+    run's checks refuse a broken folder before any session exists rather than when its model loads."""
+    from qatui.nli.labels import label_map
+    from qatui.safe_read import Refused, load_json_file
+
+    try:
+        config = load_json_file(config_file)
+    except Refused as e:
+        raise NLIError(e.message(f"NLI model {spec!r}: {config_file}")) from None
+    except OSError as e:
+        raise NLIError(f"NLI model {spec!r}: {config_file} cannot be read: {e.strerror or e}") from None
+    if not isinstance(config, dict):
+        raise NLIError(f"NLI model {spec!r}: {config_file} is not a transformers config (a JSON object is expected)")
+    label_map(config.get("id2label") or {}, spec)
 
 
 def load_nli(spec: str = BUNDLED, *, batch_size: int = 32, max_length: int = 512,

@@ -81,7 +81,7 @@ def read_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
         text = read_text(path)
     except Refused as e:
         raise LabelError(f"{path}: {e}") from None
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:
         raise LabelError(f"{path}: cannot read it ({e})") from None
     rows: list[tuple[str, dict[str, str]]] = []
     if _suffix(path) == "jsonl":

@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from qatui.safe_read import Refused, loads_json, read_text
+from qatui.safe_read import loads_json, read_text
 from qatui.errors import JudgeError
 from qatui.store.atomic import atomic_write_text
 from qatui.text import shown_alike
@@ -172,7 +172,7 @@ class JudgeHistory:
         """A version file's JSON object, read with the user-file limits; a JudgeError naming a damaged one."""
         try:
             doc = loads_json(read_text(path))
-        except (OSError, UnicodeDecodeError, Refused, ValueError) as e:
+        except (OSError, ValueError) as e:
             raise JudgeError(f"{path}: damaged version file: {e}") from None
         if not isinstance(doc, dict):
             raise JudgeError(f"{path}: damaged version file: not a JSON object")

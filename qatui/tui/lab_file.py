@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from qatui.safe_read import Refused, read_bytes
+from qatui.safe_read import Refused, decode_text, read_bytes
 from qatui.errors import QatuiError
 from qatui.paths import tilde
 from qatui.store.atomic import atomic_write_text
@@ -69,9 +69,9 @@ def open_lab_file(path: Path) -> LabFile:
     """The judge file at `path` as the lab edits it (UTF-8; a one-line QatuiError for a file it cannot read)."""
     data = read_judge_bytes(path)
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise QatuiError(f"{tilde(path)}: not UTF-8 text (byte {e.start})") from None
+        text = decode_text(data)
+    except Refused as e:
+        raise QatuiError(e.message(tilde(path))) from None
     return LabFile(path, text, digest_of(data))
 
 

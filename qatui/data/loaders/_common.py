@@ -62,8 +62,6 @@ def read_text(path: Path) -> str:
         raise DatasetError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise DatasetError(f"{path}: is a folder, not a file") from None
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{path.name}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     except OSError as exc:
         raise DatasetError(f"{path}: cannot be read ({exc.strerror})") from None
     if not text.strip():

@@ -200,8 +200,6 @@ def load_checklist(name_or_path: str) -> Checklist:
             text = read_text(path)
         except Refused as e:
             raise ChecklistError(f"checklist {path}: {e}") from None
-        except UnicodeDecodeError as e:
-            raise ChecklistError(f"checklist {path}: not UTF-8 text (byte {e.start})") from None
         except FileNotFoundError:
             raise ChecklistError(f"checklist {path}: no such file") from None
         except OSError as e:

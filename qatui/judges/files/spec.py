@@ -197,7 +197,9 @@ def load_judge_file(path: str | Path) -> JudgeFile:
         text = read_text(path, limit=MAX_FILE_CHARS)
     except FileNotFoundError:
         raise JudgeFileError(f"{where}:1: file: no such judge file") from None
-    except (OSError, Refused, UnicodeDecodeError) as e:
+    except Refused as e:  # not UTF-8 says its line; a special file, one too big: line 1
+        raise JudgeFileError(f"{where}:{e.line or 1}: file: cannot read it: {e.reason}") from None
+    except OSError as e:
         raise JudgeFileError(f"{where}:1: file: cannot read it: {e}") from None
     return parse_judge_text(text, where)
 
