@@ -334,3 +334,27 @@ def test_a_batch_keys_file_that_is_a_fifo_or_nested_too_deep_is_a_session_error_
     with pytest.raises(SessionError, match=r"batch-keys.json: damaged: line 1 column \d+: .*nested deeper than"):
         session.batch_keys()
     session.close()
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("x" * 201, "at most 200 characters; this one has 201"),
+    ("x" * 100_000, "at most 200 characters; this one has 100,000"),
+    (" \t ", "must not be blank"),
+])
+def test_a_session_name_too_long_or_blank_is_refused_in_one_short_line_before_any_work(
+        tmp_path, capsys, name, expected) -> None:
+    """`--session NAME` is shown on every list, header and error line: a 100,000-character name filled 1,300 lines
+    of the terminal at the run's end and at every `sessions show`. It is refused before the run starts (no session
+    folder), in one line that quotes only its start."""
+    from qatui.cli import main
+
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": "q", "question": "?", "references": ["x"], "candidates": {"a": "x", "b": "y z"}}\n')
+    sessions = tmp_path / "sessions"
+    code = main(["run", str(data), "--judge", "length", "--session", name, "--sessions-dir", str(sessions)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and expected in err and len(err) < 200, err
+    assert not sessions.exists() or not any(sessions.iterdir())
+    longest = "y" * 200
+    assert main(["run", str(data), "--judge", "length", "--session", longest, "--sessions-dir", str(sessions)]) == 0
+    assert SessionStore(sessions).open(longest).meta["name"] == longest

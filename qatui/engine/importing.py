@@ -70,6 +70,7 @@ def import_results(store: SessionStore, dataset: Dataset, request: ImportRequest
     """
     check_judge_name(request.judge)
     store.check_writable()  # a read-only, full or missing sessions folder in one line, as `run` refuses it
+    store.check_new_name(request.name)
     results = read_results(request.path, request.kind, request.format, request.metric)
     matched = match_rows(results, dataset)
     if matched.not_judged and not request.partial:

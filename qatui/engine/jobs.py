@@ -212,6 +212,7 @@ def start_run(
     if not subset.items:
         raise DatasetError(f"{dataset.path}: the dataset has no items to run")
     store.check_writable()  # a read-only or full folder is refused before the preflight costs a call
+    store.check_new_name(name)  # and so is a name taken or too long
     resources = resources or Resources(config)
     if judges is None:
         judges = build_judges(judge_names, config, subset, resources, judge_options, repeats)

@@ -53,13 +53,15 @@ from qatui.store.session_file import (
 )
 from qatui.store.shards import DEFAULT_SHARD_SIZE, Shards
 from qatui.store.writer_lock import SessionBusy, WriterLock, busy_message, holder
-from qatui.text import shown_alike
+from qatui.text import clip, shown_alike
 from qatui.ties import stored_digits
 
 __all__ = ["DEFAULT_SHARD_SIZE", "ORPHAN_AGE_S", "SESSION_FILE", "STATUSES", "Session", "SessionStore", "scrub"]
 
 
 BATCH_KEYS_FILE = "batch-keys.json"
+MAX_SESSION_NAME_CHARS = 200
+"""The longest session name (`SessionStore.check_new_name`): room for a description, never a page."""
 """In a session's folder: which requests (cache keys) each provider batch of a `--batch` run holds."""
 
 
@@ -337,6 +339,26 @@ class SessionStore:
         folder, not read-only and not full. Called before any work."""
         check_writable(self.root, "the sessions folder")
 
+    def check_new_name(self, name: str | None) -> None:
+        """SessionError in one line unless `name` can name a new session here: not blank, at most
+        `MAX_SESSION_NAME_CHARS` characters (a name is shown on every list, header and error line: a 100,000-character
+        one filled a terminal), and not the id or name of a session, nor one shown alike. None (the id names it)
+        passes. Called before any work, and again when the session is made."""
+        if name is None:
+            return
+        if not name.strip():
+            raise SessionError("a session name must not be blank: leave --session out to name it by its id")
+        if len(name) > MAX_SESSION_NAME_CHARS:
+            raise SessionError(f"a session name is at most {MAX_SESSION_NAME_CHARS} characters; this one has "
+                               f"{len(name):,}: {clip(name, 40)!r}")
+        taken = [taken for e in self.list() for taken in (e["id"], e["name"])]
+        if name in taken:
+            raise SessionError(f"a session named {name!r} already exists in {self.root}")
+        if alike := shown_alike(name, taken):
+            raise SessionError(f"a session named {name!r} already exists in {self.root} ({ascii(name)} and "
+                               f"{ascii(alike)} differ only in how their Unicode is composed or in invisible "
+                               "characters, so they show as the same name)")
+
     def create(self, meta: dict, name: str | None = None) -> Session:
         """Start a session with id YYYYMMDD-HHMMSS-xxxx and `meta` (scrubbed); session.json is on disk at return.
 
@@ -345,14 +367,7 @@ class SessionStore:
         """
         status = meta.get("status", "running")
         check_status(status)
-        if name is not None:
-            taken = [taken for e in self.list() for taken in (e["id"], e["name"])]
-            if name in taken:
-                raise SessionError(f"a session named {name!r} already exists in {self.root}")
-            if alike := shown_alike(name, taken):
-                raise SessionError(f"a session named {name!r} already exists in {self.root} ({ascii(name)} and "
-                                   f"{ascii(alike)} differ only in how their Unicode is composed or in invisible "
-                                   "characters, so they show as the same name)")
+        self.check_new_name(name)
         self.root.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now().astimezone()
         while True:
