@@ -16,13 +16,14 @@ from test_classes import ALT_ITEMS, B, run_json, write_pairs
 
 from qatui.cli import main
 
-CEILING_KAPPA = 0.0
+CEILING_KAPPA = None
 """By hand (test_classes' ALT_ITEMS): a reference leaves out the items the two others split on, so ana's and bo's
-are A on 24 items each (18 matched: 0.75) and cy's A on 18 (all matched): each reference is one class, so ana's and
-bo's kappa is 0, cy's undefined (both sides one class)."""
+are A on 24 items each (18 matched: 0.75) and cy's A on 18 (all matched): each reference is one class, where kappa
+is 0 whatever is said (cy's undefined, both sides one class), so none is given."""
 CEILING_ACCURACY = (0.75 + 0.75 + 1.0) / 3
-JUDGE_KAPPA = 0.0
-"""By hand: the judge against those one-class references, 21 of 24, 21 of 24 and 15 of 18: kappa 0 each."""
+JUDGE_KAPPA = None
+"""By hand: the judge against those one-class references, 21 of 24, 21 of 24 and 15 of 18: no kappa either."""
+ONE_CLASS = "kappa left out for 3 people: the others' majority is one class there, where kappa is 0 whatever is said"
 JUDGE_ACCURACY = (21 / 24 + 21 / 24 + 15 / 18) / 3
 SPLIT = 12
 """The items where one person alone said B: the other two split there, for that person's reference."""
@@ -60,23 +61,23 @@ def test_sessions_show_and_table_put_the_ceiling_beside_the_judge(labelled, tmp_
     assert "human_ceiling" not in run_json(capsys, *table, "--json")["rows"][0]
     _import_labels(tmp_path, path, sessions, ("ana", "bo", "cy"))
     found = run_json(capsys, *show, "--json")["judges"]["length"]["human_ceiling"]
-    assert found["people"] == 3 and found["ceiling"]["kappa"] == pytest.approx(CEILING_KAPPA)
+    assert found["people"] == 3 and found["ceiling"]["kappa"] is CEILING_KAPPA and found["one_class"] == 3
     assert found["ceiling"]["accuracy"] == pytest.approx(CEILING_ACCURACY) and found["split"] == SPLIT
-    assert found["kappa"] == pytest.approx(JUDGE_KAPPA) and found["accuracy"] == pytest.approx(JUDGE_ACCURACY)
+    assert found["kappa"] is JUDGE_KAPPA and found["accuracy"] == pytest.approx(JUDGE_ACCURACY)
     assert found["alt_test"]["winning_rate"] == pytest.approx(2 / 3) and found["alt_test"]["passed"]
     assert main(show) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert (f"vs people (3 people, each against the others' majority): kappa {JUDGE_KAPPA:.3f}, accuracy "
-            f"{JUDGE_ACCURACY:.3f} · human ceiling kappa {CEILING_KAPPA:.3f}, accuracy {CEILING_ACCURACY:.3f} · "
-            f"{SPLIT} decisions the others split on left out") in text, text
+    assert (f"vs people (3 people, each against the others' majority): kappa -, accuracy "
+            f"{JUDGE_ACCURACY:.3f} · human ceiling kappa -, accuracy {CEILING_ACCURACY:.3f} · "
+            f"{SPLIT} decisions the others split on left out · {ONE_CLASS}") in text, text
     assert "the judge can replace an annotator: winning rate 0.67 at ε=0.2" in text
     row = run_json(capsys, *table, "--json")["rows"][0]
-    assert row["human_ceiling"]["kappa"] == pytest.approx(JUDGE_KAPPA)
-    assert row["human_ceiling"]["ceiling"]["kappa"] == pytest.approx(CEILING_KAPPA)
+    assert row["human_ceiling"]["kappa"] is JUDGE_KAPPA
+    assert row["human_ceiling"]["ceiling"]["kappa"] is CEILING_KAPPA
     assert main([*table, "--to", "csv"]) == 0
     [shown] = csv.DictReader(io.StringIO(capsys.readouterr().out))
     cell = shown["κ vs people: judge/ceiling"]
-    assert cell == f"{JUDGE_KAPPA * 100:.0f}/{CEILING_KAPPA * 100:.0f} pass"
+    assert cell == "–/– pass"
 
 
 async def test_the_session_screen_shows_the_ceiling_beside_the_judge(labelled, tmp_path) -> None:
@@ -95,7 +96,7 @@ async def test_the_session_screen_shows_the_ceiling_beside_the_judge(labelled, t
         shown = await open_the_only_session(pilot)
         header = app.screen.query_one(SessionHeader)
         await until(pilot, lambda: "ceiling" in shown())
-        assert (f"3 people: κ {JUDGE_KAPPA:.3f} acc {JUDGE_ACCURACY:.3f} · ceiling κ {CEILING_KAPPA:.3f} acc "
+        assert (f"3 people: κ – acc {JUDGE_ACCURACY:.3f} · ceiling κ – acc "
                 f"{CEILING_ACCURACY:.3f} · alt-test pass") in shown()
         # at 80x24 too: the ceiling and a pairwise judge's class line are on screen, not only drawn
         for line in (header.query_one(".ceiling"), header.query_one(".classes")):

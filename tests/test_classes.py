@@ -131,6 +131,33 @@ def test_human_ceiling_is_each_person_against_the_others_majority_by_hand() -> N
     assert human_ceiling({"ana": people["ana"]}, {}) is None  # one person: no ceiling
 
 
+def test_a_reference_of_one_class_gives_no_kappa_and_is_left_out_of_the_means_by_hand() -> None:
+    """Where the others' majority is one class, chance agreement equals the observed one whatever is said: kappa
+    is 0 (a person matching 39 of 40 read a ceiling of 0.000). Such a person's kappa, and the judge's against the
+    same reference, are None and left out of the means; accuracy stays, and `one_class` counts them."""
+    # unit:  1  2  3  4
+    # ana    A  A  A  A
+    # bo     A  A  B  B
+    # cy     A  A  B  B
+    # judge  A  B  B  B
+    # ana's reference (bo, cy): A A B B; ana matches 2 of 4, ana A4 against A2 B2: p_e = 1/2, kappa 0 (defined);
+    #   the judge matches 3 of 4: A1 B3 against A2 B2, p_e = (2 + 6)/16 = 1/2, (3/4 - 1/2)/(1/2) = 1/2
+    # bo's reference (ana, cy): 1 A, 2 A (3, 4 split): one class; bo matches 2 of 2, the judge 1 of 2
+    # cy's reference (ana, bo): the same as bo's
+    people = {"ana": decisions([A, A, A, A]), "bo": decisions([A, A, B, B]), "cy": decisions([A, A, B, B])}
+    found = human_ceiling(people, {"judge": decisions([A, B, B, B])})
+    assert {name: p["kappa"] for name, p in found["people"].items()} == {"ana": 0.0, "bo": None, "cy": None}
+    assert found["one_class"] == 2
+    assert found["ceiling"]["kappa"] == 0.0  # ana's alone
+    assert found["ceiling"]["accuracy"] == pytest.approx((2 / 4 + 1 + 1) / 3)
+    assert found["judges"]["judge"]["kappa"] == pytest.approx(1 / 2)  # against ana's reference alone
+    assert found["judges"]["judge"]["accuracy"] == pytest.approx((3 / 4 + 1 / 2 + 1 / 2) / 3)
+    alone = human_ceiling({"bo": people["bo"], "cy": people["cy"], "ana": people["ana"]}, {})
+    assert alone["one_class"] == 2
+    every = human_ceiling({"ana": decisions([A] * 4), "bo": decisions([A] * 4)}, {"judge": decisions([B] * 4)})
+    assert every["one_class"] == 2 and every["ceiling"]["kappa"] is None and every["judges"]["judge"]["kappa"] is None
+
+
 def test_a_judge_that_always_ties_never_beats_people_who_split() -> None:
     """Three people who never say tie, split 2-1 on 30 of 40 pairs: read as the others' tie, each split was a
     reference nobody gave, and a judge that says tie on every pair scored accuracy 0.500 against a human ceiling
@@ -252,21 +279,21 @@ def test_labels_agreement_shows_the_human_ceiling_and_the_alt_test(tmp_path, cap
     labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     assert main(["--sessions-dir", str(sessions), "labels", "import", str(labels)]) == 0
     data = run_json(capsys, "--sessions-dir", str(sessions), "labels", "agreement", str(path), "--json")
-    # the ceiling, by hand: ana's reference (bo, cy) is A on 24 items, tie on bo's 6; ana (A24 B6) matches 18:
-    # kappa (0.6 - 24*24/900)/(1 - 0.64) = -1/9; bo the same; cy (all A) against A18 tie12: kappa 0
-    # by hand (test_ceiling_beside): the references leave out the 12 items the two others split on
-    assert data["ceiling"]["ceiling"]["kappa"] == pytest.approx(0.0) and data["ceiling"]["split"] == 12
+    # by hand (test_ceiling_beside): the references leave out the 12 items the two others split on, and each is
+    # then one class (A), where kappa measures nothing: no kappa, for all three
+    assert data["ceiling"]["ceiling"]["kappa"] is None and data["ceiling"]["split"] == 12
+    assert data["ceiling"]["one_class"] == 3
     assert data["ceiling"]["ceiling"]["accuracy"] == pytest.approx((0.75 + 0.75 + 1.0) / 3)
-    # the judge (A27 B3) against ana's and bo's references: 21 of 30, kappa (0.7 - 27*24/900)/(1 - 0.72) = -1/14;
-    # against cy's (A18 tie12): 15 of 30, kappa (0.5 - 27*18/900)/(1 - 0.54) = -2/23
     beside = data["beside_people"][0]
     assert beside["judge"] == "length"
-    assert beside["kappa"] == pytest.approx(0.0)
+    assert beside["kappa"] is None  # against the same one-class references
     assert beside["accuracy"] == pytest.approx((21 / 24 + 21 / 24 + 15 / 18) / 3)
     assert beside["alt_test"]["winning_rate"] == pytest.approx(2 / 3) and beside["alt_test"]["passed"]
     assert main(["--sessions-dir", str(sessions), "labels", "agreement", str(path)]) == 0
     text = capsys.readouterr().out
     assert "human ceiling" in text and "12 decisions the others split on left out" in " ".join(text.split())
+    assert ("kappa left out for 3 people: the others' majority is one class there, where kappa is 0 whatever is "
+            "said") in " ".join(text.split())
     assert "the judge can replace an annotator: winning rate 0.67 at ε=0.2" in text
     assert main(["--sessions-dir", str(sessions), "labels", "agreement", str(path), "--epsilon", "1.5"]) == 2
     assert "--epsilon" in capsys.readouterr().err

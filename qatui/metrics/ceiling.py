@@ -62,8 +62,15 @@ def references(people: Mapping[str, Decisions]) -> tuple[dict[str, dict[Unit, fl
     return out, split
 
 
-def _agreement(mine: list[float], theirs: list[float]) -> dict[str, float | int | None]:
-    """Cohen's kappa (None where undefined) and accuracy of two aligned decision lists."""
+def _agreement(mine: list[float], theirs: list[float]) -> dict[str, Any]:
+    """Cohen's kappa and accuracy of decisions `mine` against the reference `theirs`, aligned.
+
+    Kappa is None where it is undefined, and where the reference is one class throughout (`one_class`: True), as
+    `classes.agreement` leaves it out against people who gave one class: chance agreement then equals the observed
+    one whatever `mine` says, so kappa is 0, a figure that measures nothing (a person matching 39 of 40 read 0.000
+    as the ceiling)."""
+    if len(set(theirs)) == 1:
+        return {"kappa": None, "accuracy": float(np.mean(np.equal(mine, theirs))), "n": len(mine), "one_class": True}
     return {"kappa": cohen_kappa(mine, theirs, CATEGORIES),
             "accuracy": float(np.mean(np.equal(mine, theirs))), "n": len(mine)}
 
@@ -79,8 +86,10 @@ def human_ceiling(people: Mapping[str, Decisions], judges: Mapping[str, Decision
 
     None below two people. Returns `people` {name: kappa, accuracy, n}, `ceiling` {kappa,
     accuracy: means over people}, `judges` {name: {kappa, accuracy: means over the same
-    references, `per_person`}}, and `split`: how many units were left out of someone's references because the
-    others split on them (`references`); a person or judge with no unit in common is left out.
+    references, `per_person`}}, `split`: how many units were left out of someone's references because the
+    others split on them (`references`), and `one_class`: how many people's references are one class, whose kappa
+    (and the judge's against them) is left out of the means (`_agreement`; every one: the kappas are None). A person
+    or judge with no unit in common is left out.
     """
     if len(people) < 2:
         return None
@@ -100,6 +109,7 @@ def human_ceiling(people: Mapping[str, Decisions], judges: Mapping[str, Decision
         "judges": {judge: {**{key: _mean([p[key] for p in per.values()]) for key in ("kappa", "accuracy")},
                            "per_person": per} for judge, per in judged.items()},
         "split": len(split),
+        "one_class": sum(1 for found in persons.values() if found.get("one_class")),
     }
 
 

@@ -64,7 +64,8 @@ def beside_people(dataset: Dataset, verdicts: dict[str, dict[str, Verdict]], ses
         test = alt_test(people, decisions, epsilon=EPSILON if epsilon is None else epsilon) \
             if len(people) >= MIN_PEOPLE else None
         mine = found["judges"][judge]
-        out[judge] = {"people": len(people), "ceiling": found["ceiling"], "split": found["split"], "kappa": mine["kappa"],
+        out[judge] = {"people": len(people), "ceiling": found["ceiling"], "split": found["split"],
+                      "one_class": found["one_class"], "kappa": mine["kappa"],
                       "accuracy": mine["accuracy"], "alt_test": test,
                       "alt_test_result": alt_test_sentence(test) if test else None}
     return out

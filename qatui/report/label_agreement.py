@@ -82,7 +82,8 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path,
                 "n_items": metrics.n.get(key, 0) if key else 0,
             })
     ceiling = human_ceiling(people, {f"{s}/{j}": decisions for (s, j), decisions in runs.items()})
-    data["ceiling"] = None if ceiling is None else {key: ceiling[key] for key in ("people", "ceiling", "split")}
+    data["ceiling"] = None if ceiling is None else {key: ceiling[key]
+                                                    for key in ("people", "ceiling", "split", "one_class")}
     for (session_id, judge), decisions in runs.items() if ceiling is not None else ():
         test = alt_test(people, decisions, epsilon=epsilon) if len(people) >= 3 else None
         data["beside_people"].append({

@@ -204,8 +204,14 @@ def ceiling_line(found: dict[str, Any] | None) -> str:
 
 
 def split_note(found: dict[str, Any]) -> str:
-    """' · 30 decisions the others split on left out' (`metrics.ceiling.references`); '' when none was."""
-    return f" · {plural(found['split'], 'decision')} the others split on left out" if found.get("split") else ""
+    """' · 30 decisions the others split on left out' (`metrics.ceiling.references`), and ' · kappa left out for 2
+    people: the others' majority is one class there, where kappa is 0 whatever is said' (`metrics.ceiling._agreement`);
+    '' when neither was."""
+    notes = f" · {plural(found['split'], 'decision')} the others split on left out" if found.get("split") else ""
+    if found.get("one_class"):
+        notes += (f" · kappa left out for {plural(found['one_class'], 'person', 'people')}: the others' majority is "
+                  "one class there, where kappa is 0 whatever is said")
+    return notes
 
 
 def self_agreement_line(doc: object) -> str:
