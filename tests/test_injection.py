@@ -218,6 +218,48 @@ def test_every_llm_judge_keeps_hostile_text_fenced_and_reads_only_its_own_verdic
         assert not repairs
 
 
+BRACKET_JUDGES = {"pairwise-ab": "verdict", "pointwise": "score", "linkage": "position", "geval": "score"}
+"""The judges that read a `[[...]]` verdict, and each one's verdict field."""
+
+
+@pytest.mark.parametrize("own_first", [True, False], ids=["own-first", "wrong-first"])
+def test_an_answer_giving_two_different_verdicts_fails_its_item_in_every_bracket_judge(
+        own_first, llm_server, tmp_path, capsys, monkeypatch) -> None:
+    """Every answer (the repair re-ask's too) holds two JSON verdicts, the model's and the opposite one. The client
+    refuses to pick one and re-asks once; the bracket judges then read the raw text's last `[[...]]` as a prose
+    answer, and scored the item: the draft's verdict, or a `[[B]]` quoted in an explanation. Now the item fails
+    with the client's reason, whichever comes first."""
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+
+    def reply(body: dict) -> str:
+        own, wrong = Backbone("json").answers(body)
+        if isinstance(own, str):  # G-Eval's steps: plain text
+            return own
+        field = next((f for f in ("verdict", "score", "position") if f in own), None)
+        if field is None:  # LINKAGE's written references: one answer
+            return json.dumps(own)
+        own.pop("_bracket")
+        other = {**own, field: (wrong or {})["_bracket"]}
+        first, second = (own, other) if own_first else (other, own)
+        return f"{json.dumps(first)}\n{json.dumps(second)}"
+
+    llm_server.script(reply)
+    config = tmp_path / "c.toml"
+    config.write_text(f'[backbones.fake]\nmodel = "openai/gpt-4o-mini"\napi_base = "{llm_server.base_url}"\n'
+                      f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / "cache"}"\n')
+    data = _dataset(tmp_path / "hostile.jsonl")
+    args = ["--config", str(config), "--sessions-dir", str(tmp_path / "s"), "run", str(data), "--backbone", "fake",
+            "--json", *(arg for judge in BRACKET_JUDGES for arg in ("--judge", judge))]
+    main(args)
+    session = json.loads(capsys.readouterr().out)["session"]
+    main(["--sessions-dir", str(tmp_path / "s"), "sessions", "show", session, "--item", "sky", "--json"])
+    detail = json.loads(capsys.readouterr().out)
+    for judge in BRACKET_JUDGES:
+        entry = detail["judges"][judge]
+        assert entry["status"] == "failed", (judge, entry)
+        assert "different JSON values" in entry["failure"]["reason"], (judge, entry["failure"])
+
+
 def test_llm_nli_reads_its_labels_not_the_premise_it_quotes(llm_server, tmp_path, capsys, monkeypatch) -> None:
     """MinosEval's key points scored by the backbone (`--nli llm`): the premise is fenced, its labels its own."""
     monkeypatch.setenv("FAKE_KEY", "sk-test")

@@ -26,7 +26,7 @@ from qatui.events import (
     Verdict,
     event_from_dict,
 )
-from qatui.judges.ragas import map_selection, salvage_verdicts, split_sentences
+from qatui.judges.ragas import map_selection, split_sentences
 from qatui.judges.registry import make_judge
 from qatui.judges.resources import Resources
 from qatui.llm.fence import block_texts
@@ -167,22 +167,20 @@ async def test_a_response_without_any_usable_verdict_fails_the_item_instead_of_s
     assert sorted(v.supported for e in verified for v in e.verdicts if v.supported is not None) == [True]
 
 
-async def test_a_cut_off_verdict_list_keeps_the_finished_verdicts() -> None:
+async def test_a_verdict_list_that_cannot_be_read_whole_gives_no_score_not_the_entries_picked_out_of_it() -> None:
+    """A broken verdict list (cut off, or a draft's list then the final one) was salvaged: the entries a regular
+    expression could pick out of it were scored and the item counted as done, a score read from a draft when the
+    draft came first. Now that response has no faithfulness, with the reason, and the item is not scored."""
     def answer(purpose: str, content: str) -> dict | str:
         if purpose == "statements":
             return {"statements": ["First claim.", "Second claim.", "Third claim."]}
         return '{"verdicts": [{"reason": "the context says so", "verdict": "yes"}, {"verdict": "no", "reason": "x"}, {"reason": "cut of'
 
     llm = scripted(answer)
-    _, verdicts, _ = await _run(_judge("ragas-faithfulness", llm), [FAITH_ITEM])
-    verdict = verdicts[FAITH_ITEM.id]
-    assert verdict.scores == {"grounded": 0.5, "ungrounded": 0.5}  # 1 yes, 1 no, the third unanswered
-    assert sorted(verdict.details["salvaged"]) == ["Response 1", "Response 2"]  # the parse failure, recorded
-    assert all(why.startswith("verdicts could not be read") for why in verdict.details["salvaged"].values())
-    assert "failures" not in verdict.details  # the metric itself did not fail
-    assert verdict.details["statements"]["Response 1"] == {"total": 3, "supported": 1, "unanswered": 1}
-    assert salvage_verdicts('{"reason": "a \\"quoted\\" word", "verdict": "yes"}') == [
-        {"reason": 'a "quoted" word', "verdict": "yes"}]
+    _, verdicts, failures = await _run(_judge("ragas-faithfulness", llm), [FAITH_ITEM])
+    assert not verdicts
+    reason = failures[FAITH_ITEM.id].reason
+    assert "no faithfulness for Response" in reason and "verdicts could not be read" in reason, reason
 
 
 async def test_an_answer_without_statements_is_checked_sentence_by_sentence() -> None:

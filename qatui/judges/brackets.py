@@ -15,7 +15,10 @@ is read from its raw text the same way. One re-ask
 at most per answer: the client's repair re-ask when the JSON does not parse (its answer
 is then read as it is), else, when the JSON parsed but its verdict cannot be read, one
 re-ask here naming the problem (purpose `<purpose>:reask`). Still unreadable: `ParseError`
-with the reason and the answer, and the judge fails the item.
+with the reason and the answer, and the judge fails the item. An answer that gives two different
+verdicts (two JSON values that each fit the schema, one key twice: `ParseError.ambiguous`) is never read as
+prose after the client's re-ask: its last `[[...]]` may be the draft's, or a quote inside an explanation, so
+the item fails with the client's reason.
 """
 
 from __future__ import annotations
@@ -114,6 +117,8 @@ async def ask_bracketed(llm: Any, messages: list[dict[str, Any]], read: Callable
         text = result.text
         repaired = str(getattr(getattr(result, "event", None), "purpose", "")).endswith(":repair")
     except ParseError as e:  # the JSON did not parse after the client's own re-ask: read what came back
+        if e.ambiguous:  # two different answers in one: reading its raw text would pick one of them
+            raise
         result, text, repaired = None, e.text, True
     try:
         return Bracketed(raw=text, value=read(verdict_text(result, text, schema)), reasked=repaired, result=result)
@@ -126,6 +131,8 @@ async def ask_bracketed(llm: Any, messages: list[dict[str, Any]], read: Callable
         result = await llm.complete(again, purpose=f"{purpose}:reask", schema=schema, **call)
         text2 = result.text
     except ParseError as e:
+        if e.ambiguous:
+            raise
         result, text2 = None, e.text
     try:
         return Bracketed(raw=text2, value=read(verdict_text(result, text2, schema)), reasked=True, result=result)

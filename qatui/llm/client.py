@@ -248,7 +248,8 @@ class LLMClient:
                 return LLMResult(text=text2, data=await parse_within(text2, schema, self.backbone.timeout_s, self.model), event=event2, logprobs=found2)
             except ParseError as second:
                 raise ParseError(f"{self.model} ({purpose}): {second} (after one repair re-ask; first answer "
-                                 f"was {snippet(text)})", text=text2, reason=second.reason) from None
+                                 f"was {snippet(text)})", text=text2, reason=second.reason,
+                                 ambiguous=second.ambiguous) from None
 
     def fit(self, messages: list[dict[str, Any]], answer_tokens: int) -> tuple[list[dict[str, Any]], Trimmed | None]:
         """`messages` trimmed to the context window with room for the answer (`qatui.llm.trim`), and what was cut.

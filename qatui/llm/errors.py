@@ -30,13 +30,16 @@ class ParseError(QatuiError):
     """A model's answer could not be read as the JSON the caller asked for.
 
     `text` is the whole answer; `reason` says what is wrong with it, in a few words; the
-    message carries both (the text as a snippet).
+    message carries both (the text as a snippet). `ambiguous`: the answer gives two different answers (two JSON
+    values that each fit, or one key with two values), so no reading of its raw text may pick one: a judge that reads
+    a prose answer's `[[...]]` reads none from such an answer.
     """
 
-    def __init__(self, message: str, *, text: str = "", reason: str = "") -> None:
+    def __init__(self, message: str, *, text: str = "", reason: str = "", ambiguous: bool = False) -> None:
         super().__init__(message)
         self.text = text
         self.reason = reason or message
+        self.ambiguous = ambiguous
 
 
 def snippet(text: str, head: int = 160, tail: int = 60) -> str:

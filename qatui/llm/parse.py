@@ -380,7 +380,7 @@ def parse_output(text: str, schema: type[BaseModel] | dict[str, Any]) -> Any:
     try:
         whole = _loads(text.strip())
     except _TwoValuesForOneKey as e:
-        raise ParseError(f"{e}; answer was {snippet(text)}", text=text, reason=str(e)) from None
+        raise ParseError(f"{e}; answer was {snippet(text)}", text=text, reason=str(e), ambiguous=True) from None
     except ValueError:
         pass
     else:  # the usual answer, one JSON value and nothing else: no need to look for spans inside it
@@ -418,7 +418,7 @@ def parse_output(text: str, schema: type[BaseModel] | dict[str, Any]) -> Any:
         reason = f"expected JSON for {name}, found none"
     else:
         reason = f"the JSON does not match {name}: {_reason(first_error)}"
-    raise ParseError(f"{reason}; answer was {snippet(text)}", text=text, reason=reason)
+    raise ParseError(f"{reason}; answer was {snippet(text)}", text=text, reason=reason, ambiguous=len(distinct) > 1)
 
 
 async def parse_within(text: str, schema: type[BaseModel] | dict[str, Any], timeout_s: float, model: str) -> Any:

@@ -53,7 +53,6 @@ from qatui.judges.ragas.faithfulness import (
     STATEMENT_CHARS,
     Statements,
     read_verdicts,
-    salvage_verdicts,
     verdicts_schema,
 )
 from qatui.judges.ragas.judge import (
@@ -77,6 +76,6 @@ __all__ = [
     "ITEM_CONTEXT", "MAX_STATEMENTS", "METRICS", "QUESTION_CHARS", "REASON_CHARS", "STATEMENT_CHARS", "Choice", "Plan",
     "RagasAnswerRelevanceJudge", "RagasAnswerRelevanceOptions", "RagasContextRelevanceJudge", "RagasFaithfulnessJudge",
     "RagasJudge", "RagasMetricOptions", "RagasOptions", "Statements", "make_plan", "map_selection", "plan_problem",
-    "questions_schema", "read_verdicts", "salvage_verdicts", "selection_schema", "split_sentences", "token_budget",
+    "questions_schema", "read_verdicts", "selection_schema", "split_sentences", "token_budget",
     "verdicts_schema",
 ]

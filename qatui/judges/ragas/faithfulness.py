@@ -6,8 +6,6 @@ sentences instead); one call verifies them all. Score = supported / statements w
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import AsyncIterator, Callable
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
@@ -91,25 +89,6 @@ def read_verdicts(raw: list[Any], statements: list[str]) -> list[StatementVerdic
     return out
 
 
-_ENTRY = re.compile(
-    r'\{\s*"reason"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"verdict"\s*:\s*"(yes|no)"\s*\}'
-    r'|\{\s*"verdict"\s*:\s*"(yes|no)"\s*,\s*"reason"\s*:\s*"((?:[^"\\]|\\.)*)"\s*\}')
-
-
-def salvage_verdicts(text: str) -> list[dict[str, str]]:
-    """The complete {reason, verdict} entries of an answer that is not valid JSON as a whole
-    (cut off by the token limit, say), in order. Read with a regular expression, never executed."""
-    out = []
-    for m in _ENTRY.finditer(text):
-        raw = m[1] if m[2] else m[4]
-        try:
-            reason = json.loads(f'"{raw}"')  # the string's JSON escapes, decoded
-        except ValueError:
-            reason = raw
-        out.append({"reason": reason, "verdict": m[2] or m[3]})
-    return out
-
-
 async def faithfulness(view: ItemView, label: str, answer: str, prompts: dict, record: Callable[..., None],
                        extra: dict, *, resources: Resources, temperature: float | None) -> AsyncIterator[Event]:
     """Score one response's faithfulness: `record("faithfulness", label, score, failure)`, events as it goes.
@@ -146,17 +125,14 @@ async def faithfulness(view: ItemView, label: str, answer: str, prompts: dict, r
                                     purpose="verify", schema=verdicts_schema(len(statements)),
                                     temperature=temperature, max_tokens=token_budget(len(statements), REASON_CHARS, 20))
         verdicts = read_verdicts(list(result.data.verdicts), statements)
-        failure = ""
-    except ParseError as e:  # e.g. cut off: keep the verdicts it finished, the rest unanswered
-        verdicts = read_verdicts(salvage_verdicts(e.text), statements)
-        failure = f"verdicts could not be read: {e.reason}"
-        if any(v.supported is not None for v in verdicts):
-            extra.setdefault("salvaged", {})[label] = f"{failure}; kept the complete verdicts before the break"
+    except ParseError as e:  # not the verdict list asked for, after the client's re-ask: no score from a part of it
+        record("faithfulness", label, None, f"verdicts could not be read: {e.reason}")
+        return
     yield StatementsVerified(response=label, verdicts=verdicts)
     answered = [v.supported for v in verdicts if v.supported is not None]
     extra.setdefault("statements", {})[label] = {"total": len(verdicts), "supported": sum(answered),
                                                  "unanswered": len(verdicts) - len(answered)}
     if not answered:
-        record("faithfulness", label, None, failure or "no statement got a yes / no verdict")
+        record("faithfulness", label, None, "no statement got a yes / no verdict")
         return
     record("faithfulness", label, sum(answered) / len(answered))
