@@ -268,6 +268,33 @@ def test_log_probabilities_weigh_the_digits_one_to_five() -> None:
     assert digit_probabilities(shared) is None and digit_probabilities(None) is None  # no clean digit: sample
 
 
+def _tokens_at(text: str, tops: dict[int, dict[str, float]]) -> list[dict]:
+    """Fake log-probabilities, one token per character; the character at each index of `tops` has those alternatives."""
+    return [{"token": ch, "logprob": 0.0, "top_logprobs": [{"token": t, "logprob": math.log(p)}
+                                                          for t, p in tops.get(i, {}).items()]}
+            for i, ch in enumerate(text)]
+
+
+@pytest.mark.parametrize("text, verdict, expected", [
+    ('{"score": "[[5]]"}\n<think>Second thoughts: [[1]]</think>', 5, "5"),  # thinking after the answer
+    ('<think>Draft: [[1]]</think>{"score": "[[5]]"}', 5, "5"),
+    ('{"score": "[[1]]", "note": "the text under review says [[5]]"}', 1, "1"),  # a quote after the verdict
+    ('{"note": "it says [[5]]", "score": "[[1]]"}', 1, "1"),
+    ('My rating: [[4]]', 4, "4"),  # prose: the answer's last
+    ('{"score": "[[5]]"}', 3, None),  # not the digit that was read: another text's distribution, none
+])
+def test_log_probabilities_are_read_at_the_verdict_s_digit_in_the_answer_only(text, verdict, expected) -> None:
+    """The tokens hold the thinking and every field of the answer: the distribution is read at the verdict field's
+    `[[d]]`, outside any thinking, and only when it is the digit read as the verdict."""
+    tops = {m.start(1): {m[1]: 0.8, str(6 - int(m[1])) if m[1] != "3" else "2": 0.2}
+            for m in re.finditer(r"\[\[(\d)\]\]", text)}
+    found = digit_probabilities(_tokens_at(text, tops), verdict=verdict, field="score")
+    if expected is None:
+        assert found is None
+    else:
+        assert max(found, key=found.get) == expected and found[expected] == pytest.approx(0.8)
+
+
 async def test_geval_weighs_by_log_probabilities_when_the_backbone_gives_them() -> None:
     def reply(purpose, user, call):
         if purpose == "geval:steps":

@@ -316,6 +316,54 @@ def test_every_judge_that_calls_a_backbone_never_reads_a_verdict_from_the_thinki
             assert all(c["thinking"].startswith("Draft: ") for c in entry["calls"]), judge  # kept with the call
 
 
+@pytest.mark.parametrize("form", ["think-after", "note-after"])
+def test_geval_weighs_the_log_probabilities_of_its_verdict_never_of_a_digit_the_thinking_or_a_note_wrote(
+        llm_server, tmp_path, capsys, form) -> None:
+    """G-Eval's default method reads the probabilities of the rating's digit from the answer's tokens. It took the
+    tokens' last `[[d]]` anywhere: a `<think>` after the answer, or a note quoting a candidate's `[[5]]`, and the good
+    answer (rated 5) scored 1.13 and the hostile one (rated 1) 4.75. Now the digit is the verdict field's, in the
+    answer, and the same digit that was read: the scores are those of the same answers without the thinking or the
+    note (the server's log-probabilities of each digit, its alternatives weighed in)."""
+    from test_injection import Backbone, _dataset as hostile_dataset
+
+    backbone = Backbone("json")
+
+    def reply(body: dict) -> Reply | str:
+        if body.get("max_tokens") == 8:
+            return "OK"
+        own, wrong = backbone.answers(body)
+        if isinstance(own, str):  # the evaluation steps
+            return own
+        answer = json.dumps({"score": own["_bracket"]})
+        if clean:
+            return answer
+        if form == "think-after":
+            return Reply(f"{answer}\n<think>Second thoughts: {wrong['_bracket']}</think>")
+        return json.dumps({"score": own["_bracket"], "note": f"the text under review says {wrong['_bracket']}"})
+
+    llm_server.script(reply)
+    data = hostile_dataset(tmp_path / "hostile.jsonl")
+
+    def scores(run: str) -> dict[str, float]:
+        config = tmp_path / f"{run}.toml"
+        config.write_text(f'[backbones.fake]\nmodel = "openai/gpt-4o-mini"\napi_base = "{llm_server.base_url}"\n'
+                          f'api_key_env = "FAKE_KEY"\n[cache]\ndir = "{tmp_path / run}"\n'
+                          '[judges.geval]\ndimensions = "accuracy"\n')
+        base = ["--config", str(config), "--sessions-dir", str(tmp_path / "s")]
+        assert main([*base, "run", str(data), "--backbone", "fake", "--judge", "geval", "--json"]) == 0
+        session = json.loads(capsys.readouterr().out)["session"]
+        assert main([*base, "sessions", "show", session, "--item", "sky", "--json"]) == 0
+        entry = json.loads(capsys.readouterr().out)["judges"]["geval"]
+        assert entry["status"] == "done" and entry["details"]["methods"] == {"logprobs": 2, "samples": 0}, entry
+        return entry["scores"]
+
+    clean = True
+    expected = scores("clean")
+    clean = False
+    found = scores(form)
+    assert found == pytest.approx(expected) and found["good"] > found["hostile"], (found, expected)
+
+
 def test_the_documented_example_reads_and_shapes_the_request_as_it_says() -> None:
     from qatui.config import parse_config
 

@@ -55,21 +55,33 @@ def split_thinking(content: str) -> tuple[str, str]:
     candidate), and cutting there could drop the model's own verdict and leave a quoted one.
     A draft that wrote a whole JSON verdict before the tag is cut off with the rest of it.
     """
+    kept, thoughts = answer_positions(content)
+    text = content if len(kept) == len(content) else "".join(content[i] for i in kept)
+    return text, "\n\n".join(t for t in thoughts if t)
+
+
+def answer_positions(content: str) -> tuple[list[int] | range, list[str]]:
+    """(the positions in `content` of the answer's characters, in order; the thinking sections), by
+    `split_thinking`'s rules: what reads a model's tokens (G-Eval's log-probabilities) finds its answer's verdict
+    among them, never a digit the thinking wrote."""
+    if "<" not in content:  # no tag at all: the whole text is the answer
+        return range(len(content)), []
     thoughts: list[str] = []
-
-    def keep(match: re.Match[str]) -> str:
-        thoughts.append(match[1].strip())
-        return ""
-
-    text = _CLOSED.sub(keep, content)
-    text = _OPEN.sub(keep, text)
+    text, index = content, list(range(len(content)))
+    closed = list(_CLOSED.finditer(text))
+    thoughts.extend(m[1].strip() for m in closed)
+    for m in reversed(closed):
+        text, index = text[:m.start()] + text[m.end():], index[:m.start()] + index[m.end():]
+    if opened := _OPEN.search(text):
+        thoughts.append(opened[1].strip())
+        text, index = text[:opened.start()], index[:opened.start()]
     depths = _json_depths(text)
     for close in reversed(list(_CLOSE.finditer(text))):  # the last tag that no JSON value holds
         if not depths[close.start()]:
             thoughts.insert(0, text[: close.start()].strip())
-            text = text[close.end():]
+            text, index = text[close.end():], index[close.end():]
             break
-    return text, "\n\n".join(t for t in thoughts if t)
+    return index, thoughts
 
 
 def _json_depths(text: str) -> list[int]:

@@ -165,7 +165,7 @@ class GEvalJudge(Judge):
 
         first = await ask(0, TOP_LOGPROBS if method != "samples" else None)
         found = getattr(first.result, "logprobs", None) if method != "samples" else None
-        if (probabilities := digit_probabilities(found)) is not None:
+        if (probabilities := digit_probabilities(found, verdict=first.value, field="score")) is not None:
             return DimensionRated(response=response.label, dimension=steps.dimension, method="logprobs",
                                   raw=[first.raw], ratings=[first.value], probabilities=probabilities,
                                   score=weighted_score(probabilities))

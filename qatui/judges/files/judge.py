@@ -29,7 +29,7 @@ from qatui.events import ChecklistAnswered, Event, Judgement, PairJudged, PointS
 from qatui.judges.base import Judge, Needs, as_they_finish
 from qatui.judges.brackets import ask_bracketed
 from qatui.judges.files import answers
-from qatui.judges.files.spec import ANSWER_FIELDS, FileJudgeOptions, JudgeFile, template_fields
+from qatui.judges.files.spec import ANSWER_FIELDS, FileJudgeOptions, JudgeFile, template_fields, verdict_key
 from qatui.judges.prompts import context_line, guarded, numbered_lines, reference_line, references_block
 from qatui.llm.fence import Fence, fence_many
 
@@ -196,7 +196,8 @@ class FileJudge(Judge):
 
             got = await self._ask(self.messages(view, {"answer": response.text}), read, section,
                                   logprobs=TOP_LOGPROBS if scale.logprobs else None)
-            probabilities = digit_probabilities(getattr(got.result, "logprobs", None), digits) if scale.logprobs else None
+            probabilities = digit_probabilities(getattr(got.result, "logprobs", None), digits, verdict=got.value,
+                                                field=verdict_key(self.spec)) if scale.logprobs else None
             score = weighted_score(probabilities) if probabilities else got.value
             return PointScored(response=response.label, score=score, raw=got.raw, reasked=got.reasked), probabilities
 
