@@ -107,6 +107,35 @@ def test_a_reasoning_model_gets_no_temperature_more_room_and_the_session_records
     assert f"requests {note}" in " ".join(capsys.readouterr().out.split())
 
 
+def test_a_reasoning_model_gets_no_temperature_from_a_judge_that_asks_for_its_default_one(o3_server, tmp_path,
+                                                                                          capsys) -> None:
+    """G-Eval samples at temperature 1.0, the one value LiteLLM keeps for o-series models: its requests carried it
+    while the session's note said "temperature left out", and a server that refuses the option failed every
+    G-Eval item. Every request now goes without it, as the note says."""
+    def answer(body: dict) -> Reply | str:
+        if body.get("max_completion_tokens", body.get("max_tokens")) == 8:
+            return "OK"
+        text = "\n".join(str(m["content"]) for m in body["messages"])
+        return "1. Read it." if "Evaluation steps (" in text else json.dumps({"score": "[[4]]"})
+
+    o3_server.script(answer, refuse=["temperature"])
+    config = _config(tmp_path, o3_server, "openai/o3-mini",
+                     extra='[judges.geval]\nmethod = "samples"\nsamples = 2\ndimensions = "accuracy"\n')
+    code = main(["--config", str(config), "--sessions-dir", str(tmp_path / "s"), "run",
+                 str(write_sums(tmp_path / "d.jsonl", 2, gold=True)), "--judge", "geval", "--backbone", "judge",
+                 "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    summary = json.loads(out)
+    rated = [b for b in o3_server.requests if "Evaluation form" in "\n".join(str(m["content"]) for m in b["messages"])]
+    assert rated and not [b for b in o3_server.requests if "temperature" in b]
+    assert o3_server.counts["unsupported"] == 0
+    session = SessionStore(tmp_path / "s").open(summary["session"])
+    results = session.results().values()
+    assert len(results) == 2 and all(doc["status"] == "done" for doc in results), [d.get("reason") for d in results]
+    assert "temperature left out" in summary["requests"]["judge"]
+
+
 def test_the_plan_and_the_preflight_say_a_backbone_is_a_reasoning_model(o3_server, tmp_path, capsys) -> None:
     o3_server.script(_reasoning, refuse=["temperature"])
     config = _config(tmp_path, o3_server, "openai/o3-mini")

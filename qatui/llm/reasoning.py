@@ -9,7 +9,9 @@ So, once per backbone and option values, LiteLLM's knowledge of the model decide
   effort or a thinking budget): then each call's `max_tokens` gets `THINKING_ROOM` (or the
   thinking budget) more than the answer's own budget, so that thinking cannot eat the answer;
 - which options are left out: those LiteLLM would drop for the model (`drop_params`, read
-  through `litellm.utils.get_optional_params`, else `get_supported_openai_params`), those the
+  through `litellm.utils.get_optional_params`, else `get_supported_openai_params`; a temperature
+  LiteLLM keeps only because it is the model's one accepted value, o-series' 1, is left out
+  too, as every other temperature is: the request then says what the session's note says), those the
   backbone's `leave_out` names, and `temperature` where thinking is turned on (Anthropic
   refuses any but its default then). A left-out option is not in the request at all: the
   call's record (`LLMCallFinished.options`, `left_out`) and the cache key say what was sent.
@@ -135,6 +137,9 @@ def _shape(model: str, api_base: str | None, temperature: float | None, extra: t
         asked["temperature"] = temperature
     asked.update((key, dict(value) if key == "thinking" else value) for key, value in extra)
     dropped = _dropped(ll, name, provider, asked)
+    if temperature and "temperature" not in dropped and "temperature" in _dropped(ll, name, provider,
+                                                                                   {**asked, "temperature": 0.0}):
+        dropped.add("temperature")  # a model that takes no temperature but its default (o-series: 1) gets none
     if "thinking" in asked and "thinking" not in dropped and "temperature" in asked:
         dropped.add("temperature")  # thinking on: Anthropic refuses any temperature but its default
     left = tuple(dict.fromkeys([k for k in ("temperature", "seed", "reasoning_effort", "thinking") if k in dropped]
