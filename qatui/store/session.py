@@ -60,7 +60,7 @@ __all__ = ["DEFAULT_SHARD_SIZE", "ORPHAN_AGE_S", "SESSION_FILE", "STATUSES", "Se
 
 
 BATCH_KEYS_FILE = "batch-keys.json"
-MAX_SESSION_NAME_CHARS = 200
+MAX_SESSION_NAME_CHARS = 500
 """The longest session name (`SessionStore.check_new_name`): room for a description, never a page."""
 """In a session's folder: which requests (cache keys) each provider batch of a `--batch` run holds."""
 
