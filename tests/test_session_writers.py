@@ -228,3 +228,60 @@ async def test_the_tui_refuses_to_delete_a_session_another_process_writes(tmp_pa
             writer.kill()
             writer.wait()
     assert chosen not in [m["id"] for m in store.list()]
+
+
+def test_a_resume_reads_the_session_only_once_it_holds_the_lock(tmp_path, monkeypatch) -> None:
+    """A resume read the session, then took its lock: a run that flushed its last items and ended in between had
+    them read away, since the resume held the shard as it was and its first flush rewrote it (17 of 40 finished
+    items lost, the session then shown completed). `open_writer` takes the lock first: the items stay."""
+    from test_store import verdict
+
+    from qatui.store.writer_lock import WriterLock
+
+    store = SessionStore(tmp_path)
+    first = store.create({})
+    for i in range(3):
+        first.record_verdict(verdict(f"q{i}"), [])
+    first.flush()
+    take = WriterLock.acquire
+
+    def as_the_run_ends(lock: WriterLock, *args: str) -> None:
+        if first._writer.held:  # the run it follows: three more items on disk, then it lets go
+            for i in range(3, 6):
+                first.record_verdict(verdict(f"q{i}"), [])
+            first.close()
+        take(lock, *args)
+
+    monkeypatch.setattr(WriterLock, "acquire", as_the_run_ends)
+    resumed = store.open_writer(first.id)
+    resumed.record_verdict(verdict("q6"), [])
+    resumed.close()
+    assert set(store.open(first.id).verdicts("minoseval")) == {f"q{i}" for i in range(7)}
+
+
+def test_a_lock_file_that_is_a_fifo_or_a_link_hangs_nothing_and_truncates_nothing(tmp_path, capsys) -> None:
+    """A FIFO in place of `.writer.lock` hung `sessions list`, `show` and `resume` for ever (the probe opened it and
+    waited for a writer); a link in its place had the file it names truncated by the writer clearing its pid. Now
+    the listing goes on, and a resume is refused in one line naming the file."""
+    from qatui.cli import main
+
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": "q", "question": "?", "references": ["x"], "candidates": {"a": "x", "b": "y z"}}\n')
+    store = SessionStore(tmp_path / "s")
+    for name in ("fifo", "linked"):
+        assert main(["run", str(data), "--judge", "length", "--session", name, "--sessions-dir", str(store.root)]) == 0
+    fifo, linked = store.open("fifo"), store.open("linked")
+    (fifo.path / ".writer.lock").unlink(missing_ok=True)
+    os.mkfifo(fifo.path / ".writer.lock")
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n")
+    (linked.path / ".writer.lock").unlink(missing_ok=True)
+    (linked.path / ".writer.lock").symlink_to(precious)
+    base = [sys.executable, "-m", "qatui", "--sessions-dir", str(tmp_path / "s")]
+    listed = subprocess.run([*base, "sessions", "list"], capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0 and "fifo" in listed.stdout and "linked" in listed.stdout, listed
+    for name, why in (("fifo", "is a named pipe (FIFO), not a lock file"), ("linked", "is a link, not a lock file")):
+        resumed = subprocess.run([*base, "sessions", "resume", name], capture_output=True, text=True, timeout=120)
+        err = " ".join(resumed.stderr.split())
+        assert resumed.returncode == 2 and why in err and len(resumed.stderr.strip().splitlines()) == 1, resumed
+    assert precious.read_text() == "keep me\n"

@@ -275,8 +275,7 @@ def resume_run(store: SessionStore, session_id: str, config: Config, *, resource
     whose batch ended without its line is asked directly. `batch_retry` (only in batch mode) overrides the stored
     retry mode, and is stored.
     """
-    session = store.open(session_id)
-    session.take_writer()  # before any work: a second process resuming it is refused here, naming this one
+    session = store.open_writer(session_id)  # before any work, or any read: a second process is refused, named
     try:
         return _resumed(session, config, resources, max_cost, batch, batch_retry)
     except BaseException:

@@ -119,9 +119,11 @@ class Session:
         return meta
 
     def take_writer(self, consequence: str = "two writers would corrupt it", then: str = "resume") -> None:
-        """Become the session's one writer before any work: `SessionBusy` (a SessionError) names a live one.
+        """Become the session's one writer: `SessionBusy` (a SessionError) names a live one.
 
-        Held until `release_writer`, `close`, or this process's death (a crash leaves no lock).
+        Held until `release_writer`, `close`, or this process's death (a crash leaves no lock). This session's files
+        were read before the lock was taken, so a writer that goes on to write opens with `SessionStore.open_writer`
+        instead; this holds a session others must not write meanwhile.
         """
         self._writer.acquire(self.id, consequence, then)
 
@@ -401,12 +403,30 @@ class SessionStore:
 
     def open(self, key: str) -> Session:
         """The session with this exact id, else this unique name, else this unique id prefix."""
+        return Session(self.folder_of(key), self.shard_size)
+
+    def open_writer(self, key: str, consequence: str = "two writers would corrupt it", then: str = "resume") -> Session:
+        """`open`, as the session's one writer: the lock is taken before any of its files is read (`SessionBusy`
+        naming a live writer), so what an earlier writer flushed up to its end is what this one reads. Read first,
+        a resume kept the shard as it was before the run it followed had flushed its last items, and its first
+        flush wrote them away."""
+        folder = self.folder_of(key)
+        writer = WriterLock(folder)
+        writer.acquire(folder.name, consequence, then)
+        try:
+            return Session(folder, self.shard_size, writer=writer)
+        except BaseException:
+            writer.release()
+            raise
+
+    def folder_of(self, key: str) -> Path:
+        """The folder of the session with this exact id, else this unique name, else this unique id prefix."""
         if key in self._ids():
-            return Session(self.root / key, self.shard_size)
+            return self.root / key
         entries = self.list()
         matches = [e for e in entries if e["name"] == key] or [e for e in entries if e["id"].startswith(key)]
         if len(matches) == 1:
-            return Session(self.root / matches[0]["id"], self.shard_size)
+            return self.root / matches[0]["id"]
         if matches:
             raise SessionError(f"{key!r} is ambiguous; it matches {_describe(matches)}")
         known = f"sessions: {_describe(entries)}" if entries else "there are none"

@@ -9,12 +9,18 @@ pid into the file so that a refusal can name it, and clears it when it lets go.
 Asking whether a session is being written (`holder`) takes a shared lock for an instant and
 never waits; a writer meeting such a probe retries for up to `ACQUIRE_S`, so a `sessions list`
 never makes a run fail to start.
+
+The lock file is opened without following a link and without waiting (`_open_lock`), and must be a regular file:
+a FIFO in its place hung every `sessions list`, and a link to another file had that file truncated by the writer
+that cleared its pid.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 import time
 from pathlib import Path
 from typing import BinaryIO
@@ -80,7 +86,9 @@ class WriterLock:
         if self._file is not None:
             return
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = _open_lock(self.path, os.O_RDWR | os.O_CREAT)
+        except NotALock as e:
+            raise SessionError(f"{self.path}: {e}: remove it (it is not qatui's lock file), then run again") from None
         except OSError as e:  # a read-only or full disk, a folder gone
             raise SessionError(f"the session folder {self.path.parent} cannot be written: {unwritable_reason(e)}") from None
         file = os.fdopen(fd, "r+b", buffering=0)  # held open for the run's life
@@ -122,8 +130,8 @@ def holder(folder: Path) -> int | None:
     Never waits: a shared lock taken and dropped at once. A folder without a lock file has no writer.
     """
     try:
-        fd = os.open(Path(folder) / LOCK_FILE, os.O_RDONLY)
-    except OSError:
+        fd = _open_lock(Path(folder) / LOCK_FILE, os.O_RDONLY)
+    except OSError:  # none, or not a lock (a FIFO, a link): no writer holds it; a writer is refused at `acquire`
         return None
     try:
         try:
@@ -134,3 +142,25 @@ def holder(folder: Path) -> int | None:
         return None
     finally:
         os.close(fd)
+
+
+class NotALock(OSError):
+    """The lock file's path holds something else: a link, a FIFO, a device, a folder."""
+
+
+def _open_lock(path: Path, flags: int) -> int:
+    """A descriptor of the lock file at `path`, opened with `flags`, never through a link nor waiting on a FIFO;
+    `NotALock` when it is not a regular file (closed again), OSError as the open raised it."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise NotALock("is a link, not a lock file") from None
+        if e.errno == errno.EISDIR:
+            raise NotALock("is a folder, not a lock file") from None
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise NotALock(f"is {'a named pipe (FIFO)' if stat.S_ISFIFO(mode) else 'not a regular file'}, not a lock file")
+    return fd
