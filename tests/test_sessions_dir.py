@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from qatui.cli import main
+from qatui.store.session import SessionStore
 
 
 def _mount(folder: Path, options: str) -> None:
@@ -113,3 +114,34 @@ def test_a_sessions_dir_that_is_a_file_is_refused_in_one_line(tmp_path, capsys, 
     for command in (["sessions", "list"], ["sessions", "show", "x"]):
         assert main([*command, "--sessions-dir", str(target)]) == 2
         _refused(capsys, str(target), "is a file, not a folder")
+
+
+def test_a_disk_that_fills_during_a_run_stops_it_in_one_line_and_a_resume_finishes_it(tmp_path, capsys,
+                                                                                       mounts) -> None:
+    """The disk filling mid-run was four chained OSError tracebacks (exit 1), and so was a resume on it. Now the
+    run stops in one line saying the disk is full and how to go on; the items saved before stay, and once space is
+    freed a resume judges the rest, each item once."""
+    disk = tmp_path / "disk"
+    _mount(disk, "size=1m")
+    mounts.append(disk)
+    data = tmp_path / "d.jsonl"
+    n = 800
+    data.write_text("".join(json.dumps({"id": f"q{i}", "question": f"How long is answer {i}?", "candidates": {
+        "a": "short", "b": "a longer answer"}, "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["B"]}})
+        + "\n" for i in range(n)))
+    filler = disk / "filler"
+    filler.write_bytes(b"\0" * (512 * 1024))
+    sessions = disk / "sessions"
+    code = main(["run", str(data), "--judge", "length", "--sessions-dir", str(sessions)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "Traceback" not in err, err
+    error = err.splitlines()[-1]  # after the live progress line
+    assert error.startswith("error: ") and "the disk is full" in error and "qatui sessions resume" in error, err
+    [session_id] = [p.name for p in sessions.iterdir()]
+    saved = len(SessionStore(sessions).open(session_id).verdicts("length"))
+    filler.unlink()
+    resumed = main(["sessions", "resume", session_id, "--sessions-dir", str(sessions), "--json"])
+    assert resumed == 0, capsys.readouterr()
+    capsys.readouterr()
+    docs = SessionStore(sessions).open(session_id).results().values()
+    assert 0 < saved < n and len(docs) == n and all(doc["status"] == "done" for doc in docs)

@@ -218,8 +218,8 @@ def test_a_viewer_reads_the_open_shard_when_asked_and_a_writer_gets_its_unflushe
 
 @pytest.mark.parametrize(
     "content",
-    [b'{"meta": {"1": {"id": "x"', b"\x89PNG\x00\xff", b"[1, 2]", b'{"meta": {}}', b'{"meta": {"1": 5}}'],
-    ids=["truncated", "binary", "list", "no-meta", "meta-not-a-doc"],
+    [b'{"meta": {"1": {"id": "x"', b"\x89PNG\x00\xff", b"[1, 2]", b'{"meta": {}}', b'{"meta": {"1": 5}}', b""],
+    ids=["truncated", "binary", "list", "no-meta", "meta-not-a-doc", "empty"],
 )
 def test_damaged_session_json_fails_open_and_shows_in_listing(tmp_path: Path, content: bytes) -> None:
     store = SessionStore(tmp_path)
@@ -235,10 +235,13 @@ def test_damaged_session_json_fails_open_and_shows_in_listing(tmp_path: Path, co
 
 @pytest.mark.parametrize(
     "content",
-    [b'{"results": {"1": {"seq": 0', b'{"results": {"1": 3}}', b'{"results": {"1": {"seq": 0, "item_id": "q"}}}'],
-    ids=["truncated", "not-a-doc", "missing-fields"],
+    [b'{"results": {"1": {"seq": 0', b'{"results": {"1": 3}}', b'{"results": {"1": {"seq": 0, "item_id": "q"}}}',
+     b"", b"\n  \n"],
+    ids=["truncated", "not-a-doc", "missing-fields", "empty", "blank"],
 )
 def test_damaged_shard_fails_open_naming_it(tmp_path: Path, content: bytes) -> None:
+    """A shard cut to nothing (0 bytes) was read as no results: `sessions show` said "scored 0 of 40" and a resume
+    judged every item again. qatui writes whole files only, so it is damage, named as the others are."""
     store = SessionStore(tmp_path)
     session = store.create({})
     (session.path / "results-0000.json").write_bytes(content)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from qatui.data.model import Item
 from qatui.data.presentation import ItemView, present
 from qatui.engine.heap import frozen_heap
+from qatui.errors import SessionError
 from qatui.events import (
     EVENT_SINK,
     TOKENS_WATCHED,
@@ -262,7 +263,11 @@ class Engine:
                 if self.batcher is not None:
                     await self.batcher.close()
                 if self.session is not None:
-                    self.session.flush()
+                    try:
+                        self.session.flush()
+                    except SessionError:  # it cannot be saved (a full disk): free it for a resume, in this process too
+                        self.session.release_writer()
+                        raise
         yield RunFinished(status=status, n_done=self.counts.done, n_failed=self.counts.failed, reason=self.stopped)
 
     @staticmethod

@@ -60,11 +60,17 @@ class AtomicJSONStorage(Storage):
         self.path = Path(path)
 
     def read(self) -> dict | None:
-        """The whole database, None for a missing or empty file; SessionError if it is no TinyDB file."""
+        """The whole database, None for a missing file; SessionError if it is no TinyDB file, or empty (qatui writes
+        whole files only, so an empty one was cut or emptied: read as no results, a shard's items were lost without
+        a word and a resume judged them all again)."""
         if not self.path.exists():
             return None
         try:  # through `safe_read`: a FIFO or a device in the folder is refused, never waited on or read forever
-            data = json.loads(read_text(self.path) or "null")
+            text = read_text(self.path)
+            if not text.strip():
+                raise SessionError(f"{self.path}: damaged: the file is empty (qatui writes whole files only, so it "
+                                   "was cut or emptied)")
+            data = json.loads(text)
         except (OSError, ValueError) as e:  # ValueError: JSONDecodeError, UnicodeDecodeError, Refused
             raise SessionError(f"{self.path}: not a session file ({e})") from e
         except RecursionError:  # qatui never nests so deep: the file was edited or damaged

@@ -40,7 +40,7 @@ from qatui.paths import LABELS_DIR, SESSION_FILE
 from qatui.safe_read import loads_json, read_text
 from qatui.store.atomic import atomic_write_text
 from qatui.store.credentials import scrub
-from qatui.store.files import ORPHAN_AGE_S, SCHEMA, check_writable, open_db, remove_orphans
+from qatui.store.files import ORPHAN_AGE_S, SCHEMA, check_writable, open_db, remove_orphans, unwritable_reason
 from qatui.store.index import ResultIndex, latest
 from qatui.store.session_file import (
     STATUSES,
@@ -185,11 +185,17 @@ class Session:
         shards hold without reading them, even when the run is killed before its summary.
         """
         with self._lock:
-            if self._dirty:
-                self._shards.flush()
-                self._db.table("meta").update({"updated": _now(), "progress": self._index.progress()})
-                self._dirty = False
-            self._db.storage.flush()
+            try:
+                if self._dirty:
+                    self._shards.flush()
+                    self._db.table("meta").update({"updated": _now(), "progress": self._index.progress()})
+                    self._dirty = False
+                self._db.storage.flush()
+            except OSError as e:  # each file is replaced whole or not at all: what was saved before stays
+                raise SessionError(
+                    f"session {self.id} cannot be saved in {self.path}: {unwritable_reason(e)}. Every item reported "
+                    f"finished before is saved; once the folder can be written, `qatui sessions resume {self.id}` "
+                    "judges the rest") from None
 
     def close(self) -> None:
         """Flush, release the files and the writer lock."""
