@@ -145,3 +145,24 @@ def test_a_disk_that_fills_during_a_run_stops_it_in_one_line_and_a_resume_finish
     capsys.readouterr()
     docs = SessionStore(sessions).open(session_id).results().values()
     assert 0 < saved < n and len(docs) == n and all(doc["status"] == "done" for doc in docs)
+
+
+def test_a_resume_refuses_a_damaged_verdict_before_it_pays_for_a_call(tmp_path, capsys, backbone) -> None:
+    """A shard holding a verdict that is no verdict (edited, or written by a broken tool) was found at the summary,
+    after the resume had paid for every call of the items left. Now the resume is refused first, naming it."""
+    sessions = tmp_path / "s"
+    backbone.script(lambda body: json.dumps({"rationale": "r", "choice": "A"}),
+                    faults=lambda i, body: "400-echo" if "Sum 1?" in json.dumps(body) else "ok")  # q1 fails
+    assert main(_run_args(tmp_path, backbone, sessions) + ["--json"]) == 0  # completed, with one item failed
+    session_id = json.loads(capsys.readouterr().out)["session"]
+    shard = sessions / session_id / "results-0000.json"
+    doc = json.loads(shard.read_text())
+    [done] = [d for d in doc["results"].values() if d["status"] == "done"]
+    done["verdict"] = {"x": 1}
+    shard.write_text(json.dumps(doc))
+    backbone.script(lambda body: json.dumps({"rationale": "r", "choice": "A"}))
+    asked = backbone.n_requests
+    assert main(["sessions", "resume", session_id, "--sessions-dir", str(sessions),
+                 "--config", str(tmp_path / "c.toml")]) == 2
+    _refused(capsys, "damaged verdict of pairwise on q0")
+    assert backbone.n_requests == asked

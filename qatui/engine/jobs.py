@@ -322,6 +322,7 @@ def _resumed(session: Session, config: Config, resources: Resources | None, max_
     for judge in judges:
         if (changed := changed_judge(session.id, judge, meta["judges"][judge.name])) is not None:
             raise SessionError(changed)
+    session.every_verdict()  # a damaged verdict is refused now, naming it, not at the summary after the calls
     check_models(judges, resources, subset, defer_live=not batch)
     max_cost = meta.get("max_cost_usd") if max_cost is None else max_cost
     spent = (llm_totals(session.results())["cost_usd"] + float(meta.get("deferred_cost_usd") or 0)

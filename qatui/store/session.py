@@ -34,7 +34,7 @@ from pydantic import ValidationError
 from tinydb import where
 
 from qatui import __version__
-from qatui.errors import SessionError
+from qatui.errors import SessionError, first_problem
 from qatui.events import LLMCallFinished, Verdict
 from qatui.paths import LABELS_DIR, SESSION_FILE
 from qatui.safe_read import loads_json, read_text
@@ -249,8 +249,11 @@ class Session:
             if j == judge and doc["status"] == "done":
                 try:
                     verdicts[item_id] = Verdict.model_validate(doc["verdict"], context=context)
-                except ValidationError as e:
-                    raise SessionError(f"{self.path}: damaged verdict of {judge} on {item_id}: {e}") from e
+                except ValidationError as e:  # one line: the first problem, and how many there are
+                    where, _, message = first_problem(e)
+                    more = f" (+{e.error_count() - 1} more)" if e.error_count() > 1 else ""
+                    raise SessionError(f"{self.path}: damaged verdict of {judge} on {item_id}: "
+                                       f"{where or 'the verdict'}: {message}{more}") from None
         return verdicts
 
     def every_verdict(self) -> dict[str, dict[str, Verdict]]:
