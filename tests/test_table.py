@@ -283,29 +283,35 @@ def test_a_session_is_reused_only_when_its_items_languages_were_read_alike(tmp_p
     assert row()["reused"] is False
 
 
-def test_two_judges_alike_on_every_item_get_no_interval_for_their_difference(tmp_path, capsys) -> None:
+def test_two_judges_alike_on_every_item_get_an_interval_about_no_difference(tmp_path, capsys) -> None:
     """Length and ROUGE-L both prefer the longer, reference-quoting answer on each of 6 pairs: every item differs by
-    0, every paired resample too, and the delta's CI was [0, 0], a certainty 6 items cannot give. The delta is 0
-    with no interval (`–`), and each row's accuracy has the exact binomial interval of 6 of 6."""
+    0, every paired resample too, and the delta's CI was [0, 0], then none: 6 items cannot tell two judges apart
+    to the last point. Each item is one trial on both sides, so the interval is Bonett and Price's for paired
+    proportions, by hand: 0 + 1 of 6 + 2 gained and lost, (1/8 - 1/8) ± 1.95996 sqrt((1/8 + 1/8 - 0) / 8) =
+    ±0.3465. Each row's accuracy has the exact binomial interval of 6 of 6."""
     data = write_doubled(tmp_path / "pairs.jsonl", 6, long_right, lambda i: f"{2 * i + 1}")
     code = main(["table", str(data), "--sessions-dir", str(tmp_path / "s"), "--judge", "length", "--judge", "rouge-l",
                  "--json"])
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert code == 0 and [row["metrics"]["accuracy"] for row in rows] == [1.0, 1.0]
-    assert rows[1]["vs_baseline"]["delta"] == 0.0 and rows[1]["vs_baseline"]["ci"] is None
+    assert rows[1]["vs_baseline"]["delta"] == 0.0
+    assert rows[1]["vs_baseline"]["ci"] == pytest.approx([-0.3465, 0.3465], abs=5e-5)
     assert all(row["ci"]["accuracy"] == exact_interval(6, 6) for row in rows)
 
 
 def test_a_judge_right_where_the_baseline_was_wrong_on_every_item_gets_the_exact_bound_of_its_gain(tmp_path,
                                                                                                   capsys) -> None:
     """People prefer the answer that is the reference; ROUGE-L does too on each of 6 pairs, the length baseline never:
-    every item gains +1, and the paired CI was [+100, +100]. The share of items that gained has the exact interval
-    [L, 1], L = 0.025^(1/6); were the others to lose, the gain would be 2L - 1: the CI is [2L - 1, 1], above 0."""
+    every item gains +1, and the paired CI was [+100, +100]. Bonett and Price's interval, by hand: gained 6 + 1 and
+    lost 0 + 1 of 6 + 2, 7/8 - 1/8 = 0.75 ± 1.95996 sqrt((7/8 + 1/8 - 0.75^2) / 8) = 0.75 ± 0.4583: [0.2917, 1],
+    above 0; and 5 items gaining with one alike, a step in, reads lower, never higher, than all 6 gaining."""
     data = write_doubled(tmp_path / "pairs.jsonl", 6, long_right, lambda i: f"{2 * i}", label="B")
     code = main(["table", str(data), "--sessions-dir", str(tmp_path / "s"), "--judge", "length", "--judge", "rouge-l",
                  "--json"])
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert code == 0 and [row["metrics"]["accuracy"] for row in rows] == [0.0, 1.0]
     gain = rows[1]["vs_baseline"]
-    low = 2 * exact_interval(6, 6)[0].expected - 1
-    assert gain["delta"] == 1.0 and gain["ci"] == [pytest_approx(low), 1.0] and low > 0
+    assert gain["delta"] == 1.0 and gain["ci"] == [pytest.approx(0.2917, abs=5e-5), 1.0]
+    from qatui.metrics.paired import paired_binary_interval
+
+    assert paired_binary_interval(5, 0, 6)[0] < gain["ci"][0]  # one step in from the end: a lower bound, lower

@@ -4,10 +4,18 @@ Both judges are scored on the same items, and each bootstrap resample draws the 
 for both, so what varies between questions cancels out and the interval says whether the gap
 is more than noise. Per-question metrics (Kendall, Spearman, RBO) differ by their means over
 questions; accuracy and other pooled ratios by their pooled ratios.
+
+Where each item is one trial on both sides (an accuracy with one label per item: a hit or a miss), the difference
+is one of two paired proportions, and its interval is Bonett and Price's adjusted Wald interval for paired binary
+data (2012; the one Fagerland, Lydersen and Laake recommend, 2014) at every count, as a single proportion of one
+trial per item gets Clopper and Pearson's (`bootstrap.ratio_ci`): a percentile bootstrap one step in from the end
+(11 of 12 items gained) read [+0.75, +1.00], tighter than all 12 gaining could give, and two judges alike on every
+item had no interval at all.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -48,13 +56,27 @@ def unanimous_difference(delta: float, n: int, *, confidence: float = 0.95) -> l
     return [low, 1.0] if delta > 0 else [-1.0, -low]
 
 
+def paired_binary_interval(gained: int, lost: int, n: int, *, confidence: float = 0.95) -> list[float]:
+    """Bonett and Price's interval of p(gained) - p(lost) over `n` paired one-trial items (the module docstring):
+    each count plus one over n + 2, a Wald interval about their difference, within [-1, 1]. The normal quantile is
+    the standard library's, so a figure needing no bootstrap imports no SciPy."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    up, down = (gained + 1) / (n + 2), (lost + 1) / (n + 2)
+    centre = up - down
+    half = z * math.sqrt(max(0.0, up + down - centre * centre) / (n + 2))
+    return [max(-1.0, centre - half), min(1.0, centre + half)]
+
+
 def paired_difference(items: Sequence[Item], verdicts_a: Mapping[str, Verdict], verdicts_b: Mapping[str, Verdict],
                       key: str, *, convention: str = "strict", seed: int = 0,
                       confidence: float = 0.95) -> dict[str, float | int | list[float] | None] | None:
     """`key` of judge B minus judge A over the items both scored, with a paired percentile bootstrap CI.
 
-    None when no item has the metric for both. `ci` is None below two common items; when every item differs by the
-    same amount, a percentile bootstrap would print that point, so `unanimous_difference` decides it.
+    None when no item has the metric for both. `ci` is None below two common items; items of one trial each get
+    `paired_binary_interval`; otherwise, when every item differs by the same amount, a percentile bootstrap would
+    print that point, so `unanimous_difference` decides it.
     """
     a, b = item_values(items, verdicts_a, key, convention), item_values(items, verdicts_b, key, convention)
     common = [item.id for item in items if item.id in a and item.id in b]
@@ -67,7 +89,11 @@ def paired_difference(items: Sequence[Item], verdicts_a: Mapping[str, Verdict], 
 
     point = float(delta(table))
     ci = None
-    if len(common) >= 2:
+    single = bool(np.all(table[:, [1, 3]] == 1) and np.isin(table[:, [0, 2]], (0.0, 1.0)).all())
+    if len(common) >= 2 and single:  # a hit or a miss on each side of each item
+        moved = table[:, 2] - table[:, 0]
+        ci = paired_binary_interval(int((moved > 0).sum()), int((moved < 0).sum()), len(common), confidence=confidence)
+    elif len(common) >= 2:
         if np.allclose(table[:, 2] / table[:, 3] - table[:, 0] / table[:, 1], point):  # nothing to resample
             ci = unanimous_difference(point, len(common), confidence=confidence)
         else:
