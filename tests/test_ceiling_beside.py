@@ -96,8 +96,8 @@ async def test_the_session_screen_shows_the_ceiling_beside_the_judge(labelled, t
         shown = await open_the_only_session(pilot)
         header = app.screen.query_one(SessionHeader)
         await until(pilot, lambda: "ceiling" in shown())
-        assert (f"3 people: κ – acc {JUDGE_ACCURACY:.3f} · ceiling κ – acc "
-                f"{CEILING_ACCURACY:.3f} · alt-test pass") in shown()
+        assert (f"3 people: acc {JUDGE_ACCURACY:.3f} · ceiling acc {CEILING_ACCURACY:.3f} · κ none (one class) · "
+                "alt-test pass") in shown()
         # at 80x24 too: the ceiling and a pairwise judge's class line are on screen, not only drawn
         for line in (header.query_one(".ceiling"), header.query_one(".classes")):
             assert line.display and line.region.height >= 1 and line.region.bottom <= header.region.bottom

@@ -112,12 +112,16 @@ def ceiling_cell(found: dict[str, Any] | None) -> str:
 
 def ceiling_short(found: dict[str, Any] | None) -> str:
     """The TUI header's line, within 78 columns: '3 people: κ -0.077 acc 0.633 · ceiling κ -0.074 acc 0.600 ·
-    alt-test pass' (the judge could replace one of them; `sessions show` says it in a sentence); '' without two
-    people."""
+    alt-test pass' (the judge could replace one of them; `sessions show` says it in a sentence); where the others'
+    majority is one class and no kappa is given, '3 people: acc 0.861 · ceiling acc 0.833 · κ none (one class) ·
+    alt-test pass'; '' without two people."""
     if not found:
         return ""
     ceiling, test = found["ceiling"], found.get("alt_test") or {}
     verdict = ("" if not test else " · alt-test not run" if not test.get("ran")
                else " · alt-test pass" if test.get("passed") else " · alt-test fail")
+    if found["kappa"] is None and ceiling["kappa"] is None and found.get("one_class"):  # say why, not two dashes
+        return (f"{found['people']} people: acc {_figure(found['accuracy'])} · ceiling acc "
+                f"{_figure(ceiling['accuracy'])} · κ none (one class){verdict}")
     return (f"{found['people']} people: κ {_figure(found['kappa'])} acc {_figure(found['accuracy'])} · ceiling "
             f"κ {_figure(ceiling['kappa'])} acc {_figure(ceiling['accuracy'])}{verdict}")
