@@ -397,3 +397,32 @@ def test_judges_new_writes_a_starting_file_that_runs_as_it_is(tmp_path, capsys, 
     llm_server.script(answer)
     done = _run(capsys, _config(tmp_path, llm_server), tmp_path, "run", str(_data(tmp_path)), "--judge", str(target))
     assert done["judges"][f"my-{kind}"]["coverage"]["scored"] == 2
+
+
+def test_a_judge_file_s_version_is_of_its_text_not_its_file_name_and_diff_reads_the_file_now(
+        tmp_path, capsys, monkeypatch, llm_server) -> None:
+    """One text under two file names had two versions (the definition was keyed by the file's name), so `compare`
+    said two runs of it were "not of one judge", and `judges align` stored versions no session of its file had.
+    And `sessions diff ID` of a session run by a file's path failed: "unknown judge". Now the version is the
+    text's, a session stored under the old keying still resumes as the same judge, and the diff reads the file
+    at its path now."""
+    from qatui.engine.versions import changed_judge
+    from qatui.judges.registry import make_judge
+
+    first, copy = tmp_path / "concise.toml", tmp_path / "elsewhere.toml"
+    first.write_text(SCORE)
+    copy.write_text(SCORE)
+    one, other = make_judge(str(first)), make_judge(str(copy))
+    assert one.version == other.version
+    [earlier] = other.earlier_versions()  # keyed by "elsewhere.toml", as a session of it stored before
+    assert earlier != other.version and changed_judge("s", other, {"version": earlier}) is None
+    assert changed_judge("s", other, {"version": "0" * 12}) is not None  # another text is still another judge
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    llm_server.script(responder())
+    config = _config(tmp_path, llm_server)
+    session = _run(capsys, config, tmp_path, "run", str(_data(tmp_path)), "--judge", str(first))["session"]
+    first.write_text(SCORE.replace("A direct, correct answer is best.", "A short answer is best."))
+    code = main(["--config", str(config), "--sessions-dir", str(tmp_path / "s"), "sessions", "diff", session])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "-criteria = \"A direct, correct answer is best.\"" in out and "+criteria = \"A short answer is best.\"" in out

@@ -26,12 +26,20 @@ def judge_entry(judge: Judge) -> dict[str, Any]:
 
 def current_entries(meta: dict, resources: Resources) -> dict[str, dict[str, Any]]:
     """A saved session's judges as they are now (stored options, on `resources`: the session's models): what
-    `judge_entry` would store for each today, so `sessions diff ID` shows what changed since the run."""
+    `judge_entry` would store for each today, so `sessions diff ID` shows what changed since the run. A judge
+    file run by its path is the file at that path now (a `JudgeFileError` naming it when it is gone or broken); one
+    the config folder provides is found by its name, as a run finds it."""
+    from qatui.judges.files.spec import load_judge_file
+
     entries = {}
+    files = meta.get("judge_files") or {}
     for name, entry in (meta.get("judges") or {}).items():
         if (meta.get("imported") or {}).get("judge") == name:
             continue  # a judge qatui cannot run has no definition now
-        entries[name] = judge_entry(make_judge(name, stored_options(name, entry_options(entry)), resources))
+        stored = files.get(name) if isinstance(files.get(name), dict) else {}
+        path = stored.get("path")
+        file = load_judge_file(path) if isinstance(path, str) and path.endswith(".toml") else None
+        entries[name] = judge_entry(make_judge(name, stored_options(name, entry_options(entry)), resources, file=file))
     return entries
 
 
@@ -39,7 +47,7 @@ def changed_judge(session_id: str, judge: Judge, entry: dict) -> str | None:
     """Why resuming `session_id` with `judge` would mix two versions of it (None when the stored version is the
     judge's now, or when the session is older than versions and recorded none)."""
     stored = entry_version(entry)
-    if stored is None or stored == judge.version:
+    if stored is None or stored == judge.version or stored in judge.earlier_versions():
         return None
     return (f"session {session_id}: judge {judge.name} changed since the run (stored version {stored}, now "
             f"{judge.version}): resuming would mix two versions in one session; start a new run, or see what "

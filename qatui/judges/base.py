@@ -209,6 +209,11 @@ class Judge(ABC):
 
         return version_of(self.version_document())
 
+    def earlier_versions(self) -> set[str]:
+        """The versions this very judge had under an earlier rule of what a version hashes (none for most): a session
+        stored then resumes as one of this judge, not of a changed one."""
+        return set()
+
     def describe_options(self) -> dict:
         """The options as stored in a session (JSON-safe); `repeats` only when above 1, so the options of a
         session stored before repeats existed still match a run without them (`qatui table` reuses it)."""

@@ -80,7 +80,8 @@ def find_reusable(store: SessionStore, dataset: Dataset, judge: Judge, resources
             continue  # its items' languages were read otherwise: their prompts, models and tokenizers may differ
         models = meta.get("models") or {}
         entry = meta["judges"][judge.name]
-        if entry_options(entry) != wanted["options"] or entry_version(entry) != judge.version:
+        if entry_options(entry) != wanted["options"] or \
+                entry_version(entry) not in {judge.version, *judge.earlier_versions()}:
             continue  # other options, or another version of the judge (a prompt since edited): run it again
         if (file := getattr(judge, "file", None)) is not None and \
                 ((meta.get("judge_files") or {}).get(judge.name) or {}).get("text") != file.text:

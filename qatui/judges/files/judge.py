@@ -19,7 +19,6 @@ import json
 from collections.abc import AsyncIterator
 from functools import cache
 from itertools import combinations
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import create_model
@@ -64,8 +63,20 @@ class FileJudge(Judge):
     # -- what it is --------------------------------------------------------------------------------
 
     def definition(self) -> dict[str, str]:
-        """The text that defines the judge: its file's name -> the TOML text as read."""
-        return {Path(self.file.source).name if self.file.source != "built-in" else f"{self.name}.toml": self.file.text}
+        """The text that defines the judge: `NAME.toml` -> the TOML text as read. Named by the judge, never by the
+        file it was read from: the same text copied to another file, or proposed by `judges align` before it is
+        saved, is the same judge, so its version is the same (keyed by the file's name, one text had three)."""
+        return {f"{self.name}.toml": self.file.text}
+
+    def earlier_versions(self) -> set[str]:
+        """The version this text had before 2026-12-02, when `definition` was keyed by the file's name."""
+        from pathlib import Path
+
+        from qatui.store.judge_versions import version_of
+
+        if self.file.source == "built-in":
+            return set()
+        return {version_of({**self.version_document(), "definition": {Path(self.file.source).name: self.file.text}})}
 
     def item_problem(self, item: Item) -> str | None:
         """Also not applicable to a pair judge: more candidates than `max_candidates`."""
