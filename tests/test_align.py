@@ -342,3 +342,35 @@ def test_a_judge_that_fails_every_train_item_stops_before_any_round(setup, llm_s
     assert code == 1 and "no round: the judge gave no verdict to measure on train (4 item(s) failed" in err
     assert doc["start"]["train"]["value"] is None and len(doc["candidates"]) == 1
     assert not any(WRITER_MARK in system_of(b) for b in llm_server.requests) and not out.exists()
+
+
+def test_the_text_output_names_the_test_items_a_judge_failed_on_beside_its_figure(setup, llm_server, tmp_path,
+                                                                                 capsys) -> None:
+    """The kept judge failed on some test items (unreadable answers): `--json` said so (`failed`), the text output
+    showed only the figure over the items left, and the paired difference "over 4 items" of 6 without a word."""
+    def judge(body: dict) -> str:
+        if CONCISE in system_of(body) and "broken" in question_of(body):
+            return "I would rather not say."  # never a score, even when asked again
+        return concise_judge(body)
+
+    from qatui.data.loaders import load_dataset
+    from qatui.engine.aligning import split_items
+
+    llm_server.script(scripted(judge, writer_reply(lambda text: CONCISE)))
+    data = write_data(tmp_path / "d.jsonl", 24)
+    _, test, _ = split_items(load_dataset(str(data)), 0.5, 0)
+    broken = set(sorted(test)[:2])  # two test items only: a candidate failing on a train item is never kept
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    for row in rows:
+        if row["id"] in broken:
+            row["question"] = row["question"].replace(": capital", " broken: capital")
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    code, doc, err = align(capsys, setup, tmp_path, data, "--rounds", "1")
+    assert code == 0, err
+    assert broken <= set(doc["split"]["test"]) and doc["final"]["round"] == 1
+    assert doc["final"]["test"]["failed"] == 2
+    assert main(["judges", "align", "pointwise", str(data), "--config", str(setup), "--sessions-dir",
+                 str(tmp_path / "sessions"), "--backbone", "fake", "--rounds", "1"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "· 2 failed" in text, text
+    assert "(2 test item(s) one of them failed on left out)" in text, text

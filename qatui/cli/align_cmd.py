@@ -187,11 +187,12 @@ def _doc(state: AlignState, backbone: str, writer: str) -> dict[str, Any]:
 
 
 def _cell(figure: dict | None) -> str:
-    """A figure ×100 with its CI, or '–'."""
+    """A figure ×100 with its CI, or '–'; with the items the judge failed on, which the figure leaves out."""
+    failed = f" · {figure['failed']} failed" if figure and figure.get("failed") else ""
     if not figure or figure.get("value") is None:
-        return "–"
+        return "–" + failed
     ci = figure.get("ci")
-    return f"{figure['value'] * 100:.1f}" + (f" [{ci[0] * 100:.1f}, {ci[1] * 100:.1f}]" if ci else "")
+    return f"{figure['value'] * 100:.1f}" + (f" [{ci[0] * 100:.1f}, {ci[1] * 100:.1f}]" if ci else "") + failed
 
 
 def _print_result(console: Console, doc: dict) -> None:
@@ -215,9 +216,11 @@ def _print_result(console: Console, doc: dict) -> None:
     delta = doc["test_difference"]
     if delta and delta["delta"] is not None:
         ci = delta["ci"]
+        tested = max((start["test"] or {}).get("items", 0), (final["test"] or {}).get("items", 0))
+        left = f" ({tested - delta['n']} test item(s) one of them failed on left out)" if tested > delta["n"] else ""
         console.print(f"test difference (final − start): {delta['delta'] * 100:+.1f}"
                       + (f" [{ci[0] * 100:+.1f}, {ci[1] * 100:+.1f}]" if ci else "")
-                      + f", paired bootstrap CI over {delta['n']} items (an interval across 0 is noise); "
+                      + f", paired CI over {delta['n']} items{left} (an interval across 0 is noise); "
                       f"{len(delta['now_right'])} item(s) now agree more, {len(delta['now_wrong'])} less", markup=False)
     console.print(f"every candidate that ran is a version: `qatui judges versions {doc['judge']}` lists them, "
                   f"`qatui judges show {doc['judge']} --version V` prints one (kept in {doc['history']}); "
