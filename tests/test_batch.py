@@ -336,3 +336,32 @@ async def test_a_request_asked_while_its_batch_runs_waits_for_it_and_is_sent_onc
     assert answers[0].text == answers[1].text and not answers[1].event.cached
     assert server.n_batches == 1 and list(server.batch_submitted.values()) == [1]
     assert recorded[0]["id"] == "batch_fake_0"
+
+
+def _line(custom_id: str, code: int, body: dict) -> str:
+    return json.dumps({"custom_id": custom_id, "response": {"status_code": code, "body": body}})
+
+
+def test_two_lines_for_one_request_never_pick_one_answer_by_their_order_nor_lose_a_paid_one() -> None:
+    """The provider's files named one request twice: the last line won, so two different answers scored whichever
+    came last, and a failure line after an answered one threw the paid answer away (asked and paid again). Now an
+    answer wins over a failure, the same answer twice is one, and two different answers are neither: asked again,
+    both counted in what the batch cost."""
+    from qatui.llm.batch import _merged, _read_lines
+
+    a = {"choices": [{"message": {"content": '{"choice": "A"}'}}], "usage": {"prompt_tokens": 5}}
+    b = {"choices": [{"message": {"content": '{"choice": "B"}'}}], "usage": {"prompt_tokens": 5}}
+    failed = {"error": {"code": "server_error", "message": "try again"}}
+
+    def read(*lines: str):
+        return _read_lines("batch_1", "\n".join(lines).encode(), "completed")["r1"]
+
+    for order in ((a, b), (b, a)):
+        both = read(*(_line("r1", 200, body) for body in order))
+        assert both.body is None and "two different answers" in both.reason and both.retried
+        assert list(both.paid) == list(order)
+    assert read(_line("r1", 200, a), _line("r1", 200, a)).body == a
+    assert read(_line("r1", 200, a), _line("r1", 500, failed)).body == a
+    assert read(_line("r1", 500, failed), _line("r1", 200, a)).body == a
+    output, errors = read(_line("r1", 200, a)), read(_line("r1", 500, failed))
+    assert _merged(output, errors).body == a  # the error file read after the output file

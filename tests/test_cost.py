@@ -138,13 +138,15 @@ def test_the_cap_stops_the_run_below_it_and_a_higher_cap_finishes_it_asking_noth
     session = stopped["session"]
     assert stopped["status"] == "capped"
     meta = SessionStore(tmp_path / "sessions").open(session).meta
-    assert meta["llm"]["cost_usd"] + meta.get("deferred_cost_usd", 0.0) <= cap  # results and calls cut off at it
+    deferred = meta.get("deferred_cost_usd", 0.0)
+    assert meta["llm"]["cost_usd"] <= cap  # results and calls cut off at it
+    assert meta["llm"].get("deferred_cost_usd", 0.0) == deferred  # what the session spent counts both
     coverage = stopped["judges"]["pairwise"]["coverage"]
     assert coverage["failed"] == 0 and 0 < coverage["scored"] < 12 and coverage["pending"] == 12 - coverage["scored"]
     message = " ".join(err.split())
     said = re.search(r"Stopped at the cost cap: \$([0-9.]+) spent of \$([0-9.e-]+)", message)
     # spent: the items judged and the answered calls of items left pending (a call in flight is kept, never lost)
-    spent = stopped["llm"]["cost_usd"] + meta.get("deferred_cost_usd", 0.0)
+    spent = stopped["llm"]["cost_usd"]
     assert said and float(said[1]) == pytest.approx(spent, abs=5e-5) and float(said[2]) == cap, message
     assert f"qatui sessions resume {session} --max-cost" in message
     code, out, err = cli(capsys, *common, "sessions", "show", session)
@@ -158,7 +160,10 @@ def test_the_cap_stops_the_run_below_it_and_a_higher_cap_finishes_it_asking_noth
     asked = Counter(json.dumps(body["messages"]) for body in billing.requests if body.get("max_tokens") != 8)
     assert len(asked) == 24 and max(asked.values()) == 1  # every call of the 12 items asked once over both runs
     meta = SessionStore(tmp_path / "sessions").open(session).meta
-    spent = meta["llm"]["cost_usd"] + meta.get("deferred_cost_usd", 0.0)  # items cut off at the cap paid calls too
+    spent = meta["llm"]["cost_usd"]  # items cut off at the cap paid calls too: counted (deferred_cost_usd)
+    results = SessionStore(tmp_path / "sessions").open(session).results().values()
+    bought = sum(c["cost_usd"] for doc in results for c in doc["calls"])
+    assert spent == pytest.approx(bought + meta.get("deferred_cost_usd", 0.0))
     assert meta["max_cost_usd"] == 1 and 0 < spent <= whole
 
 
@@ -222,7 +227,7 @@ def test_the_table_keeps_one_cap_over_the_rows_it_runs(billing, tmp_path, capsys
     assert code == 3 and "Stopped at the cost cap" in err and "qatui sessions resume" in err, err
     [session] = SessionStore(tmp_path / "sessions").list()
     assert session["status"] == "capped"
-    assert session["llm"]["cost_usd"] + session.get("deferred_cost_usd", 0.0) <= 0.0004
+    assert session["llm"]["cost_usd"] <= 0.0004  # what it spent: its results' calls and those of items left pending
 
 
 def test_the_plan_s_rows_stay_whole_at_80_columns(billing, tmp_path, capsys, monkeypatch) -> None:

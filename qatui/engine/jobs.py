@@ -325,7 +325,7 @@ def _resumed(session: Session, config: Config, resources: Resources | None, max_
     session.every_verdict()  # a damaged verdict is refused now, naming it, not at the summary after the calls
     check_models(judges, resources, subset, defer_live=not batch)
     max_cost = meta.get("max_cost_usd") if max_cost is None else max_cost
-    spent = (llm_totals(session.results())["cost_usd"] + float(meta.get("deferred_cost_usd") or 0)
+    spent = (llm_totals(session.results(), float(meta.get("deferred_cost_usd") or 0))["cost_usd"]
              if max_cost is not None else 0.0)
     spend_cap = run_cap(max_cost, spent, judges, resources, subset, session.id)
     batching = batch_settings(config, batch_retry or meta.get("batch_retry"))
@@ -372,7 +372,8 @@ def store_summary(session: Session, dataset: Dataset, status: str) -> dict[str, 
             session.set_summary(judge, doc)
         if status == "completed" and summary and all(doc["n_done"] == 0 and doc["n_failed"] for doc in summary.values()):
             status = "failed"  # nothing was judged: not a result anyone should read as one
-        session.update_meta(status=status, updated=now_iso(), pid=None, llm=llm_totals(results))
+        session.update_meta(status=status, updated=now_iso(), pid=None,
+                            llm=llm_totals(results, float(session.meta.get("deferred_cost_usd") or 0)))
         session.flush()
     finally:
         session.release_writer()  # the run has ended, however: another process may resume it now
@@ -447,10 +448,12 @@ def summarized_fields(doc: dict) -> dict:
             "calls": [{key: call[key] for key in CALL_TALLIES if key in call} for call in doc.get("calls") or []]}
 
 
-def llm_totals(results: dict) -> dict[str, Any]:
+def llm_totals(results: dict, deferred_cost_usd: float = 0.0) -> dict[str, Any]:
     """Calls, cache hits, tokens (reasoning tokens among the completion tokens) and cost over every stored result
-    of a session; per deployment when any. `cost_usd` is what the session spent; `cached_cost_usd` what the answers
-    the cache gave it had cost when they were bought.
+    of a session; per deployment when any. `cost_usd` is what the session spent: its results' calls, and
+    `deferred_cost_usd` (the session's meta), what the calls of items a cost cap left pending cost, whose results
+    are not kept (a resume then meets those answers in the cache); without it a capped session said half what the
+    provider billed. `cached_cost_usd` is what the answers the cache gave it had cost when they were bought.
 
     `deployments` ({"BACKBONE/NAME": {"calls", "rate_limited", "failures", "tokens"}}) is there only when
     a backbone with deployments was called.
@@ -471,6 +474,9 @@ def llm_totals(results: dict) -> dict[str, Any]:
             totals["cost_usd"] += float(call.get("cost_usd") or 0.0)
             totals["cached_cost_usd"] += float(call.get("cached_cost_usd") or 0.0)
             tally_deployments(deployments, call.get("deployment") or "", call.get("hop_errors") or [], sum(tokens))
+    if deferred_cost_usd:
+        totals["cost_usd"] += deferred_cost_usd
+        totals["deferred_cost_usd"] = deferred_cost_usd
     return {**totals, "deployments": deployments} if deployments else totals
 
 

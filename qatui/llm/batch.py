@@ -114,6 +114,8 @@ class Outcome:
     reason: str = ""
     retried: bool = True
     """Whether asking again may help (a 429 or 5xx line, a batch that expired or failed); False for a 400."""
+    paid: tuple[dict[str, Any], ...] = ()
+    """Answers the batch billed for this request and qatui does not use (two different ones for one request)."""
 
 
 @dataclass
@@ -367,14 +369,15 @@ class Batcher:
             for file_id in (batch.output_file_id, batch.error_file_id):
                 if file_id:
                     content = await ll.afile_content(file_id=file_id, **endpoint.api())
-                    outcomes.update(_read_lines(batch_id, _bytes(content), _status(batch.status)))
+                    for custom_id, outcome in _read_lines(batch_id, _bytes(content), _status(batch.status)).items():
+                        outcomes[custom_id] = _merged(outcomes.get(custom_id), outcome)
         except Exception as e:  # noqa: BLE001 - the results cannot be read: asked again
             return {}, mask_keys(f"batch {batch_id}'s results could not be read: {first_line(e, 160)}", endpoint.api_key)
         cost = full = 0.0
         source = ""
         for outcome in outcomes.values():
-            usage = (outcome.body or {}).get("usage") or {}
-            if outcome.body is not None:
+            for body in ([outcome.body] if outcome.body is not None else []) + list(outcome.paid):
+                usage = body.get("usage") or {}
                 spent = batch_cost(endpoint.model, _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
                 cost, full, source = cost + spent[0], full + spent[1], spent[2]
         doc.update(collected=True, cost_usd=cost, list_price_usd=full, **({"price": source} if source else {}))
@@ -447,8 +450,23 @@ def _bytes(content: Any) -> bytes:
     return data if isinstance(data, bytes) else str(data).encode("utf-8")
 
 
+def _merged(earlier: Outcome | None, later: Outcome) -> Outcome:
+    """One request's outcome from two lines naming it (in one file, or its output and its error file): an answer
+    wins over a failure (it was paid for, and a failure line beside it is the provider's noise: it was asked again,
+    and paid twice); the same answer twice is one; two different answers are neither (which one the model gave is
+    unknown: the request is asked again, and both are counted in what the batch cost)."""
+    if earlier is None or (earlier.body is None and later.body is not None):
+        return later
+    if later.body is None or later.body == earlier.body:
+        return earlier
+    return Outcome(earlier.batch_id, reason="the batch returned two different answers for this request",
+                   retried=True, paid=(*earlier.paid, *((earlier.body,) if earlier.body is not None else ()),
+                                       later.body, *later.paid))
+
+
 def _read_lines(batch_id: str, data: bytes, status: str) -> dict[str, Outcome]:
-    """custom id -> its outcome, from an output or error file (JSONL; an unreadable line is skipped)."""
+    """custom id -> its outcome, from an output or error file (JSONL; an unreadable line is skipped; two lines naming
+    one request are `_merged`)."""
     found: dict[str, Outcome] = {}
     for raw in data.decode("utf-8", errors="replace").splitlines():
         try:
@@ -459,13 +477,15 @@ def _read_lines(batch_id: str, data: bytes, status: str) -> dict[str, Outcome]:
             continue
         response = line.get("response") if isinstance(line.get("response"), dict) else {}
         code, body = response.get("status_code"), response.get("body")
+        custom_id = line["custom_id"]
         if code == 200 and isinstance(body, dict) and "error" not in body:
-            found[line["custom_id"]] = Outcome(batch_id, body=body)
+            found[custom_id] = _merged(found.get(custom_id), Outcome(batch_id, body=body))
             continue
         error = line.get("error") if isinstance(line.get("error"), dict) else (
             body.get("error") if isinstance(body, dict) and isinstance(body.get("error"), dict) else {})
         what = str(error.get("code") or (f"HTTP {code}" if code else status))
         message = " ".join(str(error.get("message") or "").split())[:160]
-        found[line["custom_id"]] = Outcome(batch_id, reason=f"{what}: {message}" if message else what,
-                                           retried=not isinstance(code, int) or code in RETRIED_STATUS)
+        found[custom_id] = _merged(found.get(custom_id), Outcome(
+            batch_id, reason=f"{what}: {message}" if message else what,
+            retried=not isinstance(code, int) or code in RETRIED_STATUS))
     return found
