@@ -289,8 +289,12 @@ def test_labels_agreement_shows_the_human_ceiling_and_the_alt_test(tmp_path, cap
     assert beside["kappa"] is None  # against the same one-class references
     assert beside["accuracy"] == pytest.approx((21 / 24 + 21 / 24 + 15 / 18) / 3)
     assert beside["alt_test"]["winning_rate"] == pytest.approx(2 / 3) and beside["alt_test"]["passed"]
+    cy = next(row for row in data["judges"] if row["annotator"] == "cy")  # cy said A on every item: one class
+    assert cy["kappa"] is None and cy["kappa_undefined"] == "cy gave one class on every unit the judge decided"
+    assert all(row["kappa"] is not None for row in data["judges"] if row["annotator"] != "cy")
     assert main(["--sessions-dir", str(sessions), "labels", "agreement", str(path)]) == 0
     text = capsys.readouterr().out
+    assert "none (one class)" in text and "cy gave one class on every unit the judge decided" in " ".join(text.split())
     assert "human ceiling" in text and "12 decisions the others split on left out" in " ".join(text.split())
     assert ("kappa left out for 3 people: the others' majority is one class there, where kappa is 0 whatever is "
             "said") in " ".join(text.split())

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from qatui.errors import LabelError
 from qatui.report.session_view import fmt, split_note
-from qatui.text import escaped, kappa_name
+from qatui.text import escaped, kappa_name, plain
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -75,9 +75,13 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path,
         for name, mine in labels.items():
             metrics = summarize(relabel(dataset, {name: mine}).items, verdicts, ci=False)
             key = next((k for k in HEADLINE if k in metrics.metrics), None)
+            agreement = rater_agreement({name: people[name], judge: decisions})
+            given = {people[name][unit] for unit in people[name] if unit in decisions}
+            if len(given) == 1:  # the person one class throughout: kappa is 0 whatever the judge said
+                agreement = {**agreement, "kappa": None,
+                             "kappa_undefined": f"{name} gave one class on every unit the judge decided"}
             data["judges"].append({
-                "session": session_id, "judge": judge, "annotator": name,
-                **rater_agreement({name: people[name], judge: decisions}),
+                "session": session_id, "judge": judge, "annotator": name, **agreement,
                 "metric": key, "value": metrics.metrics.get(key) if key else None,
                 "n_items": metrics.n.get(key, 0) if key else 0,
             })
@@ -112,9 +116,14 @@ def print_agreement(console: Console, data: dict[str, Any]) -> None:
                   padding=(0, 1, 0, 0), title="each judge with each person (kappa: Cohen's)", title_justify="left")
     for row in data["judges"]:
         metric = f"{row['metric']} {fmt(row['value'])}" if row["metric"] else "-"
+        kappa = "none (one class)" if row.get("kappa_undefined") else fmt(row["kappa"])
         table.add_row(escaped(row["session"]), escaped(row["judge"]), escaped(row["annotator"]), fmt(row["alpha"]),
-                      fmt(row["kappa"]), str(row["n_units"]), metric, str(row["n_items"]))
+                      kappa, str(row["n_units"]), metric, str(row["n_items"]))
     console.print(table)
+    if undefined := [row for row in data["judges"] if row.get("kappa_undefined")]:
+        why = "; ".join(sorted({plain(row["kappa_undefined"]) for row in undefined}))
+        console.print(Text(f"kappa none (one class): {why}; chance agreement then equals the observed one for any "
+                           "judge, so kappa would be 0", style="dim"))
 
 
 def print_ceiling(console: Console, data: dict[str, Any]) -> None:
