@@ -291,6 +291,7 @@ BAD = {  # name -> (the SCORE file changed, the text on the line that must be na
                                         "prompts.user"),
     "scale without bounds": (SCORE.replace("min = 1\nmax = 5", "min = 1"), "[scale]", "scale.max"),
     "scale min not below max": (SCORE.replace("max = 5", "max = 1"), "max = 1", "scale.max"),
+    "scale bound a boolean": (SCORE.replace("min = 1", "min = true"), "min = true", "scale.min"),
     "label set of one": (SCORE.replace('kind = "score"', 'kind = "label"').replace("[scale]\nmin = 1\nmax = 5",
                                                                                    '[labels]\nvalues = ["ok"]'),
                          'values = ["ok"]', "labels.values"),

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
 from qatui.errors import JudgeError, first_problem
 from qatui.judges.base import JudgeOptions
@@ -73,10 +73,10 @@ class FileJudgeOptions(JudgeOptions):
 class ScaleSpec(_Strict):
     """A score judge's scale: whole-number bounds, the decimals asked, and G-Eval weighting."""
 
-    min: int = Field(ge=0, le=99)
-    """Lowest score (the `[[...]]` reader takes at most two integer digits)."""
-    max: int = Field(ge=0, le=99)
-    digits: int = Field(default=0, ge=0, le=2)
+    min: StrictInt = Field(ge=0, le=99)
+    """Lowest score (the `[[...]]` reader takes at most two integer digits); a whole number, never `true` read as 1."""
+    max: StrictInt = Field(ge=0, le=99)
+    digits: StrictInt = Field(default=0, ge=0, le=2)
     """Decimals of a score: 0 for whole numbers, at most 2."""
     logprobs: bool = False
     """Weigh the score by the probability of each score token (G-Eval) where the provider returns them."""
