@@ -4,6 +4,7 @@ and Spot check, `qatui table`; and G-Eval weighting of a score judge's scale by 
 from __future__ import annotations
 
 import json
+import re
 import math
 
 import pytest
@@ -208,6 +209,11 @@ system = "为一个回答打分：{criteria} 从 {min} 到 {max}，写成 [[3]]�
     assert chinese[-1]["content"].startswith("Question: 盐是什么？")  # the variant set no user: the default's
     with pytest.raises(JudgeFileError, match=r"shots\.toml:\d+: prompts\.examples: an example needs score"):
         parse_judge_text(text.replace('score = "[[5]]"\n', ""), "shots.toml")
+    # an example's verdict is read as a real answer's: one the judge could not read teaches the model to write it
+    for shown, why in (('"[[9]]"', "outside 1.00-5.00"), ('"five"', "no [[...]] verdict")):
+        with pytest.raises(JudgeFileError, match=r"shots\.toml:\d+: prompts\.examples.*score: the example's verdict "
+                                                 rf"cannot be read as this judge reads one: .*{re.escape(why)}"):
+            parse_judge_text(text.replace('score = "[[5]]"', f"score = {shown}"), "shots.toml")
 
 
 async def test_a_reask_with_literal_braces_is_sent_as_written_with_the_reason() -> None:

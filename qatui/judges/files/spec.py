@@ -372,6 +372,30 @@ def _example_problems(spec: JudgeSpec, example: dict[str, str], where: tuple[str
                         f"its answer: {', '.join(keys)})")]
     if missing := [k for k in (*ANSWER_FIELDS[spec.kind], *keys) if k not in example]:
         return [(where, f"an example needs {', '.join(missing)}")]
+    return _example_verdict_problems(spec, example, where)
+
+
+def _example_verdict_problems(spec: JudgeSpec, example: dict[str, str], where: tuple[str | int, ...]) -> list[Problem]:
+    """An example's verdict read as the judge reads a real answer's: an example is shown to the model as an earlier
+    answer of its own, so one the judge could not read (`[[9]]` on a 1-5 scale, a pair verdict that is neither
+    side) teaches the model an answer the judge then refuses."""
+    from qatui.judges.brackets import Unreadable
+    from qatui.judges.files import answers
+
+    if spec.kind == "checklist":
+        given = {key: example[key] for key in answer_keys(spec)}
+        if bad := [key for key, value in given.items() if str(value).strip().lower() not in ("yes", "no")]:
+            return [((*where, bad[0]), f"{given[bad[0]]!r} is not yes or no")]
+        return []
+    read = {"score": lambda: answers.score_reader(spec.scale), "pair": lambda: answers.choice_reader(spec),
+            "label": lambda: answers.label_reader(spec)}.get(spec.kind)
+    if read is None or (spec.kind == "score" and spec.scale is None):
+        return []
+    key = verdict_key(spec)
+    try:
+        read()(str(example[key]))
+    except Unreadable as e:
+        return [((*where, key), f"the example's verdict cannot be read as this judge reads one: {e}")]
     return []
 
 
