@@ -263,8 +263,8 @@ def _problems(spec: JudgeSpec) -> list[Problem]:
     from qatui.judges.names import JUDGES
 
     found: list[Problem] = []
-    if spec.name in JUDGES:
-        found.append((("name",), f"{spec.name!r} is a built-in judge's name; choose another"))
+    if same := next((name for name in JUDGES if name.casefold() == spec.name.casefold()), None):  # Pointwise too
+        found.append((("name",), f"{spec.name!r} is a built-in judge's name ({same}); choose another"))
     needed = {"score": "scale", "checklist": "checklist", "label": "labels"}
     for section in ("scale", "pair", "checklist", "labels"):
         given = getattr(spec, section) is not None
