@@ -430,3 +430,20 @@ def test_a_judge_file_s_version_is_of_its_text_not_its_file_name_and_diff_reads_
     out = capsys.readouterr().out
     assert code == 0, out
     assert "-criteria = \"A direct, correct answer is best.\"" in out and "+criteria = \"A short answer is best.\"" in out
+
+
+def test_a_pair_judge_asked_in_one_order_is_shown_so(tmp_path, capsys, monkeypatch, llm_server) -> None:
+    """A judge file's pair judge without `both_orders` was shown as "each pair in both orders" with "0 of 0 pairs
+    judged in both orders agree": what was asked, once per pair, now says so."""
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    llm_server.script(responder())
+    judge = tmp_path / "once.toml"
+    judge.write_text(PAIR.replace("both_orders = true", "both_orders = false").replace('"swapper"', '"once"'))
+    config = _config(tmp_path, llm_server)
+    session = _run(capsys, config, tmp_path, "run", str(_data(tmp_path)), "--judge", str(judge))["session"]
+    item = ITEMS[0]["id"]
+    assert main(["--config", str(config), "--sessions-dir", str(tmp_path / "s"), "sessions", "show", session,
+                 "--item", item]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "pairwise comparisons, each pair in one order" in text, text
+    assert "in both orders" not in text, text

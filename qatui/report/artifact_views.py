@@ -85,7 +85,8 @@ def print_pairs(console: Console, artifacts: list[dict], details: dict, by_label
         return by_label.get(label, label)
 
     judged = [a for a in artifacts if a.get("type") == "pair_judged" and a.get("ranked_by") != "win_rate"]
-    both = details.get("both_orders", True)
+    both = details.get("both_orders", any(len(entry.get("votes") or []) > 1 for entry in details.get("pairs") or []))
+    # a judge file's pairs say nothing of the protocol: what was asked tells (it read "both orders" for one)
     if details.get("protocol") == "calf":
         how = "protocol calf: each pair once, the order alternated across items"
     else:
