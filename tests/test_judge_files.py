@@ -447,3 +447,19 @@ def test_a_pair_judge_asked_in_one_order_is_shown_so(tmp_path, capsys, monkeypat
     text = " ".join(capsys.readouterr().out.split())
     assert "pairwise comparisons, each pair in one order" in text, text
     assert "in both orders" not in text, text
+
+
+def test_table_refuses_two_judge_files_of_one_name_before_any_work(tmp_path, capsys, monkeypatch, llm_server) -> None:
+    """Two judge files both named "swapper" made two table rows both labelled `swapper@fake`, which `--baseline`
+    could not tell apart. As `run` does, `table` refuses them in one line naming both, before any call."""
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    llm_server.script(responder())
+    first, second = tmp_path / "one.toml", tmp_path / "two.toml"
+    first.write_text(PAIR)
+    second.write_text(PAIR.replace("Which is better?", "Which one is better?"))
+    config = _config(tmp_path, llm_server)
+    code = main(["--config", str(config), "--sessions-dir", str(tmp_path / "s"), "table", str(_data(tmp_path)),
+                 "--judge", str(first), "--judge", str(second)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2 and "both called 'swapper'" in err and str(first) in err and str(second) in err, err
+    assert llm_server.n_requests == 0

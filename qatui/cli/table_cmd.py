@@ -52,6 +52,7 @@ def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset,
         raise JudgeError(f"a judge is named twice: {args.judges}")
     backbones = list(dict.fromkeys(args.backbones)) or [None]
     planned, once = [], []
+    asked_as: dict[str, str] = {}  # a judge's name -> the --judge that asked for it
     known = available_judges(config)
     for name in args.judges:
         if name not in known and not is_judge_path(name):
@@ -65,11 +66,17 @@ def _rows_to_build(args: argparse.Namespace, config: Config, subset: Dataset,
             resources = Resources(config, backbone_name=backbone, nli_spec=args.nli, embedder_spec=args.embedder,
                                   use_cache=False if args.no_cache else None)
             (judge,) = build_judges([name], config, subset, resources, repeats=args.repeats)
+            if asked_as.setdefault(judge.name, name) != name:  # two judge files, one name: rows alike
+                raise JudgeError(f"two judges asked are both called {judge.name!r} ({asked_as[judge.name]} and "
+                                 f"{name}): their rows could not be told apart, nor picked with --baseline; give "
+                                 "one judge file another name")
             if i and not calls_backbone(judge, resources, subset):
                 break  # a judge that never calls a backbone gets one row, whatever --backbone says
+            planned.append((judge, resources))
+    for judge, resources in planned:  # every row built and named first: a refusal above costs no preflight
+        if resources is not None:
             once += judge_once_when_fixed([judge], resources, subset)
             check_models([judge], resources, subset, defer_live=not args.batch)
-            planned.append((judge, resources))
     return planned, once
 
 

@@ -90,7 +90,8 @@ class Session:
         remove_orphans(path)
         session_file = path / SESSION_FILE
         if not session_file.is_file():
-            raise SessionError(f"{session_file}: missing; {path} is not a session")
+            there = session_file.exists() or session_file.is_symlink()
+            raise SessionError(f"{session_file}: {'not a regular file' if there else 'missing'}; {path} is not a session")
         self._db = open_db(session_file)
         parse_session_data(session_file, self._db.storage.read())
         self._shards = Shards(path, shard_size)
