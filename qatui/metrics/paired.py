@@ -89,7 +89,9 @@ def paired_difference(items: Sequence[Item], verdicts_a: Mapping[str, Verdict], 
 
     point = float(delta(table))
     ci = None
-    single = bool(np.all(table[:, [1, 3]] == 1) and np.isin(table[:, [0, 2]], (0.0, 1.0)).all())
+    by_id = {item.id: item for item in items}  # counts of hits, one label each (never a tau that reads 0 or 1)
+    single = all(isinstance(by_id[i].gold, PairwiseGold) for i in common) and bool(
+        np.all(table[:, [1, 3]] == 1) and np.isin(table[:, [0, 2]], (0.0, 1.0)).all())
     if len(common) >= 2 and single:  # a hit or a miss on each side of each item
         moved = table[:, 2] - table[:, 0]
         ci = paired_binary_interval(int((moved > 0).sum()), int((moved < 0).sum()), len(common), confidence=confidence)

@@ -11,26 +11,19 @@ re-asks once, exactly as for the built-in baselines.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, WithJsonSchema, create_model
 
-from qatui.judges.brackets import Unreadable, bracket_enum, last_bracketed, read_choice, read_score
-from qatui.judges.files.spec import JudgeSpec, ScaleSpec, answer_format, answer_keys, verdict_key
+from qatui.judges.brackets import bracket_enum
+from qatui.judges.files.readers import answer_format, choices
+from qatui.judges.files.spec import JudgeSpec, ScaleSpec, answer_keys, verdict_key
 from qatui.judges.schemas import bounded_text, exactly_n_of, numbered_answers, one_of
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 DEFAULT_SCHEMA = {"score": "Score", "pair": "PairVerdict", "label": "LabelVerdict", "checklist": "Checklist",
                   "listwise": "Ranking"}
 """The schema's name when the file gives none."""
 __all__ = ["answer_format", "answer_keys", "answer_schema", "verdict_key"]
-
-
-def choices(spec: JudgeSpec) -> tuple[str, ...]:
-    """A pair judge's answers: A, B and (unless the file says no) tie."""
-    return ("A", "B", "tie") if spec.pair is None or spec.pair.tie else ("A", "B")
 
 
 def scale_pattern(scale: ScaleSpec) -> str:
@@ -71,61 +64,3 @@ def answer_schema(spec: JudgeSpec, labels: tuple[str, ...] = ()) -> type[BaseMod
         fields.append((spec.answer.explanation_key, Annotated[str, bounded_text(spec.answer.explanation)]))
     fields.append((verdict_key(spec), Annotated[str, _verdict_shape(spec)]))
     return _model(title, tuple(fields))
-
-
-def score_reader(scale: ScaleSpec) -> Callable[[str], float]:
-    """Reads `[[x]]` on the scale: at most `digits` decimals, within the bounds."""
-    def read(text: str) -> float:
-        value = read_score(text, float(scale.min), float(scale.max))
-        inside = last_bracketed(text)
-        decimals = len(inside.partition(".")[2])
-        if decimals > scale.digits:
-            raise Unreadable(f"[[{inside}]] has {decimals} decimals; the scale takes {scale.digits}")
-        return value
-    return read
-
-
-def choice_reader(spec: JudgeSpec) -> Callable[[str], str]:
-    """Reads a pair's choice: `[[A]]` when bracketed, else A / B / tie as CALF's reader takes them."""
-    allowed = choices(spec)
-    if answer_format(spec) == "bracketed":
-        return lambda text: read_choice(text, allowed)
-
-    def read(text: str) -> str:
-        from qatui.judges.pairwise.judge import read_choice as plain_choice
-
-        try:
-            choice = plain_choice(text)
-        except ValueError as e:
-            raise Unreadable(str(e)) from None
-        if choice not in allowed:
-            raise Unreadable(f"{choice!r} is not one of {', '.join(allowed)}")
-        return choice
-    return read
-
-
-def label_reader(spec: JudgeSpec) -> Callable[[str], str]:
-    """Reads one of the labels (case ignored), `[[label]]` when bracketed."""
-    values = tuple(spec.labels.values if spec.labels else ())
-    if answer_format(spec) == "bracketed":
-        return lambda text: read_choice(text, values)
-
-    def read(text: str) -> str:
-        said = text.strip().strip("\"'`*. ").lower()
-        for value in values:
-            if said == value.lower():
-                return value
-        raise Unreadable(f"{text.strip()[:60]!r} is not one of {', '.join(values)}")
-    return read
-
-
-def checklist_reader(n: int) -> Callable[[str], list[str]]:
-    """Reads a yes or no for every question Q1..Qn (CheckEval's reader); any unanswered one is unreadable."""
-    from qatui.judges.checkeval.checklist import parse_answers
-
-    def read(text: str) -> list[str]:
-        answers = parse_answers(text, n)
-        if missing := [f"Q{k}" for k, a in enumerate(answers, 1) if a is None]:
-            raise Unreadable(f"no yes or no for {', '.join(missing)}")
-        return [str(a) for a in answers]
-    return read

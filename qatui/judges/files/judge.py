@@ -27,7 +27,7 @@ from pydantic.fields import FieldInfo
 from qatui.events import ChecklistAnswered, Event, Judgement, PairJudged, PointScored
 from qatui.judges.base import Judge, Needs, as_they_finish
 from qatui.judges.brackets import ask_bracketed
-from qatui.judges.files import answers
+from qatui.judges.files import answers, readers
 from qatui.judges.files.spec import ANSWER_FIELDS, FileJudgeOptions, JudgeFile, template_fields, verdict_key
 from qatui.judges.prompts import context_line, guarded, numbered_lines, reference_line, references_block
 from qatui.llm.fence import Fence, fence_many
@@ -199,7 +199,7 @@ class FileJudge(Judge):
         scale = self.spec.scale
         assert scale is not None
         section = self.section(view.language)
-        read = answers.score_reader(scale)
+        read = readers.score_reader(scale)
         digits = tuple(str(d) for d in range(scale.min, scale.max + 1))
 
         async def one(response: Response) -> tuple[PointScored, dict[str, float] | None]:
@@ -228,7 +228,7 @@ class FileJudge(Judge):
         assert self.spec.labels is not None
         values = self.spec.labels.values
         section = self.section(view.language)
-        read = answers.label_reader(self.spec)
+        read = readers.label_reader(self.spec)
 
         async def one(response: Response) -> tuple[PointScored, str]:
             got = await self._ask(self.messages(view, {"answer": response.text}), read, section)
@@ -247,7 +247,7 @@ class FileJudge(Judge):
         assert self.spec.checklist is not None
         questions = self.spec.checklist.questions
         section = self.section(view.language)
-        read = answers.checklist_reader(len(questions))
+        read = readers.checklist_reader(len(questions))
 
         async def one(response: Response) -> tuple[str, list[str]]:
             got = await self._ask(self.messages(view, {"answer": response.text}), read, section)
@@ -318,7 +318,7 @@ class FileJudge(Judge):
         texts = {r.label: r.text for r in view.responses}
         section = self.section(view.language)
         got = await self._ask(self.messages(view, {"answer_a": texts[first], "answer_b": texts[second]}),
-                              answers.choice_reader(self.spec), section)
+                              readers.choice_reader(self.spec), section)
         explanation = ""
         if self.spec.answer.explanation and got.result is not None:
             explanation = str(getattr(got.result.data, self.spec.answer.explanation_key, ""))

@@ -380,15 +380,15 @@ def _example_verdict_problems(spec: JudgeSpec, example: dict[str, str], where: t
     answer of its own, so one the judge could not read (`[[9]]` on a 1-5 scale, a pair verdict that is neither
     side) teaches the model an answer the judge then refuses."""
     from qatui.judges.brackets import Unreadable
-    from qatui.judges.files import answers
+    from qatui.judges.files import readers
 
     if spec.kind == "checklist":
         given = {key: example[key] for key in answer_keys(spec)}
         if bad := [key for key, value in given.items() if str(value).strip().lower() not in ("yes", "no")]:
             return [((*where, bad[0]), f"{given[bad[0]]!r} is not yes or no")]
         return []
-    read = {"score": lambda: answers.score_reader(spec.scale), "pair": lambda: answers.choice_reader(spec),
-            "label": lambda: answers.label_reader(spec)}.get(spec.kind)
+    read = {"score": lambda: readers.score_reader(spec.scale), "pair": lambda: readers.choice_reader(spec),
+            "label": lambda: readers.label_reader(spec)}.get(spec.kind)
     if read is None or (spec.kind == "score" and spec.scale is None):
         return []
     key = verdict_key(spec)
@@ -402,11 +402,6 @@ def _example_verdict_problems(spec: JudgeSpec, example: dict[str, str], where: t
 # -- the answer's keys ----------------------------------------------------------------------------
 
 DEFAULT_VERDICT_KEY = {"score": "score", "pair": "verdict", "label": "label", "listwise": "rank"}
-
-
-def answer_format(spec: JudgeSpec) -> str:
-    """`bracketed` or `plain` (scores are always bracketed; pairs and labels plain unless the file says)."""
-    return spec.answer.format or ("bracketed" if spec.kind == "score" else "plain")
 
 
 def verdict_key(spec: JudgeSpec) -> str:
