@@ -160,10 +160,11 @@ def _open_regular(path: str | Path) -> BinaryIO:
 def _refuse_special(mode: int) -> None:
     """`Refused` unless `mode` is a regular file's."""
     if not stat.S_ISREG(mode):
-        raise Refused(f"is {_kind(mode)}, not a regular file; qatui reads only regular files")
+        raise Refused(f"is {file_kind(mode)}, not a regular file; qatui reads only regular files")
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, from its `st_mode`, as a refusal says it: "a named pipe (FIFO)"."""
     kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
              (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
     return next((name for test, name in kinds if test(mode)), "a special file")

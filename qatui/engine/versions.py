@@ -27,8 +27,8 @@ def judge_entry(judge: Judge) -> dict[str, Any]:
 def current_entries(meta: dict, resources: Resources) -> dict[str, dict[str, Any]]:
     """A saved session's judges as they are now (stored options, on `resources`: the session's models): what
     `judge_entry` would store for each today, so `sessions diff ID` shows what changed since the run. A judge
-    file run by its path is the file at that path now (a `JudgeFileError` naming it when it is gone or broken); one
-    the config folder provides is found by its name, as a run finds it."""
+    file is the file at the path the session stored now, whether it was given by its path or found in the config
+    folder (a `JudgeFileError` naming it when it is gone or broken)."""
     from qatui.judges.files.spec import load_judge_file
 
     entries = {}

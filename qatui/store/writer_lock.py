@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from qatui.errors import SessionError
+from qatui.safe_read import file_kind
 from qatui.store.files import unwritable_reason
 
 LOCK_FILE = ".writer.lock"
@@ -162,5 +163,5 @@ def _open_lock(path: Path, flags: int) -> int:
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise NotALock(f"is {'a named pipe (FIFO)' if stat.S_ISFIFO(mode) else 'not a regular file'}, not a lock file")
+        raise NotALock(f"is {file_kind(mode)}, not a lock file")
     return fd
