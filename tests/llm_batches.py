@@ -13,7 +13,9 @@ batch script says otherwise: `faults(index, body)` (index counts batch requests 
 answers its first half and then expires, the rest in the error file with code `batch_expired`, as
 OpenAI's does when 24 hours pass. A batch cancelled before it ended is "cancelling", then "cancelled"
 once it has answered the first half of its lines (as if those ran before the cancel took effect; the
-rest get no line), at once even when held. `batch_requests` maps each custom id to the body that
+rest get no line), at once even when held. `duplicates(index, body)` may name one more line for an answered request,
+as a provider's files sometimes do: "same" (its answer again), "other" (a second, different answer) or "error" (a
+failure line for it in the error file); `None` for none. `batch_requests` maps each custom id to the body that
 carried it, `batch_answered` the custom ids a batch answered with a line, `n_cancels` the cancels.
 Counted: `n_files`, `n_batches`, `n_batch_polls`, and
 `batch_submitted` (custom id -> how many batches carried it), so a test can say nothing was
@@ -58,10 +60,11 @@ class BatchEndpoints:
 
     def script_batches(self, *, delay_s: float | Callable[[int], float] = 0.0,
                        faults: Callable[[int, dict[str, Any]], str] | None = None,
-                       expire: Iterable[int] = (), hold: bool = False, only: Iterable[int] | None = None) -> None:
+                       expire: Iterable[int] = (), hold: bool = False, only: Iterable[int] | None = None,
+                       duplicates: Callable[[int, dict[str, Any]], str | None] | None = None) -> None:
         """What the next batches do: `delay_s` before a batch is worked (or a function of its number), `faults`
-        per request (in the batches numbered in `only`, by default every one), and which batch numbers (from 0,
-        counted over the server's life) expire half-done. With
+        and `duplicates` per request (in the batches numbered in `only`, by default every one), and which batch numbers (from 0,
+        counted over the server's life) expire half-done; `duplicates` a second line for some answered requests. With
         `hold`, every batch stays "validating" until `release_batches()` (a test kills its client meanwhile)."""
         if hold:
             self._held.set()
@@ -70,6 +73,7 @@ class BatchEndpoints:
             self._batch_faults = faults
             self._batch_expire = frozenset(expire)
             self._batch_only = None if only is None else frozenset(only)
+            self._batch_duplicates = duplicates
             self._batch_index = 0
 
     def _add_batch_routes(self, app: web.Application) -> None:
@@ -196,6 +200,19 @@ class BatchEndpoints:
             output.append({"id": f"req-{index}", "custom_id": line["custom_id"], "error": None,
                            "response": {"status_code": 200, "request_id": f"req-{index}", "body": completion}})
             batch["request_counts"]["completed"] += 1
+            extra = self._batch_duplicates(index, line["body"]) if self._batch_duplicates is not None and faulty else None
+            if extra is not None:
+                self.counts[f"batch-duplicate-{extra}"] += 1
+            if extra == "same":
+                output.append(output[-1])
+            elif extra == "other":
+                other = json.loads(json.dumps(completion))
+                other["choices"][0]["message"]["content"] = (other["choices"][0]["message"]["content"] or "") + " "
+                output.append({**output[-1], "response": {**output[-1]["response"], "body": other}})
+            elif extra == "error":
+                errors.append({"id": f"req-{index}", "custom_id": line["custom_id"], "error": None, "response": {
+                    "status_code": 500, "request_id": f"req-{index}",
+                    "body": {"error": {"message": "fake duplicate failure line", "type": "server_error"}}}})
         for line in lines[len(answered):] if not cancelled else ():
             errors.append({"id": None, "custom_id": line["custom_id"], "response": None, "error": {
                 "code": "batch_expired", "message": "This request could not be executed before the completion "

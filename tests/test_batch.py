@@ -365,3 +365,41 @@ def test_two_lines_for_one_request_never_pick_one_answer_by_their_order_nor_lose
     assert read(_line("r1", 500, failed), _line("r1", 200, a)).body == a
     output, errors = read(_line("r1", 200, a)), read(_line("r1", 500, failed))
     assert _merged(output, errors).body == a  # the error file read after the output file
+
+
+def test_a_batch_file_naming_a_request_twice_neither_scores_a_guess_nor_pays_an_answer_twice(monkeypatch, tmp_path,
+                                                                                              capsys) -> None:
+    """The provider's output and error files name some requests twice, through qatui's real CLI and LiteLLM's real
+    batch calls: the same answer twice, and an answer beside a failure line, are one answer (never asked again);
+    two different answers are neither (asked again in the next batch, both counted in what the first one cost)."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("FAKE_KEY", "sk-batch-test-not-a-real-key")
+    from qatui.llm import client as client_module
+
+    client_module._backbones.clear()
+    kinds = ("same", "error", "other")
+    with FakeLLMServer(answer_any, model="gpt-4o-mini", max_lifetime_s=90.0) as server:
+        data, sessions = dataset(tmp_path), tmp_path / "sessions"
+        model = "openai/gpt-4o-mini"
+        direct = run(capsys, config(tmp_path, server, "d", model=model), sessions, data, "--judge", "pairwise")
+        clean = run(capsys, config(tmp_path, server, "c", model=model), sessions, data, "--judge", "pairwise",
+                    "--batch")
+        server.script_batches(duplicates=lambda index, body: kinds[index % 3], only={1})
+        submitted_before = dict(server.batch_submitted)
+        doubled = run(capsys, config(tmp_path, server, "x", model=model), sessions, data, "--judge", "pairwise",
+                      "--batch")
+    client_module._backbones.clear()
+    assert doubled["status"] == "completed" and doubled["judges"]["pairwise"]["n_failed"] == 0
+    assert verdicts(sessions, doubled["session"], "pairwise") == verdicts(sessions, direct["session"], "pairwise")
+    first, *later = SessionStore(sessions).open(doubled["session"]).meta["batches"]
+    (clean_batch,) = SessionStore(sessions).open(clean["session"]).meta["batches"]
+    n = first["requests"]
+    others = [k for k in range(n) if kinds[k % 3] == "other"]
+    assert server.counts["batch-duplicate-other"] == len(others) > 0
+    assert server.counts["batch-duplicate-same"] > 0 and server.counts["batch-duplicate-error"] > 0
+    asked = {custom_id: count - submitted_before.get(custom_id, 0) for custom_id, count in server.batch_submitted.items()}
+    again = sorted(custom_id for custom_id, count in asked.items() if count == 2)
+    assert len(again) == len(others) and set(asked.values()) <= {0, 1, 2}, asked
+    assert first["retried"] == len(others) and later, "the two-answer requests were not asked again"
+    assert any("two different answers" in reason for reason in first["reasons"]), first["reasons"]
+    assert first["cost_usd"] > clean_batch["cost_usd"] * (1 + 0.5 * len(others) / n), "a paid answer was not counted"
