@@ -397,3 +397,69 @@ def test_judges_versions_and_show_version_print_the_stored_versions(tmp_path, mo
     assert "Rate {answer}" in out and "\x1b" not in out
     assert main(["judges", "show", "my-judge", "--version", "0" * 12]) == 2
     assert "no stored version" in capsys.readouterr().err
+
+
+def test_labels_agreement_names_each_run_s_version_and_says_when_one_judge_ran_in_two(tmp_path, edited_prompts,
+                                                                                      capsys) -> None:
+    """`labels agreement` set the two pointwise runs side by side under one judge name, with nothing to say that their
+    prompts differed: each row now names its version, and a line says the judge ran in two."""
+    from qatui.data.labels import Label
+    from qatui.store.labels import LabelStore
+
+    store, a, b = _two_versions(tmp_path, edited_prompts)
+    va, vb = (store.open(s).meta["judges"]["pointwise"]["version"] for s in (a, b))
+    dataset = load_dataset(str(tmp_path / "d.jsonl"))
+    meta = {"name": dataset.name, "path": dataset.path, "format": dataset.format, "content_hash": dataset.content_hash}
+    with LabelStore(store.root).open_pass("ana", meta) as labelled:
+        labelled.put_many([Label(item_id=item.id, kind="pairwise", a="a", b="b", preference="A")
+                           for item in dataset.items])
+    assert main(["--sessions-dir", str(store.root), "labels", "agreement", dataset.path, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {(row["session"], row["version"]) for row in out["judges"]} == {(a, va), (b, vb)}
+    (line,) = out["versions"]
+    assert line.startswith("judge pointwise ran in different versions: ") and f"{a} {va}" in line and f"{b} {vb}" in line
+    assert main(["--sessions-dir", str(store.root), "labels", "agreement", dataset.path]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"versions: {line}" in text, text
+    assert f"{a} pointwise ana" in text and f"{b} pointwise ana" in text, text  # each row's id whole, at 80 columns
+    table = text.split("versions:")[0]
+    assert va in table and vb in table, text  # each under its run's judge
+    asyncio.run(_agreement_screen_shows(store, dataset, [(a, va), (b, vb)], line))
+
+
+async def _agreement_screen_shows(store, dataset, runs, line) -> None:
+    """The label screen's agreement (g): a version column, and the versions line above the table."""
+    from fakes import wait_until
+
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.label_agreement import AgreementScreen
+    from qatui.tui.widgets.vim_table import VimTable
+
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(160, 40)) as pilot:
+        app.push_screen(AgreementScreen(dataset, store))
+        await wait_until(pilot, lambda: isinstance(app.screen, AgreementScreen)
+                         and [t.row_count for t in app.screen.query(VimTable)] == [len(runs)])
+        table = app.screen.query_one(VimTable)
+        rows = {(str(table.get_row_at(k)[-1]), str(table.get_row_at(k)[1])) for k in range(table.row_count)}
+        assert rows == set(runs)
+        shown = str(app.screen.query_one("#agreement-people").render())
+        assert f"versions: {line}" in shown, shown
+
+
+def test_the_label_screen_names_a_judge_s_version_only_where_it_ran_in_two(tmp_path, edited_prompts) -> None:
+    """While labelling, each judge's verdict is headed by its session; where one judge name ran in two versions, the
+    head names the version too, so the two lines are not read as one judge twice."""
+    from qatui.report.label_agreement import judge_runs
+    from qatui.tui.label_text import judge_lines
+
+    store, a, b = _two_versions(tmp_path, edited_prompts)
+    dataset = load_dataset(str(tmp_path / "d.jsonl"))
+    runs = judge_runs(store, dataset.content_hash)
+    item = dataset.items[0]
+    names = {key: key for key in item.candidates}
+    heads = [str(line) for line in judge_lines(item, None, runs, names)]
+    assert [head.split(": ")[0] for head in heads] == [f"pointwise {run.session} {run.version}" for run in runs], heads
+    only_first = [run for run in runs if run.session == a]
+    (head,) = [str(line) for line in judge_lines(item, None, only_first, names)]
+    assert head.startswith(f"pointwise {a}: "), head

@@ -17,7 +17,7 @@ from qatui.errors import QatuiError
 
 if TYPE_CHECKING:
     from qatui.data.model import Dataset
-    from qatui.events import Verdict
+    from qatui.report.label_agreement import JudgeRun
     from qatui.store.labels import LabelPass
     from qatui.store.session import SessionStore
 
@@ -28,7 +28,7 @@ class Annotation:
 
     dataset: Dataset
     labels: LabelPass
-    judges: list[tuple[str, str, dict[str, Verdict]]] = field(default_factory=list)
+    judges: list[JudgeRun] = field(default_factory=list)
     """(session id, judge, item id -> verdict) of every session of this dataset."""
     gold_kind: str | None = None
     """The dataset's main gold kind (`report.table.gold_kind`): ratings datasets are labelled with ratings."""

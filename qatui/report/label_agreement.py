@@ -8,13 +8,15 @@ between the two, beside the judge's headline metric against that annotator's lab
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from qatui.errors import LabelError
 from qatui.report.session_view import fmt, split_note
+from qatui.report.versions import different_versions, version_text
+from qatui.store.judge_versions import entry_version
 from qatui.text import escaped, kappa_name, plain
 
 if TYPE_CHECKING:
@@ -29,14 +31,27 @@ if TYPE_CHECKING:
 HEADLINE = ("kendall", "accuracy", "spearman", "pearson")
 
 
-def judge_runs(store: SessionStore, content_hash: str) -> list[tuple[str, str, dict[str, Verdict]]]:
-    """(session id, judge, verdicts) of every judge of every session run on the dataset with this content hash."""
+class JudgeRun(NamedTuple):
+    """One judge of one session: which session, the judge's name, the version it ran in (None for a session stored
+    before versions were kept), and its verdicts by item id."""
+
+    session: str
+    judge: str
+    version: str | None
+    verdicts: dict[str, Verdict]
+
+
+def judge_runs(store: SessionStore, content_hash: str) -> list[JudgeRun]:
+    """Every judge of every session run on the dataset with this content hash, with its version: two sessions of one
+    judge name may hold two versions of it (a judge file edited between them), and the views say which is which."""
     runs = []
     for meta in store.list():
         if meta.get("status") == "damaged" or (meta.get("dataset") or {}).get("content_hash") != content_hash:
             continue
         session = store.open(meta["id"])
-        runs += [(session.id, judge, verdicts) for judge, verdicts in session.every_verdict().items()]
+        entries = session.meta.get("judges") or {}
+        runs += [JudgeRun(session.id, judge, entry_version(entries.get(judge)), verdicts)
+                 for judge, verdicts in session.every_verdict().items()]
     return runs
 
 
@@ -68,7 +83,11 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path,
         "beside_people": [],
     }
     runs: dict[tuple[str, str], dict] = {}
-    for session_id, judge, verdicts in judge_runs(store, dataset.content_hash):
+    found = judge_runs(store, dataset.content_hash)
+    versions = {(run.session, run.judge): run.version for run in found}
+    data["versions"] = different_versions({"judge": run.judge, "version": run.version, "name": run.session}
+                                          for run in found)
+    for session_id, judge, version, verdicts in found:
         decisions = {unit: code for item_id, verdict in verdicts.items() if item_id in by_id
                      for unit, code in verdict_decisions(by_id[item_id], verdict).items()}
         runs[(session_id, judge)] = decisions
@@ -81,7 +100,7 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path,
                 agreement = {**agreement, "kappa": None,
                              "kappa_undefined": f"{name} gave one class on every unit the judge decided"}
             data["judges"].append({
-                "session": session_id, "judge": judge, "annotator": name, **agreement,
+                "session": session_id, "judge": judge, "version": version, "annotator": name, **agreement,
                 "metric": key, "value": metrics.metrics.get(key) if key else None,
                 "n_items": metrics.n.get(key, 0) if key else 0,
             })
@@ -91,7 +110,8 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path,
     for (session_id, judge), decisions in runs.items() if ceiling is not None else ():
         test = alt_test(people, decisions, epsilon=epsilon) if len(people) >= 3 else None
         data["beside_people"].append({
-            "session": session_id, "judge": judge, **ceiling["judges"][f"{session_id}/{judge}"],
+            "session": session_id, "judge": judge, "version": versions[(session_id, judge)],
+            **ceiling["judges"][f"{session_id}/{judge}"],
             "alt_test": test, "alt_test_result": alt_test_sentence(test) if test else None,
         })
     return data
@@ -112,14 +132,25 @@ def print_agreement(console: Console, data: dict[str, Any]) -> None:
     if not data["judges"]:
         console.print("[dim]no session of this dataset yet: run judges on it (`qatui run`) to compare them[/]")
         return
-    table = Table("session", "judge", "annotator", "alpha", "kappa", "units", "vs labels", "items", box=None,
-                  padding=(0, 1, 0, 0), title="each judge with each person (kappa: Cohen's)", title_justify="left")
+    table = Table(Column("session", no_wrap=True, min_width=20), Column("judge", min_width=12), "person", "alpha",
+                  Column("kappa", max_width=9), "units", Column("vs labels", max_width=9), Column("items", min_width=5),
+                  box=None, padding=(0, 1, 0, 0), title="each judge with each person (kappa: Cohen's)",
+                  title_justify="left")
+    versions: dict[str, set] = {}
+    for row in data["judges"]:
+        versions.setdefault(row["judge"], set()).add(row.get("version"))
     for row in data["judges"]:
         metric = f"{row['metric']} {fmt(row['value'])}" if row["metric"] else "-"
         kappa = "none (one class)" if row.get("kappa_undefined") else fmt(row["kappa"])
-        table.add_row(escaped(row["session"]), escaped(row["judge"]), escaped(row["annotator"]), fmt(row["alpha"]),
-                      kappa, str(row["n_units"]), metric, str(row["n_items"]))
+        judge = Text(plain(row["judge"]))
+        if len(versions[row["judge"]]) > 1:  # which run is which: under its name, as the versions line names it
+            judge.append("\n" + version_text(row.get("version")), style="dim")
+        table.add_row(escaped(row["session"]), judge, escaped(row["annotator"]), fmt(row["alpha"]), kappa,
+                      str(row["n_units"]), metric, str(row["n_items"]))
     console.print(table)
+    for line in data.get("versions") or ():  # under the rows it names: which are not of one judge
+        console.print(Text.assemble(("versions: ", "bold yellow"), plain(line), (
+            "; `qatui sessions diff A B` shows what changed", "dim")), soft_wrap=True)
     if undefined := [row for row in data["judges"] if row.get("kappa_undefined")]:
         why = "; ".join(sorted({plain(row["kappa_undefined"]) for row in undefined}))
         console.print(Text(f"kappa none (one class): {why}; chance agreement then equals the observed one for any "

@@ -12,13 +12,14 @@ from textual.content import Content
 
 from qatui.metrics.pairwise import judge_preference
 from qatui.metrics.people import CODES, gold_decisions, verdict_decisions
+from qatui.report.versions import version_text
 from qatui.text import plain
 from qatui.ties import tiers_text
 
 if TYPE_CHECKING:
     from qatui.data.labels import Label
     from qatui.data.model import Item
-    from qatui.events import Verdict
+    from qatui.report.label_agreement import JudgeRun
     from qatui.tui.label_draft import Draft
 
 _WORD = {v: k for k, v in CODES.items()}
@@ -47,15 +48,19 @@ def ranking_text(tiers: list[list[str]], names: dict[str, str]) -> str:
     return tiers_text(tiers, lambda cid: names.get(cid, cid))
 
 
-def judge_lines(item: Item, label: Label | None, judges: list[tuple[str, str, dict[str, Verdict]]],
+def judge_lines(item: Item, label: Label | None, judges: list[JudgeRun],
                 names: dict[str, str]) -> list[Content]:
     """Each judge's verdict on `item` and, once there is a label, where it differs from it (pairs of responses)."""
     mine = gold_decisions(item.id, label.as_gold()) if label is not None else {}
     lines = []
-    for session_id, judge, verdicts in judges:
+    versions: dict[str, set[str | None]] = {}
+    for run in judges:
+        versions.setdefault(run.judge, set()).add(run.version)
+    for session_id, judge, version, verdicts in judges:
         if (verdict := verdicts.get(item.id)) is None:
             continue
-        head = Content.assemble((plain(judge), "bold"), " ", (plain(session_id), "dim"))
+        shown = f"{session_id} {version_text(version)}" if len(versions[judge]) > 1 else session_id  # which is which
+        head = Content.assemble((plain(judge), "bold"), " ", (plain(shown), "dim"))
         if len(item.candidates) == 2:
             a, b = list(names)[:2]
             said = judge_preference(verdict, a, b)

@@ -65,6 +65,7 @@ class AgreementScreen(ModalScreen[None]):
     async def load(self) -> None:
         """Compute the figures off the UI thread, then fill the table."""
         from qatui.report.label_agreement import agreement_data
+        from qatui.report.versions import version_text
         from qatui.text import kappa_name
 
         try:
@@ -79,11 +80,16 @@ class AgreementScreen(ModalScreen[None]):
                    if people else "one annotator: no agreement between people yet")
         self.query_one("#agreement-people", Static).update(Content(f"labelled by {who}\n{between}"))
         table = self.query_one(VimTable)
-        table.add_columns("judge", "annotator", "vs labels", "alpha", "kappa", "units", "session")
+        table.add_columns("judge", "version", "annotator", "vs labels", "alpha", "kappa", "units", "session")
         for row in data["judges"]:
             metric = f"{row['metric']} {fmt(row['value'])} ({row['n_items']})" if row["metric"] else "-"
-            table.add_row(Text(row["judge"], style="bold"), row["annotator"], metric, fmt(row["alpha"]),
-                          fmt(row["kappa"]), str(row["n_units"]), row["session"])
+            kappa = "none (one class)" if row.get("kappa_undefined") else fmt(row["kappa"])
+            table.add_row(Text(plain(row["judge"]), style="bold"), Text(version_text(row.get("version"))),
+                          Text(plain(row["annotator"])), metric, fmt(row["alpha"]), kappa, str(row["n_units"]),
+                          Text(plain(row["session"])))
+        if data.get("versions"):  # which rows are not of one judge, under the people's line
+            self.query_one("#agreement-people", Static).update(Content("\n".join(
+                [f"labelled by {who}", between, *(f"versions: {line}" for line in data["versions"])])))
         if not data["judges"]:
             self.query_one("#agreement-people", Static).update(
                 Content(f"labelled by {who}\nno session has judged this dataset yet: run judges on it to compare them"))
