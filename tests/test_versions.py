@@ -463,3 +463,33 @@ def test_the_label_screen_names_a_judge_s_version_only_where_it_ran_in_two(tmp_p
     only_first = [run for run in runs if run.session == a]
     (head,) = [str(line) for line in judge_lines(item, None, only_first, names)]
     assert head.startswith(f"pointwise {a}: "), head
+
+
+def test_judges_show_a_name_only_the_history_keeps_prints_its_newest_stored_version(tmp_path, monkeypatch,
+                                                                                    capsys) -> None:
+    """A judge file aligned or edited in the Lab from another folder has versions in the history but no file in the
+    judges folder: `judges show NAME` said "unknown judge". It prints the newest stored version, saying so."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    history = JudgeHistory()
+    first = history.save("my-judge", "[prompt]\nuser = \"first {answer}\"\n", {}, "first")
+    newest = history.save("my-judge", "[prompt]\nuser = \"second {answer}\x1b[31m\"\n", {}, "second")
+    earlier = (history.root / "my-judge" / f"{first}.json").stat().st_mtime - 10
+    os.utime(history.root / "my-judge" / f"{first}.json", (earlier, earlier))  # saved in one second: the file says
+    assert main(["judges", "show", "my-judge"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"its newest stored version, {newest}" in out and "second {answer}" in out and "first" not in out, out
+    assert "\x1b" not in out and f"qatui judges show my-judge --version {newest} > FILE.toml" in out
+    assert main(["judges", "show", "no-such-judge"]) == 2
+    assert "unknown judge 'no-such-judge'" in capsys.readouterr().err
+
+
+def test_stored_versions_are_ordered_by_the_instant_they_were_saved_across_offsets(tmp_path) -> None:
+    """`saved_at` carries the saver's UTC offset; read as strings, 10:00+01:00 (09:00 UTC) came after 09:30+00:00."""
+    history = JudgeHistory(tmp_path / "h")
+    early = history.save("j", "one")
+    late = history.save("j", "two")
+    for version, stamp in ((early, "2026-01-01T10:00:00+01:00"), (late, "2026-01-01T09:30:00+00:00")):
+        path = history.root / "j" / f"{version}.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), "saved_at": stamp}))
+    assert [r.version for r in history.records("j")] == [early, late]

@@ -107,6 +107,21 @@ class VersionRecord:
     path: Path | None = None
 
 
+def _saved_order(record: VersionRecord) -> tuple[float, int, str]:
+    """When a version was saved, for ordering: its `saved_at` as an instant (a string compare misorders two offsets,
+    `+01:00` and `+00:00`), then its file's modification time in nanoseconds (two saves in one second, which
+    `saved_at` cannot tell apart), then the version."""
+    try:
+        moment = datetime.fromisoformat(record.saved_at).timestamp()
+    except (ValueError, OverflowError, OSError):
+        moment = float("-inf")  # a hand-edited or damaged stamp: before every readable one
+    try:
+        written = record.path.stat().st_mtime_ns if record.path is not None else 0
+    except OSError:
+        written = 0
+    return moment, written, record.version
+
+
 class JudgeHistory:
     """The versions kept of each judge, one JSON file per version, under `root` (default: the data folder's `judges`)."""
 
@@ -154,7 +169,7 @@ class JudgeHistory:
             found.append(VersionRecord(version=path.stem, saved_at=str(doc.get("saved_at") or ""),
                                        figures=doc.get("figures") if isinstance(doc.get("figures"), dict) else {},
                                        note=str(doc.get("note") or ""), path=path))
-        return sorted(found, key=lambda r: (r.saved_at, r.version))
+        return sorted(found, key=_saved_order)
 
     def text(self, name: str, version: str) -> str:
         """The text stored as `version` of judge `name`; a JudgeError naming the versions kept when there is none."""
