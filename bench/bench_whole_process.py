@@ -8,7 +8,10 @@ process, at concurrency 32, against the loopback server (tests/llm_server.py in 
 answering after LATENCY_S). Its wall time is set against the ideal (calls / (32 / latency)); then
 the same command again, every call now in the call cache, in a new process (three times: the
 median is the figure), and its wall time set against the first run's. Also timed: `python -c "import qatui.cli"` and the same with
-LiteLLM imported (`qatui.llm._lazy.get_litellm`), what any `qatui` command pays before it works.
+LiteLLM imported (`qatui.llm._lazy.get_litellm`), what any `qatui` command pays before it works; and the first run
+of another dataset (its questions reworded: every call new) with the same cache folder, as on a machine that has run
+this backbone before: the model facts LiteLLM gave the first run are kept there (`qatui.llm.facts`), so no LiteLLM
+import.
 The processes run as a user's do: with Python's bytecode cache (`PYTHONDONTWRITEBYTECODE`, which a
 sandbox may set, is cleared for them), so the first run compiles qatui's modules once and the
 rerun reads them compiled, as a second `qatui run` after `pip install` does. The rerun sends no
@@ -125,6 +128,13 @@ def main() -> None:
         before = server.count()
         reruns = [timed(qatui(config, data, folder / f"s2-{k}"), env)[:2] for k in range(RERUNS)]
         asked_rerun = server.count() - before
+        other = folder / "other-items.jsonl"  # another dataset's first run, on a machine that has run this backbone
+        other.write_text(data.read_text().replace("Question", "Query"))
+        before = server.count()
+        command = qatui(config, other, folder / "s3")
+        kept, kept_cpu, done_kept = timed([command[0], "-X", "importtime", *command[1:]], env)  # what it imported
+        asked_kept = server.count() - before
+        litellm_imported = any(line.rsplit("|", 1)[-1].strip() == "litellm" for line in done_kept.stderr.splitlines())
         rerun, rerun_cpu = statistics.median(w for w, _ in reruns), statistics.median(c for _, c in reruns)
         print(f"{n} items x 2 orders = {calls} pairwise calls, server latency {latency * 1000:.0f} ms, "
               f"concurrency {CONCURRENCY}, {os.cpu_count()} CPUs; one `qatui run` process each")
@@ -136,6 +146,9 @@ def main() -> None:
               f"requests   {rerun / first:.3f} of the first run's wall ({rerun_cpu / first_cpu:.3f} of its CPU)")
         print(f"  (the median of {RERUNS} reruns, each in a new process: "
               + ", ".join(f"{w:.2f} s wall {c:.2f} s CPU" for w, c in reruns) + ")")
+        print(f"first run of another dataset         {kept:6.2f} s wall {kept_cpu:6.2f} s CPU   {asked_kept} "
+              f"requests   ideal {ideal:.2f} s: {ideal / kept:.2f} of ideal (the backbone's facts kept; LiteLLM "
+              f"{'imported' if litellm_imported else 'never imported'}: python -X importtime)")
         print(f"session {summary.get('session')}: status {summary.get('status')}")
         print(f"goal a whole `qatui run` >= 0.9 of the ideal at concurrency 32: {'met' if ideal / first >= 0.9 else 'missed'} "
               f"({ideal / first:.2f})")
