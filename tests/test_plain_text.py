@@ -513,3 +513,63 @@ def test_an_error_quoting_data_shows_its_bell(tmp_path, capsys) -> None:
     assert main(["datasets", "inspect", str(missing)]) == 2
     err = capsys.readouterr().err
     assert "no\\x07such.jsonl" in "".join(err.split()) and "\x07" not in err, err
+
+
+async def test_the_checklist_panel_shows_a_checklist_s_dimension_and_questions_as_text(tmp_path) -> None:
+    """A checklist file (or a generated one) names its dimensions and questions: the grid's title and rows
+    show them as text (a Rich table's string title is read as markup) and send no escape."""
+    from qatui.data.loaders import demo_dataset
+    from qatui.events import ChecklistAnswered
+    from qatui.tui.state import RunState
+    from qatui.tui.widgets.checklist_panel import ChecklistPanel
+
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    item = demo_dataset().items[0]
+    state = RunState([item], ["checkeval"], seed=0)
+    for response in (1, 2):
+        state.fold(ChecklistAnswered(item_id=item.id, judge="checkeval", dimension=hostile("DIM", shots),
+                                     sub_dimension=hostile("SUB", shots), question=hostile("Q", shots),
+                                     question_id="q1", response=f"Response {response}", answer="yes"))
+
+    class Host(App[None]):
+        def get_theme_variable_defaults(self) -> dict[str, str]:
+            return {"panel-border": "#808080"}
+
+        def compose(self):
+            yield ChecklistPanel()
+
+    app = Host()
+    async with app.run_test(size=(160, 30)) as pilot:
+        app.query_one(ChecklistPanel).show(state.tasks[(item.id, "checkeval")])
+        await pilot.pause()
+        text = screen_text(app)
+        assert "DIM [@click" in text and "Q [@click" in text, text
+        await check_screen(pilot, shots)
+
+
+@pytest.mark.parametrize("view", ["checklist grid", "dimension scores"])
+def test_sessions_show_item_prints_a_checklist_s_dimension_names_as_text(view, tmp_path) -> None:
+    """`sessions show --item` prints CheckEval's grid and each dimension's score with the dimension as a heading:
+    a dimension named with markup is shown as typed (a Rich column header is read as markup) and sends no escape."""
+    import io
+
+    from rich.console import Console
+
+    from qatui.report.artifact_views import print_checklist_grid, print_dimension_scores
+
+    name = hostile("DIM", tmp_path)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=400, color_system="truecolor")
+    if view == "checklist grid":
+        answers = [{"dimension": name, "sub_dimension": name, "question": name, "question_id": "q1",
+                    "response": "Response 1", "answer": "yes", "position": 0}]
+        print_checklist_grid(console, answers, {"Response 1": name})
+    else:
+        print_dimension_scores(console, {"Response 1": {name: 0.5}}, ["Response 1"])
+    sent = out.getvalue()
+    shown = TEXTUAL_OWN.sub("", sent)
+    assert CLICK in shown and "[bold red]RED[/]" in shown and SHOWN_ESCAPES in shown, shown
+    for char in ("\x07", "\x9b", "\u202e"):
+        assert char not in shown, f"{char!r} reaches the terminal"
+    assert "\x1b]" not in shown and "\x1b[2J" not in shown

@@ -55,7 +55,8 @@ def print_dimension_scores(console: Console, per_label: dict[str, dict], order: 
                            title: str = "share of yes per dimension") -> None:
     """CheckEval (or G-Eval, with its `title`): each candidate's score per dimension (- when there is none)."""
     dims = list(dict.fromkeys(d for scores in per_label.values() for d in scores))
-    table = Table("candidate", *dims, title=title, title_justify="left", box=None, min_width=len(title))
+    table = Table("candidate", *(escaped(d) for d in dims), title=title, title_justify="left", box=None,
+                  min_width=len(title))  # a dimension is named by a checklist or a judge file: text, never markup
     for label, cid in candidates_by_label(order).items():
         scores = per_label.get(label, {})
         table.add_row(escaped(cid), *("-" if scores.get(d) is None else f"{scores[d]:.2f}" for d in dims))

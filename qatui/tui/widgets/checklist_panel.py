@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from qatui.events.labels import response_labels
+from qatui.text import plain
 from qatui.tui.state import TaskView
 from qatui.tui.widgets.panel import TaskPanel
 
@@ -56,14 +57,14 @@ class ChecklistPanel(TaskPanel):
 
     def _table(self, task: TaskView, dimension: str, qids: list[str], labels: list[str]) -> Table:
         muted = self.get_component_rich_style("checklist-panel--muted", partial=True)
-        table = Table(box=None, padding=(0, 1, 0, 0), expand=True, title=dimension, title_justify="left",
+        table = Table(box=None, padding=(0, 1, 0, 0), expand=True, title=Text(plain(dimension), style=muted), title_justify="left",
                       title_style=muted, header_style=muted)
         table.add_column("question", ratio=1, overflow="fold")
         for label in labels:
             table.add_column(f"R{label.rsplit(' ', 1)[-1]}", justify="right", no_wrap=True, width=4)
         for qid in qids:
             cells = [self._cell(task, qid, label) for label in labels]
-            table.add_row(Text(task.checklist[qid][1]), *cells)
+            table.add_row(Text(plain(task.checklist[qid][1])), *cells)
         shares = []
         for label in labels:
             found = [task.answers[(q, label)] for q in qids if task.answers.get((q, label)) is not None]
