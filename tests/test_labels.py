@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -322,3 +324,33 @@ def test_an_import_names_a_sessions_folder_holding_markup_as_typed(data, tmp_pat
     assert main(["--sessions-dir", str(folder), "labels", "import", str(out)]) == 0
     said = " ".join(capsys.readouterr().err.split())
     assert "imported 2 labels (2 new, 0 replaced)" in said and "theirs [bold red]R [link=https:evil]L" in said, said
+
+
+def test_majority_gold_leaves_out_pairs_people_split_on_so_a_judge_that_always_ties_scores_none(tmp_path) -> None:
+    """Four pairs of two equal texts (rouge-l ties every one). Ana and Bo split on three (A / B, A / tie, B / A) and
+    agree on one (A). Against the majority only the agreed pair is a reference: the tie misses it, accuracy 0 of 1.
+    Read as ties, the splits made the judge's ties hits: 3 of 4, a tie nobody gave."""
+    items = [{"id": f"p{i}", "question": "Which is better?", "references": ["the cat sat on the mat"],
+              "candidates": {"a": "the cat sat", "b": "the cat sat"}} for i in range(4)]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+    dataset = load_dataset(str(path))
+    store = SessionStore(tmp_path / "sessions")
+    run_headless(start_run(store, dataset, ["rouge-l"], Config()))
+    meta = {"name": dataset.name, "path": dataset.path, "format": dataset.format, "content_hash": dataset.content_hash}
+    said = {"ana": "AAAB", "bo": "BtAA"}
+    for name, choices in said.items():
+        give(store, meta, name, *(Label(item_id=f"p{i}", kind="pairwise", a="a", b="b",
+                                        preference="tie" if c == "t" else c) for i, c in enumerate(choices)))
+    majority, line = with_gold(dataset, "majority", store.root)
+    assert [item.gold for item in majority.items[:2]] == [None, None] and majority.items[3].gold is None
+    assert majority.items[2].gold.labels == ["A"]
+    assert line.endswith("4 of 4 items labelled, 3 of them split (people's labels share the most: no reference, "
+                         "not scored)")
+    session = store.list()[0]["id"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["--sessions-dir", str(store.root), "sessions", "show", session, "--gold", "majority",
+                     "--json"]) == 0
+    doc = json.loads(out.getvalue())["judges"]["rouge-l"]
+    assert doc["metrics"]["accuracy"] == 0.0 and doc["n"]["accuracy"] == 1

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from qatui.data.model import Gold, GoldKind, Item, PairwiseGold, Preference, RankingGold, RatingsGold
 from qatui.safe_read import Refused, loads_json
 from qatui.errors import LabelError, first_problem
+from qatui.ties import plurality
 
 ANNOTATOR = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 """An annotator's name: letters, digits, '.', '_' and '-', at most 64, not starting with a dot (it names a folder)."""
@@ -121,11 +122,24 @@ def label_gold(item: Item, label: Label | None) -> Gold | None:
     return None if label is None else label.as_gold()
 
 
+def is_split(labels: list[Label]) -> bool:
+    """Whether people's labels of a pair have no majority: two or more labels share the most (never for rankings and
+    ratings, whose majority is a mean)."""
+    if not labels or labels[0].kind != "pairwise":
+        return False
+    return plurality([x.preference for x in labels], tie=SPLIT) is SPLIT
+
+
+SPLIT = object()
+"""`plurality`'s answer for labels sharing the most, told apart from a tie most people gave."""
+
+
 def majority_gold(item: Item, labels: list[Label]) -> Gold | None:
     """Several annotators' labels on one item as one gold; None when nobody labelled it.
 
-    Pairs: the label most annotators gave, a tie when two or more share the most (the
-    dataset gold's rule, `ties.plurality`). Rankings: responses ordered by their mean grade across annotators
+    Pairs: the label most annotators gave (a tie only when most said tie); None when two or more labels share the
+    most (A / B, A / tie, A, A, B, B): people split, so there is no reference, as in the human ceiling. Read as a
+    tie, it was a tie nobody gave, and a judge that always says tie scored every split item (`is_split`). Rankings: responses ordered by their mean grade across annotators
     (a grade counts tiers from the bottom, scaled to 0..1), equal means tied. Ratings: the
     mean rating per response and dimension.
     """
@@ -133,8 +147,10 @@ def majority_gold(item: Item, labels: list[Label]) -> Gold | None:
         return None
     kind = labels[0].kind
     if kind == "pairwise":
+        if is_split(labels):
+            return None
         a, b = pair_of(item)
-        return PairwiseGold(a=a, b=b, labels=[PairwiseGold(a=a, b=b, labels=[x.preference for x in labels]).label])
+        return PairwiseGold(a=a, b=b, labels=[plurality([x.preference for x in labels])])
     if kind == "ranking":
         grades: Counter[str] = Counter()
         for label in labels:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qatui.data.labels import check_annotator, majority_gold
+from qatui.data.labels import check_annotator, is_split, majority_gold
 from qatui.errors import LabelError
 
 if TYPE_CHECKING:
@@ -67,7 +67,12 @@ def with_gold(dataset: Dataset, spec: str, sessions_root: Path) -> tuple[Dataset
     relabelled = relabel(dataset, chosen)
     labelled = sum(item.gold is not None for item in relabelled.items)
     people = f" of {len(chosen)} annotators" if spec == MAJORITY else ""
-    return relabelled, f"gold: {gold_name(spec)}{people}, {labelled} of {len(dataset.items)} items labelled"
+    split = sum(is_split([per_item[item.id] for per_item in chosen.values() if item.id in per_item])
+                for item in dataset.items)
+    no_majority = f", {split} of them split (people's labels share the most: no reference, not scored)" if split \
+        else ""
+    return relabelled, (f"gold: {gold_name(spec)}{people}, {labelled + split} of {len(dataset.items)} items labelled"
+                        f"{no_majority}")
 
 
 def relabel(dataset: Dataset, chosen: dict[str, dict[str, Label]]) -> Dataset:
