@@ -101,3 +101,43 @@ async def test_the_session_screen_shows_the_ceiling_beside_the_judge(labelled, t
         # at 80x24 too: the ceiling and a pairwise judge's class line are on screen, not only drawn
         for line in (header.query_one(".ceiling"), header.query_one(".classes")):
             assert line.display and line.region.height >= 1 and line.region.bottom <= header.region.bottom
+
+
+def test_the_ceiling_beside_a_judge_stands_on_the_units_that_judge_decided(tmp_path, capsys) -> None:
+    """Four pairs; ana says A, A, B, A and bo A, A, A, B. On all four each matches the other on 2 of 4 (accuracy 0.5;
+    Cohen's kappa (0.5 - 10/16) / (6/16) = -1/3). p3 and p4 have no reference, so rouge-l decided p1 and p2 only,
+    where the two agree: the ceiling beside it is accuracy 1.0 on those 4 of 8 decisions, its kappa none (one
+    class), never the 0.5 of units it never saw. `labels agreement` of a --limit 2 run the same."""
+    from qatui.data.loaders import load_dataset
+
+    path, sessions = tmp_path / "four.jsonl", tmp_path / "sessions"
+    path.write_text("".join(json.dumps({"id": f"p{n}", "question": f"Question {n}?",
+                                        "references": ["the cat sat on the mat"] if n < 3 else [],
+                                        "candidates": {"c1": "the cat sat", "c2": "a dog ran"}}) + "\n"
+                            for n in range(1, 5)), encoding="utf-8")
+    session = run_json(capsys, "--sessions-dir", str(sessions), "run", str(path), "--judge", "rouge-l",
+                       "--json")["session"]
+    dataset = load_dataset(str(path))
+    said = {"ana": "AABA", "bo": "AAAB"}
+    rows = [{"annotator": name, "dataset": dataset.content_hash, "dataset_name": dataset.name,
+             "dataset_path": str(path), "format": dataset.format, "item_id": f"p{n}", "kind": "pairwise",
+             "label": label, "a": "c1", "b": "c2", "updated": ""}
+            for name, labels in said.items() for n, label in enumerate(labels, 1)]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert main(["--sessions-dir", str(sessions), "labels", "import", str(labels)]) == 0
+    show = ["--sessions-dir", str(sessions), "sessions", "show", session]
+    found = run_json(capsys, *show, "--json")["judges"]["rouge-l"]["human_ceiling"]
+    assert found["ceiling"] == {"kappa": None, "accuracy": 1.0}
+    assert (found["units"], found["ceiling_units"]) == (4, 8)
+    assert main(show) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "human ceiling kappa -, accuracy 1.000 on the judge's 4 of 8 decisions" in text, text
+    run_json(capsys, "--sessions-dir", str(sessions), "run", str(path), "--judge", "length", "--limit", "2", "--json")
+    agreement = run_json(capsys, "--sessions-dir", str(sessions), "labels", "agreement", str(path), "--json")
+    assert agreement["ceiling"]["ceiling"]["accuracy"] == 0.5
+    assert agreement["ceiling"]["ceiling"]["kappa"] == pytest.approx(-1 / 3)
+    assert [row["ceiling"] for row in agreement["beside_people"]] == [{"kappa": None, "accuracy": 1.0}] * 2
+    assert main(["--sessions-dir", str(sessions), "labels", "agreement", str(path)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert text.count("(ceiling -, 1.000 on the judge's 4 of 8 decisions)") == 2, text

@@ -85,8 +85,11 @@ def human_ceiling(people: Mapping[str, Decisions], judges: Mapping[str, Decision
     """Each person against the others' majority, and each judge against the same references on the same units.
 
     None below two people. Returns `people` {name: kappa, accuracy, n}, `ceiling` {kappa,
-    accuracy: means over people}, `judges` {name: {kappa, accuracy: means over the same
-    references, `per_person`}}, `split`: how many units were left out of someone's references because the
+    accuracy: means over people, on every unit they decided}, `judges` {name: {kappa, accuracy: means over the same
+    references, `per_person`, and `ceiling`: the people's kappa and accuracy on the units that judge decided, over the
+    people it shares units with, the figure to set beside it (a judge not applicable on half the items was set
+    against a ceiling of twice its units), with `units` (summed over people) and `ceiling_units` (the ceiling's on
+    every unit)}}, `split`: how many units were left out of someone's references because the
     others split on them (`references`), and `one_class`: how many people's references are one class, whose kappa
     (and the judge's against them) is left out of the means (`_agreement`; every one: the kappas are None). A person
     or judge with no unit in common is left out.
@@ -94,23 +97,35 @@ def human_ceiling(people: Mapping[str, Decisions], judges: Mapping[str, Decision
     if len(people) < 2:
         return None
     refs, split = references(people)
-    persons, judged = {}, {name: {} for name in judges}
+    persons: dict[str, dict[str, Any]] = {}
+    judged: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in judges}
+    beside: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in judges}
     for name, decisions in people.items():
         for judge, theirs in judges.items():
             units = [u for u in decisions if u in refs[name] and u in theirs]
             if units:
-                judged[judge][name] = _agreement([theirs[u] for u in units], [refs[name][u] for u in units])
+                reference = [refs[name][u] for u in units]
+                judged[judge][name] = _agreement([theirs[u] for u in units], reference)
+                beside[judge][name] = _agreement([decisions[u] for u in units], reference)
         units = [u for u in decisions if u in refs[name]]
         if units:
             persons[name] = _agreement([decisions[u] for u in units], [refs[name][u] for u in units])
     return {
         "people": persons,
-        "ceiling": {key: _mean([p[key] for p in persons.values()]) for key in ("kappa", "accuracy")},
-        "judges": {judge: {**{key: _mean([p[key] for p in per.values()]) for key in ("kappa", "accuracy")},
-                           "per_person": per} for judge, per in judged.items()},
+        "ceiling": _means(persons),
+        "judges": {judge: {**_means(per), "per_person": per, "ceiling": _means(beside[judge]),
+                           "units": sum(p["n"] for p in per.values()),
+                           "ceiling_units": sum(p["n"] for p in persons.values()),
+                           "one_class": sum(1 for found in beside[judge].values() if found.get("one_class"))}
+                   for judge, per in judged.items()},
         "split": len(split),
         "one_class": sum(1 for found in persons.values() if found.get("one_class")),
     }
+
+
+def _means(per_person: Mapping[str, Mapping[str, Any]]) -> dict[str, float | None]:
+    """Kappa and accuracy, each the mean over people of the defined values."""
+    return {key: _mean([p[key] for p in per_person.values()]) for key in ("kappa", "accuracy")}
 
 
 def _by_item(decisions: Decisions) -> dict[str, dict[Unit, float]]:

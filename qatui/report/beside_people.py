@@ -40,7 +40,8 @@ def beside_people(dataset: Dataset, verdicts: dict[str, dict[str, Verdict]], ses
                   epsilon: float | None = None) -> dict[str, dict[str, Any]]:
     """For each judge (name -> its verdicts): the human ceiling and the judge on the same references; {} below two people.
 
-    Each value: `people` (how many), `ceiling` {kappa, accuracy} (the mean over people), `kappa`,
+    Each value: `people` (how many), `ceiling` {kappa, accuracy} (the mean over people, on the units the judge
+    decided: a judge not applicable on some items is set beside people on the same units), `kappa`,
     `accuracy` (the judge's, None where it shares no unit with them), and `alt_test` with
     `alt_test_result` (one sentence) where three or more people labelled, else None.
     """
@@ -64,8 +65,9 @@ def beside_people(dataset: Dataset, verdicts: dict[str, dict[str, Verdict]], ses
         test = alt_test(people, decisions, epsilon=EPSILON if epsilon is None else epsilon) \
             if len(people) >= MIN_PEOPLE else None
         mine = found["judges"][judge]
-        out[judge] = {"people": len(people), "ceiling": found["ceiling"], "split": found["split"],
-                      "one_class": found["one_class"], "kappa": mine["kappa"],
+        out[judge] = {"people": len(people), "ceiling": mine["ceiling"], "split": found["split"],  # on its units
+                      "one_class": mine["one_class"], "units": mine["units"], "ceiling_units": mine["ceiling_units"],
+                      "kappa": mine["kappa"],
                       "accuracy": mine["accuracy"], "alt_test": test,
                       "alt_test_result": alt_test_sentence(test) if test else None}
     return out

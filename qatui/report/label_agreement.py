@@ -14,7 +14,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from qatui.errors import LabelError
-from qatui.report.session_view import fmt, split_note
+from qatui.report.session_view import fmt, split_note, units_note
 from qatui.report.versions import different_versions, version_text
 from qatui.store.judge_versions import entry_version
 from qatui.text import escaped, kappa_name, plain
@@ -168,6 +168,6 @@ def print_ceiling(console: Console, data: dict[str, Any]) -> None:
         console.print(Text.assemble(
             (f"{row['session']} {row['judge']}", "bold"),
             f": Cohen's kappa {fmt(row['kappa'])}, accuracy {fmt(row['accuracy'])} against the same references "
-            f"(ceiling {fmt(ceiling['ceiling']['kappa'])}, {fmt(ceiling['ceiling']['accuracy'])})"))
+            f"(ceiling {fmt(row['ceiling']['kappa'])}, {fmt(row['ceiling']['accuracy'])}{units_note(row)})"))
         if row["alt_test_result"]:
             console.print(Text(f"  {row['alt_test_result']}"))

@@ -200,7 +200,15 @@ def ceiling_line(found: dict[str, Any] | None) -> str:
     ceiling = found["ceiling"]
     return (f"vs people ({plural(found['people'], 'person', 'people')}, each against the others' majority): "
             f"kappa {fmt(found['kappa'])}, accuracy {fmt(found['accuracy'])} · human ceiling kappa "
-            f"{fmt(ceiling['kappa'])}, accuracy {fmt(ceiling['accuracy'])}{split_note(found)}")
+            f"{fmt(ceiling['kappa'])}, accuracy {fmt(ceiling['accuracy'])}{units_note(found)}{split_note(found)}")
+
+
+def units_note(row: dict[str, Any]) -> str:
+    """' on the judge's 6 of 18 decisions' where a judge decided fewer units than the ceiling stands on (a run with
+    --limit, a judge not applicable on some items): the ceiling beside it is the people's on those units."""
+    if row.get("units") is None or row["units"] >= row.get("ceiling_units", 0):
+        return ""
+    return f" on the judge's {row['units']} of {row['ceiling_units']} decisions"
 
 
 def split_note(found: dict[str, Any]) -> str:
