@@ -426,3 +426,21 @@ def test_kappa_is_not_given_where_people_gave_one_class(tmp_path, capsys) -> Non
     assert main(["--sessions-dir", str(sessions), "sessions", "show", data["session"]]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "kappa 0.000" not in text and "people gave one class (A) on every label" in text
+
+
+def test_class_intervals_of_one_label_items_are_exact_and_kappa_has_none_where_resamples_lose_a_class() -> None:
+    """12 items of one label each: people A on 10, B on 2; the judge right on 11 (one A called B). Recall A 9 of 10,
+    precision B 2 of 3: binomial, so SciPy's exact interval (a bootstrap read 9 of 10 as [0.667, 1], tighter than
+    9 of 9's [0.664, 1], and an upper bound of 1 with a miss). 11% of resamples draw no B of people, where kappa is
+    0 whatever the judge says: past 5% undefined, the kappa gets no interval (it read [0.000, 1.000])."""
+    from scipy.stats import binomtest
+
+    units = [[("A", "A")]] * 9 + [[("A", "B")]] + [[("B", "B")]] * 2
+    found = class_agreement(units, ["A", "B"])
+    exact = {(hits, n): list(binomtest(hits, n).proportion_ci(method="exact")) for hits, n in ((9, 10), (2, 3))}
+    assert found["per_class"]["A"]["recall_ci"] == pytest.approx(exact[(9, 10)])
+    assert found["per_class"]["B"]["precision_ci"] == pytest.approx(exact[(2, 3)])
+    assert found["per_class"]["A"]["precision_ci"] == pytest.approx([0.025 ** (1 / 9), 1.0])  # 9 of 9
+    assert found["metrics"]["kappa"] == pytest.approx(cohen_kappa_score([p for [(p, _)] in units],
+                                                                        [j for [(_, j)] in units]))
+    assert "kappa" not in found["ci"]
