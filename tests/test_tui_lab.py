@@ -442,3 +442,28 @@ async def test_a_dataset_without_people_s_labels_is_refused_when_given(lab_dir) 
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: app.focused is lab(app).query_one("#data"), "the dataset field, to fix it")
     assert sessions(lab_dir) == []
+
+
+async def test_the_status_line_counts_the_items_its_figure_stands_on_and_those_that_failed(lab_dir) -> None:
+    """The edited version's backbone answers garbage on 4 of the 12 items: they fail, so its accuracy stands on 8
+    (the figures' n); the status line says "on 8 of 12 items (4 failed)", never "on 12 items"."""
+    from qatui.llm.errors import ParseError
+
+    def reply(call):
+        i = int(re.search(r"What is (\d+) plus", call.content)[1])
+        if "arithmetic" in call.system and i in (1, 2, 4, 5):
+            return ParseError("no score", text="garbage")
+        return scripted_reply(call)
+
+    config = Config()
+    app = QatuiApp(config, SessionStore(lab_dir / "sessions"), lab=("sums.toml", "sums.jsonl"),
+                   make_resources=lambda: scripted_resources(config, llm=ScriptedLLM(reply)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: opened(app), "the lab to open")
+        await replace_word(pilot, "style", "arithmetic")
+        await pilot.press("f3")
+        lab(app).query_one("#n").value = "12"
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: figures_shown(app), "the figures", timeout=60)
+        assert lab(app).result.edited.n == 8 and len(lab(app).result.edited.failed) == 4
+        assert "on 8 of 12 items (4 failed)" in " ".join(status(app).split()), status(app)

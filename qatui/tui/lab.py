@@ -141,7 +141,10 @@ class LabResult:
 
     def summary(self) -> str:
         """One line: this version's agreement, and against the version before it (the saved one) the paired difference."""
-        now = f"{self.edited.metric} {fmt(self.edited.value)} {fmt_ci(self.edited.ci)} on {len(self.items)} items"
+        measured, total, failed = self.edited.n, len(self.items), len(self.edited.failed)
+        on = f"on {total} items" if measured == total else f"on {measured} of {total} items" + (
+            f" ({failed} failed)" if failed else "")  # the figure's own count: a failed item is in no figure
+        now = f"{self.edited.metric} {fmt(self.edited.value)} {fmt_ci(self.edited.ci)} {on}"
         if self.comparison is None:
             return f"this version: {now}; edit the prompt and run again to compare"
         c = self.comparison
