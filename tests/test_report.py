@@ -301,8 +301,19 @@ def test_the_agreement_histogram_says_how_many_of_its_zeros_are_no_decision(tmp_
     [meta] = SessionStore(tmp_path / "s").list()
     assert main([*base, "report", meta["id"], "-o", str(tmp_path / "r.html")]) == 0
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
-    assert "Items a judge made no decision on (every response tied) are counted at 0: length 4 of 4." in html
+    assert ("Items a judge made no decision on (every response tied; for ratings, on a dimension) are counted at 0: "
+            "length 4 of 4.") in html
     assert "rouge-l 0 of" not in html  # rouge-l told the answers apart
+    rated = tmp_path / "rated.jsonl"  # ratings: people tell the answers apart, `length` scores them all alike
+    rated.write_text("".join(json.dumps({"id": f"d{i}", "question": "Sum up.", "references": ["the first answer"],
+                                         "candidates": {"a": "first answer", "b": "second answer"},
+                                         "gold": {"kind": "ratings", "ratings": {"a": {"coherence": 5},
+                                                                                 "b": {"coherence": 1 + i}}}}) + "\n"
+                             for i in range(3)), encoding="utf-8")
+    assert main([*base, "run", str(rated), "--judge", "length", "--session", "rated"]) == 0
+    assert main([*base, "report", "rated", "-o", str(tmp_path / "rated.html")]) == 0
+    html = (tmp_path / "rated.html").read_text(encoding="utf-8")
+    assert "are counted at 0: length 3 of 3." in html
 
 
 def test_a_shared_report_names_the_dataset_under_home_with_a_tilde(tmp_path, monkeypatch, capsys) -> None:

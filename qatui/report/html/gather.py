@@ -55,7 +55,8 @@ class JudgeContent:
     agreement: dict[str, float] = field(default_factory=dict)
     """Item id -> agreement with people on that item, in [-1, 1] (`metrics.item.item_tau`; ratings: mean Kendall)."""
     undecided: int = 0
-    """Items of `agreement` the judge made no decision on (`metrics.item.item_undecided`): their 0 is no measure."""
+    """Items of `agreement` the judge made no decision on (`metrics.item.item_undecided`; a ratings document where it
+    scored every candidate alike on a dimension, `pointwise.document_correlations`): their 0 is no measure."""
     confusion: np.ndarray | None = None
     """Counts of (human label, judge preference) over A / tie / B, one count per human label."""
     classes: dict[str, Any] | None = None
@@ -208,9 +209,10 @@ def _per_item(judge: JudgeContent, items: list[Item], verdicts: dict[str, Verdic
         if verdict is None or item.gold is None:
             continue
         if isinstance(item.gold, RatingsGold):
-            taus = [document_correlations(item.gold, verdict, dim).get("kendall") for dim in item.gold.dimensions]
-            if found := [t for t in taus if t is not None]:
+            per_dim = [document_correlations(item.gold, verdict, dim) for dim in item.gold.dimensions]
+            if found := [d["kendall"] for d in per_dim if d.get("kendall") is not None]:
                 judge.agreement[item.id] = float(np.mean(found))
+                judge.undecided += any(d.get("no_decision") for d in per_dim)  # a 0 in its mean that is no measure
             for dim in item.gold.dimensions:
                 human, score = rating_pairs(item.gold, verdict, dim)
                 pooled = judge.ratings.setdefault(dim, ([], []))

@@ -71,7 +71,8 @@ def _plots(content: SessionContent) -> list[tuple[Markup, str]]:
         found.append((plots.agreement_histogram(agreement),
                       "Per-item agreement with people: how many items each judge ranks like people "
                       "(right) or the other way round (left)."
-                      + (f" Items a judge made no decision on (every response tied) are counted at 0: {undecided}."
+                      + (f" Items a judge made no decision on (every response tied; for ratings, on a dimension) "
+                         f"are counted at 0: {undecided}."
                          if undecided else "")))
     for judge in content.judges:
         if any(human for human, _ in judge.ratings.values()):
