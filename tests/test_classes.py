@@ -362,6 +362,12 @@ def test_structure_and_self_preference_beside_people_by_hand() -> None:
                                   "pairs": 3, "judge_ties": 1}
     assert found["self"] == {"judge_own": 0.0, "people_own": pytest.approx(1 / 3), "pairs": 3, "judge_ties": 1}
     assert "self" not in style_biases(items, verdicts, None)  # no backbone: no self-preference to measure
+    # A pair seven people labelled (5 A, 2 B) is one pair: the judge's one choice (c1) counts once, people's share
+    # of it is 5/7. Counted per label it read 8 pairs, the judge's c1 weighed seven times: judge 7/8, people 6/8.
+    many = [item(5, ["A"] * 5 + ["B"] * 2, {}), item(6, ["B"], {})]
+    found = style_biases(many, {v.item_id: v for v in (prefers(5, "c1"), prefers(6, "c2"))}, None)
+    assert found["structure"] == {"judge_structured": 0.5, "people_structured": pytest.approx((5 / 7 + 0) / 2),
+                                  "pairs": 2, "judge_ties": 0}
 
 
 def test_table_shows_the_structure_probe(tmp_path, capsys) -> None:

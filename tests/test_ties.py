@@ -137,9 +137,9 @@ async def test_a_pairwise_judge_that_tied_every_pair_agrees_with_no_one() -> Non
     assert all(item_tau(item, verdicts[item.id]) == 0.0 and item_undecided(item, verdicts[item.id])
                for item in pairs + ranked)
     bias = length_preference(pairs + ranked, verdicts)
-    # 8 labels + 3 items x 3 pairs, all of different lengths and told apart by people (who always prefer
-    # the longer here: x 10 words > z 4 > y 2); the judge preferred neither in any of them.
-    assert bias["pairs"] == 17 and bias["judge_ties"] == 17 and bias["judge_longer"] == 0.0
+    # 4 labelled pairs (each once, however many labelled it) + 3 items x 3 pairs, all of different lengths and told
+    # apart by people (who always prefer the longer here: x 10 words > z 4 > y 2); the judge preferred neither.
+    assert bias["pairs"] == 13 and bias["judge_ties"] == 13 and bias["judge_longer"] == 0.0
     assert bias["people_longer"] == 1.0
 
 

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 
 Pair = tuple[float, str]
-"""(people prefer the longer: 1.0 or 0.0, the judge's choice between longer (A) and shorter (B): A, B or tie)."""
+"""(the share of people preferring the longer, in [0, 1]: 1.0 or 0.0 from a ranking, the share of labels from a
+pair's A / B labels; the judge's choice between longer (A) and shorter (B): A, B or tie). One per pair."""
 
 
 def _ranking_pairs(item: Item, gold: RankingGold, verdict: Verdict, lengths: dict[str, int]) -> list[Pair]:
@@ -43,7 +44,9 @@ def _ranking_pairs(item: Item, gold: RankingGold, verdict: Verdict, lengths: dic
 
 
 def _label_pairs(gold: PairwiseGold, verdict: Verdict, lengths: dict[str, int]) -> list[Pair]:
-    """(people prefer the longer, the judge's choice) per human A / B label of the pair."""
+    """(the share of people's A / B labels preferring the longer, the judge's choice): the pair once, however many
+    people labelled it (counted once per label, the judge's one choice weighed as seven pairs where seven people
+    labelled one, and `pairs` counted labels)."""
     if gold.a not in lengths or gold.b not in lengths or lengths[gold.a] == lengths[gold.b]:
         return []
     longer = "A" if lengths[gold.a] > lengths[gold.b] else "B"
@@ -51,7 +54,8 @@ def _label_pairs(gold: PairwiseGold, verdict: Verdict, lengths: dict[str, int]) 
     if judged is None:
         return []
     choice = "tie" if judged == "tie" else "A" if judged == longer else "B"
-    return [(float(label == longer), choice) for label in gold.labels if label != "tie"]
+    said = [label for label in gold.labels if label != "tie"]
+    return [(sum(label == longer for label in said) / len(said), choice)] if said else []
 
 
 def length_preference(items: Sequence[Item], verdicts: Mapping[str, Verdict]) -> dict[str, float | int]:

@@ -87,7 +87,8 @@ def marked_preference(items: Sequence[Item], verdicts: Mapping[str, Verdict], ma
 
     Empty when no pair people told apart has a marked response the judge decided on.
     """
-    judge_hits = people_hits = ties = pairs = 0
+    judge_hits = ties = pairs = 0
+    people_hits = 0.0
     for item in items:
         verdict = verdicts.get(item.id)
         if verdict is None or item.gold is None:
@@ -95,12 +96,11 @@ def marked_preference(items: Sequence[Item], verdicts: Mapping[str, Verdict], ma
         for x, y, said in _told_apart(item):
             if (mark := marked(item, x, y)) is None or (judged := judge_preference(verdict, x, y)) is None:
                 continue
-            side = "x" if mark == x else "y"
-            for person in said:
-                pairs += 1
-                people_hits += person == side
-                judge_hits += judged == {"x": "A", "y": "B"}[side]
-                ties += judged == "tie"
+            side = "x" if mark == x else "y"  # the pair once, people's share of it from however many labelled it
+            pairs += 1
+            people_hits += sum(person == side for person in said) / len(said)
+            judge_hits += judged == {"x": "A", "y": "B"}[side]
+            ties += judged == "tie"
     if not pairs:
         return {}
     return {f"judge_{prefix}": judge_hits / pairs, f"people_{prefix}": people_hits / pairs, "pairs": pairs,
