@@ -40,3 +40,14 @@ def test_an_80_column_header_keeps_each_figure_with_its_name() -> None:
     text = Packed([["rouge-l", *headline_parts(doc, "no gold")]]).laid_out(78).plain
     assert text.split("\n") == ["rouge-l  tau +0.59 [+0.44,+0.76]  rho +0.66  rbo.9 +0.95  acc +0.77",
                                 "  kappa +0.62"]
+
+
+def test_a_figure_below_zero_keeps_its_sign_at_two_places() -> None:
+    """A mean tau of -0.004 is "tau -0.00" in the header (rounded first it read "+0.00": below zero shown as not);
+    a zero, signed or not, is "+0.00"; the jury's members line the same."""
+    from qatui.tui.format import members_line
+
+    assert headline_parts({"metrics": {"kendall": -0.00402}}, "")[0] == "tau -0.00"
+    assert headline_parts({"metrics": {"kendall": -0.0}}, "")[0] == "tau +0.00"
+    assert headline_parts({"metrics": {"kendall": 0.004}}, "")[0] == "tau +0.00"
+    assert members_line({"preference": {"metrics": {"alpha": -0.001}}}) == "members' agreement  A/B/tie alpha -0.00"

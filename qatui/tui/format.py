@@ -63,6 +63,12 @@ def signed(value: float | None) -> str:
     return "–" if value is None else f"{value:+.3f}"
 
 
+def signed2(value: float) -> str:
+    """+0.41 / -0.10 at two places, keeping the sign of a value that rounds to zero (-0.004 is "-0.00": rounded
+    first, it read "+0.00", a mean below zero shown as not); a zero, signed or not, is "+0.00"."""
+    return f"{value + 0.0:+.2f}"
+
+
 def when(iso: str | None) -> str:
     """An ISO timestamp as 'YYYY-MM-DD HH:MM' in its own offset; '' when absent or unreadable."""
     try:
@@ -97,7 +103,7 @@ def metrics_parts(metrics: dict[str, float], ci: dict[str, list[float]] | None =
             bounds = f" [{interval[0]:+.2f},{interval[1]:+.2f}]" if interval else ""
             notes = [note for note in (no_decision_note(doc, key), left_out_note(doc, key)) if note] \
                 if first and doc else []
-            parts.append(f"{short} {round(metrics[key], 2) + 0.0:+.2f}{bounds}"  # + 0.0: no "-0.00"
+            parts.append(f"{short} {signed2(metrics[key])}{bounds}"
                          + "".join(f" · {note}" for note in notes))
     return parts
 
@@ -133,7 +139,7 @@ def members_line(agreement: dict[str, dict]) -> str:
             if (value := entry.get("metrics", {}).get(key)) is not None:
                 interval = entry.get("ci", {}).get(key)
                 bounds = f" [{interval[0]:+.2f},{interval[1]:+.2f}]" if interval else ""
-                figures.append(f"{key} {round(value, 2) + 0.0:+.2f}{bounds}")
+                figures.append(f"{key} {signed2(value)}{bounds}")
         parts.append(f"{'A/B/tie' if kind == 'preference' else 'rankings'} " + (" ".join(figures) or "alpha undefined"))
     return "members' agreement  " + "; ".join(parts) if parts else ""
 

@@ -36,7 +36,7 @@ from qatui.errors import QatuiError
 from qatui.tui.comparison import Comparison, Disagreement, load_comparison
 from qatui.report import clip
 from qatui.text import plain
-from qatui.tui.format import SHORT_METRICS
+from qatui.tui.format import SHORT_METRICS, signed2
 from qatui.tui.clipboard import copy_artifact
 from qatui.tui.report_file import export_report
 from qatui.tui.screens.base import QatuiScreen
@@ -104,10 +104,10 @@ class DeltaTable(VimTable):
         """'+0.41' with, when given, its delta ' +0.05' in green / red."""
         if value is None:
             return Text("–", style=self.style("muted"), justify="right")
-        text = Text(f"{round(value, 2) + 0.0:+.2f}")
+        text = Text(signed2(value))
         if delta is not None:
             kind = "better" if delta > 0.005 else "worse" if delta < -0.005 else "muted"
-            text.append(f" {round(delta, 2) + 0.0:+.2f}", style=self.style(kind))
+            text.append(f" {signed2(delta)}", style=self.style(kind))
         return text
 
 
