@@ -354,3 +354,14 @@ def test_majority_gold_leaves_out_pairs_people_split_on_so_a_judge_that_always_t
                      "--json"]) == 0
     doc = json.loads(out.getvalue())["judges"]["rouge-l"]
     assert doc["metrics"]["accuracy"] == 0.0 and doc["n"]["accuracy"] == 1
+
+
+def test_an_annotator_named_like_a_judge_is_compared_with_it(data, capsys) -> None:
+    """A person named `rouge-l` (a valid annotator name) labelling a dataset a rouge-l session judged: the two
+    were one key of the raters, and `labels agreement` failed with a traceback ("needs at least two raters")."""
+    dataset, store, _, meta = data
+    give(store, meta, "rouge-l", ranking("q1", ["c1"], ["c2"], ["c3"]), pair("A"))
+    give(store, meta, "bo", ranking("q1", ["c2"], ["c1"], ["c3"]), pair("A"))
+    assert main(["--sessions-dir", str(store.root), "labels", "agreement", dataset.path, "--json"]) == 0
+    rows = {(r["judge"], r["annotator"]): r for r in json.loads(capsys.readouterr().out)["judges"]}
+    assert rows[("rouge-l", "rouge-l")]["n_units"] == 4 and rows[("rouge-l", "rouge-l")]["value"] == 1.0

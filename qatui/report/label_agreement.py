@@ -94,7 +94,7 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path,
         for name, mine in labels.items():
             metrics = summarize(relabel(dataset, {name: mine}).items, verdicts, ci=False)
             key = next((k for k in HEADLINE if k in metrics.metrics), None)
-            agreement = rater_agreement({name: people[name], judge: decisions})
+            agreement = rater_agreement({"person": people[name], "judge": decisions})  # a person may bear its name
             given = {people[name][unit] for unit in people[name] if unit in decisions}
             if len(given) == 1:  # the person one class throughout: kappa is 0 whatever the judge said
                 agreement = {**agreement, "kappa": None,
