@@ -573,3 +573,77 @@ def test_sessions_show_item_prints_a_checklist_s_dimension_names_as_text(view, t
     for char in ("\x07", "\x9b", "\u202e"):
         assert char not in shown, f"{char!r} reaches the terminal"
     assert "\x1b]" not in shown and "\x1b[2J" not in shown
+
+
+async def test_the_ragas_panel_shows_candidate_ids_and_context_sentences_as_text(tmp_path) -> None:
+    """RAGAS's panel heads each response with its candidate id and lists the context's sentences: both are the
+    dataset's, and reached the terminal raw (ESC[2J, OSC 52) while the panels beside them showed them escaped."""
+    from qatui.data.model import Item
+    from qatui.events import ContextSentencesSelected, StatementsExtracted
+    from qatui.tui.state import RunState
+    from qatui.tui.widgets.ragas_panel import RagasPanel
+
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    cid = hostile("CID", shots)
+    item = Item(id="i1", question="Why?", candidates={cid: "The sky is blue.", "b": "Grass."},
+                context=[hostile("CTX", shots)])
+    state = RunState([item], ["ragas"], seed=0)
+    label = state.tasks[("i1", "ragas")].label(cid)
+    state.fold(StatementsExtracted(item_id="i1", judge="ragas", response=label, statements=["The sky is blue."]))
+    state.fold(ContextSentencesSelected(item_id="i1", judge="ragas", response=label,
+                                        sentences=[hostile("CTX", shots)], relevant=[0]))
+
+    class Host(App[None]):
+        def get_theme_variable_defaults(self) -> dict[str, str]:
+            return {"panel-border": "#808080"}
+
+        def compose(self):
+            yield RagasPanel()
+
+    app = Host()
+    async with app.run_test(size=(200, 30)) as pilot:
+        app.query_one(RagasPanel).show(state.tasks[("i1", "ragas")])
+        await pilot.pause()
+        text = screen_text(app)
+        assert "CID [@click" in text and "CTX [@click" in text, text
+        await check_screen(pilot, shots)
+
+
+async def test_new_run_shows_a_judge_file_s_description_as_text(tmp_path, monkeypatch) -> None:
+    """A judge file's description is the file's words: New run's about line showed its escapes raw (`qatui judges`
+    printed them in view)."""
+    from textual.widgets import SelectionList
+
+    from qatui.tui.screens.new_run import NewRunScreen
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    folder = tmp_path / "xdg-config" / "qatui" / "judges"
+    folder.mkdir(parents=True)
+    description = json.dumps(hostile("DESC", shots))  # a TOML basic string reads JSON's escapes
+    (folder / "hdesc.toml").write_text(f'''name = "hdesc"
+description = {description}
+kind = "score"
+criteria = "Grade it."
+
+[scale]
+min = 0
+max = 10
+
+[prompts]
+system = "Grade one answer. {{criteria}} Reply with a score from {{min}} to {{max}} as [[score]]."
+user = "Question: {{question}}\\n{{answer}}"
+''', encoding="utf-8")
+    app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        app.open_new_run()
+        await wait_until(pilot, lambda: isinstance(app.screen, NewRunScreen) and app.screen.query("#judges"))
+        listing = app.screen.query_one("#judges", SelectionList)
+        await wait_until(pilot, lambda: listing.option_count > 0 and "hdesc" in app.screen.judge_classes, "the judges")
+        listing.highlighted = listing.get_option_index("hdesc")
+        await pilot.press("f3")  # the Judges step
+        await wait_until(pilot, lambda: "DESC" in screen_text(app), "the judge's description")
+        await check_screen(pilot, shots)

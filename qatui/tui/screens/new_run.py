@@ -322,7 +322,7 @@ class NewRunScreen(QatuiScreen):
             return
         values = self.judges[name].describe_options() if name in self.judges else self.options.get(name, {})
         cls = self.judge_classes[name]
-        about = Content.from_markup("[b]$name[/] $summary\n[dim]options[/]", name=name, summary=cls.summary)
+        about = Content.from_markup("[b]$name[/] $summary\n[dim]options[/]", name=name, summary=plain(cls.summary))
         self.query_one("#about", Static).update(about)
         await form.show(name, cls.Options, values)
         self._show_option_error(name)

@@ -69,7 +69,7 @@ class RagasPanel(TaskPanel):
         heading = Text(label, style=self._style("heading"))
         cid = task.candidate(label)
         if cid:
-            heading.append(f" ({cid})", style=self._style("muted"))
+            heading.append(plain(f" ({cid})"), style=self._style("muted"))
         lines: list[RenderableType] = [heading]
         verdicts = task.statement_verdicts.get(label)
         if verdicts is not None:
@@ -122,7 +122,7 @@ class RagasPanel(TaskPanel):
         for i, sentence in enumerate(sentences):
             needed = i in relevant
             line = Text.assemble(("  ● " if needed else "  · ", self._style("supported" if needed else "muted")),
-                                 (" ".join(sentence.split()), "" if needed else self._style("muted")))
+                                 (plain(" ".join(sentence.split())), "" if needed else self._style("muted")))
             line.no_wrap, line.overflow = True, "ellipsis"
             lines.append(line)
         return lines
