@@ -330,3 +330,25 @@ def test_a_shared_report_names_the_dataset_under_home_with_a_tilde(tmp_path, mon
     assert main(["report", session_id, "-o", str(out), "--sessions-dir", str(sessions)]) == 0
     html = out.read_text(encoding="utf-8")
     assert "~/evals/demo.jsonl" in html and str(home) not in html
+
+
+@pytest.mark.skipif(not extras.has("plot"), reason=f"no plots: {extras.install_hint('plot')}")
+def test_a_ratings_dimension_s_control_characters_reach_neither_the_plots_nor_the_terminal(tmp_path, capfd) -> None:
+    """A gold dimension named with ESC[2J, an 8-bit CSI and a right-to-left override titles a scatter plot: the
+    SVG held them raw (the RLO reversed the title in a browser) and matplotlib's missing-glyph warning wrote the
+    ESC to the terminal."""
+    dim = "coherence \x1b[2J\x9b2J\u202eevil"
+    data = tmp_path / "rated.jsonl"
+    data.write_text("".join(json.dumps({"id": f"d{i}", "question": "Sum up.", "references": ["a short summary"],
+                                        "candidates": {"a": "a summary", "b": "a much longer summary " * (i + 1)},
+                                        "gold": {"kind": "ratings", "ratings": {"a": {dim: 1 + i % 3}, "b": {dim: 5}}}})
+                            + "\n" for i in range(4)), encoding="utf-8")
+    base = ["--sessions-dir", str(tmp_path / "s")]
+    assert main([*base, "run", str(data), "--judge", "length", "--session", "rated"]) == 0
+    capfd.readouterr()
+    assert main([*base, "report", "rated", "-o", str(tmp_path / "r.html")]) == 0
+    err = capfd.readouterr().err
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "<svg" in html
+    for text in (html, err):
+        assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", text), text[-500:]

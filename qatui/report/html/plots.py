@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from qatui.text import plain
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -92,6 +94,13 @@ def agreement_histogram(values: dict[str, list[float]]) -> str:
     return to_svg(fig, "histogram of per-item agreement with people")
 
 
+def as_label(text: str) -> str:
+    """A dataset's words (a ratings dimension) as a plot's text: control characters as their escapes (`plain`:
+    matplotlib wrote them into the SVG raw, and its warning about each missing glyph to the terminal). Mathtext is
+    off (`STYLE`), so a `$` is itself."""
+    return plain(text)
+
+
 @_draw
 def ratings_scatter(judge: str, ratings: dict[str, tuple[list[float], list[float]]], r: dict[str, float]) -> str:
     """A judge's score against the human rating, one panel per dimension (the first four), with Pearson r."""
@@ -104,7 +113,7 @@ def ratings_scatter(judge: str, ratings: dict[str, tuple[list[float], list[float
         spread = 0.08 * (np.ptp(human) or 1.0)
         ax.scatter(human + jitter.uniform(-spread, spread, len(human)), score, s=8, alpha=0.5,
                    color=COLOURS[0], linewidths=0)
-        ax.set_title(dim, loc="left", fontsize=9)
+        ax.set_title(as_label(dim), loc="left", fontsize=9)
         if dim in r:
             ax.text(0.02, 0.98, f"r = {r[dim]:+.2f}", transform=ax.transAxes, va="top", fontsize=8,
                     bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
