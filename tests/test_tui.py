@@ -1234,3 +1234,28 @@ async def test_the_session_screen_says_how_many_scored_items_its_headline_left_o
                      "the session")
         shown = " ".join(str(static.render()) for static in app.screen.query_one(SessionHeader).query("Static"))
         assert "no figure: the gold of all 2 scored items puts no response above another" in shown, shown
+
+
+async def test_a_theme_named_with_markup_is_skipped_and_the_theme_list_draws(tmp_path, monkeypatch) -> None:
+    """Textual's theme list draws each theme's name as markup: a user theme named with `[/]` crashed the palette,
+    one with `[@click=app.quit]` made its entry quit the app. Such a name is refused with the file's reason, and
+    the list opens and draws with the good themes."""
+    from textual.command import CommandPalette
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    user = tmp_path / "xdg-config" / "qatui" / "themes"
+    user.mkdir(parents=True)
+    (user / "crash.toml").write_text('name = "TX [/] unbalanced"\nprimary = "#ff0000"\n')
+    (user / "click.toml").write_text('name = "TH [@click=app.quit]Q[/]"\nprimary = "#ff0000"\n')
+    (user / "fine.toml").write_text('name = "my theme 2.0"\nprimary = "#ff0000"\n')
+    themes, problems = discover_themes()
+    assert "my theme 2.0" in {t.name for t in themes} and not {t.name for t in themes} & {"TX [/] unbalanced"}
+    assert sorted(p.split(":")[0].rsplit("/", 1)[-1] for p in problems) == ["click.toml", "crash.toml"]
+    assert all("may hold only letters" in p for p in problems)
+    app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        app.action_change_theme()
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.pause()
+        assert app.is_running

@@ -94,8 +94,16 @@ _COLOURS = {"primary", "secondary", "warning", "error", "success", "accent", "fo
 """A theme's colour fields (Textual's `Theme`), each read by `Color.parse`."""
 
 
+THEME_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._+-]{0,63}")
+"""What a theme's name may hold: Textual's theme command draws each name as markup (`[/]` in one crashed the
+palette; `[@click=app.quit]` made its entry quit the app), so a name is letters, digits, spaces and . _ + -."""
+
+
 def _field_problem(key: str, value: object) -> str | None:
     """What is wrong with one theme field's value (it crashed the app when the theme was first drawn), or None."""
+    if key == "name" and isinstance(value, str) and not THEME_NAME.fullmatch(value):
+        return (f"{plain(value)!r} may hold only letters, digits, spaces and . _ + - (1 to 64, starting with a letter "
+                "or digit): Textual's theme list reads a name as markup")
     if key in _COLOURS:
         if not isinstance(value, str):
             return "must be a colour in quotes, e.g. \"#0178D4\""
