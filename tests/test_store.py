@@ -343,6 +343,7 @@ def test_a_batch_keys_file_that_is_a_fifo_or_nested_too_deep_is_a_session_error_
     ("x" * 501, "at most 500 characters; this one has 501"),
     ("x" * 100_000, "at most 500 characters; this one has 100,000"),
     (" \t ", "must not be blank"),
+    ("run \udc9b2J", "holds bytes that are not UTF-8"),  # what Python makes of $'run \x9b2J' typed in a shell
 ])
 def test_a_session_name_too_long_or_blank_is_refused_in_one_short_line_before_any_work(
         tmp_path, capsys, name, expected) -> None:

@@ -53,7 +53,7 @@ from qatui.store.session_file import (
 )
 from qatui.store.shards import DEFAULT_SHARD_SIZE, Shards
 from qatui.store.writer_lock import SessionBusy, WriterLock, busy_message, holder
-from qatui.text import clip, shown_alike
+from qatui.text import clip, plain, shown_alike
 from qatui.ties import stored_digits
 
 __all__ = ["DEFAULT_SHARD_SIZE", "ORPHAN_AGE_S", "SESSION_FILE", "STATUSES", "Session", "SessionStore", "scrub"]
@@ -363,6 +363,8 @@ class SessionStore:
         if len(name) > MAX_SESSION_NAME_CHARS:
             raise SessionError(f"a session name is at most {MAX_SESSION_NAME_CHARS} characters; this one has "
                                f"{len(name):,}: {clip(name, 40)!r}")
+        if any("\ud800" <= char <= "\udfff" for char in name):  # bytes that were no UTF-8 (a shell's $'\x9b')
+            raise SessionError(f"a session name must be text: {plain(name)!r} holds bytes that are not UTF-8")
         taken = [taken for e in self.list() for taken in (e["id"], e["name"])]
         if name in taken:
             raise SessionError(f"a session named {name!r} already exists in {self.root}")
