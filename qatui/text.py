@@ -52,6 +52,17 @@ def plain(text: object) -> str:
     return _UNSHOWABLE.sub(_visible, text if isinstance(text, str) else str(text))
 
 
+def unshowable_at(text: str) -> str | None:
+    """Where `text` first holds a character `plain` would write as its escape ("line 3, column 7: \\x9b"), for an
+    editable field, which shows its text as it is (a Windows line break apart); None when there is none."""
+    for match in _UNSHOWABLE.finditer(text):
+        if match[0] != "\r\n":
+            line = text.count("\n", 0, match.start()) + 1
+            column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
+            return f"line {line}, column {column}: {_visible(match)}"
+    return None
+
+
 def as_shown(name: str) -> str:
     """`name` as a reader sees it: its Unicode NFC form without its invisible format characters (zero-width
     spaces and joiners, soft hyphens, marks: category Cf). Two names with one such form show as one, so a name

@@ -647,3 +647,30 @@ user = "Question: {{question}}\\n{{answer}}"
         await pilot.press("f3")  # the Judges step
         await wait_until(pilot, lambda: "DESC" in screen_text(app), "the judge's description")
         await check_screen(pilot, shots)
+
+
+async def test_new_run_does_not_put_a_file_name_holding_escapes_into_its_path_field(tmp_path, monkeypatch) -> None:
+    """The dataset tree shows a file's name escaped, but the path field beside it showed it as it is: picking a
+    file named with an OSC 0 and an 8-bit CSI sent them to the terminal. Such a pick is refused with a toast."""
+    from textual.widgets import DirectoryTree, Input
+
+    from qatui.tui.screens.new_run import NewRunScreen
+
+    monkeypatch.chdir(tmp_path)
+    named = tmp_path / "data \x1b]0;pwned\x07\x9b2J.jsonl"
+    named.write_text('{"id": "q", "question": "?", "candidates": {"a": "x", "b": "y"}}\n', encoding="utf-8")
+    toasts: list[str] = []
+    app = QatuiApp(Config(), SessionStore(tmp_path / "sessions"))
+    monkeypatch.setattr(app, "notify", lambda message, **kw: toasts.append(message))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        app.open_new_run()
+        await wait_until(pilot, lambda: isinstance(app.screen, NewRunScreen) and app.screen.query(DirectoryTree))
+        tree = app.screen.query_one(DirectoryTree)
+        await wait_until(pilot, lambda: any(getattr(n.data, "path", None) == named for n in tree.root.children),
+                         "the tree's files")
+        node = next(n for n in tree.root.children if getattr(n.data, "path", None) == named)
+        tree.select_node(node)
+        await wait_until(pilot, lambda: toasts, "the refusal")
+        assert app.screen.query_one("#path", Input).value == ""
+        assert "its name holds a character a text field would send to the terminal raw (\\x1b)" in toasts[0]

@@ -467,3 +467,16 @@ async def test_the_status_line_counts_the_items_its_figure_stands_on_and_those_t
         await wait_until(pilot, lambda: figures_shown(app), "the figures", timeout=60)
         assert lab(app).result.edited.n == 8 and len(lab(app).result.edited.failed) == 4
         assert "on 8 of 12 items (4 failed)" in " ".join(status(app).split()), status(app)
+
+
+def test_a_judge_file_holding_raw_terminal_controls_is_not_opened_in_the_editor(lab_dir, capsys) -> None:
+    """TOML lets a comment or a string hold a raw 8-bit CSI or a right-to-left override; the editor shows its text
+    as it is, so it sent them to the terminal (`judges show` escapes them). Such a file is refused in one line,
+    saying where and how to write it."""
+    from qatui.cli import main
+
+    (lab_dir / "raw.toml").write_text(JUDGE.replace('kind = "score"', 'kind = "score"  # \x9b2J \u202eevil'),
+                                      encoding="utf-8")
+    assert main(["lab", "raw.toml", "sums.jsonl"]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "raw.toml: holds a character the editor would send to the terminal raw (line 3, column 19: \\x9b)" in line

@@ -369,6 +369,9 @@ def cmd_lab(args: argparse.Namespace, config: Config) -> int:
             raise QatuiError(f"{args.judge_file}: {e}") from None
         if not Path(args.judge_file).expanduser().is_file():
             raise QatuiError(f"{args.judge_file}: no such judge file")
+        from qatui.tui.lab_file import open_lab_file
+
+        open_lab_file(Path(args.judge_file).expanduser().absolute())  # one the editor cannot show: refused here
     if args.data and args.data != "demo":
         load_dataset(args.data)  # a bad dataset is refused here, in one line
     return open_tui(args, config, lab=(args.judge_file, args.data))

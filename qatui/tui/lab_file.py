@@ -18,6 +18,7 @@ from qatui.safe_read import Refused, decode_text, read_bytes
 from qatui.errors import QatuiError
 from qatui.paths import tilde
 from qatui.store.atomic import atomic_write_text
+from qatui.text import plain, unshowable_at
 
 MAX_JUDGE_FILE_BYTES = 1_000_000
 """A judge file is a page of prompts: anything larger is refused before it is read."""
@@ -72,6 +73,9 @@ def open_lab_file(path: Path) -> LabFile:
         text = decode_text(data)
     except Refused as e:
         raise QatuiError(e.message(tilde(path))) from None
+    if where := unshowable_at(text):  # the editor shows its text as it is: a terminal would obey these
+        raise QatuiError(f"{plain(tilde(path))}: holds a character the editor would send to the terminal raw "
+                         f"({where}): write it as an escape in a quoted string (\\u009b) to edit the file here")
     return LabFile(path, text, digest_of(data))
 
 

@@ -44,7 +44,7 @@ from textual.widgets import (
 from qatui.config import Config
 from qatui.errors import QatuiError
 from qatui.report.models import model_choices
-from qatui.text import plain
+from qatui.text import plain, unshowable_at
 from qatui.tui.roots import file_tree
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.format import model_used_line, plan_line, price_note
@@ -233,6 +233,11 @@ class NewRunScreen(QatuiScreen):
 
     @on(DirectoryTree.FileSelected)
     def _file_picked(self, event: DirectoryTree.FileSelected) -> None:
+        if where := unshowable_at(str(event.path)):  # the field shows its text as it is: a terminal would obey it
+            self.notify(f"{event.path}: its name holds a character a text field would send to the terminal raw "
+                        f"({where.split(': ', 1)[1]}); rename it, or give it to `qatui run`", title="Not opened here",
+                        severity="warning", timeout=10)
+            return
         self.query_one("#path", Input).value = str(event.path)
 
     @work(group="load", exclusive=True, exit_on_error=False, description="loading the dataset")
