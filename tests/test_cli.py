@@ -112,6 +112,23 @@ def test_export_csv_jsonl_md(tmp_path, capsys) -> None:
     assert len(records) == 4 and all(r["status"] == "done" for r in records)
 
 
+def test_export_csv_of_a_ratings_session_has_each_response_s_gold_ratings(tmp_path, capsys) -> None:
+    """A ratings dataset's export (the CSV every spreadsheet user asks for) failed with a traceback: each response's
+    gold columns were read with the ratings' keys the wrong way round. Each row now has its response's ratings."""
+    data = tmp_path / "rated.jsonl"
+    data.write_text("".join(json.dumps({"id": f"d{i}", "question": "Sum up.", "references": ["a summary"],
+                                        "candidates": {"a": "a summary", "b": "a longer summary here"},
+                                        "gold": {"kind": "ratings", "ratings": {"a": {"coherence": 2, "fluency": 4},
+                                                                                "b": {"coherence": 5}}}}) + "\n"
+                            for i in range(2)), encoding="utf-8")
+    sid = run_json(capsys, "run", str(data), "--judge", "length", "--sessions-dir", str(tmp_path))["session"]
+    code, out, err = run_cli(capsys, "sessions", "export", sid, "--format", "csv", "--sessions-dir", str(tmp_path))
+    assert code == 0, err
+    rows = list(csv.DictReader(out.splitlines()))
+    assert [(r["candidate"], r["gold coherence"], r["gold fluency"]) for r in rows] == [
+        ("a", "2.0", "4.0"), ("b", "5.0", "")] * 2
+
+
 def test_compare_two_sessions(tmp_path, capsys) -> None:
     a = run_json(capsys, "run", str(DEMO), "--judge", "bleu", "--sessions-dir", str(tmp_path))["session"]
     b = run_json(capsys, "run", str(DEMO), "--judge", "rouge-l", "--sessions-dir", str(tmp_path))["session"]

@@ -54,7 +54,7 @@ def export_csv(session: Session) -> str:
         dataset = dataset.of_session(session.meta["dataset"])
     items = {item.id: item for item in dataset.items} if dataset is not None else {}
     order = list(items) if items else sorted({item_id for item_id, _ in results}, key=natural_key)
-    dims = sorted({dim for item in items.values() if isinstance(item.gold, RatingsGold) for dim in item.gold.dimensions()})
+    dims = sorted({dim for item in items.values() if isinstance(item.gold, RatingsGold) for dim in item.gold.dimensions})
     columns = ["session", "item_id", "question", "candidate", "response", "gold rank", "gold preferred",
                *(f"gold {dim}" for dim in dims)]
     for judge in judges:
@@ -90,7 +90,7 @@ def _gold_cells(item: Item | None, cid: str) -> dict[str, str]:
         if cid not in (gold.a, gold.b):
             return {}
         return {"gold preferred": _preferred(gold.label, "A" if cid == gold.a else "B")}
-    return {f"gold {dim}": repr(by_candidate[cid]) for dim, by_candidate in gold.ratings.items() if cid in by_candidate}
+    return {f"gold {dim}": repr(value) for dim, value in gold.ratings.get(cid, {}).items()}  # ratings: cid -> dims
 
 
 def _judge_cells(judge: str, doc: dict | None, cid: str, digits: int) -> dict[str, str]:
