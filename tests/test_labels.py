@@ -365,3 +365,46 @@ def test_an_annotator_named_like_a_judge_is_compared_with_it(data, capsys) -> No
     assert main(["--sessions-dir", str(store.root), "labels", "agreement", dataset.path, "--json"]) == 0
     rows = {(r["judge"], r["annotator"]): r for r in json.loads(capsys.readouterr().out)["judges"]}
     assert rows[("rouge-l", "rouge-l")]["n_units"] == 4 and rows[("rouge-l", "rouge-l")]["value"] == 1.0
+
+
+RATED = {"id": "d1", "question": "Sum up.", "references": ["a summary"], "candidates": {"a": "a summary", "b": "b"},
+         "gold": {"kind": "ratings", "ratings": {"a": {"overall": 4}, "b": {"overall": 2}}}}
+
+
+@pytest.mark.parametrize("ratings", ['"NaN"', '"Infinity"', "true", '"2"'])
+def test_a_rating_that_is_no_json_number_is_refused_with_its_field(tmp_path, ratings) -> None:
+    """A gold rating written as the string "NaN" (or "Infinity", `true`, "2") was read as a number: the session's
+    figures stood on fewer items, saying their gold 'puts no response above another'. Refused, naming the field."""
+    from qatui.errors import DatasetError
+
+    path = tmp_path / "rated.jsonl"
+    path.write_text(json.dumps(RATED) + "\n" + json.dumps(RATED | {"id": "d2"}).replace('"overall": 2', f'"overall": {ratings}')
+                    + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"line 2: field 'gold.ratings.b.overall': Input should be a valid number"):
+        load_dataset(str(path))
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    ({"foo": "x"}, "line 1: unknown field 'foo'"),
+    ({"annotator": 5}, "line 1: field 'annotator' is a string in quotes, not a number"),
+    ({"label": '{"a": {"overall": "NaN"}}'}, "ratings.a.overall: Input should be a valid number"),
+    ({"label": "{}"}, "ratings rate at least one response on at least one dimension"),
+    ({"label": '{"a": {}}'}, "ratings rate at least one response on at least one dimension"),
+])
+def test_a_label_row_is_refused_whole_where_it_is_not_what_an_export_writes(tmp_path, capsys, change, said) -> None:
+    """A label file is another person's: its rows are what `labels export` writes, each field a string. An unknown
+    field was dropped unseen, a number made into a name, a "NaN" rating and an empty one imported; each is refused
+    with the file and line, and nothing is imported."""
+    path = tmp_path / "rated.jsonl"
+    path.write_text(json.dumps(RATED) + "\n", encoding="utf-8")
+    dataset = load_dataset(str(path))
+    row = {"annotator": "ana", "dataset": dataset.content_hash, "dataset_name": dataset.name,
+           "dataset_path": str(path), "format": "jsonl", "item_id": "d1", "kind": "ratings",
+           "label": '{"a": {"overall": 5}}', "a": "", "b": "", "updated": ""} | change
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    sessions = tmp_path / "sessions"
+    assert main(["--sessions-dir", str(sessions), "labels", "import", str(labels)]) == 2
+    err = capsys.readouterr().err
+    assert said in err and len(err.strip().splitlines()) == 1, err
+    assert LabelStore(sessions).annotators() == []

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from qatui.data.model import Gold, GoldKind, Item, PairwiseGold, Preference, RankingGold, RatingsGold
+from qatui.data.model import Gold, GoldKind, Item, PairwiseGold, Preference, RankingGold, Rating, RatingsGold
 from qatui.safe_read import Refused, loads_json
 from qatui.errors import LabelError, first_problem
 from qatui.ties import plurality
@@ -38,7 +38,7 @@ class Label(BaseModel):
     a: str | None = None
     b: str | None = None
     preference: Preference | None = None
-    ratings: dict[str, dict[str, float]] | None = None
+    ratings: dict[str, dict[str, Rating]] | None = None
     updated: str = ""
     """When it was given: an ISO 8601 time with its offset (`2026-12-02T14:05:00+01:00`), or empty when unknown."""
 
@@ -114,6 +114,8 @@ def check_label(item: Item, label: Label) -> Label:
         unknown = sorted(set(label.ratings or {}) - ids)
         if unknown:
             raise ValueError(f"ratings name unknown responses {unknown}; responses are {sorted(ids)}")
+        if not label.ratings or not all(label.ratings.values()):  # {} or {"r1": {}}: a label that rates nothing
+            raise ValueError('ratings rate at least one response on at least one dimension: {"r1": {"overall": 4}}')
     return label
 
 

@@ -20,6 +20,11 @@ QuestionType = Literal["factoid", "non-factoid"]
 GoldKind = Literal["ranking", "pairwise", "ratings"]
 
 
+Rating = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+"""A person's rating: a finite JSON number, never a string ("NaN", "2") or a boolean (`true` read as 1), which lax
+parsing let into the gold, the figures then standing on fewer items for a reason they did not give."""
+
+
 class _Strict(BaseModel):
     """A data record: unknown fields are errors, so a typo in a dataset never passes silently."""
 
@@ -81,7 +86,7 @@ class RatingsGold(_Strict):
     """Human ratings per candidate per dimension (e.g. SummEval's coherence 1-5)."""
 
     kind: Literal["ratings"] = "ratings"
-    ratings: dict[str, dict[str, float]] = Field(min_length=1)
+    ratings: dict[str, dict[str, Rating]] = Field(min_length=1)
 
     @property
     def dimensions(self) -> list[str]:

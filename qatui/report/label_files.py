@@ -22,6 +22,7 @@ from qatui.data.labels import check_annotator, label_text, parse_label
 from qatui.report.cells import sheet_cell, sheet_value
 from qatui.safe_read import Refused, csv_dict_reader, loads_json, read_text
 from qatui.errors import DatasetError, LabelError
+from qatui.text import plain
 
 if TYPE_CHECKING:
     from qatui.data.labels import Label
@@ -96,9 +97,13 @@ def read_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
                 raise LabelError(f"{path}, line {number}: not JSON ({e})") from None
             if not isinstance(row, dict):
                 raise LabelError(f"{path}, line {number}: a row is a JSON object")
-            rows.append((f"line {number}", {k: "" if v is None else str(v) for k, v in row.items()}))
+            _check_fields(path, f"line {number}", row)
+            rows.append((f"line {number}", {k: "" if v is None else v for k, v in row.items()}))
     else:
         reader = csv_dict_reader(io.StringIO(text))
+        if unknown := [name for name in reader.fieldnames or () if name not in FIELDS]:
+            raise LabelError(f"{path}, line 1: unknown column {unknown[0]!r}; a label file's columns are "
+                             f"{', '.join(FIELDS)}")
         for row in reader:
             columns = len(reader.fieldnames or ())
             cells = sum(v is not None for k, v in row.items() if k is not None) + len(row.get(None) or ())
@@ -109,6 +114,19 @@ def read_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
     if not rows:
         raise LabelError(f"{path}: no label rows")
     return rows
+
+
+def _check_fields(path: Path, where: str, row: dict) -> None:
+    """A JSONL row's fields: those an export writes, each a string (or null): a number or an object was made into
+    text before (an annotator 5 became "5", a field `foo` was dropped unseen); LabelError naming the first bad one."""
+    for key, value in row.items():
+        if key not in FIELDS:
+            raise LabelError(f"{path}, {where}: unknown field {plain(key)!r}; a label row's fields are "
+                             f"{', '.join(FIELDS)}")
+        if value is not None and not isinstance(value, str):
+            kind = ("true or false" if isinstance(value, bool) else "a number" if isinstance(value, int | float)
+                    else "a list" if isinstance(value, list) else "an object")
+            raise LabelError(f"{path}, {where}: field {key!r} is a string in quotes, not {kind}")
 
 
 def check_rows(path: Path, rows: list[tuple[str, dict[str, str]]],
