@@ -1259,3 +1259,29 @@ async def test_a_theme_named_with_markup_is_skipped_and_the_theme_list_draws(tmp
         await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.pause()
         assert app.is_running
+
+
+async def test_new_run_refuses_an_item_count_that_is_not_one_or_more_on_its_plan_line(tmp_path) -> None:
+    """The Items field: a lone "-" (the first key of -5) or "+" crashed the app, 5,000 pasted digits too, and 0 or
+    -5 ran every item. Each is refused on the plan line as `--limit` refuses it, and ctrl+s starts nothing."""
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    app = QatuiApp(config, store)
+    async with app.run_test(size=(100, 34)) as pilot:
+        screen = await new_run_on_the_demo(pilot)
+        await pilot.press("f3")
+        listing = screen.query_one("#judges", SelectionList)
+        await wait_until(pilot, lambda: listing.option_count > 0)
+        for value in list(listing.selected):
+            listing.deselect(value)
+        listing.select("bleu")
+        await pilot.press("f4")
+        plan = screen.query_one("#plan")
+        for typed in ("-", "+", "0", "-5", "9" * 5000):
+            screen.query_one("#limit", Input).value = typed
+            await wait_until(pilot, lambda: "items: a whole number, 1 or more" in str(plan.content), typed[:8])
+            assert app.is_running
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, NewRunScreen) and store.list() == []
+        screen.query_one("#limit", Input).value = "3"
+        await wait_until(pilot, lambda: "3 items" in str(plan.content))

@@ -44,7 +44,7 @@ from textual.widgets import (
 from qatui.config import Config
 from qatui.errors import QatuiError
 from qatui.report.models import model_choices
-from qatui.text import plain, unshowable_at
+from qatui.text import clip, plain, unshowable_at
 from qatui.tui.roots import file_tree
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.format import model_used_line, plan_line, price_note
@@ -375,9 +375,18 @@ class NewRunScreen(QatuiScreen):
         return list(self.query_one("#judges", SelectionList).selected)
 
     def limit(self) -> int | None:
-        """The item limit typed in, None when blank or not a number."""
+        """The item limit typed in, None when blank; QatuiError in one line for anything but a whole number of 1
+        or more (`--limit`'s range): a lone "-" crashed the screen, and 0 or -5 ran every item."""
         text = self.query_one("#limit", Input).value.strip()
-        return int(text) if text and int(text) > 0 else None
+        if not text:
+            return None
+        try:
+            value = int(text) if len(text) <= 20 else None  # past 20 digits no dataset is that long; nor int's limit
+        except ValueError:
+            value = None
+        if value is None or value < 1:
+            raise QatuiError(f"items: a whole number, 1 or more (blank: all), not {clip(text, 24)!r}")
+        return value
 
     def problems(self) -> list[str]:
         """Why the run cannot start as it stands (empty when it can)."""
@@ -396,10 +405,11 @@ class NewRunScreen(QatuiScreen):
                 found.append(problem)
             elif self.batch() and self.backbone().startswith("local/"):
                 found.append("batch API: an embedded model has none; untick it (F4) or pick an API backbone")
-        try:
-            self.max_cost()
-        except QatuiError as e:
-            found.append(str(e))
+        for typed in (self.max_cost, self.limit):
+            try:
+                typed()
+            except QatuiError as e:
+                found.append(str(e))
         return found
 
     def max_cost(self) -> float | None:
