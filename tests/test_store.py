@@ -362,3 +362,44 @@ def test_a_session_name_too_long_or_blank_is_refused_in_one_short_line_before_an
     longest = "y" * 500
     assert main(["run", str(data), "--judge", "length", "--session", longest, "--sessions-dir", str(sessions)]) == 0
     assert SessionStore(sessions).open(longest).meta["name"] == longest
+
+
+@pytest.mark.parametrize(("score", "said"), [('"x"', "Input should be a valid number"),
+                                             ("NaN", "Input should be a finite number")])
+def test_views_of_a_damaged_verdict_say_so_in_one_line(tmp_path: Path, capsys, score: str, said: str) -> None:
+    """A stored score edited to "x" failed `sessions show --item` with a format traceback and `sessions export`
+    with pydantic's; one edited to NaN was shown and exported as a done score. Each view now names the judge, the
+    item and the field, in one line."""
+    from qatui.cli import main
+
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{i}", "question": "?", "references": ["the cat sat"],
+                                        "candidates": {"a": "the cat", "b": "a dog"}}) + "\n" for i in range(2)))
+    sessions = tmp_path / "sessions"
+    assert main(["run", str(data), "--judge", "bleu", "--sessions-dir", str(sessions), "--session", "s"]) == 0
+    shard = next((sessions).glob("*/results-0000.json"))
+    text = shard.read_text()
+    doc = json.loads(text)
+    [first] = [d for d in doc["results"].values() if d["item_id"] == "q1"]
+    first["verdict"]["scores"]["a"] = "SCORE"
+    shard.write_text(json.dumps(doc).replace('"SCORE"', score))
+    capsys.readouterr()
+    for view in (["sessions", "show", "s", "--item", "q1"], ["sessions", "export", "s", "--format", "csv"],
+                 ["sessions", "export", "s", "--format", "jsonl"]):
+        assert main([*view, "--sessions-dir", str(sessions)]) == 2, view
+        err = capsys.readouterr().err
+        assert "damaged verdict of bleu on q1: scores.a: " + said in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_shard_that_is_a_link_to_nowhere_is_damage_never_no_results(tmp_path: Path) -> None:
+    """A results file replaced by a symlink loop (or a link to a file gone) was read as no results: `sessions
+    export` wrote every item as pending and a resume judged them all again, replacing the link."""
+    store = SessionStore(tmp_path)
+    session = store.create({})
+    (session.path / "results-0000.json").symlink_to(session.path / "results-0000.json")
+    with pytest.raises(SessionError, match="results-0000.json"):
+        store.open(session.id)
+    (session.path / "results-0000.json").unlink()
+    (session.path / "results-0000.json").symlink_to(tmp_path / "gone.json")
+    with pytest.raises(SessionError, match="results-0000.json"):
+        store.open(session.id)

@@ -348,7 +348,8 @@ class Verdict(Event):
     """
 
     type: Literal["verdict"] = "verdict"
-    scores: dict[str, float]
+    scores: dict[str, Annotated[float, Field(allow_inf_nan=False)]]
+    """Finite: no judge gives NaN (one read back from an edited file was shown and exported as a done score)."""
     ranking: list[str]
     order: list[str]
     pair: tuple[str, str] | None = None

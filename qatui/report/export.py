@@ -12,7 +12,6 @@ import json
 from typing import TYPE_CHECKING
 
 from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
-from qatui.events import Verdict
 from qatui.report.cells import markdown_cell, sheet_cell
 from qatui.report.session_view import coverage_text
 from qatui.text import natural_key, plural
@@ -20,6 +19,7 @@ from qatui.ties import DEFAULT_DIGITS, judges_digits, tier_ranks
 
 if TYPE_CHECKING:
     from qatui.data.model import Item
+    from qatui.events import Verdict
     from qatui.store.session import Session
 
 def export_jsonl(session: Session) -> str:
@@ -27,8 +27,13 @@ def export_jsonl(session: Session) -> str:
 
     ASCII JSON (every other character as its `\\u` escape): what it quotes from a dataset or a model may hold an
     escape sequence, a C1 control or a bidi override, and none reaches a terminal the export is printed on."""
+    from qatui.store.session import stored_verdict
+
+    digits = judges_digits(session.meta)
     lines = []
     for (item_id, judge), doc in _in_order(session):
+        if doc["status"] == "done":  # a damaged verdict is said, never exported as done (a NaN score was)
+            stored_verdict(doc["verdict"], str(session.path), judge, item_id, digits.get(judge, DEFAULT_DIGITS))
         lines.append(json.dumps({"session": session.id, **doc}))
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -46,6 +51,7 @@ def export_csv(session: Session) -> str:
     would run as a formula starts with `'`, as does one that starts with `'` (`report.cells.sheet_cell`).
     """
     from qatui.report.session_view import unchanged_dataset
+    from qatui.store.session import stored_verdict
 
     judges = list(session.meta.get("judges", {}))
     results = session.results()
@@ -66,6 +72,9 @@ def export_csv(session: Session) -> str:
     for item_id in order:
         item = items.get(item_id)
         docs = {judge: results.get((item_id, judge)) for judge in judges}
+        verdicts = {judge: stored_verdict(doc["verdict"], str(session.path), judge, item_id,
+                                          digits.get(judge, DEFAULT_DIGITS))
+                    for judge, doc in docs.items() if doc is not None and doc["status"] == "done"}
         candidates = list(item.candidates) if item else list(dict.fromkeys(
             cid for doc in docs.values() if doc and doc.get("verdict") for cid in doc["verdict"]["ranking"]))
         for cid in candidates:
@@ -73,7 +82,7 @@ def export_csv(session: Session) -> str:
                    "question": sheet_cell(item.question) if item else "",
                    "response": sheet_cell(item.candidates[cid]) if item else "", **_gold_cells(item, cid)}
             for judge, doc in docs.items():
-                row.update(_judge_cells(judge, doc, cid, digits.get(judge, DEFAULT_DIGITS)))
+                row.update(_judge_cells(judge, doc, verdicts.get(judge), cid))
             writer.writerow(row)
     return out.getvalue()
 
@@ -93,16 +102,16 @@ def _gold_cells(item: Item | None, cid: str) -> dict[str, str]:
     return {f"gold {dim}": repr(value) for dim, value in gold.ratings.get(cid, {}).items()}  # ratings: cid -> dims
 
 
-def _judge_cells(judge: str, doc: dict | None, cid: str, digits: int) -> dict[str, str]:
-    """One judge's columns for one response: score, rank (its ties share one), preferred, status and reason."""
+def _judge_cells(judge: str, doc: dict | None, verdict: Verdict | None, cid: str) -> dict[str, str]:
+    """One judge's columns for one response: score, rank (its ties share one), preferred, status and reason;
+    `verdict`: the doc's, checked (`store.session.stored_verdict`), when it is done."""
     if doc is None:
         return {f"{judge} status": "pending"}
     cells = {f"{judge} status": doc["status"]}
     if doc["status"] == "n/a":
         return {**cells, f"{judge} reason": sheet_cell(doc.get("not_applicable", ""))}
-    if doc["status"] != "done":
+    if doc["status"] != "done" or verdict is None:
         return {**cells, f"{judge} reason": sheet_cell(doc["failure"]["reason"])}
-    verdict = Verdict.model_validate(doc["verdict"], context={"tie_digits": digits})
     if cid in verdict.scores:
         cells[f"{judge} score"] = repr(verdict.scores[cid])
     if (rank := tier_ranks(verdict.tiers).get(cid)) is not None:  # as `sessions import` reads ties back

@@ -10,7 +10,7 @@ from rich.text import Text
 from qatui.errors import SessionError
 from qatui.events import upgrade_stored_artifact
 from qatui.events.labels import candidates_by_label, label_of
-from qatui.ties import rank_label, tiers_text
+from qatui.ties import DEFAULT_DIGITS, rank_label, tiers_text
 from qatui.report.artifact_views import (
     RAGAS_ARTIFACTS,
     print_checklist_grid,
@@ -58,6 +58,8 @@ def stored_item(session_id: str, item_id: str, item: Item | None,
 
     Stored artifacts are read in today's form (`events.upgrade_stored_artifact`): a session written before
     both pairwise judges shared one event shows as a new one does."""
+    from qatui.store.session import stored_verdict
+
     results = {judge: doc for (iid, judge), doc in results.items() if iid == item_id}
     if not results:
         raise SessionError(f"session {session_id} has no result for item {item_id!r}")
@@ -71,6 +73,7 @@ def stored_item(session_id: str, item_id: str, item: Item | None,
         entry: dict[str, Any] = {"status": doc["status"]}
         if doc["status"] == "done":
             v = doc["verdict"]
+            stored_verdict(v, f"session {session_id}", judge, item_id, (digits or {}).get(judge, DEFAULT_DIGITS))
             entry.update(
                 scores=v["scores"], ranking=v["ranking"], tiers=stored_tiers(v, (digits or {}).get(judge)),
                 order=v["order"], pair=v.get("pair"),

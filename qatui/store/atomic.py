@@ -63,7 +63,7 @@ class AtomicJSONStorage(Storage):
         """The whole database, None for a missing file; SessionError if it is no TinyDB file, or empty (qatui writes
         whole files only, so an empty one was cut or emptied: read as no results, a shard's items were lost without
         a word and a resume judged them all again)."""
-        if not self.path.exists():
+        if not self.path.exists() and not self.path.is_symlink():  # a link to nowhere, or a loop, is no missing file
             return None
         try:  # through `safe_read`: a FIFO or a device in the folder is refused, never waited on or read forever
             text = read_text(self.path)

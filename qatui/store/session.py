@@ -245,16 +245,10 @@ class Session:
         judge's stored `tie_digits` (`Verdict`).
         """
         verdicts: dict[str, Verdict] = {}
-        context = {"tie_digits": stored_digits((self.meta.get("judges") or {}).get(judge))}
+        digits = stored_digits((self.meta.get("judges") or {}).get(judge))
         for (item_id, j), doc in (self.results() if results is None else results).items():
             if j == judge and doc["status"] == "done":
-                try:
-                    verdicts[item_id] = Verdict.model_validate(doc["verdict"], context=context)
-                except ValidationError as e:  # one line: the first problem, and how many there are
-                    where, _, message = first_problem(e)
-                    more = f" (+{e.error_count() - 1} more)" if e.error_count() > 1 else ""
-                    raise SessionError(f"{self.path}: damaged verdict of {judge} on {item_id}: "
-                                       f"{where or 'the verdict'}: {message}{more}") from None
+                verdicts[item_id] = stored_verdict(doc["verdict"], str(self.path), judge, item_id, digits)
         return verdicts
 
     def every_verdict(self) -> dict[str, dict[str, Verdict]]:
@@ -332,6 +326,19 @@ class Session:
         with self._lock:
             progress = self._index.progress()
         return reconcile(meta, stored, progress)
+
+
+def stored_verdict(raw: object, where: str, judge: str, item_id: str, digits: int) -> Verdict:
+    """A verdict as stored in a result doc, checked (`Verdict`: finite scores, the fields of its kinds);
+    SessionError in one line naming `where`, the judge and the item when a file was edited or damaged (a view
+    reading it raw failed with a traceback, or showed a NaN score as done). `digits`: the judge's `tie_digits`."""
+    try:
+        return Verdict.model_validate(raw, context={"tie_digits": digits})
+    except ValidationError as e:  # one line: the first problem, and how many there are
+        field, _, message = first_problem(e)
+        more = f" (+{e.error_count() - 1} more)" if e.error_count() > 1 else ""
+        raise SessionError(f"{where}: damaged verdict of {judge} on {item_id}: {field or 'the verdict'}: "
+                           f"{message}{more}") from None
 
 
 class SessionStore:
