@@ -148,6 +148,15 @@ def test_a_checklist_file_loads_by_path(tmp_path) -> None:
      "key dimensions[1].sub_dimensions[0].questions"),
     (lambda t: t.replace('name = "fluency"', 'name = "coherence"'), "named twice"),
     (lambda t: t + "\nnot toml [", "not valid TOML"),
+    # a weight is a number: "inf" passed --plan and failed every item once its calls were paid for
+    (lambda t: t.replace('weights = [2.0, 1.0]', 'weights = ["inf", 1.0]'),
+     "questions[0].weight: Input should be a valid number"),
+    (lambda t: t.replace('weights = [2.0, 1.0]', 'weights = [true, 1.0]'),
+     "questions[0].weight: Input should be a valid number"),
+    (lambda t: t.replace('weights = [2.0, 1.0]', 'weights = ["2", 1.0]'),
+     "questions[0].weight: Input should be a valid number"),
+    (lambda t: t.replace('weights = [2.0, 1.0]', 'weights = [1e7, 1.0]'),
+     "questions[0].weight: Input should be less than"),
 ])
 def test_checklist_errors_name_the_file_and_the_key(tmp_path, change, message) -> None:
     path = tmp_path / "bad.toml"

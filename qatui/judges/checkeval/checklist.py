@@ -53,6 +53,10 @@ Stage = Literal["seed", "augmented"]
 INPUT_FIELDS = ("question", "context", "reference")
 
 
+MAX_WEIGHT = 1_000_000
+"""The largest weight a question may have (relative weights; past this they say nothing more)."""
+
+
 class ChecklistError(QatuiError):
     """A checklist file is missing or malformed (the message names the file and the key)."""
 
@@ -67,7 +71,8 @@ class Question(_Strict):
     """One yes/no question; `removed` ones (with the filter's `reason`) are kept only for review."""
 
     text: str = Field(min_length=1)
-    weight: float = Field(1.0, gt=0)
+    weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False)
+    """A number, never a string ("inf" passed every check and failed each item once paid for) nor true."""
     origin: Origin = "seed"
     parent: str | None = None
     removed: bool = False
