@@ -86,6 +86,29 @@ def test_a_tie_rule_out_of_range_is_refused_naming_the_table_and_key(tmp_path: P
     assert ("greater than or equal to 0" if value == "-5" else "less than or equal to 12") in err
 
 
+@pytest.mark.parametrize(("table", "key", "value"), [("judges.rouge-l", "tie_digits", "true"),
+                                                     ("judges.rouge-l", "tie_digits", '"2"'),
+                                                     ("judges.pairwise", "max_candidates", '"3"')])
+def test_a_judge_option_of_another_type_than_its_own_is_refused(tmp_path: Path, capsys, table, key, value) -> None:
+    """`[general]` refused `concurrency = true`; a judge's table took `tie_digits = true` as 1 and "2" as 2, and
+    the session stored the 1. A config's judge options are read as written."""
+    config = tmp_path / "config.toml"
+    config.write_text(f"[{table}]\n{key} = {value}\n")
+    assert main(["judges", "--config", str(config)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{config}: [{table}]" in err and f"option {key}: Input should be a valid integer" in err, err
+
+
+def test_a_judge_file_option_of_another_type_than_its_own_is_refused_with_its_line(tmp_path: Path, capsys) -> None:
+    """A judge file's `[options] max_tokens = true` was stored as max_tokens 1."""
+    judge = tmp_path / "mine.toml"
+    judge.write_text('name = "mine"\nkind = "score"\n[scale]\nmin = 1\nmax = 5\n[options]\nmax_tokens = true\n'
+                     '[prompts]\nsystem = "Score it."\nuser = "{question} {answer}"\n')
+    assert main(["judges", "show", str(judge)]) == 2
+    err = capsys.readouterr().err
+    assert f"{judge}:7: options.max_tokens: Input should be a valid integer" in err, err
+
+
 @pytest.mark.parametrize("value", ["inf", "nan", "-1.0", "1e9"])
 def test_a_timeout_not_finite_or_out_of_range_is_refused_naming_its_key(tmp_path: Path, capsys, value: str) -> None:
     config = tmp_path / "config.toml"

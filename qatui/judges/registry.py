@@ -63,8 +63,10 @@ def available_judges(config: Config | None = None) -> dict[str, str]:
 
 
 def make_judge(name: str, options: dict[str, Any] | None = None, resources: Resources | None = None, *,
-               file: JudgeFile | None = None, config: Config | None = None) -> Judge:
-    """A judge with its options validated; a bad option is a JudgeError naming it.
+               file: JudgeFile | None = None, config: Config | None = None, strict: bool = False) -> Judge:
+    """A judge with its options validated; a bad option is a JudgeError naming it. `strict`: the options as a
+    config file types them, each of its field's type (`true` or "2" for a number refused); else text is read (the
+    TUI's form gives every value as typed).
 
     `name` is a built-in's name, a judge file's path (`.toml`) or the name of a judge file found in the
     config (`config`, else the resources' config) or the user folder; `file` (a session's stored judge file)
@@ -80,8 +82,8 @@ def make_judge(name: str, options: dict[str, Any] | None = None, resources: Reso
         cls: type[Judge] = file_judge_class(file)
     else:
         cls = judge_class(name, config if config is not None or resources is None else resources.config)
-    try:
-        opts = cls.Options.model_validate(options)
+    try:  # strict: as a config file wrote it (`tie_digits = true` is no number); the TUI's form gives text
+        opts = cls.Options.model_validate(options, strict=strict)
     except ValidationError as e:
         where, _, message = first_problem(e)
         raise JudgeError(f"judge {cls.name!r}: option {where or 'options'}: {message}") from None
@@ -109,7 +111,7 @@ def check_judge_tables(config: Config) -> Config:
             raise ConfigError(f"{source}: [{where}]: file: {name!r} is a built-in judge; a judge file needs a name of "
                               "its own")
         try:
-            make_judge(name, options, Resources(config))
+            make_judge(name, options, Resources(config), strict=True)
         except JudgeFileError:
             raise  # already `FILE:LINE: KEY: message`, naming the judge file
         except JudgeError as e:

@@ -219,6 +219,10 @@ def parse_judge_text(text: str, source: str) -> JudgeFile:
         spec = JudgeSpec.model_validate(data)
     except ValidationError as e:
         raise _validation_error(e, text, source) from None
+    try:  # the options as written: `max_tokens = true` or "3" is no number (true was stored as 1)
+        FileJudgeOptions.model_validate(data.get("options") or {}, strict=True)
+    except ValidationError as e:
+        raise _validation_error(e, text, source, within=("options",)) from None
     for path, message, *needle in _problems(spec):
         line = key_line(text, path)
         if needle:  # a placeholder: the line of the template that holds it
@@ -231,10 +235,12 @@ def _dotted(path: tuple[str | int, ...]) -> str:
     return ".".join(str(p) for p in path if isinstance(p, str)) or "file"
 
 
-def _validation_error(error: ValidationError, text: str, source: str) -> JudgeFileError:
-    """The first pydantic problem as `SOURCE:LINE: KEY: message` (an unknown key, kind or option range)."""
+def _validation_error(error: ValidationError, text: str, source: str,
+                      within: tuple[str, ...] = ()) -> JudgeFileError:
+    """The first pydantic problem as `SOURCE:LINE: KEY: message` (an unknown key, kind or option range); `within`:
+    the keys of the table the validated data was (the error's own path starts inside it)."""
     first = error.errors()[0]
-    path = tuple(first["loc"])
+    path = within + tuple(first["loc"])
     _, kind, message = first_problem(error)
     if kind == "extra_forbidden":
         message = "unknown key" + _hint(path)
