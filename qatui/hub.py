@@ -85,6 +85,20 @@ def hub_reachable(timeout: float = 3.0) -> bool:
         return False
 
 
+def findable(spec: str) -> bool:
+    """Whether hub id `spec` could load now: its snapshot is in the local cache, or the hub answers (`snapshot`'s
+    two ways), checked before a session exists so that a name no machine has fails there, not on every item."""
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:  # pragma: no cover - transformers always brings huggingface_hub
+        return False
+    try:
+        snapshot_download(spec, local_files_only=True)
+        return True
+    except Exception:  # noqa: BLE001 - not in the cache, whatever the reason: the hub might have it
+        return hub_reachable()
+
+
 def snapshot(spec: str, patterns: list[str]) -> Path:
     """The snapshot folder of hub id `spec`: cached, else downloaded (only `patterns`) if the hub answers."""
     try:

@@ -141,6 +141,32 @@ def test_a_local_nli_model_that_is_not_there_is_refused_before_the_session(tmp_p
     assert not sessions.exists()
 
 
+@pytest.mark.parametrize(("flag", "name", "said"), [
+    ("--nli", "nosuch", "NLI model 'nosuch' is not on this machine and the hub cannot be reached"),
+    ("--nli", "org/nosuch", "NLI model 'org/nosuch' is not on this machine and the hub cannot be reached"),
+    ("--embedder", "org/nosuch", "embedding model 'org/nosuch' not found locally and the hub is unreachable"),
+])
+def test_a_hub_id_no_cache_holds_and_no_hub_serves_is_refused_before_the_session(tmp_path, capsys, monkeypatch,
+                                                                                flag, name, said) -> None:
+    """A name shaped like a hub id was let through to load time: `--plan` named it and a run made a session whose
+    every item failed ("not on this machine and the hub cannot be reached"). With the hub offline and an empty
+    cache, it is refused in one line before any session, by `--plan` too."""
+    from qatui.cli import main
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": "q", "question": "?", "references": ["x"], "candidates": {"a": "x", "b": "y"}}\n')
+    sessions = tmp_path / "sessions"
+    judge = "nli-ar" if flag == "--nli" else "ragas"
+    extra = [] if flag == "--nli" else ["--backbone", "local/smollm2"]
+    for plan in ([], ["--plan"]):
+        code = main(["run", str(data), "--judge", judge, flag, name, *extra, *plan, "--sessions-dir", str(sessions)])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1 and said in err, err
+        assert not sessions.exists()
+
+
 _NLI_LABELS = '"id2label": {"0": "entailment", "1": "neutral", "2": "contradiction"}'
 
 

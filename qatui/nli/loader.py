@@ -78,6 +78,8 @@ def check_local(spec: str) -> tuple[str, Path] | None:
         check_labels(spec, path / "config.json")
         return str(path.resolve()), path.resolve()
     if hub.is_hub_id(spec):
+        if not hub.findable(spec):  # not cached and no hub: refused now, not once the session is made
+            raise _not_here(spec)
         return None
     raise NLIError(f"NLI model {spec!r} is not on this machine: there is no folder {path}. Give the path of a "
                    f"transformers sequence-classification model folder, a hub id, or '{BUNDLED}'")
