@@ -406,7 +406,10 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
     if path is not None:
         target = paths.user_path(path)
         if not target.exists():
-            raise ConfigError(f"{target}: config file not found")
+            from qatui.safe_read import why_missing
+
+            found = why_missing(target)
+            raise ConfigError(f"{target}: config file not found" + ("" if found.startswith("no such") else f": {found}"))
     else:
         target = default_config_path()
         if not target.exists():

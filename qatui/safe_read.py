@@ -29,6 +29,7 @@ file's name, so messages read "data.json line 3 column 18: field 'gold.ratings.c
 from __future__ import annotations
 
 import csv
+import errno
 import json
 import math
 import os
@@ -168,6 +169,20 @@ def file_kind(mode: int) -> str:
     kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
              (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
     return next((name for test, name in kinds if test(mode)), "a special file")
+
+
+def why_missing(path: Path) -> str:
+    """Why `path`, which does not exist as far as `exists()` says, is not there: "no such file or folder", or what
+    a link in its place is ("a symbolic link that loops", "a symbolic link to nowhere"): a loop read as no file sent
+    a user looking for a typo."""
+    if not path.is_symlink():
+        return "no such file or folder"
+    try:
+        path.stat()
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return "a symbolic link that loops (too many levels of symbolic links)"
+    return f"a symbolic link to nowhere (to {os.readlink(path)})"
 
 
 def _too_big(size: int, limit: int) -> str:

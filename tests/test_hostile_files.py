@@ -339,3 +339,24 @@ def test_json_output_writes_a_float_sum_s_last_bit_noise_as_the_figure_it_means(
     data = json.loads(out)
     assert '"mean": 1.0' in out and data["mean"] == 1.0
     assert data["small"] == 3.33333333333e-10 and data["big"] == 1.18059162072e21  # significant digits, not places
+
+
+@pytest.mark.parametrize("link", ["loop", "nowhere"])
+def test_a_symbolic_link_that_loops_or_leads_nowhere_is_named_as_one(tmp_path, capsys, link) -> None:
+    """A link loop given as a dataset, a config or a sessions folder was "no such file" or "no sessions": a user
+    looking for a typo. Each is named as what it is, in one line."""
+    from qatui.cli import main
+
+    target = tmp_path / "gone"
+    if link == "loop":
+        (tmp_path / "a").symlink_to(tmp_path / "b")
+        (tmp_path / "b").symlink_to(tmp_path / "a")
+        said = "a symbolic link that loops"
+    else:
+        (tmp_path / "a").symlink_to(target)
+        said = f"a symbolic link to nowhere (to {target})"
+    name = str(tmp_path / "a")
+    for argv in (["datasets", "inspect", name], ["--config", name, "judges"], ["sessions", "list", "--sessions-dir", name]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert said in err and len(err.strip().splitlines()) == 1, (argv, err)

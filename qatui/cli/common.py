@@ -70,6 +70,11 @@ def open_store(args: argparse.Namespace, config: Config) -> SessionStore:
 
         make_console(stderr=True).print(f"[yellow]note:[/] {escaped(folder.note)}", soft_wrap=True)
         args.sessions_noted = True
+    if folder.path.is_symlink() and not folder.path.exists():  # a loop or a link to nowhere: never "no sessions"
+        from qatui.errors import SessionError
+        from qatui.safe_read import why_missing
+
+        raise SessionError(f"sessions folder {folder.path}: {why_missing(folder.path)}")
     return SessionStore(folder.path)
 
 

@@ -30,7 +30,7 @@ from qatui.data.loaders import (
     wikieval,
 )
 from qatui.data.loaders._common import HEAD_CHARS, unique_items
-from qatui.safe_read import Refused, check_regular, loads_json, read_bytes, read_head, read_text
+from qatui.safe_read import Refused, check_regular, loads_json, read_bytes, read_head, read_text, why_missing
 from qatui.data.model import Dataset, Item
 from qatui.errors import DatasetError
 from qatui.text import did_you_mean
@@ -74,7 +74,7 @@ def detect_format(path: str | Path) -> str:
     """The format of a file (or of an LFQA-Eval folder), from its extension and first record."""
     path = _regular(path)
     if not path.exists():
-        raise DatasetError(f"{path}: no such file or folder")
+        raise DatasetError(f"{path}: {why_missing(path)}")
     if path.is_dir():
         first = lfqa_eval.files(path)[0]
         if lfqa_eval.sniff(first, _head(first)):
@@ -159,7 +159,7 @@ def _checked(path: str | Path, format: str | None, csv_mapping: dict[str, str] |
     if format is None:
         format = detect_format(path)
     elif not path.exists():
-        raise DatasetError(f"{path}: no such file or folder")
+        raise DatasetError(f"{path}: {why_missing(path)}")
     if format not in _MODULES:
         raise DatasetError(f"unknown dataset format {format!r}{did_you_mean(format, FORMATS)}; formats are: "
                            f"{', '.join(FORMATS)}")
