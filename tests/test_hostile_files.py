@@ -360,3 +360,16 @@ def test_a_symbolic_link_that_loops_or_leads_nowhere_is_named_as_one(tmp_path, c
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert said in err and len(err.strip().splitlines()) == 1, (argv, err)
+
+
+@pytest.mark.parametrize("name", ["", "  "])
+def test_a_candidate_named_empty_or_blank_is_refused_as_an_empty_item_id_is(tmp_path, name) -> None:
+    """A candidate keyed "" was accepted and shown blank in every table, the verdict between it and another
+    unreadable; an empty item id was already refused."""
+    from qatui.data.loaders import load_dataset
+    from qatui.errors import DatasetError
+
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({"id": "q", "question": "?", "candidates": {name: "x", "b": "y"}}) + "\n")
+    with pytest.raises(DatasetError, match="line 1: field 'candidates': a candidate's name .* must not be empty"):
+        load_dataset(str(path))

@@ -135,6 +135,8 @@ class Item(_Strict):
         """Two names that differ only in how their Unicode is composed ("café" as one letter é, or as e and a
         combining accent) or in an invisible character (a zero-width space) show as one name on every screen: a
         verdict between them could not be read."""
+        if "" in candidates or any(not cid.strip() for cid in candidates):  # as an item id: shown blank everywhere
+            raise ValueError("a candidate's name (its key) must not be empty or blank")
         clash = same_when_shown(candidates)
         if clash:
             raise ValueError(f"candidates {ascii(clash[0])} and {ascii(clash[1])} differ only in how their Unicode "
