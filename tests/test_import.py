@@ -163,6 +163,8 @@ REFUSALS = [
      "row 5 (line 6): field 'score': 'nan' is not a finite number"),
     ("inf", SCORES, lambda rows: rows[:4] + [[*rows[4][:2], "-inf"]] + rows[5:],
      "row 5 (line 6): field 'score': '-inf' is not a finite number"),
+    ("5000 digits", SCORES, lambda rows: rows[:4] + [[*rows[4][:2], "9" * 5000]] + rows[5:],  # was echoed whole
+     "row 5 (line 6): field 'score': '" + "9" * 39 + "…' is not a finite number"),
     ("extra column", [*SCORES, "note"], lambda rows: [[*r, "x"] for r in rows],
      "row 1 (line 2): field 'note' is not one of item_id, candidate_id, score"),
     ("missing column", ["item_id", "candidate", "score"], lambda rows: rows,

@@ -25,6 +25,7 @@ from typing import Any
 
 from qatui.safe_read import Refused, check_regular, csv_reader, loads_json, read_text
 from qatui.errors import ResultsFileError
+from qatui.text import clip, plain
 
 KINDS = ("score", "ranking", "pairwise")
 FORMATS = ("csv", "jsonl", "ragas")
@@ -233,16 +234,22 @@ def _number(value: Any, *, allow_nan: bool = False) -> tuple[float | None, str |
     """A finite number from a JSON number or CSV text; NaN or null (ragas' failed sample) only when allowed, as None."""
     if allow_nan and (value is None or (isinstance(value, str) and not value.strip())):  # pandas writes NaN as
         return None, None  # null in JSON lines and as an empty cell in CSV (`to_csv`'s na_rep)
+    if isinstance(value, str):  # quoted, cut: a 5,000-digit cell was echoed whole in the error line
+        shown = repr(clip(plain(value), 40))
+    elif isinstance(value, int) and abs(value) >= 10**40:  # repr of an int past 4,300 digits fails
+        shown = f"a number of about {value.bit_length() * 0.30103:,.0f} digits"
+    else:
+        shown = clip(plain(repr(value)), 40)
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return None, f"{value!r} is not a number"
+        return None, f"{shown} is not a number"
     try:
         number = float(value)
-    except ValueError:
-        return None, f"{value!r} is not a number"
+    except (ValueError, OverflowError):  # OverflowError: an integer past a double's range
+        return None, f"{shown} is not a number"
     if math.isnan(number) and allow_nan:
         return None, None
     if not math.isfinite(number):
-        return None, f"{value!r} is not a finite number"
+        return None, f"{shown} is not a finite number"
     return number, None
 
 
