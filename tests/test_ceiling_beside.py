@@ -7,6 +7,7 @@ beside the judge wherever its figures are shown, and nothing where fewer than tw
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import json
@@ -141,3 +142,28 @@ def test_the_ceiling_beside_a_judge_stands_on_the_units_that_judge_decided(tmp_p
     assert main(["--sessions-dir", str(sessions), "labels", "agreement", str(path)]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert text.count("(ceiling -, 1.000 on the judge's 4 of 8 decisions)") == 2, text
+    asyncio.run(_agreement_screen_says_kappa_none(dataset, sessions))
+
+
+async def _agreement_screen_says_kappa_none(dataset, sessions) -> None:
+    """The Label screen's g at 80 columns: a kappa none of one class is "none*" (the long "none (one class)" was
+    cut at the screen's edge), with what it means under the people's line."""
+    from fakes import wait_until
+
+    from qatui.config import Config
+    from qatui.store.session import SessionStore
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.label_agreement import AgreementScreen
+    from qatui.tui.widgets.vim_table import VimTable
+
+    store = SessionStore(sessions)
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(AgreementScreen(dataset, store))
+        await wait_until(pilot, lambda: isinstance(app.screen, AgreementScreen)
+                         and [t.row_count for t in app.screen.query(VimTable)] == [4])
+        table = app.screen.query_one(VimTable)
+        kappas = {(str(table.get_row_at(k)[0]), str(table.get_row_at(k)[5])) for k in range(table.row_count)}
+        assert ("rouge-l", "none*") in kappas, kappas
+        shown = " ".join(str(app.screen.query_one("#agreement-people").render()).split())
+        assert "kappa none*: the person gave one class on every unit the judge decided" in shown, shown

@@ -78,19 +78,20 @@ class AgreementScreen(ModalScreen[None]):
         between = (f"people: alpha {fmt(people['alpha'])}, {kappa_name(people)} {fmt(people['kappa'])} "
                    f"({people['n_units']} units)"
                    if people else "one annotator: no agreement between people yet")
-        self.query_one("#agreement-people", Static).update(Content(f"labelled by {who}\n{between}"))
+        lines = [f"labelled by {who}", between]
         table = self.query_one(VimTable)
         table.add_columns("judge", "version", "annotator", "vs labels", "alpha", "kappa", "units", "session")
         for row in data["judges"]:
             metric = f"{row['metric']} {fmt(row['value'])} ({row['n_items']})" if row["metric"] else "-"
-            kappa = "none (one class)" if row.get("kappa_undefined") else fmt(row["kappa"])
+            kappa = "none*" if row.get("kappa_undefined") else fmt(row["kappa"])  # said below: 80 columns cut it
             table.add_row(Text(plain(row["judge"]), style="bold"), Text(version_text(row.get("version"))),
                           Text(plain(row["annotator"])), metric, fmt(row["alpha"]), kappa, str(row["n_units"]),
                           Text(plain(row["session"])))
-        if data.get("versions"):  # which rows are not of one judge, under the people's line
-            self.query_one("#agreement-people", Static).update(Content("\n".join(
-                [f"labelled by {who}", between, *(f"versions: {line}" for line in data["versions"])])))
+        lines += [f"versions: {line}" for line in data.get("versions") or ()]  # which rows are not of one judge
+        if any(row.get("kappa_undefined") for row in data["judges"]):
+            lines.append("kappa none*: the person gave one class on every unit the judge decided, where kappa is 0 "
+                         "whatever the judge says")
         if not data["judges"]:
-            self.query_one("#agreement-people", Static).update(
-                Content(f"labelled by {who}\nno session has judged this dataset yet: run judges on it to compare them"))
+            lines = [f"labelled by {who}", "no session has judged this dataset yet: run judges on it to compare them"]
+        self.query_one("#agreement-people", Static).update(Content(plain("\n".join(lines))))
         table.focus()
