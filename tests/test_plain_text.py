@@ -15,7 +15,6 @@ but Textual's own colours and cursor moves. The CLI's views run as real `qatui` 
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 import os
@@ -27,7 +26,7 @@ from pathlib import Path
 import pytest
 from textual.app import App
 from fakes import ScriptedLLM, answer_from_prompt, scripted_resources, settle, wait_until
-from tui_support import freeze_time, run_headless
+from tui_support import freeze_time, panel_host, run_headless
 
 from qatui.config import Config
 from qatui.data.loaders import load_dataset
@@ -532,14 +531,7 @@ async def test_the_checklist_panel_shows_a_checklist_s_dimension_and_questions_a
                                      sub_dimension=hostile("SUB", shots), question=hostile("Q", shots),
                                      question_id="q1", response=f"Response {response}", answer="yes"))
 
-    class Host(App[None]):
-        def get_theme_variable_defaults(self) -> dict[str, str]:
-            return {"panel-border": "#808080"}
-
-        def compose(self):
-            yield ChecklistPanel()
-
-    app = Host()
+    app = panel_host(ChecklistPanel)
     async with app.run_test(size=(160, 30)) as pilot:
         app.query_one(ChecklistPanel).show(state.tasks[(item.id, "checkeval")])
         await pilot.pause()
@@ -594,14 +586,7 @@ async def test_the_ragas_panel_shows_candidate_ids_and_context_sentences_as_text
     state.fold(ContextSentencesSelected(item_id="i1", judge="ragas", response=label,
                                         sentences=[hostile("CTX", shots)], relevant=[0]))
 
-    class Host(App[None]):
-        def get_theme_variable_defaults(self) -> dict[str, str]:
-            return {"panel-border": "#808080"}
-
-        def compose(self):
-            yield RagasPanel()
-
-    app = Host()
+    app = panel_host(RagasPanel)
     async with app.run_test(size=(200, 30)) as pilot:
         app.query_one(RagasPanel).show(state.tasks[("i1", "ragas")])
         await pilot.pause()

@@ -17,7 +17,8 @@ import pytest
 from textual.content import Content
 from textual.widgets import DataTable, Input, Select, SelectionList, TextArea
 from fakes import Gate, run_from_palette, scripted_resources, settle, wait_until
-from tui_support import failing_on, freeze_time, lexical_sessions, minos_job, run_headless, write_doubled, write_rated
+from tui_support import (failing_on, freeze_time, lexical_sessions, minos_job, panel_host, run_headless, write_doubled,
+                         write_rated)
 
 from qatui.cli import main
 from qatui.config import Config, load_config, parse_config
@@ -1029,8 +1030,6 @@ async def test_spot_check_starts_in_the_load_box_and_keeps_line_breaks(tmp_path)
 
 
 async def test_checklist_answers_fold_into_a_questions_by_responses_grid() -> None:
-    from textual.app import App
-
     from qatui.data.loaders import demo_dataset
     from qatui.events import ChecklistAnswered
     from qatui.tui.clipboard import panel_text
@@ -1048,14 +1047,7 @@ async def test_checklist_answers_fold_into_a_questions_by_responses_grid() -> No
     task = state.tasks[(item.id, "checkeval")]
     assert list(task.checklist) == ["q1", "q2"] and task.answers[("q2", "Response 2")] is None
 
-    class Host(App[None]):
-        def get_theme_variable_defaults(self) -> dict[str, str]:
-            return {"panel-border": "#808080"}
-
-        def compose(self):
-            yield ChecklistPanel()
-
-    app = Host()
+    app = panel_host(ChecklistPanel)
     async with app.run_test(size=(100, 20)) as pilot:
         panel = app.query_one(ChecklistPanel)
         panel.show(task)
@@ -1066,19 +1058,6 @@ async def test_checklist_answers_fold_into_a_questions_by_responses_grid() -> No
         assert lines[2].startswith("Does it name the compound?") and lines[2].split()[-4:-2] == ["yes", "no"]
         assert lines[3].split()[-4:-2] == ["yes", "?"] and lines[3].split()[-2:] == ["·", "·"]
         assert lines[4].split()[-4:] == ["100%", "0%", "–", "–"]  # unanswered questions are not scored
-
-
-def _panel_host(panel_class):
-    from textual.app import App
-
-    class Host(App[None]):
-        def get_theme_variable_defaults(self) -> dict[str, str]:
-            return {"panel-border": "#808080"}
-
-        def compose(self):
-            yield panel_class()
-
-    return Host()
 
 
 async def test_pairwise_verdicts_show_both_orders_and_what_they_make_together() -> None:
@@ -1098,7 +1077,7 @@ async def test_pairwise_verdicts_show_both_orders_and_what_they_make_together() 
                               rationale=why))
     state.fold(PairJudged(item_id="p1", judge="pairwise", first=r[1], second=r[2], choice=None))
     task = state.tasks[("p1", "pairwise")]
-    app = _panel_host(PairwisePanel)
+    app = panel_host(PairwisePanel)
     async with app.run_test(size=(100, 20)) as pilot:
         panel = app.query_one(PairwisePanel)
         panel.show(task)
@@ -1141,7 +1120,7 @@ async def test_ragas_panel_marks_statements_questions_and_context_sentences() ->
     for event in events:
         state.fold(event.model_copy(update={"item_id": "w1", "judge": "ragas"}))
     task = state.tasks[("w1", "ragas")]
-    app = _panel_host(RagasPanel)
+    app = panel_host(RagasPanel)
     async with app.run_test(size=(120, 20)) as pilot:
         panel = app.query_one(RagasPanel)
         panel.show(task)

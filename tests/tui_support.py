@@ -202,3 +202,17 @@ async def new_run_with(app, pilot, judge: str):
     listing.deselect("minos")
     listing.select(judge)
     return screen
+
+
+def panel_host(panel_class):
+    """An app showing one task panel alone (with the theme variable qatui's CSS adds), for a panel's own test."""
+    from textual.app import App
+
+    class Host(App[None]):
+        def get_theme_variable_defaults(self) -> dict[str, str]:
+            return {"panel-border": "#808080"}
+
+        def compose(self):
+            yield panel_class()
+
+    return Host()
