@@ -18,7 +18,7 @@ RAGAS_VENV ?= .venv-ragas
 .PHONY: demo test setup clean-venv bench ragas-venv
 
 $(STAMP): pyproject.toml constraints.txt
-	@echo "qatui set-up: about 5 minutes on 2 busy cores and 2.7 GB the first time (see README); seconds afterwards"
+	@echo "qatui set-up: about 4.5 minutes on 2 busy cores and 2.7 GB the first time (see README); seconds afterwards"
 	@echo "[1/4] virtualenv $(VENV) with $$($(PYTHON) --version)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(BIN)/pip install --quiet --upgrade pip

@@ -167,3 +167,5 @@ async def _agreement_screen_says_kappa_none(dataset, sessions) -> None:
         assert ("rouge-l", "none*") in kappas, kappas
         shown = " ".join(str(app.screen.query_one("#agreement-people").render()).split())
         assert "kappa none*: the person gave one class on every unit the judge decided" in shown, shown
+        assert "human ceiling: Cohen's kappa -0.333, accuracy 0.500 (each person against the others' majority)" \
+            in shown, shown

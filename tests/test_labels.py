@@ -384,9 +384,28 @@ def test_a_rating_that_is_no_json_number_is_refused_with_its_field(tmp_path, rat
         load_dataset(str(path))
 
 
+def test_a_ratings_label_given_as_the_object_itself_imports_as_its_json_text_does(tmp_path, capsys) -> None:
+    """LABELS.md shows a ratings `label` as a JSON object; an export writes it as the object's JSON text. Both
+    import, to the same label."""
+    path = tmp_path / "rated.jsonl"
+    path.write_text(json.dumps(RATED) + "\n", encoding="utf-8")
+    dataset = load_dataset(str(path))
+    base = {"dataset": dataset.content_hash, "dataset_name": dataset.name, "dataset_path": str(path),
+            "format": "jsonl", "item_id": "d1", "kind": "ratings", "a": "", "b": "", "updated": ""}
+    ratings = {"a": {"overall": 5}, "b": {"overall": 1}}
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps(base | {"annotator": "ana", "label": ratings}) + "\n"
+                      + json.dumps(base | {"annotator": "bo", "label": json.dumps(ratings)}) + "\n", encoding="utf-8")
+    sessions = tmp_path / "sessions"
+    assert main(["--sessions-dir", str(sessions), "labels", "import", str(labels)]) == 0
+    found = LabelStore(sessions).labels_of(dataset.content_hash)
+    assert found["ana"]["d1"].ratings == found["bo"]["d1"].ratings == {"a": {"overall": 5.0}, "b": {"overall": 1.0}}
+
+
 @pytest.mark.parametrize(("change", "said"), [
     ({"foo": "x"}, "line 1: unknown field 'foo'"),
-    ({"annotator": 5}, "line 1: field 'annotator' is a string in quotes, not a number"),
+    ({"annotator": 5}, "line 1: field 'annotator' must be a string in quotes, not a number"),
+    ({"label": {"a": {"overall": "5"}}}, "ratings.a.overall: Input should be a valid number"),
     ({"label": '{"a": {"overall": "NaN"}}'}, "ratings.a.overall: Input should be a valid number"),
     ({"label": "{}"}, "ratings rate at least one response on at least one dimension"),
     ({"label": '{"a": {}}'}, "ratings rate at least one response on at least one dimension"),
@@ -408,3 +427,18 @@ def test_a_label_row_is_refused_whole_where_it_is_not_what_an_export_writes(tmp_
     err = capsys.readouterr().err
     assert said in err and len(err.strip().splitlines()) == 1, err
     assert LabelStore(sessions).annotators() == []
+
+
+@pytest.mark.parametrize(("name", "ok"), [("ana", True), ("a" * 64, True), ("a.b_c-d", True), ("9x", True),
+                                          ("_ana", False), (".ana", False), ("-ana", False), ("a" * 65, False),
+                                          ("", False), ("an a", False)])
+def test_an_annotator_name_is_what_the_refusal_and_the_docs_say(name, ok) -> None:
+    """1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit: the message said only '.' or '-'
+    could not start one, while `_ana` was refused too."""
+    from qatui.data.labels import check_annotator
+
+    if ok:
+        assert check_annotator(name) == name
+    else:
+        with pytest.raises(LabelError, match="1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"):
+            check_annotator(name)

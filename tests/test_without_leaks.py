@@ -68,6 +68,9 @@ def test_run_without_leaks_measures_the_items_without_copies_and_carries_both(fi
     expected = _json(capsys, "run", str(clean), *JUDGES, *sessions)
     assert free["leaks"]["items_copying_a_reference"] == ["q1", "q4"] and free["leaks"]["left_out"] is True
     assert free["judges"]["rouge-l"]["n_items"] == 4
+    # the coverage is of those items, as the clean dataset's run counts them (it said 6 scored of 4)
+    assert {name: doc["coverage"] for name, doc in free["judges"].items()} == \
+        {name: doc["coverage"] for name, doc in expected["judges"].items()}
     assert _figures(free["judges"]) == _figures(expected["judges"])
     assert _figures(free["leaks"]["without_leaks"]) == _figures(expected["judges"])
     # without the option the headline is every item's, and the JSON still carries both

@@ -22,7 +22,8 @@ from qatui.errors import LabelError, first_problem
 from qatui.ties import plurality
 
 ANNOTATOR = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-"""An annotator's name: letters, digits, '.', '_' and '-', at most 64, not starting with a dot (it names a folder)."""
+"""An annotator's name: letters, digits, '.', '_' and '-', at most 64, starting with a letter or digit (it names a
+folder: never a hidden one, nor one a command line reads as an option)."""
 OVERALL = "overall"
 """The rating dimension of an item whose dataset names none."""
 
@@ -216,5 +217,5 @@ def check_annotator(name: str) -> str:
     """`name` if it may name an annotator, else LabelError saying what a name may hold."""
     if not ANNOTATOR.fullmatch(name or ""):
         raise LabelError(f"annotator {name!r}: a name is 1 to 64 letters, digits, '.', '_' or '-', "
-                           "not starting with '.' or '-'")
+                           "starting with a letter or digit")
     return name

@@ -394,9 +394,10 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
     seed = session.meta["seed"]
     other = "paper" if convention == "strict" else "strict"
     summary: dict[str, dict] = {}
+    ids = {item.id for item in items}  # the counts are of these items: a subset (`--without-leaks`) said 20 of 19
     for judge, options in session.meta["judges"].items():
-        verdicts = session.verdicts(judge, results)
-        mine = {item_id: doc for (item_id, name), doc in results.items() if name == judge}
+        verdicts = {item_id: v for item_id, v in session.verdicts(judge, results).items() if item_id in ids}
+        mine = {item_id: doc for (item_id, name), doc in results.items() if name == judge and item_id in ids}
         not_applicable = {item_id: doc.get("not_applicable", "") for item_id, doc in mine.items()
                           if doc["status"] == "n/a"}
         metrics = summarize(items, verdicts, seed=seed, convention=convention, not_applicable=not_applicable)

@@ -98,7 +98,8 @@ def read_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
             if not isinstance(row, dict):
                 raise LabelError(f"{path}, line {number}: a row is a JSON object")
             _check_fields(path, f"line {number}", row)
-            rows.append((f"line {number}", {k: "" if v is None else v for k, v in row.items()}))
+            rows.append((f"line {number}", {k: "" if v is None else json.dumps(v) if k == "label" and isinstance(
+                v, dict) else v for k, v in row.items()}))  # ratings as an object, or as its JSON text
     else:
         reader = csv_dict_reader(io.StringIO(text))
         if unknown := [name for name in reader.fieldnames or () if name not in FIELDS]:
@@ -117,16 +118,17 @@ def read_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
 
 
 def _check_fields(path: Path, where: str, row: dict) -> None:
-    """A JSONL row's fields: those an export writes, each a string (or null): a number or an object was made into
-    text before (an annotator 5 became "5", a field `foo` was dropped unseen); LabelError naming the first bad one."""
+    """A JSONL row's fields: those an export writes, each a string (or null), and a ratings `label` also as the
+    object itself: a number was made into text before (an annotator 5 became "5", a field `foo` was dropped
+    unseen); LabelError naming the first bad one."""
     for key, value in row.items():
         if key not in FIELDS:
             raise LabelError(f"{path}, {where}: unknown field {plain(key)!r}; a label row's fields are "
                              f"{', '.join(FIELDS)}")
-        if value is not None and not isinstance(value, str):
+        if value is not None and not isinstance(value, str) and not (key == "label" and isinstance(value, dict)):
             kind = ("true or false" if isinstance(value, bool) else "a number" if isinstance(value, int | float)
                     else "a list" if isinstance(value, list) else "an object")
-            raise LabelError(f"{path}, {where}: field {key!r} is a string in quotes, not {kind}")
+            raise LabelError(f"{path}, {where}: field {key!r} must be a string in quotes, not {kind}")
 
 
 def check_rows(path: Path, rows: list[tuple[str, dict[str, str]]],

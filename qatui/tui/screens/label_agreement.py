@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from qatui.errors import QatuiError
-from qatui.report.session_view import fmt
+from qatui.report.session_view import fmt, split_note
 from qatui.text import plain
 from qatui.tui.widgets.vim_table import VimTable
 
@@ -79,6 +79,10 @@ class AgreementScreen(ModalScreen[None]):
                    f"({people['n_units']} units)"
                    if people else "one annotator: no agreement between people yet")
         lines = [f"labelled by {who}", between]
+        if ceiling := data.get("ceiling"):  # as `labels agreement` heads its judges' lines (each judge's: there)
+            lines.append(f"human ceiling: Cohen's kappa {fmt(ceiling['ceiling']['kappa'])}, accuracy "
+                         f"{fmt(ceiling['ceiling']['accuracy'])} (each person against the others' majority"
+                         f"{split_note(ceiling)}); each judge beside it on its own units: `qatui labels agreement`")
         table = self.query_one(VimTable)
         table.add_columns("judge", "version", "annotator", "vs labels", "alpha", "kappa", "units", "session")
         for row in data["judges"]:
