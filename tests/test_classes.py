@@ -15,6 +15,7 @@ recall A 3/4, tie 1/2, B 1/2; precision A 3/4, tie 1/2, B 1/2.
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import numpy as np
@@ -450,3 +451,52 @@ def test_class_intervals_of_one_label_items_are_exact_and_kappa_has_none_where_r
     assert found["metrics"]["kappa"] == pytest.approx(cohen_kappa_score([p for [(p, _)] in units],
                                                                         [j for [(_, j)] in units]))
     assert "kappa" not in found["ci"]
+
+
+def test_labels_agreement_gives_no_kappa_between_two_people_where_one_gave_one_class(tmp_path, capsys) -> None:
+    # cy said A on every item, ana did not: Cohen's kappa between them is 0 whatever ana said, so it is no figure
+    path, sessions = tmp_path / "alt.jsonl", tmp_path / "sessions"
+    write_pairs(path, [("B" if row[3] == B else "A", ["A"]) for row in ALT_ITEMS])
+    from qatui.data.loaders import load_dataset
+
+    dataset = load_dataset(str(path))
+    rows = [{"annotator": name, "dataset": dataset.content_hash, "dataset_name": dataset.name,
+             "dataset_path": str(path), "format": dataset.format, "item_id": f"p{n}", "kind": "pairwise",
+             "label": {A: "A", B: "B"}[row[i]], "a": "c1", "b": "c2", "updated": ""}
+            for i, name in ((0, "ana"), (2, "cy")) for n, row in enumerate(ALT_ITEMS, 1)]
+    assert {row["label"] for row in rows if row["annotator"] == "cy"} == {"A"}
+    assert {row["label"] for row in rows if row["annotator"] == "ana"} == {"A", "B"}
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert main(["--sessions-dir", str(sessions), "labels", "import", str(labels)]) == 0
+    data = run_json(capsys, "--sessions-dir", str(sessions), "labels", "agreement", str(path), "--json")
+    people = data["people"]
+    assert people["kappa_of"] == "Cohen" and people["kappa"] is None
+    assert people["kappa_undefined"] == "cy gave one class on every unit both people decided"
+    assert people["n_complete"] == len(ALT_ITEMS)
+    assert main(["--sessions-dir", str(sessions), "labels", "agreement", str(path)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    people_line = text.split("people:")[1].split("human ceiling")[0]
+    assert "Cohen's kappa none (one class)" in people_line and "0.000" not in people_line, people_line
+    assert "cy gave one class on every unit both people decided" in text
+    asyncio.run(_agreement_screen_gives_the_people_no_kappa(dataset, sessions))
+
+
+async def _agreement_screen_gives_the_people_no_kappa(dataset, sessions) -> None:
+    """The Label screen's g: the people's line reads none* with who gave one class under it, never 0.000."""
+    from fakes import wait_until
+
+    from qatui.config import Config
+    from qatui.store.session import SessionStore
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.label_agreement import AgreementScreen
+
+    store = SessionStore(sessions)
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(AgreementScreen(dataset, store))
+        await wait_until(pilot, lambda: isinstance(app.screen, AgreementScreen)
+                         and "people:" in " ".join(str(s.render()) for s in app.screen.query("#agreement-people")))
+        shown = " ".join(str(app.screen.query_one("#agreement-people").render()).split())
+        assert "Cohen's kappa none* (" in shown and "0.000" not in shown.split("human ceiling")[0], shown
+        assert "none*: cy gave one class on every unit both people decided" in shown, shown

@@ -258,6 +258,38 @@ async def test_palette_switches_theme_and_remembers_it(store, tmp_path) -> None:
     assert config_path.read_text() == '# my settings\n[general]\ntheme = "qatui-light"\nseed = 5\n'
 
 
+async def test_palette_screenshot_lands_in_the_working_directory_on_a_host_without_downloads(
+        store, tmp_path, monkeypatch) -> None:
+    # an SSH host's fresh HOME has no Downloads folder: Textual's save failed there, with no reason given
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_DOWNLOAD_DIR", raising=False)
+    monkeypatch.chdir(work)
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: table(app).row_count == 2)
+        await run_from_palette(pilot, "Screenshot")
+        await wait_until(pilot, lambda: any(n.title == "Screenshot" for n in app._notifications), "the toast")
+        saved = list(work.glob("*.svg"))
+        assert len(saved) == 1 and "<svg" in saved[0].read_text(encoding="utf-8")
+        toast = next(n for n in app._notifications if n.title == "Screenshot")
+        assert toast.message == f"Saved to {saved[0]}" and toast.severity == "information"
+    assert not (home / "Downloads").exists()
+
+
+async def test_a_screenshot_that_cannot_be_saved_says_why(store, tmp_path) -> None:
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: table(app).row_count == 2)
+        app.deliver_screenshot("shot.svg", str(tmp_path / "no-such-folder"))
+        await wait_until(pilot, lambda: any(n.title == "Screenshot" for n in app._notifications), "the toast")
+        toast = next(n for n in app._notifications if n.title == "Screenshot")
+        assert toast.severity == "error" and toast.message.startswith("Not saved: ")
+        assert "no-such-folder" in toast.message and "[" not in toast.message.replace("[Errno", "")
+
+
 def drawn_table(table: DataTable) -> list[str]:
     """The header and rows a table draws now, as plain text."""
     return [table.render_line(y).text for y in range(min(table.row_count + 1, table.size.height))]
@@ -1213,6 +1245,46 @@ async def test_the_session_screen_says_how_many_scored_items_its_headline_left_o
                      "the session")
         shown = " ".join(str(static.render()) for static in app.screen.query_one(SessionHeader).query("Static"))
         assert "no figure: the gold of all 2 scored items puts no response above another" in shown, shown
+
+
+def write_ranked_and_paired(path: Path) -> Path:
+    """Three ranking items whose gold puts the longest answer first (the length judge agrees: tau +1), then four
+    pairwise items of two answers of one length (the length judge ties each: acc's units all no decision)."""
+    ranked = {"a": "one", "b": "one two three", "c": "one two three four five six"}
+    rows = [{"id": f"r{i}", "question": f"Ranked question {i}?", "references": ["ref"], "candidates": ranked,
+             "gold": {"kind": "ranking", "tiers": [["c"], ["b"], ["a"]]}} for i in range(3)]
+    rows += [{"id": f"p{i}", "question": f"Paired question {i}?", "references": ["ref"],
+              "candidates": {"a": "red apple", "b": "blue plum"},
+              "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}} for i in range(4)]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+async def test_accuracy_says_its_no_decisions_beside_a_tau_that_has_none(tmp_path) -> None:
+    """A dataset of rankings and pairs: only the first figure (tau) carried a no-decision note, so acc's 0, every
+    label of it on a pair the judge tied, read as a measured 0 on Session and Compare."""
+    from qatui.tui.widgets.session_header import SessionHeader
+
+    data = write_ranked_and_paired(tmp_path / "mixed.jsonl")
+    for judge in ("length", "rouge-l"):
+        assert await asyncio.to_thread(main, ["run", str(data), "--judge", judge, "--json",
+                                              "--sessions-dir", str(tmp_path / "s")]) == 0
+    store = SessionStore(tmp_path / "s")
+    length = next(meta["id"] for meta in store.list() if "length" in meta["summary"])
+    app = QatuiApp(Config(), store, open_id=length)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                     "the session")
+        shown = " ".join(str(static.render()) for static in app.screen.query_one(SessionHeader).query("Static"))
+        assert "tau +1.00" in shown and "acc +0.00 · 4/4 no decision" in shown, shown
+        assert shown.count("no decision") == 1, shown  # tau decided every question: no note of its own
+        await app.push_screen(CompareScreen(store, [meta["id"] for meta in store.list()]))
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
+        runs = app.screen.query_one("#runs", DataTable)
+        labels = [str(c.label) for c in runs.columns.values()]
+        cells = {str(runs.get_row_at(row)[2]): dict(zip(labels, map(str, runs.get_row_at(row))))
+                 for row in range(runs.row_count)}
+        assert cells["length"]["no decision"] == "4/4" and cells["rouge-l"]["no decision"] == "tau 3/3 · acc 4/4", cells
 
 
 async def test_a_theme_named_with_markup_is_skipped_and_the_theme_list_draws(tmp_path, monkeypatch) -> None:

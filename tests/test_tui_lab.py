@@ -328,6 +328,9 @@ async def test_from_home_l_opens_an_empty_lab_where_a_built_ins_copy_is_opened_a
         await wait_until(pilot, lambda: lab(app) is not None, "the lab from l")
         assert app.focused is lab(app).query_one("#judge")
         assert "Open a judge file" in status(app)
+        await pilot.press("ctrl+s")  # nothing to save into: said, never silent
+        await wait_until(pilot, lambda: any(n.message == "Open a judge first." for n in app._notifications),
+                         "the hint")
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), "Home again")
         await run_from_palette(pilot, "Judge lab")

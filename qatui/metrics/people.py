@@ -66,3 +66,19 @@ def rater_agreement(raters: Mapping[str, Mapping[Unit, float]]) -> dict[str, flo
     units = sorted({unit for decisions in raters.values() for unit in decisions})
     table = np.array([[decisions.get(unit, np.nan) for unit in units] for decisions in raters.values()], dtype=float)
     return nominal_agreement(table.reshape(len(raters), len(units)), CATEGORIES, cohen_for_two=True)
+
+
+def people_kappa_undefined(raters: Mapping[str, Mapping[Unit, float]], agreement: dict, people: list[str],
+                           shown: Mapping[str, str] | None = None, where: str = "both people decided") -> dict:
+    """`agreement` (of `rater_agreement(raters)`) with Cohen's kappa None where one of `people` gave one class on
+    every unit both raters decided, and `kappa_undefined` saying who (on every unit `where`): chance agreement then equals the observed one
+    whatever the other rater said, so kappa would be 0 and measure nothing (`classes.agreement`'s rule). A judge's
+    one class is not undefined: its 0 measures the judge. `shown` maps a rater's key to the name the reason gives."""
+    if agreement.get("kappa_of") != "Cohen":
+        return agreement
+    both = set.intersection(*(set(decisions) for decisions in raters.values()))
+    for person in people:
+        if len({raters[person][unit] for unit in both}) == 1:
+            name = (shown or {}).get(person, person)
+            return {**agreement, "kappa": None, "kappa_undefined": f"{name} gave one class on every unit {where}"}
+    return agreement

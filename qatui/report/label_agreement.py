@@ -64,7 +64,7 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path,
     """
     from qatui.metrics import summarize
     from qatui.metrics.ceiling import alt_test, alt_test_sentence, human_ceiling
-    from qatui.metrics.people import rater_agreement, verdict_decisions
+    from qatui.metrics.people import people_kappa_undefined, rater_agreement, verdict_decisions
     from qatui.report.beside_people import people_decisions
     from qatui.report.gold import relabel
     from qatui.store.labels import LabelStore
@@ -78,7 +78,7 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path,
     data: dict[str, Any] = {
         "dataset": dataset.name, "content_hash": dataset.content_hash,
         "annotators": {name: len(mine) for name, mine in labels.items()},
-        "people": rater_agreement(people) if len(people) > 1 else None,
+        "people": people_kappa_undefined(people, rater_agreement(people), list(people)) if len(people) > 1 else None,
         "judges": [],
         "beside_people": [],
     }
@@ -94,11 +94,9 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path,
         for name, mine in labels.items():
             metrics = summarize(relabel(dataset, {name: mine}).items, verdicts, ci=False)
             key = next((k for k in HEADLINE if k in metrics.metrics), None)
-            agreement = rater_agreement({"person": people[name], "judge": decisions})  # a person may bear its name
-            given = {people[name][unit] for unit in people[name] if unit in decisions}
-            if len(given) == 1:  # the person one class throughout: kappa is 0 whatever the judge said
-                agreement = {**agreement, "kappa": None,
-                             "kappa_undefined": f"{name} gave one class on every unit the judge decided"}
+            pair = {"person": people[name], "judge": decisions}  # keyed so: a person may bear the judge's name
+            agreement = people_kappa_undefined(pair, rater_agreement(pair), ["person"], {"person": name},
+                                               where="the judge decided")
             data["judges"].append({
                 "session": session_id, "judge": judge, "version": version, "annotator": name, **agreement,
                 "metric": key, "value": metrics.metrics.get(key) if key else None,
@@ -125,8 +123,12 @@ def print_agreement(console: Console, data: dict[str, Any]) -> None:
                   "two or more raters decided, kappa over units all of them decided (Cohen's between two raters, "
                   "Fleiss' among more)[/]")
     if (people := data["people"]) is not None:
-        console.print(f"[bold]people[/]: alpha {fmt(people['alpha'])}, {kappa_name(people)} {fmt(people['kappa'])} "
+        kappa = "none (one class)" if people.get("kappa_undefined") else fmt(people["kappa"])
+        console.print(f"[bold]people[/]: alpha {fmt(people['alpha'])}, {kappa_name(people)} {kappa} "
                       f"[dim]({people['n_units']} units, {people['n_complete']} decided by all)[/]")
+        if people.get("kappa_undefined"):
+            console.print(Text(f"  {plain(people['kappa_undefined'])}: chance agreement then equals the observed one, "
+                               "so kappa would be 0 whatever the other said", style="dim"))
     if data.get("ceiling"):
         print_ceiling(console, data)
     if not data["judges"]:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.content import Content
@@ -117,6 +117,32 @@ class QatuiApp(App[None]):
                timeout: float | None = None, markup: bool = True) -> None:
         """Every toast as text, never markup: messages quote ids, names, paths and data (`markup` is ignored)."""
         super().notify(plain(message), title=plain(title), severity=severity, timeout=timeout, markup=False)
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        """The palette's Screenshot: into the downloads folder where there is one, else the working directory.
+
+        Textual writes into the downloads folder only, and an SSH host rarely has one: the save failed without a
+        reason. Served in a browser, the driver hands the file to the browser instead (`path` unused there).
+        """
+        if path is None:
+            from platformdirs import user_downloads_path
+
+            downloads = user_downloads_path()
+            path = str(downloads if downloads.is_dir() else Path.cwd())
+        return super().deliver_screenshot(filename, path, time_format)
+
+    def on_delivery_complete(self, event: events.DeliveryComplete) -> None:
+        """Where the screenshot went, as text (Textual's own toast is markup, which `notify` shows raw)."""
+        if event.name == "screenshot":
+            event.prevent_default()
+            self.notify(f"Saved to {event.path}" if event.path else "Saved", title="Screenshot")
+
+    def on_delivery_failed(self, event: events.DeliveryFailed) -> None:
+        """Why the screenshot was not saved, and where it was to go."""
+        if event.name == "screenshot":
+            event.prevent_default()
+            self.notify(f"Not saved: {event.exception}", title="Screenshot", severity="error")
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Variables our CSS uses beyond Textual's, for themes that lack them (Textual's own, users')."""

@@ -29,8 +29,9 @@ class Run:
     version: str | None = None
     """The judge's version in that session (None: stored before versions were kept)."""
     no_decision: str = ""
-    """'15/15': of its first figure's units, those the judge made no decision on (they count as agreeing with no
-    one, so its 0 is no measure); '' when none ('old tie rule' for a summary stored before they were counted)."""
+    """'15/15': of its figures' units, those the judge made no decision on (they count as agreeing with no one, so
+    its 0 is no measure), named by figure where more than one kind has some ('tau 2/6 · acc 3/8'); '' when none
+    ('old tie rule' for a summary stored before they were counted)."""
 
 
 @dataclass
@@ -95,12 +96,11 @@ class Comparison:
 
 
 def _no_decision(run: dict[str, Any]) -> str:
-    """`Run.no_decision` of one run of `report.compare.compare_sessions`, for its first headline figure."""
-    from qatui.text import no_decision_note
-    from qatui.tui.format import SHORT_METRICS
+    """`Run.no_decision` of one run of `report.compare.compare_sessions`: of each kind of headline figure
+    (`format.undecided_cell`)."""
+    from qatui.tui.format import SHORT_METRICS, undecided_cell
 
-    first = next((key for key in SHORT_METRICS if key in run["metrics"]), None)
-    return no_decision_note(run, first, short=True) if first else ""
+    return undecided_cell(run, [key for key in SHORT_METRICS if key in run["metrics"]])
 
 
 def load_comparison(store: SessionStore, session_ids: list[str], gold: str = "dataset") -> Comparison:

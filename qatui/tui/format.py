@@ -21,6 +21,27 @@ SHORT_METRICS = {
 }
 """The metrics a header shows, in order, with their short names."""
 
+FIGURE_UNITS = {"kendall": "questions", "spearman": "questions", "rbo_0.9": "questions",
+                "accuracy": "labels", "kappa": "labels", "route_accuracy": "routes"}
+"""What each of `SHORT_METRICS` averages over: figures of one kind share their no-decision units and left-out items,
+so the first of each kind says them (a dataset of rankings and pairs has both tau's and acc's)."""
+
+
+def first_of_their_units(keys: list[str]) -> list[str]:
+    """Of `keys` in order, the first of each kind of unit (`FIGURE_UNITS`): those that carry the notes."""
+    seen: set[str] = set()
+    return [key for key in keys if (unit := FIGURE_UNITS.get(key, key)) not in seen and not seen.add(unit)]
+
+
+def undecided_cell(doc: dict, keys: list[str]) -> str:
+    """The no-decision counts of a summary `doc`'s figures `keys` for a column named "no decision": '2/6' when one
+    kind of figure has some, 'tau 2/6 · acc 3/8' when more do; '' when none."""
+    if doc.get("stale"):  # one note for all: stored before no-decisions were counted
+        return no_decision_note(doc, keys[0], short=True) if keys else ""
+    found = [(SHORT_METRICS.get(key, key), note) for key in first_of_their_units(keys)
+             if (note := no_decision_note(doc, key, short=True))]
+    return found[0][1] if len(found) == 1 else " · ".join(f"{short} {note}" for short, note in found)
+
 METRIC_MEANINGS = {
     "tau": "Kendall tau-b between the judge's ranking and people's, mean over questions (-1 to +1); "
            "[a,b] is its 95% bootstrap interval",
@@ -91,18 +112,20 @@ def metrics_parts(metrics: dict[str, float], ci: dict[str, list[float]] | None =
     """The headline metrics as the parts a line may wrap between: each figure with its short name, the first with
     its CI ('tau +0.41 [+0.12,+0.66]', 'rho +0.45', ...).
 
-    With the summary `doc` (its `n`, `no_decision` and `left_out`), the first also says how many of its units the
-    judge made no decision on, and how many scored items it left out for want of a gold order (they read with it):
-    'tau +0.21 [+0.02,+0.40] · 2/6 no decision · 6 of 9 items (3 no gold order)'.
+    With the summary `doc` (its `n`, `no_decision` and `left_out`), the first figure of each kind of unit
+    (`first_of_their_units`) also says how many of its units the judge made no decision on, and how many scored
+    items it left out for want of a gold order (they read with it):
+    'tau +0.21 [+0.02,+0.40] · 2/6 no decision · 6 of 9 items (3 no gold order)', then 'acc 0.50 · 3/8 no decision'.
     """
     parts: list[str] = []
+    noted = first_of_their_units([key for key in SHORT_METRICS if key in metrics])
     for key, short in SHORT_METRICS.items():
         if key in metrics:
             first = not parts
             interval = (ci or {}).get(key) if first else None
             bounds = f" [{interval[0]:+.2f},{interval[1]:+.2f}]" if interval else ""
             notes = [note for note in (no_decision_note(doc, key), left_out_note(doc, key)) if note] \
-                if first and doc else []
+                if key in noted and doc else []
             parts.append(f"{short} {signed2(metrics[key])}{bounds}"
                          + "".join(f" · {note}" for note in notes))
     return parts

@@ -215,7 +215,7 @@ class CompareScreen(QatuiScreen):
         runs = self.comparison.runs
         keys = [k for k in SHORT_METRICS if any(k in r.metrics for r in runs)]
         fixed = 4 + 2 + min(LABEL_WIDTH, max(len(plain(r.label)) for r in runs)) + 2 + max(len(plain(r.judge)) for r in runs) + 2 + 6
-        fixed += 13 if any(r.no_decision for r in runs) else 0
+        fixed += max(13, *(len(r.no_decision) + 2 for r in runs)) if any(r.no_decision for r in runs) else 0
         room = (self.size.width or 10_000) - 4 - fixed
         return keys[:max(1, room // 13)]
 

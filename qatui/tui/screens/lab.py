@@ -408,7 +408,8 @@ class JudgeLabScreen(QatuiScreen):
 
     def action_save(self) -> None:
         """Save the editor's text to the file (refused while it does not load) and record the version."""
-        if self.opened is None:
+        if self.opened is None:  # nothing to save into: said, as ^r says it
+            self.notify("Open a judge first.", severity="warning")
             return
         text = self.query_one("#editor", TextArea).text
         self.save(text, overwrite=False)

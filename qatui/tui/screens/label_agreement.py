@@ -75,10 +75,12 @@ class AgreementScreen(ModalScreen[None]):
             return
         who = ", ".join(f"{name} ({n} labels)" for name, n in data["annotators"].items())
         people = data["people"]
-        between = (f"people: alpha {fmt(people['alpha'])}, {kappa_name(people)} {fmt(people['kappa'])} "
-                   f"({people['n_units']} units)"
+        between = (f"people: alpha {fmt(people['alpha'])}, {kappa_name(people)} "
+                   f"{'none*' if people.get('kappa_undefined') else fmt(people['kappa'])} ({people['n_units']} units)"
                    if people else "one annotator: no agreement between people yet")
         lines = [f"labelled by {who}", between]
+        if people and people.get("kappa_undefined"):  # a name from the labels: shown as text below
+            lines.append(f"  none*: {people['kappa_undefined']}, where kappa is 0 whatever the other says")
         if ceiling := data.get("ceiling"):  # as `labels agreement` heads its judges' lines (each judge's: there)
             lines.append(f"human ceiling: Cohen's kappa {fmt(ceiling['ceiling']['kappa'])}, accuracy "
                          f"{fmt(ceiling['ceiling']['accuracy'])} (each person against the others' majority"
@@ -95,7 +97,7 @@ class AgreementScreen(ModalScreen[None]):
         if any(row.get("kappa_undefined") for row in data["judges"]):
             lines.append("kappa none*: the person gave one class on every unit the judge decided, where kappa is 0 "
                          "whatever the judge says")
-        if not data["judges"]:
-            lines = [f"labelled by {who}", "no session has judged this dataset yet: run judges on it to compare them"]
+        if not data["judges"]:  # the people's figures stand without one
+            lines.append("no session has judged this dataset yet: run judges on it to compare them")
         self.query_one("#agreement-people", Static).update(Content(plain("\n".join(lines))))
         table.focus()
