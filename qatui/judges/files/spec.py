@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
 from qatui.errors import JudgeError, first_problem
 from qatui.judges.base import JudgeOptions
@@ -78,18 +78,18 @@ class ScaleSpec(_Strict):
     max: StrictInt = Field(ge=0, le=99)
     digits: StrictInt = Field(default=0, ge=0, le=2)
     """Decimals of a score: 0 for whole numbers, at most 2."""
-    logprobs: bool = False
+    logprobs: StrictBool = False
     """Weigh the score by the probability of each score token (G-Eval) where the provider returns them."""
 
 
 class PairSpec(_Strict):
     """How a pair judge asks and combines."""
 
-    both_orders: bool = False
+    both_orders: StrictBool = False
     """Swap and confirm: ask each pair in both orders; orders that disagree make a tie."""
-    tie: bool = True
+    tie: StrictBool = True
     """Whether the answer may be a tie (A / B / tie) or must pick one (A / B)."""
-    rematch_ties: bool = False
+    rematch_ties: StrictBool = False
     """Answers with equal win counts are compared once more, the order swapped (MinosEval's rule)."""
 
 
