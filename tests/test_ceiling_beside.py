@@ -161,11 +161,20 @@ async def _agreement_screen_says_kappa_none(dataset, sessions) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(AgreementScreen(dataset, store))
         await wait_until(pilot, lambda: isinstance(app.screen, AgreementScreen)
-                         and [t.row_count for t in app.screen.query(VimTable)] == [4])
-        table = app.screen.query_one(VimTable)
+                         and [t.row_count for t in app.screen.query("#per-person")] == [4])
+        table = app.screen.query_one("#per-person", VimTable)
         kappas = {(str(table.get_row_at(k)[0]), str(table.get_row_at(k)[5])) for k in range(table.row_count)}
         assert ("rouge-l", "none*") in kappas, kappas
         shown = " ".join(str(app.screen.query_one("#agreement-people").render()).split())
         assert "kappa none*: the person gave one class on every unit the judge decided" in shown, shown
         assert "human ceiling: Cohen's kappa -0.333, accuracy 0.500 (each person against the others' majority)" \
             in shown, shown
+        # each judge beside the ceiling on the units it decided (the CLI's lines): rouge-l, not applicable on p3 and
+        # p4, and the --limit 2 run of length, each on 4 of the 8 decisions, where the two people agree (1.000)
+        beside = app.screen.query_one("#beside-ceiling", VimTable)
+        header = [str(column.label) for column in beside.columns.values()]
+        rows = [dict(zip(header, map(str, beside.get_row_at(k)))) for k in range(beside.row_count)]
+        assert sorted(row["judge"] for row in rows) == ["length", "rouge-l"], rows
+        assert {(row["ceiling kappa"], row["ceiling acc"], row["units"], row["alt-test"]) for row in rows} == {
+            ("-", "1.000", "4 of 8", "-")}, rows
+        assert beside.display and beside.region.height >= 3  # on screen at 80x24, not only filled

@@ -302,6 +302,27 @@ def test_labels_agreement_shows_the_human_ceiling_and_the_alt_test(tmp_path, cap
     assert "the judge can replace an annotator: winning rate 0.67 at ε=0.2" in text
     assert main(["--sessions-dir", str(sessions), "labels", "agreement", str(path), "--epsilon", "1.5"]) == 2
     assert "--epsilon" in capsys.readouterr().err
+    asyncio.run(_agreement_screen_gives_the_alt_test_beside_the_ceiling(dataset, sessions))
+
+
+async def _agreement_screen_gives_the_alt_test_beside_the_ceiling(dataset, sessions) -> None:
+    """The Label screen's g: the judge beside the ceiling, with the alt-test's result and winning rate (2 of 3)."""
+    from fakes import wait_until
+
+    from qatui.config import Config
+    from qatui.store.session import SessionStore
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.label_agreement import AgreementScreen
+
+    store = SessionStore(sessions)
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(AgreementScreen(dataset, store))
+        await wait_until(pilot, lambda: [t.row_count for t in app.screen.query("#beside-ceiling")] == [1])
+        beside = app.screen.query_one("#beside-ceiling")
+        row = dict(zip((str(c.label) for c in beside.columns.values()), map(str, beside.get_row_at(0))))
+        assert (row["judge"], row["kappa"], row["alt-test"]) == ("length", "-", "can replace (0.67)"), row
+        assert row["acc"] == f"{(21 / 24 + 21 / 24 + 15 / 18) / 3:.3f}", row
 
 
 async def test_the_session_screen_shows_kappa_and_each_class(pairs) -> None:

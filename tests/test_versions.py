@@ -439,8 +439,8 @@ async def _agreement_screen_shows(store, dataset, runs, line) -> None:
     async with app.run_test(size=(160, 40)) as pilot:
         app.push_screen(AgreementScreen(dataset, store))
         await wait_until(pilot, lambda: isinstance(app.screen, AgreementScreen)
-                         and [t.row_count for t in app.screen.query(VimTable)] == [len(runs)])
-        table = app.screen.query_one(VimTable)
+                         and [t.row_count for t in app.screen.query("#per-person")] == [len(runs)])
+        table = app.screen.query_one("#per-person", VimTable)
         rows = {(str(table.get_row_at(k)[-1]), str(table.get_row_at(k)[1])) for k in range(table.row_count)}
         assert rows == set(runs)
         shown = str(app.screen.query_one("#agreement-people").render())

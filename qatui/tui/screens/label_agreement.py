@@ -54,7 +54,8 @@ class AgreementScreen(ModalScreen[None]):
         with Vertical() as box:
             box.border_title = Content(plain(f"Agreement with people: {self.dataset.name}"))  # a file's name: text
             yield Static("computing…", id="agreement-people")
-            yield VimTable(cursor_type="row", zebra_stripes=True)
+            yield VimTable(cursor_type="row", zebra_stripes=True, id="per-person")
+            yield VimTable(cursor_type="row", zebra_stripes=True, id="beside-ceiling")
             yield Label("units: each item's pairs of responses · alpha nominal · kappa: Cohen's for two raters, "
                         "Fleiss' for more · escape: close")
 
@@ -84,8 +85,9 @@ class AgreementScreen(ModalScreen[None]):
         if ceiling := data.get("ceiling"):  # as `labels agreement` heads its judges' lines (each judge's: there)
             lines.append(f"human ceiling: Cohen's kappa {fmt(ceiling['ceiling']['kappa'])}, accuracy "
                          f"{fmt(ceiling['ceiling']['accuracy'])} (each person against the others' majority"
-                         f"{split_note(ceiling)}); each judge beside it on its own units: `qatui labels agreement`")
-        table = self.query_one(VimTable)
+                         f"{split_note(ceiling)}); each judge beside it, on the units it decided, in the lower table")
+        self._fill_beside(data)
+        table = self.query_one("#per-person", VimTable)
         table.add_columns("judge", "version", "annotator", "vs labels", "alpha", "kappa", "units", "session")
         for row in data["judges"]:
             metric = f"{row['metric']} {fmt(row['value'])} ({row['n_items']})" if row["metric"] else "-"
@@ -101,3 +103,35 @@ class AgreementScreen(ModalScreen[None]):
             lines.append("no session has judged this dataset yet: run judges on it to compare them")
         self.query_one("#agreement-people", Static).update(Content(plain("\n".join(lines))))
         table.focus()
+
+    def _fill_beside(self, data: dict) -> None:
+        """Each judge against the very references the ceiling stands on, beside the people's ceiling on its units
+        (`labels agreement`'s lines, a row each), with the alt-test's result where three or more people labelled."""
+        from qatui.report.session_view import units_note
+        from qatui.report.versions import version_text
+
+        table = self.query_one("#beside-ceiling", VimTable)
+        rows = data.get("beside_people") or []
+        table.display = bool(rows)
+        if not rows:
+            return
+        table.border_title = "Beside the human ceiling: each judge against the same references"
+        table.add_columns("judge", "version", "kappa", "acc", "ceiling kappa", "ceiling acc", "units", "alt-test",
+                          "session")
+        for row in rows:
+            decided, all_units = row.get("units"), row.get("ceiling_units")
+            units = f"{decided} of {all_units}" if units_note(row) else "-" if decided is None else str(decided)
+            table.add_row(Text(plain(row["judge"]), style="bold"), Text(version_text(row.get("version"))),
+                          fmt(row["kappa"]), fmt(row["accuracy"]), fmt(row["ceiling"]["kappa"]),
+                          fmt(row["ceiling"]["accuracy"]), units, Text(alt_test_cell(row.get("alt_test"))),
+                          Text(plain(row["session"])))
+
+
+def alt_test_cell(result: dict | None) -> str:
+    """The alt-test in a cell: 'can replace (0.67)', 'cannot (0.33)' (the winning rate), 'not run' (too few
+    people or items: `labels agreement` says which), '-' below three people."""
+    if result is None:
+        return "-"
+    if not result.get("ran"):
+        return "not run"
+    return f"{'can replace' if result['passed'] else 'cannot'} ({result['winning_rate']:.2f})"
