@@ -87,27 +87,93 @@ def test_labels_persist_per_annotator_and_the_labels_folder_is_no_session(data) 
     assert LabelStore(store.root).annotators() == ["ana"]  # the refused pair wrote nothing
 
 
+HOLDER = textwrap.dedent("""
+    import sys, time
+    from qatui.store.labels import LabelStore
+    meta = {"name": sys.argv[3], "path": "x", "format": "jsonl", "content_hash": sys.argv[4]}
+    labels = LabelStore(sys.argv[1]).open_pass(sys.argv[2], meta)
+    print("open", flush=True)
+    time.sleep(60)
+""")
+
+
 @contextmanager
-def held_open(path: Path) -> Iterator[int]:
-    """The label file at `path` marked open by another live process (its pid), which ends on leaving."""
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+def held_open(root: Path, annotator: str, meta: dict) -> Iterator[int]:
+    """`annotator`'s labels of `meta`'s dataset open for writing in another live process (its pid), SIGKILLed on
+    leaving: however it dies, the OS lets its lock go."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(root), annotator, meta["name"],
+                               meta["content_hash"]], stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[1])
     try:
-        doc = json.loads(path.read_text())
-        doc["meta"]["1"].update(status="running", pid=other.pid)
-        path.write_text(json.dumps(doc))
-        yield other.pid
+        assert holder.stdout.readline().strip() == "open"
+        yield holder.pid
     finally:
-        other.kill()
-        other.wait()
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+        holder.stdout.close()
 
 
 def test_a_second_writer_is_refused_while_the_first_lives_and_a_dead_one_leaves_no_lock(data) -> None:
     _, store, _, meta = data
     give(store, meta, "ana", pair("A"))
-    with held_open(LabelStore(store.root).path("ana", meta["content_hash"])) as pid:
-        with pytest.raises(LabelError, match=f"open in process {pid}"):
+    with held_open(store.root, "ana", meta) as pid:
+        with pytest.raises(LabelError, match=f"open in process {pid}, which is still running"):
             LabelStore(store.root).open_pass("ana", meta)
-    LabelStore(store.root).open_pass("ana", meta).close()  # the dead pid frees it
+        with pytest.raises(LabelError, match=f"open in process {pid}"), LabelStore(store.root).writing([("ana", meta)]):
+            pass
+    LabelStore(store.root).open_pass("ana", meta).close()
+    assert LabelStore(store.root).annotators() == ["ana"]  # the lock files are no annotator
+
+
+SYNCED = textwrap.dedent("""
+    import sys, time
+    import qatui.cli, qatui.report.label_files, qatui.store.labels, qatui.data.loaders  # imported before the start
+    at = float(sys.argv[1])
+    sys.argv = ["qatui", *sys.argv[2:]]
+    while time.time() < at:
+        pass
+    raise SystemExit(qatui.cli.console())
+""")
+
+
+def test_two_label_imports_at_the_same_moment_never_lose_one_s_labels(tmp_path) -> None:
+    """Two `qatui labels import` of one person's labels of one dataset, started at the same instant, eight times:
+    each either imports all its labels or is refused naming the other (the lock was a pid in the file's meta, read
+    then written: both read before either wrote, both said "imported 20", and the file held one's 20)."""
+    from qatui.data.loaders import load_dataset
+
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps({"id": f"q{n}", "question": f"Question {n}?", "references": ["r"],
+                                        "candidates": {"a": "x", "b": "y"}}) + "\n" for n in range(40)),
+                    encoding="utf-8")
+    dataset = load_dataset(str(path))
+    halves = []
+    for half, label in ((range(20), "A"), (range(20, 40), "B")):
+        rows = [{"annotator": "ana", "dataset": dataset.content_hash, "dataset_name": dataset.name,
+                 "dataset_path": str(path), "format": dataset.format, "item_id": f"q{n}", "kind": "pairwise",
+                 "label": label, "a": "a", "b": "b", "updated": ""} for n in half]
+        halves.append(tmp_path / f"labels-{label}.jsonl")
+        halves[-1].write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    refused = 0
+    for trial in range(8):
+        sessions = tmp_path / f"sessions-{trial}"
+        at = f"{time.time() + 3:.3f}"  # both import qatui first, then start together
+        imports = [subprocess.Popen([sys.executable, "-c", SYNCED, at, "--sessions-dir", str(sessions), "labels",
+                                     "import", str(half)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    cwd=Path(__file__).parents[1]) for half in halves]
+        done = [(child.wait(timeout=120), *child.communicate()) for child in imports]
+        imported = set()
+        for (code, out, err), label in zip(done, "AB"):
+            assert code in (0, 2) and "Traceback" not in err, (code, out, err)
+            if code == 0:
+                imported.add(label)
+            else:
+                refused += 1
+                assert "two writers would lose labels" in err and len(err.strip().splitlines()) == 1, err
+        assert imported, done  # one of the two at least
+        labels = LabelStore(sessions).labels_of(dataset.content_hash)["ana"]
+        assert sorted({label.preference for label in labels.values()}) == sorted(imported), (trial, done)
+        assert len(labels) == 20 * len(imported), (trial, done)
+    print(f"refused {refused} of 16 imports")
 
 
 WRITER = textwrap.dedent("""

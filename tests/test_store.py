@@ -403,3 +403,45 @@ def test_a_shard_that_is_a_link_to_nowhere_is_damage_never_no_results(tmp_path: 
     (session.path / "results-0000.json").symlink_to(tmp_path / "gone.json")
     with pytest.raises(SessionError, match="results-0000.json"):
         store.open(session.id)
+
+
+def test_a_results_file_missing_before_a_later_one_is_damage_never_not_judged_yet(tmp_path: Path, capsys) -> None:
+    """450 items judged (shards 0000-0002), then results-0000.json removed: `sessions show` said "scored 250 of
+    450 · 200 not judged yet" beside `list`'s 450/450, and a resume would judge those 200 again. Now show and
+    resume name the missing file, in one line, and the other shards are left as they are."""
+    from qatui.cli import main
+
+    data = tmp_path / "many.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{n}", "question": f"Question {n}?", "references": [f"ref {n}"],
+                                        "candidates": {"a": f"ref {n}", "b": "other"}}) + "\n" for n in range(450)),
+                    encoding="utf-8")
+    sessions = tmp_path / "s"
+    assert main(["--sessions-dir", str(sessions), "run", str(data), "--judge", "rouge-l", "--json"]) == 0
+    session_id = json.loads(capsys.readouterr().out)["session"]
+    folder = sessions / session_id
+    assert sorted(p.name for p in folder.glob("results-*.json")) == [
+        "results-0000.json", "results-0001.json", "results-0002.json"]
+    (folder / "results-0000.json").unlink()
+    kept = {p.name: p.read_bytes() for p in folder.glob("results-*.json")}
+    for command in (["sessions", "show", session_id], ["sessions", "resume", session_id],
+                    ["sessions", "export", session_id]):
+        assert main(["--sessions-dir", str(sessions), *command]) == 2, command
+        out, err = capsys.readouterr()
+        (line,) = err.strip().splitlines()
+        assert "results-0000.json: damaged: this results file is missing, though results-0001.json is there" in line
+        assert "not judged" not in out
+    assert {p.name: p.read_bytes() for p in folder.glob("results-*.json")} == kept
+
+
+def test_a_session_is_made_though_another_process_s_write_check_removed_the_empty_root(tmp_path, monkeypatch) -> None:
+    """Two `run`s starting together in a new sessions folder: the first's write check made the folder, probed it and
+    removed it again, as the second, which had seen it, listed it (FileNotFoundError: a traceback) and made its
+    session in it. Both now stand on a folder gone between a look and its use: the listing finds no session, and
+    the session's folder is made with its parents."""
+    store = SessionStore(tmp_path / "new" / "sessions")
+    real_is_dir = Path.is_dir
+    monkeypatch.setattr(Path, "is_dir", lambda self: True if self == store.root else real_is_dir(self))
+    assert store.list() == []  # seen as a folder, gone when listed
+    monkeypatch.undo()
+    session = store.create({})  # the root is gone: made with the session's folder
+    assert session.path.parent == store.root and session.path.is_dir()

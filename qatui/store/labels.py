@@ -7,9 +7,11 @@
 Every label is on disk when `put` returns (temp file, fsync, rename: docs/LIBRARIES.md#tinydb-writes), so a kill
 at any moment leaves the file as it was before the label or after it, never half of one.
 Labels are made by hand, so a file stays small (1,000 labels ≈ 200 KB) and one file per
-pass suffices. A pass open for writing records its pid with status "running"; a second
-writer (another labelling screen, an import) is refused while that process lives, and a
-crashed one leaves no lock (`session_file.live_writer`, as for sessions).
+pass suffices. A pass open for writing holds an OS file lock (`flock`, `writer_lock.WriterLock`, as a session's
+writer does) on `<labels>/.locks/<annotator>/<content-hash[:16]>.lock`, taken before the file is read; a second
+writer (another labelling screen, an import) is refused in one line naming the first while that process lives,
+however close together the two start, and a crashed one leaves no lock (the OS drops it). The lock files stay:
+one removed could be locked by two writers at once. The meta records the writer's pid with status "running".
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from qatui.data.labels import Label, check_annotator
 from qatui.errors import LabelError, SessionError
 from qatui.paths import LABELS_DIR
 from qatui.store.files import open_db, remove_orphans
-from qatui.store.session_file import live_writer
+from qatui.store.writer_lock import SessionBusy, WriterLock
 from qatui.text import shown_alike
 
 
@@ -50,7 +52,12 @@ class LabelPass:
         self.path = path
         self.annotator = annotator
         self.write = write
+        self._lock: WriterLock | None = None
         if write:
+            self._lock = _take_lock(path, annotator, (dataset or {}).get("name") or path.name)
+            self.before = (path.read_text(encoding="utf-8") if path.is_file() else None, path.parent.is_dir())
+            """The file as it was when the lock was taken (its text, None when there was none; whether its folder
+            was there): what `LabelStore.writing` puts back after an error."""
             path.parent.mkdir(parents=True, exist_ok=True)
             remove_orphans(path.parent)
         elif not path.is_file():
@@ -60,9 +67,11 @@ class LabelPass:
             meta = self._db.table("meta").all()
             docs = list(self._db.table("labels").all())
         except SessionError as e:
+            self._release()
             raise LabelError(f"damaged label file: {e}") from None
         if not meta:
             if dataset is None or not write:
+                self._release()
                 raise LabelError(f"{path}: damaged label file: table 'meta' is empty")
             self._db.table("meta").insert({"annotator": annotator, "dataset": dataset, "created": _now(),
                                            "updated": _now(), "status": "closed", "pid": None})
@@ -73,13 +82,11 @@ class LabelPass:
             try:
                 label = Label.model_validate(dict(doc))
             except ValidationError as e:
+                self._release()
                 raise LabelError(f"{path}: damaged label of item {doc.get('item_id')!r}: "
                                  f"{e.errors()[0]['msg']}") from None
             self._labels[label.item_id] = label
         if write:
-            if (pid := live_writer(self.meta)) is not None and pid != os.getpid():
-                raise LabelError(f"{annotator}'s labels of {self.meta['dataset'].get('name')} are open in process "
-                                 f"{pid}, which is still running: two writers would lose labels; close it first")
             self._set_meta(status="running", pid=os.getpid())
 
     @property
@@ -125,6 +132,13 @@ class LabelPass:
         if self.write:
             self._set_meta(status="closed", pid=None)
         self._db.close()
+        self._release()
+
+    def _release(self) -> None:
+        """Let the OS lock go (a pass opened for reading holds none)."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def __enter__(self) -> LabelPass:
         return self
@@ -175,16 +189,16 @@ class LabelStore:
             self._check_apart(annotator, names)
         try:
             for annotator, dataset in wanted:
-                path = self.path(annotator, dataset["content_hash"])
-                state = (path.read_text(encoding="utf-8") if path.is_file() else None, path.parent.is_dir())
-                passes.append(self.open_pass(annotator, dataset))
-                before[path] = state
+                passes.append(labelled := self.open_pass(annotator, dataset))
+                before[labelled.path] = labelled.before
             yield passes
         except BaseException:
             for labelled in passes:
                 labelled.abandon()
             for path, (text, had_folder) in before.items():
                 _put_back(path, text, had_folder)
+            for labelled in passes:  # put back under the lock, then let go
+                labelled.close()
             raise
         for labelled in passes:
             labelled.close()
@@ -211,6 +225,26 @@ class LabelStore:
                     found[annotator] = labels
                 reader.close()
         return found
+
+
+LOCKS_DIR = ".locks"
+"""The labels folder's hidden folder of lock files, one per label file (never listed as an annotator)."""
+
+
+def _take_lock(path: Path, annotator: str, dataset_name: str) -> WriterLock:
+    """The writer lock of the label file `path` (`<labels>/<annotator>/<key>.json`), taken, or LabelError naming the
+    process that holds it."""
+    lock = WriterLock(path.parent.parent / LOCKS_DIR / path.parent.name, f"{path.stem}.lock")
+    try:
+        lock.path.parent.mkdir(parents=True, exist_ok=True)
+        lock.acquire(dataset_name, "", "")
+    except SessionBusy as e:
+        who = f"process {e.pid}" if e.pid is not None else "another process"
+        raise LabelError(f"{annotator}'s labels of {dataset_name} are open in {who}, which is still running: two "
+                         "writers would lose labels; close it first") from None
+    except (SessionError, OSError) as e:
+        raise LabelError(f"{annotator}'s labels of {dataset_name} cannot be written: {e}") from None
+    return lock
 
 
 def _put_back(path: Path, text: str | None, had_folder: bool) -> None:

@@ -389,12 +389,11 @@ class SessionStore:
         status = meta.get("status", "running")
         check_status(status)
         self.check_new_name(name)
-        self.root.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now().astimezone()
         while True:
             session_id = f"{stamp:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
-            try:
-                (self.root / session_id).mkdir()
+            try:  # parents made here: another process's write check removes an empty root it made itself
+                (self.root / session_id).mkdir(parents=True)
                 break
             except FileExistsError:
                 continue
@@ -520,10 +519,11 @@ class SessionStore:
 
     def _ids(self) -> list[str]:
         """Names of the (non-hidden) folders in the root but the labels folder: the session ids."""
-        if not self.root.is_dir():
+        try:  # gone between a look and the listing (another process removed an empty root): no sessions
+            entries = list(self.root.iterdir()) if self.root.is_dir() else []
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(p.name for p in self.root.iterdir()
-                      if p.is_dir() and not p.name.startswith(".") and p.name != LABELS_DIR)
+        return sorted(p.name for p in entries if p.is_dir() and not p.name.startswith(".") and p.name != LABELS_DIR)
 
 
 def _describe(entries: list[dict], limit: int = 10) -> str:

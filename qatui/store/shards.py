@@ -33,8 +33,16 @@ def shard_path(folder: Path, number: int) -> Path:
 
 
 def shard_numbers(folder: Path) -> list[int]:
-    """The numbers of the shard files in `folder`, ascending."""
-    return sorted(int(m[1]) for p in folder.glob("results-*.json") if (m := _SHARD_NAME.fullmatch(p.name)))
+    """The numbers of the shard files in `folder`, ascending: 0, 1, ... without a gap, or SessionError naming the
+    first shard missing. A flush writes shards oldest first, so a gap is a shard removed, never one not written
+    yet: read past, its results (200 finished items) were "not judged yet" and a resume judged them again."""
+    numbers = sorted(int(m[1]) for p in folder.glob("results-*.json") if (m := _SHARD_NAME.fullmatch(p.name)))
+    for expected, number in enumerate(numbers):
+        if number != expected:
+            raise SessionError(f"{shard_path(folder, expected)}: damaged: this results file is missing, though "
+                               f"{shard_path(folder, number).name} is there: the results it held are gone; put it "
+                               "back from a copy of the session")
+    return numbers
 
 
 def shard_docs(path: Path, data: dict | None) -> list[dict]:

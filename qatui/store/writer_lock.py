@@ -71,10 +71,11 @@ def busy_message(session_id: str, pid: int | None, consequence: str, then: str) 
 
 
 class WriterLock:
-    """The writer lock of the session folder `folder`: `acquire`, then `release` (or die)."""
+    """The writer lock of the session folder `folder` (or the lock file `name` there: a label file's, in the labels
+    folder's `.locks`): `acquire`, then `release` (or die)."""
 
-    def __init__(self, folder: Path) -> None:
-        self.path = Path(folder) / LOCK_FILE
+    def __init__(self, folder: Path, name: str = LOCK_FILE) -> None:
+        self.path = Path(folder) / name
         self._file: BinaryIO | None = None  # a file object: dropped unreleased, its collection frees the lock
 
     @property
