@@ -36,11 +36,12 @@ class AgreementScreen(ModalScreen[None]):
     AgreementScreen {
         align: center middle;
         & > Vertical {
-            width: 110; max-width: 98%; height: 80%;
+            width: 110; max-width: 98%; height: 100%; max-height: 36;
             border: thick $primary 60%; background: $surface; padding: 0 1;
         }
         & Static { height: auto; }
-        & VimTable { height: 1fr; }
+        & VimTable { height: 1fr; min-height: 4; }
+        & #beside-ceiling { height: auto; max-height: 8; margin-top: 1; }
         & Label { width: 1fr; color: $text-muted; }
     }
     """
@@ -85,7 +86,7 @@ class AgreementScreen(ModalScreen[None]):
         if ceiling := data.get("ceiling"):  # as `labels agreement` heads its judges' lines (each judge's: there)
             lines.append(f"human ceiling: Cohen's kappa {fmt(ceiling['ceiling']['kappa'])}, accuracy "
                          f"{fmt(ceiling['ceiling']['accuracy'])} (each person against the others' majority"
-                         f"{split_note(ceiling)}); each judge beside it, on the units it decided, in the lower table")
+                         f"{split_note(ceiling)}); each judge beside it on the units it decided: the lower table")
         self._fill_beside(data)
         table = self.query_one("#per-person", VimTable)
         table.add_columns("judge", "version", "annotator", "vs labels", "alpha", "kappa", "units", "session")
@@ -106,7 +107,8 @@ class AgreementScreen(ModalScreen[None]):
 
     def _fill_beside(self, data: dict) -> None:
         """Each judge against the very references the ceiling stands on, beside the people's ceiling on its units
-        (`labels agreement`'s lines, a row each), with the alt-test's result where three or more people labelled."""
+        (`labels agreement`'s lines, a row each), with the alt-test's result where three or more people labelled.
+        Its units: "all" the ceiling's, or "4 of 8" where the judge decided fewer (the ceiling is then on those)."""
         from qatui.report.session_view import units_note
         from qatui.report.versions import version_text
 
@@ -116,14 +118,14 @@ class AgreementScreen(ModalScreen[None]):
         if not rows:
             return
         table.border_title = "Beside the human ceiling: each judge against the same references"
-        table.add_columns("judge", "version", "kappa", "acc", "ceiling kappa", "ceiling acc", "units", "alt-test",
-                          "session")
+        table.add_columns("judge", "kappa", "acc", "ceiling kappa", "ceiling acc", "alt-test", "units", "version",
+                          "session")  # the figures first: at 80 columns the ids scroll
         for row in rows:
             decided, all_units = row.get("units"), row.get("ceiling_units")
-            units = f"{decided} of {all_units}" if units_note(row) else "-" if decided is None else str(decided)
-            table.add_row(Text(plain(row["judge"]), style="bold"), Text(version_text(row.get("version"))),
-                          fmt(row["kappa"]), fmt(row["accuracy"]), fmt(row["ceiling"]["kappa"]),
-                          fmt(row["ceiling"]["accuracy"]), units, Text(alt_test_cell(row.get("alt_test"))),
+            units = f"{decided} of {all_units}" if units_note(row) else "-" if decided is None else "all"
+            table.add_row(Text(plain(row["judge"]), style="bold"), fmt(row["kappa"]), fmt(row["accuracy"]),
+                          fmt(row["ceiling"]["kappa"]), fmt(row["ceiling"]["accuracy"]),
+                          Text(alt_test_cell(row.get("alt_test"))), units, Text(version_text(row.get("version"))),
                           Text(plain(row["session"])))
 
 
