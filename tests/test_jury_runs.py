@@ -125,3 +125,41 @@ def test_every_members_backbone_is_checked_before_a_session_exists(llm_server, t
         err = capsys.readouterr().err
         assert code == 2 and "error: backbone 'down'" in err  # the good member's backbone passed first
         assert not (tmp_path / "s").exists()
+
+
+def _short_twice_then_long(body: dict) -> str:
+    """The pairwise member's answer by repeat (its seed: 1000 per repeat): the short answer in repeats 0 and 1, the
+    longer in repeat 2, in whichever position each was shown; the preflight probe gets its word."""
+    text = "\n".join(str(message.get("content")) for message in body["messages"])
+    repeat = int(body.get("seed", 0)) // 1000
+    short_first = text.find("Short.") < text.find("A longer answer")
+    wants_short = repeat < 2
+    return json.dumps({"rationale": "scripted", "choice": "A" if short_first == wants_short else "B"})
+
+
+def test_a_jury_asked_three_times_measures_each_member_on_its_combined_answer(llm_server, tmp_path, capsys,
+                                                                              monkeypatch) -> None:
+    """`--repeats 3` of a jury: each member answers once per repeat. Read one answer at a time, the pairwise member
+    covered 9 of 3 items and was measured on its last repeat (the longer answer: accuracy 1.000), though it chose
+    the short one twice in three on every item: its majority, accuracy 0. Now it covers 3 items, its figure is its
+    majority's, and the members' agreement stands on the same answers."""
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    config = tmp_path / "c.toml"
+    config.write_text(f'[backbones.good]\nmodel = "openai/fake-good"\napi_base = "{llm_server.base_url}"\n'
+                      f'api_key_env = "FAKE_KEY"\nmax_attempts = 1\n[cache]\ndir = "{tmp_path / "cache"}"\n')
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({
+        "id": f"q{i}", "question": f"Why {i}?", "candidates": {"a": "Short.", "b": "A longer answer, with reasons."},
+        "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["B"]}}) + "\n" for i in range(3)))
+    llm_server.script(_short_twice_then_long)
+    code, out = cli(capsys, "--config", str(config), "--sessions-dir", str(tmp_path / "s"), "run", str(data),
+                    "--judge", "jury", "--jury", "pairwise@good,length", "--repeats", "3", "--json")
+    assert code == 0, out
+    jury = json.loads(out)["judges"]["jury"]
+    pairwise, length = jury["members"]["pairwise@good"], jury["members"]["length"]
+    assert pairwise["coverage"] == length["coverage"] == {"items": 3, "scored": 3, "not_applicable": 0, "failed": 0}
+    assert pairwise["metrics"]["accuracy"] == 0.0  # short, short, long: short by majority, people said the longer
+    assert length["metrics"]["accuracy"] == 1.0
+    agreement = jury["members_agreement"]["preference"]
+    # by hand: 3 items, A against B on each; Do = 1, De = 6/5 * (1 - 2 * (1/2)^2) = 3/5, alpha = 1 - 1 / (3/5)
+    assert agreement["metrics"]["alpha"] == pytest.approx(-2 / 3)

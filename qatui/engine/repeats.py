@@ -1,21 +1,5 @@
-"""One verdict from a judgement asked K times (`repeats`): the aggregate, and every repeat kept.
-
-The rule follows what the judge says (label space, "Response 1", ...):
-
-- **majority**, for a judge that names a winner of two responses: each repeat's choice (A, B or
-  tie, as its own verdict reads it) is a vote; the choice with the most votes wins, and when two
-  or more choices share the most votes the verdict is a tie (3 repeats A, B, tie: a tie;
-  A, A, B: A; 4 repeats A, A, B, B: a tie). The scores are the repeats' mean, for display.
-- **borda**, for a judge that gives its own ranking: in each repeat place k of n (1 = best) is
-  worth n - k points, responses it scored equal (rounded to its `tie_digits`) sharing the mean
-  of their places' points; a response's score is its mean points over the repeats, divided by
-  n - 1 (best possible 1).
-- **mean**, for a judge that only scores: each response's mean score over the repeats.
-
-Whichever rule, the verdict's ranking, tied groups and preference then come from the aggregate
-through qatui's one tie rule (`qatui.ties`), exactly as for a judgement asked once. The judge's
-own details are those of the first repeat; `details["repeats"]` holds each repeat's scores,
-ranking, tied groups and preference (candidate ids), which `metrics.self_agreement` reads.
+"""What a run says and stores about a judge asked K times (`repeats`); the rule combining the K answers is
+`metrics.repeated` (the runner's `aggregate`).
 
 A judge asked to repeat that calls no backbone is asked once (`jobs.judge_once_when_fixed`);
 `judged_once_line` is what a run prints about it and `self_agreement_doc` what its summary holds.
@@ -23,78 +7,9 @@ A judge asked to repeat that calls no backbone is asked once (`jobs.judge_once_w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from statistics import mean
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from qatui.events import Judgement
-from qatui.metrics.kendall import tier_places
 from qatui.metrics.self_agreement import self_agreement
-from qatui.ties import plurality, ranking_tiers, strict_ranking
-
-if TYPE_CHECKING:
-    from qatui.events import Verdict
-
-RULES = ("majority", "borda", "mean")
-
-
-def rule_for(judgements: Sequence[Judgement], labels: Sequence[str]) -> str:
-    """majority for a judge that names a winner of two responses, borda for one that ranks, else mean."""
-    if len(labels) == 2 and any(j.winner is not None for j in judgements):
-        return "majority"
-    if any(j.ranking is not None for j in judgements):
-        return "borda"
-    return "mean"
-
-
-def mean_scores(judgements: Sequence[Judgement], labels: Sequence[str]) -> dict[str, float]:
-    """Each label's mean score over the repeats."""
-    return {label: float(mean(j.scores[label] for j in judgements)) for label in labels}
-
-
-def borda_scores(judgements: Sequence[Judgement], labels: Sequence[str], digits: int) -> dict[str, float]:
-    """Each label's mean Borda points over the repeats over n - 1: place k of n is worth n - k, ties share."""
-    n = len(labels)
-    points: dict[str, list[float]] = {label: [] for label in labels}
-    for judgement in judgements:
-        ranking = judgement.ranking or strict_ranking(judgement.scores, labels, digits)
-        places = tier_places(ranking_tiers(judgement.scores, ranking, digits))
-        for label in labels:
-            points[label].append(n - places[label])
-    return {label: float(mean(found)) / max(n - 1, 1) for label, found in points.items()}
-
-
-def choice_label(verdict: Verdict, labels: Sequence[str]) -> str:
-    """A repeat's A / B / tie (its verdict's preference) as the label it chose, or "tie"."""
-    if verdict.preference in (None, "tie") or verdict.pair is None:
-        return "tie"
-    chosen = verdict.pair[0] if verdict.preference == "A" else verdict.pair[1]
-    return dict(zip(verdict.order, labels)).get(chosen, "tie")
-
-
-def aggregate(judgements: Sequence[Judgement], verdicts: Sequence[Verdict], labels: Sequence[str],
-              digits: int) -> Judgement:
-    """The label-space judgement of K repeats (`verdicts`: each repeat's own verdict), with every repeat in details."""
-    rule = rule_for(judgements, labels)
-    winner, ranking = None, None
-    if rule == "majority":
-        scores = mean_scores(judgements, labels)
-        winner = plurality([choice_label(v, labels) for v in verdicts])
-        if winner != "tie":
-            ranking = [winner, *(label for label in labels if label != winner)]
-    elif rule == "borda":
-        scores = borda_scores(judgements, labels, digits)
-    else:
-        scores = mean_scores(judgements, labels)
-    details: dict[str, Any] = {**judgements[0].details, "aggregation": rule,
-                               "repeats": [repeat_record(v) for v in verdicts]}
-    return Judgement(scores=scores, ranking=ranking, winner=winner, details=details)
-
-
-def repeat_record(verdict: Verdict) -> dict[str, Any]:
-    """What one repeat said, in candidate ids: its scores, strict ranking, tied groups and A / B / tie."""
-    return {"scores": dict(verdict.scores), "ranking": list(verdict.ranking),
-            "tiers": [list(tier) for tier in verdict.tiers], "preference": verdict.preference}
 
 
 def judged_once_line(names: list[str]) -> str:

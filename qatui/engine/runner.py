@@ -43,7 +43,7 @@ from qatui.events import (
     RunStarted,
     Verdict,
 )
-from qatui.engine.repeats import aggregate
+from qatui.metrics.repeated import aggregate
 from qatui.events.labels import candidates_by_label
 from qatui.judges.ranking import pair_preference, pair_tiers, ranking_tiers, strict_ranking
 from qatui.llm.batch import BATCH
@@ -370,7 +370,7 @@ class Engine:
         Events a judge yields and events emitted beneath it (LLM calls, streamed tokens) go to
         `send` at once, stamped with the item and judge; calls are stored beside the verdict,
         tokens are never stored, everything else becomes the verdict's artifacts. A judge with
-        `repeats` K > 1 is asked K times in turn, and the verdict is their aggregate (`engine.repeats`);
+        `repeats` K > 1 is asked K times in turn, and the verdict is their aggregate (`metrics.repeated`);
         one repeat that fails fails the item (a resume asks again, the other repeats answered by the cache).
         An item that fails on what its answers said (not on a call that failed) has those answers forgotten by
         the cache (`llm.cache.AnswersUsed`): replaying them could only fail it again.

@@ -35,8 +35,51 @@ CHOICES = ("A", "B", "tie")
 
 
 def member_artifacts(verdict: Verdict) -> list[MemberVerdict]:
-    """The jury verdict's member verdicts (every member: done, failed or not applicable), in member order."""
+    """The jury verdict's member verdicts (every member: done, failed or not applicable), in member order; a jury
+    asked K times (`--repeats`) holds K per member, one per repeat (`combined_members` makes them one)."""
     return [a for a in verdict.artifacts if a.type == "member_verdict"]  # type: ignore[misc]
+
+
+def combined_members(verdict: Verdict) -> list[MemberVerdict]:
+    """One verdict per member, as the figures read it: its one answer, or, where the jury was asked K times, its K
+    answers combined by the rule a judge's repeats are (`metrics.repeated`: the majority of its choices on two
+    responses, Borda points where it ranks, mean scores where it only scores). A member that failed any repeat
+    failed the item (as a judge does), naming the repeat; one not applicable in any is not applicable.
+
+    Read one artifact at a time, a member was counted K times per item (coverage 9 of 3 items) and measured on
+    whichever repeat came last."""
+    from qatui.events import Judgement
+    from qatui.metrics.repeated import borda_scores, mean_scores, rule_for
+    from qatui.ties import plurality, strict_ranking
+
+    groups: dict[str, list[MemberVerdict]] = {}
+    for m in member_artifacts(verdict):
+        groups.setdefault(m.member, []).append(m)
+    out = []
+    for member, answers in groups.items():
+        first = answers[0]
+        failed = next((k for k, m in enumerate(answers) if m.status == "failed"), None)
+        if len(answers) == 1:
+            out.append(first)
+        elif failed is not None:
+            m = answers[failed]
+            out.append(m.model_copy(update={"reason": f"repeat {failed + 1} of {len(answers)}: {m.reason}"}))
+        elif any(m.status == "n/a" for m in answers):
+            out.append(next(m for m in answers if m.status == "n/a"))
+        else:
+            labels = [label for label in verdict.labels if all(label in m.scores for m in answers)]
+            judgements = [Judgement(scores={label: m.scores[label] for label in labels}, ranking=m.ranking or None,
+                                    winner=m.winner) for m in answers]
+            rule, digits = rule_for(judgements, labels), first.tie_digits
+            winner = plurality([m.winner or "tie" for m in answers]) if rule == "majority" else None
+            scores = borda_scores(judgements, labels, digits) if rule == "borda" else mean_scores(judgements, labels)
+            ranking = strict_ranking(scores, labels, digits)
+            if winner not in (None, "tie"):
+                ranking = [winner, *(label for label in ranking if label != winner)]
+            out.append(first.model_copy(update={"scores": scores, "ranking": ranking, "winner": winner,
+                                                "details": {**first.details, "repeats": len(answers),
+                                                            "aggregation": rule}}))
+    return out
 
 
 def shared_places(scores: Mapping[str, float], ranking: Sequence[str], digits: int) -> dict[str, float]:
@@ -68,7 +111,7 @@ def member_verdicts(verdicts: Mapping[str, Verdict]) -> dict[str, dict[str, Verd
     out: dict[str, dict[str, Verdict]] = {}
     for item_id, verdict in verdicts.items():
         by_label = verdict.by_label
-        for m in member_artifacts(verdict):
+        for m in combined_members(verdict):
             out.setdefault(m.member, {})
             if m.status != "done":
                 continue
@@ -87,7 +130,7 @@ def member_coverage(verdicts: Mapping[str, Verdict]) -> dict[str, dict[str, int]
     """Member -> over the items the jury decided: scored, not applicable, failed (they add up to `items`)."""
     out: dict[str, dict[str, int]] = {}
     for verdict in verdicts.values():
-        for m in member_artifacts(verdict):
+        for m in combined_members(verdict):
             counts = out.setdefault(m.member, {"items": 0, "scored": 0, "not_applicable": 0, "failed": 0})
             counts["items"] += 1
             counts[{"done": "scored", "n/a": "not_applicable"}.get(m.status, "failed")] += 1
@@ -98,7 +141,7 @@ def _tables(verdicts: Mapping[str, Verdict], members: list[str]) -> dict[str, np
     """Per kind, an items x members x units table of values (NaN: not answered, or no such response)."""
     rows: dict[str, list[np.ndarray]] = {"preference": [], "ranking": []}
     for verdict in verdicts.values():
-        answered = {m.member: m for m in member_artifacts(verdict) if m.status == "done"}
+        answered = {m.member: m for m in combined_members(verdict) if m.status == "done"}
         labels = verdict.labels
         if verdict.pair is not None:
             row = np.full((len(members), 1), np.nan)
