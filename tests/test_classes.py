@@ -302,11 +302,12 @@ def test_labels_agreement_shows_the_human_ceiling_and_the_alt_test(tmp_path, cap
     assert "the judge can replace an annotator: winning rate 0.67 at ε=0.2" in text
     assert main(["--sessions-dir", str(sessions), "labels", "agreement", str(path), "--epsilon", "1.5"]) == 2
     assert "--epsilon" in capsys.readouterr().err
-    asyncio.run(_agreement_screen_gives_the_alt_test_beside_the_ceiling(dataset, sessions))
+    asyncio.run(_on_the_agreement_screen(dataset, sessions, lambda screen: [
+        t.row_count for t in screen.query("#beside-ceiling")] == [1], _the_judge_can_replace_an_annotator))
 
 
-async def _agreement_screen_gives_the_alt_test_beside_the_ceiling(dataset, sessions) -> None:
-    """The Label screen's g: the judge beside the ceiling, with the alt-test's result and winning rate (2 of 3)."""
+async def _on_the_agreement_screen(dataset, sessions, ready, check) -> None:
+    """The Label screen's g over `sessions` at 80x24: once `ready(screen)` holds, `check(screen)`."""
     from fakes import wait_until
 
     from qatui.config import Config
@@ -318,11 +319,32 @@ async def _agreement_screen_gives_the_alt_test_beside_the_ceiling(dataset, sessi
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(AgreementScreen(dataset, store))
-        await wait_until(pilot, lambda: [t.row_count for t in app.screen.query("#beside-ceiling")] == [1])
-        beside = app.screen.query_one("#beside-ceiling")
-        row = dict(zip((str(c.label) for c in beside.columns.values()), map(str, beside.get_row_at(0))))
-        assert (row["judge"], row["kappa"], row["alt-test"]) == ("length", "-", "can replace (0.67)"), row
-        assert row["acc"] == f"{(21 / 24 + 21 / 24 + 15 / 18) / 3:.3f}", row
+        await wait_until(pilot, lambda: isinstance(app.screen, AgreementScreen) and ready(app.screen))
+        check(app.screen)
+
+
+def _beside_row(screen) -> dict[str, str]:
+    """The first row of the beside-the-ceiling table, by column."""
+    beside = screen.query_one("#beside-ceiling")
+    return dict(zip((str(c.label) for c in beside.columns.values()), map(str, beside.get_row_at(0))))
+
+
+def _the_judge_can_replace_an_annotator(screen) -> None:
+    """The judge beside the ceiling, with the alt-test's result and winning rate (2 of 3)."""
+    row = _beside_row(screen)
+    assert (row["judge"], row["kappa"], row["alt-test"]) == ("length", "-", "can replace (0.67)"), row
+    assert row["acc"] == f"{(21 / 24 + 21 / 24 + 15 / 18) / 3:.3f}", row
+
+
+def _people_lines(screen) -> str:
+    return " ".join(" ".join(str(s.render()) for s in screen.query("#agreement-people")).split())
+
+
+def _the_people_have_no_kappa(screen) -> None:
+    """The people's line reads none* with who gave one class under it, never 0.000."""
+    shown = _people_lines(screen)
+    assert "Cohen's kappa none* (" in shown and "0.000" not in shown.split("human ceiling")[0], shown
+    assert "none*: cy gave one class on every unit both people decided" in shown, shown
 
 
 async def test_the_session_screen_shows_kappa_and_each_class(pairs) -> None:
@@ -500,24 +522,5 @@ def test_labels_agreement_gives_no_kappa_between_two_people_where_one_gave_one_c
     people_line = text.split("people:")[1].split("human ceiling")[0]
     assert "Cohen's kappa none (one class)" in people_line and "0.000" not in people_line, people_line
     assert "cy gave one class on every unit both people decided" in text
-    asyncio.run(_agreement_screen_gives_the_people_no_kappa(dataset, sessions))
-
-
-async def _agreement_screen_gives_the_people_no_kappa(dataset, sessions) -> None:
-    """The Label screen's g: the people's line reads none* with who gave one class under it, never 0.000."""
-    from fakes import wait_until
-
-    from qatui.config import Config
-    from qatui.store.session import SessionStore
-    from qatui.tui.app import QatuiApp
-    from qatui.tui.screens.label_agreement import AgreementScreen
-
-    store = SessionStore(sessions)
-    app = QatuiApp(Config(), store)
-    async with app.run_test(size=(80, 24)) as pilot:
-        app.push_screen(AgreementScreen(dataset, store))
-        await wait_until(pilot, lambda: isinstance(app.screen, AgreementScreen)
-                         and "people:" in " ".join(str(s.render()) for s in app.screen.query("#agreement-people")))
-        shown = " ".join(str(app.screen.query_one("#agreement-people").render()).split())
-        assert "Cohen's kappa none* (" in shown and "0.000" not in shown.split("human ceiling")[0], shown
-        assert "none*: cy gave one class on every unit both people decided" in shown, shown
+    asyncio.run(_on_the_agreement_screen(dataset, sessions, lambda screen: "people:" in _people_lines(screen),
+                                         _the_people_have_no_kappa))
