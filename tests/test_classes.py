@@ -343,7 +343,8 @@ def _people_lines(screen) -> str:
 def _the_people_have_no_kappa(screen) -> None:
     """The people's line reads none* with who gave one class under it, never 0.000."""
     shown = _people_lines(screen)
-    assert "Cohen's kappa none* (" in shown and "0.000" not in shown.split("human ceiling")[0], shown
+    assert "Cohen's kappa none* (30 units, 30 decided by all)" in shown, shown  # kappa's units: all decided
+    assert "0.000" not in shown.split("human ceiling")[0], shown
     assert "none*: cy gave one class on every unit both people decided" in shown, shown
 
 

@@ -1287,6 +1287,30 @@ async def test_accuracy_says_its_no_decisions_beside_a_tau_that_has_none(tmp_pat
         assert cells["length"]["no decision"] == "4/4" and cells["rouge-l"]["no decision"] == "tau 3/3 · acc 4/4", cells
 
 
+async def test_w_says_no_decision_for_an_item_the_judge_tied_never_a_measured_zero(tmp_path) -> None:
+    """The length judge ties each pair of one length where people chose A: the list reads "tie" there, and `w`,
+    which walks the worst items first, said "tau +0.000" of them, a figure measured at 0."""
+    data = write_ranked_and_paired(tmp_path / "mixed.jsonl")
+    assert await asyncio.to_thread(main, ["run", str(data), "--judge", "length", "--json",
+                                          "--sessions-dir", str(tmp_path / "s")]) == 0
+    store = SessionStore(tmp_path / "s")
+    app = QatuiApp(Config(), store, open_id=store.list()[0]["id"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                     "the session")
+        seen = []
+        for _ in range(7):
+            await pilot.press("w")
+            key = app.screen.query_one(ItemBrowser).selected()
+            seen.append((key[0], app.screen.state.tasks[key].undecided))
+            await wait_until(pilot, lambda: any(f"{key[0]} (length)" in n.message for n in app._notifications))
+        toasts = {n.message.split(" (")[0]: n.message for n in app._notifications}
+        assert sorted(seen) == [*((f"p{i}", True) for i in range(4)), *((f"r{i}", False) for i in range(3))]
+        for item_id, undecided in seen:
+            said = toasts[item_id]
+            assert ("no decision" in said and "tau" not in said) if undecided else "tau +1.000" in said, said
+
+
 async def test_a_theme_named_with_markup_is_skipped_and_the_theme_list_draws(tmp_path, monkeypatch) -> None:
     """Textual's theme list draws each theme's name as markup: a user theme named with `[/]` crashed the palette,
     one with `[@click=app.quit]` made its entry quit the app. Such a name is refused with the file's reason, and

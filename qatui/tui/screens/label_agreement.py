@@ -78,7 +78,8 @@ class AgreementScreen(ModalScreen[None]):
         who = ", ".join(f"{name} ({n} labels)" for name, n in data["annotators"].items())
         people = data["people"]
         between = (f"people: alpha {fmt(people['alpha'])}, {kappa_name(people)} "
-                   f"{'none*' if people.get('kappa_undefined') else fmt(people['kappa'])} ({people['n_units']} units)"
+                   f"{'none*' if people.get('kappa_undefined') else fmt(people['kappa'])} ({people['n_units']} units, "
+                   f"{people['n_complete']} decided by all)"
                    if people else "one annotator: no agreement between people yet")
         lines = [f"labelled by {who}", between]
         if people and people.get("kappa_undefined"):  # a name from the labels: shown as text below

@@ -258,9 +258,9 @@ class SessionScreen(QatuiScreen):
         self._worst_at = (self._worst_at + 1) % len(self._worst)
         key = self._worst[self._worst_at]
         self.query_one(ItemBrowser).select(key)
-        tau = self.state.tasks[key].tau
-        self.notify(f"{key[0]} ({key[1]}): tau {tau:+.3f}, worst {self._worst_at + 1} of {len(self._worst)}",
-                    timeout=3)
+        task = self.state.tasks[key]  # a tie where people chose is no decision, never a measured 0 (as the list says)
+        figure = "no decision (a tie where people chose)" if task.undecided else f"tau {task.tau:+.3f}"
+        self.notify(f"{key[0]} ({key[1]}): {figure}, worst {self._worst_at + 1} of {len(self._worst)}", timeout=3)
 
     def action_resume(self) -> None:
         """Judge what this session has not finished: unjudged and failed items."""
