@@ -11,6 +11,7 @@ import asyncio
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
 from test_classes import ALT_ITEMS, B, run_json, write_pairs
@@ -178,3 +179,37 @@ async def _agreement_screen_says_kappa_none(dataset, sessions) -> None:
         assert {(row["ceiling kappa"], row["ceiling acc"], row["units"], row["alt-test"]) for row in rows} == {
             ("-", "1.000", "4 of 8", "-")}, rows
         assert beside.display and beside.region.height >= 3  # on screen at 80x24, not only filled
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_agreement_dialog_shows_the_ceiling_and_each_judge_beside_it(snap_compare, tmp_path, capsys,
+                                                                         monkeypatch, size) -> None:
+    """The Label screen's g on ALT_ITEMS with three people and two judges (length, rouge-l), as looked at in tmux:
+    the people's line with kappa's units, the ceiling, the judge-by-person table and each judge beside the ceiling,
+    both tables' rows on screen at 80x24."""
+    from fakes import settle
+    from tui_support import freeze_time
+
+    from qatui.config import Config
+    from qatui.data.loaders import load_dataset
+    from qatui.store.session import SessionStore
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.screens.label_agreement import AgreementScreen
+
+    freeze_time(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))  # Home's title names the sessions folder: ~/sessions in every run
+    path, sessions = Path("alt.jsonl"), Path("sessions")
+    write_pairs(path, [("B" if row[3] == B else "A", ["A"]) for row in ALT_ITEMS])
+    for judge in ("length", "rouge-l"):
+        run_json(capsys, "--sessions-dir", str(sessions), "run", str(path), "--judge", judge, "--json")
+    _import_labels(tmp_path, path, sessions, ("ana", "bo", "cy"))
+    store = SessionStore(sessions)
+    app = QatuiApp(Config(), store)
+
+    async def open_dialog(pilot) -> None:
+        app.push_screen(AgreementScreen(load_dataset(str(path)), store))
+        await settle(pilot, lambda: isinstance(app.screen, AgreementScreen)
+                     and [t.row_count for t in app.screen.query("#beside-ceiling")] == [2], "the dialog")
+
+    assert snap_compare(app, run_before=open_dialog, terminal_size=size)

@@ -90,13 +90,14 @@ class AgreementScreen(ModalScreen[None]):
                          f"{split_note(ceiling)}); each judge beside it on the units it decided: the lower table")
         self._fill_beside(data)
         table = self.query_one("#per-person", VimTable)
-        table.add_columns("judge", "version", "annotator", "vs labels", "alpha", "kappa", "units", "session")
+        rows = []
         for row in data["judges"]:
             metric = f"{row['metric']} {fmt(row['value'])} ({row['n_items']})" if row["metric"] else "-"
             kappa = "none*" if row.get("kappa_undefined") else fmt(row["kappa"])  # said below: 80 columns cut it
-            table.add_row(Text(plain(row["judge"]), style="bold"), Text(version_text(row.get("version"))),
-                          Text(plain(row["annotator"])), metric, fmt(row["alpha"]), kappa, str(row["n_units"]),
-                          Text(plain(row["session"])))
+            rows.append([Text(plain(row["judge"]), style="bold"), Text(version_text(row.get("version"))),
+                         Text(plain(row["annotator"])), metric, fmt(row["alpha"]), kappa, str(row["n_units"]),
+                         Text(plain(row["session"]))])
+        table.fill(["judge", "version", "annotator", "vs labels", "alpha", "kappa", "units", "session"], rows)
         lines += [f"versions: {line}" for line in data.get("versions") or ()]  # which rows are not of one judge
         if any(row.get("kappa_undefined") for row in data["judges"]):
             lines.append("kappa none*: the person gave one class on every unit the judge decided, where kappa is 0 "
@@ -119,15 +120,16 @@ class AgreementScreen(ModalScreen[None]):
         if not rows:
             return
         table.border_title = "Beside the human ceiling: each judge against the same references"
-        table.add_columns("judge", "kappa", "acc", "ceiling kappa", "ceiling acc", "alt-test", "units", "version",
-                          "session")  # the figures first: at 80 columns the ids scroll
+        cells = []
         for row in rows:
             decided, all_units = row.get("units"), row.get("ceiling_units")
             units = f"{decided} of {all_units}" if units_note(row) else "-" if decided is None else "all"
-            table.add_row(Text(plain(row["judge"]), style="bold"), fmt(row["kappa"]), fmt(row["accuracy"]),
+            cells.append([Text(plain(row["judge"]), style="bold"), fmt(row["kappa"]), fmt(row["accuracy"]),
                           fmt(row["ceiling"]["kappa"]), fmt(row["ceiling"]["accuracy"]),
                           Text(alt_test_cell(row.get("alt_test"))), units, Text(version_text(row.get("version"))),
-                          Text(plain(row["session"])))
+                          Text(plain(row["session"]))])
+        table.fill(["judge", "kappa", "acc", "ceiling kappa", "ceiling acc", "alt-test", "units", "version",
+                    "session"], cells)  # the figures first: at 80 columns the ids scroll
 
 
 def alt_test_cell(result: dict | None) -> str:
