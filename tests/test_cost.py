@@ -104,6 +104,33 @@ def test_the_plan_prices_a_run_within_ten_percent_of_what_it_then_records(billin
     assert "24 of 24 built and counted with the backbone's tokenizer" in " ".join(out.split())
 
 
+def test_the_plan_of_a_run_asked_k_times_prices_every_repeat(billing, tmp_path, capsys) -> None:
+    """`--repeats 2`: the plan priced one repeat (12 calls, half the cost; its "at most", the figure to set
+    --max-cost from, below what the run then spent). Each repeat is captured with its own seed and cache key, so
+    after repeat 0 alone is cached (a run without repeats) the plan says so of half its calls."""
+    data, common = setup(tmp_path, billing, n=6)
+    plan = [*common, "run", str(data), "--judge", "pairwise", "--plan", "--json"]
+    code, out, err = cli(capsys, *plan)
+    once = json.loads(out)["cost"]["pairwise"]
+    code, out, err = cli(capsys, *plan, "--repeats", "2")
+    assert code == 0, err
+    twice = json.loads(out)["cost"]["pairwise"]
+    assert (once["calls"], twice["calls"], twice["prompts_counted"], twice["cached"]) == (12, 24, 24, 0)
+    assert twice["prompt_tokens"] == 2 * once["prompt_tokens"] and twice["usd_most"] == pytest.approx(
+        2 * once["usd_most"])
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--json")
+    assert code == 0, err  # repeat 0's answers are in the cache now, repeat 1's are not
+    code, out, err = cli(capsys, *plan, "--repeats", "2")
+    planned = json.loads(out)["cost"]["pairwise"]
+    assert (planned["calls"], planned["cached"]) == (24, 12)
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--repeats", "2", "--json")
+    assert code == 0, err
+    recorded = json.loads(out)["llm"]
+    assert (recorded["calls"], recorded["cached"]) == (24, 12)
+    assert abs(planned["usd"] - recorded["cost_usd"]) <= 0.10 * recorded["cost_usd"], (planned, recorded)
+    assert planned["usd_most"] >= recorded["cost_usd"]
+
+
 def test_the_plan_names_a_model_it_cannot_price(billing, tmp_path, capsys) -> None:
     data, common = setup(tmp_path, billing, model="openai/qatui-unpriced-model")
     code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--plan", "--json")
@@ -244,7 +271,7 @@ def test_the_plan_s_rows_stay_whole_at_80_columns(billing, tmp_path, capsys, mon
     assert all(len(line.rstrip()) <= 80 and line.startswith("  ") for line in table), table  # none at the line's start
     rows = {line.split()[0]: line for line in table if line[2] != " "}
     assert list(rows) == ["judge", "pairwise", "pairwise-ab", "total"]
-    assert re.match(r"  pairwise +1600 +2 repeats each · [\d,]+\+[\d,]+ tokens · \$", rows["pairwise"]), rows
+    assert re.match(r"  pairwise +1600 +2 repeats each · [\d,.]+[kM]?\+[\d,.]+[kM]? tokens · \$", rows["pairwise"]), rows
     whole = " ".join(" ".join(table).split())
     assert whole.count("(at most $") == 3  # each row's price, wrapped inside its column
 

@@ -109,14 +109,14 @@ async def _price_all(judges: list[Judge], dataset: Dataset, resources: Resources
     priced: dict[str, Priced] = {}
     means: dict[str, dict] = {}
     embeds = EmbedPlanner(resources)
-    for label, part, models, counts in _units(judges, resources, dataset):
+    for label, part, models, counts, repeats in _units(judges, resources, dataset):
         if not calls_backbone(part, models, dataset):
             continue
         client = models.llm
         row = priced[label] = Priced(backbone=models.backbone, model=str(getattr(client, "model", "")),
                                      free=getattr(client, "is_local", False))
         if not isinstance(client, LLMClient) or (row.free and not embeds.uses(part, models)):
-            row.calls = sum(c[1] for c in counts if c)
+            row.calls = sum(c[1] for c in counts if c) * repeats
             row.unpriced = "" if row.free else "scripted backbone"
             row.usd = row.usd_most = 0.0 if row.free else None
             continue
@@ -129,7 +129,7 @@ async def _price_all(judges: list[Judge], dataset: Dataset, resources: Resources
         if embeds.uses(part, models):
             row.embed = embeds.new_row(models)
         await _price_unit(row, part, client, dataset.items, counts, seed, means[key], batch,
-                          (embeds, models) if row.embed is not None else None)
+                          (embeds, models) if row.embed is not None else None, repeats)
         if row.free:  # its calls were captured for the embedder's texts: their tokens are neither counted nor paid
             row.prompt_tokens = row.completion_tokens = 0.0
             row.measured = 0
@@ -146,25 +146,31 @@ async def _price_all(judges: list[Judge], dataset: Dataset, resources: Resources
 
 
 def _units(judges: list[Judge], resources: Resources, dataset: Dataset
-           ) -> Iterator[tuple[str, Judge, Resources, list[tuple[int, int] | None]]]:
-    """(label, the judge that calls, its models, its planned calls per item): a jury's members one by one."""
+           ) -> Iterator[tuple[str, Judge, Resources, list[tuple[int, int] | None], int]]:
+    """(label, the judge that calls, its models, its planned calls per item asked once, how many times each is
+    asked: its `repeats`): a jury's members one by one, each asked as often as the jury is."""
+    from qatui.engine.runner import Engine
     from qatui.judges.jury.judge import Jury
 
     for judge in judges:
+        repeats = Engine.repeats(judge)
         if isinstance(judge, Jury):
             per_item = [judge.member_calls(item) for item in dataset.items]
             for member in judge.members:
-                yield f"{judge.name} {member.name}", member.judge, member.judge.resources, [c[member.name] for c in per_item]
+                yield (f"{judge.name} {member.name}", member.judge, member.judge.resources,
+                       [c[member.name] for c in per_item], repeats)
         else:
             yield judge.name, judge, resources, [(0, 0) if judge.item_problem(item) else judge.expected_calls(item)
-                                                  for item in dataset.items]
+                                                  for item in dataset.items], repeats
 
 
 async def _price_unit(row: Priced, judge: Judge, client: LLMClient, items: list[Item], counts: list[tuple[int, int] | None],
                 seed: int, means: dict[tuple[str, str], tuple[float, int]], batch: bool = False,
-                embeds: tuple[EmbedPlanner, Resources] | None = None) -> None:
-    """Fill `row`: the sampled items' prompts captured and priced (at $0 on a `free` row), the rest at the sample's
-    mean per call; with `embeds` (the planner, the judge's models), what it embeds on its served embedder too."""
+                embeds: tuple[EmbedPlanner, Resources] | None = None, repeats: int = 1) -> None:
+    """Fill `row`: the sampled items' prompts captured and priced (at $0 on a `free` row), each of its `repeats`
+    (its own seed and cache key, so a call the cache holds for one repeat is not taken for another's), the rest at
+    the sample's mean per call; with `embeds` (the planner, the judge's models), what it embeds on its served
+    embedder too (once: the texts are the same in every repeat)."""
     from qatui.llm.batch import batch_cost
     from qatui.llm.spend import price
 
@@ -183,23 +189,24 @@ async def _price_unit(row: Priced, judge: Judge, client: LLMClient, items: list[
         if not most:
             continue
         if sampled >= SAMPLE_ITEMS:
-            rest += most
+            rest += most * repeats
             continue
         sampled += 1
-        calls = await _capture(judge, item, seed)
-        if embeds is not None and sample.embed is not None:
-            embeds[0].add_item(sample.embed, judge, embeds[1], item, calls, client)
-        later = max(0, most - len(calls))
-        prompt_each = sum(c.prompt_tokens for c in calls) / len(calls) if calls else 0.0
-        answer_most = max((c.max_tokens for c in calls), default=client.settings.max_tokens)
-        for call in calls:
-            _add_call(sample, call.prompt_tokens, call.max_tokens, means.get((client.model, call.purpose)) or
-                      means.get((client.model, "")), call.cached, cost)
-        sample.counted += len(calls)
-        all_cached = bool(calls) and all(c.cached for c in calls)
-        for _ in range(later):
-            _add_call(sample, prompt_each, answer_most, means.get((client.model, "")), all_cached, cost)
-        sample.estimated += later
+        for repeat in range(repeats):
+            calls = await _capture(judge, item, seed, repeat)
+            if repeat == 0 and embeds is not None and sample.embed is not None:
+                embeds[0].add_item(sample.embed, judge, embeds[1], item, calls, client)
+            later = max(0, most - len(calls))
+            prompt_each = sum(c.prompt_tokens for c in calls) / len(calls) if calls else 0.0
+            answer_most = max((c.max_tokens for c in calls), default=client.settings.max_tokens)
+            for call in calls:
+                _add_call(sample, call.prompt_tokens, call.max_tokens, means.get((client.model, call.purpose)) or
+                          means.get((client.model, "")), call.cached, cost)
+            sample.counted += len(calls)
+            all_cached = bool(calls) and all(c.cached for c in calls)
+            for _ in range(later):
+                _add_call(sample, prompt_each, answer_most, means.get((client.model, "")), all_cached, cost)
+            sample.estimated += later
     row.add(sample)  # its embedder's texts with it
     if rest and sample.calls:
         scale = rest / sample.calls
@@ -237,18 +244,21 @@ def _add_call(row: Priced, prompt: float, max_tokens: int, mean: tuple[float, in
     row.usd_most = None if row.usd_most is None or most is None else row.usd_most + most
 
 
-async def _capture(judge: Judge, item: Item, seed: int) -> list[Captured]:
-    """The requests `judge` builds on `item` before it needs an answer, each held, none sent."""
+async def _capture(judge: Judge, item: Item, seed: int, repeat: int = 0) -> list[Captured]:
+    """The requests `judge` builds on `item` as repeat `repeat` (its seed and cache key: `llm.repeat`) before it
+    needs an answer, each held, none sent."""
     from qatui.data.presentation import present
     from qatui.llm.capture import CAPTURE, Capture
+    from qatui.llm.repeat import REPEAT
 
     view, _ = present(item, seed)
     capture = Capture()
-    token = CAPTURE.set(capture)
+    token, repeat_token = CAPTURE.set(capture), REPEAT.set(repeat)
     try:
         task = asyncio.ensure_future(_drain(judge.judge(view)))  # the task runs in a copy of this context
     finally:
         CAPTURE.reset(token)
+        REPEAT.reset(repeat_token)
     idle = 0
     while not task.done() and idle < IDLE_SPINS:
         before = len(capture.calls)
