@@ -192,6 +192,11 @@ def test_the_cap_stops_the_run_below_it_and_a_higher_cap_finishes_it_asking_noth
     bought = sum(c["cost_usd"] for doc in results for c in doc["calls"])
     assert spent == pytest.approx(bought + meta.get("deferred_cost_usd", 0.0))
     assert meta["max_cost_usd"] == 1 and 0 < spent <= whole
+    # the table's cost of the row: its 24 answers, each bought once over both runs (what was spent), whether the
+    # resume took a pending item's answers from the cache or not (counted in both, the row cost more than that)
+    code, out, err = cli(capsys, *common, "table", str(data), "--judge", "pairwise", "--json")
+    (row,) = json.loads(out)["rows"]
+    assert row["session"] == session and row["answers_cost_usd"] == pytest.approx(spent), (row["llm"], deferred)
 
 
 def test_a_call_in_flight_when_the_cap_refuses_its_sibling_is_kept_and_never_asked_again(

@@ -152,7 +152,8 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
         **({"classes": metrics.classes} if metrics.classes else {}),
         "coverage": {"items": len(dataset.items), "scored": len(verdicts), "not_applicable": len(not_applicable),
                      "failed": failed},
-        "llm": llm_totals(results, float(meta.get("deferred_cost_usd") or 0)),
+        "llm": (llm := llm_totals(results, float(meta.get("deferred_cost_usd") or 0))),
+        "answers_cost_usd": answers_cost(llm),  # the cost column's figure (`answers_cost`)
         "seconds": None if meta.get("imported") else _seconds(meta),  # an import took no judging time
         "self_agreement": self_agreement_doc(meta, judge, verdicts, seed),
         "bias": {"position_consistency": metrics.metrics.get("position_consistency"),
@@ -230,8 +231,13 @@ CEILING_COLUMN = "κ vs people: judge/ceiling"
 
 def answers_cost(llm: dict) -> float:
     """What a row's answers cost: those bought in its session, and those the call cache gave it at the price paid
-    when they were bought (a row served from the cache spent nothing, yet its judge is not free)."""
-    return float(llm.get("cost_usd") or 0.0) + float(llm.get("cached_cost_usd") or 0.0)
+    when they were bought (a row served from the cache spent nothing, yet its judge is not free).
+
+    The spend of calls whose items a cost cap left pending (`deferred_cost_usd`, in `cost_usd` for the cap's sake)
+    is no answer of the row: a resume takes those answers from the cache, where `cached_cost_usd` counts them, so
+    counted in both a capped-then-resumed row cost more than the uncapped run that bought the same answers."""
+    spent = float(llm.get("cost_usd") or 0.0) - float(llm.get("deferred_cost_usd") or 0.0)
+    return spent + float(llm.get("cached_cost_usd") or 0.0)
 
 
 def _calls_cell(llm: dict) -> str:
