@@ -71,6 +71,13 @@ def models_cache_dir() -> Path:
     return cache_dir() / "models"
 
 
+def screenshots_dir() -> Path:
+    """Where the palette's Screenshot is saved in a terminal: the user's downloads folder where there is one, else
+    the working directory (an SSH host's fresh home has no Downloads, and Textual's save there failed)."""
+    downloads = platformdirs.user_downloads_path()
+    return downloads if downloads.is_dir() else Path.cwd()
+
+
 def default_sessions_dir() -> Path:
     """The sessions folder when nothing chooses one."""
     return data_dir() / "sessions"

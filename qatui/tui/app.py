@@ -126,10 +126,9 @@ class QatuiApp(App[None]):
         reason. Served in a browser, the driver hands the file to the browser instead (`path` unused there).
         """
         if path is None:
-            from platformdirs import user_downloads_path
+            from qatui.paths import screenshots_dir
 
-            downloads = user_downloads_path()
-            path = str(downloads if downloads.is_dir() else Path.cwd())
+            path = str(screenshots_dir())
         return super().deliver_screenshot(filename, path, time_format)
 
     def on_delivery_complete(self, event: events.DeliveryComplete) -> None:
