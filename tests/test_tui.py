@@ -1284,7 +1284,7 @@ async def test_accuracy_says_its_no_decisions_beside_a_tau_that_has_none(tmp_pat
         labels = [str(c.label) for c in runs.columns.values()]
         cells = {str(runs.get_row_at(row)[2]): dict(zip(labels, map(str, runs.get_row_at(row))))
                  for row in range(runs.row_count)}
-        assert cells["length"]["no decision"] == "4/4" and cells["rouge-l"]["no decision"] == "tau 3/3 · acc 4/4", cells
+        assert cells["length"]["no decision"] == "acc 4/4" and cells["rouge-l"]["no decision"] == "tau 3/3 · acc 4/4", cells
 
 
 async def test_w_says_no_decision_for_an_item_the_judge_tied_never_a_measured_zero(tmp_path) -> None:

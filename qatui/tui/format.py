@@ -34,13 +34,14 @@ def first_of_their_units(keys: list[str]) -> list[str]:
 
 
 def undecided_cell(doc: dict, keys: list[str]) -> str:
-    """The no-decision counts of a summary `doc`'s figures `keys` for a column named "no decision": '2/6' when one
-    kind of figure has some, 'tau 2/6 · acc 3/8' when more do; '' when none."""
+    """The no-decision counts of a summary `doc`'s figures `keys` for a column named "no decision": '2/6' where the
+    figures are of one kind of unit, named by figure where they are of more ('acc 3/8', 'tau 2/6 · acc 3/8': a
+    bare '3/8' beside a tau column read as the tau's); '' when none."""
     if doc.get("stale"):  # one note for all: stored before no-decisions were counted
         return no_decision_note(doc, keys[0], short=True) if keys else ""
-    found = [(SHORT_METRICS.get(key, key), note) for key in first_of_their_units(keys)
-             if (note := no_decision_note(doc, key, short=True))]
-    return found[0][1] if len(found) == 1 else " · ".join(f"{short} {note}" for short, note in found)
+    kinds = first_of_their_units(keys)
+    found = [(SHORT_METRICS.get(key, key), note) for key in kinds if (note := no_decision_note(doc, key, short=True))]
+    return " · ".join(note if len(kinds) == 1 else f"{short} {note}" for short, note in found)
 
 METRIC_MEANINGS = {
     "tau": "Kendall tau-b between the judge's ranking and people's, mean over questions (-1 to +1); "
