@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -493,3 +494,15 @@ def test_stored_versions_are_ordered_by_the_instant_they_were_saved_across_offse
         path = history.root / "j" / f"{version}.json"
         path.write_text(json.dumps({**json.loads(path.read_text()), "saved_at": stamp}))
     assert [r.version for r in history.records("j")] == [early, late]
+
+
+def test_judges_show_of_a_judge_file_names_its_judge(tmp_path, capsys, monkeypatch) -> None:
+    """`judges show conc.toml` headed the definition "judge conc.toml": the judge is named `conc` in its file (and
+    in every session, table and version list), so the heading says both."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert main(["judges", "new", "conc", "--kind", "pair", "-o", "conc.toml"]) == 0
+    capsys.readouterr()
+    assert main(["judges", "show", "conc.toml"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert re.fullmatch(r"judge conc \(conc\.toml\), version [0-9a-f]{12}", first), first

@@ -86,7 +86,8 @@ def print_definition(console: Console, name: str, version: str | None, config: C
         console.print(Text(plain(f"every stored version: qatui judges versions {name}; to run this one: qatui judges show "
                                  f"{name} --version {record.version} > FILE.toml, then --judge FILE.toml")), style="dim", soft_wrap=True)
         return
-    console.print(Text(plain(f"judge {name}, version {judge.version}")), style="bold")
+    shown = judge.name if judge.name == name else f"{judge.name} ({name})"  # a file given: its judge's own name
+    console.print(Text(plain(f"judge {shown}, version {judge.version}")), style="bold")
     definition = judge.definition()
     if not definition:
         console.print(Text("no prompt file: its version covers its options, its models and its code's revision"))
