@@ -6,6 +6,7 @@ Live runs use the scripted backbone and NLI of `tui_support`, so no test loads a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import subprocess
@@ -1221,6 +1222,20 @@ async def test_the_compare_screen_lists_items_where_one_run_made_no_decision(tmp
         assert (cells["top-1"], cells["no decision"]) == ("+0.00", "4/4"), cells
 
 
+@contextlib.asynccontextmanager
+async def session_of_a_run(tmp_path: Path, data: Path, judge: str, *options: str):
+    """`qatui run DATA --judge JUDGE OPTIONS` into tmp_path/s, then the app at 80x24 with that (the newest) session
+    open and read: (the app, its pilot)."""
+    assert await asyncio.to_thread(main, ["run", str(data), "--judge", judge, *options, "--json",
+                                          "--sessions-dir", str(tmp_path / "s")]) == 0
+    store = SessionStore(tmp_path / "s")
+    app = QatuiApp(Config(), store, open_id=store.list()[0]["id"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                     "the session")
+        yield app, pilot
+
+
 async def test_the_session_screen_says_how_many_scored_items_its_headline_left_out(tmp_path) -> None:
     """Four rated documents scored by the length judge, two rated alike by people: the headline's tau averages the
     other two, and says so beside it (it read "tau +1.00" alone). Those two alone give no figure, and the headline
@@ -1228,21 +1243,10 @@ async def test_the_session_screen_says_how_many_scored_items_its_headline_left_o
     from qatui.tui.widgets.session_header import SessionHeader
 
     write_rated(tmp_path / "rated.jsonl", 4, rated_alike=2)
-    assert await asyncio.to_thread(main, ["run", str(tmp_path / "rated.jsonl"), "--judge", "length", "--json",
-                                          "--sessions-dir", str(tmp_path / "s")]) == 0
-    store = SessionStore(tmp_path / "s")
-    app = QatuiApp(Config(), store, open_id=store.list()[0]["id"])
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
-                     "the session")
+    async with session_of_a_run(tmp_path, tmp_path / "rated.jsonl", "length") as (app, _):
         shown = " ".join(str(static.render()) for static in app.screen.query_one(SessionHeader).query("Static"))
         assert "tau +1.00 · 2 of 4 items (2 no gold order)" in shown, shown
-    assert await asyncio.to_thread(main, ["run", str(tmp_path / "rated.jsonl"), "--judge", "length", "--limit", "2",
-                                          "--json", "--sessions-dir", str(tmp_path / "s")]) == 0
-    app = QatuiApp(Config(), store, open_id=store.list()[0]["id"])  # the newest: no item its gold orders
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
-                     "the session")
+    async with session_of_a_run(tmp_path, tmp_path / "rated.jsonl", "length", "--limit", "2") as (app, _):
         shown = " ".join(str(static.render()) for static in app.screen.query_one(SessionHeader).query("Static"))
         assert "no figure: the gold of all 2 scored items puts no response above another" in shown, shown
 
@@ -1290,14 +1294,7 @@ async def test_accuracy_says_its_no_decisions_beside_a_tau_that_has_none(tmp_pat
 async def test_w_says_no_decision_for_an_item_the_judge_tied_never_a_measured_zero(tmp_path) -> None:
     """The length judge ties each pair of one length where people chose A: the list reads "tie" there, and `w`,
     which walks the worst items first, said "tau +0.000" of them, a figure measured at 0."""
-    data = write_ranked_and_paired(tmp_path / "mixed.jsonl")
-    assert await asyncio.to_thread(main, ["run", str(data), "--judge", "length", "--json",
-                                          "--sessions-dir", str(tmp_path / "s")]) == 0
-    store = SessionStore(tmp_path / "s")
-    app = QatuiApp(Config(), store, open_id=store.list()[0]["id"])
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
-                     "the session")
+    async with session_of_a_run(tmp_path, write_ranked_and_paired(tmp_path / "mixed.jsonl"), "length") as (app, pilot):
         seen = []
         for _ in range(7):
             await pilot.press("w")
