@@ -88,12 +88,12 @@ def test_labels_persist_per_annotator_and_the_labels_folder_is_no_session(data) 
 
 
 HOLDER = textwrap.dedent("""
-    import sys, time
+    import sys
     from qatui.store.labels import LabelStore
     meta = {"name": sys.argv[3], "path": "x", "format": "jsonl", "content_hash": sys.argv[4]}
     labels = LabelStore(sys.argv[1]).open_pass(sys.argv[2], meta)
     print("open", flush=True)
-    time.sleep(60)
+    sys.stdin.read()  # held until the test lets go (or kills it)
 """)
 
 
@@ -102,13 +102,15 @@ def held_open(root: Path, annotator: str, meta: dict) -> Iterator[int]:
     """`annotator`'s labels of `meta`'s dataset open for writing in another live process (its pid), SIGKILLed on
     leaving: however it dies, the OS lets its lock go."""
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(root), annotator, meta["name"],
-                               meta["content_hash"]], stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[1])
+                               meta["content_hash"]], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              cwd=Path(__file__).parents[1])
     try:
         assert holder.stdout.readline().strip() == "open"
         yield holder.pid
     finally:
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait()
+        holder.stdin.close()
         holder.stdout.close()
 
 
@@ -125,12 +127,11 @@ def test_a_second_writer_is_refused_while_the_first_lives_and_a_dead_one_leaves_
 
 
 SYNCED = textwrap.dedent("""
-    import sys, time
+    import sys
     import qatui.cli, qatui.report.label_files, qatui.store.labels, qatui.data.loaders  # imported before the start
-    at = float(sys.argv[1])
-    sys.argv = ["qatui", *sys.argv[2:]]
-    while time.time() < at:
-        pass
+    sys.argv = ["qatui", *sys.argv[1:]]
+    print("ready", flush=True)
+    sys.stdin.readline()  # the start: given to both once both are ready
     raise SystemExit(qatui.cli.console())
 """)
 
@@ -156,10 +157,14 @@ def test_two_label_imports_at_the_same_moment_never_lose_one_s_labels(tmp_path) 
     refused = 0
     for trial in range(8):
         sessions = tmp_path / f"sessions-{trial}"
-        at = f"{time.time() + 3:.3f}"  # both import qatui first, then start together
-        imports = [subprocess.Popen([sys.executable, "-c", SYNCED, at, "--sessions-dir", str(sessions), "labels",
-                                     "import", str(half)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                    cwd=Path(__file__).parents[1]) for half in halves]
+        imports = [subprocess.Popen([sys.executable, "-c", SYNCED, "--sessions-dir", str(sessions), "labels",
+                                     "import", str(half)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, cwd=Path(__file__).parents[1])
+                   for half in halves]
+        assert [child.stdout.readline() for child in imports] == ["ready\n"] * 2  # both have imported qatui
+        for child in imports:  # then both start at once
+            child.stdin.write("go\n")
+            child.stdin.flush()
         done = [(child.wait(timeout=120), *child.communicate()) for child in imports]
         imported = set()
         for (code, out, err), label in zip(done, "AB"):

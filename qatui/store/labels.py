@@ -53,27 +53,36 @@ class LabelPass:
         self.annotator = annotator
         self.write = write
         self._lock: WriterLock | None = None
+        self.before: tuple[str | None, bool] = (None, False)
+        """A writer's file as it was when the lock was taken (its text, None when there was none; whether its folder
+        was there): what `LabelStore.writing` puts back after an error."""
         if write:
             self._lock = _take_lock(path, annotator, (dataset or {}).get("name") or path.name)
-            self.before = (path.read_text(encoding="utf-8") if path.is_file() else None, path.parent.is_dir())
-            """The file as it was when the lock was taken (its text, None when there was none; whether its folder
-            was there): what `LabelStore.writing` puts back after an error."""
-            path.parent.mkdir(parents=True, exist_ok=True)
-            remove_orphans(path.parent)
         elif not path.is_file():
             raise LabelError(f"{path}: no such label file")
+        try:
+            self._open(dataset)
+        except BaseException:  # a damaged file: the lock goes with the refusal
+            self._release()
+            raise
+
+    def _open(self, dataset: dict | None) -> None:
+        """Read the file (a writer: made, with its meta, when missing), every label checked; LabelError if damaged."""
+        path = self.path
+        if self.write:
+            self.before = (path.read_text(encoding="utf-8") if path.is_file() else None, path.parent.is_dir())
+            path.parent.mkdir(parents=True, exist_ok=True)
+            remove_orphans(path.parent)
         try:
             self._db = open_db(path)
             meta = self._db.table("meta").all()
             docs = list(self._db.table("labels").all())
         except SessionError as e:
-            self._release()
             raise LabelError(f"damaged label file: {e}") from None
         if not meta:
-            if dataset is None or not write:
-                self._release()
+            if dataset is None or not self.write:
                 raise LabelError(f"{path}: damaged label file: table 'meta' is empty")
-            self._db.table("meta").insert({"annotator": annotator, "dataset": dataset, "created": _now(),
+            self._db.table("meta").insert({"annotator": self.annotator, "dataset": dataset, "created": _now(),
                                            "updated": _now(), "status": "closed", "pid": None})
             meta = self._db.table("meta").all()
         self.meta = dict(meta[0])
@@ -82,11 +91,10 @@ class LabelPass:
             try:
                 label = Label.model_validate(dict(doc))
             except ValidationError as e:
-                self._release()
                 raise LabelError(f"{path}: damaged label of item {doc.get('item_id')!r}: "
                                  f"{e.errors()[0]['msg']}") from None
             self._labels[label.item_id] = label
-        if write:
+        if self.write:
             self._set_meta(status="running", pid=os.getpid())
 
     @property
