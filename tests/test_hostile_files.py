@@ -256,7 +256,7 @@ def test_a_folder_or_a_link_to_one_is_refused_as_a_folder(tmp_path, capsys, args
 
 
 def test_labels_results_and_checklists_refuse_non_finite_numbers_naming_line_and_field(tmp_path) -> None:
-    from qatui.data.labels import parse_label
+    from qatui.data.labels import DEFAULT_SCALE, LabelRules, parse_label
     from qatui.data.results_file import read_results
     from qatui.errors import ResultsFileError
     from qatui.judges.checkeval.checklist import ChecklistError, parse_checklist
@@ -265,7 +265,7 @@ def test_labels_results_and_checklists_refuse_non_finite_numbers_naming_line_and
     dataset.write_text(json.dumps(_record()) + "\n")
     [item] = load_dataset(dataset).items
     with pytest.raises(ValueError, match=r"ratings column \d+: field 'a.overall': Infinity is not a number"):
-        parse_label(item, "ratings", '{"a": {"overall": Infinity}}')
+        parse_label(item, "ratings", '{"a": {"overall": Infinity}}', LabelRules(None, DEFAULT_SCALE))
     results = tmp_path / "r.jsonl"
     results.write_text('{"item_id": "q1", "candidate_id": "a", "score": 1}\n'
                        '{"item_id": "q1", "candidate_id": "b", "score": -Infinity}\n')

@@ -21,7 +21,7 @@ from tui_support import run_headless
 
 from qatui.cli import main
 from qatui.config import Config
-from qatui.data.labels import Label, majority_gold, parse_label
+from qatui.data.labels import DEFAULT_SCALE, Label, LabelRules, majority_gold, parse_label
 from qatui.data.loaders import load_dataset
 from qatui.data.model import RankingGold
 from qatui.engine.jobs import start_run
@@ -376,11 +376,12 @@ def test_parse_label_reads_every_kind() -> None:
 
     rated = Item.model_validate({"id": "d", "question": "q", "candidates": {"s1": "x", "s2": "y"},
                                  "gold": {"kind": "ratings", "ratings": {"s1": {"coherence": 4.0}}}})
-    label = parse_label(rated, "ratings", '{"s1": {"coherence": 2}, "s2": {"coherence": 5}}')
+    rules = LabelRules(None, DEFAULT_SCALE)
+    label = parse_label(rated, "ratings", '{"s1": {"coherence": 2}, "s2": {"coherence": 5}}', rules)
     assert label.as_gold().ratings["s2"]["coherence"] == 5.0
-    assert parse_label(load_item(), "ranking", "c3 > c1=c2").tiers == [["c3"], ["c1", "c2"]]
+    assert parse_label(load_item(), "ranking", "c3 > c1=c2", rules).tiers == [["c3"], ["c1", "c2"]]
     with pytest.raises(ValueError, match="unknown responses"):
-        parse_label(rated, "ratings", '{"s9": {"coherence": 2}}')
+        parse_label(rated, "ratings", '{"s9": {"coherence": 2}}', rules)
 
 
 def test_an_import_names_a_sessions_folder_holding_markup_as_typed(data, tmp_path, capsys) -> None:
@@ -395,6 +396,105 @@ def test_an_import_names_a_sessions_folder_holding_markup_as_typed(data, tmp_pat
     assert main(["--sessions-dir", str(folder), "labels", "import", str(out)]) == 0
     said = " ".join(capsys.readouterr().err.split())
     assert "imported 2 labels (2 new, 0 replaced)" in said and "theirs [bold red]R [link=https:evil]L" in said, said
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    (ranking("q1", ["c1"], ["c2"]), "label of item 'q1': a ranking must name every response once"),
+    (Label(item_id="q2", kind="ranking", tiers=[["a"], ["b"]]),
+     "label of item 'q2': item 'q2' is labelled with a pairwise label, not a ranking one"),
+    (Label(item_id="q2", kind="pairwise", a="b", b="a", preference="A"), "label of item 'q2': the pair is"),
+    (ranking("q9", ["c1"], ["c2"], ["c3"]), "label of item 'q9', which small has not"),
+])
+def test_a_stored_label_that_does_not_fit_its_item_is_refused_by_every_measure(data, capsys, bad, message) -> None:
+    """A label file is only checked as labels when read; one edited by hand or written by another tool could leave
+    a response out of a ranking (its mean grade then counts it last), rank a pair's two responses (measured as a
+    ranking against judges that said A or B), flip a pair, or label an item the dataset has not: each measure
+    against people refuses it, naming the file and the item, before any figure."""
+    dataset, store, session, meta = data
+    give(store, meta, "bo", ranking("q1", ["c1"], ["c2"], ["c3"]), pair("A"))
+    give(store, meta, "ana", bad)
+    where = str(LabelStore(store.root).path("ana", dataset.content_hash))
+    for gold in ("majority", "annotator:bo"):  # bo's own labels are fine, yet ana's file is read with them
+        with pytest.raises(LabelError) as error:
+            with_gold(dataset, gold, store.root)
+        assert where in str(error.value) and message in str(error.value)
+    capsys.readouterr()
+    assert main(["--sessions-dir", str(store.root), "labels", "agreement", dataset.path]) == 2
+    assert message in " ".join(capsys.readouterr().err.split())
+    assert main(["--sessions-dir", str(store.root), "sessions", "show", session.id, "--gold", "majority"]) == 2
+    assert message in " ".join(capsys.readouterr().err.split())
+
+
+def test_a_run_on_the_first_items_reads_the_labels_of_the_rest_as_fitting(data) -> None:
+    """A session's items are the first `--limit` of its file: people's labels of the items past them are labels of
+    that file, not strays (`Dataset.whole`), and the rules a label follows are the whole file's."""
+    dataset, store, _, meta = data
+    give(store, meta, "ana", ranking("q1", ["c2"], ["c1"], ["c3"]), pair("B"))
+    relabelled, line = with_gold(dataset.limited(1), "annotator:ana", store.root)
+    assert [item.id for item in relabelled.items] == ["q1"] and relabelled.items[0].gold.tiers == [["c2"], ["c1"],
+                                                                                                    ["c3"]]
+    assert "1 of 1 items labelled" in line
+
+
+TWO_RATED = [{"id": f"r{n}", "question": f"Summarise text {n}.", "references": ["a text"],
+              "candidates": {"s1": "one", "s2": "two"},
+              "gold": {"kind": "ratings", "ratings": {"s1": {"coherence": 1.6, "fluency": 4.0},
+                                                      "s2": {"coherence": 4.4, "fluency": 7.2}}}} for n in (1, 2)]
+
+
+@pytest.mark.parametrize(("ratings", "scale", "message"), [
+    ({"s1": {"coherence": 44}}, None, "line 1: label of item r1: response s1's coherence rating 44 is off the "
+                                      "scale 1-8"),
+    ({"s1": {"coherence": 0.5}}, None, "rating 0.5 is off the scale 1-8"),
+    ({"s1": {"coherence": 9}}, None, "rating 9 is off the scale 1-8"),  # the gold's 7.2 widens 1-5 to 1-8, no more
+    ({"s1": {"coherence": 44}}, "1-10", "rating 44 is off the scale 1-10"),
+    ({"s1": {"relevance": 3}}, None, "line 1: label of item r1: response s1 is rated on 'relevance', not a "
+                                     "dimension of this item (coherence, fluency)"),
+    ({"s1": {"coherence": 5}}, "5-1", "a scale's LOW is below its HIGH"),
+    ({"s1": {"coherence": 5}}, "1-1e9", "a scale is LOW-HIGH"),
+    ({"s1": {"coherence": 5}}, "0-2000", "HIGH at most 1000"),
+])
+def test_an_imported_rating_is_on_the_scale_and_its_dimensions_are_the_items(tmp_path, capsys, ratings, scale,
+                                                                            message) -> None:
+    """`labels import` took any finite number as a rating (a 44 for a 4 moved every mean against people) and any
+    dimension name (a rating nobody measures against): the scale is 1-5 widened to hold the dataset's gold ratings
+    in whole numbers (up to 7.2: 1-8) unless `--scale LOW-HIGH` says another, and the dimensions are the item's;
+    its ends, 1 and 8, are on it."""
+    path = tmp_path / "rated.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in TWO_RATED), encoding="utf-8")
+    dataset = load_dataset(str(path))
+    labels = tmp_path / "theirs.jsonl"
+    labels.write_text(json.dumps({"annotator": "ana", "dataset": dataset.content_hash, "dataset_path": str(path),
+                                  "item_id": "r1", "kind": "ratings", "label": json.dumps(ratings)}) + "\n")
+    store = tmp_path / "sessions"
+    command = ["--sessions-dir", str(store), "labels", "import", str(labels)] + (["--scale", scale] if scale else [])
+    capsys.readouterr()
+    assert main(command) == 2
+    assert message in " ".join(capsys.readouterr().err.split())
+    assert LabelStore(store).labels_of(dataset.content_hash) == {}
+    if scale is None and "scale" in message:  # the same rating on a scale that holds it is imported
+        wide = command + ["--scale", "0-50"]
+        assert main(wide) == 0
+        assert LabelStore(store).labels_for(dataset)["ana"]["r1"].ratings == {
+            "s1": {"coherence": float(ratings["s1"]["coherence"])}}
+    ends = {"s1": {"coherence": 1, "fluency": 8}, "s2": {"coherence": 8, "fluency": 1}}
+    labels.write_text(json.dumps({"annotator": "bo", "dataset": dataset.content_hash, "dataset_path": str(path),
+                                  "item_id": "r2", "kind": "ratings", "label": json.dumps(ends)}) + "\n")
+    assert main(["--sessions-dir", str(store), "labels", "import", str(labels)]) == 0
+    assert LabelStore(store).labels_for(dataset)["bo"]["r2"].ratings == ends
+
+
+def test_an_imported_label_of_another_kind_than_its_items_is_refused(data, tmp_path, capsys) -> None:
+    """A pair's two responses ranked (`a>b`, kind ranking) would be measured as a ranking against judges that said A
+    or B: the kind a row gives is the item's, or the row is refused."""
+    dataset, store, _, meta = data
+    labels = tmp_path / "theirs.jsonl"
+    labels.write_text(json.dumps({"annotator": "ana", "dataset": dataset.content_hash, "dataset_path": dataset.path,
+                                  "item_id": "q2", "kind": "ranking", "label": "a>b"}) + "\n")
+    capsys.readouterr()
+    assert main(["--sessions-dir", str(store.root), "labels", "import", str(labels)]) == 2
+    assert "line 1: label of item q2: item 'q2' is labelled with a pairwise label, not a ranking one" in " ".join(
+        capsys.readouterr().err.split())
 
 
 def test_majority_gold_leaves_out_pairs_people_split_on_so_a_judge_that_always_ties_scores_none(tmp_path) -> None:

@@ -49,7 +49,7 @@ def cmd_labels(args: argparse.Namespace, config: Config) -> int:
         from qatui.report.label_files import import_labels
 
         dataset = load_dataset(args.dataset, args.fmt) if args.dataset else None
-        counts = import_labels(labels, Path(args.file), dataset)
+        counts = import_labels(labels, Path(args.file), dataset, args.scale)
         stderr.print(f"imported {counts['rows']} labels ({counts['new']} new, {counts['replaced']} replaced) "
                      f"into {counts['files']} label files under {labels.root}", markup=False)  # a folder's name: text
         return 0

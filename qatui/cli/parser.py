@@ -103,6 +103,16 @@ def float_between(low: float, high: float) -> Callable[[str], float]:
     return parse
 
 
+def scale_arg(text: str) -> tuple[float, float]:
+    """An argparse type: a ratings scale LOW-HIGH (`data.labels.parse_scale`)."""
+    from qatui.data.labels import parse_scale
+
+    try:
+        return parse_scale(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _max_cost_flag(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--max-cost", type=float_between(0, MAX_COST_USD), metavar="USD",
                         help=f"stop {what} before a backbone call could take the session's spend past USD "
@@ -266,6 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
     limp.add_argument("file", metavar="FILE", help="a .jsonl or .csv file as `labels export` writes")
     limp.add_argument("--dataset", metavar="PATH", help="the dataset the labels are of (default: each row's path)")
     limp.add_argument("--format", dest="fmt", help="that dataset's format (default: detected)")
+    limp.add_argument("--scale", type=scale_arg, metavar="LOW-HIGH",
+                      help="the ratings' scale, e.g. 1-10 (0 to 1000; default: the dataset's lowest to highest gold "
+                           "rating, else 1-5); a rating off it is refused")
     lagr = labs.add_parser("agreement", parents=[common],
                            help="agreement between people, and between each judge and each person (alpha, kappa)")
     lagr.add_argument("source", metavar="DATASET_OR_SESSION", help="a dataset file, 'demo', or a session id / name")

@@ -98,7 +98,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     from qatui.report.gold import parse_gold, with_gold
     from qatui.report.leak_figures import leak_note, leaks_json
     from qatui.store.output_file import check_output
-    from qatui.report.table import find_reusable, gold_kind
+    from qatui.report.table import find_reusable
 
     check_batch_retry(args.batch, args.batch_retry)
     if args.output:
@@ -165,7 +165,7 @@ def cmd_table(args: argparse.Namespace, config: Config) -> int:
     free_rows = _measure(args, config, built, kept, once, store.root) if left_out else None
     chosen = free_rows if args.without_leaks and free_rows is not None else all_rows
     table = {"dataset": dataset.name, "items": len(kept.items if chosen is free_rows else measured.items),
-             "gold": gold_kind(measured), "gold_source": args.gold, "convention": args.convention,
+             "gold": measured.gold_kind, "gold_source": args.gold, "convention": args.convention,
              "baseline": chosen["baseline"], "rows": chosen["rows"]}
     if leaks := leaks_json(left_out, len(measured.items), check, {
             "left_out": args.without_leaks, "all_items": all_rows, "without_leaks": free_rows}):
@@ -187,7 +187,7 @@ def _measure(args: argparse.Namespace, config: Config, built: list[tuple[Session
     """
     from qatui.engine.repeats import judged_once_doc
     from qatui.report.beside_people import KEY, beside_people
-    from qatui.report.table import KEYS, add_baseline_deltas, gold_kind, label, table_row
+    from qatui.report.table import KEYS, add_baseline_deltas, label, table_row
 
     rows, verdicts = [], []
     for session, name, reused in built:
@@ -201,7 +201,7 @@ def _measure(args: argparse.Namespace, config: Config, built: list[tuple[Session
     for i, row in enumerate(rows):
         if str(i) in beside:
             row[KEY] = beside[str(i)]
-    kind = gold_kind(measured)
+    kind = measured.gold_kind
     baseline = _baseline_index(args.baseline, rows)
     if kind in ("ranking", "pairwise"):
         add_baseline_deltas(rows, verdicts, measured, baseline, KEYS[kind][0], convention=args.convention,

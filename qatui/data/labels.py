@@ -10,13 +10,14 @@ by the same code that measures them against the dataset's gold (`metrics.summary
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
-from typing import Literal
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from qatui.data.model import Gold, GoldKind, Item, PairwiseGold, Preference, RankingGold, Rating, RatingsGold
+from qatui.data.model import Dataset, Gold, GoldKind, Item, PairwiseGold, Preference, RankingGold, Rating, RatingsGold
 from qatui.safe_read import Refused, loads_json
 from qatui.errors import LabelError, first_problem
 from qatui.ties import plurality
@@ -100,8 +101,62 @@ def rating_dimensions(item: Item) -> list[str]:
     return item.gold.dimensions if isinstance(item.gold, RatingsGold) else [OVERALL]
 
 
-def check_label(item: Item, label: Label) -> Label:
-    """`label`, checked against the item it labels; ValueError saying what is wrong."""
+DEFAULT_SCALE = (1.0, 5.0)
+"""The ratings scale of a dataset whose gold has no ratings, and the least `rating_scale` gives."""
+SCALE_BOUND = 1000.0
+"""The highest HIGH `--scale` takes."""
+
+
+def rating_scale(dataset: Dataset) -> tuple[float, float]:
+    """The ratings people give on `dataset`: 1-5, widened to hold its gold ratings in whole numbers (means up to 7.2
+    make 1-8; a 0-1 gold, 0-5). Never narrowed to the gold's own span: one item rated 2 and 4 is no 2-4 scale, and
+    a person's 5 on it is a rating. One rule for the Label screen's keys and `labels import`."""
+    values = [v for item in dataset.items if isinstance(item.gold, RatingsGold)
+              for dims in item.gold.ratings.values() for v in dims.values()]
+    low, high = DEFAULT_SCALE
+    return float(min(low, math.floor(min(values, default=low)))), float(max(high, math.ceil(max(values, default=high))))
+
+
+def parse_scale(text: str) -> tuple[float, float]:
+    """`--scale LOW-HIGH` (`1-10`, `0-100`, `1.5-4.5`): LOW below HIGH, both from 0 to 1000 (a 0-100 slider fits; a
+    typo of 1e9 does not); ValueError otherwise."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)\s*", text or "")
+    if not match:
+        raise ValueError(f"a scale is LOW-HIGH, e.g. 1-10, not {(text or '')[:40]!r}")
+    low, high = float(match[1]), float(match[2])
+    if not low < high <= SCALE_BOUND:
+        raise ValueError(f"a scale's LOW is below its HIGH, and HIGH at most {SCALE_BOUND:g}: not {text.strip()!r}")
+    return low, high
+
+
+def scale_text(scale: tuple[float, float]) -> str:
+    """`1-5`: a scale as people write it."""
+    return f"{scale[0]:g}-{scale[1]:g}"
+
+
+@dataclass(frozen=True)
+class LabelRules:
+    """What a label on an item of one dataset must be: the dataset's main gold kind (what an item without gold is
+    labelled with, `label_kind`) and the ratings scale (`rating_scale`, or one given with `--scale`)."""
+
+    dataset_kind: str | None
+    scale: tuple[float, float]
+
+    @classmethod
+    def of(cls, dataset: Dataset, scale: tuple[float, float] | None = None) -> LabelRules:
+        """The rules of `dataset` (the whole file's, so a pass over its first items checks as its reader does)."""
+        return cls(dataset.gold_kind, scale or rating_scale(dataset))
+
+
+def check_label(item: Item, label: Label, rules: LabelRules) -> Label:
+    """`label`, checked against the item it labels and the dataset's rules; ValueError saying what is wrong.
+
+    Its kind is the item's (`label_kind`: a ranking of a pair's two responses would be measured as a ranking against
+    judges that said A or B); a ranking names every response once; a pair is the item's, in its order; ratings rate
+    the item's responses on its dimensions (`rating_dimensions`), each on the scale."""
+    expected = label_kind(item, rules.dataset_kind)
+    if label.kind != expected:
+        raise ValueError(f"item {item.id!r} is labelled with a {expected} label, not a {label.kind} one")
     ids = set(item.candidates)
     if label.kind == "ranking":
         named = [cid for tier in label.tiers or [] for cid in tier]
@@ -117,6 +172,16 @@ def check_label(item: Item, label: Label) -> Label:
             raise ValueError(f"ratings name unknown responses {unknown}; responses are {sorted(ids)}")
         if not label.ratings or not all(label.ratings.values()):  # {} or {"r1": {}}: a label that rates nothing
             raise ValueError('ratings rate at least one response on at least one dimension: {"r1": {"overall": 4}}')
+        dimensions = rating_dimensions(item)
+        low, high = rules.scale
+        for cid, per_dim in label.ratings.items():
+            if stray := sorted(set(per_dim) - set(dimensions)):
+                raise ValueError(f"response {cid} is rated on {stray[0]!r}, not a dimension of this item "
+                                 f"({', '.join(dimensions)})")
+            for dim, value in per_dim.items():
+                if not low <= value <= high:
+                    raise ValueError(f"response {cid}'s {dim} rating {value:g} is off the scale "
+                                     f"{scale_text(rules.scale)}")
     return label
 
 
@@ -183,8 +248,9 @@ def label_text(label: Label) -> str:
     return json.dumps(label.ratings, ensure_ascii=False, sort_keys=True)
 
 
-def parse_label(item: Item, kind: str, text: str, updated: str = "") -> Label:
-    """A label read back from its `label_text`, checked against the item; ValueError saying what is wrong."""
+def parse_label(item: Item, kind: str, text: str, rules: LabelRules, updated: str = "") -> Label:
+    """A label read back from its `label_text`, checked against the item (`check_label`); ValueError saying what is
+    wrong."""
     text = text.strip()
     if kind == "ranking":
         tiers = [[cid.strip() for cid in tier.split("=")] for tier in text.split(">")]
@@ -207,7 +273,7 @@ def parse_label(item: Item, kind: str, text: str, updated: str = "") -> Label:
         raise ValueError(f"kind is ranking, pairwise or ratings, not {kind!r}")
     try:
         label = Label(item_id=item.id, kind=kind, updated=updated, **fields)
-        return check_label(item, label)
+        return check_label(item, label, rules)
     except ValidationError as e:
         where, _, message = first_problem(e)
         raise ValueError(f"{where}: {message}" if where else message) from None

@@ -166,7 +166,7 @@ def without_leaks(dataset: Dataset) -> tuple[Dataset, CopyCheck]:
     gone = set(check.items_copying())
     if not gone:
         return dataset, check
-    return dataset.model_copy(update={"items": [item for item in dataset.items if item.id not in gone]}), check
+    return dataset.subset([item for item in dataset.items if item.id not in gone]), check
 
 
 def not_compared_warning(check: CopyCheck) -> str | None:

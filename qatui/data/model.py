@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from qatui.events import Preference
 from qatui.text import as_shown
@@ -182,6 +182,7 @@ class Dataset(BaseModel):
     format: str
     content_hash: str
     items: list[Item]
+    _whole: Dataset | None = PrivateAttr(default=None)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -192,22 +193,42 @@ class Dataset(BaseModel):
         return Counter(item.gold.kind for item in self.items if item.gold is not None)
 
     @property
+    def gold_kind(self) -> GoldKind | None:
+        """The gold kind most of its items have (ranking before pairwise before ratings on a draw), None without gold:
+        the kind the table's columns follow and the kind people label on an item without gold of its own."""
+        counts = self.gold_kinds
+        kind = max(("ranking", "pairwise", "ratings"), key=lambda k: counts[k])  # the first of the most
+        return kind if counts[kind] else None
+
+    @property
     def languages(self) -> Counter[str]:
         """How many items are in each language (given or detected)."""
         from qatui.data.language import item_language
 
         return Counter(item_language(item) for item in self.items)
 
+    @property
+    def whole(self) -> Dataset:
+        """The dataset file all of whose items this one is, or some of (`subset`): what a rule of the whole file reads
+        (people's labels of items past a session's `--limit`, the main gold kind a label follows)."""
+        return self._whole or self
+
+    def subset(self, items: list[Item]) -> Dataset:
+        """The dataset with only `items` (some of its own), knowing its `whole`."""
+        part = self.model_copy(update={"items": items})
+        part._whole = self.whole
+        return part
+
     def limited(self, limit: int | None) -> Dataset:
         """The first `limit` items (all when None)."""
         if limit is None or limit >= len(self.items):
             return self
-        return self.model_copy(update={"items": self.items[:limit]})
+        return self.subset(self.items[:limit])
 
     def chosen(self, item_ids: Iterable[str]) -> Dataset:
         """Only the items named in `item_ids`, in the dataset's order (an evaluation on chosen labelled items)."""
         wanted = set(item_ids)
-        return self.model_copy(update={"items": [item for item in self.items if item.id in wanted]})
+        return self.subset([item for item in self.items if item.id in wanted])
 
     def of_session(self, ds: Mapping[str, Any]) -> Dataset:
         """The items a session ran on, from its `meta["dataset"]`: the first `limit`, and of those only its

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import os
 import shutil
 import tempfile
 import threading

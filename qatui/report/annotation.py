@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qatui.data.labels import check_annotator
+from qatui.data.labels import DEFAULT_SCALE, LabelRules, check_annotator
 from qatui.errors import QatuiError
 
 if TYPE_CHECKING:
@@ -30,8 +30,8 @@ class Annotation:
     labels: LabelPass
     judges: list[JudgeRun] = field(default_factory=list)
     """(session id, judge, item id -> verdict) of every session of this dataset."""
-    gold_kind: str | None = None
-    """The dataset's main gold kind (`report.table.gold_kind`): ratings datasets are labelled with ratings."""
+    rules: LabelRules = field(default_factory=lambda: LabelRules(None, DEFAULT_SCALE))
+    """What a label here must be (`LabelRules.of` the whole dataset file): its main gold kind, its ratings scale."""
 
 
 def resolve_source(source: str, store: SessionStore, fmt: str | None = None) -> Dataset:
@@ -53,7 +53,6 @@ def open_annotation(source: str, annotator: str, store: SessionStore, *, fmt: st
                     limit: int | None = None) -> Annotation:
     """The pass of `annotator` over `source`'s first `limit` items, its label file open for writing."""
     from qatui.report.label_agreement import judge_runs
-    from qatui.report.table import gold_kind
     from qatui.store.labels import LabelStore
 
     check_annotator(annotator)
@@ -62,4 +61,4 @@ def open_annotation(source: str, annotator: str, store: SessionStore, *, fmt: st
             "content_hash": dataset.content_hash}
     judges = judge_runs(store, dataset.content_hash)
     labels = LabelStore(store.root).open_pass(annotator, meta)
-    return Annotation(dataset, labels, judges, gold_kind(dataset))
+    return Annotation(dataset, labels, judges, LabelRules.of(dataset.whole))

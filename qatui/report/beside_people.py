@@ -49,7 +49,7 @@ def beside_people(dataset: Dataset, verdicts: dict[str, dict[str, Verdict]], ses
     from qatui.metrics.people import verdict_decisions
     from qatui.store.labels import LabelStore
 
-    labels = LabelStore(sessions_root).labels_of(dataset.content_hash)
+    labels = LabelStore(sessions_root).labels_for(dataset)
     if len(labels) < 2:
         return {}
     people = people_decisions(dataset, labels)

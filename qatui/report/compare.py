@@ -170,11 +170,11 @@ def _table(sessions: list[Session], runs: list[dict[str, Any]], common: set[str]
            dataset: Dataset | None, convention: str) -> dict[str, Any] | None:
     """The runs as `qatui table` rows (on the common items, every one under `convention`, run A's), each compared
     with run A; None when the dataset is gone."""
-    from qatui.report.table import KEYS, add_baseline_deltas, gold_kind, table_row
+    from qatui.report.table import KEYS, add_baseline_deltas, table_row
 
     if dataset is None:
         return None
-    dataset = dataset.model_copy(update={"items": [item for item in dataset.items if item.id in common]})
+    dataset = dataset.subset([item for item in dataset.items if item.id in common])
     by_id = {session.id: session for session in sessions}
     rows = []
     for run in runs:
@@ -183,7 +183,7 @@ def _table(sessions: list[Session], runs: list[dict[str, Any]], common: set[str]
                         seed=session.meta.get("seed", 0), reused=True, verdicts=run["verdicts"])
         row["label"] = f"{run['letter']} {run['judge']}"
         rows.append(row)
-    kind = gold_kind(dataset)
+    kind = dataset.gold_kind
     if kind in ("ranking", "pairwise"):
         add_baseline_deltas(rows, [run["verdicts"] for run in runs], dataset, 0, KEYS[kind][0],
                             convention=convention, seed=sessions[0].meta.get("seed", 0))

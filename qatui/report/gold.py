@@ -51,7 +51,7 @@ def with_gold(dataset: Dataset, spec: str, sessions_root: Path) -> tuple[Dataset
     spec = parse_gold(spec)
     if spec == DATASET:
         return dataset, f"gold: {gold_name(spec)}"
-    by_annotator = LabelStore(sessions_root).labels_of(dataset.content_hash)
+    by_annotator = LabelStore(sessions_root).labels_for(dataset)
     if spec == MAJORITY:
         chosen = by_annotator
     else:

@@ -69,7 +69,7 @@ def agreement_data(dataset: Dataset, store: SessionStore, sessions_root: Path,
     from qatui.report.gold import relabel
     from qatui.store.labels import LabelStore
 
-    labels = LabelStore(sessions_root).labels_of(dataset.content_hash)
+    labels = LabelStore(sessions_root).labels_for(dataset)
     if not labels:
         raise LabelError(f"nobody has labelled {dataset.name} yet: label with `qatui annotate {dataset.path} "
                          "--annotator NAME`")

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qatui.data.labels import check_annotator, label_text, parse_label
+from qatui.data.labels import LabelRules, check_annotator, label_text, parse_label
 from qatui.report.cells import sheet_cell, sheet_value
 from qatui.safe_read import Refused, csv_dict_reader, loads_json, read_text
 from qatui.errors import DatasetError, LabelError
@@ -131,17 +131,19 @@ def _check_fields(path: Path, where: str, row: dict) -> None:
             raise LabelError(f"{path}, {where}: field {key!r} must be a string in quotes, not {kind}")
 
 
-def check_rows(path: Path, rows: list[tuple[str, dict[str, str]]],
-               dataset: Dataset | None = None) -> dict[tuple[str, str], tuple[dict, list[Label]]]:
+def check_rows(path: Path, rows: list[tuple[str, dict[str, str]]], dataset: Dataset | None = None,
+               scale: tuple[float, float] | None = None) -> dict[tuple[str, str], tuple[dict, list[Label]]]:
     """Every row parsed and checked against its dataset: (annotator, content hash) -> (dataset meta, labels).
 
     A row's dataset is loaded from its `dataset_path` and `format` (or is `dataset`, given
-    when the labels were made elsewhere) and must still have the row's content hash.
+    when the labels were made elsewhere) and must still have the row's content hash; its label follows the
+    dataset's `LabelRules` (the item's kind, its responses and dimensions, ratings on `scale` or the dataset's).
     LabelError names the file, the line and the field of the first bad row.
     """
     from qatui.data.loaders import load_dataset
 
     loaded: dict[tuple[str, str], Dataset] = {}
+    rules: dict[str, LabelRules] = {}
     groups: dict[tuple[str, str], tuple[dict, list[Label]]] = {}
     seen: dict[tuple[str, str, str], str] = {}
     for where, row in rows:
@@ -173,7 +175,9 @@ def check_rows(path: Path, rows: list[tuple[str, dict[str, str]]],
         if item is None:
             raise bad(f"item_id {row['item_id']!r} is not an item of {source.name}")
         try:
-            label = parse_label(item, row["kind"], row["label"], row.get("updated", ""))
+            if source.content_hash not in rules:
+                rules[source.content_hash] = LabelRules.of(source, scale)
+            label = parse_label(item, row["kind"], row["label"], rules[source.content_hash], row.get("updated", ""))
         except ValueError as e:
             raise bad(f"label of item {item.id}: {e}") from None
         if (earlier := seen.get((annotator, source.content_hash, item.id))) is not None:
@@ -185,14 +189,16 @@ def check_rows(path: Path, rows: list[tuple[str, dict[str, str]]],
     return groups
 
 
-def import_labels(store: LabelStore, path: Path, dataset: Dataset | None = None) -> dict[str, int]:
+def import_labels(store: LabelStore, path: Path, dataset: Dataset | None = None,
+                  scale: tuple[float, float] | None = None) -> dict[str, int]:
     """Merge a label file into the store, all or nothing: every row checked, every lock taken, then each
     (annotator, dataset) file written; a failure on any file puts every file back as it was.
 
-    An imported label replaces that annotator's earlier label of the item. Returns counts:
+    Ratings are on `scale` (`--scale`), else each dataset's (`data.labels.rating_scale`). An imported label replaces
+    that annotator's earlier label of the item. Returns counts:
     `rows`, `new`, `replaced`, `files`.
     """
-    groups = check_rows(path, read_rows(path), dataset)
+    groups = check_rows(path, read_rows(path), dataset, scale)
     counts = {"rows": 0, "new": 0, "replaced": 0, "files": len(groups)}
     try:
         with store.writing([(annotator, meta) for (annotator, _), (meta, _) in groups.items()]) as passes:

@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from qatui.data.language import language_reading, read_as_recorded
-from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
 from qatui.metrics.summary import TABLE_KEYS
 from qatui.report.cells import latex_cell, latex_comment, markdown_cell, sheet_cell
 from qatui.report.versions import different_versions
@@ -36,16 +35,6 @@ if TYPE_CHECKING:
 
 KEYS = TABLE_KEYS
 """The metric columns per gold kind, as the papers print them; the first is the one compared with the baseline."""
-
-
-def gold_kind(dataset: Dataset) -> str | None:
-    """The gold kind most of the dataset's items have (ranking, pairwise, ratings), None without gold."""
-    counts = {"ranking": 0, "pairwise": 0, "ratings": 0}
-    for item in dataset.items:
-        for kind, cls in (("ranking", RankingGold), ("pairwise", PairwiseGold), ("ratings", RatingsGold)):
-            counts[kind] += isinstance(item.gold, cls)
-    kind, n = max(counts.items(), key=lambda kv: kv[1])
-    return kind if n else None
 
 
 def run_signature(judge: Judge, resources: Resources) -> dict[str, Any]:

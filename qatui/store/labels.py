@@ -22,16 +22,20 @@ from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from tinydb import where
 
-from qatui.data.labels import Label, check_annotator
+from qatui.data.labels import Label, LabelRules, check_annotator, check_label
 from qatui.errors import LabelError, SessionError
 from qatui.paths import LABELS_DIR
 from qatui.store.files import open_db, remove_orphans
 from qatui.store.writer_lock import SessionBusy, WriterLock
 from qatui.text import shown_alike
+
+if TYPE_CHECKING:
+    from qatui.data.model import Dataset
 
 
 def _now() -> str:
@@ -232,6 +236,33 @@ class LabelStore:
                 if reader.dataset.get("content_hash") == content_hash and (labels := reader.labels()):
                     found[annotator] = labels
                 reader.close()
+        return found
+
+    def labels_for(self, dataset: Dataset) -> dict[str, dict[str, Label]]:
+        """Every annotator's labels of `dataset`'s file (`labels_of`; `Dataset.whole`, so a session's first items
+        read the labels of the rest too), each checked against its item (`check_label`): what every measure against
+        people reads. A label file edited by hand or written elsewhere can name an item the
+        dataset lacks, label a pair as a ranking or leave a response out of one (its mean grade would count it last),
+        or rate a dimension the item has not: LabelError naming the file and the item, before anything is measured.
+        The scale is not checked here: an import with `--scale` keeps ratings off the dataset's own."""
+        from pydantic import ValidationError
+
+        dataset = dataset.whole
+        rules = LabelRules(dataset.gold_kind, (float("-inf"), float("inf")))
+        by_id = {item.id: item for item in dataset.items}
+        found = self.labels_of(dataset.content_hash)
+        for annotator, labels in found.items():
+            where = self.path(annotator, dataset.content_hash)
+            for item_id, label in labels.items():
+                if (item := by_id.get(item_id)) is None:
+                    raise LabelError(f"{where}: {annotator}'s label of item {item_id!r}, which {dataset.name} has not: "
+                                     "the file was edited or written for another dataset")
+                try:
+                    check_label(item, label, rules)
+                except (ValueError, ValidationError) as e:
+                    message = e.errors()[0]["msg"] if isinstance(e, ValidationError) else str(e)
+                    raise LabelError(f"{where}: {annotator}'s label of item {item_id!r}: {message}; label it again "
+                                     f"(`qatui annotate {dataset.path} --annotator {annotator}`)") from None
         return found
 
 

@@ -235,7 +235,7 @@ def _per_item(judge: JudgeContent, items: list[Item], verdicts: dict[str, Verdic
 
 def session_table(session: Session, dataset: Dataset, verdicts: dict[str, dict[str, Verdict]]) -> dict[str, Any]:
     """The session's judges as a `qatui table` (rows from `report.table.table_row`, Δ against the first judge)."""
-    from qatui.report.table import KEYS, add_baseline_deltas, gold_kind, table_row
+    from qatui.report.table import KEYS, add_baseline_deltas, table_row
 
     meta = session.meta
     convention, seed = meta.get("convention", "strict"), meta.get("seed", 0)
@@ -245,7 +245,7 @@ def session_table(session: Session, dataset: Dataset, verdicts: dict[str, dict[s
                         verdicts=verdicts[judge])
         row["label"] = judge  # one session, one backbone (in the settings); a lexical judge never used it
         rows.append(row)
-    kind = gold_kind(dataset)
+    kind = dataset.gold_kind
     compared = kind in ("ranking", "pairwise") and len(rows) > 1
     if compared:
         add_baseline_deltas(rows, [verdicts[judge] for judge in meta["judges"]], dataset, 0, KEYS[kind][0],

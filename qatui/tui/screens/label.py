@@ -24,7 +24,7 @@ from textual.content import Content
 from textual.events import Resize
 from textual.widgets import Footer, Static
 
-from qatui.data.labels import label_kind, pair_of
+from qatui.data.labels import check_label, label_kind, pair_of
 from qatui.data.presentation import permutation
 from qatui.errors import QatuiError
 from qatui.text import plain, plural
@@ -89,7 +89,7 @@ class LabelScreen(QatuiScreen):
         self.index = 0
         self.draft: Draft | None = None
         self.names: dict[str, str] = {}
-        self.scale = _scale(annotation)
+        self.scale = _key_scale(annotation.rules.scale)
         self._released = False
 
     def compose(self) -> ComposeResult:
@@ -142,7 +142,7 @@ class LabelScreen(QatuiScreen):
         """Open item `index`: a draft from its saved label, or from the presentation order."""
         self.index = index
         item = self.item
-        kind = label_kind(item, self.annotation.gold_kind)
+        kind = label_kind(item, self.annotation.rules.dataset_kind)
         order = list(pair_of(item)) if kind == "pairwise" else permutation(item, self.seed)
         self.names = ({cid: side for cid, side in zip(order, ("A", "B"))} if kind == "pairwise"
                       else {cid: f"R{i}" for i, cid in enumerate(order, 1)})
@@ -264,8 +264,8 @@ class LabelScreen(QatuiScreen):
             self.action_unlabelled()
             return
         try:
-            self.annotation.labels.put(label)
-        except (QatuiError, OSError) as e:
+            self.annotation.labels.put(check_label(self.item, label, self.annotation.rules))
+        except (QatuiError, OSError, ValueError) as e:
             self.notify(str(e), title="Label not saved", severity="error", timeout=10)
             return
         left = len(self.items) - len(self.annotation.labels.labels())
@@ -317,11 +317,7 @@ def _item_text(item: Item) -> Content:
     return Content("\n\n").join(parts)
 
 
-def _scale(annotation: Annotation) -> tuple[int, int]:
-    """The ratings scale: the dataset's (its lowest and highest rating, rounded), else 1-5; at most 1-9 (keys)."""
-    values = [v for item in annotation.dataset.items if item.gold is not None and item.gold.kind == "ratings"
-              for dims in item.gold.ratings.values() for v in dims.values()]
-    if not values:
-        return 1, 5
-    low = max(1, min(9, round(min(values))))
-    return low, max(low, min(9, round(max(values))))
+def _key_scale(scale: tuple[float, float]) -> tuple[int, int]:
+    """The ratings scale the keys give: the dataset's (`data.labels.rating_scale`), within 1-9 (one digit a key)."""
+    low = max(1, min(9, int(scale[0])))
+    return low, max(low, min(9, int(scale[1])))
