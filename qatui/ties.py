@@ -136,23 +136,30 @@ def stored_digits(options: Mapping | None) -> int:
     return value
 
 
-TIE_RULE = 3
+TIE_RULE = 4
 """The version of how a stored summary's figures treat a judge's ties (its `tie_rule`). A summary without
 it was computed when agreement read the strict display ranking, crediting a judge that tied everything
 with the presentation shuffle's order; views recompute or flag it (`summary_is_current`). Rule 3
 (2026-11-29): in self-agreement's ranking tau, a pair of repeats where one tied every response and the
 other did not counts 0 (it was left out, `metrics.self_agreement`); a rule-2 summary whose self-agreement
-has no ranking figure is the same under rule 3."""
+has no ranking figure is the same under rule 3. Rule 4 (2026-12-04): pairwise `accuracy`'s no-decision units are
+the A and B labels of the pairs the judge tied, no longer the human ties it matched too (a hit, counted in the
+figure); a rule-2 or rule-3 summary with no such unit is the same under rule 4."""
 
 
 def summary_is_current(summary: Mapping[str, object]) -> bool:
-    """True when every judge's stored summary doc was computed under the current tie rule (`TIE_RULE`)."""
+    """True when every judge's stored summary doc was computed under the current tie rule (`TIE_RULE`), or under an
+    earlier one whose figures it would not change."""
     def current(doc: object) -> bool:
         if not isinstance(doc, dict):
             return False
+        rule = doc.get("tie_rule")
+        if rule == TIE_RULE:
+            return True
         repeated = doc.get("self_agreement")
-        return doc.get("tie_rule") == TIE_RULE or (
-            doc.get("tie_rule") == 2 and not (isinstance(repeated, dict) and "ranking" in repeated))
+        rule_3 = rule == 3 or (rule == 2 and not (isinstance(repeated, dict) and "ranking" in repeated))
+        undecided = doc.get("no_decision")
+        return rule_3 and not (isinstance(undecided, dict) and undecided.get("accuracy"))
 
     return all(current(doc) for doc in summary.values())
 

@@ -408,3 +408,51 @@ def test_a_pair_people_split_is_no_tie_they_made() -> None:
     assert item_tau(two_to_one, said("A")) == pytest.approx(1 / 3) and item_tau(two_to_one, said("B")) == pytest.approx(-1 / 3)
     one_tied = pair.model_copy(update={"gold": PairwiseGold(a="x", b="y", labels=["A", "tie"])})
     assert item_tau(one_tied, said("tie")) == 0.5 and not item_undecided(one_tied, said("tie"))
+
+
+def test_a_judges_tie_on_a_pair_people_called_a_tie_is_a_hit_and_no_no_decision() -> None:
+    """The labels of every item the judge tied were its no-decision units, human ties it matched too: three pairs
+    people called ties, all tied by the judge, read `accuracy 1.000 · 3/3 no decision`. Only the A and B labels of
+    a tied item are units the judge decided nothing on (as `item_undecided` reads an item)."""
+    def pair(item_id: str, labels: list[str]) -> Item:
+        return Item(id=item_id, question="q?", candidates={"x": "one", "y": "two"},
+                    gold=PairwiseGold(a="x", b="y", labels=labels))
+
+    def said(preference: str) -> Verdict:
+        return Verdict(judge="j", item_id="", scores={}, ranking=["x", "y"], order=["x", "y"],
+                       preference=preference, pair=("x", "y"))
+
+    ties = [pair(f"t{i}", ["tie"]) for i in range(3)]
+    result = summarize(ties, {item.id: said("tie") for item in ties}, ci=False)
+    assert result.metrics["accuracy"] == 1.0 and result.no_decision["accuracy"] == 0
+    # Mixed, by hand: p2 [A, B] tied: 2 sided labels undecided; p3 [tie] tied: a hit; p5 [A, B, tie] tied: 2 of 3.
+    items = [pair("p1", ["A", "A", "B"]), pair("p2", ["A", "B"]), pair("p3", ["tie"]), pair("p4", ["B"]),
+             pair("p5", ["A", "B", "tie"]), pair("p6", ["A"])]
+    judged = dict(zip(["p1", "p2", "p3", "p4", "p5", "p6"], ["A", "tie", "tie", "A", "tie", "A"], strict=True))
+    mixed = summarize(items, {item_id: said(p) for item_id, p in judged.items()}, ci=False)
+    assert mixed.n["accuracy"] == 11 and mixed.no_decision["accuracy"] == 4
+    assert mixed.metrics["accuracy"] == pytest.approx(5 / 11)  # p1 2, p3 1, p5 1, p6 1
+    assert mixed.no_decision["accuracy_no_tie"] == 4 and mixed.n["accuracy_no_tie"] == 9
+
+
+def test_a_session_stored_under_the_rule_before_is_shown_with_its_no_decisions_recounted(tmp_path, capsys) -> None:
+    """A rule-3 summary counted a matched human tie as a no decision: shown again, it is recomputed (rule 4)."""
+    data = tmp_path / "pairs.jsonl"
+    rows = [{"id": f"p{i}", "question": "Which?", "references": ["same size"],
+             "candidates": {"x": "one two", "y": "six ten"},  # one length: `length` ties every pair
+             "gold": {"kind": "pairwise", "a": "x", "b": "y", "labels": [label]}}
+            for i, label in enumerate(["tie", "tie", "tie", "A"])]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    sessions = tmp_path / "s"
+    out = run_json(capsys, "run", str(data), "--judge", "length", "--sessions-dir", str(sessions))
+    assert out["judges"]["length"]["no_decision"]["accuracy"] == 1  # the A label; the three ties are hits
+    session_file = sessions / out["session"] / "session.json"
+    stored = json.loads(session_file.read_text())
+    for doc in stored["summary"].values():  # as rule 3 wrote it: every label of a tied pair undecided
+        doc["tie_rule"] = 3
+        doc["no_decision"]["accuracy"] = 4
+        doc["by_convention"][doc["convention"]]["no_decision"]["accuracy"] = 4
+    session_file.write_text(json.dumps(stored))
+    code, text, _ = run_cli(capsys, "--sessions-dir", str(sessions), "sessions", "show", out["session"])
+    text = " ".join(text.split())
+    assert code == 0 and "recomputed" in text and "1/4 no decision" in text and "4/4 no decision" not in text, text

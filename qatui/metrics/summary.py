@@ -178,17 +178,20 @@ def _sample_level(scored: Scored, dims: list[str]) -> dict[str, _Estimate]:
 def _pairwise(scored: Scored) -> dict[str, _Estimate]:
     """Accuracy over every human label of the pairwise items; its CI resamples items, not labels.
 
-    A judge's tie is a tie: it matches a human tie label and no A or B label; the labels of the
-    items it tied are its no-decision units.
+    A judge's tie is a tie: it matches a human tie label and no A or B label. Its no-decision units are the A and B
+    labels of the items it tied: where a person chose a side and the judge did not. A human tie it matched is a hit,
+    counted in the figure, so never also a unit it decided nothing on (as `metrics.item.item_undecided` reads an
+    item: a judge's tie where every person chose a side).
     """
     rows: dict[str, list[tuple[float, float]]] = {key: [] for key in PAIRWISE_KEYS}
     undecided = dict.fromkeys(PAIRWISE_KEYS, 0)
     for item, verdict in scored:
         if isinstance(item.gold, PairwiseGold):
             tied = judge_preference(verdict, item.gold.a, item.gold.b) == "tie"
+            sided = sum(label != "tie" for label in item.gold.labels)
             for key, values in judgement_hits(item.gold, verdict).items():
                 rows[key].append((sum(values), len(values)))
-                undecided[key] += len(values) if tied else 0
+                undecided[key] += sided if tied else 0
     return {key: estimate for key, found in rows.items() if (estimate := _from_ratios(found, undecided[key]))}
 
 
