@@ -244,10 +244,12 @@ def test_gold_layer_metrics_against_hand_computation(data) -> None:
         with_gold(dataset, "annotator:nobody", store.root)
 
 
-def test_majority_of_rankings_ties_equal_means() -> None:
+def test_majority_of_rankings_ties_equal_means_people_tied_and_gives_none_where_they_split() -> None:
     item = load_item()
-    gold = majority_gold(item, [ranking("q1", ["c1"], ["c2"], ["c3"]), ranking("q1", ["c2"], ["c1"], ["c3"])])
-    assert gold == RankingGold(tiers=[["c1", "c2"], ["c3"]])
+    apart = [ranking("q1", ["c1"], ["c2"], ["c3"]), ranking("q1", ["c2"], ["c1"], ["c3"])]
+    assert majority_gold(item, apart) is None  # c1 = c2 would be nobody's ranking
+    tied = [ranking("q1", ["c1", "c2"], ["c3"]), ranking("q1", ["c2", "c1"], ["c3"])]
+    assert majority_gold(item, tied) == RankingGold(tiers=[["c1", "c2"], ["c3"]])
 
 
 def load_item():
@@ -497,6 +499,44 @@ def test_an_imported_label_of_another_kind_than_its_items_is_refused(data, tmp_p
         capsys.readouterr().err.split())
 
 
+@pytest.mark.parametrize("people", [
+    {"ana": [["c1"], ["c2"], ["c3"]], "bo": [["c2"], ["c1"], ["c3"]]},
+    {"ana": [["c1"], ["c2"], ["c3"]], "bo": [["c2"], ["c1"], ["c3"]], "cy": [["c1", "c2"], ["c3"]]},
+    # two of three put c1 above c2, yet the mean grades tie them (2/3 each): a tie against most people
+    {"ana": [["c1"], ["c2"], ["c3"]], "bo": [["c1"], ["c2"], ["c3"]], "cy": [["c2"], ["c3"], ["c1"]]},
+])
+def test_a_ranking_majority_never_ties_responses_people_ranked_apart(data, people) -> None:
+    """ana c1 > c2 > c3, bo c2 > c1 > c3: equal mean grades made the majority c1 = c2 > c3, nobody's ranking, and a
+    judge that tied c1 and c2 scored tau 1 against it, above one that agreed with ana exactly (0.82). With a third
+    person who tied them, still no majority ties them (one of three). The item has no reference, as a split pair."""
+    dataset, store, _, meta = data
+    for name, tiers in people.items():
+        give(store, meta, name, ranking("q1", *tiers), pair("A"))
+    majority, line = with_gold(dataset, "majority", store.root)
+    assert majority.items[0].gold is None and majority.items[1].gold.labels == ["A"]
+    assert line.endswith(f"of {len(people)} annotators, 2 of 2 items labelled, 1 of them split (people disagree with "
+                         "no majority: no reference, not scored)")
+    from qatui.events import Verdict
+
+    def ranked(*tiers: list[str]) -> Verdict:
+        scores = {cid: float(len(tiers) - i) for i, tier in enumerate(tiers) for cid in tier}
+        return Verdict(judge="j", item_id="q1", scores=scores, ranking=[c for t in tiers for c in t],
+                       order=["c1", "c2", "c3"])
+
+    for judge in (ranked(["c1", "c2"], ["c3"]), ranked(["c1"], ["c2"], ["c3"])):
+        assert "kendall" not in summarize(majority.items[:1], {"q1": judge}, ci=False).metrics
+
+
+def test_a_ranking_majority_ties_what_most_people_tied(data) -> None:
+    """Equal mean grades of responses most annotators tied are a tie they gave: kept, not read as a split."""
+    dataset, store, _, meta = data
+    for name in ("ana", "bo"):
+        give(store, meta, name, ranking("q1", ["c1", "c2"], ["c3"]))
+    give(store, meta, "cy", ranking("q1", ["c3"], ["c1", "c2"]))
+    majority, line = with_gold(dataset, "majority", store.root)
+    assert majority.items[0].gold.tiers == [["c1", "c2"], ["c3"]] and "split" not in line
+
+
 def test_majority_gold_leaves_out_pairs_people_split_on_so_a_judge_that_always_ties_scores_none(tmp_path) -> None:
     """Four pairs of two equal texts (rouge-l ties every one). Ana and Bo split on three (A / B, A / tie, B / A) and
     agree on one (A). Against the majority only the agreed pair is a reference: the tie misses it, accuracy 0 of 1.
@@ -516,7 +556,7 @@ def test_majority_gold_leaves_out_pairs_people_split_on_so_a_judge_that_always_t
     majority, line = with_gold(dataset, "majority", store.root)
     assert [item.gold for item in majority.items[:2]] == [None, None] and majority.items[3].gold is None
     assert majority.items[2].gold.labels == ["A"]
-    assert line.endswith("4 of 4 items labelled, 3 of them split (people's labels share the most: no reference, "
+    assert line.endswith("4 of 4 items labelled, 3 of them split (people disagree with no majority: no reference, "
                          "not scored)")
     session = store.list()[0]["id"]
     out = io.StringIO()

@@ -3,14 +3,14 @@ each checked against figures computed by hand; and `labels import` all or nothin
 
 The dataset: three items whose gold is c1 > c2 > c3, with c1 the reference, c2 a part of it and
 c3 unrelated but longest, so rouge-l ranks c1 > c2 > c3 and length c3 > c1 > c2 on every item.
-People: ana ranks q1 c1 > c2 > c3, q2 c2 > c1 > c3, q3 c3 > c2 > c1; bo ranks q1 and q2 c1 > c2 > c3.
-Their majority (mean grades; equal means tie): q1 c1 > c2 > c3, q2 c1 = c2 > c3, q3 (ana alone) c3 > c2 > c1.
+People: ana ranks q1 c1 > c2 > c3, q2 c2 > c1 > c3, q3 c3 > c2 > c1; bo ranks q1 and q2 c1 > c2 > c3; di ranks
+only q2, c1 > c2 > c3. Their majority (mean grades): q1 c1 > c2 > c3, q2 c1 > c2 > c3 (c1 2.5/3, c2 2/3; without
+di, ana and bo split on it: no reference), q3 (ana alone) c3 > c2 > c1.
 """
 
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 from test_labels import held_open
@@ -32,13 +32,12 @@ CANDIDATES = {"c1": REFERENCE, "c2": "the quick brown fox jumps",
               "c3": "cats sleep all day long in the warm sunny kitchen window of an old house far away"}
 ANA = {"q1": ["c1", "c2", "c3"], "q2": ["c2", "c1", "c3"], "q3": ["c3", "c2", "c1"]}
 BO = {"q1": ["c1", "c2", "c3"], "q2": ["c1", "c2", "c3"]}
-ROOT6 = math.sqrt(6)
+DI = {"q2": ["c1", "c2", "c3"]}
 # Kendall tau-b per item, by hand: (concordant - discordant) / 3 between strict rankings of three;
-# against q2's majority c1 = c2 > c3 (one tied pair) the denominator is sqrt(3 * 2).
 ROUGE_ANA = (1 + 1 / 3 - 1) / 3            # c1>c2>c3 against ana: q1 +1, q2 +1/3, q3 -1
 LENGTH_ANA = (-1 / 3 - 1 + 1 / 3) / 3      # c3>c1>c2 against ana: q1 -1/3, q2 -1, q3 +1/3
-ROUGE_MAJORITY = (1 + 2 / ROOT6 - 1) / 3   # q1 +1, q2 +2/sqrt(6), q3 -1
-LENGTH_MAJORITY = (-1 / 3 - 2 / ROOT6 + 1 / 3) / 3
+ROUGE_MAJORITY = (1 + 1 - 1) / 3           # q1 +1, q2 +1, q3 -1
+LENGTH_MAJORITY = (-1 / 3 - 1 / 3 + 1 / 3) / 3
 
 
 def ranking(item_id: str, order: list[str]) -> Label:
@@ -63,7 +62,7 @@ def three(tmp_path):
     run_headless(job)
     ids["jury"] = job.session.id
     meta = {"name": dataset.name, "path": dataset.path, "format": dataset.format, "content_hash": dataset.content_hash}
-    for annotator, labels in (("ana", ANA), ("bo", BO)):
+    for annotator, labels in (("ana", ANA), ("bo", BO), ("di", DI)):
         with LabelStore(store.root).open_pass(annotator, meta) as labelled:
             labelled.put_many([ranking(item_id, order) for item_id, order in labels.items()])
     return dataset, store, ids, meta
@@ -107,15 +106,15 @@ def test_compare_against_the_majority_equals_the_hand_computation(three, capsys)
     root = str(store.root)
     data = run_json(capsys, "--sessions-dir", root, "sessions", "compare", ids["rouge-l"], ids["length"],
                     "--gold", "majority", "--json")
-    assert data["gold"] == "gold: the annotators' majority of 2 annotators, 3 of 3 items labelled"
+    assert data["gold"] == "gold: the annotators' majority of 3 annotators, 3 of 3 items labelled"
     rouge, length = data["runs"]
-    assert rouge["metrics"]["kendall"] == pytest.approx(ROUGE_MAJORITY)  # +0.272
-    assert length["metrics"]["kendall"] == pytest.approx(LENGTH_MAJORITY)  # -0.272
+    assert rouge["metrics"]["kendall"] == pytest.approx(ROUGE_MAJORITY)  # +1/3
+    assert length["metrics"]["kendall"] == pytest.approx(LENGTH_MAJORITY)  # -1/9
     rows = data["table"]["rows"]
     assert [row["metrics"]["kendall"] for row in rows] == pytest.approx([ROUGE_MAJORITY, LENGTH_MAJORITY])
     assert data["agreement"][0]["stats"]["kendall"] == pytest.approx(-1 / 3)  # between the runs: no gold involved
     assert main(["--sessions-dir", root, "sessions", "compare", ids["rouge-l"], ids["length"], "--gold", "majority"]) == 0
-    assert "the annotators' majority of 2 annotators" in capsys.readouterr().out
+    assert "the annotators' majority of 3 annotators" in capsys.readouterr().out
     dataset = run_json(capsys, "--sessions-dir", root, "sessions", "compare", ids["rouge-l"], ids["length"], "--json")
     assert [run["metrics"]["kendall"] for run in dataset["runs"]] == pytest.approx([1.0, -1 / 3])
 

@@ -6,7 +6,6 @@ verdicts of a disagreement all follow it (figures by hand in tests/test_labels_g
 from __future__ import annotations
 
 import io
-import math
 
 import pytest
 from fakes import settle, wait_until
@@ -26,7 +25,8 @@ from qatui.tui.widgets.session_header import SessionHeader
 
 TAU_ANA = {"q1": 1.0, "q2": 1 / 3, "q3": -1.0}
 TAU_BO = {"q1": 1.0, "q2": 1.0, "q3": None}  # bo did not label q3
-TAU_MAJORITY = {"q1": 1.0, "q2": 2 / math.sqrt(6), "q3": -1.0}
+TAU_DI = {"q1": None, "q2": 1.0, "q3": None}  # di labelled q2 only
+TAU_MAJORITY = {"q1": 1.0, "q2": 1.0, "q3": -1.0}
 
 
 def tau_column(screen: SessionScreen) -> dict[str, str]:
@@ -60,9 +60,9 @@ async def test_g_on_the_session_screen_measures_everything_shown_against_the_nex
     _, store, ids, _ = three
     app = QatuiApp(Config(), store, open_id=ids["rouge-l"])
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and len(app.screen.golds) == 4)
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and len(app.screen.golds) == 5)
         screen = app.screen
-        assert screen.golds == ["dataset", "annotator:ana", "annotator:bo", "majority"]
+        assert screen.golds == ["dataset", "annotator:ana", "annotator:bo", "annotator:di", "majority"]
         assert tau_column(screen) == {"q1": "+1.00", "q2": "+1.00", "q3": "+1.00"}
         await wait_until(pilot, lambda: "Gold" in " ".join(key.description for key in screen.query("FooterKey")))
 
@@ -84,9 +84,14 @@ async def test_g_on_the_session_screen_measures_everything_shown_against_the_nex
         assert sparkline(screen) == pytest.approx([1.0, 1.0])
 
         await pilot.press("g")
+        header = await gold_shown(pilot, screen, "annotator:di")
+        assert "gold: annotator di, 1 of 3 items labelled" in header and "tau +1.00" in header
+        assert tau_column(screen) == drawn(TAU_DI)
+
+        await pilot.press("g")
         header = await gold_shown(pilot, screen, "majority")
-        assert "the annotators' majority of 2 annotators" in header and f"tau {ROUGE_MAJORITY:+.2f}" in header
-        assert tau_column(screen) == drawn(TAU_MAJORITY)  # q2 against c1 = c2 > c3: 2/sqrt(6)
+        assert "the annotators' majority of 3 annotators" in header and f"tau {ROUGE_MAJORITY:+.2f}" in header
+        assert tau_column(screen) == drawn(TAU_MAJORITY)  # q2 against bo's and di's c1 > c2 > c3
 
         await pilot.press("g")
         header = await gold_shown(pilot, screen, "dataset")
@@ -123,7 +128,7 @@ async def test_g_on_the_compare_screen_and_the_two_verdicts_follow_the_gold(thre
         await app.push_screen(CompareScreen(store, [ids["rouge-l"], ids["length"]]))
         await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None)
         first = app.screen
-        assert first.golds == ["dataset", "annotator:ana", "annotator:bo", "majority"]
+        assert first.golds == ["dataset", "annotator:ana", "annotator:bo", "annotator:di", "majority"]
         assert [run.metrics["kendall"] for run in first.comparison.runs] == pytest.approx([1.0, -1 / 3])
         await pilot.press("g")
         await wait_until(pilot, lambda: app.screen is not first and app.screen.comparison is not None)
@@ -143,7 +148,7 @@ async def test_g_on_the_compare_screen_and_the_two_verdicts_follow_the_gold(thre
         taus = [task.tau for task in side.tasks]
         assert taus == pytest.approx([1 / 3, -1.0])  # rouge-l and length against ana on q2
         await pilot.press("escape")
-        for expected in ("annotator:bo", "majority", "dataset"):
+        for expected in ("annotator:bo", "annotator:di", "majority", "dataset"):
             await pilot.press("g")
             await wait_until(pilot, lambda want=expected: app.screen.gold == want and app.screen.comparison is not None)
         assert [run.metrics["kendall"] for run in app.screen.comparison.runs] == pytest.approx([1.0, -1 / 3])

@@ -14,6 +14,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from itertools import combinations
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -191,43 +192,59 @@ def label_gold(item: Item, label: Label | None) -> Gold | None:
 
 
 def is_split(labels: list[Label]) -> bool:
-    """Whether people's labels of a pair have no majority: two or more labels share the most (never for rankings and
-    ratings, whose majority is a mean)."""
-    if not labels or labels[0].kind != "pairwise":
+    """Whether people's labels of an item give no reference: their majority would be a tie nobody (or not most) gave.
+
+    A pair: two or more labels share the most. A ranking: two responses share a mean grade (`majority_gold`) though
+    most annotators did not tie them (ana a > b, bo b > a: a = b is nobody's ranking, and a judge that tied them
+    scored tau 1 against it, above one that agreed with ana exactly). Never for ratings, whose majority is a mean.
+    """
+    if not labels:
         return False
-    return plurality([x.preference for x in labels], tie=SPLIT) is SPLIT
+    if labels[0].kind == "pairwise":
+        return plurality([x.preference for x in labels], tie=SPLIT) is SPLIT
+    if labels[0].kind != "ranking":
+        return False
+    grades = [label.as_gold().grade() for label in labels]
+    means = _mean_grades(labels)
+    shared = [(x, y) for x, y in combinations(sorted(means), 2) if means[x] == means[y]]
+    return any(plurality([(g[x] > g[y]) - (g[x] < g[y]) for g in grades], tie=SPLIT) != 0 for x, y in shared)
 
 
 SPLIT = object()
 """`plurality`'s answer for labels sharing the most, told apart from a tie most people gave."""
 
 
+def _mean_grades(labels: list[Label]) -> dict[str, float]:
+    """Each response's mean grade over the ranking labels (a grade counts tiers from the bottom, scaled to 0..1),
+    rounded to 9 digits so equal sums read equal."""
+    grades: Counter[str] = Counter()
+    for label in labels:
+        gold = label.as_gold()
+        top = max(len(gold.tiers) - 1, 1)
+        grades.update({cid: grade / top for cid, grade in gold.grade().items()})
+    return {cid: round(total / len(labels), 9) for cid, total in grades.items()}
+
+
 def majority_gold(item: Item, labels: list[Label]) -> Gold | None:
-    """Several annotators' labels on one item as one gold; None when nobody labelled it.
+    """Several annotators' labels on one item as one gold; None when nobody labelled it, or people split.
 
     Pairs: the label most annotators gave (a tie only when most said tie); None when two or more labels share the
     most (A / B, A / tie, A, A, B, B): people split, so there is no reference, as in the human ceiling. Read as a
-    tie, it was a tie nobody gave, and a judge that always says tie scored every split item (`is_split`). Rankings: responses ordered by their mean grade across annotators
-    (a grade counts tiers from the bottom, scaled to 0..1), equal means tied. Ratings: the
-    mean rating per response and dimension.
+    tie, it was a tie nobody gave, and a judge that always says tie scored every split item (`is_split`). Rankings:
+    responses ordered by their mean grade across annotators, equal means tied where most annotators tied them;
+    None where equal means stand for people who split (`is_split`). Ratings: the mean rating per response and
+    dimension.
     """
-    if not labels:
+    if not labels or is_split(labels):
         return None
     kind = labels[0].kind
     if kind == "pairwise":
-        if is_split(labels):
-            return None
         a, b = pair_of(item)
         return PairwiseGold(a=a, b=b, labels=[plurality([x.preference for x in labels])])
     if kind == "ranking":
-        grades: Counter[str] = Counter()
-        for label in labels:
-            gold = label.as_gold()
-            top = max(len(gold.tiers) - 1, 1)
-            grades.update({cid: grade / top for cid, grade in gold.grade().items()})
-        means = {cid: round(grades[cid] / len(labels), 9) for cid in item.candidates}
-        return RankingGold(tiers=[[c for c in item.candidates if means[c] == m] for m in sorted(set(means.values()),
-                                                                                             reverse=True)])
+        means = _mean_grades(labels)
+        return RankingGold(tiers=[[c for c in item.candidates if means.get(c) == m]
+                                  for m in sorted({means[c] for c in item.candidates}, reverse=True)])
     sums: dict[str, dict[str, list[float]]] = {}
     for label in labels:
         for cid, per_dim in (label.ratings or {}).items():

@@ -69,7 +69,7 @@ def with_gold(dataset: Dataset, spec: str, sessions_root: Path) -> tuple[Dataset
     people = f" of {len(chosen)} annotators" if spec == MAJORITY else ""
     split = sum(is_split([per_item[item.id] for per_item in chosen.values() if item.id in per_item])
                 for item in dataset.items)
-    no_majority = f", {split} of them split (people's labels share the most: no reference, not scored)" if split \
+    no_majority = f", {split} of them split (people disagree with no majority: no reference, not scored)" if split \
         else ""
     return relabelled, (f"gold: {gold_name(spec)}{people}, {labelled + split} of {len(dataset.items)} items labelled"
                         f"{no_majority}")
