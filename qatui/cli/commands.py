@@ -230,6 +230,10 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         return cmd_import(args, config, store)
     if args.action == "delete":
         session = store.open(args.id)
+        if session.id != args.id:  # a name or a prefix: one slip of a script deleted another session, asking nothing
+            raise QatuiError(f"sessions delete takes a session's exact id, since it cannot be undone: {args.id!r} is "
+                             f"the name or the start of session {session.id}; delete it with `qatui sessions delete "
+                             f"{session.id}`")
         if not args.yes:
             store.check_deletable(session.id)  # a live run's session: refused before asking (delete refuses too)
             if not _confirm(f"Delete session {session.id} ({session.path})?"):

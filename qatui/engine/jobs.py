@@ -317,6 +317,13 @@ def _resumed(session: Session, config: Config, resources: Resources | None, max_
               for name, entry in meta["judges"].items()]
     done = session.finished_keys() | session.not_applicable_keys()
     if all((item.id, j.name) in done for item in subset.items for j in judges):
+        if meta.get("status") == "running" or any(doc.get("unfinished") for doc in session.summary().values()):
+            # killed between the last item's flush and the figures (SIGKILL, a closed terminal, a second Ctrl-C
+            # during the summary of a big run): every item is saved, so the figures are all that is left to do
+            store_summary(session, subset, "completed")
+            raise NothingToResume(f"session {session.id}: every item of every judge was done, but the run ended before "
+                                  "its figures were computed; computed them now (see them with `qatui sessions show "
+                                  f"{session.id}`)")
         raise NothingToResume(f"session {session.id} is complete: every item of every judge is done, nothing to resume "
                               f"(see it with `qatui sessions show {session.id}`)")
     for judge in judges:

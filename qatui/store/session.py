@@ -112,9 +112,16 @@ class Session:
     @property
     def meta(self) -> dict:
         """A copy of the session's metadata (see `SessionStore.create`); "running" without a live writer reads
-        "interrupted" (`shown_status`)."""
+        "interrupted" (`shown_status`). Its "id" is the folder's name, as `SessionStore.list` gives it: a folder
+        copied whole kept the stored id of the one it was copied from, and `show`, the Markdown export and the report
+        named that other session, which a `delete ID` or `resume ID` then acted on. A name equal to the stored id
+        (an unnamed session) is the folder's name too."""
         with self._lock:
             meta = copy.deepcopy(dict(self._db.table("meta").all()[0]))
+        if meta.get("id") != self.id:
+            if meta.get("name") == meta.get("id"):
+                meta["name"] = self.id
+            meta["id"] = self.id
         if not self._writer.held:
             meta["status"] = shown_status(self.path, meta.get("status"))
         return meta
