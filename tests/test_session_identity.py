@@ -69,3 +69,18 @@ def test_a_run_killed_after_its_last_item_but_before_its_figures_is_finished_by_
     assert shown["judges"]["rouge-l"]["metrics"] == out["judges"]["rouge-l"]["metrics"]
     code, _, err = _cli(capsys, sessions, "sessions", "resume", out["session"])
     assert code == 0 and "nothing to resume" in err  # once ended, as any finished session
+
+
+def test_the_markdown_export_writes_a_judges_tie_as_a_tie(tmp_path, capsys) -> None:
+    """`length` ties two answers of one length (`show`: r1 = r2); the Markdown export wrote `r1 > r2`, an order the
+    judge never gave, while the CSV ranked both 1."""
+    data = tmp_path / "tie.jsonl"
+    data.write_text(json.dumps({"id": "q1", "question": "Capital?", "references": ["Paris"],
+                                "candidates": {"r1": "It is Paris.", "r2": "It is Lyons"},
+                                "gold": {"kind": "pairwise", "a": "r1", "b": "r2", "labels": ["A"]}}) + "\n")
+    sessions = tmp_path / "s"
+    assert main(["--sessions-dir", str(sessions), "run", str(data), "--judge", "length", "--json"]) == 0
+    session = json.loads(capsys.readouterr().out)["session"]
+    code, out, _ = _cli(capsys, sessions, "sessions", "export", session, "--format", "md")
+    row = next(line for line in out.splitlines() if line.startswith("| q1 |"))
+    assert code == 0 and row == "| q1 | length | r1 = r2 | tie |", row

@@ -15,7 +15,7 @@ from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
 from qatui.report.cells import markdown_cell, sheet_cell
 from qatui.report.session_view import coverage_text
 from qatui.text import natural_key, plural
-from qatui.ties import DEFAULT_DIGITS, judges_digits, tier_ranks
+from qatui.ties import DEFAULT_DIGITS, judges_digits, tier_ranks, tiers_text
 
 if TYPE_CHECKING:
     from qatui.data.model import Item
@@ -152,12 +152,15 @@ def export_md(session: Session) -> str:
                 ci = doc.get("ci", {}).get(key)
                 lines.append(f"| {md(key)} | {value:.3f} | {f'[{ci[0]:.3f}, {ci[1]:.3f}]' if ci else ''} |")
             lines.append("")
-    lines += ["## Items", "", "| item | judge | ranking (best first) | preference |", "|---|---|---|---|"]
+    from qatui.store.session import stored_verdict
+
+    digits = judges_digits(meta)
+    lines += ["## Items", "", "| item | judge | ranking (best first; = a tie) | preference |", "|---|---|---|---|"]
     for (item_id, judge), doc in _in_order(session):
         if doc["status"] == "done":
-            v = doc["verdict"]
-            lines.append(f"| {md(item_id)} | {md(judge)} | {' > '.join(md(cid) for cid in v['ranking'])} | "
-                         f"{md(v.get('preference') or '')} |")
+            v = stored_verdict(doc["verdict"], str(session.path), judge, item_id, digits.get(judge, DEFAULT_DIGITS))
+            lines.append(f"| {md(item_id)} | {md(judge)} | {tiers_text(v.tiers, md)} | "  # its ties, as `show` says them
+                         f"{md(v.preference or '')} |")
         elif doc["status"] == "n/a":
             lines.append(f"| {md(item_id)} | {md(judge)} | not applicable: {md(doc.get('not_applicable', ''))} | |")
         else:
