@@ -653,3 +653,24 @@ def test_an_annotator_name_is_what_the_refusal_and_the_docs_say(name, ok) -> Non
     else:
         with pytest.raises(LabelError, match="1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"):
             check_annotator(name)
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv"])
+def test_labels_of_responses_whose_ids_hold_the_ranking_marks_read_back(tmp_path, capsys, suffix) -> None:
+    """A ranking's label is `r2>r4=r1>r3`: the labels of responses named `temp=0.8` or `a>b` were exported as text
+    their import split into other ids and refused. Such a ranking is written as its tiers in JSON, and read back."""
+    path = tmp_path / "temps.jsonl"
+    ids = ["temp=0.2", "temp=0.8", "a>b", "[x]"]
+    path.write_text(json.dumps({"id": "q1", "question": "Which?", "references": ["r"],
+                                "candidates": {cid: f"answer {i}" for i, cid in enumerate(ids)},
+                                "gold": {"kind": "ranking", "tiers": [[cid] for cid in ids]}}) + "\n")
+    dataset = load_dataset(str(path))
+    store = SessionStore(tmp_path / "mine")
+    meta = {"name": dataset.name, "path": dataset.path, "format": dataset.format, "content_hash": dataset.content_hash}
+    give(store, meta, "ana", ranking("q1", ["temp=0.8", "a>b"], ["[x]"], ["temp=0.2"]))
+    out = tmp_path / f"ana.{suffix}"
+    assert main(["--sessions-dir", str(store.root), "labels", "export", "--annotator", "ana", "-o", str(out)]) == 0
+    theirs = tmp_path / "theirs"
+    assert main(["--sessions-dir", str(theirs), "labels", "import", str(out)]) == 0, capsys.readouterr().err
+    back = LabelStore(theirs).labels_for(dataset)["ana"]["q1"]
+    assert back.tiers == [["temp=0.8", "a>b"], ["[x]"], ["temp=0.2"]]

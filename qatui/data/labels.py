@@ -256,10 +256,21 @@ def majority_gold(item: Item, labels: list[Label]) -> Gold | None:
 # -- the label file's text form (export / import) ---------------------------------------------------------
 
 
+def _reads_back(cid: str) -> bool:
+    """Whether a response id reads back from `r2>r4=r1>r3`: no `>` or `=` in it, no space around it, no `[` first."""
+    return not ({">", "="} & set(cid)) and cid == cid.strip() and not cid.startswith("[")
+
+
 def label_text(label: Label) -> str:
-    """The `label` cell of an export row: `r2>r4=r1>r3`, `A` / `B` / `tie`, or the ratings as JSON."""
+    """The `label` cell of an export row: `r2>r4=r1>r3`, `A` / `B` / `tie`, or the ratings as JSON.
+
+    A ranking whose ids would not read back from that form (`temp=0.8`, `a>b`, ` r1`) is its tiers as JSON,
+    `[["temp=0.8"], ["temp=0.2"]]`: the export of such a dataset's labels was a file its import refused."""
     if label.kind == "ranking":
-        return ">".join("=".join(tier) for tier in label.tiers or [])
+        tiers = label.tiers or []
+        if not all(_reads_back(cid) for tier in tiers for cid in tier):
+            return json.dumps(tiers, ensure_ascii=False)
+        return ">".join("=".join(tier) for tier in tiers)
     if label.kind == "pairwise":
         return label.preference or ""
     return json.dumps(label.ratings, ensure_ascii=False, sort_keys=True)
@@ -269,11 +280,19 @@ def parse_label(item: Item, kind: str, text: str, rules: LabelRules, updated: st
     """A label read back from its `label_text`, checked against the item (`check_label`); ValueError saying what is
     wrong."""
     text = text.strip()
-    if kind == "ranking":
+    if kind == "ranking" and text.startswith("["):  # tiers as JSON (`label_text`, for ids holding > or =)
+        try:
+            fields: dict = {"tiers": loads_json(text)}
+        except Refused as exc:
+            raise ValueError(exc.message("ranking", one_line_text=True)) from None
+        except ValueError:
+            raise ValueError(f'a ranking in JSON is a list of tiers like [["r2"], ["r4", "r1"]], not {text[:80]!r}'
+                             ) from None
+    elif kind == "ranking":
         tiers = [[cid.strip() for cid in tier.split("=")] for tier in text.split(">")]
         if any(not cid for tier in tiers for cid in tier):
             raise ValueError(f"a ranking reads like r2>r4=r1>r3, not {text!r}")
-        fields: dict = {"tiers": tiers}
+        fields = {"tiers": tiers}
     elif kind == "pairwise":
         if text not in ("A", "B", "tie"):
             raise ValueError(f"a pairwise label is A, B or tie, not {text!r}")
