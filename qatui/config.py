@@ -47,12 +47,23 @@ class GeneralConfig(_Section):
     sessions_dir: str | None = None
     theme: str = "qatui-dark"
 
+    _folder_given = field_validator("sessions_dir")(lambda value: _not_blank(value))
+
 
 class CacheConfig(_Section):
     """The on-disk cache of LLM calls."""
 
     enabled: bool = True
     dir: str | None = None
+
+    _folder_given = field_validator("dir")(lambda value: _not_blank(value))
+
+
+def _not_blank(value: str | None) -> str | None:
+    """A folder named in the config: absent, or a path; "" or " " named no folder (or one called " ")."""
+    if value is not None and not value.strip():
+        raise ValueError("names no folder: give a path, or leave the key out for the default")
+    return value
 
 
 def _variable_name(name: str | None) -> str | None:
@@ -283,10 +294,15 @@ def _not_reserved(tables: dict[str, Any]) -> dict[str, Any]:
 def _shown_as_written(tables: dict[str, Any]) -> dict[str, Any]:
     """A table's name is shown on screens and in every command's output: one holding a control character (an escape,
     a line break) is refused here, where the file names it, rather than shown escaped everywhere after."""
-    from qatui.text import plain
+    from qatui.text import plain, shown_alike
 
     if odd := sorted(name for name in tables if plain(name) != name or "\n" in name or "\t" in name):
         raise ValueError(f"{odd[0]!r}: a table's name may hold no control character (use letters, digits, - _ .)")
+    if blank := [name for name in tables if not name.strip()]:
+        raise ValueError(f"{blank[0]!r}: a table's name is not blank (use letters, digits, - _ .)")
+    for name in tables:  # `fake` and `fa\u200bke`: two rows of `table` that read as one judge on one backbone
+        if (alike := shown_alike(name, tables)) is not None:
+            raise ValueError(f"{name!r} and {alike!r} read alike on screen: name tables apart")
     return tables
 
 
@@ -343,7 +359,11 @@ class Config(_Section):
     def sessions_folder(self, override: str | None = None) -> paths.SessionsFolder:
         """`--sessions-dir`, else `$QATUI_SESSIONS_DIR`, else the config's `sessions_dir`, else an existing
         `./sessions` holding qatui's files (with a note), else the user's data folder (`qatui.paths`)."""
-        return paths.sessions_folder(override or os.environ.get(paths.SESSIONS_ENV) or self.general.sessions_dir)
+        from_env = os.environ.get(paths.SESSIONS_ENV)
+        if from_env is not None and not from_env.strip() and not override:
+            raise ConfigError(f"${paths.SESSIONS_ENV} is set but empty, so it names no folder: set it to a path, or "
+                              "unset it for the default")
+        return paths.sessions_folder(override or from_env or self.general.sessions_dir)
 
     def cache_dir(self) -> Path:
         """Where LLM calls (and local models' outputs) are cached: the config's `[cache] dir`, else the user's

@@ -152,3 +152,50 @@ def test_a_number_of_5000_digits_is_refused_in_one_short_line(tmp_path: Path, ca
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and f"argument {flag}: must be" in err and len(err) < 300, err[:300]
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "demo", "--judge", "pointwise", "--backbone", "", "--plan", "--offline"],
+    ["run", "demo", "--judge", "minos-akps", "--nli", " ", "--plan", "--offline"],
+    ["run", "demo", "--judge", "ragas-relevance", "--embedder", "", "--plan", "--offline"],
+    ["table", "demo", "--judge", "pointwise", "--backbone", "", "--offline"],
+    ["--sessions-dir", "", "sessions", "list"],
+    ["sessions", "list", "--sessions-dir", " "],
+])
+def test_an_empty_option_value_is_refused_never_read_as_not_given(tmp_path: Path, capsys, monkeypatch, argv) -> None:
+    """`--backbone "$BB"` with BB unset ran the whole set on the default backbone, and `--sessions-dir "$DIR"` wrote
+    into the personal folder (a blank one into a folder named ' '): an empty value is refused before any work."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("QATUI_SESSIONS_DIR", str(tmp_path / "s"))
+    assert main(argv) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "is empty: give a value, or leave the option out for the default" in err, err
+    assert list(tmp_path.iterdir()) == []  # no session, no folder named ' '
+
+
+def test_an_empty_sessions_variable_or_config_folder_is_refused(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("QATUI_SESSIONS_DIR", "")
+    assert main(["sessions", "list"]) == 2
+    assert "$QATUI_SESSIONS_DIR is set but empty" in capsys.readouterr().err
+    monkeypatch.delenv("QATUI_SESSIONS_DIR")
+    for table, key in (("general", "sessions_dir"), ("cache", "dir")):
+        config = tmp_path / "c.toml"
+        config.write_text(f'[{table}]\n{key} = " "\n')
+        assert main(["--config", str(config), "sessions", "list"]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"{table}.{key}" in err and "names no folder" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.toml"]
+
+
+@pytest.mark.parametrize(("names", "said"), [
+    (["fake", "fa\u200bke"], "read alike on screen"),
+    (["fake", ""], "a table's name is not blank"),
+])
+def test_config_table_names_that_read_alike_or_blank_are_refused(tmp_path: Path, capsys, names, said) -> None:
+    """`[backbones."fake"]` beside `[backbones."fa\\u200bke"]` loaded, and `qatui table` printed two rows that read
+    as one judge on one backbone with different figures."""
+    config = tmp_path / "c.toml"
+    config.write_text("".join(f'[backbones."{name}"]\nmodel = "openai/m"\n' for name in names))
+    assert main(["--config", str(config), "sessions", "list", "--sessions-dir", str(tmp_path / "s")]) == 2
+    assert said in " ".join(capsys.readouterr().err.split())

