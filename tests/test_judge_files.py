@@ -466,3 +466,20 @@ def test_table_refuses_two_judge_files_of_one_name_before_any_work(tmp_path, cap
     err = " ".join(capsys.readouterr().err.split())
     assert code == 2 and "both called 'swapper'" in err and str(first) in err and str(second) in err, err
     assert llm_server.n_requests == 0
+
+
+def test_a_score_judge_files_steps_read_on_its_own_scale(tmp_path, capsys, monkeypatch, llm_server) -> None:
+    """Every step of a scored response read `/ 10` on the Session screen, whatever the judge file's scale: a 1-5
+    judge's 5 read as half marks."""
+    from qatui.events import PointScored
+    from qatui.tui.baseline_steps import baseline_line
+
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    llm_server.script(responder())
+    judge = tmp_path / "concise.toml"
+    judge.write_text(SCORE)
+    done = _run(capsys, _config(tmp_path, llm_server), tmp_path, "run", str(_data(tmp_path)), "--judge", str(judge))
+    verdict = _session(tmp_path, done["session"]).verdicts("concise")["q1"]
+    steps = [step for step in verdict.artifacts if isinstance(step, PointScored)]
+    assert steps and all(step.top == 5 for step in steps)
+    assert {baseline_line(step).split(": ")[1] for step in steps} == {"2.00 / 5", "5.00 / 5"}

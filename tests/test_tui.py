@@ -954,6 +954,25 @@ async def test_y_copies_the_focused_panel_or_every_panel_of_the_item(store) -> N
         assert rest.startswith("Ranking\n# response") and rest.endswith("Kendall tau vs gold +0.000")
 
 
+async def test_y_copies_a_panel_title_holding_markup_as_the_item_id_it_names(tmp_path) -> None:
+    """Titles are set in escaped, so an item id `[bold red]q1[/]` was copied as `\\[bold red]q1\\[/]`: an id no
+    search of the dataset finds."""
+    data = tmp_path / "marked.jsonl"
+    data.write_text(json.dumps({"id": "[bold red]q1[/]", "question": "Which?", "references": ["the cat sat"],
+                                "candidates": {"a": "the cat sat", "b": "dogs"}}) + "\n")
+    assert await asyncio.to_thread(main, ["run", str(data), "--judge", "rouge-l", "--json",
+                                          "--sessions-dir", str(tmp_path / "s")]) == 0
+    store = SessionStore(tmp_path / "s")
+    app = QatuiApp(Config(), store, open_id=store.list()[0]["id"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
+                     "the session")
+        app.screen.query_one("#items").focus()
+        await pilot.press("y")
+        await wait_until(pilot, lambda: bool(app.clipboard))
+        assert app.clipboard.startswith("[bold red]q1[/] · rouge-l\n"), app.clipboard[:80]
+
+
 # -- spot check -----------------------------------------------------------------------------------------
 
 

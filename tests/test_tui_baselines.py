@@ -34,6 +34,9 @@ async def test_baseline_steps_fold_into_the_state_and_show_in_the_panel() -> Non
     state.fold(DimensionRated(**stamp, judge="geval", response="Response 1", dimension="accuracy",
                               method="samples", ratings=[4, 5], score=4.5))
     assert state.tasks[(item.id, "pointwise")].baseline_steps == ["Response 2: 8.12 / 10"]
+    state.fold(PointScored(**stamp, judge="pointwise", response="Response 1", score=2.0, label="partly"))
+    assert state.tasks[(item.id, "pointwise")].baseline_steps[-1] == "Response 1: partly"  # a label judge's choice
+
     assert state.tasks[(item.id, "pairwise-ab")].baseline_steps == [
         "Response 1 vs Response 2: Response 2 (rematch of a win-rate tie) (re-asked)"]
     assert state.tasks[(item.id, "geval")].baseline_steps == ["Response 1 accuracy: 4.50 (samples)"]

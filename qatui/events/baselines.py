@@ -9,13 +9,18 @@ from pydantic import Field
 from qatui.events.base import Event
 
 class PointScored(Event):
-    """Pointwise: one response scored 0.00-10.00; `raw` is the answer the score was read from."""
+    """One response scored on its own: `score` on 0 to `top` (the pointwise baseline's 0.00-10.00, a judge file's
+    scale), or a judge file's label `label` (its index the score); `raw` is the answer the score was read from."""
 
     type: Literal["point_scored"] = "point_scored"
     response: str
     score: float
     raw: str = ""
     reasked: bool = False
+    top: float = 10.0
+    """The scale's highest score (a judge file's `scale.max`), so a step reads `4.00 / 5`, never `/ 10`."""
+    label: str = ""
+    """The label a label judge chose (`score` is its index): shown instead of a number out of ten."""
 
 
 class ReferenceListBuilt(Event):

@@ -20,7 +20,7 @@ def baseline_line(e: Event) -> str:
     """One line for a baseline judge's step, as the Baselines panel lists them."""
     again = " (re-asked)" if getattr(e, "reasked", False) else ""
     if isinstance(e, PointScored):
-        return f"{e.response}: {e.score:.2f} / 10{again}"
+        return f"{e.response}: {e.label or f'{e.score:.2f} / {e.top:g}'}{again}"
     if isinstance(e, PairJudged):
         winner = e.first if e.choice == "A" else e.second
         return f"{e.first} vs {e.second}: {winner}{' (rematch of a win-rate tie)' if e.rematch else ''}{again}"

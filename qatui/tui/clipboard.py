@@ -38,16 +38,25 @@ def panel_text(panel: TaskPanel) -> str:
     return "\n".join(line.rstrip() for line in text.splitlines()).strip("\n")
 
 
+def panel_title(panel: TaskPanel) -> str:
+    """A panel's title as shown: its markup read, so an item id `[bold red]q1[/]` (set in escaped) is copied as the
+    id, not as `\\[bold red]q1\\[/]`."""
+    title = panel.border_title
+    if isinstance(title, Content):
+        return title.plain
+    return Content.from_markup(str(title or "")).plain
+
+
 def titled(panel: TaskPanel) -> str:
     """A panel's title and its text, as copied to the clipboard."""
-    return f"{panel.border_title}\n{panel_text(panel)}"
+    return f"{panel_title(panel)}\n{panel_text(panel)}"
 
 
 def artifact(screen: Screen) -> tuple[str, str] | None:
     """(what, text) for the focused artifact of `screen`; None when there is nothing to copy."""
     focused: Widget | None = screen.focused
     if isinstance(focused, TaskPanel) and focused.task is not None:
-        return str(focused.border_title or "panel"), panel_text(focused)
+        return panel_title(focused) or "panel", panel_text(focused)
     if isinstance(focused, TranscriptPanel) and focused.task is not None:
         text = "".join(focused.task.transcript)
         return ("the LLM transcript", text) if text else None

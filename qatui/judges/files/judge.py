@@ -210,7 +210,8 @@ class FileJudge(Judge):
             probabilities = digit_probabilities(getattr(got.result, "logprobs", None), digits, verdict=got.value,
                                                 field=verdict_key(self.spec)) if scale.logprobs else None
             score = weighted_score(probabilities) if probabilities else got.value
-            return PointScored(response=response.label, score=score, raw=got.raw, reasked=got.reasked), probabilities
+            return PointScored(response=response.label, score=score, raw=got.raw, reasked=got.reasked,
+                               top=float(scale.max)), probabilities
 
         scores: dict[str, float] = {}
         weighted: dict[str, dict[str, float]] = {}
@@ -233,7 +234,7 @@ class FileJudge(Judge):
         async def one(response: Response) -> tuple[PointScored, str]:
             got = await self._ask(self.messages(view, {"answer": response.text}), read, section)
             return PointScored(response=response.label, score=float(values.index(got.value)), raw=got.raw,
-                               reasked=got.reasked), got.value
+                               reasked=got.reasked, label=got.value), got.value
 
         chosen: dict[str, str] = {}
         scores: dict[str, float] = {}
