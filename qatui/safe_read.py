@@ -268,12 +268,12 @@ def _checked(text: str, start: int, parse: Any, value_of: Any = lambda found: fo
         raise
     except (_Hostile, RecursionError, ValueError, MemoryError):
         raise _locate(text, start) from None
-    if _deeper_than(value_of(found), MAX_DEPTH):
+    if deeper_than(value_of(found), MAX_DEPTH):
         raise _locate(text, start)
     return found
 
 
-def _deeper_than(value: Any, limit: int) -> bool:
+def deeper_than(value: Any, limit: int) -> bool:
     """Whether lists and dicts nest in `value` more than `limit` levels (level by level: no recursion to overflow)."""
     level, depth = [value], 0
     while level:

@@ -7,6 +7,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from qatui.cli import main
 
 
@@ -84,3 +86,79 @@ def test_the_markdown_export_writes_a_judges_tie_as_a_tie(tmp_path, capsys) -> N
     code, out, _ = _cli(capsys, sessions, "sessions", "export", session, "--format", "md")
     row = next(line for line in out.splitlines() if line.startswith("| q1 |"))
     assert code == 0 and row == "| q1 | length | r1 = r2 | tie |", row
+
+
+def _nested(depth: int) -> object:
+    value: object = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def _edit_meta(meta: dict, key: str, value: object) -> None:
+    if "." in key:
+        table, field = key.split(".")
+        meta[table][field] = value
+    else:
+        meta[key] = value
+
+
+@pytest.mark.parametrize(("where", "key", "value", "said"), [
+    ("summary", "metrics", None, "summary of 'rouge-l'.metrics is not an object"),
+    ("summary", "metrics", 5, "summary of 'rouge-l'.metrics is not an object"),
+    ("meta", "judges", None, "meta.judges is not an object"),
+    ("meta", "judges", ["rouge-l"], "meta.judges is not an object"),
+    ("meta", "progress", {"rouge-l": "x"}, "meta.progress holds a value that is not an object"),
+    ("meta", "dataset.path", None, "meta.dataset.path is not text"),
+    ("meta", "dataset.item_ids", 5, "meta.dataset.item_ids is not a list or null"),
+    ("meta", "dataset", "demo", "meta.dataset is not an object"),
+    ("meta", "models", "x", "meta.models is not an object"),
+    ("meta", "llm", "x", "meta.llm is not an object"),
+    ("meta", "dataset.content_hash", None, "meta.dataset.content_hash is not text"),
+    ("meta", "name", _nested(700), "meta nests deeper than 64 levels"),
+])
+def test_a_hand_edited_session_file_is_one_damaged_session_never_a_traceback(tmp_path, capsys, where, key, value,
+                                                                             said) -> None:
+    """Only the meta's count and schema were checked: `"metrics": null` in one folder made `sessions list` (and so
+    Home) fail with a TypeError for every session, and a field of another type or a value nested 700 deep made
+    `show`, `export`, `resume`, `compare` and the report fail with tracebacks. Now the folder is listed damaged,
+    and every command on it says so in one line, while the good session beside it is listed as ever."""
+    sessions = tmp_path / "s"
+    good = _run(capsys, sessions, "--session", "good")["session"]
+    bad = _run(capsys, sessions, "--session", "bad")["session"]
+    session_file = sessions / bad / "session.json"
+    stored = json.loads(session_file.read_text())
+    if where == "summary":
+        next(iter(stored["summary"].values()))[key] = value
+    else:
+        _edit_meta(stored["meta"]["1"], key, value)
+    session_file.write_text(json.dumps(stored))
+    code, out, err = _cli(capsys, sessions, "sessions", "list", "--json")
+    listed = {entry["id"]: entry for entry in json.loads(out)}
+    assert code == 0 and listed[good]["status"] == "completed" and listed[bad]["status"] == "damaged", err
+    assert said in listed[bad]["error"]
+    for command in (["sessions", "show", bad], ["sessions", "export", bad, "--format", "md"],
+                    ["sessions", "resume", bad], ["sessions", "compare", good, bad],
+                    ["report", bad, "-o", str(tmp_path / "r.html")]):
+        code, out, err = _cli(capsys, sessions, *command)
+        assert code == 2 and said in " ".join(err.split()) and "Traceback" not in err + out, (command, err)
+
+
+@pytest.mark.parametrize(("change", "said"), [({"failure": {}}, "malformed result document"),
+                                              ({"calls": "x"}, "malformed result document")])
+def test_a_hand_edited_result_record_is_refused_as_damage(tmp_path, capsys, change, said) -> None:
+    """A failure record without its reason made `show` and `export` fail with KeyError; calls given as text made
+    `show --item` fail with AttributeError."""
+    sessions = tmp_path / "s"
+    session = _run(capsys, sessions)["session"]
+    shard = sessions / session / "results-0000.json"
+    data = json.loads(shard.read_text())
+    doc = next(iter(data["results"].values()))
+    doc.update(change)
+    if "failure" in change:
+        doc.update(status="failed", verdict=None)
+    shard.write_text(json.dumps(data))
+    for command in (["sessions", "show", session], ["sessions", "export", session, "--format", "md"],
+                    ["sessions", "show", session, "--item", doc["item_id"]]):
+        code, out, err = _cli(capsys, sessions, *command)
+        assert code == 2 and said in err and "Traceback" not in err + out, (command, err)

@@ -182,3 +182,22 @@ def test_a_text_of_many_thousand_tokens_goes_through_the_embedded_model_trimmed(
     assert cut["kept_tokens"] + cut["answer_tokens"] <= model.n_ctx  # the answer had its room
     long_call = next(c for c in entry["calls"] if c["trimmed"])
     assert long_call["ok"] and long_call["prompt_tokens"] == cut["kept_tokens"]  # what the model read
+
+
+def test_a_prompt_that_cannot_be_cut_to_fit_fails_its_call_and_is_never_sent(llm_server, tmp_path, capsys,
+                                                                              monkeypatch) -> None:
+    """A 256-token window beside 64 for the answer: the instructions alone do not fit, and the prompt, its answer
+    cut to its least and a note added, grew and was sent "trimmed to fit the 256-token window". The call fails,
+    saying so, and nothing is sent (the item is failed, never scored)."""
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    llm_server.script(lambda body: '{"score": "[[5.00]]"}')
+    config = _config(tmp_path, llm_server.base_url, "openai/my-vllm-model", "context_window = 256\nmax_tokens = 64\n")
+    data = _item(tmp_path / "long.jsonl", WORDS * 40)
+    main(["--config", str(config), "--sessions-dir", str(tmp_path / "s"), "run", str(data), "--judge", "pointwise",
+          "--backbone", "fake", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["judges"]["pointwise"]["coverage"]["failed"] == 1 and out["judges"]["pointwise"]["coverage"]["scored"] == 0
+    assert not [b for b in llm_server.requests if not is_preflight(b) and "trimmed by qatui" in json.dumps(b)]
+    assert main(["--sessions-dir", str(tmp_path / "s"), "sessions", "show", out["session"], "--item", "q0"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "more than the 256-token context window holds beside the 64 kept for the answer" in shown, shown

@@ -53,6 +53,12 @@ class Trimmed:
     texts: list[dict[str, Any]] = field(default_factory=list)
     """One {"name", "tokens", "kept"} per text cut."""
 
+    def fits(self) -> bool:
+        """Whether the cut prompt fits the window beside the answer's room: texts are kept to `MIN_KEPT_TOKENS` at
+        least, so instructions longer than the window do not, and such a prompt is never sent as one "trimmed to
+        fit" (the client fails the call, naming both figures)."""
+        return self.kept_tokens <= self.window - self.answer_tokens - MARGIN_TOKENS
+
     def record(self) -> dict[str, Any]:
         """The JSON-safe form stored on the call and in the event."""
         return {"window": self.window, "answer_tokens": self.answer_tokens, "prompt_tokens": self.prompt_tokens,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from qatui.errors import SessionError
+from qatui.safe_read import MAX_DEPTH, deeper_than
 from qatui.store.atomic import AtomicJSONStorage
 from qatui.store.files import check_schema
 from qatui.ties import TIE_RULE
@@ -34,13 +35,50 @@ def parse_session_data(path: Path, data: dict | None) -> tuple[dict, dict[str, d
     if len(metas) != 1 or not isinstance(metas[0], dict):
         raise SessionError(f"{path}: damaged: table 'meta' must hold exactly one document")
     check_schema(path, metas[0].get("schema"))
+    _check_fields(path, "meta", metas[0], META_FIELDS)
+    if isinstance(dataset := metas[0].get("dataset"), dict):
+        _check_fields(path, "meta.dataset", dataset, DATASET_FIELDS)
+    for key in ("judges", "progress"):  # one object per judge
+        if any(not isinstance(v, dict) for v in (metas[0].get(key) or {}).values()):
+            raise SessionError(f"{path}: damaged: meta.{key} holds a value that is not an object")
     summary: dict[str, dict] = {}
     for doc in (data or {}).get("summary", {}).values():
         if not isinstance(doc, dict) or not isinstance(doc.get("judge"), str):
             raise SessionError(f"{path}: damaged: a summary document names no judge")
+        _check_fields(path, f"summary of {doc['judge']!r}", doc, SUMMARY_FIELDS)
         kept = {k: v for k, v in doc.items() if k != "judge"}
         summary[doc["judge"]] = kept if kept.get("interval_rule") == INTERVAL_RULE else _without_point_intervals(kept)
     return metas[0], summary
+
+
+META_FIELDS: dict[str, tuple[type, ...]] = {
+    "status": (str,), "dataset": (dict,), "judges": (dict,), "progress": (dict,), "models": (dict,), "llm": (dict,),
+    "backbones": (list,), "name": (str, type(None)), "id": (str,), "seed": (int,),
+    "concurrency": (int,), "convention": (str,), "created": (str,), "updated": (str,),
+}
+"""The types of the meta fields every view reads (a field may be absent: older sessions lack some)."""
+DATASET_FIELDS: dict[str, tuple[type, ...]] = {
+    "path": (str,), "name": (str,), "format": (str,), "content_hash": (str,), "n_items": (int,),
+    "limit": (int, type(None)), "item_ids": (list, type(None)),
+}
+SUMMARY_FIELDS: dict[str, tuple[type, ...]] = {
+    "metrics": (dict,), "ci": (dict,), "n": (dict,), "no_decision": (dict,), "left_out": (dict,),
+    "by_convention": (dict,), "breakdown": (dict,), "breakdown_n": (dict,), "classes": (dict,),
+    "n_items": (int,), "n_done": (int,), "n_failed": (int,), "n_not_applicable": (int,), "convention": (str,),
+}
+
+
+def _check_fields(path: Path, where: str, doc: dict, fields: dict[str, tuple[type, ...]]) -> None:
+    """SessionError naming the file and the field when a field `doc` has is not of its type, or `doc` nests deeper
+    than any file qatui writes: a hand-edited `"metrics": null` made `sessions list` (and Home) fail for every
+    session, and a value nested 1,000 deep a RecursionError in every view. Booleans are no numbers here."""
+    if deeper_than(doc, MAX_DEPTH):
+        raise SessionError(f"{path}: damaged: {where} nests deeper than {MAX_DEPTH} levels")
+    for key, kinds in fields.items():
+        if key in doc and (not isinstance(doc[key], kinds) or (isinstance(doc[key], bool) and bool not in kinds)):
+            names = " or ".join("null" if k is type(None) else {"str": "text", "dict": "an object", "list": "a list",
+                                                                  "int": "a whole number"}[k.__name__] for k in kinds)
+            raise SessionError(f"{path}: damaged: {where}.{key} is not {names}")
 
 
 def _without_point_intervals(value: object, interval: bool = False) -> object:

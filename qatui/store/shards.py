@@ -59,6 +59,8 @@ def shard_docs(path: Path, data: dict | None) -> list[dict]:
             and (doc.get("status"), type(doc.get("verdict")), type(doc.get("failure")))
             in (("done", dict, type(None)), ("failed", type(None), dict), ("n/a", type(None), type(None)))
             and (doc.get("status") != "n/a" or isinstance(doc.get("not_applicable"), str))
+            and (doc.get("status") != "failed" or isinstance(doc["failure"].get("reason"), str))
+            and isinstance(doc.get("calls", []), list) and all(isinstance(c, dict) for c in doc.get("calls", []))
         )
         if not ok:
             raise SessionError(f"{path}: damaged: malformed result document {str(doc)[:120]}")
