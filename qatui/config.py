@@ -334,6 +334,15 @@ class JuryConfig(_Section):
     aggregation: Literal["auto", "majority", "mean", "borda"] = "auto"
     quorum: Literal["majority", "all"] | Annotated[int, Field(ge=1, le=64)] = "majority"
 
+    @field_validator("quorum", mode="before")
+    @classmethod
+    def _a_quorum(cls, value: object) -> object:
+        """One message naming every allowed value: `quorum = 0` was refused as "Input should be 'majority' or 'all'",
+        which never said a number from 1 to 64 is one."""
+        if value in ("majority", "all") or (type(value) is int and 1 <= value <= 64):
+            return value
+        raise ValueError(f"quorum is 'majority', 'all' or a whole number of members from 1 to 64, not {value!r}")
+
 
 class Config(_Section):
     """The whole configuration, as read from one file (or the defaults)."""

@@ -199,3 +199,13 @@ def test_config_table_names_that_read_alike_or_blank_are_refused(tmp_path: Path,
     config.write_text("".join(f'[backbones."{name}"]\nmodel = "openai/m"\n' for name in names))
     assert main(["--config", str(config), "sessions", "list", "--sessions-dir", str(tmp_path / "s")]) == 2
     assert said in " ".join(capsys.readouterr().err.split())
+
+
+@pytest.mark.parametrize("value", ["0", "100", "true", '"most"'])
+def test_a_jury_quorum_out_of_range_is_refused_naming_every_allowed_value(tmp_path: Path, capsys, value) -> None:
+    """`quorum = 0` was refused as "Input should be 'majority' or 'all'": never saying 1 to 64 is allowed."""
+    config = tmp_path / "c.toml"
+    config.write_text(f'[juries.p]\nmembers = ["rouge-l", "length"]\nquorum = {value}\n')
+    assert main(["--config", str(config), "judges"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "quorum is 'majority', 'all' or a whole number of members from 1 to 64" in err, err
