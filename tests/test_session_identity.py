@@ -162,3 +162,22 @@ def test_a_hand_edited_result_record_is_refused_as_damage(tmp_path, capsys, chan
                     ["sessions", "show", session, "--item", doc["item_id"]]):
         code, out, err = _cli(capsys, sessions, *command)
         assert code == 2 and said in err and "Traceback" not in err + out, (command, err)
+
+
+def test_results_of_items_a_session_has_not_are_damage_never_more_scored_than_items(tmp_path, capsys) -> None:
+    """Records of two items not in an interrupted session's dataset were counted: `show` said "scored 22 of 20"."""
+    sessions = tmp_path / "s"
+    out = _run(capsys, sessions)
+    folder = sessions / out["session"]
+    stored = json.loads((folder / "session.json").read_text())
+    stored["meta"]["1"].update(status="running", pid=2 ** 22 + 1)
+    (folder / "session.json").write_text(json.dumps(stored))
+    shard = folder / "results-0000.json"
+    data = json.loads(shard.read_text())
+    first = next(iter(data["results"].values()))
+    for n, item_id in enumerate(["../x", "\x1b[2Jghost"], start=10_000):
+        data["results"][str(n)] = {**first, "item_id": item_id, "seq": n,
+                                   "verdict": {**first["verdict"], "item_id": item_id}}
+    shard.write_text(json.dumps(data))
+    code, text, err = _cli(capsys, sessions, "sessions", "show", out["session"])
+    assert code == 2 and "more than the session's 20" in " ".join(err.split()) and "of 20" not in text, (text, err)

@@ -332,7 +332,7 @@ class Session:
             return stored
         with self._lock:
             progress = self._index.progress()
-        return reconcile(meta, stored, progress)
+        return reconcile(meta, stored, progress, self.path)
 
 
 def stored_verdict(raw: object, where: str, judge: str, item_id: str, digits: int) -> Verdict:
@@ -472,7 +472,7 @@ class SessionStore:
                 meta, summary = read_session_file(folder / SESSION_FILE)
                 meta["status"] = shown_status(folder, meta.get("status"))
                 if meta["status"] in UNENDED and isinstance(meta.get("progress"), dict):
-                    summary = reconcile(meta, summary, meta["progress"])
+                    summary = reconcile(meta, summary, meta["progress"], folder)
                 named = meta.get("name") and meta.get("name") != meta.get("id")  # else unnamed: its folder's name
                 entry = {**meta, "id": session_id, "name": str(meta["name"]) if named else session_id,
                          "summary": summary}

@@ -104,15 +104,22 @@ def read_session_file(path: Path) -> tuple[dict, dict[str, dict]]:
     return parse_session_data(path, AtomicJSONStorage(path).read())
 
 
-def reconcile(meta: dict, stored: dict[str, dict], progress: dict[str, dict]) -> dict[str, dict]:
+def reconcile(meta: dict, stored: dict[str, dict], progress: dict[str, dict], where: Path | str = "session"
+              ) -> dict[str, dict]:
     """Each judge's summary with the counts the shards hold (`progress`: judge -> n_done, n_failed,
     n_not_applicable). A summary whose counts differ was made at an earlier end: its counts are replaced and
     its metrics dropped (`unfinished`), since they measured other items; they are computed when the run ends.
+    Results of more items than the session has (records of items not its own, edited in) are damage, SessionError
+    naming `where`: they read "scored 12 of 10".
     """
     found: dict[str, dict] = {}
+    n_items = (meta.get("dataset") or {}).get("n_items")
     for judge in meta.get("judges") or stored:
         counts = {key: int((progress.get(judge) or {}).get(key, 0))
                   for key in ("n_done", "n_failed", "n_not_applicable")}
+        if isinstance(n_items, int) and sum(counts.values()) > n_items:
+            raise SessionError(f"{where}: damaged: the results hold {sum(counts.values())} items of {judge}, more than "
+                               f"the session's {n_items} (records of other items were written into it)")
         doc = stored.get(judge)
         if doc is not None and all(doc.get(key, 0) == value for key, value in counts.items()):
             found[judge] = doc
