@@ -960,13 +960,7 @@ async def test_y_copies_a_panel_title_holding_markup_as_the_item_id_it_names(tmp
     data = tmp_path / "marked.jsonl"
     data.write_text(json.dumps({"id": "[bold red]q1[/]", "question": "Which?", "references": ["the cat sat"],
                                 "candidates": {"a": "the cat sat", "b": "dogs"}}) + "\n")
-    assert await asyncio.to_thread(main, ["run", str(data), "--judge", "rouge-l", "--json",
-                                          "--sessions-dir", str(tmp_path / "s")]) == 0
-    store = SessionStore(tmp_path / "s")
-    app = QatuiApp(Config(), store, open_id=store.list()[0]["id"])
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None,
-                     "the session")
+    async with session_of_a_run(tmp_path, data, "rouge-l") as (app, pilot):
         app.screen.query_one("#items").focus()
         await pilot.press("y")
         await wait_until(pilot, lambda: bool(app.clipboard))
