@@ -79,11 +79,14 @@ CREDENTIAL_QUERY = re.compile(r"(^|[-_.])(api[-_]?key|key|token|secret|passw(or)
 
 
 def _no_credentials(url: str | None) -> str | None:
-    """An endpoint's address must not hold a key: a user and password before its host, or a credential in its
+    """An endpoint's address is an http(s) address (`""` or `not a url` passed the config and `--plan --offline`, and
+    failed only at the live check, as "Name or service not known"), and must not hold a key: a user and password before its host, or a credential in its
     query. Such an address is quoted in errors and kept with the call cache's facts; keys belong in the variable
     `api_key_env` names, which qatui reads when it calls and never writes."""
     if url is None:
         return url
+    if not re.fullmatch(r"https?://[^\s/?#]+\S*", url):  # "", "not a url", ftp://x: caught here, not by a live check
+        raise ValueError("must be an http:// or https:// address, e.g. http://127.0.0.1:8000/v1")
     from urllib.parse import parse_qsl, urlsplit
 
     try:

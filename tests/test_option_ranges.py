@@ -209,3 +209,16 @@ def test_a_jury_quorum_out_of_range_is_refused_naming_every_allowed_value(tmp_pa
     assert main(["--config", str(config), "judges"]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "quorum is 'majority', 'all' or a whole number of members from 1 to 64" in err, err
+
+
+@pytest.mark.parametrize("value", ['""', '"not a url"', '"ftp://x"', '"http://"'])
+def test_a_backbone_address_that_is_no_http_address_is_refused_when_the_config_loads(tmp_path: Path, capsys,
+                                                                                   value) -> None:
+    """`api_base = "not a url"` passed the config and `--plan --offline`, and failed at the live check as "Name or
+    service not known"."""
+    config = tmp_path / "c.toml"
+    config.write_text(f'[backbones.b]\nmodel = "openai/m"\napi_base = {value}\n')
+    assert main(["--config", str(config), "run", "demo", "--judge", "pointwise", "--backbone", "b", "--plan",
+                 "--offline", "--sessions-dir", str(tmp_path / "s")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "api_base" in err and "must be an http:// or https:// address" in err, err
