@@ -86,7 +86,7 @@ def _no_credentials(url: str | None) -> str | None:
     if url is None:
         return url
     if not re.fullmatch(r"https?://[^\s/?#]+\S*", url):  # "", "not a url", ftp://x: caught here, not by a live check
-        raise ValueError("must be an http:// or https:// address, e.g. http://127.0.0.1:8000/v1")
+        raise ValueError("must be the server's http:// or https:// address, e.g. http://127.0.0.1:8000/v1")
     from urllib.parse import parse_qsl, urlsplit
 
     try:

@@ -221,4 +221,4 @@ def test_a_backbone_address_that_is_no_http_address_is_refused_when_the_config_l
     assert main(["--config", str(config), "run", "demo", "--judge", "pointwise", "--backbone", "b", "--plan",
                  "--offline", "--sessions-dir", str(tmp_path / "s")]) == 2
     err = " ".join(capsys.readouterr().err.split())
-    assert "api_base" in err and "must be an http:// or https:// address" in err, err
+    assert "api_base" in err and "must be the server's http:// or https:// address" in err, err
