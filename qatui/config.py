@@ -39,6 +39,13 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
+def _not_blank(value: str | None) -> str | None:
+    """A folder named in the config: absent, or a path; "" or " " named no folder (or one called " ")."""
+    if value is not None and not value.strip():
+        raise ValueError("names no folder: give a path, or leave the key out for the default")
+    return value
+
+
 class GeneralConfig(_Section):
     """Run-wide settings."""
 
@@ -47,7 +54,7 @@ class GeneralConfig(_Section):
     sessions_dir: str | None = None
     theme: str = "qatui-dark"
 
-    _folder_given = field_validator("sessions_dir")(lambda value: _not_blank(value))
+    _folder_given = field_validator("sessions_dir")(_not_blank)
 
 
 class CacheConfig(_Section):
@@ -56,14 +63,7 @@ class CacheConfig(_Section):
     enabled: bool = True
     dir: str | None = None
 
-    _folder_given = field_validator("dir")(lambda value: _not_blank(value))
-
-
-def _not_blank(value: str | None) -> str | None:
-    """A folder named in the config: absent, or a path; "" or " " named no folder (or one called " ")."""
-    if value is not None and not value.strip():
-        raise ValueError("names no folder: give a path, or leave the key out for the default")
-    return value
+    _folder_given = field_validator("dir")(_not_blank)
 
 
 def _variable_name(name: str | None) -> str | None:
@@ -79,9 +79,9 @@ CREDENTIAL_QUERY = re.compile(r"(^|[-_.])(api[-_]?key|key|token|secret|passw(or)
 
 
 def _no_credentials(url: str | None) -> str | None:
-    """An endpoint's address is an http(s) address (`""` or `not a url` passed the config and `--plan --offline`, and
-    failed only at the live check, as "Name or service not known"), and must not hold a key: a user and password before its host, or a credential in its
-    query. Such an address is quoted in errors and kept with the call cache's facts; keys belong in the variable
+    """An endpoint's address is an http(s) address (`""` or `not a url` passed the config and `--plan --offline`,
+    and failed only at the live check, as "Name or service not known"), and holds no key: no user and password before
+    its host, no credential in its query. Such an address is quoted in errors and kept with the call cache's facts; keys belong in the variable
     `api_key_env` names, which qatui reads when it calls and never writes."""
     if url is None:
         return url

@@ -425,6 +425,11 @@ def test_a_stored_label_that_does_not_fit_its_item_is_refused_by_every_measure(d
     assert message in " ".join(capsys.readouterr().err.split())
     assert main(["--sessions-dir", str(store.root), "sessions", "show", session.id, "--gold", "majority"]) == 2
     assert message in " ".join(capsys.readouterr().err.split())
+    # against the dataset's gold the session and the table are still read, saying the ceiling beside them is not
+    for command in (["sessions", "show", session.id], ["table", dataset.path, "--judge", "rouge-l"]):
+        assert main(["--sessions-dir", str(store.root), *command]) == 0
+        out, err = capsys.readouterr()
+        assert "rouge-l" in out and f"humanceilingnotshown:{where}" in "".join(err.split()), err  # wrapped lines
 
 
 def test_a_run_on_the_first_items_reads_the_labels_of_the_rest_as_fitting(data) -> None:

@@ -196,7 +196,8 @@ def test_a_prompt_that_cannot_be_cut_to_fit_fails_its_call_and_is_never_sent(llm
     main(["--config", str(config), "--sessions-dir", str(tmp_path / "s"), "run", str(data), "--judge", "pointwise",
           "--backbone", "fake", "--json"])
     out = json.loads(capsys.readouterr().out)
-    assert out["judges"]["pointwise"]["coverage"]["failed"] == 1 and out["judges"]["pointwise"]["coverage"]["scored"] == 0
+    coverage = out["judges"]["pointwise"]["coverage"]
+    assert coverage["failed"] == 1 and coverage["scored"] == 0
     assert not [b for b in llm_server.requests if not is_preflight(b) and "trimmed by qatui" in json.dumps(b)]
     assert main(["--sessions-dir", str(tmp_path / "s"), "sessions", "show", out["session"], "--item", "q0"]) == 0
     shown = " ".join(capsys.readouterr().out.split())

@@ -152,3 +152,23 @@ async def test_g_on_the_compare_screen_and_the_two_verdicts_follow_the_gold(thre
             await pilot.press("g")
             await wait_until(pilot, lambda want=expected: app.screen.gold == want and app.screen.comparison is not None)
         assert [run.metrics["kendall"] for run in app.screen.comparison.runs] == pytest.approx([1.0, -1 / 3])
+
+
+async def test_a_refused_label_file_leaves_the_session_open_and_says_the_ceiling_is_not_shown(three) -> None:  # noqa: F811
+    """One label file that does not fit its items (a ranking leaving a response out) kept the Session screen from
+    opening at all: the figures against the dataset's gold are shown, with a warning naming the file."""
+    from qatui.data.labels import Label
+    from qatui.store.labels import LabelStore
+
+    _, store, ids, meta = three
+    with LabelStore(store.root).open_pass("ana", meta) as labelled:
+        labelled.put(Label(item_id="q1", kind="ranking", tiers=[["c1"], ["c2"]]))
+    app = QatuiApp(Config(), store, open_id=ids["rouge-l"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None
+                     and any(n.title == "Labels" for n in app._notifications), "the session and its warning",
+                     drop_toasts=False)
+        warning = next(n for n in app._notifications if n.title == "Labels")
+        assert "human ceiling not shown" in warning.message and "a ranking must name every response once" in \
+            warning.message
+        assert "tau +1.00" in panel_text_of(app.screen.query_one(SessionHeader))

@@ -165,10 +165,13 @@ def cmd_sessions(args: argparse.Namespace, config: Config) -> int:
         from qatui.report.gold import parse_gold
         from qatui.report.leak_figures import session_leak_split
 
-        from qatui.report.beside_people import session_beside_people, with_ceiling
+        from qatui.report.beside_people import or_why_not, session_beside_people, with_ceiling
 
         split, gold = session_leak_split(session, parse_gold(args.gold), store.root, args.without_leaks)
-        shown = with_ceiling(split.headline, session_beside_people(session, store.root))
+        beside, why_not = or_why_not(lambda: session_beside_people(session, store.root))
+        if why_not:
+            make_console(stderr=True).print(why_not, markup=False, style="yellow")
+        shown = with_ceiling(split.headline, beside)
         if args.json:
             leaks = split.json(judges_json)
             print_json({**session_json(session.meta, shown), "gold": args.gold,

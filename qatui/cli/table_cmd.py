@@ -186,7 +186,7 @@ def _measure(args: argparse.Namespace, config: Config, built: list[tuple[Session
     Where two or more people labelled the items, each row has the human ceiling beside it (`report.beside_people`).
     """
     from qatui.engine.repeats import judged_once_doc
-    from qatui.report.beside_people import KEY, beside_people
+    from qatui.report.beside_people import KEY, beside_people, or_why_not
     from qatui.report.table import KEYS, add_baseline_deltas, label, table_row
 
     rows, verdicts = [], []
@@ -197,7 +197,10 @@ def _measure(args: argparse.Namespace, config: Config, built: list[tuple[Session
             row["self_agreement"] = judged_once_doc()
         rows.append(row)
         verdicts.append(session.verdicts(name))
-    beside = beside_people(measured, {str(i): mine for i, mine in enumerate(verdicts)}, sessions_root)
+    beside, why_not = or_why_not(lambda: beside_people(measured, {str(i): mine for i, mine in enumerate(verdicts)},
+                                                       sessions_root))
+    if why_not:
+        make_console(stderr=True).print(why_not, markup=False, style="yellow")
     for i, row in enumerate(rows):
         if str(i) in beside:
             row[KEY] = beside[str(i)]

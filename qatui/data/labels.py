@@ -115,7 +115,8 @@ def rating_scale(dataset: Dataset) -> tuple[float, float]:
     values = [v for item in dataset.items if isinstance(item.gold, RatingsGold)
               for dims in item.gold.ratings.values() for v in dims.values()]
     low, high = DEFAULT_SCALE
-    return float(min(low, math.floor(min(values, default=low)))), float(max(high, math.ceil(max(values, default=high))))
+    return (float(min(low, math.floor(min(values, default=low)))),
+            float(max(high, math.ceil(max(values, default=high)))))
 
 
 def parse_scale(text: str) -> tuple[float, float]:
@@ -243,7 +244,7 @@ def majority_gold(item: Item, labels: list[Label]) -> Gold | None:
         return PairwiseGold(a=a, b=b, labels=[plurality([x.preference for x in labels])])
     if kind == "ranking":
         means = _mean_grades(labels)
-        return RankingGold(tiers=[[c for c in item.candidates if means.get(c) == m]
+        return RankingGold(tiers=[[c for c in item.candidates if means[c] == m]  # every response: `check_label`
                                   for m in sorted({means[c] for c in item.candidates}, reverse=True)])
     sums: dict[str, dict[str, list[float]]] = {}
     for label in labels:

@@ -228,10 +228,10 @@ class LLMClient:
             request["messages"], trimmed = self.fit(request["messages"], request["max_tokens"])
         await hold(self, request, purpose)  # `run --plan` counts the request and sends nothing
         if trimmed is not None and not trimmed.fits():
-            raise LLMCallError(f"{self.label}: the {purpose} prompt is {trimmed.kept_tokens:,} tokens with its texts cut "
-                               f"to the least, more than the {trimmed.window:,}-token context window holds beside the "
-                               f"{trimmed.answer_tokens:,} kept for the answer; raise the backbone's context_window or "
-                               "lower its max_tokens", transient=False)
+            raise LLMCallError(f"{self.label}: the {purpose} prompt is {trimmed.kept_tokens:,} tokens with its texts "
+                               f"cut to the least, more than the {trimmed.window:,}-token context window holds beside "
+                               f"the {trimmed.answer_tokens:,} kept for the answer; raise the backbone's context_window "
+                               "or lower its max_tokens", transient=False)
         stream = stream and not request.get("logprobs") and tokens_watched()
         answer, event, found = await self._call(request, purpose=purpose, stream=stream, trimmed=trimmed,
                                                 accept_cut_text=cut_text_ok and schema is None)

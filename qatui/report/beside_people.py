@@ -11,6 +11,7 @@ alternative annotator test says plainly whether the judge could replace one of t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -88,6 +89,18 @@ def session_beside_people(session: Session, sessions_root: Path) -> dict[str, di
     dataset = dataset.limited(ds.get("limit"))
     return beside_people(dataset, session.every_verdict(),
                          sessions_root)
+
+
+def or_why_not(measure: Callable[[], dict[str, dict[str, Any]]]) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """`measure()` (the human ceiling beside each judge), or {} and a line saying why when a label file is refused
+    (`LabelStore.labels_for`): the figures against the dataset's gold stay shown, with the sign that the ones against
+    people are missing, never one refused label file keeping a session or a table from being read."""
+    from qatui.errors import LabelError
+
+    try:
+        return measure(), None
+    except LabelError as e:
+        return {}, f"human ceiling not shown: {e}"
 
 
 def with_ceiling(summary: dict[str, dict], beside: dict[str, dict[str, Any]]) -> dict[str, dict]:

@@ -24,7 +24,7 @@ from textual.widgets import Footer, Header, LoadingIndicator
 from qatui.engine.heap import collector_paused
 from qatui.errors import DatasetError, QatuiError
 from qatui.events import Event, ItemNotApplicable
-from qatui.report.beside_people import session_beside_people, with_ceiling
+from qatui.report.beside_people import or_why_not, session_beside_people, with_ceiling
 from qatui.ties import judges_digits, summary_is_current
 from qatui.tui.clipboard import copy_artifact
 from qatui.tui.report_file import export_report
@@ -130,7 +130,10 @@ class SessionScreen(QatuiScreen):
 
                 summary, _, _ = session_summary(session, DATASET, self.store.root)
             if len(people) >= 2:  # the human ceiling beside every judge
-                summary = with_ceiling(summary, session_beside_people(session, self.store.root))
+                beside, why_not = or_why_not(lambda: session_beside_people(session, self.store.root))
+                if why_not:
+                    self.app.call_from_thread(self.notify, why_not, title="Labels", severity="warning", timeout=10)
+                summary = with_ceiling(summary, beside)
             return session.meta, summary, state, found, rest, pages[1:], events, people
 
         try:
@@ -283,12 +286,15 @@ class SessionScreen(QatuiScreen):
         try:
             session = self.store.open(self.session_id)
             summary, line, dataset = await asyncio.to_thread(session_summary, session, spec, self.store.root)
-            beside = await asyncio.to_thread(session_beside_people, session, self.store.root)
+            beside, why_not = await asyncio.to_thread(or_why_not, lambda: session_beside_people(session,
+                                                                                              self.store.root))
         except QatuiError as e:
             self._asked = self.gold
             self.notify(str(e), title="Cannot measure against that gold", severity="error", timeout=10)
             return
         self.gold = spec
+        if why_not:
+            self.notify(why_not, title="Labels", severity="warning", timeout=10)
         summary = with_ceiling(summary, beside)
         remeasure(self.state, dataset.items if dataset is not None else self.dataset_items)
         self.query_one(ItemBrowser).refresh_tasks(self.state.take_changed())
