@@ -112,6 +112,31 @@ def test_export_csv_jsonl_md(tmp_path, capsys) -> None:
     assert len(records) == 4 and all(r["status"] == "done" for r in records)
 
 
+def test_export_jsonl_is_strict_json_when_a_stored_result_holds_a_non_finite_number(tmp_path, capsys) -> None:
+    """A results file edited or damaged to hold NaN in a judge's details and Infinity in a time (fields no verdict
+    check reads) was exported as bare `NaN` / `Infinity`, which `JSON.parse` and `jq` refuse, while `--json` views of
+    the same session said null. Each line is strict JSON now: the value null, its path under `non_finite`."""
+    sid = run_json(capsys, "run", str(DEMO), "--judge", "length", "--limit", "2", "--sessions-dir", str(tmp_path))[
+        "session"]
+    shard = tmp_path / sid / "results-0000.json"
+    data = json.loads(shard.read_text(encoding="utf-8"))
+    first = next(iter(data["results"].values()))
+    first["elapsed_s"] = float("inf")
+    first["verdict"]["details"]["edited"] = float("nan")
+    shard.write_text(json.dumps(data), encoding="utf-8")  # Python writes them bare, as a hand edit could
+    code, out, err = run_cli(capsys, "sessions", "export", sid, "--format", "jsonl", "--sessions-dir", str(tmp_path))
+    assert code == 0, err
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    records = [json.loads(line, parse_constant=refuse) for line in out.splitlines()]
+    edited = next(r for r in records if "non_finite" in r)
+    assert edited["elapsed_s"] is None and edited["verdict"]["details"]["edited"] is None
+    assert set(edited["non_finite"]) == {"elapsed_s", "verdict.details.edited"}
+    assert sum("non_finite" in r for r in records) == 1
+
+
 def test_export_csv_of_a_ratings_session_has_each_response_s_gold_ratings(tmp_path, capsys) -> None:
     """A ratings dataset's export (the CSV every spreadsheet user asks for) failed with a traceback: each response's
     gold columns were read with the ratings' keys the wrong way round. Each row now has its response's ratings."""

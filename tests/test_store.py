@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -204,16 +205,17 @@ def test_a_viewer_reads_the_open_shard_when_asked_and_a_writer_gets_its_unflushe
         session.record_verdict(verdict(f"q{i}"), [])
     session.close()
     first, last = store.open("run").result_pages()  # opened to view: nothing copied, each shard read when called
+    whole = (session.path / "results-0001.json").read_bytes()
     (session.path / "results-0001.json").write_bytes(b"\x00\xff garbage")  # damaged after the pages were listed
     assert [doc["item_id"] for doc in first()] == ["q0", "q1"]
     with pytest.raises(SessionError, match="results-0001.json"):
         last()
-    (session.path / "results-0001.json").unlink()
+    (session.path / "results-0001.json").write_bytes(whole)  # put back from a copy
     writer = store.open("run")
     writer.record_verdict(verdict("q9"), [])  # in memory, in the open shard
-    assert [[doc["item_id"] for doc in read()] for read in writer.result_pages()] == [["q0", "q1"], ["q9"]]
+    assert [[doc["item_id"] for doc in read()] for read in writer.result_pages()] == [["q0", "q1"], ["q2", "q9"]]
     writer.flush()
-    assert [[doc["item_id"] for doc in read()] for read in writer.result_pages()] == [["q0", "q1"], ["q9"]]
+    assert [[doc["item_id"] for doc in read()] for read in writer.result_pages()] == [["q0", "q1"], ["q2", "q9"]]
 
 
 @pytest.mark.parametrize(
@@ -431,6 +433,61 @@ def test_a_results_file_missing_before_a_later_one_is_damage_never_not_judged_ye
         assert "results-0000.json: damaged: this results file is missing, though results-0001.json is there" in line
         assert "not judged" not in out
     assert {p.name: p.read_bytes() for p in folder.glob("results-*.json")} == kept
+
+
+@pytest.mark.parametrize("shards", [1, 3])
+def test_a_completed_session_whose_last_or_only_results_file_is_gone_or_older_is_damage_in_every_view(
+        tmp_path: Path, capsys, shards: int) -> None:
+    """A completed session copied without its last (or only) results file: `sessions show`, `list`, the export and
+    the report showed its stored figures ("scored 20 of 20", kendall 0.590) beside no verdict, and `qatui table`
+    reused it as 0 of 20. Only a gap in the numbering was damage. Now every view names the missing file, and one put
+    back from an older copy (fewer results than session.json records) is damage too."""
+    from qatui.cli import main
+
+    n = 200 * (shards - 1) + 50
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{i}", "question": f"Question {i}?", "references": [f"ref {i}"],
+                                        "candidates": {"a": f"ref {i}", "b": "other"}}) + "\n" for i in range(n)),
+                    encoding="utf-8")
+    sessions = tmp_path / "s"
+    assert main(["--sessions-dir", str(sessions), "run", str(data), "--judge", "rouge-l", "--json"]) == 0
+    session_id = json.loads(capsys.readouterr().out)["session"]
+    folder = sessions / session_id
+    last = folder / f"results-{shards - 1:04d}.json"
+    whole = last.read_text(encoding="utf-8")
+    last.unlink()
+    views = (["sessions", "show", session_id], ["sessions", "export", session_id, "--format", "md"],
+             ["report", session_id, "-o", str(tmp_path / "r.html")], ["sessions", "resume", session_id],
+             ["table", str(data), "--judge", "rouge-l"])
+    for command in views[:-1]:
+        assert main(["--sessions-dir", str(sessions), *command]) == 2, command
+        out, err = capsys.readouterr()
+        (line,) = err.strip().splitlines()
+        assert f"{last.name}: damaged: this results file is missing" in line, command
+        assert "scored" not in out
+    assert main(["--sessions-dir", str(sessions), "sessions", "list", "--json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert listed["status"] == "damaged" and last.name in listed["error"]
+    assert main(["--sessions-dir", str(sessions), *views[-1]]) == 0  # judged again, never reused
+    out = capsys.readouterr().out
+    assert "reused" not in out and f"{n}/{n}" in out
+    assert main(["--sessions-dir", str(sessions), "sessions", "list", "--json"]) == 0
+    newest = json.loads(capsys.readouterr().out)[0]
+    assert newest["id"] != session_id
+    shutil.rmtree(sessions / newest["id"])  # the table's own run: left, the next table would reuse it
+
+    older = json.loads(whole)  # the file back, from a copy made before its last 10 results
+    older["results"] = dict(list(older["results"].items())[:-10])
+    last.write_text(json.dumps(older), encoding="utf-8")
+    for command in views[1:]:  # a table reuses it no more: it reads the results, and says they are damaged
+        assert main(["--sessions-dir", str(sessions), *command]) == 2, command
+        out, err = capsys.readouterr()
+        (line,) = err.strip().splitlines()
+        assert f"session.json records {n} finished items of rouge-l, the results files hold {n - 10}" in line, command
+    assert not (tmp_path / "r.html").exists()
+    last.write_text(whole, encoding="utf-8")
+    assert main(["--sessions-dir", str(sessions), "sessions", "show", session_id]) == 0
+    assert f"scored {n} of {n}" in capsys.readouterr().out
 
 
 def test_a_session_is_made_though_another_process_s_write_check_removed_the_empty_root(tmp_path, monkeypatch) -> None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from qatui.data.model import PairwiseGold, RankingGold, RatingsGold
 from qatui.report.cells import markdown_cell, sheet_cell
 from qatui.report.session_view import coverage_text
+from qatui.report.strict_json import strict_dumps
 from qatui.text import natural_key, plural
 from qatui.ties import DEFAULT_DIGITS, judges_digits, tier_ranks, tiers_text
 
@@ -26,7 +27,10 @@ def export_jsonl(session: Session) -> str:
     """One JSON object per (item, judge): the stored result with its verdict and calls.
 
     ASCII JSON (every other character as its `\\u` escape): what it quotes from a dataset or a model may hold an
-    escape sequence, a C1 control or a bidi override, and none reaches a terminal the export is printed on."""
+    escape sequence, a C1 control or a bidi override, and none reaches a terminal the export is printed on. Strict
+    JSON (`strict_dumps`): a non-finite number a damaged or edited file holds outside the checked scores (a judge's
+    details, a call's cost) is null, with its path under the line's `non_finite`, never a bare `NaN` that
+    `JSON.parse` and `jq` refuse."""
     from qatui.store.session import stored_verdict
 
     digits = judges_digits(session.meta)
@@ -34,7 +38,7 @@ def export_jsonl(session: Session) -> str:
     for (item_id, judge), doc in _in_order(session):
         if doc["status"] == "done":  # a damaged verdict is said, never exported as done (a NaN score was)
             stored_verdict(doc["verdict"], str(session.path), judge, item_id, digits.get(judge, DEFAULT_DIGITS))
-        lines.append(json.dumps({"session": session.id, **doc}))
+        lines.append(strict_dumps({"session": session.id, **doc}, ensure_ascii=True))
     return "\n".join(lines) + ("\n" if lines else "")
 
 

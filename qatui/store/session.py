@@ -45,13 +45,15 @@ from qatui.store.index import ResultIndex, latest
 from qatui.store.session_file import (
     STATUSES,
     UNENDED,
+    check_results_held,
+    check_shards_present,
     check_status,
     parse_session_data,
     read_session_file,
     reconcile,
     shown_status,
 )
-from qatui.store.shards import DEFAULT_SHARD_SIZE, Shards
+from qatui.store.shards import DEFAULT_SHARD_SIZE, Shards, shard_numbers
 from qatui.store.writer_lock import SessionBusy, WriterLock, busy_message, holder
 from qatui.text import clip, plain, shown_alike
 from qatui.ties import stored_digits
@@ -102,10 +104,13 @@ class Session:
     def _index(self) -> ResultIndex:
         """Which result is current per (item_id, judge); reads every shard the first time (hold the lock)."""
         if self._index_built is None:
+            meta = self._db.table("meta").all()[0]  # read before the shards, which a flush writes first
+            check_shards_present(self.path, meta)
             index = ResultIndex()
             for page in self._shards.pages():
                 for doc in page():
                     index.note(doc)
+            check_results_held(self.path, meta, {judge: sum(c.values()) for judge, c in index.progress().items()})
             self._index_built = index
         return self._index_built
 
@@ -196,7 +201,8 @@ class Session:
             try:
                 if self._dirty:
                     self._shards.flush()
-                    self._db.table("meta").update({"updated": _now(), "progress": self._index.progress()})
+                    self._db.table("meta").update({"updated": _now(), "progress": self._index.progress(),
+                                                   "shards": len(shard_numbers(self.path))})
                     self._dirty = False
                 self._db.storage.flush()
             except OSError as e:  # each file is replaced whole or not at all: what was saved before stays
@@ -230,9 +236,13 @@ class Session:
         so that a reader needing a few fields of each doc (the summary) holds one shard's whole docs at a time,
         never every one."""
         with self._lock:
+            meta = self._db.table("meta").all()[0]  # read before the shards, which a flush writes first
+            check_shards_present(self.path, meta)
             pages = self._shards.pages()
         docs = (doc for page in pages for doc in page())
-        return latest(docs if keep is None else map(keep, docs))
+        found = latest(docs if keep is None else map(keep, docs))
+        check_results_held(self.path, meta, Counter(judge for _, judge in found))
+        return found
 
     def result_pages(self) -> list[Callable[[], list[dict]]]:
         """Readers of every result doc ever recorded, a shard each, in sequence order; each reads when called.
@@ -328,6 +338,7 @@ class Session:
         with self._lock:
             stored = parse_session_data(self.path / SESSION_FILE, copy.deepcopy(self._db.storage.read()))[1]
         meta = self.meta
+        check_shards_present(self.path, meta)
         if meta.get("status") not in UNENDED:
             return stored
         with self._lock:
@@ -471,6 +482,7 @@ class SessionStore:
             try:
                 meta, summary = read_session_file(folder / SESSION_FILE)
                 meta["status"] = shown_status(folder, meta.get("status"))
+                check_shards_present(folder, meta)
                 if meta["status"] in UNENDED and isinstance(meta.get("progress"), dict):
                     summary = reconcile(meta, summary, meta["progress"], folder)
                 named = meta.get("name") and meta.get("name") != meta.get("id")  # else unnamed: its folder's name

@@ -54,7 +54,7 @@ def parse_session_data(path: Path, data: dict | None) -> tuple[dict, dict[str, d
 META_FIELDS: dict[str, tuple[type, ...]] = {
     "status": (str,), "dataset": (dict,), "judges": (dict,), "progress": (dict,), "models": (dict,), "llm": (dict,),
     "backbones": (list,), "name": (str, type(None)), "id": (str,), "seed": (int,),
-    "concurrency": (int,), "convention": (str,), "created": (str,), "updated": (str,),
+    "concurrency": (int,), "convention": (str,), "created": (str,), "updated": (str,), "shards": (int,),
 }
 """The types of the meta fields every view reads (a field may be absent: older sessions lack some)."""
 DATASET_FIELDS: dict[str, tuple[type, ...]] = {
@@ -129,6 +129,44 @@ def reconcile(meta: dict, stored: dict[str, dict], progress: dict[str, dict], wh
                         "by_convention": {}, "breakdown": {}, "unfinished": True,
                         "tie_rule": TIE_RULE, "interval_rule": INTERVAL_RULE}  # no figure: none to recompute
     return found
+
+
+def recorded_results(meta: dict) -> dict[str, int]:
+    """Per judge, how many items session.json says its results files hold (`progress`, written by every flush after
+    the shards it counts): what those files must hold at least, whoever reads them later."""
+    found: dict[str, int] = {}
+    for judge, counts in (meta.get("progress") or {}).items():
+        found[judge] = sum(v for k in ("n_done", "n_failed", "n_not_applicable")
+                           if isinstance(v := counts.get(k, 0), int) and not isinstance(v, bool))
+    return found
+
+
+def check_results_held(where: Path | str, meta: dict, held: dict[str, int]) -> None:
+    """SessionError naming `where` when the results files hold fewer items of a judge (`held`) than session.json
+    recorded them holding: a results file was removed, or put back from an older copy. Read past, a completed
+    session showed its stored figures ("scored 20 of 20") beside no verdict, and `qatui table` reused it as 0 of 20.
+    `meta` must be read before the results files: a flush writes them first, so they are never older than it."""
+    for judge, recorded in recorded_results(meta).items():
+        if held.get(judge, 0) < recorded:
+            raise SessionError(f"{where}: damaged: session.json records {recorded} finished items of {judge}, the "
+                               f"results files hold {held.get(judge, 0)}: a results file is missing or older than the "
+                               "session; put it back from a copy of the session")
+
+
+def check_shards_present(folder: Path, meta: dict) -> None:
+    """SessionError naming the first results file missing of those session.json says were written (its `shards`;
+    for a session saved before qatui recorded that, at least one when its `progress` counts any result), without
+    reading any: `shard_numbers` alone finds a gap, never a missing last (or only) file."""
+    from qatui.store.shards import shard_numbers, shard_path
+
+    on_disk = len(shard_numbers(folder))
+    recorded = meta.get("shards")
+    if not isinstance(recorded, int) or isinstance(recorded, bool):
+        recorded = 1 if any(recorded_results(meta).values()) else 0
+    if on_disk < recorded:
+        raise SessionError(f"{shard_path(folder, on_disk)}: damaged: this results file is missing, though session.json "
+                           f"records {recorded} results file{'s' if recorded != 1 else ''}: the results it held are "
+                           "gone; put it back from a copy of the session")
 
 
 def shown_status(folder: Path, status: object) -> object:
