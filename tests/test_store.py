@@ -175,10 +175,11 @@ def test_listing_reads_no_shard(tmp_path: Path) -> None:
         opened.results()
     with pytest.raises(SessionError, match="results-0000.json"):
         store.open("run").finished_keys()  # what a resume asks first
-    first, second = store.open("run").result_pages()  # shard 0 on disk, shard 1 open
+    first, second, check = store.open("run").result_pages()  # shard 0 on disk, shard 1 open; the count check
     with pytest.raises(SessionError, match="results-0000.json"):
         first()
     assert [doc["item_id"] for doc in second()] == ["q2"]  # the damaged shard does not stop the others
+    assert check() == []  # a shard unread: nothing to check
 
 
 def test_result_pages_come_in_sequence_order_and_agree_with_results(tmp_path: Path) -> None:
@@ -188,7 +189,7 @@ def test_result_pages_come_in_sequence_order_and_agree_with_results(tmp_path: Pa
     session.flush()
     session.record_verdict(verdict("q1", "j"), [])  # supersedes the failure in shard 0; stays in memory
     pages = [read() for read in session.result_pages()]
-    assert [len(page) for page in pages] == [2, 2, 2]
+    assert [len(page) for page in pages] == [2, 2, 2, 0]  # the last reader reads no shard: it checks the count
     seqs = [doc["seq"] for page in pages for doc in page]
     assert seqs == sorted(seqs) == list(range(6))
     latest_by_pages = {}
@@ -204,7 +205,7 @@ def test_a_viewer_reads_the_open_shard_when_asked_and_a_writer_gets_its_unflushe
     for i in range(3):
         session.record_verdict(verdict(f"q{i}"), [])
     session.close()
-    first, last = store.open("run").result_pages()  # opened to view: nothing copied, each shard read when called
+    first, last, _ = store.open("run").result_pages()  # opened to view: nothing copied, each shard read when called
     whole = (session.path / "results-0001.json").read_bytes()
     (session.path / "results-0001.json").write_bytes(b"\x00\xff garbage")  # damaged after the pages were listed
     assert [doc["item_id"] for doc in first()] == ["q0", "q1"]
@@ -213,9 +214,9 @@ def test_a_viewer_reads_the_open_shard_when_asked_and_a_writer_gets_its_unflushe
     (session.path / "results-0001.json").write_bytes(whole)  # put back from a copy
     writer = store.open("run")
     writer.record_verdict(verdict("q9"), [])  # in memory, in the open shard
-    assert [[doc["item_id"] for doc in read()] for read in writer.result_pages()] == [["q0", "q1"], ["q2", "q9"]]
+    assert [[doc["item_id"] for doc in read()] for read in writer.result_pages()] == [["q0", "q1"], ["q2", "q9"], []]
     writer.flush()
-    assert [[doc["item_id"] for doc in read()] for read in writer.result_pages()] == [["q0", "q1"], ["q2", "q9"]]
+    assert [[doc["item_id"] for doc in read()] for read in writer.result_pages()] == [["q0", "q1"], ["q2", "q9"], []]
 
 
 @pytest.mark.parametrize(

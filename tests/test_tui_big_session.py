@@ -135,6 +135,31 @@ async def test_a_damaged_later_shard_is_named_and_the_rest_still_shows(big) -> N
         assert damaged.read_bytes() == b'{"results": {"1": {"seq": 0'  # left as it was
 
 
+async def test_a_last_shard_put_back_from_an_older_copy_is_named_and_one_gone_keeps_the_session_closed(big) -> None:
+    """The last results file put back from a copy made before its last results: the screen said "completed ·
+    400/450 done" with no sign of damage. Now a toast names the damage once every page is read; and with the last
+    file gone, the session does not open, naming the file (session.json records how many results files there are)."""
+    store, session_id, ids = big
+    folder = Path(store.root) / session_id
+    last = max(folder.glob("results-*.json"))
+    older = json.loads(last.read_text(encoding="utf-8"))
+    kept = dict(list(older["results"].items())[:-1])
+    assert len(kept) < len(older["results"])
+    older["results"] = kept
+    last.write_text(json.dumps(older), encoding="utf-8")
+    app = QatuiApp(Config(), store, open_id=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: any("the results files hold" in n.message for n in app._notifications))
+        (message,) = [n.message for n in app._notifications if "the results files hold" in n.message]
+        assert f"session.json records {N_ITEMS} finished items of length, the results files hold {N_ITEMS - 1}" \
+            in message
+    last.unlink()
+    app = QatuiApp(Config(), store, open_id=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: any(last.name in n.message for n in app._notifications))
+        assert not isinstance(app.screen, SessionScreen)
+
+
 async def test_first_rows_paint_before_the_dataset_is_read(big, monkeypatch) -> None:
     """Only the items of the first rows are validated before they are drawn; the other 390 wait on a gate."""
     store, session_id, ids = big

@@ -18,6 +18,7 @@ current), `files` (TinyDB files written on flush, orphan temp files) and `creden
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import secrets
@@ -249,10 +250,30 @@ class Session:
 
         For a view that draws its first rows before the rest is read: a later doc for the same
         (item_id, judge) supersedes an earlier one, as in `results()`. A reader of a damaged
-        shard raises SessionError naming it; the other readers still work.
+        shard raises SessionError naming it; the other readers still work. One more reader comes last, reading no
+        shard: once every shard's reader was called, it checks that they held the items session.json counts
+        (`check_results_held`), and raises SessionError when they held fewer (a results file lost, or put back from
+        an older copy); it returns no doc.
         """
         with self._lock:
-            return self._shards.pages()
+            meta = self._db.table("meta").all()[0]  # read before the shards, which a flush writes first
+            check_shards_present(self.path, meta)
+            pages = self._shards.pages()
+        seen: set[tuple[str, str]] = set()
+        unread = set(range(len(pages)))
+
+        def read(number: int) -> list[dict]:
+            docs = pages[number]()
+            seen.update((doc["item_id"], doc["judge"]) for doc in docs)
+            unread.discard(number)
+            return docs
+
+        def check() -> list[dict]:
+            if not unread:
+                check_results_held(self.path, meta, Counter(judge for _, judge in seen))
+            return []
+
+        return [*(functools.partial(read, number) for number in range(len(pages))), check]
 
     def verdicts(self, judge: str, results: dict[tuple[str, str], dict] | None = None) -> dict[str, Verdict]:
         """The current verdicts of `judge`, by item id; failed items are absent.
