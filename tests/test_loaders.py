@@ -69,6 +69,27 @@ def test_jsonl_reads_every_gold_kind_and_the_shorthands(tmp_path: Path) -> None:
     assert isinstance(rated.gold, RatingsGold) and rated.meta == {"src": 1}
 
 
+def test_jsonl_with_a_line_or_paragraph_separator_inside_a_string_loads(tmp_path: Path) -> None:
+    """JSON allows U+2028, U+2029 and U+0085 unescaped inside a string (`json.dumps(..., ensure_ascii=False)`
+    writes them so), but the file was split at them too: a valid file was refused as "Unterminated string"."""
+    records = [{**NATIVE[0], "question": "Line one\u2028line two\u2029and three\x85?"}, NATIVE[1]]
+    path = write_jsonl(tmp_path, "sep.jsonl", records)
+    assert "\u2028" in path.read_text(encoding="utf-8")
+    ds = load_dataset(path)
+    assert ds.format == "jsonl" and ds.items[0].question == records[0]["question"] and len(ds) == 2
+
+
+@pytest.mark.parametrize("field", ["id", "candidate"])
+def test_an_id_or_candidate_name_with_whitespace_at_an_edge_is_refused(tmp_path: Path, field: str) -> None:
+    """"q1" and "q1 " were two items that show as one on every screen, and a results file's row for "q1 " (its
+    cells read stripped) was scored against q1's gold: a judge perfectly right read as perfectly wrong."""
+    spaced = {"id": "q1 ", "question": "Spain?", "candidates": {"r1": "a", "r2": "b"}} if field == "id" else \
+        {"id": "q2", "question": "Spain?", "candidates": {"r1": "a", "r1 ": "b"}}
+    path = write_jsonl(tmp_path, "ws.jsonl", [{"id": "q1", "question": "France?", "candidates": {"r1": "a", "r2": "b"}},
+                                              spaced])
+    assert_names(error_of(path), "ws.jsonl line 2", "must not start or end with whitespace")
+
+
 def test_json_list_of_native_records(tmp_path: Path) -> None:
     ds = load_dataset(write_json(tmp_path, "demo.json", NATIVE, bom=True))
     assert ds.format == "json" and [i.id for i in ds.items] == ["1", "p", "r"]
@@ -178,6 +199,13 @@ def test_csv_default_convention(tmp_path: Path) -> None:
     assert first.gold == RankingGold(tiers=[["c2"], ["c1", "c3"]])
     assert (first.references, first.context, first.question_type) == (["ref one"], ["ctx"], "factoid")
     assert second.candidates == {"c1": "a", "c3": "b"} and second.gold is None and second.references == []
+
+
+def test_csv_candidate_columns_are_read_whatever_the_case_of_their_prefix(tmp_path: Path) -> None:
+    """A `Candidate:c` or `RESPONSE:d` column was ignored: that answer vanished from every row, and `inspect` gave
+    the smaller count with no warning."""
+    path = write(tmp_path, "t.csv", "id,question,candidate:a,Candidate:c,RESPONSE:d,notes\nq1,What?,x,y,z,n\n")
+    assert load_dataset(path).items[0].candidates == {"a": "x", "c": "y", "d": "z"}
 
 
 def test_csv_mapping_renames_columns(tmp_path: Path) -> None:
@@ -409,6 +437,20 @@ def test_lfqa_eval_errors(tmp_path: Path) -> None:
     assert_names(error_of(empty), "empty", "no .json files")
 
 
+def test_lfqa_eval_refuses_a_second_judgement_of_a_pair_by_one_expert(tmp_path: Path) -> None:
+    """A copy of one expert's file in the folder ("Economics_18 (copy).json") added that expert's vote again: a 1-1
+    split of two experts became a 2-1 majority gold, with no word. A second judgement of a pair by one annotator is
+    refused, naming both records; records that name no annotator are told apart by their file (one per expert)."""
+    folder = lfqa_eval_folder(tmp_path)
+    original = folder / "Physics_2_Common20.json"
+    (folder / "Physics_2_Common20 (copy).json").write_bytes(original.read_bytes())
+    assert_names(error_of(folder), "Physics_2_Common20.json item 1", "field 'annotator'", "annotator 2",
+                 "Physics_2_Common20 (copy).json item 1", "one label per expert")
+    unnamed = [{k: v for k, v in judgement("q", "x", "y", "Answer A").items() if k != "annotator"}] * 2
+    assert_names(error_of(write_json(tmp_path, "one.json", unnamed), "lfqa-eval"), "one.json item 2",
+                 "the file one.json judged this pair already (at one.json item 1 ")
+
+
 # --- summeval, topical-chat, qags, wikieval --------------------------------------------
 
 def summeval_line(n: int) -> dict[str, Any]:
@@ -480,6 +522,20 @@ def test_qags_errors(tmp_path: Path) -> None:
     record = qags_record(0)
     del record["system_output"]
     assert_names(error_of(write_json(tmp_path, "q.json", [record]), "qags"), "q.json item 1", "field 'system_output'")
+
+
+def test_a_unieval_set_with_a_human_reference_is_not_read_as_qags(tmp_path: Path) -> None:
+    """UniEval's other sets (SummEval at summary level, data-to-text) share QAGS's shape but hold a real reference:
+    such a file was detected as QAGS, its reference dropped and its coherence and relevance ratings read as QAGS's.
+    It is not claimed as QAGS now, and read as QAGS it is refused at the record whose reference is not its article."""
+    summaries = [{**qags_record(n), "reference": f"a human summary {n}",
+                  "scores": {"coherence": 1.33, "relevance": 1.67}} for n in range(2)]
+    path = write_json(tmp_path, "summeval_unieval.json", summaries)
+    assert detect_format(path) != "qags"
+    assert_names(error_of(path, "qags"), "summeval_unieval.json item 1", "field 'reference'",
+                 "differs from the source article")
+    later = write_json(tmp_path, "mixed.json", [qags_record(0), summaries[1]])
+    assert_names(error_of(later, "qags"), "mixed.json item 2", "field 'reference'")
 
 
 def wikieval_row() -> dict[str, Any]:

@@ -124,6 +124,16 @@ class Item(_Strict):
     gold: Gold | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("id")
+    @classmethod
+    def _id_without_edge_spaces(cls, item_id: str) -> str:
+        """An id that starts or ends with whitespace shows as the id without it: "q1 " beside "q1" read as one item
+        on every screen, and a results file's row for one (its cells read stripped) was scored on the other."""
+        if item_id != item_id.strip():
+            raise ValueError(f"an item id must not start or end with whitespace ({ascii(item_id)}): it shows as "
+                             f"{ascii(item_id.strip())}; remove it")
+        return item_id
+
     @field_validator("references", "context")
     @classmethod
     def _no_blank_texts(cls, texts: list[str]) -> list[str]:
@@ -137,6 +147,9 @@ class Item(_Strict):
         verdict between them could not be read."""
         if "" in candidates or any(not cid.strip() for cid in candidates):  # as an item id: shown blank everywhere
             raise ValueError("a candidate's name (its key) must not be empty or blank")
+        if edged := next((cid for cid in candidates if cid != cid.strip()), None):  # "r1 " shows as "r1"
+            raise ValueError(f"a candidate's name must not start or end with whitespace ({ascii(edged)}): it shows "
+                             f"as {ascii(edged.strip())}; remove it")
         clash = same_when_shown(candidates)
         if clash:
             raise ValueError(f"candidates {ascii(clash[0])} and {ascii(clash[1])} differ only in how their Unicode "

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qatui.safe_read import Refused, check_regular, csv_reader, loads_json, read_text
+from qatui.safe_read import Refused, check_regular, csv_reader, json_lines, loads_json, read_text
 from qatui.errors import ResultsFileError
 from qatui.text import clip, plain
 
@@ -172,7 +172,7 @@ def _csv(path: Path, text: str) -> tuple[Iterator[tuple[int, dict[str, Any]]], l
 
 def _jsonl(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """JSONL records with their line; a line that is not a JSON object is refused with its number."""
-    for line, raw in enumerate(text.splitlines(), start=1):
+    for line, raw in enumerate(json_lines(text), start=1):
         if not raw.strip():
             continue
         try:

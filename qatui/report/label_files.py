@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from qatui.data.labels import LabelRules, check_annotator, label_text, parse_label
 from qatui.report.cells import sheet_cell, sheet_value
-from qatui.safe_read import Refused, csv_dict_reader, loads_json, read_text
+from qatui.safe_read import Refused, csv_dict_reader, json_lines, loads_json, read_text
 from qatui.errors import DatasetError, LabelError
 from qatui.text import plain
 
@@ -86,7 +86,7 @@ def read_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
         raise LabelError(f"{path}: cannot read it ({e})") from None
     rows: list[tuple[str, dict[str, str]]] = []
     if _suffix(path) == "jsonl":
-        for number, line in enumerate(text.splitlines(), 1):
+        for number, line in enumerate(json_lines(text), 1):
             if not line.strip():
                 continue
             try:

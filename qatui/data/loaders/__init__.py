@@ -30,7 +30,7 @@ from qatui.data.loaders import (
     wikieval,
 )
 from qatui.data.loaders._common import HEAD_CHARS, unique_items
-from qatui.safe_read import Refused, check_regular, loads_json, read_bytes, read_head, read_text, why_missing
+from qatui.safe_read import Refused, check_regular, json_lines, loads_json, read_bytes, read_head, read_text, why_missing
 from qatui.data.model import Dataset, Item
 from qatui.errors import DatasetError
 from qatui.text import did_you_mean
@@ -100,7 +100,7 @@ def _unrecognised(path: Path, head: str) -> DatasetError:
     start = head.lstrip()[:1]
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson") or (start == "{" and suffix != ".json"):
-        for number, line in enumerate(_text(path, errors="replace").splitlines(), 1):
+        for number, line in enumerate(json_lines(_text(path, errors="replace")), 1):
             if not line.strip():
                 continue
             try:

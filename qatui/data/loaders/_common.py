@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from qatui.data.language import language_by_script
 from qatui.data.model import Item, RankingGold
-from qatui.safe_read import Refused, check_value, loads_json, raw_decode_json
+from qatui.safe_read import Refused, check_value, json_lines, loads_json, raw_decode_json
 from qatui.safe_read import read_text as read_file_text
 from qatui.text import as_shown
 from qatui.errors import DatasetError
@@ -115,7 +115,7 @@ def json_object(path: Path) -> dict[str, Any]:
 
 def jsonl_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """One JSON object per non-blank line, each with its label ("line 7", 1-based)."""
-    lines = read_text(path).splitlines()
+    lines = json_lines(read_text(path))
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -304,7 +304,7 @@ def first_dict_entry(head: str) -> tuple[str, Any] | None:
 
 def first_jsonl_record(head: str) -> dict[str, Any] | None:
     """The first non-blank line of `head` parsed as a JSON object, or None."""
-    line = next((line for line in head.splitlines() if line.strip()), "")
+    line = next((line for line in json_lines(head) if line.strip()), "")
     try:
         record = loads_json(line)
     except ValueError:  # not JSON, or refused: the loader says why when the file is read as JSON lines

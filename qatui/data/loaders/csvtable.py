@@ -89,8 +89,8 @@ def _candidate_columns(path: Path, header: list[str], mapping: dict[str, str]) -
         candidates[candidate] = index
 
     for index, name in enumerate(header):
-        for prefix in CANDIDATE_PREFIXES:
-            if name.startswith(prefix) and name[len(prefix) :].strip():
+        for prefix in CANDIDATE_PREFIXES:  # any case: a `Candidate:c` column was ignored, its answers dropped unsaid
+            if name.casefold().startswith(prefix) and name[len(prefix) :].strip():
                 add(name[len(prefix) :].strip(), index)
     for key, name in mapping.items():
         if key.startswith("candidate:"):

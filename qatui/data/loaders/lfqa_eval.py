@@ -3,7 +3,9 @@ per expert, or one such file.
 
 One item per distinct pair (q_id, answer1, answer2) in file-name order, id `<q_id>-<k>`
 (k-th pair of that question); every expert judgement adds a label ("Answer A" -> A,
-"Answer B" -> B). Pair type from `answer1_label`: HH = human vs human, HM = human vs
+"Answer B" -> B), one per expert: a second judgement of a pair by one annotator (or, for records naming none, from
+one file) is refused, naming both records, since a copy of an expert's file in the folder counted that expert twice
+and could turn people's split into a majority. Pair type from `answer1_label`: HH = human vs human, HM = human vs
 model; the raw labels, DifficultToChoose, comments and annotators are kept in `meta` as
 lists, one entry per judgement. There is no reference answer.
 """
@@ -51,6 +53,8 @@ class _Pair:
     pair_type: str
     labels: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    judged_by: dict[str, str] = field(default_factory=dict)
+    """Who judged the pair (the record's annotator, else its file: one file per expert) -> where they did."""
 
     def item(self) -> Item:
         """The pair as one pairwise item, with one label per expert."""
@@ -103,6 +107,12 @@ def _judgement(pairs: dict[tuple[str, str, str], _Pair], record: dict[str, Any],
             f"{q_id}-{number}", where, question, answers, _PAIR_TYPES[raw_type[:2]], meta={"q_id": q_id, "files": []}
         )
     pair = pairs[key]
+    annotator = record.get("annotator")
+    expert = f"annotator {annotator!r}" if annotator not in (None, "") else f"the file {file}"
+    if expert in pair.judged_by:  # one label per expert: a file copied into the folder counted one expert twice
+        raise field_error(where, "annotator", f"{expert} judged this pair already (at {pair.judged_by[expert]}): "
+                                              "one label per expert; remove the copy")
+    pair.judged_by[expert] = where
     pair.labels.append(_LABELS[better])
     pair.meta["files"].append(file)
     for name in _KEPT:

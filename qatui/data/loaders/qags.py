@@ -3,7 +3,9 @@
 
 One item per record, id `<file stem>-<n>` (n-th record, 1-based): the article is the
 context, the summary is the only candidate ("system"), and its scores (consistency) are
-ratings gold. `reference` repeats the article, so the item has no reference.
+ratings gold. `reference` repeats the article, so the item has no reference; a file whose `reference` differs from
+its `source` is another of UniEval's sets (summaries or data-to-text with a human reference) and is not read as
+QAGS: its reference would be dropped and its ratings taken for QAGS consistency.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from qatui.data.loaders._common import build_item, first_list_element, json_records, required, unique_ids
+from qatui.data.loaders._common import build_item, field_error, first_list_element, json_records, required, unique_ids
 from qatui.data.loaders.topical_chat import sniff as _is_topical_chat
 from qatui.data.model import Item
 
@@ -32,11 +34,17 @@ def sniff(path: Path, head: str) -> bool:
     return (
         isinstance(first, dict)
         and {"source", "system_output", "scores"} <= first.keys()
+        and first.get("reference", first["source"]) == first["source"]  # UniEval's other sets have a real reference
         and not _is_topical_chat(path, head)
     )
 
 
 def _item(item_id: str, record: dict[str, Any], where: str) -> Item:
+    source = required(record, "source", where)
+    if record.get("reference", source) != source:  # its reference would be dropped, its ratings read as QAGS's
+        raise field_error(where, "reference", "differs from the source article: QAGS repeats the article there, so "
+                                              "this is another set in UniEval's form (a summary or data-to-text set "
+                                              "with a human reference), which qatui does not read as QAGS")
     data = {
         "id": item_id,
         "question": TASK,
