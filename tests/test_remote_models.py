@@ -232,6 +232,20 @@ def test_a_server_whose_labels_name_the_wrong_outputs_is_refused_before_a_sessio
     assert not (tmp_path / "sessions").exists() or not any((tmp_path / "sessions").iterdir())
 
 
+def test_a_server_whose_neutral_and_contradiction_names_are_swapped_is_refused(tmp_path) -> None:
+    """Outputs 1 and 2 named contradiction and neutral, the wrong way round: the probe asked only that the
+    contradiction's contradict beat its entail, which the misnamed neutral output still did, so the server passed
+    and "Nobody is playing a guitar." ranked above "The weather is sunny today." for "A man is playing a guitar".
+    Each obvious pair's most probable class must now be its own."""
+    with FakeLLMServer(max_lifetime_s=300.0) as server:
+        server.script_nli(names=("entailment", "contradiction", "neutral"))
+        refused = _run(_config(server, tmp_path, nli="mnli"), tmp_path, "--judge", "nli-ar")
+        said = json.loads(refused.stdout)
+        assert refused.returncode == 2 and said["kind"] == "NLIError"
+        assert "an obvious contradiction as neutral" in said["error"] and "do not match its outputs" in said["error"]
+    assert not (tmp_path / "sessions").exists() or not any((tmp_path / "sessions").iterdir())
+
+
 def test_outputs_in_another_order_are_read_by_name(tmp_path) -> None:
     with FakeLLMServer() as server:
         canonical = _served(server, tmp_path, nli="mnli").nli.predict([PROBE_PAIRS[0], ("x y", "nobody z")])

@@ -80,8 +80,11 @@ class Resources:
 
     @property
     def nli_name(self) -> str:
-        """The NLI model's name: the run's choice, else the config's default."""
-        return self.nli_spec or self.config.models.nli
+        """The NLI model's name: the run's choice, else the config's default, in its one spelling
+        (`nli.loader.spelled`: "Bundled" and the bundled folder's path are "bundled")."""
+        from qatui.nli.loader import spelled
+
+        return spelled(self.nli_spec or self.config.models.nli)
 
     @property
     def embedder_name(self) -> str:
@@ -110,7 +113,9 @@ class Resources:
         """
         if language == "en" or self.nli_name not in ENGLISH_ONLY_NLI:
             return self.nli_name
-        return self.config.models.nli_zh or HEAD
+        from qatui.nli.loader import spelled
+
+        return spelled(self.config.models.nli_zh) if self.config.models.nli_zh else HEAD
 
     def nli_names(self, languages: Iterable[str]) -> dict[str, str]:
         """Language -> the NLI model its items use, for the plan and the session record."""
@@ -230,7 +235,7 @@ class Resources:
                     unprobed.append(f"NLI server {name!r}")
                 elif name in self.config.nli_servers:
                     self.nli_for(language)
-                elif name.strip().lower() not in ("llm", HEAD):
+                elif name not in ("llm", HEAD):
                     from qatui.nli.loader import check_local
 
                     check_local(name)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from qatui.nli.base import NLIError
+from qatui.nli.base import NLIError, NLIProbs
 
 _ENTAIL = {"entailment", "entail", "entails", "entailed"}
 _NEUTRAL = {"neutral"}
@@ -82,3 +82,34 @@ def label_map(id2label: Mapping[int | str, str], model: str = "the NLI model") -
         entail=tuple(groups["entail"]), neutral=tuple(groups["neutral"]), contradict=tuple(groups["contradict"]),
         num_labels=len(items), id2label=tuple(items),
     )
+
+
+PROBE_PAIRS = (
+    ("A man in a blue shirt is playing a guitar on a small stage.", "A man is playing a guitar."),
+    ("A man in a blue shirt is playing a guitar on a small stage.", "Nobody is playing a guitar."),
+)
+"""An obvious entailment, then an obvious contradiction: what a model's label names are checked on before it
+judges anything (`check_reading`)."""
+
+
+def check_reading(who: str, entailed: NLIProbs, contradicted: NLIProbs, labels: LabelMap, names: str) -> None:
+    """Refuse (`NLIError` naming `who` and its label `names`) a model whose outputs, named as its labels name them,
+    misread `PROBE_PAIRS`. Names can lie: a config whose id2label swaps two classes inverts every NLI judgement
+    without a sign. With three classes the entailment's most probable class must be entailment and the
+    contradiction's contradiction, which rules out each of the other five orders of the names (neutral is the one
+    left); a two-class model (entailed or not) must put the entailment above one half and the contradiction below.
+    Only entailment above contradiction was asked before: a neutral / contradiction swap passed, and contradicting
+    answers then ranked above unrelated ones."""
+    if labels.contradict and labels.neutral:
+        right = entailed.label == "entail" and contradicted.label == "contradict"
+    else:
+        right = entailed.entail > 0.5 > contradicted.entail
+    if not right:
+        raise NLIError(f"{who} reads an obvious entailment as {entailed.label} ({_shown(entailed)}) and an obvious "
+                       f"contradiction as {contradicted.label} ({_shown(contradicted)}): its label names ({names}) "
+                       "do not match its outputs, so every NLI judgement would be misread. Fix the model's id2label "
+                       "(config.json) or the server's label order")
+
+
+def _shown(probs: NLIProbs) -> str:
+    return f"entail {probs.entail:.2f}, neutral {probs.neutral:.2f}, contradict {probs.contradict:.2f}"

