@@ -143,6 +143,15 @@ def _run(capsys, config: Path, tmp_path: Path, *argv: str) -> dict:
     return json.loads(out)
 
 
+def _show(capsys, tmp_path: Path, server: FakeLLMServer, session_id: str, item_id: str) -> str:
+    """What `qatui sessions show ID --item ITEM` prints."""
+    code = main(["--config", str(_config(tmp_path, server)), "--sessions-dir", str(tmp_path / "s"),
+                 "sessions", "show", session_id, "--item", item_id])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return " ".join(out.split())
+
+
 def _session(tmp_path: Path, session_id: str):
     from qatui.store.session import SessionStore
 
@@ -182,10 +191,16 @@ def test_swap_and_confirm_turns_orders_that_disagree_into_a_tie_and_reports_cons
     for verdict in verdicts.values():
         details = verdict.details
         assert [p["result"] for p in details["pairs"]] == ["tie", "tie", "tie"]
-        assert details["swap_and_confirm"] == {"agreed": 0, "judged_both": 3, "consistency": 0.0}
+        assert details["position_consistency"] == {"agreed": 0, "judged_both": 3, "one_order": 0}  # CALF's key
+        assert details["positions"] == {"A": 6, "B": 0, "tie": 0, "unparsed": 0}
         assert set(verdict.scores.values()) == {0.5}
     pair_calls = [b for b in llm_server.requests if not is_preflight(b)]
     assert len(pair_calls) == 2 * 3 * 2  # every pair of every item asked in both orders
+    assert done["judges"]["swapper"]["metrics"]["position_consistency"] == 0.0  # the run summary carries it
+    assert done["judges"]["swapper"]["n"]["position_consistency"] == 6
+    shown = _show(capsys, tmp_path, llm_server, done["session"], "q1")
+    assert "0 of 3 pairs judged in both orders agree" in shown
+    assert "positions chosen A 6, B 0, tie 0" in shown
 
 
 def test_swap_and_confirm_reports_full_consistency_when_the_orders_agree(
@@ -195,8 +210,39 @@ def test_swap_and_confirm_reports_full_consistency_when_the_orders_agree(
     judge = tmp_path / "swapper.toml"
     judge.write_text(PAIR)
     done = _run(capsys, _config(tmp_path, llm_server), tmp_path, "run", str(_data(tmp_path)), "--judge", str(judge))
-    for verdict in _session(tmp_path, done["session"]).verdicts("swapper").values():
-        assert verdict.details["swap_and_confirm"]["consistency"] == 1.0
+    verdicts = _session(tmp_path, done["session"]).verdicts("swapper")
+    for verdict in verdicts.values():
+        assert verdict.details["position_consistency"] == {"agreed": 3, "judged_both": 3, "one_order": 0}
+    assert done["judges"]["swapper"]["metrics"]["position_consistency"] == 1.0
+    assert "3 of 3 pairs judged in both orders agree" in _show(capsys, tmp_path, llm_server, done["session"], "q2")
+
+
+def test_a_session_stored_when_swap_and_confirm_had_its_own_key_still_shows_its_position_consistency(
+        tmp_path, capsys, monkeypatch, llm_server) -> None:
+    """A judge file's verdicts stored before it wrote CALF's key (`swap_and_confirm`: agreed, judged_both,
+    consistency) still give the run summary's position consistency and the item view's line."""
+    from qatui.data.loaders import load_dataset
+    from qatui.metrics.summary import summarize
+    from qatui.report.artifact_views import print_pairs
+    from rich.console import Console
+
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    llm_server.script(responder(flip_with_order=True))
+    judge = tmp_path / "swapper.toml"
+    judge.write_text(PAIR)
+    done = _run(capsys, _config(tmp_path, llm_server), tmp_path, "run", str(_data(tmp_path)), "--judge", str(judge))
+    old = {}
+    for item_id, verdict in _session(tmp_path, done["session"]).verdicts("swapper").items():
+        details = {k: v for k, v in verdict.details.items() if k not in ("position_consistency", "positions",
+                                                                        "both_orders")}
+        agreed = 1 if item_id == "q1" else 0  # as if one pair of q1 had agreed
+        details["swap_and_confirm"] = {"agreed": agreed, "judged_both": 3, "consistency": agreed / 3}
+        old[item_id] = verdict.model_copy(update={"details": details})
+    summary = summarize(load_dataset(_data(tmp_path)).items, old, ci=False)
+    assert summary.metrics["position_consistency"] == pytest.approx(1 / 6)
+    console = Console(width=120, record=True)
+    print_pairs(console, [], old["q1"].details, {})
+    assert "1 of 3 pairs judged in both orders agree" in console.export_text()
 
 
 def test_sessions_resume_rebuilds_the_file_judge_from_the_stored_text_when_the_file_is_gone(

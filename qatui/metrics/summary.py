@@ -223,23 +223,37 @@ def _routing(items: Sequence[Item], verdicts: Mapping[str, Verdict]) -> dict[str
     return {"route_accuracy": estimate} if estimate else {}
 
 
+def position_counts(details: Mapping[str, Any]) -> dict[str, int] | None:
+    """A verdict's position-bias counts (`agreed`, `judged_both`, `one_order`), None when it has none.
+
+    Both pairwise judges write `position_consistency` (`judges.pairwise.judge.position_details`); a judge file's
+    `[pair] both_orders` wrote the same counts under `swap_and_confirm` before, so a session stored then still shows
+    its figure (its every pair had both orders parsed: none was decided by one order).
+    """
+    counts = details.get("position_consistency")
+    if not isinstance(counts, dict):
+        counts = details.get("swap_and_confirm")
+    if not isinstance(counts, dict):
+        return None
+    return {key: int(counts.get(key) or 0) for key in ("agreed", "judged_both", "one_order")}
+
+
 def _position_consistency(items: Sequence[Item], verdicts: Mapping[str, Verdict]) -> dict[str, _Estimate]:
     """`position_consistency`: pairs whose two orders agreed, over the pairs judged in both orders; and `one_order`,
     only where some pair was so decided: of the pairs asked in both orders, those one order alone decided because
     the other answer did not parse (their verdict keeps the position bias both orders are asked to cancel).
 
-    Read from `details.position_consistency` (`agreed`, `judged_both`, `one_order`) of each verdict; the
-    CI resamples items (each item's pairs together).
+    Read from each verdict's `details.position_consistency` (`agreed`, `judged_both`, `one_order`: `position_counts`);
+    the CI resamples items (each item's pairs together).
     """
     rows: list[tuple[float, float]] = []
     one_order: list[tuple[float, float]] = []
     for item in items:
         if (verdict := verdicts.get(item.id)) is None:
             continue
-        counts = verdict.details.get("position_consistency")
-        if isinstance(counts, dict):
-            both, alone = float(counts.get("judged_both", 0)), float(counts.get("one_order", 0))
-            rows.append((float(counts.get("agreed", 0)), both))
+        if (counts := position_counts(verdict.details)) is not None:
+            both, alone = float(counts["judged_both"]), float(counts["one_order"])
+            rows.append((float(counts["agreed"]), both))
             one_order.append((alone, both + alone))
     found = {"position_consistency": _from_ratios(rows)}
     if any(alone for alone, _ in one_order):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from qatui.events.labels import candidates_by_label, label_number
+from qatui.metrics.summary import position_counts
 from qatui.text import clip, escaped
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def print_pairs(console: Console, artifacts: list[dict], details: dict, by_label
         table.add_row("  [bold]combined[/]", "", f"[bold]{escaped(name(result)) if result else '-'}[/]",
                       _pair_outcome(entry["votes"], result))
     console.print(table)
-    consistency, positions = details.get("position_consistency") or {}, details.get("positions") or {}
+    consistency, positions = position_counts(details) or {}, details.get("positions") or {}
     if both:
         console.print(f"  [dim]position consistency[/] {consistency.get('agreed', 0)} of "
                       f"{consistency.get('judged_both', 0)} pairs judged in both orders agree")

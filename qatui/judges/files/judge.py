@@ -280,7 +280,7 @@ class FileJudge(Judge):
 
     async def _pairs(self, view: ItemView) -> AsyncIterator[Event]:
         from qatui.judges.pairwise.ab import ab_scores, tied_groups
-        from qatui.judges.pairwise.judge import combine, win_rates
+        from qatui.judges.pairwise.judge import combine, position_details, win_rates
 
         labels = view.labels
         both = self.spec.pair is not None and self.spec.pair.both_orders
@@ -295,12 +295,10 @@ class FileJudge(Judge):
         results = {pair: combine(v) for pair, v in votes.items()}
         rates = win_rates(labels, results)
         scores = {label: 0.5 if rate is None else rate for label, rate in rates.items()}
-        details: dict[str, Any] = {"pairs": [{"pair": list(p), "votes": v, "result": results[p]}
-                                             for p, v in votes.items()]}
-        if both:
-            agreed = sum(1 for v in votes.values() if len(v) == 2 and v[0] == v[1])
-            details["swap_and_confirm"] = {"agreed": agreed, "judged_both": len(votes),
-                                           "consistency": agreed / len(votes) if votes else None}
+        # CALF's structure, so the item view and the run summary read a file judge's position bias as the built-in's
+        details: dict[str, Any] = {"both_orders": both,
+                                   "pairs": [{"pair": list(p), "votes": v, "result": results[p]}
+                                             for p, v in votes.items()], **position_details(votes, judged)}
         if self._rematch:
             wins = {label: sum(1 for r in results.values() if r == label) for label in labels}
             groups = tied_groups(wins)

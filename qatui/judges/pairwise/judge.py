@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from itertools import combinations
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -148,6 +148,22 @@ def combine(votes: list[str | None]) -> str | None:
     return counted[0] if all(v == counted[0] for v in counted) else "tie"
 
 
+def position_details(votes: dict[tuple[str, str], list[str | None]], judged: list[PairJudged]) -> dict[str, Any]:
+    """What a verdict's details say of position bias, the one structure both pairwise judges (CALF's and a judge
+    file's `[pair]`) write and the item view and run summary read: `position_consistency` (`judged_both`: pairs both
+    of whose orders parsed, `agreed`: those whose orders named the same result, `one_order`: pairs asked in both
+    orders that one order alone decided) and `positions` (how often A, B and tie were chosen, and unparsed answers).
+    `votes`: each pair's winners in the orders asked; `judged`: every comparison made."""
+    both = [v for v in votes.values() if len(v) == 2 and None not in v]
+    positions = {"A": 0, "B": 0, "tie": 0, "unparsed": 0}
+    for e in judged:
+        positions[e.choice or "unparsed"] += 1
+    return {"position_consistency": {"agreed": sum(1 for v in both if v[0] == v[1]), "judged_both": len(both),
+                                     "one_order": sum(1 for v in votes.values()
+                                                      if len(v) == 2 and v.count(None) == 1)},
+            "positions": positions}
+
+
 def win_rates(labels: list[str], results: dict[tuple[str, str], str | None]) -> dict[str, float | None]:
     """Each label's share of points over its pairs with a result (win 1, tie 0.5); None when it has none."""
     points = dict.fromkeys(labels, 0.0)
@@ -245,18 +261,13 @@ class PairwiseJudge(Judge):
             votes[(x, y)] = [e.winner for e in asked]
         results = {pair: combine(v) for pair, v in votes.items()}
         rates = win_rates(labels, results)
-        both = [v for v in votes.values() if len(v) == 2 and None not in v]
-        positions = {"A": 0, "B": 0, "tie": 0, "unparsed": 0}
-        for e in judged:
-            positions[e.choice or "unparsed"] += 1
+        bias = position_details(votes, judged)
         details = {
             "protocol": self.options.protocol,
             "both_orders": asks_both(self.options.protocol, self.options.both_orders),
             "pairs": [{"pair": list(pair), "votes": votes[pair], "result": results[pair]} for pair in votes],
-            "position_consistency": {"agreed": sum(1 for v in both if v[0] == v[1]), "judged_both": len(both),
-                                     "one_order": sum(1 for v in votes.values() if len(v) == 2 and v.count(None) == 1)},
-            "positions": positions,
-            "unparsed": positions["unparsed"],
+            **bias,
+            "unparsed": bias["positions"]["unparsed"],
             "no_votes": [label for label, rate in rates.items() if rate is None],
         }
         winner = results[(labels[0], labels[1])] if len(labels) == 2 else None
