@@ -456,3 +456,111 @@ def test_a_ranking_tied_in_every_repeat_is_counted_as_undefined_never_dropped() 
     assert once["ranking_no_decision"] == 1 and "ranking_undefined" not in once
     assert ("ranking tau 0 between a repeat that tied every response and one that did not, on 1 item"
             in self_agreement_line(once))
+
+
+# -- a pairwise judge asked K times: each repeat's votes shown apart, position bias over every repeat -----------
+
+
+def _pair_answer(body: dict) -> str:
+    """The pairwise judge's taste by repeat (seed // SEED_STRIDE): repeats 0 and 2 prefer kiwi in either order,
+    repeat 1 always answers A (position bias alone, so its two orders disagree)."""
+    from fakes import is_preflight
+
+    from qatui.llm.fence import block_texts
+
+    if is_preflight(body):
+        return "OK"
+    blocks = block_texts(body["messages"][-1]["content"])
+    if body["seed"] // SEED_STRIDE == 1:
+        return json.dumps({"rationale": "the first one", "choice": "A"})
+    return json.dumps({"rationale": "kiwi is right", "choice": "A" if "kiwi" in blocks["Answer A"] else "B"})
+
+
+def test_a_pairwise_judge_asked_three_times_shows_each_repeat_apart_and_pools_position_bias(
+        llm_server, tmp_path, monkeypatch, capsys) -> None:
+    """With --repeats the item view printed every repeat's votes under the first repeat's combined row and its
+    position consistency; now each repeat has its own table, combined rows and counts, the run summary pools the
+    counts of every repeat, and the TUI's pairwise panel gives one row per pair per repeat."""
+    from tui_support import panel_host
+
+    from qatui.tui.clipboard import panel_text
+    from qatui.tui.saved import replay, saved_state
+    from qatui.tui.widgets.pairwise_panel import PairwisePanel
+
+    monkeypatch.setenv("FAKE_KEY", "sk-test-not-a-real-key")
+    llm_server.script(_pair_answer)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                      f'api_key_env = "FAKE_KEY"\nmax_attempts = 1\n[cache]\ndir = "{tmp_path / "cache"}"\n')
+    data = tmp_path / "pair.jsonl"
+    data.write_text(json.dumps({"id": "p", "question": "Which fruit is green inside?",
+                                "candidates": {"good": "The answer is kiwi.", "bad": "The answer is lemon."},
+                                "gold": {"kind": "pairwise", "a": "good", "b": "bad", "labels": ["A"]}}) + "\n")
+    base = ["--config", str(config), "--sessions-dir", str(tmp_path / "s")]
+    assert main([*base, "run", str(data), "--judge", "pairwise", "--backbone", "fake", "--repeats", "3",
+                 "--json"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    figures = done["judges"]["pairwise"]
+    assert figures["metrics"]["accuracy"] == 1.0  # kiwi twice, a tie once: kiwi
+    assert figures["metrics"]["position_consistency"] == pytest.approx(2 / 3)  # repeat 1's alone said 1.0
+    assert figures["n"]["position_consistency"] == 3
+
+    assert main([*base, "sessions", "show", done["session"], "--item", "p"]) == 0
+    lines = [" ".join(line.split()) for line in capsys.readouterr().out.splitlines()]
+    starts = [lines.index(f"repeat {k} of 3") for k in (1, 2, 3)]
+    sections = [lines[a:b] for a, b in zip(starts, [*starts[1:], len(lines)])]
+    for k, section in enumerate(sections, 1):
+        votes = [line for line in section if line.startswith("A=")]
+        assert len(votes) == 2, section  # its own two orders, never another repeat's
+        combined = next(line for line in section if line.startswith("combined"))
+        if k == 2:
+            assert all(line.split()[2] == "A" for line in votes)  # the first shown, both times
+            assert combined == "combined tie orders disagree (position bias): tie"
+            assert "position consistency (repeat 2) 0 of 1 pairs judged in both orders agree" in section
+        else:
+            assert all(line.split()[3] == "good" for line in votes)
+            assert combined == "combined good both orders agree"
+            assert f"position consistency (repeat {k}) 1 of 1 pairs judged in both orders agree" in section
+    assert "position consistency (all 3 repeats) 2 of 3 pairs judged in both orders agree" in lines
+    assert "positions chosen (all 3 repeats) A 4, B 2, tie 0, unparsed 0" in lines
+
+    session = SessionStore(tmp_path / "s").open(done["session"])
+    state, _ = saved_state(session)
+    replay(state, session.results())
+    task = state.tasks[("p", "pairwise")]
+    good = f"R{task.order.index('good') + 1}"
+
+    async def panel_lines() -> list[str]:
+        app = panel_host(PairwisePanel)
+        async with app.run_test(size=(100, 20)) as pilot:
+            panel = app.query_one(PairwisePanel)
+            panel.show(task)
+            await pilot.pause()
+            return [" ".join(line.split()) for line in panel_text(panel).splitlines()]
+
+    shown = asyncio.run(panel_lines())
+    assert f"R1–R2 #1 {good} {good} {good}" in shown
+    assert "R1–R2 #2 R1 R2 tie (order bias)" in shown  # repeat 2's own orders: A both times
+    assert f"R1–R2 #3 {good} {good} {good}" in shown
+
+    # a session stored before each repeat kept its pairs: repeat 1's results on top, votes untagged
+    from rich.console import Console
+
+    from qatui.events.labels import candidates_by_label
+    from qatui.metrics.repeated import PER_ASKING
+    from qatui.report.artifact_views import print_pairs
+
+    verdict = session.verdicts("pairwise")["p"]
+    first = verdict.details["repeats"][0]
+    old = {**verdict.details, **{k: first[k] for k in PER_ASKING if k in first},
+           "repeats": [{k: v for k, v in r.items() if k not in PER_ASKING} for r in verdict.details["repeats"]]}
+    votes = [{k: v for k, v in a.model_dump(mode="json").items() if k != "repeat"} for a in verdict.artifacts
+             if a.type == "pair_judged"]
+    console = Console(width=120, record=True)
+    print_pairs(console, votes, old, candidates_by_label(verdict.order))
+    printed = [" ".join(line.split()) for line in console.export_text().splitlines()]
+    assert "votes of all 3 repeats together (stored before each vote named its repeat: no combined result per " \
+           "repeat)" in printed
+    assert len([line for line in printed if line.startswith("A=")]) == 6
+    assert not any(line.startswith("combined") for line in printed)  # repeat 1's result is not the verdict's
+    assert "position consistency (repeat 1 only) 1 of 1 pairs judged in both orders agree" in printed

@@ -381,7 +381,7 @@ class Engine:
         calls: list[LLMCallFinished] = []
 
         def forward(raw: Event) -> None:
-            event = raw.model_copy(update=stamp)
+            event = raw.model_copy(update={**stamp, "repeat": REPEAT.get()})  # `_ask` binds the repeat being asked
             if isinstance(event, LLMCallFinished):
                 calls.append(event)
             elif not isinstance(event, LLMToken):

@@ -12,11 +12,14 @@ Preference = Literal["A", "B", "tie"]
 
 
 class Event(BaseModel):
-    """Fields every event carries; the engine fills `item_id` and `judge`."""
+    """Fields every event carries; the engine fills `item_id`, `judge` and `repeat`."""
 
     model_config = ConfigDict(frozen=True)
 
     item_id: str = ""
     judge: str = ""
     at: float = Field(default_factory=time.time)
+    repeat: int = 0
+    """Which asking of a judge with `repeats` K > 1 the event came from, 0 to K-1 (0 for a judge asked once, and in
+    sessions stored before events said it): the item view and the TUI show each repeat's work apart by it."""
 

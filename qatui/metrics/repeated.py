@@ -14,8 +14,14 @@ The rule follows what the judge says (label space, "Response 1", ...):
 
 Whichever rule, the verdict's ranking, tied groups and preference then come from the aggregate
 through qatui's one tie rule (`qatui.ties`), exactly as for a judgement asked once. The judge's
-own details are those of the first repeat; `details["repeats"]` holds each repeat's scores,
-ranking, tied groups and preference (candidate ids), which `metrics.self_agreement` reads.
+own details are those of the first repeat, save what a pairwise judge says of one asking
+(`PER_ASKING`: its pairs' votes and results, its position-bias counts): `details["repeats"]`
+holds each repeat's scores, ranking, tied groups and preference (candidate ids), which
+`metrics.self_agreement` reads, and that repeat's own pairs and counts; the verdict's
+`position_consistency` and `positions` are the counts summed over the repeats (what the run
+summary pools), and it has no `pairs` of its own (no one repeat's pairs made it). Each
+artifact says which repeat it came from (`Event.repeat`), so the item view and the TUI show
+every repeat's comparisons apart, each with its own combined results.
 The engine combines a judge's repeats with `aggregate`; a jury's members asked K times (one answer each per
 repeat of the jury) are combined by the same rule (`metrics.jury.combined_members`), so a member's figures stand
 on its aggregate as a judge's do.
@@ -85,12 +91,33 @@ def aggregate(judgements: Sequence[Judgement], verdicts: Sequence[Verdict], labe
         scores = borda_scores(judgements, labels, digits)
     else:
         scores = mean_scores(judgements, labels)
-    details: dict[str, Any] = {**judgements[0].details, "aggregation": rule,
-                               "repeats": [repeat_record(v) for v in verdicts]}
+    details: dict[str, Any] = {**{k: v for k, v in judgements[0].details.items() if k not in PER_ASKING},
+                               **summed_counts([j.details for j in judgements]), "aggregation": rule,
+                               "repeats": [repeat_record(v, j.details) for v, j in zip(verdicts, judgements)]}
     return Judgement(scores=scores, ranking=ranking, winner=winner, details=details)
 
 
-def repeat_record(verdict: Verdict) -> dict[str, Any]:
-    """What one repeat said, in candidate ids: its scores, strict ranking, tied groups and A / B / tie."""
+PER_ASKING = ("pairs", "position_consistency", "positions", "unparsed")
+"""A pairwise judge's details that are true of one asking only (`judges.pairwise.judge.position_details`): each
+repeat's record keeps its own, and the aggregate holds the counts summed over the repeats."""
+
+
+def summed_counts(each: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The position-bias counts (`position_consistency`, `positions`, `unparsed`) summed over the repeats' details,
+    each key only where every repeat has it: the aggregate's figures are then those of all its askings."""
+    found: dict[str, Any] = {}
+    for key in ("position_consistency", "positions"):
+        if each and all(isinstance(d.get(key), dict) for d in each):
+            names = dict.fromkeys(name for d in each for name in d[key])
+            found[key] = {name: sum(int(d[key].get(name) or 0) for d in each) for name in names}
+    if each and all(isinstance(d.get("unparsed"), int) for d in each):
+        found["unparsed"] = sum(d["unparsed"] for d in each)
+    return found
+
+
+def repeat_record(verdict: Verdict, details: dict[str, Any]) -> dict[str, Any]:
+    """What one repeat said, in candidate ids: its scores, strict ranking, tied groups and A / B / tie, and what its
+    judge's `details` said of that asking alone (`PER_ASKING`: a pairwise judge's pairs and position counts)."""
     return {"scores": dict(verdict.scores), "ranking": list(verdict.ranking),
-            "tiers": [list(tier) for tier in verdict.tiers], "preference": verdict.preference}
+            "tiers": [list(tier) for tier in verdict.tiers], "preference": verdict.preference,
+            **{k: v for k, v in details.items() if k in PER_ASKING}}

@@ -12,6 +12,8 @@ from qatui.metrics.summary import position_counts
 from qatui.text import clip, escaped
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.console import Console
 
 ANSWER_CELLS = {"yes": "[green]yes[/]", "no": "[red]no[/]", None: "[yellow]?[/]"}
@@ -81,40 +83,90 @@ def _pair_outcome(votes: list[str | None], result: str | None) -> str:
     return f"[red]orders disagree[/] ({'position bias' if 'tie' not in counted else 'a win against a tie'}): tie"
 
 
+def has_pairs(details: dict) -> bool:
+    """Whether a verdict's details hold pairwise comparisons: its own `pairs`, or (a judge asked K times) each
+    repeat's (`metrics.repeated.PER_ASKING`)."""
+    return isinstance(details.get("pairs"), list) or any(
+        isinstance(record, dict) and isinstance(record.get("pairs"), list) for record in _records(details))
+
+
+def _records(details: dict) -> list[dict]:
+    """A repeated verdict's per-repeat records (`details["repeats"]`), [] for a judgement asked once."""
+    repeats = details.get("repeats")
+    return [r for r in repeats if isinstance(r, dict)] if isinstance(repeats, list) else []
+
+
 def print_pairs(console: Console, artifacts: list[dict], details: dict, by_label: dict[str, str]) -> None:
-    """Pairwise (CALF): every pair, each order asked (who was A, the choice, the rationale), then the combined result."""
+    """Pairwise (CALF or a judge file's pairs): every pair, each order asked (who was A, the choice, the rationale),
+    then the combined result, and the position-bias counts.
+
+    A judge asked K times gets one such table per repeat, the votes of that repeat only (each artifact names its
+    repeat) and that repeat's combined results and counts, then the counts over all K repeats (what the run
+    summary pools): the verdict is the repeats' aggregate, printed above. A session stored before each repeat kept
+    its own pairs has only the first repeat's results and untagged votes: its votes are listed together, without
+    combined results, and its counts said to be the first repeat's.
+    """
     def name(label: str) -> str:
         return by_label.get(label, label)
 
     judged = [a for a in artifacts if a.get("type") == "pair_judged" and a.get("ranked_by") != "win_rate"]
-    both = details.get("both_orders", any(len(entry.get("votes") or []) > 1 for entry in details.get("pairs") or []))
+    records = _records(details)
+    split = bool(records) and all(isinstance(r.get("pairs"), list) for r in records)
+    entries = [e for r in records for e in r.get("pairs") or []] if split else details.get("pairs") or []
+    both = details.get("both_orders", any(len(entry.get("votes") or []) > 1 for entry in entries))
     # a judge file's pairs say nothing of the protocol: what was asked tells (it read "both orders" for one)
     if details.get("protocol") == "calf":
         how = "protocol calf: each pair once, the order alternated across items"
     else:
         how = "each pair in both orders (orders that disagree make a tie)" if both else "each pair in one order"
     console.print(f"pairwise comparisons, {how}")  # not a table title: it would wrap
+    if split:
+        for k, record in enumerate(records):
+            console.print(f"  [bold]repeat {k + 1}[/] of {len(records)}")
+            console.print(_pair_table([a for a in judged if a.get("repeat", 0) == k], record["pairs"], name))
+            _print_positions(console, record, both, f"repeat {k + 1}")
+        _print_positions(console, details, both, f"all {len(records)} repeats")
+        return
+    if records:  # stored before each repeat kept its pairs: the votes are not told apart, the results are repeat 1's
+        console.print(f"  [yellow]votes of all {len(records)} repeats together[/] [dim](stored before each vote named "
+                      "its repeat: no combined result per repeat)[/]")
+        console.print(_pair_table(judged, details.get("pairs") or [], name, combined=False))
+        _print_positions(console, details, both, "repeat 1 only")
+        return
+    console.print(_pair_table(judged, details.get("pairs") or [], name))
+    _print_positions(console, details, both, "")
+
+
+def _pair_table(judged: list[dict], pairs: list[dict], name: Callable[[str], str], combined: bool = True) -> Table:
+    """Each pair's orders asked (who was A, the choice, whom it prefers, the rationale), then its combined result."""
     table = Table(box=None, padding=(0, 1, 0, 0))
     table.add_column("shown as", no_wrap=True)
     table.add_column("choice", no_wrap=True)
     table.add_column("prefers", no_wrap=True)
     table.add_column("rationale", overflow="fold", ratio=1)
-    for entry in details["pairs"]:
+    for entry in pairs:
         x, y = entry["pair"]
         asked = sorted((a for a in judged if {a["first"], a["second"]} == {x, y}), key=lambda a: a["first"] != x)
         for a in asked:
             winner = {"A": a["first"], "B": a["second"]}.get(a.get("choice") or "", a.get("choice") or "-")
             table.add_row(escaped(f"A={name(a['first'])} B={name(a['second'])}"), CHOICE_CELLS[a.get("choice")],
                           escaped(name(winner)), escaped(clip(a.get("rationale", ""), 90)))
-        result = entry["result"]
-        table.add_row("  [bold]combined[/]", "", f"[bold]{escaped(name(result)) if result else '-'}[/]",
-                      _pair_outcome(entry["votes"], result))
-    console.print(table)
+        if combined:
+            result = entry["result"]
+            table.add_row("  [bold]combined[/]", "", f"[bold]{escaped(name(result)) if result else '-'}[/]",
+                          _pair_outcome(entry["votes"], result))
+    return table
+
+
+def _print_positions(console: Console, details: dict, both: bool, whose: str) -> None:
+    """The position-bias lines of `details` (a verdict's, or one repeat's record), `whose` saying which askings."""
     consistency, positions = position_counts(details) or {}, details.get("positions") or {}
+    of = f" ({whose})" if whose else ""
     if both:
-        console.print(f"  [dim]position consistency[/] {consistency.get('agreed', 0)} of "
+        console.print(f"  [dim]position consistency{of}[/] {consistency.get('agreed', 0)} of "
                       f"{consistency.get('judged_both', 0)} pairs judged in both orders agree")
-    console.print("  [dim]positions chosen[/] " + ", ".join(f"{k} {v}" for k, v in positions.items()))
+    if positions:
+        console.print(f"  [dim]positions chosen{of}[/] " + ", ".join(f"{k} {v}" for k, v in positions.items()))
 
 
 RAGAS_ARTIFACTS = ("statements_extracted", "statements_verified", "questions_generated", "context_sentences_selected")

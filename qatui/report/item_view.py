@@ -13,6 +13,7 @@ from qatui.events.labels import candidates_by_label, label_of
 from qatui.ties import DEFAULT_DIGITS, rank_label, tiers_text
 from qatui.report.artifact_views import (
     RAGAS_ARTIFACTS,
+    has_pairs,
     print_checklist_grid,
     print_dimension_scores,
     print_pairs,
@@ -166,16 +167,18 @@ def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
         print_artifacts(console, e["artifacts"], by_label)
         if e.get("member_artifacts"):
             print_members(console, e)
+            repeated = any(m.get("repeat") for m in e["member_artifacts"])  # a jury asked K times: each repeat's own
             for member in (m for m in e["member_artifacts"] if m["status"] == "done" and m["artifacts"]):
-                console.print(f"  [bold]{escaped(member['member'])}[/] [dim]its steps[/]")
+                which = f" in repeat {int(member.get('repeat') or 0) + 1}" if repeated else ""
+                console.print(f"  [bold]{escaped(member['member'])}[/] [dim]its steps{which}[/]")
                 print_artifacts(console, member["artifacts"], by_label)
-                if isinstance(member["details"].get("pairs"), list):
+                if has_pairs(member["details"]):
                     print_pairs(console, member["artifacts"], member["details"], by_label)
         if isinstance(per_label := e["details"].get("dimension_scores"), dict):
             geval = "methods" in e["details"]  # G-Eval's 1-5 ratings, not CheckEval's share of yes
             title = "G-Eval score (1-5) per dimension" if geval else "share of yes per dimension"
             print_dimension_scores(console, per_label, e["order"], title)
-        if isinstance(e["details"].get("pairs"), list):
+        if has_pairs(e["details"]):
             print_pairs(console, e["artifacts"], e["details"], by_label)
         if isinstance(e["details"].get("chosen_by"), str) and isinstance(e["details"].get("metric"), str):
             print_ragas_metrics(console, e["details"], e["order"])

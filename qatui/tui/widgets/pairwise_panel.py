@@ -29,7 +29,8 @@ def _position(label: str) -> int:
 
 
 class PairwisePanel(TaskPanel):
-    """One row per pair: the winner as first shown (left one as A), swapped, and the two combined."""
+    """One row per pair: the winner as first shown (left one as A), swapped, and the two combined; a judge asked
+    K times (`repeats`) gets one row per pair per repeat, marked #k, each combining that repeat's orders only."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "pairwise-panel--consistent", "pairwise-panel--bias", "pairwise-panel--muted",
@@ -63,29 +64,34 @@ class PairwisePanel(TaskPanel):
         if task is None:
             return ""
         muted = self.get_component_rich_style("pairwise-panel--muted", partial=True)
-        pairs: dict[frozenset[str], list[PairJudged]] = {}
-        for judged in task.pairs:
-            pairs.setdefault(frozenset((judged.first, judged.second)), []).append(judged)
+        pairs: dict[tuple[int, frozenset[str]], list[PairJudged]] = {}
+        for judged in task.pairs:  # one row per pair of each repeat: a repeat's orders combine, never two repeats'
+            pairs.setdefault((judged.repeat, frozenset((judged.first, judged.second))), []).append(judged)
+        repeated = any(repeat for repeat, _ in pairs)
         table = Table(box=None, padding=(0, 2, 0, 0), header_style=muted)
         table.add_column("pair", no_wrap=True)
         table.add_column("as shown", no_wrap=True)
         table.add_column("swapped", no_wrap=True)
         table.add_column("result", no_wrap=True, overflow="ellipsis")
         rationales: list[Text] = []
-        for orders in pairs.values():
+        for (repeat, _), orders in pairs.items():
             orders.sort(key=lambda j: _position(j.first) > _position(j.second))  # as presented first, then swapped
             first = orders[0]
             votes = [short(j.winner) for j in orders[:2]] + ["…"] * (2 - len(orders))
             shown, kind = self._result(orders, combine([j.winner for j in orders]), task.status in ("done", "failed"))
-            table.add_row(f"{short(first.first)}–{short(first.second)}", *votes,
+            which = f" #{repeat + 1}" if repeated else ""
+            table.add_row(f"{short(first.first)}–{short(first.second)}{which}", *votes,
                           Text(shown, style=self.get_component_rich_style(f"pairwise-panel--{kind}", partial=True)))
             for judged in orders:
                 if judged.rationale:
-                    line = Text.assemble((f"{short(judged.first)} vs {short(judged.second)}: ", muted),
+                    line = Text.assemble((f"{short(judged.first)} vs {short(judged.second)}{which}: ", muted),
                                          plain(" ".join(judged.rationale.split())))
                     line.no_wrap, line.overflow = True, "ellipsis"
                     rationales.append(line)
         parts: list[RenderableType] = [table]
+        if repeated:
+            parts.append(Text("#k: repeat k of the judge asked several times; each row combines that repeat's "
+                              "orders, the verdict the repeats", style=muted))
         if rationales:
             parts.append(Text(""))
             parts.extend(rationales)
