@@ -322,15 +322,63 @@ def test_choose_best_keeps_the_highest_train_figure_the_incumbent_on_a_tie_and_n
     from qatui.engine.aligning import choose_best
 
     def ev(value, failed=()):
+        """Four train items of one label each: `value` the share of those judged right, the `failed` ones missed."""
+        ids = ("a", "b", "c", "d")
+        judged = [i for i in ids if i not in failed]
+        right = round(value * len(judged)) if value is not None else 0
+        per_item = {i: float(k < right) for k, i in enumerate(judged)} if value is not None else {}
         return Evaluation(session_id="s", judge="j", version="v", kind="pairwise", metric="accuracy", value=value,
-                          ci=None, n=4, item_ids=("a", "b"), verdicts={}, per_item={},
-                          failed={item: "down" for item in failed}, status="completed")
+                          ci=None, n=len(per_item), item_ids=ids, verdicts={}, per_item=per_item,
+                          failed={item: "down" for item in failed}, status="completed",
+                          counted={**{i: (v, 1.0) for i, v in per_item.items()}, **{i: (0.0, 1.0) for i in failed}})
 
     assert choose_best([ev(0.5), ev(0.75), ev(0.75)]) == 1  # a tie keeps the earlier
     assert choose_best([ev(0.5), None, ev(0.25)]) == 0  # a refused proposal (None) and a worse one
-    assert choose_best([ev(0.5), ev(1.0, failed=["a"]), ev(0.6)]) == 2  # a proposal that failed an item is not kept
-    assert choose_best([ev(0.5, failed=["a"]), ev(0.4)]) == 0  # the start may be kept: a proposal must beat it
-    assert choose_best([ev(None), ev(0.1)]) == 1
+    assert choose_best([ev(0.5), ev(1.0, failed=["a"]), ev(0.75)]) == 2  # a proposal that failed an item is not kept
+    assert choose_best([ev(1.0, failed=["a", "b"]), ev(0.25)]) == 0  # the start may be kept: a proposal must beat it
+    # on the same items: the start's 2 of 2 judged is 2 of 4, which a proposal right on 3 of 4 beats
+    assert choose_best([ev(1.0, failed=["a", "b"]), ev(0.75)]) == 1
+    assert choose_best([ev(1.0, failed=["a", "b"]), ev(0.5)]) == 0  # 2 of 4 each: the incumbent
+    assert choose_best([ev(None), ev(0.25)]) == 1
+
+
+def test_train_items_the_start_failed_go_to_the_writer_with_why_and_a_proposal_that_fixes_them_is_kept(
+        setup, llm_server, tmp_path, capsys) -> None:
+    """A start that failed some train items (an answer never readable) and got the others right stopped before
+    round 1 saying it agreed with people on every train item, and its figure on the items it scored (all right)
+    was what a proposal had to beat over every item. Now the failed items are the writer's first cases, with the
+    reason each failed, and candidates are compared on every train item, a failed one counted as a miss."""
+    from qatui.data.loaders import load_dataset
+    from qatui.engine.aligning import split_items
+
+    def judge(body: dict) -> str:
+        if "broken" in json.dumps(body["messages"]) and CONCISE not in system_of(body):
+            return "I would rather not say."  # never a score, even when asked again (the re-ask's last message)
+        return pointwise_answer(8.0 if answer_of(body) == SHORT else 3.0)  # right on every other item
+
+    llm_server.script(scripted(judge, writer_reply(lambda text: CONCISE)))
+    data = write_data(tmp_path / "d.jsonl", 12)
+    train, _, _ = split_items(load_dataset(str(data)), 0.5, 0)
+    broken = sorted(train)[:2]
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    for row in rows:
+        if row["id"] in broken:
+            row["question"] = row["question"].replace(": capital", " broken: capital")
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    code, doc, err = align(capsys, setup, tmp_path, data, "--rounds", "1")
+    assert code == 0, err
+    start, proposal = doc["candidates"]
+    assert start["train"]["failed"] == 2 and start["train"]["value"] == 1.0  # right on every train item it scored
+    writes = [body for body in llm_server.requests if WRITER_MARK in system_of(body)]
+    assert len(writes) == 1  # round 1 ran
+    user = str(writes[0]["messages"][-1]["content"])
+    blocks = block_texts(user)
+    shown = [re.match(r"Item (q\d\d)", text)[1] for name, text in blocks.items() if name.endswith("question")]
+    assert shown == broken  # the failed items, and nothing else was wrong
+    assert "The judge: no verdict: the judge failed on this item" in user
+    assert "I would rather not say." in blocks["Item 1 failure"]  # its reason, fenced: it quotes the model
+    assert proposal["status"] == "scored" and proposal["train"]["failed"] == 0 and proposal["train"]["value"] == 1.0
+    assert doc["final"]["round"] == 1  # 6 of 6 beats the start's 4 of 6, its failed items counted as misses
 
 
 def test_a_judge_that_fails_every_train_item_stops_before_any_round(setup, llm_server, tmp_path, capsys) -> None:

@@ -3,7 +3,8 @@
 The writer sees the judge's current text and the train items the judge got wrong: each question and
 answer fenced (`qatui.llm.fence`, one key over every text of the prompt, the judge's text included,
 with the fence note in the system prompt), people's verdict and the judge's in words qatui writes
-(never the judge's raw answer). It answers a JSON object (`Proposal`) through a schema.
+(never the judge's raw answer). An item the judge failed on (no verdict: its answer could not be read,
+say) is shown with the reason the run recorded, fenced too, since it may quote the model's answer. It answers a JSON object (`Proposal`) through a schema.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ class Proposal(BaseModel):
 def _judged_text(item: Item, verdict: Verdict | None) -> str:
     """What the judge decided on `item`, in words (never its raw answer: that is the model's, not the data's)."""
     if verdict is None:
-        return "no verdict"
+        return "no verdict"  # `writer_messages` says why where the judge failed
     gold = item.gold
     if gold is not None and gold.kind == "pairwise":
         from qatui.metrics.pairwise import judge_preference
@@ -71,13 +72,17 @@ def writer_messages(text: str, items: Sequence[Item], evaluation: Evaluation) ->
 
     section = load_prompts("align_writer", "en")["write"]
     answers = [(item, _answer_pairs(item)) for item in items]
-    fence = Fence(text, *(item.question for item in items), *(t for _, pairs in answers for _, t in pairs))
+    failures = {item.id: evaluation.failed[item.id] for item in items if item.id in evaluation.failed}
+    fence = Fence(text, *(item.question for item in items), *(t for _, pairs in answers for _, t in pairs),
+                  *failures.values())
     cases = []
     for number, (item, pairs) in enumerate(answers, 1):
         shown = "\n".join(f"Answer {name}:\n{fence(f'Item {number} answer {name}', t)}" for name, t in pairs)
+        judged = _judged_text(item, evaluation.verdicts.get(item.id))
+        if item.id in failures:  # its reason may quote the model's answer: fenced, as every text qatui did not write
+            judged = section["failed"].format(reason=fence(f"Item {number} failure", failures[item.id]))
         cases.append(section["case"].format(number=number, question=fence(f"Item {number} question", item.question),
-                                            answers=shown, gold=_gold_text(item),
-                                            judged=_judged_text(item, evaluation.verdicts.get(item.id))))
+                                            answers=shown, gold=_gold_text(item), judged=judged))
     user = section["user"].format(current=fence("Judge definition", text), count=len(items), cases="\n".join(cases))
     return guarded([{"role": "system", "content": section["system"]}, {"role": "user", "content": user}], "en")
 

@@ -2,12 +2,13 @@
 
 1. The labelled items are split, seeded and stratified, into train and test (`split_items`).
 2. The judge runs on both (`engine.alignment.evaluate_async`: real sessions).
-3. Each round, the items the best judge so far got wrong on train (worst first, at most `shown`) go to
-   the writer with the judge's current text, every text from the user's files and data fenced
+3. Each round, the items the best judge so far got wrong on train (those it failed on first, with why, then the
+   worst judged; at most `shown`) go to the writer with the judge's current text, every text from the user's files and data fenced
    (`engine.align_writer`); the writer answers a JSON object holding a revised text. The proposal is built as a judge
    (`judges.editable.Editable.build`): a text that is refused, unchanged, or would ask more calls per
    item than the judge it revises is recorded with the reason and never run. Otherwise it runs on
-   train, and `choose_best` keeps the best of the candidates by their train figures alone.
+   train, and `choose_best` keeps the best of the candidates by their train figures alone, each over every
+   train item (a failed item counted as agreeing with no one).
 4. The kept judge runs on test once, at the end; the report pairs it with the start on test.
 
 The test items never choose: `choose_best` is given train evaluations and nothing else, and the
@@ -147,16 +148,18 @@ def split_items(dataset: Dataset, share: float, seed: int) -> tuple[list[str], l
 def choose_best(train: Sequence[Evaluation | None]) -> int:
     """The index of the candidate to keep, from their train evaluations only (None: not run).
 
-    The highest train figure wins; a tie keeps the earlier candidate (the incumbent). A proposal whose
-    evaluation failed an item, or has no figure, is never kept; the start (index 0) always may be, so a
-    proposal must beat it. Test evaluations cannot reach this function.
+    The highest train figure over every train item wins, an item a candidate failed on counted as agreeing with
+    no one (`Evaluation.over_every_item`): every candidate is measured on the same items, so a start that failed
+    some is not measured on its easy ones alone against a proposal measured on all. A tie keeps the earlier
+    candidate (the incumbent). A proposal whose evaluation failed an item, or has no figure, is never kept; the
+    start (index 0) always may be, so a proposal must beat it. Test evaluations cannot reach this function.
     """
     best, best_value = 0, None
     for index, evaluation in enumerate(train):
-        if evaluation is None or evaluation.value is None or (index and evaluation.failed):
+        if evaluation is None or (index and evaluation.failed) or (value := evaluation.over_every_item()) is None:
             continue
-        if best_value is None or evaluation.value > best_value:
-            best, best_value = index, evaluation.value
+        if best_value is None or value > best_value:
+            best, best_value = index, value
     return best
 
 
@@ -262,8 +265,8 @@ class Aligner:
                              f"item(s) failed; see `qatui sessions show {start.train.session_id}`)")
         for number in range(1, settings.rounds + 1 if start.train.value is not None else 1):
             best = state.candidates[state.best]
-            wrong = best.train.disagreeing()[:settings.shown] if best.train else []
-            if not wrong:
+            wrong = best.train.disagreeing()[:settings.shown] if best.train else []  # failed items first
+            if not wrong:  # no item it failed on, none it judged otherwise than people
                 state.stopped = f"round {number}: the kept judge agrees with people on every train item"
                 break
             candidate = await self._propose(state, number, best, [items[i] for i in wrong], most)
@@ -290,7 +293,9 @@ class Aligner:
         from qatui.llm.errors import LLMCallError, ParseError
 
         assert best.train is not None
-        self._say(f"round {number}: the writer reads {len(wrong)} disagreement(s)")
+        failed = sum(1 for item in wrong if item.id in best.train.failed)
+        self._say(f"round {number}: the writer reads {len(wrong)} disagreement(s)"
+                  + (f", {failed} of them item(s) the judge failed on" if failed else ""))
         try:
             result = await self.writer.complete(writer_messages(best.text, wrong, best.train),
                                                 purpose="align:write", schema=Proposal, max_tokens=WRITER_MAX_TOKENS)

@@ -73,8 +73,10 @@ class Evaluation:
 
     `per_item`: item id -> the item's agreement (pairwise: the share of its human labels the judge
     matched, 1.0 = right; ranking: Kendall tau-b with the gold, 1.0 = same order). `failed`: item id ->
-    why the judge gave no verdict (never counted in the figure). `value` and `ci` are None when no
-    item could be measured (`ci` also below two items).
+    why the judge gave no verdict (never counted in `value`, the figure `sessions show` gives). `value`
+    and `ci` are None when no item could be measured (`ci` also below two items). `counted`: item id ->
+    (numerator, denominator) of the figure on every item run, a failed item counted as agreeing with no
+    one (`metrics.paired.failed_values`): `over_every_item` reads it.
     """
 
     session_id: str
@@ -92,12 +94,23 @@ class Evaluation:
     status: str
     calls: int = 0
     """Backbone calls the session recorded, cache hits included (what `--plan` counts)."""
+    counted: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def disagreeing(self) -> list[str]:
-        """Items the judge did not fully agree with people on, worst first (ties in the items' order)."""
+        """Items the judge did not fully agree with people on, worst first: those it gave no verdict on (`failed`:
+        it agreed with no one) first, then those it judged, by agreement; ties in the items' order."""
         order = {item_id: k for k, item_id in enumerate(self.item_ids)}
         wrong = [item_id for item_id, value in self.per_item.items() if value < 1.0]
-        return sorted(wrong, key=lambda item_id: (self.per_item[item_id], order.get(item_id, 0)))
+        judged = sorted(wrong, key=lambda item_id: (self.per_item[item_id], order.get(item_id, 0)))
+        return sorted(self.failed, key=lambda item_id: order.get(item_id, 0)) + judged
+
+    def over_every_item(self) -> float | None:
+        """The figure over every item the judge was run on, an item it failed on counted as agreeing with no one
+        (`counted`); equal to `value` when it failed none (the pooled ratio, or the mean over questions). What
+        `engine.aligning.choose_best` compares, so that candidates are measured on the same items whichever of
+        them failed some. None when no item counts."""
+        total = sum(den for _, den in self.counted.values())
+        return sum(num for num, _ in self.counted.values()) / total if total else None
 
     def figures(self) -> dict[str, Any]:
         """The figure as stored beside a version and printed in `--json`."""
@@ -144,7 +157,7 @@ def read_evaluation(session: Session, dataset: Dataset, judge: str, *, seed: int
                     version: str = "", status: str | None = None) -> Evaluation:
     """The evaluation a session holds of `judge` on its items (those of `dataset` the session ran on)."""
     from qatui.metrics import summarize
-    from qatui.metrics.paired import item_values
+    from qatui.metrics.paired import failed_values, item_values
 
     items = dataset.of_session(session.meta["dataset"]).items
     kind = labelled_kind(dataset)
@@ -155,16 +168,17 @@ def read_evaluation(session: Session, dataset: Dataset, judge: str, *, seed: int
                       if doc["status"] == "n/a"}
     metrics = summarize(items, verdicts, seed=seed, convention=convention, not_applicable=not_applicable)
     values = item_values(items, verdicts, key, convention)
+    failed = {item_id: str((doc.get("failure") or {}).get("reason") or "failed") for item_id, doc in results.items()
+              if doc["status"] == "failed"}  # the store keeps a failure's reason under "failure" (`record_failure`)
     ci = metrics.ci.get(key)
     return Evaluation(
         session_id=session.id, judge=judge, version=version, kind=kind, metric=key, value=metrics.metrics.get(key),
         ci=(float(ci[0]), float(ci[1])) if ci is not None else None, n=metrics.n.get(key, 0),
         item_ids=tuple(item.id for item in items), verdicts=verdicts,
         per_item={item_id: num / den for item_id, (num, den) in values.items()},
-        failed={item_id: str(doc.get("reason") or "failed") for item_id, doc in results.items()
-                if doc["status"] == "failed"},
-        status=status or str(session.meta.get("status")),
-        calls=sum(len(doc.get("calls") or []) for doc in results.values()))
+        failed=failed, status=status or str(session.meta.get("status")),
+        calls=sum(len(doc.get("calls") or []) for doc in results.values()),
+        counted={**values, **failed_values(items, failed, key, convention)})
 
 
 async def evaluate_async(judge: Judge, dataset: Dataset, item_ids: Sequence[str], config: Config, *,

@@ -16,14 +16,14 @@ item had no interval at all.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from qatui.data.model import Item, PairwiseGold, RankingGold
 from qatui.metrics.bootstrap import percentile_ci, unanimous_interval
-from qatui.metrics.pairwise import judgement_hits
+from qatui.metrics.pairwise import judgement_hits, label_hits
 from qatui.metrics.ranking import question_ranking_stats
 
 if TYPE_CHECKING:
@@ -42,6 +42,29 @@ def item_values(items: Sequence[Item], verdicts: Mapping[str, Verdict], key: str
             found[item.id] = (value, 1.0)
         elif isinstance(item.gold, PairwiseGold) and (hits := judgement_hits(item.gold, verdict).get(key)):
             found[item.id] = (sum(hits), float(len(hits)))
+    return found
+
+
+def failed_values(items: Sequence[Item], failed: Collection[str], key: str,
+                  convention: str = "strict") -> dict[str, tuple[float, float]]:
+    """Item id -> (numerator, denominator) of `key` on the items of `failed` (those the judge gave no verdict on),
+    each counted as agreeing with no one: a miss on every human label `key` counts (accuracy), and a question
+    scored as a ranking that told no candidate apart is (correlations 0, `metrics.ranking`). An item `key` skips
+    whatever was judged (one gold tier) is left out. So two judges are measured on the same items when one of
+    them failed some (`engine.aligning.choose_best`)."""
+    from qatui.events import Verdict
+
+    found: dict[str, tuple[float, float]] = {}
+    for item in items:
+        if item.id not in failed:
+            continue
+        if isinstance(item.gold, PairwiseGold) and (hits := label_hits(item.gold, None).get(key)):
+            found[item.id] = (sum(hits), float(len(hits)))
+        elif isinstance(item.gold, RankingGold):
+            ids = list(item.candidates)
+            undecided = Verdict(item_id=item.id, scores=dict.fromkeys(ids, 0.0), ranking=ids, order=ids, tiers=[ids])
+            if (value := question_ranking_stats(item.gold, undecided, convention).get(key)) is not None:
+                found[item.id] = (value, 1.0)
     return found
 
 

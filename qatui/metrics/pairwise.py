@@ -37,6 +37,12 @@ def judgement_hits(gold: PairwiseGold, verdict: Verdict) -> dict[str, list[float
     judged = judge_preference(verdict, gold.a, gold.b)
     if judged is None:
         return {}
+    return label_hits(gold, judged)
+
+
+def label_hits(gold: PairwiseGold, judged: Preference | None) -> dict[str, list[float]]:
+    """Per human label each key counts, 1.0 where `judged` (A / B / tie) is that label; `judged` None (no verdict,
+    `metrics.paired.failed_values`) agrees with no label."""
     return {
         "accuracy": [float(judged == label) for label in gold.labels],
         "accuracy_no_tie": [float(judged == label) for label in gold.labels if label != "tie"],
