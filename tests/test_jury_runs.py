@@ -3,6 +3,7 @@ backbone fails (real HTTP to the loopback server) decided by the quorum, then re
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -163,3 +164,47 @@ def test_a_jury_asked_three_times_measures_each_member_on_its_combined_answer(ll
     agreement = jury["members_agreement"]["preference"]
     # by hand: 3 items, A against B on each; Do = 1, De = 6/5 * (1 - 2 * (1/2)^2) = 3/5, alpha = 1 - 1 / (3/5)
     assert agreement["metrics"]["alpha"] == pytest.approx(-2 / 3)
+
+
+def test_the_jury_panel_shows_every_repeat_of_a_jury_asked_three_times(llm_server, tmp_path, capsys,
+                                                                    monkeypatch) -> None:
+    """The Session screen's jury panel kept one row per member, the last repeat's: the pairwise member read "R2"
+    (the longer answer) though it chose the shorter in two repeats of three. Each repeat's members and where they
+    stand are shown apart now, marked #1 to #3."""
+    from fakes import wait_until
+
+    from qatui.config import Config
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.clipboard import panel_text
+    from qatui.tui.screens.session import SessionScreen
+    from qatui.tui.widgets.jury_panel import JuryPanel
+
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    config = tmp_path / "c.toml"
+    config.write_text(f'[backbones.good]\nmodel = "openai/fake-good"\napi_base = "{llm_server.base_url}"\n'
+                      f'api_key_env = "FAKE_KEY"\nmax_attempts = 1\n[cache]\ndir = "{tmp_path / "cache"}"\n')
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "q0", "question": "Why?", "candidates": {
+        "a": "Short.", "b": "A longer answer, with reasons."}}) + "\n")
+    llm_server.script(_short_twice_then_long)
+    code, out = cli(capsys, "--config", str(config), "--sessions-dir", str(tmp_path / "s"), "run", str(data),
+                    "--judge", "jury", "--jury", "pairwise@good,length", "--repeats", "3", "--json")
+    assert code == 0, out
+    app = QatuiApp(Config(), SessionStore(tmp_path / "s"), open_id=json.loads(out)["session"])
+
+    async def panel_lines() -> list[str]:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state is not None
+                             and "#3" in panel_text(app.screen.query_one(JuryPanel)), "every repeat's rows")
+            return panel_text(app.screen.query_one(JuryPanel)).splitlines()
+
+    lines = asyncio.run(panel_lines())
+    rows: dict[str, list[str]] = {}
+    for line in lines:
+        if line[:1] == "#" and line[1:2].isdigit():
+            rows.setdefault(line.split()[0], []).append(line)
+    assert any(line.startswith("#k: repeat k") for line in lines)
+    assert set(rows) == {"#1", "#2", "#3"}
+    verdicts = {k: next(line.split()[2] for line in v if "pairwise@good" in line) for k, v in rows.items()}
+    assert verdicts["#1"] == verdicts["#2"] != verdicts["#3"]  # short twice, then the longer answer
+    assert all(any("length" in line for line in v) for v in rows.values())

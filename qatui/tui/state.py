@@ -83,8 +83,9 @@ class TaskView:
     """RAGAS: response label -> (questions written back from it, their cosine to the item's question)."""
     context_sentences: dict[str, tuple[list[str], list[int]]] = field(default_factory=dict)
     """RAGAS: response label ('' = the item's context) -> (its sentences, indices of the relevant ones)."""
-    members: dict[str, MemberVerdict] = field(default_factory=dict)
-    """A jury: each member's verdict (or why none) as it came, by member name."""
+    members: dict[tuple[str, int], MemberVerdict] = field(default_factory=dict)
+    """A jury: each member's verdict (or why none) as it came, by (member name, repeat): a jury asked K times keeps
+    every repeat's, not only the last."""
     baseline_steps: list[str] = field(default_factory=list)
     """The baselines' steps (pointwise scores, A/B choices, LINKAGE places, G-Eval ratings), one line each."""
     ranking: list[str] = field(default_factory=list)
@@ -397,7 +398,7 @@ def _baseline_step(state: RunState, e: Event) -> None:
 
 
 def _member(state: RunState, e: MemberVerdict) -> None:
-    state.task(e, "jury").members[e.member] = e
+    state.task(e, "jury").members[(e.member, e.repeat)] = e
 
 
 def _trimmed(state: RunState, e: InputTrimmed) -> None:

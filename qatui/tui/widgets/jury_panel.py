@@ -78,19 +78,29 @@ class JuryPanel(TaskPanel):
             return ""
         muted = self.get_component_rich_style("jury-panel--muted", partial=True)
         members = list(task.members.values())
+        by_repeat: dict[int, list[MemberVerdict]] = {}
+        for m in members:  # a jury asked K times: each repeat's members, and where they stand, apart
+            by_repeat.setdefault(m.repeat, []).append(m)
+        repeated = any(by_repeat.keys() - {0})
         name_width = min(max(len(m.member) for m in members), 30)
         verdict_width = max(len(verdict_text(m)) for m in members)
-        lines = []
-        for m in members:
-            detail = " · ".join(f"{short(label)} {value:.3g}" for label, value in m.scores.items()) \
-                if m.status == "done" else " ".join(m.reason.split())
-            name = m.member if len(m.member) <= name_width else m.member[:name_width - 1] + "…"
-            line = Text.assemble(plain(f"{name:<{name_width}}  {verdict_text(m):<{verdict_width}}  "), (plain(detail), muted))
-            line.no_wrap, line.overflow = True, "ellipsis"
-            lines.append(line)
-        words, split = split_text(members)
-        if task.status == "running":
-            words += " (members still judging…)"
-        line = Text(words, style=self.get_component_rich_style(
-            f"jury-panel--{'split' if split else 'agree' if task.status == 'done' else 'muted'}", partial=True))
-        return Group(*lines, line)
+        lines: list[Text] = []
+        for repeat in sorted(by_repeat):
+            which = f"#{repeat + 1} " if repeated else ""
+            for m in by_repeat[repeat]:
+                detail = " · ".join(f"{short(label)} {value:.3g}" for label, value in m.scores.items()) \
+                    if m.status == "done" else " ".join(m.reason.split())
+                name = m.member if len(m.member) <= name_width else m.member[:name_width - 1] + "…"
+                line = Text.assemble(plain(f"{which}{name:<{name_width}}  {verdict_text(m):<{verdict_width}}  "),
+                                     (plain(detail), muted))
+                line.no_wrap, line.overflow = True, "ellipsis"
+                lines.append(line)
+            words, split = split_text(by_repeat[repeat])
+            if task.status == "running" and repeat == max(by_repeat):
+                words += " (members still judging…)"
+            lines.append(Text(which + words, style=self.get_component_rich_style(
+                f"jury-panel--{'split' if split else 'agree' if task.status == 'done' else 'muted'}", partial=True)))
+        if repeated:
+            lines.append(Text("#k: repeat k of the jury asked several times; the verdict combines the repeats",
+                              style=muted))
+        return Group(*lines)
