@@ -15,7 +15,9 @@ OpenAI's does when 24 hours pass. A batch cancelled before it ended is "cancelli
 once it has answered the first half of its lines (as if those ran before the cancel took effect; the
 rest get no line), at once even when held. `duplicates(index, body)` may name one more line for an answered request,
 as a provider's files sometimes do: "same" (its answer again), "other" (a second, different answer) or "error" (a
-failure line for it in the error file); `None` for none. `batch_requests` maps each custom id to the body that
+failure line for it in the error file); `None` for none. `reshape(index, completion)` returns the body an answered line
+carries instead of its completion (a provider's malformed line: `choices: [null]`, a `usage` that is a string).
+`batch_requests` maps each custom id to the body that
 carried it, `batch_answered` the custom ids a batch answered with a line, `n_cancels` the cancels.
 Counted: `n_files`, `n_batches`, `n_batch_polls`, and
 `batch_submitted` (custom id -> how many batches carried it), so a test can say nothing was
@@ -61,10 +63,12 @@ class BatchEndpoints:
     def script_batches(self, *, delay_s: float | Callable[[int], float] = 0.0,
                        faults: Callable[[int, dict[str, Any]], str] | None = None,
                        expire: Iterable[int] = (), hold: bool = False, only: Iterable[int] | None = None,
-                       duplicates: Callable[[int, dict[str, Any]], str | None] | None = None) -> None:
+                       duplicates: Callable[[int, dict[str, Any]], str | None] | None = None,
+                       reshape: Callable[[int, dict[str, Any]], Any] | None = None) -> None:
         """What the next batches do: `delay_s` before a batch is worked (or a function of its number), `faults`
         and `duplicates` per request (in the batches numbered in `only`, by default every one), and which batch numbers (from 0,
-        counted over the server's life) expire half-done; `duplicates` a second line for some answered requests. With
+        counted over the server's life) expire half-done; `duplicates` a second line for some answered requests; `reshape`
+        the body an answered line carries instead of its completion. With
         `hold`, every batch stays "validating" until `release_batches()` (a test kills its client meanwhile)."""
         if hold:
             self._held.set()
@@ -74,6 +78,7 @@ class BatchEndpoints:
             self._batch_expire = frozenset(expire)
             self._batch_only = None if only is None else frozenset(only)
             self._batch_duplicates = duplicates
+            self._batch_reshape = reshape
             self._batch_index = 0
 
     def _add_batch_routes(self, app: web.Application) -> None:
@@ -196,6 +201,8 @@ class BatchEndpoints:
             reply = await self._reply(line["body"], _OK)
             completion = self._completion(line["body"], kind, reply, self._usage(line["body"], reply),
                                           f"chatcmpl-batch-{index}")
+            if self._batch_reshape is not None and faulty:
+                completion = self._batch_reshape(index, completion)
             self.batch_answered[line["custom_id"]] += 1
             output.append({"id": f"req-{index}", "custom_id": line["custom_id"], "error": None,
                            "response": {"status_code": 200, "request_id": f"req-{index}", "body": completion}})

@@ -403,3 +403,69 @@ def test_a_batch_file_naming_a_request_twice_neither_scores_a_guess_nor_pays_an_
     assert first["retried"] == len(others) and later, "the two-answer requests were not asked again"
     assert any("two different answers" in reason for reason in first["reasons"]), first["reasons"]
     assert first["cost_usd"] > clean_batch["cost_usd"] * (1 + 0.5 * len(others) / n), "a paid answer was not counted"
+
+
+def _cli_run(conf: Path, sessions: Path, data: Path, *args: str, timeout_s: float = 120) -> dict:
+    """qatui's CLI `run --json` in its own process, bounded in time: a run that hangs fails the test."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    try:
+        done = subprocess.run([sys.executable, "-m", "qatui", "--config", str(conf), "--sessions-dir", str(sessions),
+                               "run", str(data), "--backbone", "fake", "--json", *args], capture_output=True,
+                              text=True, timeout=timeout_s, env=env)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"the run did not end within {timeout_s:.0f} s: {(e.stderr or b'')[-1500:]!r}")
+    assert done.stdout.strip(), done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("usage", ["not-a-dict", [1, 2]])
+def test_a_batch_line_whose_usage_is_no_object_is_answered_without_its_tokens_and_the_run_ends(server, tmp_path,
+                                                                                                usage) -> None:
+    """A batch output line whose `usage` was a string or a list stopped the batch's collection with an AttributeError,
+    and every request waiting on the batch waited for good: the run hung. Now such a usage reads as absent (as a
+    direct reply's unreadable counts do): the answers are used, their tokens counted as none."""
+    data, sessions = dataset(tmp_path), tmp_path / "sessions"
+    direct = _cli_run(config(tmp_path, server, "direct-cache"), sessions, data, "--judge", "pairwise")
+    server.script_batches(reshape=lambda index, body: {**body, "usage": usage})
+    batched = _cli_run(config(tmp_path, server, "cache"), sessions, data, "--judge", "pairwise", "--batch")
+    assert batched["status"] == "completed" and batched["judges"]["pairwise"]["n_failed"] == 0, batched
+    assert verdicts(sessions, batched["session"], "pairwise") == verdicts(sessions, direct["session"], "pairwise")
+    assert batched["llm"]["prompt_tokens"] == 0 < direct["llm"]["prompt_tokens"]
+    (batch,) = SessionStore(sessions).open(batched["session"]).meta["batches"]
+    assert batch["collected"] and batch["status"] == "completed"
+
+
+async def test_a_batch_that_cannot_be_read_to_its_end_fails_its_calls_in_one_line_instead_of_hanging(server,
+                                                                                                   tmp_path) -> None:
+    """Whatever goes wrong while a batch is read (here: its record cannot be written as it is collected, the disk
+    full for a moment), every call waiting on it ends, failed with the reason in one line, and is not submitted
+    again; before, the reading task died and its calls waited for good."""
+    import asyncio
+
+    from qatui.config import parse_config
+    from qatui.llm.batch import BATCH, Batcher
+    from qatui.llm.client import make_client
+    from qatui.llm.errors import LLMCallError
+
+    refused: list[dict] = []
+
+    def record(doc: dict, keys: list[str] | None) -> None:
+        if doc.get("collected") and not refused:
+            refused.append(doc)
+            raise OSError(28, "No space left on device")
+
+    settings = parse_config(config(tmp_path, server, "cache").read_text(), "test.toml")
+    client = make_client("fake", settings)
+    batcher = Batcher(settings.batch, record)
+    token = BATCH.set(batcher)
+    try:
+        calls = [client.complete([{"role": "user", "content": f"Which answer is better, 1 or 2? ({n})"}],
+                                 purpose="same") for n in range(3)]
+        done = await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 60)
+    finally:
+        BATCH.reset(token)
+        await batcher.close()
+    assert all(isinstance(e, LLMCallError) for e in done), done
+    reasons = {str(e) for e in done}
+    assert all("\n" not in r and "could not be read" in r and "No space left on device" in r for r in reasons), reasons
+    assert server.n_batches == 1 and set(server.batch_submitted.values()) == {1} and refused

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from qatui.llm._lazy import get_litellm
 from qatui.llm.backbone import first_line, mask_keys
 from qatui.llm.errors import LLMCallError
+from qatui.llm.response import token_count
 from qatui.text import plain
 
 if TYPE_CHECKING:
@@ -103,6 +104,21 @@ def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[
     if per_in is not None and per_out is not None:
         return float(per_in) * prompt_tokens + float(per_out) * completion_tokens, listed, MAP_PRICE
     return listed * LIST_PRICE_SHARE, listed, HALF_PRICE
+
+
+def _line_tokens(body: dict[str, Any]) -> tuple[int, int]:
+    """(prompt, completion) tokens one batch line's body reports, read as a direct reply's are (`response.token_count`:
+    a missing, negative or non-numeric count is 0); a `usage` that is no object is none."""
+    usage = body.get("usage")
+    if not isinstance(usage, dict):
+        return 0, 0
+    return token_count(usage.get("prompt_tokens")), token_count(usage.get("completion_tokens"))
+
+
+def _line_cost(model: str, body: dict[str, Any]) -> tuple[float, float, str]:
+    """`batch_cost` of one line's body (`_line_tokens`): what its batch's record counts, and what the call it answers
+    is charged, so the two always agree."""
+    return batch_cost(model, *_line_tokens(body))
 
 
 @dataclass(frozen=True)
@@ -218,17 +234,20 @@ class Batcher:
                 return response, sends + tries
 
     def _response(self, client: Any, outcome: Outcome) -> Any:
-        """The batch line's completion as LiteLLM's response object, priced at the batch price."""
+        """The batch line's completion as LiteLLM's response object, priced at the batch price of the tokens it
+        reports (`_line_cost`, as its batch's record counts them); its `usage` holds those counts."""
         ll = get_litellm()
         from litellm.litellm_core_utils.llm_response_utils.convert_dict_to_response import (
             convert_to_model_response_object,
         )
 
-        response = convert_to_model_response_object(response_object=outcome.body,
-                                                     model_response_object=ll.ModelResponse())
-        usage = getattr(response, "usage", None)
-        cost = batch_cost(client.model, int(getattr(usage, "prompt_tokens", 0) or 0),
-                          int(getattr(usage, "completion_tokens", 0) or 0))[0]
+        body = {k: v for k, v in outcome.body.items() if k != "usage"}
+        if isinstance(usage := outcome.body.get("usage"), dict):
+            prompt, completion = _line_tokens(outcome.body)
+            body["usage"] = {**usage, "prompt_tokens": prompt, "completion_tokens": completion,
+                             "total_tokens": prompt + completion}
+        response = convert_to_model_response_object(response_object=body, model_response_object=ll.ModelResponse())
+        cost = _line_cost(client.model, outcome.body)[0]
         response._hidden_params = {**(getattr(response, "_hidden_params", None) or {}), "response_cost": cost,
                                    "batch_id": outcome.batch_id}
         return response
@@ -298,28 +317,36 @@ class Batcher:
                                            input_file_id=upload.id, metadata={"made_by": "qatui"}, **endpoint.api())
         except Exception as e:  # noqa: BLE001 - every request of it failed to go: asked again as a failed line is
             reason = mask_keys(f"the batch could not be submitted: {first_line(e, 160)}", endpoint.api_key)
-            self._answer(taken, {}, reason, "")
+            self._answer(taken, {}, Outcome("", reason=reason))
             return
         doc = {"id": batch.id, "model": endpoint.model, "status": _status(batch.status), "requests": len(taken),
                "completed": 0, "failed": 0, "input_file_id": upload.id, "submitted": time.time()}
         self.docs[batch.id] = doc
-        self._save(doc, list(taken))
+        try:
+            self._save(doc, list(taken))
+        except Exception as e:  # noqa: BLE001 - unrecorded, its requests' calls would otherwise wait for good
+            reason = f"batch {batch.id} could not be recorded in the session: {type(e).__name__}: {first_line(e, 160)}"
+            self._answer(taken, {}, Outcome(batch.id, reason=reason, retried=False))
+            return
         task = asyncio.get_running_loop().create_task(self._resolve(batch.id, endpoint, taken))
         self._resolving.add(task)
         task.add_done_callback(self._resolving.discard)
 
     async def _resolve(self, batch_id: str, endpoint: _Endpoint, taken: dict[str, _Waiting]) -> None:
-        """Once the batch ends, resolve each of its requests' futures with its line."""
-        outcomes, missing = await self._collection(batch_id, endpoint)
-        self._answer(taken, outcomes, missing, batch_id)
+        """Once the batch ends, resolve each of its requests' futures with its line.
 
-    def _answer(self, taken: dict[str, _Waiting], outcomes: dict[str, Outcome], missing: str, batch_id: str) -> None:
-        """Resolve each taken request's future with its line (`missing` the reason of one without a line)."""
+        Every future is resolved whatever happens while the batch is read (`_read`): a request left waiting would
+        hang its item, and the run, for good."""
+        outcomes, missing = await self._collection(batch_id, endpoint)
+        self._answer(taken, outcomes, missing)
+
+    def _answer(self, taken: dict[str, _Waiting], outcomes: dict[str, Outcome], missing: Outcome) -> None:
+        """Resolve each taken request's future with its line (`missing` the outcome of one without a line)."""
         for key, waiting in taken.items():
             if self._sending.get(key) is waiting:
                 del self._sending[key]
             if not waiting.future.done():
-                waiting.future.set_result(outcomes.get(key) or Outcome(batch_id, reason=missing))
+                waiting.future.set_result(outcomes.get(key) or missing)
 
     def _save(self, doc: dict[str, Any], keys: list[str] | None = None) -> None:
         self._record(dict(doc), keys)
@@ -329,17 +356,27 @@ class Batcher:
     async def _result(self, batch_id: str, key: str, endpoint: _Endpoint) -> Outcome:
         """The line of `key` in a batch submitted earlier (by this run or one before it)."""
         outcomes, missing = await self._collection(batch_id, endpoint)
-        return outcomes.get(key) or Outcome(batch_id, reason=missing)
+        return outcomes.get(key) or missing
 
-    def _collection(self, batch_id: str, endpoint: _Endpoint) -> asyncio.Task[tuple[dict[str, Outcome], str]]:
+    def _collection(self, batch_id: str, endpoint: _Endpoint) -> asyncio.Task[tuple[dict[str, Outcome], Outcome]]:
         """The one task reading `batch_id` to its end (shared by every request it holds)."""
         if batch_id not in self._collections:
-            self._collections[batch_id] = asyncio.get_running_loop().create_task(self._collect(batch_id, endpoint))
+            self._collections[batch_id] = asyncio.get_running_loop().create_task(self._read(batch_id, endpoint))
         return self._collections[batch_id]
 
-    async def _collect(self, batch_id: str, endpoint: _Endpoint) -> tuple[dict[str, Outcome], str]:
+    async def _read(self, batch_id: str, endpoint: _Endpoint) -> tuple[dict[str, Outcome], Outcome]:
+        """`_collect`, which never raises: a failure of qatui's own while a batch is read (a line it cannot handle)
+        fails each of the batch's requests with its one-line reason, not asked again (it would be paid again and
+        read the same way), instead of leaving the calls that wait on the batch waiting for good."""
+        try:
+            return await self._collect(batch_id, endpoint)
+        except Exception as e:  # noqa: BLE001 - any bug here would otherwise hang every request of the batch
+            why = f"batch {batch_id}'s results could not be read: {type(e).__name__}: {first_line(e, 160)}"
+            return {}, Outcome(batch_id, reason=mask_keys(why, endpoint.api_key), retried=False)
+
+    async def _collect(self, batch_id: str, endpoint: _Endpoint) -> tuple[dict[str, Outcome], Outcome]:
         """Poll until the batch ends (its state and counts recorded as they change), then read its files: (custom id
-        -> its outcome, the reason a request without a line failed)."""
+        -> its outcome, the outcome of a request without a line)."""
         ll = get_litellm()
         doc = self.docs[batch_id]
         if not self.submit and not doc.get("collected") and doc.get("status") not in TERMINAL:
@@ -351,7 +388,8 @@ class Batcher:
             except Exception as e:  # noqa: BLE001 - the provider unreachable for a while: polled again
                 errors += 1
                 if errors >= MAX_POLL_ERRORS:
-                    return {}, mask_keys(f"batch {batch_id} could not be read: {first_line(e, 160)}", endpoint.api_key)
+                    return {}, Outcome(batch_id, reason=mask_keys(f"batch {batch_id} could not be read: "
+                                                                  f"{first_line(e, 160)}", endpoint.api_key))
                 await asyncio.sleep(self.settings.poll_s)
                 continue
             errors = 0
@@ -372,17 +410,17 @@ class Batcher:
                     for custom_id, outcome in _read_lines(batch_id, _bytes(content), _status(batch.status)).items():
                         outcomes[custom_id] = _merged(outcomes.get(custom_id), outcome)
         except Exception as e:  # noqa: BLE001 - the results cannot be read: asked again
-            return {}, mask_keys(f"batch {batch_id}'s results could not be read: {first_line(e, 160)}", endpoint.api_key)
+            return {}, Outcome(batch_id, reason=mask_keys(f"batch {batch_id}'s results could not be read: "
+                                                          f"{first_line(e, 160)}", endpoint.api_key))
         cost = full = 0.0
         source = ""
         for outcome in outcomes.values():
             for body in ([outcome.body] if outcome.body is not None else []) + list(outcome.paid):
-                usage = body.get("usage") or {}
-                spent = batch_cost(endpoint.model, _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+                spent = _line_cost(endpoint.model, body)
                 cost, full, source = cost + spent[0], full + spent[1], spent[2]
         doc.update(collected=True, cost_usd=cost, list_price_usd=full, **({"price": source} if source else {}))
         self._save(doc)
-        return outcomes, f"batch {doc['status']}: no line for the request"
+        return outcomes, Outcome(batch_id, reason=f"batch {doc['status']}: no line for the request")
 
     async def _cancel(self, batch_id: str, endpoint: _Endpoint) -> None:
         """Ask the provider to cancel a batch not yet ended (resumed with `--no-batch`), and record that it was asked;

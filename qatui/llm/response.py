@@ -187,17 +187,17 @@ def usage_of(response: Any) -> dict[str, int]:
     field for the providers it translates.
     """
     usage = getattr(response, "usage", None)
-    prompt = _count(getattr(usage, "prompt_tokens", 0))
-    completion = _count(getattr(usage, "completion_tokens", 0))
+    prompt = token_count(getattr(usage, "prompt_tokens", 0))
+    completion = token_count(getattr(usage, "completion_tokens", 0))
     details = getattr(usage, "completion_tokens_details", None)
-    reasoning = _count(details.get("reasoning_tokens") if isinstance(details, dict)
-                       else getattr(details, "reasoning_tokens", 0))
+    reasoning = token_count(details.get("reasoning_tokens") if isinstance(details, dict)
+                            else getattr(details, "reasoning_tokens", 0))
     return {"prompt_tokens": prompt, "completion_tokens": completion, "reasoning_tokens": reasoning,
             "total_tokens": prompt + completion}
 
 
-def _count(value: Any) -> int:
-    """A token count a provider reported; 0 for a missing, negative or non-numeric one."""
+def token_count(value: Any) -> int:
+    """A token count a provider reported; 0 for a missing, negative or non-numeric one (a batch line's too)."""
     try:
         return max(0, int(value or 0))
     except (TypeError, ValueError, OverflowError):
