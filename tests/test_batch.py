@@ -469,3 +469,54 @@ async def test_a_batch_that_cannot_be_read_to_its_end_fails_its_calls_in_one_lin
     reasons = {str(e) for e in done}
     assert all("\n" not in r and "could not be read" in r and "No space left on device" in r for r in reasons), reasons
     assert server.n_batches == 1 and set(server.batch_submitted.values()) == {1} and refused
+
+
+MALFORMED = {
+    "null choice": lambda body: {**body, "choices": [None]},
+    "null message": lambda body: {**body, "choices": [{**body["choices"][0], "message": None}]},
+    "choices text": lambda body: {**body, "choices": "x"},
+    "empty": lambda body: {"usage": body["usage"]},
+    "token count text": lambda body: {**body, "usage": {**body["usage"], "prompt_tokens": "abc"}},
+}
+
+
+def _batch_spend(sessions: Path, session_id: str) -> float:
+    """What a session's batch records say its batches cost."""
+    return sum(b["cost_usd"] for b in SessionStore(sessions).open(session_id).meta["batches"])
+
+
+def test_a_batch_line_that_is_no_chat_completion_fails_its_call_in_one_line_and_its_cost_is_spent(monkeypatch,
+                                                                                                   tmp_path,
+                                                                                                   capsys) -> None:
+    """Answer lines with status 200 whose body is no chat completion (`choices: [null]`, `message: null`, `choices:
+    "x"`, `{}`) made LiteLLM's converter raise a bare Exception: its call's failure was a traceback with the response
+    dumped, no call was recorded, and the line the provider billed was missing from the session's spend. Now each
+    fails its call in one line, not asked again, its cost recorded on the call; a line whose token count is text is
+    answered, that count read as none. The session's spend is what its batch records say."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("FAKE_KEY", "sk-batch-test-not-a-real-key")
+    from qatui.llm import client as client_module
+
+    client_module._backbones.clear()
+    kinds = list(MALFORMED)
+    with FakeLLMServer(answer_any, model="gpt-4o-mini", max_lifetime_s=90.0) as server:
+        data, sessions = dataset(tmp_path), tmp_path / "sessions"
+        server.script_batches(reshape=lambda index, body: MALFORMED[kinds[index % 7]](body) if index % 7 < 5 else body)
+        code = main(["--config", str(config(tmp_path, server, "c", model="openai/gpt-4o-mini")), "--sessions-dir",
+                     str(sessions), "run", str(data), "--backbone", "fake", "--json", "--judge", "pairwise", "--batch"])
+        result = json.loads(capsys.readouterr().out)
+    client_module._backbones.clear()
+    assert code in (0, 1) and result["status"] in ("completed", "failed")
+    session = SessionStore(sessions).open(result["session"])
+    calls = [call for doc in session.results().values() for call in doc.get("calls") or []]
+    failed = [call for call in calls if not call.get("ok", True)]
+    assert failed and all(call["cost_usd"] > 0 for call in failed)
+    errors = {call["error"] for call in failed}
+    assert all("\n" not in e and "Traceback" not in e and "is no chat completion" in e for e in errors), errors
+    assert {e.rsplit(": ", 1)[1] for e in errors} == {"a choice is no object", "a choice has no message",
+                                                      "its choices are no list", "it has no choices"}
+    reasons = {doc["failure"]["reason"] for doc in session.results().values() if doc.get("failure")}
+    assert reasons and all("\n" not in r and "Traceback" not in r for r in reasons), reasons
+    assert set(server.batch_submitted.values()) == {1}, "a line that is no chat completion was asked again"
+    assert len(calls) == sum(server.batch_submitted.values())
+    assert result["llm"]["cost_usd"] == pytest.approx(_batch_spend(sessions, result["session"]), rel=1e-9)

@@ -218,7 +218,7 @@ class Batcher:
             else:
                 outcome = await self._gather(client, kwargs, key, api_key)
             if outcome.body is not None:
-                return self._response(client, outcome), sends
+                return self._response(client, outcome, attempts=sends), sends
             if self._holding.get(key) == outcome.batch_id:
                 del self._holding[key]  # asked again in a new batch (or directly), never in this one
             reasons.append(outcome.reason)
@@ -233,21 +233,34 @@ class Batcher:
                 response, tries = await client.backbone.run(kwargs, api_key=api_key)
                 return response, sends + tries
 
-    def _response(self, client: Any, outcome: Outcome) -> Any:
+    def _response(self, client: Any, outcome: Outcome, *, attempts: int) -> Any:
         """The batch line's completion as LiteLLM's response object, priced at the batch price of the tokens it
-        reports (`_line_cost`, as its batch's record counts them); its `usage` holds those counts."""
+        reports (`_line_cost`, as its batch's record counts them); its `usage` holds those counts.
+
+        A line whose body is no chat completion (`_unusable`, or one LiteLLM's converter refuses) fails the call in
+        one line (`LLMCallError`, not asked again: the same request gets the same line), its cost on the error: the
+        provider billed it, and its batch's record counts it."""
         ll = get_litellm()
         from litellm.litellm_core_utils.llm_response_utils.convert_dict_to_response import (
             convert_to_model_response_object,
         )
 
+        cost = _line_cost(client.model, outcome.body)[0]
         body = {k: v for k, v in outcome.body.items() if k != "usage"}
         if isinstance(usage := outcome.body.get("usage"), dict):
             prompt, completion = _line_tokens(outcome.body)
             body["usage"] = {**usage, "prompt_tokens": prompt, "completion_tokens": completion,
                              "total_tokens": prompt + completion}
-        response = convert_to_model_response_object(response_object=body, model_response_object=ll.ModelResponse())
-        cost = _line_cost(client.model, outcome.body)[0]
+        why = _unusable(body)
+        if why is None:
+            try:
+                response = convert_to_model_response_object(response_object=body,
+                                                             model_response_object=ll.ModelResponse())
+            except Exception as e:  # noqa: BLE001 - LiteLLM's converter raises a bare Exception holding a traceback
+                why = f"LiteLLM could not read it ({type(e).__name__})"
+        if why is not None:
+            raise LLMCallError(f"{client.model}: the answer line of batch {outcome.batch_id} is no chat completion: "
+                               f"{why}", attempts=attempts, transient=False, cost_usd=cost)
         response._hidden_params = {**(getattr(response, "_hidden_params", None) or {}), "response_cost": cost,
                                    "batch_id": outcome.batch_id}
         return response
@@ -480,6 +493,22 @@ def _int(value: Any) -> int:
         return max(0, int(value or 0))
     except (TypeError, ValueError):
         return 0
+
+
+def _unusable(body: dict[str, Any]) -> str | None:
+    """Why a batch line's 200 body is no chat completion qatui can read (a few words), or None: its `choices` must be
+    a list of objects, each with a `message` object (what the converter and `response.answer_of` read)."""
+    choices = body.get("choices")
+    if not choices:
+        return "it has no choices"
+    if not isinstance(choices, list):
+        return "its choices are no list"
+    for choice in choices:
+        if not isinstance(choice, dict):
+            return "a choice is no object"
+        if not isinstance(choice.get("message"), dict):
+            return "a choice has no message"
+    return None
 
 
 def _bytes(content: Any) -> bytes:

@@ -336,7 +336,8 @@ class LLMClient:
         except LLMCallError as e:
             if write:
                 self._store(key, request, None)
-            spent = {} if response is None else spent_on(response, self.model, free=self.is_local, facts=self.facts)
+            spent = ({"cost_usd": e.cost_usd} if e.cost_usd else {}) if response is None else spent_on(
+                response, self.model, free=self.is_local, facts=self.facts)
             emit(LLMCallFinished(**base, latency_s=time.perf_counter() - started, attempts=e.attempts, ok=False,
                                  error=str(e), thinking=e.thinking[:RESPONSE_CHARS], **spent, **hop_fields(hops)))
             raise

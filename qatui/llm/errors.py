@@ -17,13 +17,17 @@ class LLMCallError(QatuiError):
     The message names the model and says why ("openai/gpt-4o-mini: rate limited (429) 3
     times, gave up after 7.2 s"); it never contains an API key. `thinking` keeps what a
     reasoning model wrote before its answer was cut off, for the call's record (never read as an answer).
+    `cost_usd` is what the provider billed for the failed call all the same (a batch line it answered that qatui
+    cannot use): recorded with the call, and settled against the cost cap.
     """
 
-    def __init__(self, message: str, *, attempts: int = 0, transient: bool = False, thinking: str = "") -> None:
+    def __init__(self, message: str, *, attempts: int = 0, transient: bool = False, thinking: str = "",
+                 cost_usd: float = 0.0) -> None:
         super().__init__(message)
         self.attempts = attempts
         self.transient = transient
         self.thinking = thinking
+        self.cost_usd = cost_usd
 
 
 class ParseError(QatuiError):

@@ -27,6 +27,7 @@ from typing import Any
 
 from qatui.llm._lazy import get_litellm
 from qatui.llm.capture import CAPTURE, Captured
+from qatui.llm.errors import LLMCallError
 from qatui.llm.response import cost_of
 from qatui.text import usd
 
@@ -133,7 +134,8 @@ async def within_cap(client: Any, request: dict[str, Any], call: Coroutine[Any, 
                      ) -> tuple[Any, int]:
     """Await `call` (an `LLMClient`'s send of `request`) within the run's cost cap, when it has one: the call's
     worst case (its prompt, all of `max_tokens` answered) is reserved before it starts (`CapReached`, the call
-    never made, when that could pass the cap) and settled with its real cost once it ends."""
+    never made, when that could pass the cap) and settled with its real cost once it ends (a failed call's is what
+    its `LLMCallError` says the provider billed, 0 for most)."""
     if (spend := SPEND.get()) is None or client.is_local:
         return await call
     try:
@@ -147,6 +149,9 @@ async def within_cap(client: Any, request: dict[str, Any], call: Coroutine[Any, 
         response, attempts = await call
         cost = cost_of(response, client.model)
         return response, attempts
+    except LLMCallError as e:  # a failed call the provider billed all the same (an unusable batch line)
+        cost = e.cost_usd
+        raise
     finally:
         spend.cap.settle(held, cost)
 
