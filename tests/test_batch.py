@@ -333,7 +333,9 @@ async def test_a_request_asked_while_its_batch_runs_waits_for_it_and_is_sent_onc
     finally:
         BATCH.reset(token)
         await batcher.close()
-    assert answers[0].text == answers[1].text and not answers[1].event.cached
+    assert answers[0].text == answers[1].text and not answers[0].event.cached
+    # the second shared the first's line: free, counted as a cache hit is, though not answered from the cache (0 sends)
+    assert answers[1].event.cached and answers[1].event.attempts == 1 and answers[1].event.cost_usd == 0
     assert server.n_batches == 1 and list(server.batch_submitted.values()) == [1]
     assert recorded[0]["id"] == "batch_fake_0"
 
@@ -365,6 +367,9 @@ def test_two_lines_for_one_request_never_pick_one_answer_by_their_order_nor_lose
     assert read(_line("r1", 500, failed), _line("r1", 200, a)).body == a
     output, errors = read(_line("r1", 200, a)), read(_line("r1", 500, failed))
     assert _merged(output, errors).body == a  # the error file read after the output file
+    c = {"choices": [{"message": {"content": '{"choice": "C"}'}}], "usage": {"prompt_tokens": 5}}
+    three = read(_line("r1", 200, a), _line("r1", 200, b), _line("r1", 200, c), _line("r1", 200, a))
+    assert three.body is None and list(three.paid) == [a, b, c]  # a third answer is never chosen by its order
 
 
 def test_a_batch_file_naming_a_request_twice_neither_scores_a_guess_nor_pays_an_answer_twice(monkeypatch, tmp_path,
@@ -403,6 +408,8 @@ def test_a_batch_file_naming_a_request_twice_neither_scores_a_guess_nor_pays_an_
     assert first["retried"] == len(others) and later, "the two-answer requests were not asked again"
     assert any("two different answers" in reason for reason in first["reasons"]), first["reasons"]
     assert first["cost_usd"] > clean_batch["cost_usd"] * (1 + 0.5 * len(others) / n), "a paid answer was not counted"
+    spent = sum(b["cost_usd"] for b in [first, *later])  # the second answers billed reach the session's spend too
+    assert doubled["llm"]["cost_usd"] == pytest.approx(spent, rel=1e-9) and spent > clean["llm"]["cost_usd"]
 
 
 def _cli_run(conf: Path, sessions: Path, data: Path, *args: str, timeout_s: float = 120) -> dict:
@@ -520,3 +527,29 @@ def test_a_batch_line_that_is_no_chat_completion_fails_its_call_in_one_line_and_
     assert set(server.batch_submitted.values()) == {1}, "a line that is no chat completion was asked again"
     assert len(calls) == sum(server.batch_submitted.values())
     assert result["llm"]["cost_usd"] == pytest.approx(_batch_spend(sessions, result["session"]), rel=1e-9)
+
+
+def test_identical_requests_sharing_one_batch_line_are_charged_once(monkeypatch, tmp_path, capsys) -> None:
+    """Four items asking the same requests share each batch line (one line per request, billed once); each was
+    charged the whole line, so the session's spend was four times what the provider billed and `--max-cost` stopped
+    the run early. Now the first call reading a line pays for it, and those sharing it cost nothing, counted as cache
+    hits are (with what the line cost as their `cached_cost_usd`): the session's spend is what its batch cost."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("FAKE_KEY", "sk-batch-test-not-a-real-key")
+    from qatui.llm import client as client_module
+
+    client_module._backbones.clear()
+    with FakeLLMServer(answer_any, model="gpt-4o-mini", max_lifetime_s=90.0) as server:
+        data, sessions = dataset(tmp_path), tmp_path / "sessions"
+        first = json.loads(data.read_text().splitlines()[0])
+        data.write_text("".join(json.dumps({**first, "id": f"copy-{i}"}, ensure_ascii=False) + "\n" for i in range(4)))
+        result = run(capsys, config(tmp_path, server, "c", model="openai/gpt-4o-mini"), sessions, data,
+                     "--judge", "pairwise", "--batch")
+    client_module._backbones.clear()
+    assert result["status"] == "completed" and result["judges"]["pairwise"]["n_failed"] == 0
+    billed = sum(server.batch_answered.values())
+    assert result["llm"]["calls"] == 4 * billed and result["llm"]["cached"] == 3 * billed > 0
+    (batch,) = SessionStore(sessions).open(result["session"]).meta["batches"]
+    assert batch["requests"] == billed
+    assert result["llm"]["cost_usd"] == pytest.approx(batch["cost_usd"], rel=1e-9) and batch["cost_usd"] > 0
+    assert result["llm"]["cached_cost_usd"] == pytest.approx(3 * batch["cost_usd"], rel=1e-9)

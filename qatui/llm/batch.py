@@ -26,7 +26,9 @@ paid for and used) and then collected once it has ended; a request without a lin
 request no batch holds, is asked directly. So nothing is asked twice and no paid answer is lost.
 
 The cost of a batch answer is the batch price of LiteLLM's price map (`input_cost_per_token_batches`)
-where it has one, else half the list price, the discount OpenAI's Batch API states (`batch_cost`).
+where it has one, else half the list price, the discount OpenAI's Batch API states (`batch_cost`). Each line
+is charged once, to the first call reading it, with the answers its batch billed and qatui could not use, so
+the session's spend is what its batch records add up to (`Batcher.complete`).
 Only OpenAI-compatible files and batches endpoints are used (OpenAI, and vLLM's OpenAI-compatible
 server through `hosted_vllm/`); LiteLLM creates no Anthropic message batch in this version.
 """
@@ -44,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from qatui.llm._lazy import get_litellm
 from qatui.llm.backbone import first_line, mask_keys
 from qatui.llm.errors import LLMCallError
-from qatui.llm.response import token_count
+from qatui.llm.response import PAID_BEFORE_USD, token_count
 from qatui.text import plain
 
 if TYPE_CHECKING:
@@ -64,6 +66,10 @@ MAX_POLL_ERRORS = 10
 """Polls of one batch that may fail in a row (the provider unreachable) before its requests count as failed."""
 KEPT_REASONS = 20
 """How many distinct reasons a batch's record counts its failed requests under (the rest: "other reasons")."""
+
+SHARED_USD = "batch_shared_usd"
+"""`_hidden_params` key of a response that is a batch line another call of the run read first and paid for: what the
+line cost (`shared_cost`); the response itself costs nothing."""
 
 BATCH: ContextVar[Batcher | None] = ContextVar("qatui_batch", default=None)
 """The run's batcher while an item is judged in batch mode; None otherwise (every call is direct)."""
@@ -198,6 +204,8 @@ class Batcher:
         its line."""
         self._resolving: set[asyncio.Task[None]] = set()
         """Waits on submitted batches, each resolving its requests' futures: cancelled at the end (a resume waits)."""
+        self._read_lines: set[tuple[str, str]] = set()
+        """(batch id, cache key) of each line a call of this run has read: the calls after the first share it, free."""
 
     # -- a call ---------------------------------------------------------------------------------
 
@@ -205,20 +213,30 @@ class Batcher:
         """Ask `kwargs` (the request as `LLMClient._send` would send it) through batches; (response, sends made).
 
         Raises `LLMCallError` when every send failed, naming each batch's reason.
+
+        A batch line is charged to the first call that reads it (`_first_reading`): the same request asked by several
+        items shares one line (`_gather`), billed once, so the calls after the first are free (`SHARED_USD`, counted
+        as a cache hit is). The answers a line's batch billed and qatui could not use (two different ones for the
+        request: `Outcome.paid`) are charged to the call too, on the response it ends with (`PAID_BEFORE_USD`) or on
+        its error, so the session's spend and the cost cap count what its batch records say it cost.
         """
         reasons: list[str] = []
         sends = 0
+        paid = 0.0
         while True:
             sends += 1
             if (batch_id := self._holding.get(key)) is not None and batch_id in self.docs:
                 outcome = await self._result(batch_id, key, self._endpoint(client, api_key))
             elif not self.submit:
                 response, tries = await client.backbone.run(kwargs, api_key=api_key)
-                return response, sends - 1 + tries
+                return _paid_before(response, paid), sends - 1 + tries
             else:
                 outcome = await self._gather(client, kwargs, key, api_key)
+            first = self._first_reading(outcome, key)
+            if first:
+                paid += sum(_line_cost(client.model, body)[0] for body in outcome.paid)
             if outcome.body is not None:
-                return self._response(client, outcome, attempts=sends), sends
+                return self._response(client, outcome, attempts=sends, shared=not first, paid=paid), sends
             if self._holding.get(key) == outcome.batch_id:
                 del self._holding[key]  # asked again in a new batch (or directly), never in this one
             reasons.append(outcome.reason)
@@ -228,14 +246,25 @@ class Batcher:
                 why = "; ".join(dict.fromkeys(reasons))
                 raise LLMCallError(mask_keys(f"{client.model}: batch request failed {sends} "
                                              f"time{'s' if sends != 1 else ''}: {why}", api_key), attempts=sends,
-                                   transient=outcome.retried)
+                                   transient=outcome.retried, cost_usd=paid)
             if self.settings.retry == "direct" or not self.submit:
                 response, tries = await client.backbone.run(kwargs, api_key=api_key)
-                return response, sends + tries
+                return _paid_before(response, paid), sends + tries
 
-    def _response(self, client: Any, outcome: Outcome, *, attempts: int) -> Any:
+    def _first_reading(self, outcome: Outcome, key: str) -> bool:
+        """Whether this is the first call of the run to read `key`'s line in its batch (the one it is charged to)."""
+        if not outcome.batch_id:
+            return True
+        if (outcome.batch_id, key) in self._read_lines:
+            return False
+        self._read_lines.add((outcome.batch_id, key))
+        return True
+
+    def _response(self, client: Any, outcome: Outcome, *, attempts: int, shared: bool = False,
+                  paid: float = 0.0) -> Any:
         """The batch line's completion as LiteLLM's response object, priced at the batch price of the tokens it
-        reports (`_line_cost`, as its batch's record counts them); its `usage` holds those counts.
+        reports (`_line_cost`, as its batch's record counts them; 0 when `shared`: a call before this one read the
+        line, and paid for it), `paid` added (`complete`); its `usage` holds those counts.
 
         A line whose body is no chat completion (`_unusable`, or one LiteLLM's converter refuses) fails the call in
         one line (`LLMCallError`, not asked again: the same request gets the same line), its cost on the error: the
@@ -245,7 +274,8 @@ class Batcher:
             convert_to_model_response_object,
         )
 
-        cost = _line_cost(client.model, outcome.body)[0]
+        line = _line_cost(client.model, outcome.body)[0]
+        cost = 0.0 if shared else line
         body = {k: v for k, v in outcome.body.items() if k != "usage"}
         if isinstance(usage := outcome.body.get("usage"), dict):
             prompt, completion = _line_tokens(outcome.body)
@@ -260,10 +290,10 @@ class Batcher:
                 why = f"LiteLLM could not read it ({type(e).__name__})"
         if why is not None:
             raise LLMCallError(f"{client.model}: the answer line of batch {outcome.batch_id} is no chat completion: "
-                               f"{why}", attempts=attempts, transient=False, cost_usd=cost)
+                               f"{why}", attempts=attempts, transient=False, cost_usd=cost + paid)
         response._hidden_params = {**(getattr(response, "_hidden_params", None) or {}), "response_cost": cost,
-                                   "batch_id": outcome.batch_id}
-        return response
+                                   "batch_id": outcome.batch_id, **({SHARED_USD: line} if shared else {})}
+        return _paid_before(response, paid)
 
     def _note_failure(self, outcome: Outcome, key: str, *, retried: bool) -> None:
         """Count a failed request on its batch's record: by reason, and whether it is asked again or given up."""
@@ -495,6 +525,20 @@ def _int(value: Any) -> int:
         return 0
 
 
+def shared_cost(response: Any) -> float | None:
+    """What the batch line `response` is cost when another call of the run paid for it (`SHARED_USD`), else None."""
+    hidden = getattr(response, "_hidden_params", None)
+    value = hidden.get(SHARED_USD) if isinstance(hidden, dict) else None
+    return None if value is None else float(value)
+
+
+def _paid_before(response: Any, paid: float) -> Any:
+    """`response`, carrying `paid` (what the batch lines its call could not use cost) for `response.cost_of` to add."""
+    if paid:
+        response._hidden_params = {**(getattr(response, "_hidden_params", None) or {}), PAID_BEFORE_USD: paid}
+    return response
+
+
 def _unusable(body: dict[str, Any]) -> str | None:
     """Why a batch line's 200 body is no chat completion qatui can read (a few words), or None: its `choices` must be
     a list of objects, each with a `message` object (what the converter and `response.answer_of` read)."""
@@ -521,10 +565,11 @@ def _merged(earlier: Outcome | None, later: Outcome) -> Outcome:
     """One request's outcome from two lines naming it (in one file, or its output and its error file): an answer
     wins over a failure (it was paid for, and a failure line beside it is the provider's noise: it was asked again,
     and paid twice); the same answer twice is one; two different answers are neither (which one the model gave is
-    unknown: the request is asked again, and both are counted in what the batch cost)."""
-    if earlier is None or (earlier.body is None and later.body is not None):
+    unknown: the request is asked again, and both are counted in what the batch cost; a third answer beside two
+    different ones is a third paid one, never the one chosen)."""
+    if earlier is None or (earlier.body is None and not earlier.paid and later.body is not None):
         return later
-    if later.body is None or later.body == earlier.body:
+    if later.body is None or later.body == earlier.body or later.body in earlier.paid:
         return earlier
     return Outcome(earlier.batch_id, reason="the batch returned two different answers for this request",
                    retried=True, paid=(*earlier.paid, *((earlier.body,) if earlier.body is not None else ()),

@@ -28,7 +28,7 @@ from qatui.errors import ConfigError
 from qatui.events import InputTrimmed, LLMCallFinished, emit, tokens_watched
 from qatui.llm.backbone import Backbone
 from qatui.llm import direct
-from qatui.llm.batch import BATCH
+from qatui.llm.batch import BATCH, shared_cost
 from qatui.llm.cache import ANSWERS_USED, CallCache, cache_key
 from qatui.llm.errors import LLMCallError, ParseError, snippet
 from qatui.llm.facts import Facts, facts_at, is_bool
@@ -342,9 +342,11 @@ class LLMClient:
                                  error=str(e), thinking=e.thinking[:RESPONSE_CHARS], **spent, **hop_fields(hops)))
             raise
         spent = spent_on(response, self.model, free=self.is_local, facts=self.facts)
+        shared = shared_cost(response)  # a batch line an earlier call of the run paid for: free, as a cache hit is
         found = logprobs_of(response) if request.get("logprobs") else None
         if write:
-            self._store(key, request, {"text": answer.text, "usage": usage_of(response), "cost_usd": spent["cost_usd"],
+            self._store(key, request, {"text": answer.text, "usage": usage_of(response),
+                                       "cost_usd": spent["cost_usd"] if shared is None else shared,
                                        "purpose": purpose,
                                        "model": str(getattr(response, "model", "") or self.model),
                                        "finish_reason": answer.finish_reason,
@@ -354,7 +356,8 @@ class LLMClient:
             used.entries.append((self.cache, key))
         event = LLMCallFinished(**base, **spent, latency_s=time.perf_counter() - started, attempts=attempts,
                                 response=answer.text[:RESPONSE_CHARS], thinking=answer.thinking[:RESPONSE_CHARS],
-                                **hop_fields(hops))
+                                **hop_fields(hops), **({} if shared is None else {"cached": True,
+                                                                                   "cached_cost_usd": shared}))
         emit(event)
         return answer, event, found
 

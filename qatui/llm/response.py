@@ -212,8 +212,21 @@ def spent_on(response: Any, model: str, *, free: bool, facts: Any = None) -> dic
             "cost_usd": 0.0 if free else cost_of(response, model, facts=facts)}
 
 
+PAID_BEFORE_USD = "qatui_paid_before_usd"
+"""`_hidden_params` key of what earlier sends of a call were billed, their answers unused (a batch's two different
+answers to one request: `llm.batch`): `cost_of` adds it to the reply's own cost."""
+
+
 def cost_of(response: Any, model: str, *, facts: Any = None) -> float:
-    """The call's cost in USD; 0 for a model missing from the price map.
+    """The call's cost in USD: the reply's (`_reply_cost`), plus what earlier sends of the call were billed
+    (`PAID_BEFORE_USD`)."""
+    hidden = getattr(response, "_hidden_params", None)
+    before = hidden.get(PAID_BEFORE_USD) if isinstance(hidden, dict) else None
+    return _reply_cost(response, model, facts=facts) + (float(before) if before else 0.0)
+
+
+def _reply_cost(response: Any, model: str, *, facts: Any = None) -> float:
+    """The reply's cost in USD; 0 for a model missing from the price map.
 
     LiteLLM prices every response it returns (`_hidden_params["response_cost"]`, None when
     the model has no price), so that figure is read, not computed again; `completion_cost`
