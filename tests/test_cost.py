@@ -302,3 +302,27 @@ def test_a_table_row_served_from_the_cache_costs_what_its_answers_cost(billing, 
     code, out, _ = cli(capsys, *common, "table", str(data), "--judge", "pairwise", "--to", "csv")
     row = next(csv.DictReader(io.StringIO(out)))
     assert float(row["cost $"]) == pytest.approx(paid, abs=1e-4) and row["calls"].endswith(" cached)")
+
+
+@pytest.mark.parametrize("mode", ["direct", "litellm", "batch"])
+def test_a_negative_token_count_is_priced_as_none_and_never_makes_a_cost_negative(billing, tmp_path, capsys,
+                                                                                   mode: str) -> None:
+    """A provider reporting a negative prompt token count: the tokens were counted as 0 but the cost was LiteLLM's
+    price of the raw count (direct) or of `int(...)` of it (a batch line), so the session's spend went negative and
+    a resume's cap had that much more room. Now such a reply is priced from the tokens recorded, as a reply reporting
+    0 prompt tokens is: never below 0."""
+    data, common = setup(tmp_path, billing, n=4)
+    config = Path(common[1])
+    text = config.read_text().replace(f'api_key_env = "{KEY_ENV}"\n', f'api_key_env = "{KEY_ENV}"\n'
+                                      + ("direct_http = false\n" if mode == "litellm" else ""))
+    config.write_text(text + "[batch]\nwindow_s = 0.3\npoll_s = 0.05\n", encoding="utf-8")
+    spent = {}
+    for prompt in (-10_000_000, 0):
+        billing.usage = lambda body, text, prompt=prompt: (prompt, provider_usage(body, text)[1])
+        code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--no-cache", "--json",
+                             *(["--batch"] if mode == "batch" else []))
+        assert code == 0, err
+        spent[prompt] = json.loads(out)["llm"]
+    assert spent[-10_000_000]["prompt_tokens"] == spent[0]["prompt_tokens"] == 0
+    assert spent[-10_000_000]["cost_usd"] == pytest.approx(spent[0]["cost_usd"], rel=1e-9)
+    assert spent[0]["cost_usd"] > 0  # the completion tokens, priced

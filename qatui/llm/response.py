@@ -11,8 +11,10 @@ no answer: `answer_of` raises `UnusableAnswer` with the reason, and the caller f
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from qatui.llm.errors import LLMCallError
@@ -218,11 +220,42 @@ answers to one request: `llm.batch`): `cost_of` adds it to the reply's own cost.
 
 
 def cost_of(response: Any, model: str, *, facts: Any = None) -> float:
-    """The call's cost in USD: the reply's (`_reply_cost`), plus what earlier sends of the call were billed
-    (`PAID_BEFORE_USD`)."""
+    """The call's cost in USD, never negative: the reply's (`_reply_cost`), plus what earlier sends of the call were
+    billed (`PAID_BEFORE_USD`).
+
+    A reply whose usage reports a negative token count (a provider's bug) is priced from its counts as `usage_of`
+    reads them, each negative one as 0 (LiteLLM's own figure, from the raw counts, would be negative and give a
+    cost cap room that was never there): the cost recorded is the price of the tokens recorded.
+    """
     hidden = getattr(response, "_hidden_params", None)
     before = hidden.get(PAID_BEFORE_USD) if isinstance(hidden, dict) else None
-    return _reply_cost(response, model, facts=facts) + (float(before) if before else 0.0)
+    priced = _as_counted(response) if _negative_usage(response) else response
+    return _usd(_reply_cost(priced, model, facts=facts)) + _usd(before)
+
+
+def _usd(value: Any) -> float:
+    """A cost as recorded: a finite number of USD, at least 0."""
+    try:
+        found = float(value or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+    return found if math.isfinite(found) and found > 0 else 0.0
+
+
+def _negative_usage(response: Any) -> bool:
+    """Whether the reply's usage reports a prompt or completion token count below 0."""
+    usage = getattr(response, "usage", None)
+    return any(isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0
+               for value in (getattr(usage, "prompt_tokens", 0), getattr(usage, "completion_tokens", 0)))
+
+
+def _as_counted(response: Any) -> Any:
+    """A stand-in for the reply holding its token counts as `usage_of` reads them, for `_reply_cost` to price as it
+    prices a reply read by `llm.direct` (`priced`: the dict LiteLLM's `completion_cost` takes)."""
+    usage = usage_of(response)
+    served = str(getattr(response, "model", "") or "")
+    counts = {k: usage[k] for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    return SimpleNamespace(model=served, priced={"model": served, "usage": counts})
 
 
 def _reply_cost(response: Any, model: str, *, facts: Any = None) -> float:
@@ -239,10 +272,7 @@ def _reply_cost(response: Any, model: str, *, facts: Any = None) -> float:
     """
     hidden = getattr(response, "_hidden_params", None)
     if isinstance(hidden, dict) and "response_cost" in hidden:
-        try:
-            return float(hidden["response_cost"] or 0.0)
-        except (TypeError, ValueError):
-            return 0.0
+        return _usd(hidden["response_cost"])
     pair = (model, str(getattr(response, "model", "") or ""))
     if pair in _UNPRICED:
         return 0.0
