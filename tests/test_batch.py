@@ -372,6 +372,21 @@ def test_two_lines_for_one_request_never_pick_one_answer_by_their_order_nor_lose
     assert three.body is None and list(three.paid) == [a, b, c]  # a third answer is never chosen by its order
 
 
+def test_an_answer_holding_a_line_separator_unescaped_is_read_whole() -> None:
+    """A batch runner that writes its JSON unescaped (as `json.dumps(..., ensure_ascii=False)` does) may put a U+2028
+    in an answer's text: the file was split there too, both halves were unreadable and skipped, and the paid
+    answer was missing (asked and paid again)."""
+    import json as json_module
+
+    from qatui.llm.batch import _read_lines
+
+    body = {"choices": [{"message": {"content": '{"rationale": "one\u2028two", "choice": "A"}'}}],
+            "usage": {"prompt_tokens": 5}}
+    line = json_module.dumps({"custom_id": "r1", "response": {"status_code": 200, "body": body}}, ensure_ascii=False)
+    assert "\u2028" in line
+    assert _read_lines("batch_1", (line + "\n").encode(), "completed")["r1"].body == body
+
+
 def test_a_batch_file_naming_a_request_twice_neither_scores_a_guess_nor_pays_an_answer_twice(monkeypatch, tmp_path,
                                                                                               capsys) -> None:
     """The provider's output and error files name some requests twice, through qatui's real CLI and LiteLLM's real

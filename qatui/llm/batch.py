@@ -47,6 +47,7 @@ from qatui.llm._lazy import get_litellm
 from qatui.llm.backbone import first_line, mask_keys
 from qatui.llm.errors import LLMCallError
 from qatui.llm.response import PAID_BEFORE_USD, token_count
+from qatui.safe_read import json_lines
 from qatui.text import plain
 
 if TYPE_CHECKING:
@@ -580,7 +581,7 @@ def _read_lines(batch_id: str, data: bytes, status: str) -> dict[str, Outcome]:
     """custom id -> its outcome, from an output or error file (JSONL; an unreadable line is skipped; two lines naming
     one request are `_merged`)."""
     found: dict[str, Outcome] = {}
-    for raw in data.decode("utf-8", errors="replace").splitlines():
+    for raw in json_lines(data.decode("utf-8", errors="replace")):  # a U+2028 in an answer is no line's end
         try:
             line = json.loads(raw)
         except ValueError:
