@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,15 @@ def write_data(path: Path, n: int, hard: set[int] = frozenset(), swapped: set[st
                      "candidates": candidates, "gold": {"kind": "pairwise", "a": a, "b": b, "labels": [label]}})
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     return path
+
+
+def break_questions(data: Path, ids: Iterable[str]) -> None:
+    """Mark the questions of `ids` in the dataset file "broken", which the scripted judge never scores."""
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    for row in rows:
+        if row["id"] in set(ids):
+            row["question"] = row["question"].replace(": capital", " broken: capital")
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 
 @pytest.fixture
@@ -360,11 +370,7 @@ def test_train_items_the_start_failed_go_to_the_writer_with_why_and_a_proposal_t
     data = write_data(tmp_path / "d.jsonl", 12)
     train, _, _ = split_items(load_dataset(str(data)), 0.5, 0)
     broken = sorted(train)[:2]
-    rows = [json.loads(line) for line in data.read_text().splitlines()]
-    for row in rows:
-        if row["id"] in broken:
-            row["question"] = row["question"].replace(": capital", " broken: capital")
-    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    break_questions(data, broken)
     code, doc, err = align(capsys, setup, tmp_path, data, "--rounds", "1")
     assert code == 0, err
     start, proposal = doc["candidates"]
@@ -408,11 +414,7 @@ def test_the_text_output_names_the_test_items_a_judge_failed_on_beside_its_figur
     data = write_data(tmp_path / "d.jsonl", 24)
     _, test, _ = split_items(load_dataset(str(data)), 0.5, 0)
     broken = set(sorted(test)[:2])  # two test items only: a candidate failing on a train item is never kept
-    rows = [json.loads(line) for line in data.read_text().splitlines()]
-    for row in rows:
-        if row["id"] in broken:
-            row["question"] = row["question"].replace(": capital", " broken: capital")
-    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    break_questions(data, broken)
     code, doc, err = align(capsys, setup, tmp_path, data, "--rounds", "1")
     assert code == 0, err
     assert broken <= set(doc["split"]["test"]) and doc["final"]["round"] == 1

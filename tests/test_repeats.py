@@ -153,14 +153,20 @@ def _judged(server) -> list[dict]:
     return [body for body in server.requests if _fruit(body) is not None]
 
 
+def fake_backbone_config(llm_server, tmp_path: Path) -> Path:
+    """A config whose backbone `fake` is the scripted server, asked once per call, its cache in `tmp_path`."""
+    config = tmp_path / "config.toml"
+    config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                      f'api_key_env = "FAKE_KEY"\nmax_attempts = 1\n[cache]\ndir = "{tmp_path / "cache"}"\n')
+    return config
+
+
 @pytest.fixture
 def noisy(llm_server, tmp_path, monkeypatch):
     """(config, dataset) for a backbone on the scripted server whose scores depend on the seed."""
     monkeypatch.setenv("FAKE_KEY", "sk-test-not-a-real-key")
     llm_server.script(_answer)
-    config = tmp_path / "config.toml"
-    config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
-                      f'api_key_env = "FAKE_KEY"\nmax_attempts = 1\n[cache]\ndir = "{tmp_path / "cache"}"\n')
+    config = fake_backbone_config(llm_server, tmp_path)
     data = tmp_path / "noisy.jsonl"
     data.write_text("".join(json.dumps({"id": i, "question": "Which answer is best?",
                                         "candidates": {f"c{k}": f"The answer is {fruit}." for k, fruit in enumerate(f)}})
@@ -489,9 +495,7 @@ def test_a_pairwise_judge_asked_three_times_shows_each_repeat_apart_and_pools_po
 
     monkeypatch.setenv("FAKE_KEY", "sk-test-not-a-real-key")
     llm_server.script(_pair_answer)
-    config = tmp_path / "config.toml"
-    config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
-                      f'api_key_env = "FAKE_KEY"\nmax_attempts = 1\n[cache]\ndir = "{tmp_path / "cache"}"\n')
+    config = fake_backbone_config(llm_server, tmp_path)
     data = tmp_path / "pair.jsonl"
     data.write_text(json.dumps({"id": "p", "question": "Which fruit is green inside?",
                                 "candidates": {"good": "The answer is kiwi.", "bad": "The answer is lemon."},
