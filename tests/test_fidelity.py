@@ -370,12 +370,11 @@ def test_a_session_judged_before_latin_letters_were_read_by_their_words_is_neith
 def test_any_text_gets_a_language_and_the_same_one_each_time(text: str) -> None:
     """The identifier reads any text a dataset can hold (newlines, lone surrogates, control characters, no letters
     at all): a language code, never an error, and the same code when asked again."""
-    from qatui.data.language import language_by_script, latin_language
+    from qatui.data.language import latin_language
 
     code = detect_language(text)
     assert code and code == code.lower() and detect_language(text) == code
     latin_language.cache_clear()
-    language_by_script.cache_clear()
     assert detect_language(text) == code
 
 

@@ -61,15 +61,11 @@ def _share(script: re.Pattern[str], letters: str) -> int:
     return len(script.findall(letters))
 
 
-@lru_cache(maxsize=65536)
 def language_by_script(text: str) -> str | None:
     """The language untagged text's scripts name: 'ja' when a tenth of its letters are kana, 'ko' when a fifth are
     Hangul, 'zh' when a fifth are CJK ideographs, 'th', 'lo', 'km' or 'my' when a fifth are Thai, Lao, Khmer or
     Burmese letters, `UNDETERMINED` when most are in another non-Latin script, 'en' when it has no letters;
-    None when most are Latin letters, which many languages share (`latin_language` reads those).
-
-    Kept per text: every call of a judge asks for its item's language (a pairwise item's two orders, each step of
-    a judge), and the scripts are counted letter by letter."""
+    None when most are Latin letters, which many languages share (`latin_language` reads those)."""
     letters = "".join(filter(str.isalpha, text))
     if not letters:
         return "en"
