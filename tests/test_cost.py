@@ -199,6 +199,35 @@ def test_the_cap_stops_the_run_below_it_and_a_higher_cap_finishes_it_asking_noth
     assert row["session"] == session and row["answers_cost_usd"] == pytest.approx(spent), (row["llm"], deferred)
 
 
+def test_a_failed_attempt_s_paid_calls_stay_in_the_spend_after_a_resume_judges_the_item_again(
+        billing, tmp_path, capsys) -> None:
+    """An item whose answer was cut off (finish_reason length: billed, never a verdict) failed; a resume judged it
+    again, its new record superseding the failure, and the failed attempt's calls dropped out of the session's
+    spend: the session said less than the provider billed, and each resume's cost cap started that much lower
+    (five resumes of an always cut-off item spent 1.35 times a cap that is never to be passed). Every attempt's
+    calls are the spend now."""
+    data, common = setup(tmp_path, billing, n=3)
+    asked_q1 = []
+
+    def faults(index: int, body: dict) -> str:  # q1's first two calls (both orders) are cut off, later ones answered
+        if "country number 1?" in json.dumps(body["messages"]) and body.get("max_tokens") != 8:
+            asked_q1.append(index)
+            return "length" if len(asked_q1) <= 2 else "ok"
+        return "ok"
+
+    billing.script(rationale, faults=faults)
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--json")
+    first = json.loads(out)
+    assert first["judges"]["pairwise"]["coverage"]["failed"] == 1 and first["llm"]["calls"] == 6, err
+    code, out, err = cli(capsys, *common, "sessions", "resume", first["session"], "--json")
+    assert code == 0 and json.loads(out)["judges"]["pairwise"]["coverage"]["scored"] == 3, err
+    session = SessionStore(tmp_path / "sessions").open(first["session"])
+    meta, again = session.meta, session.results()[("q1", "pairwise")]["calls"]
+    assert len(asked_q1) == 4 and len(again) == 2 and not any(c["cached"] for c in again)  # cut-off answers: uncached
+    assert (meta["llm"]["calls"], meta["llm"]["cached"]) == (8, 0)
+    assert meta["llm"]["cost_usd"] == pytest.approx(first["llm"]["cost_usd"] + sum(c["cost_usd"] for c in again))
+
+
 def test_a_call_in_flight_when_the_cap_refuses_its_sibling_is_kept_and_never_asked_again(
         billing, tmp_path, capsys) -> None:
     """One pair, a cap with room for one order's worst case only: the second order is refused while the

@@ -8,6 +8,7 @@ CLI and the TUI call these functions; neither builds an engine by hand.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from qatui.engine.backbones import (
 from qatui.judges.files.find import file_meta, stored_file
 from qatui.judges.registry import make_judge, stored_options
 from qatui.engine.versions import changed_judge, judge_entry
+from qatui.store.index import latest
 from qatui.store.judge_versions import entry_options, entry_version
 from qatui.store.session_file import INTERVAL_RULE
 from qatui.ties import TIE_RULE
@@ -332,8 +334,8 @@ def _resumed(session: Session, config: Config, resources: Resources | None, max_
     session.every_verdict()  # a damaged verdict is refused now, naming it, not at the summary after the calls
     check_models(judges, resources, subset, defer_live=not batch)
     max_cost = meta.get("max_cost_usd") if max_cost is None else max_cost
-    spent = (llm_totals(session.results(), float(meta.get("deferred_cost_usd") or 0))["cost_usd"]
-             if max_cost is not None else 0.0)
+    spent = (llm_totals(session.every_result(keep=summarized_fields), float(meta.get("deferred_cost_usd") or 0))[
+        "cost_usd"] if max_cost is not None else 0.0)
     spend_cap = run_cap(max_cost, spent, judges, resources, subset, session.id)
     batching = batch_settings(config, batch_retry or meta.get("batch_retry"))
     if batch:
@@ -373,14 +375,15 @@ def store_summary(session: Session, dataset: Dataset, status: str) -> dict[str, 
     What `finish_run` does after a run, and what an import (`engine.importing`) does after writing its verdicts.
     """
     try:
-        results = session.results(keep=summarized_fields)
+        attempts = session.every_result(keep=summarized_fields)  # each attempt's paid calls are the session's spend
+        results = latest(attempts)
         summary = summarize_session(session, dataset.items, results)
         for judge, doc in summary.items():
             session.set_summary(judge, doc)
         if status == "completed" and summary and all(doc["n_done"] == 0 and doc["n_failed"] for doc in summary.values()):
             status = "failed"  # nothing was judged: not a result anyone should read as one
         session.update_meta(status=status, updated=now_iso(), pid=None,
-                            llm=llm_totals(results, float(session.meta.get("deferred_cost_usd") or 0)))
+                            llm=llm_totals(attempts, float(session.meta.get("deferred_cost_usd") or 0)))
         session.flush()
     finally:
         session.release_writer()  # the run has ended, however: another process may resume it now
@@ -456,9 +459,12 @@ def summarized_fields(doc: dict) -> dict:
             "calls": [{key: call[key] for key in CALL_TALLIES if key in call} for call in doc.get("calls") or []]}
 
 
-def llm_totals(results: dict, deferred_cost_usd: float = 0.0) -> dict[str, Any]:
-    """Calls, cache hits, tokens (reasoning tokens among the completion tokens) and cost over every stored result
-    of a session; per deployment when any. `cost_usd` is what the session spent: its results' calls, and
+def llm_totals(docs: Iterable[dict], deferred_cost_usd: float = 0.0) -> dict[str, Any]:
+    """Calls, cache hits, tokens (reasoning tokens among the completion tokens) and cost over result docs; per
+    deployment when any. A session's spend reads every doc it recorded (`Session.every_result`): a failed attempt's
+    calls were paid for, and read from its latest results alone, a resume that judged the item again dropped them
+    (a session said half what the provider billed, and each resume's cost cap started that much lower). `cost_usd`
+    is what the docs' calls cost, and
     `deferred_cost_usd` (the session's meta), what the calls of items a cost cap left pending cost, whose results
     are not kept (a resume then meets those answers in the cache); without it a capped session said half what the
     provider billed. `cached_cost_usd` is what the answers the cache gave it had cost when they were bought.
@@ -471,7 +477,7 @@ def llm_totals(results: dict, deferred_cost_usd: float = 0.0) -> dict[str, Any]:
     totals: dict[str, Any] = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0,
                               "reasoning_tokens": 0, "cost_usd": 0.0, "cached_cost_usd": 0.0}
     deployments: dict[str, dict[str, int]] = {}
-    for doc in results.values():
+    for doc in docs:
         for call in doc.get("calls") or []:
             tokens = (int(call.get("prompt_tokens") or 0), int(call.get("completion_tokens") or 0))
             totals["calls"] += 1
@@ -532,7 +538,7 @@ def session_json(meta: dict, summary: dict[str, dict]) -> dict[str, Any]:
         "dataset": meta["dataset"],
         "judges": {name: {**doc, "version": entry_version(entries.get(name))}
                    for name, doc in judges_json(summary).items()},
-        "llm": meta.get("llm") or llm_totals({}),
+        "llm": meta.get("llm") or llm_totals([]),
         **({"requests": meta["requests"]} if meta.get("requests") else {}),
         **({"imported": meta["imported"]} if meta.get("imported") else {}),
         **({"stopped": meta.get("stopped", "")} if meta.get("status") == "stopped" else {}),

@@ -245,6 +245,11 @@ class Session:
         check_results_held(self.path, meta, Counter(judge for _, judge in found))
         return found
 
+    def every_result(self, keep: Callable[[dict], dict] | None = None) -> list[dict]:
+        """Every result doc ever recorded, in sequence order: the superseded ones too (a failed attempt, with the
+        calls it paid for, that a resume judged again), read as `result_pages` reads them. `keep` as in `results`."""
+        return [kept for read in self.result_pages() for kept in (read() if keep is None else map(keep, read()))]
+
     def result_pages(self) -> list[Callable[[], list[dict]]]:
         """Readers of every result doc ever recorded, a shard each, in sequence order; each reads when called.
 
