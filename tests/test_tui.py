@@ -207,6 +207,24 @@ async def test_home_lists_filters_and_sorts_sessions(store) -> None:
         assert shown_ids(app) == ["20261122-093000-0001", "20261122-093000-0002"]
 
 
+def test_sorting_by_metric_reads_the_figure_never_the_cell_s_last_word() -> None:
+    """A metric cell ending in "· 1/3 no decision" was sorted by its last word ("decision": no number, so -inf):
+    a session at tau +0.667 with a no-decision note sorted below one at +0.571 without."""
+    from qatui.ties import TIE_RULE
+    from qatui.tui.widgets.sessions_table import DESCENDING, SORT_KEYS, row_cells as cells_of
+
+    def meta(name: str, tau: float, undecided: int) -> dict:
+        doc = {"metrics": {"kendall": tau}, "n": {"kendall": 3}, "no_decision": {"kendall": undecided} if undecided
+               else {}, "tie_rule": TIE_RULE, "n_items": 3, "n_done": 3}
+        return {"id": name, "name": name, "status": "completed", "summary": {"j": doc}, "dataset": {"n_items": 3}}
+
+    metas = [meta("low", 0.571, 0), meta("high-nd", 0.667, 1), meta("negative-nd", -0.034, 1)]
+    assert "no decision" in cells_of(metas[1])["metric"]
+    key = SORT_KEYS["metric"]
+    ordered = sorted(metas, key=lambda m: key(m, cells_of(m)), reverse="metric" in DESCENDING)
+    assert [m["id"] for m in ordered] == ["high-nd", "low", "negative-nd"]
+
+
 async def test_open_a_session_shows_its_panels_and_jumps_to_the_worst_item(store) -> None:
     app = QatuiApp(Config(), store)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -11,6 +11,7 @@ from qatui.report.item_view import item_detail, print_artifacts, print_item_deta
 from qatui.report.session_view import (
     METRIC_ORDER,
     items_done,
+    key_figure,
     key_metric,
     print_failures,
     print_session,
@@ -23,7 +24,7 @@ from qatui.text import clip
 
 __all__ = [
     "METRIC_ORDER", "clip", "compare_sessions", "dataset_overview", "describe_gold", "item_detail", "items_done",
-    "key_metric", "languages_line", "print_artifacts", "print_comparison", "print_dataset", "print_failures",
-    "print_item_detail", "print_session", "print_session_list", "session_dataset", "session_status",
+    "key_figure", "key_metric", "languages_line", "print_artifacts", "print_comparison", "print_dataset",
+    "print_failures", "print_item_detail", "print_session", "print_session_list", "session_dataset", "session_status",
     "stored_failures",
 ]

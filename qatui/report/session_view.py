@@ -294,24 +294,34 @@ def print_failures(console: Console, failures: list[ItemFailed], groups: int = 5
                       "(`qatui sessions export ID` lists every result)")
 
 
-def key_metric(summary: dict[str, dict]) -> str:
-    """The first headline metric of a session's first judge that has one (for listings), with its no-decision share.
-
-    A summary stored before ties counted as ties shows no figure (it may credit a judge with no
-    opinion): opening the session recomputes it.
-    """
+def key_figure(summary: dict[str, dict]) -> tuple[str, str, float | None, str] | None:
+    """The first headline metric of a session's first judge that has one, as (whose: the judge's name when the
+    session has several, else "", its short name, its value, its no-decision note); the value is None for a
+    summary stored before ties counted as ties (it may credit a judge with no opinion). None: no such metric."""
     from qatui.ties import summary_is_current
 
     named = len(summary) > 1  # whose figure it is, when the session has several judges
     for judge, doc in summary.items():
         for key, short in (("kendall", "tau"), ("accuracy", "acc"), ("spearman", "rho"), ("pearson", "r")):
             if key in doc.get("metrics", {}):
-                who = f"{judge} " if named else ""
-                if not summary_is_current({judge: doc}):
-                    return f"{who}{short} ? old tie rule"
-                note = no_decision_note(doc, key)
-                return f"{who}{short} {doc['metrics'][key]:+.3f}" + (f" · {note}" if note else "")
-    return ""
+                current = summary_is_current({judge: doc})
+                return (judge if named else "", short, float(doc["metrics"][key]) if current else None,
+                        no_decision_note(doc, key) if current else "")
+    return None
+
+
+def key_metric(summary: dict[str, dict]) -> str:
+    """`key_figure` as listings show it, with its no-decision share ("tau +0.667 · 1/3 no decision").
+
+    A summary stored before ties counted as ties shows no figure: opening the session recomputes it.
+    """
+    if (figure := key_figure(summary)) is None:
+        return ""
+    who, short, value, note = figure
+    who = f"{who} " if who else ""
+    if value is None:
+        return f"{who}{short} ? old tie rule"
+    return f"{who}{short} {value:+.3f}" + (f" · {note}" if note else "")
 
 
 def items_done(meta: dict) -> str:

@@ -11,7 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.events import Resize
 from textual.reactive import reactive
 
-from qatui.report import items_done, key_metric, session_status
+from qatui.report import items_done, key_figure, key_metric, session_status
 from qatui.text import clip, plain
 from qatui.tui.format import when
 from qatui.tui.widgets.vim_table import VimTable
@@ -52,18 +52,18 @@ def row_cells(meta: dict) -> dict[str, str]:
     }
 
 
-def _metric_value(cells: dict[str, str]) -> float:
-    try:
-        return float(cells["metric"].split()[-1])
-    except (IndexError, ValueError):
-        return float("-inf")
+def _metric_value(meta: dict) -> float:
+    """The headline figure's value (`key_figure`), read from the summary, never from the cell's text: a cell ending
+    in "· 1/3 no decision" sorted below every session without that note; -inf where there is none."""
+    figure = key_figure(meta.get("summary") or {})
+    return float("-inf") if figure is None or figure[2] is None else figure[2]
 
 
 SORT_KEYS: dict[str, Callable[[dict, dict[str, str]], object]] = {
     "created": lambda meta, cells: (meta.get("created") or "", meta["id"]),
     "session": lambda meta, cells: cells["session"].lower(),
     "dataset": lambda meta, cells: cells["dataset"].lower(),
-    "metric": lambda meta, cells: _metric_value(cells),
+    "metric": lambda meta, cells: _metric_value(meta),
     "status": lambda meta, cells: cells["status"],
 }
 DESCENDING = {"created", "metric"}
