@@ -160,6 +160,25 @@ async def test_a_last_shard_put_back_from_an_older_copy_is_named_and_one_gone_ke
         assert not isinstance(app.screen, SessionScreen)
 
 
+@pytest.mark.parametrize("shard", [0, 4], ids=["first page", "a later page"])
+async def test_a_damaged_stored_verdict_is_named_as_the_cli_names_it_never_a_validation_dump(big, shard) -> None:
+    """A results file edited to hold `"scores": "oops"`: the CLI said "damaged verdict of length on q..." in one
+    line, but the Session screen showed pydantic's dump ("ValidationError: 3 validation errors for Verdict") and
+    stayed blank. It names the session's folder, the judge and the item now, on the first page or a later one."""
+    store, session_id, ids = big
+    path = Path(store.root) / session_id / f"results-{shard:04d}.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    doc = next(d for d in data["results"].values() if d["status"] == "done")
+    doc["verdict"]["scores"] = "oops"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    app = QatuiApp(Config(), store, open_id=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: any("damaged verdict" in n.message for n in app._notifications))
+        (message,) = [n.message for n in app._notifications if "damaged verdict" in n.message]
+        assert f"{session_id}: damaged verdict of length on {doc['item_id']}: scores" in message
+        assert "ValidationError" not in message and "pydantic" not in message
+
+
 async def test_first_rows_paint_before_the_dataset_is_read(big, monkeypatch) -> None:
     """Only the items of the first rows are validated before they are drawn; the other 390 wait on a gate."""
     store, session_id, ids = big

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from qatui.errors import DatasetError
-from qatui.events import Event, LLMCallFinished, Verdict, event_from_dict
+from qatui.events import Event, LLMCallFinished, event_from_dict
 from qatui.report import session_status
 from qatui.ties import DEFAULT_DIGITS, judges_digits
 from qatui.tui.state import RunState, TaskView
@@ -64,36 +64,52 @@ def session_items(session: Session) -> list[Item] | None:
         return None
 
 
-def stored_events(docs: list[dict], digits: Mapping[str, int] | None = None) -> list[Event]:
+def stored_events(docs: list[dict], digits: Mapping[str, int] | None = None, where: str = "the session") -> list[Event]:
     """The events stored result docs stand for, in the order a live run streamed them (validation: the costly part).
 
     `digits` (judge -> its stored `tie_digits`, `ties.judges_digits`) derives the tied groups of verdicts
-    stored before they were kept, as `Session.verdicts` does.
+    stored before they were kept, as `Session.verdicts` does. A doc that does not validate (an edited or damaged
+    file) is a SessionError in one line naming `where` (the session's folder), the judge and the item, as the CLI's
+    views say it (`store.session.stored_verdict`): the Session screen showed a raw pydantic dump, and stayed blank.
     """
+    from pydantic import ValidationError
+
+    from qatui.errors import SessionError, first_problem
+    from qatui.store.session import stored_verdict
+
     events: list[Event] = []
     for doc in docs:
         stamp = {"item_id": doc["item_id"], "judge": doc["judge"]}
-        context = {"tie_digits": (digits or {}).get(doc["judge"], DEFAULT_DIGITS)}
-        verdict = Verdict.model_validate(doc["verdict"], context=context) if doc["status"] == "done" else None
-        events.extend(verdict.artifacts if verdict else [])
-        events.extend(LLMCallFinished.model_validate({**call, **stamp}) for call in doc.get("calls") or [])
-        if verdict is not None:
-            events.append(verdict)
-        elif doc["status"] == "n/a":
-            events.append(event_from_dict({"type": "item_not_applicable", **stamp, "reason": doc.get("not_applicable", "")}))
-        else:
-            events.append(event_from_dict({"type": "item_failed", **stamp, **doc["failure"]}))
+        digits_of = (digits or {}).get(doc["judge"], DEFAULT_DIGITS)
+        verdict = stored_verdict(doc["verdict"], where, doc["judge"], doc["item_id"], digits_of) \
+            if doc["status"] == "done" else None
+        try:
+            events.extend(verdict.artifacts if verdict else [])
+            events.extend(LLMCallFinished.model_validate({**call, **stamp}) for call in doc.get("calls") or [])
+            if verdict is not None:
+                events.append(verdict)
+            elif doc["status"] == "n/a":
+                events.append(event_from_dict({"type": "item_not_applicable", **stamp,
+                                               "reason": doc.get("not_applicable", "")}))
+            else:
+                events.append(event_from_dict({"type": "item_failed", **stamp, **doc["failure"]}))
+        except ValidationError as e:
+            field, _, message = first_problem(e)
+            raise SessionError(f"{where}: damaged result of {doc['judge']} on {doc['item_id']}: "
+                               f"{field or 'the result'}: {message}") from None
     return events
 
 
-def page_events(page: Callable[[], list[dict]], digits: Mapping[str, int] | None = None) -> list[Event]:
+def page_events(page: Callable[[], list[dict]], digits: Mapping[str, int] | None = None,
+                where: str = "the session") -> list[Event]:
     """The events of one page of `Session.result_pages()` (blocking: reads a shard; SessionError if damaged)."""
-    return stored_events(page(), digits)
+    return stored_events(page(), digits, where)
 
 
-def replay(state: RunState, results: dict[tuple[str, str], dict], digits: Mapping[str, int] | None = None) -> None:
+def replay(state: RunState, results: dict[tuple[str, str], dict], digits: Mapping[str, int] | None = None,
+           where: str = "the session") -> None:
     """Fold stored result docs (`Session.results()`) into `state`, as if their events had streamed."""
-    for event in stored_events(list(results.values()), digits):
+    for event in stored_events(list(results.values()), digits, where):
         state.fold(event)
     state.n_finished = 0
     state.take_changed()
@@ -153,7 +169,7 @@ def next_items(items: Iterator[Item], n: int) -> list[Item]:
 def load_saved(session: Session) -> tuple[RunState, bool]:
     """A finished-or-not session as a `RunState` (every shard read), and whether its dataset could be reloaded."""
     state, found = saved_state(session)
-    replay(state, session.results(), judges_digits(session.meta))
+    replay(state, session.results(), judges_digits(session.meta), str(session.path))
     return state, found
 
 

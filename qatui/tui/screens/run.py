@@ -99,7 +99,7 @@ class RunScreen(QatuiScreen):
         job = self.job
         state = RunState(job.dataset.items, list(job.session.meta["judges"]), job.engine.seed, self.clock)
         if job.session.finished_keys() or job.session.failed_keys():
-            replay(state, job.session.results(), judges_digits(job.session.meta))
+            replay(state, job.session.results(), judges_digits(job.session.meta), str(job.session.path))
         return state
 
     def _flush(self) -> None:

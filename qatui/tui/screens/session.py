@@ -123,7 +123,7 @@ class SessionScreen(QatuiScreen):
             for task in state.tasks.values():
                 task.status = READING
             pages = session.result_pages()
-            events = page_events(pages[0], judges_digits(session.meta)) if pages else []
+            events = page_events(pages[0], judges_digits(session.meta), str(session.path)) if pages else []
             summary = session.summary()
             if not summary_is_current(summary):  # stored before ties counted as ties: recomputed (or flagged)
                 from qatui.report.gold import DATASET, session_summary
@@ -161,7 +161,8 @@ class SessionScreen(QatuiScreen):
             header.update(state, read)
         for page in pages:
             try:
-                events = await asyncio.to_thread(page_events, page, judges_digits(self.meta))
+                events = await asyncio.to_thread(page_events, page, judges_digits(self.meta),
+                                                 str(self.store.root / self.session_id))
             except QatuiError as e:
                 self.notify(f"{e}; the items whose results it held show as not judged", severity="error",
                             title="Part of the session cannot be read", timeout=10)
