@@ -297,6 +297,52 @@ def test_ctrl_c_says_at_once_what_happens_and_keeps_the_session(tmp_path) -> Non
     assert 0 < len(session.finished_keys()) < 20_000
 
 
+def test_the_first_ctrl_c_waits_for_the_calls_in_flight_and_keeps_their_answers(llm_server, tmp_path) -> None:
+    """The first Ctrl-C says it waits for the model calls in flight to return, but it cancelled them: a real
+    process exited before its calls came back, their answers were neither recorded nor cached, and the resume paid
+    for them again. It waits now: the process ends after the answers arrive, the item is left pending (never
+    failed), and the resume takes its answers from the call cache, asking the server nothing."""
+    from fakes import is_preflight, poll
+    from llm_server import Fault
+
+    hang_s = 3.0
+    llm_server.script(lambda body: json.dumps({"rationale": "A is right", "choice": "A"}),
+                      faults=lambda index, body: "ok" if is_preflight(body) else Fault("hang", seconds=hang_s))
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps({"id": "q0", "question": "Which is right?", "references": ["A."],
+                                "candidates": {"a": "A.", "b": "B."}}) + "\n")
+    config = tmp_path / "c.toml"
+    config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                      f'api_key_env = "FAKE_KEY"\ntimeout_s = 60\n[cache]\ndir = "{tmp_path / "cache"}"\n')
+    sessions = tmp_path / "s"
+    command = [sys.executable, "-m", "qatui", "--config", str(config), "--sessions-dir", str(sessions)]
+    env = dict(os.environ, FAKE_KEY="sk-test", LITELLM_LOCAL_MODEL_COST_MAP="True", COLUMNS="100")
+    proc = subprocess.Popen([*command, "run", str(data), "--judge", "pairwise", "--backbone", "fake"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        judged = lambda: [b for b in llm_server.requests if not is_preflight(b)]  # noqa: E731
+        poll(lambda: len(judged()) == 2)  # both orders asked, both answers on their way
+        asked_at = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        ended_after = time.monotonic() - asked_at
+    finally:
+        proc.kill()
+    text = err.decode()
+    assert proc.returncode == 130, text
+    assert "waiting for the model calls in flight to return" in " ".join(text.split())
+    assert ended_after >= hang_s - 0.5, ended_after  # it waited for the answers (cancelled, it ended at once)
+    [row] = SessionStore(sessions).list()
+    session = SessionStore(sessions).open(row["id"])
+    assert session.meta["status"] == "cancelled" and session.failed_keys() == set()  # pending, never failed
+    asked = len(judged())
+    resumed = subprocess.run([*command, "sessions", "resume", row["id"], "--json"], capture_output=True, text=True,
+                             env=env, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["judges"]["pairwise"]["coverage"]["scored"] == 1
+    assert len(judged()) == asked  # both answers came from the call cache: nothing paid twice
+
+
 # -- 6. names and comparisons --------------------------------------------------------------------------
 
 

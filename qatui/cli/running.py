@@ -42,9 +42,10 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
     """Drive the engine with a progress bar on stderr, then summarise; returns (status, summary).
 
     The first Ctrl-C says at once what happens (nothing new starts, finished items are kept,
-    the model calls in flight are being waited for) and stops the run; a second one exits
-    at once. Either way the session is resumable. The summary after a stop is computed in a
-    worker thread: on the event loop it held the second Ctrl-C's handler back until it was
+    the model calls in flight are being waited for) and does it (`Engine.stop_calls`: the calls in flight return,
+    are recorded and cached, and their items are left pending; it cancelled them, and a resume paid for them
+    again); a second one exits at once. Either way the session is resumable. The summary after a stop is computed
+    in a worker thread: on the event loop it held the second Ctrl-C's handler back until it was
     done (seconds on a large session, since the handler runs on the loop).
     """
     from qatui.cli.progress import run_progress
@@ -64,7 +65,10 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
             progress.stop()
             stderr.print("[yellow]Stopping[/]: no new item starts and every finished item is saved; waiting for "
                          "the model calls in flight to return. Press Ctrl-C again to quit now.")
-            main.cancel()
+            if engine.batcher is not None:  # a batch in flight is the provider's: collected by the resume
+                main.cancel()
+            else:
+                engine.stop_calls()
             return
         quit_now(job)
 
@@ -87,7 +91,7 @@ def consume(job: RunJob, quiet: bool) -> tuple[str, dict[str, dict]]:
                     elif isinstance(event, LLMCallFinished):
                         progress.update(bar, limits=limits_line(engine))
                     elif isinstance(event, RunFinished):
-                        status = event.status
+                        status = INTERRUPTED if engine.stopping else event.status
         except asyncio.CancelledError:
             if not presses:
                 raise

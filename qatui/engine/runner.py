@@ -49,7 +49,7 @@ from qatui.judges.ranking import pair_preference, pair_tiers, ranking_tiers, str
 from qatui.llm.batch import BATCH
 from qatui.llm.cache import ANSWERS_USED, AnswersUsed
 from qatui.llm.errors import LLMCallError
-from qatui.llm.deferred import RUN_STOP
+from qatui.llm.deferred import RUN_STOP, RUN_STOPPING
 from qatui.llm.repeat import REPEAT
 from qatui.llm.spend import SPEND, TaskSpend
 
@@ -201,8 +201,18 @@ class Engine:
         """Why the run stopped, once a backbone failed the live check put off to its first call the cache could not
         answer (`llm.preflight`): no new task starts, the task that met it is left pending, and the run ends
         "stopped"."""
+        self.stopping = False
+        """Set by `stop_calls` (a run's first Ctrl-C): no new task starts and no new call is sent, while the calls in
+        flight return (cached and recorded); the items they belonged to are left pending, never failed."""
         self._running = asyncio.Event()
         self._running.set()
+
+    def stop_calls(self) -> None:
+        """Stop the run the way its first Ctrl-C promises: no new task, no new backbone call (`RunStopping`), the
+        calls in flight waited for, so that what they cost is recorded and their answers kept in the call cache (a
+        resume takes them from there); their items are left pending. Call on the engine's loop."""
+        self.stopping = True
+        self._running.set()  # a paused worker wakes, sees the stop and ends
 
     @property
     def paused(self) -> bool:
@@ -254,7 +264,7 @@ class Engine:
                         for event in held:
                             yield event
                         held = []
-                status = ("stopped" if self.stopped else
+                status = ("stopped" if self.stopped else "cancelled" if self.stopping else
                           "capped" if self.spend_cap is not None and self.spend_cap.reached else "completed")
             finally:
                 for w in workers:
@@ -334,7 +344,8 @@ class Engine:
         try:
             while True:
                 await self._running.wait()  # the pause gate: checked before each new task
-                if todo.empty() or self.stopped or (self.spend_cap is not None and self.spend_cap.reached):
+                if todo.empty() or self.stopped or self.stopping or (
+                        self.spend_cap is not None and self.spend_cap.reached):
                     break
                 item, judge = todo.get_nowait()
                 await self._judge_one(item, judge, out.put_nowait)
@@ -397,6 +408,14 @@ class Engine:
             self.stopped = self.stopped or reason
 
         stopping = RUN_STOP.set(stop)
+        halted = False  # a call of this task was not sent because the run is stopping
+
+        def halting() -> bool:
+            nonlocal halted
+            halted = halted or self.stopping
+            return self.stopping
+
+        halts = RUN_STOPPING.set(halting)
         spend = TaskSpend(self.spend_cap) if self.spend_cap is not None else None
         spent = SPEND.set(spend)
         answers = AnswersUsed()
@@ -423,8 +442,8 @@ class Engine:
         except asyncio.CancelledError:
             raise
         except Exception as e:  # noqa: BLE001 - any judge failure is recorded on the item, never scored
-            if (spend is not None and spend.refused) or backbone_down:
-                self._defer(calls)  # the cap refused a call, or its backbone is down: left pending, never failed
+            if (spend is not None and spend.refused) or backbone_down or halted:
+                self._defer(calls)  # the cap refused a call, its backbone is down, or the run stops: left pending
                 return
             if not isinstance(e, LLMCallError):  # it failed on what the answers said: a resume asks them again
                 answers.forget()
@@ -440,7 +459,8 @@ class Engine:
             SPEND.reset(spent)
             ANSWERS_USED.reset(used)
             RUN_STOP.reset(stopping)
-        if (spend is not None and spend.refused) or backbone_down:  # a judge went on without the call (a jury's member)
+            RUN_STOPPING.reset(halts)
+        if (spend is not None and spend.refused) or backbone_down or halted:  # a judge went on without the call
             self._defer(calls)
             return
         if self.session is not None:

@@ -30,6 +30,7 @@ from qatui.llm.backbone import Backbone
 from qatui.llm import direct
 from qatui.llm.batch import BATCH, shared_cost
 from qatui.llm.cache import ANSWERS_USED, CallCache, cache_key
+from qatui.llm.deferred import check_not_stopping
 from qatui.llm.errors import LLMCallError, ParseError, snippet
 from qatui.llm.facts import Facts, facts_at, is_bool
 from qatui.llm.keys import missing_keys
@@ -322,6 +323,7 @@ class LLMClient:
                 used.entries.append((self.cache, key))
             return Answer(text=hit["text"], thinking=str(hit.get("thinking") or ""),
                           finish_reason=str(hit.get("finish_reason") or "")), event, hit.get("logprobs")
+        check_not_stopping(self.model)  # the run's first Ctrl-C: nothing new is sent, the calls in flight return
         if self.deferred_check is not None:  # a backbone that fails it: the call is not made, as a capped one is not
             await self.deferred_check.before_call()
         hops: list[Hop] = []

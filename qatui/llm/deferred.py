@@ -6,7 +6,8 @@ NLI scorer await `before_call` through a protocol of their own, their packages n
 
 `DeferredCheck` holds the check (made once; the calls behind the first wait for its outcome) and what it showed;
 `RUN_STOP` is how a failed one stops the run: the engine binds it around each (item, judge), so the item is left
-pending even when its judge goes on without the call (a jury's member). Kept apart from `llm.preflight`, which
+pending even when its judge goes on without the call (a jury's member); `RUN_STOPPING` is how a stopping run (its
+first Ctrl-C) keeps new calls from starting while those in flight return. Kept apart from `llm.preflight`, which
 makes the check, so that `LLMClient` can wait for it without importing what imports it.
 """
 
@@ -27,6 +28,23 @@ class BackboneDown(LLMCallError):
 
 RUN_STOP: contextvars.ContextVar[Callable[[str], None] | None] = contextvars.ContextVar("qatui_run_stop", default=None)
 """Bound by the engine around each (item, judge): called with the reason when a put-off check fails."""
+
+
+RUN_STOPPING: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar("qatui_run_stopping",
+                                                                                         default=None)
+"""Bound by the engine around each (item, judge): whether the run is stopping (its first Ctrl-C). No call starts
+then (`check_not_stopping`), while the calls in flight return: their answers reach the call cache, and their cost
+the session, so the resume never pays for them again."""
+
+
+class RunStopping(LLMCallError):
+    """A call not started because the run is stopping: its item is left pending, never failed."""
+
+
+def check_not_stopping(model: str) -> None:
+    """`RunStopping` when the run is stopping (`RUN_STOPPING`); else nothing. Called before a call is sent."""
+    if (stopping := RUN_STOPPING.get()) is not None and stopping():
+        raise RunStopping(f"{model}: not asked: the run is stopping (Ctrl-C)")
 
 
 class DeferredCheck:
