@@ -94,10 +94,10 @@ def test_label_order_comes_from_id2label(nli: NLIScorer, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("order", [(2, 1, 0), (0, 2, 1)], ids=["entailment-contradiction", "neutral-contradiction"])
-def test_a_model_folder_whose_label_names_are_swapped_is_refused_when_it_loads(tmp_path: Path, order) -> None:
+def test_a_model_folder_whose_label_names_are_swapped_is_refused_before_it_scores(tmp_path: Path, order) -> None:
     """The bundled weights with a config naming two of their outputs the wrong way round: every NLI score came out
     inverted (the copy of the reference ranked below the answer contradicting it), with no sign. The names are now
-    checked on two obvious pairs when the model loads, as a served model's are."""
+    checked on two obvious pairs before the model scores its first pair, as a served model's are."""
     folder = tmp_path / "swapped"
     shutil.copytree(BUNDLED_DIR, folder)
     config = json.loads((folder / "config.json").read_text())
@@ -105,11 +105,12 @@ def test_a_model_folder_whose_label_names_are_swapped_is_refused_when_it_loads(t
     config["id2label"] = {str(i): old[order[i]] for i in range(3)}
     config["label2id"] = {old[order[i]]: i for i in range(3)}
     (folder / "config.json").write_text(json.dumps(config))
+    scorer = load_nli(str(folder), runtime="torch")
     with pytest.raises(NLIError, match="reads an obvious") as refused:
-        load_nli(str(folder), runtime="torch")
+        scorer.predict([(CAT, "An animal is on the mat.")])
     assert f"NLI model {str(folder)!r}" in str(refused.value) and "do not match its outputs" in str(refused.value)
-    with pytest.raises(NLIError):  # refused again, never kept as loaded
-        load_nli(str(folder), runtime="torch")
+    with pytest.raises(NLIError):  # refused again, never taken as checked
+        scorer.predict([(CAT, "An animal is on the mat.")])
 
 
 @pytest.mark.parametrize("spec", ["Bundled", " bundled ", "BUNDLED", str(BUNDLED_DIR)])

@@ -139,23 +139,11 @@ def load_nli(spec: str = BUNDLED, *, batch_size: int = 32, max_length: int = 512
             loaded = _MODELS.get((key, device, runtime))
             name = BUNDLED if key == BUNDLED else spec.strip()
             if loaded is None:
-                loaded = LoadedModel(folder, name, device=device, runtime=runtime)
-                _check_labels_read_right(TransformersNLI(loaded, name=name), spec)
-                _MODELS[(key, device, runtime)] = loaded
+                loaded = _MODELS[(key, device, runtime)] = LoadedModel(folder, name, device=device, runtime=runtime)
             scorer = _SCORERS[(key, batch_size, max_length, device, runtime)] = TransformersNLI(
                 loaded, name=name, batch_size=batch_size, max_length=max_length)  # type: ignore[arg-type]
         return scorer
 
-
-def _check_labels_read_right(scorer: NLIScorer, spec: str) -> None:
-    """Refuse a model whose config's label names misread two obvious pairs (`labels.check_reading`), once per
-    model loaded: a folder whose id2label swaps entailment and contradiction judged a whole run upside down, with
-    no sign. A served model is checked the same way when it is built (`served.ServedNLI`)."""
-    from qatui.nli.labels import PROBE_PAIRS, check_reading
-
-    entailed, contradicted = scorer.predict(list(PROBE_PAIRS))
-    labels = scorer.labels  # type: ignore[attr-defined]
-    check_reading(f"NLI model {spec.strip()!r}", entailed, contradicted, labels, labels.describe())
 
 
 def clear_cache() -> None:

@@ -73,6 +73,8 @@ class LoadedModel:
             raise NLIError(f"unknown NLI runtime {runtime!r}: use one of {', '.join(RUNTIMES)}")
         self.spec = spec
         self.folder = folder
+        self.reading_checked = False
+        """Whether its label names read two obvious pairs right (`TransformersNLI.check_labels_read_right`)."""
         with hub.quiet_loading():
             try:
                 config = AutoConfig.from_pretrained(folder, local_files_only=True)
@@ -223,10 +225,29 @@ class TransformersNLI(NLIScorer):
         return files_identity(self.loaded.folder, "nli", self.name, str(self.max_length))
 
     def predict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
-        """Batched probabilities of every (premise, hypothesis) pair."""
+        """Batched probabilities of every (premise, hypothesis) pair; the model's label names are checked before
+        its first pair (`check_labels_read_right`)."""
         pairs = check_pairs(pairs)
         if not pairs:
             return []
+        self.check_labels_read_right()
+        return self._predict(pairs)
+
+    def check_labels_read_right(self) -> None:
+        """Refuse (`NLIError`) a model whose config's label names misread two obvious pairs (`labels.check_reading`),
+        once per model loaded, before it scores anything: a folder whose id2label swaps entailment and contradiction
+        judged a whole run upside down, with no sign. Made at the first pair, not at load, so a rerun the
+        model-output store answers runs the model not at all; a served model is checked when it is built."""
+        from qatui.nli.labels import PROBE_PAIRS, check_reading
+
+        if self.loaded.reading_checked:
+            return
+        entailed, contradicted = self._predict(list(PROBE_PAIRS))
+        check_reading(f"NLI model {self.loaded.spec!r}", entailed, contradicted, self.labels, self.labels.describe())
+        self.loaded.reading_checked = True
+
+    def _predict(self, pairs: list[tuple[str, str]]) -> list[NLIProbs]:
+        """`predict` without the label check."""
         labels = self.labels
         expanded: list[tuple[str, str]] = []
         owner: list[int] = []
