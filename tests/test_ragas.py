@@ -4,6 +4,7 @@ WikiEval-shaped run end to end."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -529,3 +530,60 @@ async def test_a_failed_backbone_call_fails_the_item_and_stops_the_other_calls()
     _, verdicts, failures = await _run(_judge("ragas-faithfulness", scripted(answer)), [FAITH_ITEM])
     assert not verdicts and "rate limited" in failures[FAITH_ITEM.id].reason
     assert failures[FAITH_ITEM.id].error_type == "LLMCallError"
+
+
+def test_a_response_whose_call_fails_lets_the_others_calls_in_flight_finish_recorded_and_cached(
+        llm_server, tmp_path, capsys, monkeypatch) -> None:
+    """One response's statements call is refused (a 400) at once while the other's takes 1.5 s on the loopback
+    server. That call in flight was sent and billed: the item's failure record counts both calls, no call is started
+    after the failure (no verify), and the resume asks the answered one no more, only the failed one again."""
+    from collections import Counter
+
+    from fakes import is_preflight
+    from llm_server import Fault
+
+    from qatui.cli import main
+    from qatui.store.session import SessionStore
+
+    def asked(body: dict) -> str:
+        return body["messages"][-1]["content"]
+
+    async def responder(body: dict) -> str:
+        content = asked(body)
+        purpose = "verify" if '"verdicts"' in content else "statements"
+        if purpose == "statements":
+            await asyncio.sleep(slow)  # a slow provider: this call is in flight when the other one is refused
+        return json.dumps(rule_answer(purpose, content))
+
+    def refused(index: int, body: dict):
+        content = asked(body)
+        return Fault("400-echo") if '"verdicts"' not in content and "born in Paris" in content else "ok"
+
+    slow = 1.5
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    llm_server.script(responder, faults=refused)
+    data = tmp_path / "items.jsonl"
+    data.write_text(json.dumps({"id": FAITH_ITEM.id, "question": FAITH_ITEM.question, "context": FAITH_ITEM.context,
+                                "candidates": FAITH_ITEM.candidates, "gold": {"kind": "pairwise", "a": "grounded",
+                                                                              "b": "ungrounded", "labels": ["A"]}}))
+    config = tmp_path / "c.toml"
+    config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                      f'api_key_env = "FAKE_KEY"\nmax_concurrency = 4\n[models]\ndefault_backbone = "fake"\n'
+                      f'[cache]\ndir = "{tmp_path / "cache"}"\n')
+    common = ["--config", str(config), "--sessions-dir", str(tmp_path / "s")]
+    main([*common, "run", str(data), "--judge", "ragas-faithfulness", "--json"])
+    first = json.loads(capsys.readouterr().out)
+    sent = [asked(b) for b in llm_server.requests if not is_preflight(b)]
+    assert len(sent) == 2 and not any('"verdicts"' in s for s in sent)  # both statements calls, then no new call
+    session = SessionStore(tmp_path / "s").open(first["session"])
+    record = session.results()[(FAITH_ITEM.id, "ragas-faithfulness")]
+    assert record["status"] == "failed" and len(record["calls"]) == 2, record  # the answered call is in the record
+    assert sum(not c["ok"] for c in record["calls"]) == 1
+
+    slow = 0.0
+    llm_server.script(responder)  # the refusal is over
+    main([*common, "sessions", "resume", first["session"], "--json"])
+    assert json.loads(capsys.readouterr().out)["judges"]["ragas-faithfulness"]["coverage"]["scored"] == 1
+    times = Counter(asked(b) for b in llm_server.requests if not is_preflight(b))
+    again = [prompt for prompt, n in times.items() if n > 1]
+    assert len(again) == 1 and "born in Paris" in again[0]  # the refused call alone is asked again

@@ -3,7 +3,8 @@
 A judge yields events as it works and ends with one `Judgement`. It declares what the
 data must give it (references, context) so that asking for a judge the dataset cannot
 feed fails before any work, and it takes options validated by its own pydantic model.
-A judge's calls for one item are asked at once and taken as they finish (`as_they_finish`).
+A judge's calls for one item are asked at once and taken as they finish (`as_they_finish`;
+an error waits for the calls in flight, `calls_paid_for`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -223,19 +225,18 @@ class Judge(ABC):
         return options
 
 
-async def as_they_finish(calls: Iterable[Awaitable[T]]) -> AsyncIterator[T]:
-    """Each call's result as soon as it is ready. The backbone's own semaphore bounds how many run at once.
+@asynccontextmanager
+async def calls_paid_for(tasks: list[asyncio.Future]) -> AsyncIterator[None]:
+    """The rule for a judge's calls running at once (`tasks`), around the code that takes their results.
 
-    An error in one call ends the item, but only once the item's other calls have ended: a request in
-    flight is paid for, so its answer must reach the call cache (a resume then asks it no more) and its
-    cost the item's record (the cost cap refusing one order of a pair while the other was answered asked
-    that one twice, and its cost went unrecorded). Cancelled from outside (pause, Ctrl-C), or closed by the
-    consumer, the calls still running are cancelled.
+    An error there ends the item, but only once the item's other calls have ended: a request in flight is
+    paid for, so its answer must reach the call cache (a resume then asks it no more) and its cost the
+    item's record (the cost cap refusing one order of a pair while the other was answered asked that one
+    twice, and its cost went unrecorded). Cancelled from outside (pause, Ctrl-C), or closed by the consumer,
+    the calls still running are cancelled at once.
     """
-    tasks = [asyncio.ensure_future(call) for call in calls]
     try:
-        for next_done in asyncio.as_completed(tasks):
-            yield await next_done
+        yield
     except asyncio.CancelledError:
         raise
     except Exception:
@@ -245,3 +246,14 @@ async def as_they_finish(calls: Iterable[Awaitable[T]]) -> AsyncIterator[T]:
     finally:
         for task in tasks:
             task.cancel()
+
+
+async def as_they_finish(calls: Iterable[Awaitable[T]]) -> AsyncIterator[T]:
+    """Each call's result as soon as it is ready. The backbone's own semaphore bounds how many run at once.
+
+    A failed call ends the item once the others have ended (`calls_paid_for`, the rule's one home).
+    """
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    async with calls_paid_for(tasks):
+        for next_done in asyncio.as_completed(tasks):
+            yield await next_done
