@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from pathlib import Path
 
@@ -104,6 +105,40 @@ def test_past_its_time_budget_a_rate_limited_item_fails_saying_so(limited, tmp_p
     assert done == 0 and len(failed) == 2
     for failure in failed:
         assert "rate limited (429)" in failure.reason and "rate_limit_budget_s of 1.5 s" in failure.reason
+
+
+def test_a_call_waiting_behind_the_runs_own_backlog_spends_none_of_its_rate_limit_budget(limited, tmp_path) -> None:
+    """One slot (`max_concurrency` 1) and 30 items asked at once: the slot queue is the run's own backlog. Each
+    item's first request is refused (429, Retry-After 0.05 s); an even item's second is answered after 0.15 s, an
+    odd item's is refused again, then answered. An odd item's second 429 comes after it has queued behind the
+    others for seconds, while its own rate-limit waits total 0.1 s: queuing is no rate limit, so a budget of 1 s
+    fails nothing (it failed most odd items when the queue counted)."""
+    from collections import Counter
+
+    from fakes import is_preflight
+    from llm_server import Fault
+
+    limited.rate_per_s = None  # the script alone refuses
+    asked: Counter[str] = Counter()
+
+    def script(index: int, body: dict) -> Fault | str:
+        if is_preflight(body):
+            return "ok"
+        prompt = body["messages"][-1]["content"]
+        asked[prompt] += 1
+        odd = int(re.search(r"Question (\d+) \(", prompt)[1]) % 2
+        if asked[prompt] == 1 or (odd and asked[prompt] == 2):
+            return Fault("429", retry_after=0.05)
+        return Fault("hang", seconds=0.15) if not odd else "ok"
+
+    limited.script(lambda body: SCORE, faults=script)
+    n = 30
+    config = config_for(limited, tmp_path, 1, rate_limit_budget_s=1.0).model_copy(
+        update={"general": GeneralConfig(concurrency=n)})  # every item's call waits for the one slot
+    done, failed, wall = run(one_call_items(n, "q"), config, tmp_path)
+    assert [f.reason for f in failed] == [] and done == n
+    assert wall > 2 * 1.0  # the backlog alone took longer than the budget
+    assert sorted(asked.values()) == [2] * (n // 2) + [3] * (n // 2)
 
 
 def test_the_limit_halves_on_overload_once_per_round_and_grows_back_by_one_per_round() -> None:

@@ -7,7 +7,8 @@ custom provider ignores `timeout=`. So every call goes out with `max_retries=0` 
 502, 503) are retried here, with exponential backoff and jitter, sleeping outside the
 concurrency slot, bounded by `max_attempts` and by a total time budget. Rate limits slow a run
 and do not fail it: a 429 spends no attempt, its `Retry-After` is waited out, and only
-`rate_limit_budget_s` bounds them; the backbone's concurrency adapts to them (`qatui.llm.pacing`).
+`rate_limit_budget_s` bounds them (the time a call spends on its own 429s, never its waits for a slot
+behind the run's other calls); the backbone's concurrency adapts to them (`qatui.llm.pacing`).
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ class Backbone:
 
     `total_timeout_s` (default: `timeout_s * (max_attempts + 1)`, room for every attempt
     plus the waits between them) bounds the retries: no wait starts that would end past
-    it, counted from the first attempt, time spent on rate limits left out. Rate limits spend
-    `rate_limit_budget_s` instead (see `run`). How many calls are in flight at once adapts
+    it, counted from the first attempt, time spent on rate limits and waiting for a slot left out.
+    Rate limits spend `rate_limit_budget_s` instead (see `run`). How many calls are in flight at once adapts
     (`pace`, `qatui.llm.pacing`): up to `max_concurrency`, halved on 429s and timeouts.
     """
 
@@ -127,7 +128,8 @@ class Backbone:
         timeout (a stream must be read while the slot is held). Raises `LLMCallError`. With deployments
         (`router`), `hops` collects which ones were asked and how each ended. A try that was rate limited
         (429, at every deployment asked) spends no attempt: it waits (`Retry-After` when the provider says)
-        and asks again until `rate_limit_budget_s` has passed since the first 429.
+        and asks again until it has spent `rate_limit_budget_s` on rate limits (`Limited`): a slot waited for
+        behind a backlog of the run's own calls spends none of it, so a big run is slowed, never failed, by it.
         """
         ll: Any = None  # LiteLLM, imported only when it sends the request or a failure must be read
         failures: list[str] = []
@@ -136,10 +138,15 @@ class Backbone:
         hops = [] if hops is None else hops
         tries = attempts = 0
         limited = Limited()
+        queued = 0.0  # seconds waited for a slot since the first try: an attempt's budget is not spent queuing
         while True:
             tries += 1
             start = len(hops)
+            asked = time.monotonic()
             taken = await self.pace.acquire()
+            if started is not None:  # a retry's wait for a slot: the run's backlog, charged to no budget
+                queued += (slot_wait := time.monotonic() - asked)
+                limited.queued(slot_wait)
             outcome, pause, rate_limited = OTHER, None, False
             try:
                 if started is None:
@@ -185,7 +192,7 @@ class Backbone:
                 limited.wait(delay)
             else:
                 attempts += 1
-                elapsed = time.monotonic() - (started or time.monotonic()) - limited.elapsed()
+                elapsed = time.monotonic() - (started or time.monotonic()) - queued - limited.elapsed()
                 if attempts >= self.max_attempts:
                     break
                 delay = self.backoff(tries, last_error)
@@ -293,18 +300,30 @@ _LOCAL_SLOTS: dict[str, AdaptiveLimit] = {}
 
 
 class Limited:
-    """The time one call has spent on rate limits: since its first 429, or the waits it made, whichever is more
-    (a test's sleep does not pass time)."""
+    """The time one call has spent on rate limits: since its first 429, less the time it then waited for a slot
+    (`queued`), or the waits it made after its 429s, whichever is more (a test's sleep does not pass time).
+
+    A slot is waited for behind the run's other calls (FIFO, `qatui.llm.pacing`): with a backlog of hundreds, that
+    wait is the run's own size, not the provider refusing, and charging it failed items of a big run on a budget its
+    429s had barely touched. A provider that keeps refusing is still bounded: each refused try and the wait after it
+    are charged.
+    """
 
     def __init__(self) -> None:
         self.since: float | None = None
         self.waited = 0.0
+        self.slots = 0.0
 
     def elapsed(self) -> float:
         """Seconds spent on rate limits so far."""
         if self.since is None:
             return 0.0
-        return max(time.monotonic() - self.since, self.waited)
+        return max(time.monotonic() - self.since - self.slots, self.waited)
+
+    def queued(self, seconds: float) -> None:
+        """Count `seconds` waited for a slot: once the call has been rate limited, they are left out of `elapsed`."""
+        if self.since is not None:
+            self.slots += seconds
 
     def spent(self, delay: float) -> float:
         """The seconds spent once a wait of `delay` more is done (marks the first 429)."""
