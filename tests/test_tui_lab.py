@@ -447,6 +447,35 @@ async def test_a_dataset_without_people_s_labels_is_refused_when_given(lab_dir) 
     assert sessions(lab_dir) == []
 
 
+def data_info(app) -> str:
+    """What the Run tab says of the dataset loaded ("N of M items labelled"; "" when none is)."""
+    return str(lab(app).query_one("#data-info").render()).strip()
+
+
+async def test_a_run_is_on_the_dataset_the_data_field_names_though_enter_was_not_pressed(lab_dir) -> None:
+    """The Data field edited to another dataset without enter: the count of labelled items and the figures of the
+    one before go at once, and ctrl+r loads the named dataset and runs on it (it ran on the one before, whose
+    "12 of 12 items labelled" and figures stayed under the new name)."""
+    write_sums(lab_dir / "four.jsonl", 4, gold=True)
+    app = scripted_app(lab_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: opened(app), "the lab to open")
+        await replace_word(pilot, "style", "arithmetic")
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: figures_shown(app), "the figures on sums.jsonl", timeout=60)
+        assert len(lab(app).result.items) == N_ITEMS and data_info(app) == "12 of 12 items labelled"
+        lab(app).query_one("#data").focus()
+        await pilot.press("end", "ctrl+u", *"four.jsonl")  # no enter
+        await wait_until(pilot, lambda: lab(app).query_one("#figures", DataTable).row_count == 0, "the figures gone")
+        assert data_info(app) == "" and lab(app).dataset is None
+        assert "is not loaded yet" in status(app), status(app)
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: figures_shown(app), "the figures on four.jsonl", timeout=60)
+        assert sorted(lab(app).result.items) == ["q0", "q1", "q2", "q3"]
+        assert data_info(app) == "4 of 4 items labelled"
+    assert len(sessions(lab_dir)) == 4  # both versions on each dataset
+
+
 async def test_the_status_line_counts_the_items_its_figure_stands_on_and_those_that_failed(lab_dir) -> None:
     """The edited version's backbone answers garbage on 4 of the 12 items: they fail, so its accuracy stands on 8
     (the figures' n); the status line says "on 8 of 12 items (4 failed)", never "on 12 items"."""

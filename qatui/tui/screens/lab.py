@@ -32,6 +32,7 @@ from textual.containers import Horizontal, Vertical
 from textual.events import Resize
 from textual.content import Content
 from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static, TabbedContent, TabPane, TextArea
+from textual.worker import WorkerCancelled
 
 from qatui.errors import QatuiError
 from qatui.paths import tilde
@@ -103,6 +104,11 @@ class JudgeLabScreen(QatuiScreen):
         self.judge_name = ""
         """The judge's name as its file states it (the history is kept under it)."""
         self.dataset: Dataset | None = None
+        """The labelled items runs use: only ever those of the dataset the Data field names (None until loaded)."""
+        self.dataset_spec = ""
+        """What the Data field held when `dataset` was loaded from it."""
+        self.data_refused: tuple[str, str] | None = None
+        """(what the Data field held, why that dataset cannot be used) for the last load refused."""
         self.result: LabResult | None = None
         self.problem = ""
         """The loader's one-line error about the editor's text ("" when it loads)."""
@@ -215,23 +221,47 @@ class JudgeLabScreen(QatuiScreen):
     def _data_submitted(self, event: Input.Submitted) -> None:
         self.load_data(event.value.strip())
 
+    @on(Input.Changed, "#data")
+    def _data_changed(self, event: Input.Changed) -> None:
+        """Once the field names another dataset, drop the one loaded and what was shown of it (its count of
+        labelled items, the last run's figures): a run, and what the screen shows, belong to the named one."""
+        if self.dataset is not None and event.value.strip() != self.dataset_spec:
+            self._use_dataset(None, "")
+        else:
+            self._show_status()
+
     @work(group="data", exclusive=True, exit_on_error=False, description="loading a dataset")
     async def load_data(self, spec: str) -> None:
         """Load the dataset whose labelled items the runs use."""
         from qatui.tui.lab import load_labelled
 
-        info = self.query_one("#data-info", Label)
         try:
-            self.dataset = await asyncio.to_thread(load_labelled, spec, self.qatui.roots)
+            dataset = await asyncio.to_thread(load_labelled, spec, self.qatui.roots)
         except QatuiError as e:
-            self.dataset = None
-            info.update("")
+            self.data_refused = (spec, plain(str(e)))
+            self._use_dataset(None, "")
             self.notify(str(e), title="Cannot use the dataset", severity="error", timeout=10)
-        else:
-            labelled = sum(1 for item in self.dataset.items if item.gold is not None)
-            info.update(Content(plain(f" {labelled} of {len(self.dataset.items)} items labelled")))
-            if self.query_one("#data").has_focus:
-                self.query_one("#how").focus()
+            return
+        if self._data_field() != spec:  # edited while it loaded: the field names another one now
+            self._use_dataset(None, "")
+            return
+        self._use_dataset(dataset, spec)
+        if self.query_one("#data").has_focus:
+            self.query_one("#how").focus()
+
+    def _data_field(self) -> str:
+        """The dataset the Data field names."""
+        return self.query_one("#data", Input).value.strip()
+
+    def _use_dataset(self, dataset: Dataset | None, spec: str) -> None:
+        """Make `dataset` (loaded from `spec`; None: none) the one runs use, and show its count of labelled items;
+        the last run's figures and what was evaluated belong to the items before, so they go."""
+        self.dataset, self.dataset_spec = dataset, spec
+        info = ""
+        if dataset is not None:
+            labelled = sum(1 for item in dataset.items if item.gold is not None)
+            info = f" {labelled} of {len(dataset.items)} items labelled"
+        self.query_one("#data-info", Label).update(Content(plain(info)))
         self.result = None
         self.evaluations.clear()  # evaluated on other items
         self._draw_result()
@@ -290,6 +320,10 @@ class JudgeLabScreen(QatuiScreen):
             line = f"A copy of a built-in, not saved yet: ctrl+s saves it as {tilde(self.opened.path)}" + (
                 "; give a dataset with people's labels in the Run tab (F3) to run it." if self.dataset is None
                 else "; ctrl+r runs it.")
+        elif self.dataset is None and self.data_refused and self.data_refused[0] == self._data_field():
+            line = f"Cannot use the dataset: {self.data_refused[1]}"
+        elif self.dataset is None and self._data_field():
+            line = "The dataset (F3) is not loaded yet: enter loads it; ctrl+r loads it and runs."
         elif self.dataset is None:
             line = "Give a dataset with people's labels in the Run tab (F3), then ctrl+r runs the judge on it."
         else:
@@ -310,6 +344,9 @@ class JudgeLabScreen(QatuiScreen):
         text = self.query_one("#editor", TextArea).text
         if self._checked != text or self.problem:
             self._refuse_then_check(text)
+            return
+        if self.dataset is None and self._data_field():
+            self._load_then_run(self._data_field())
             return
         if self.dataset is None:
             self.notify("Give a dataset with people's labels first.", title="No data", severity="warning")
@@ -338,6 +375,20 @@ class JudgeLabScreen(QatuiScreen):
         else:
             self.call_later(self.action_run)
 
+    @work(group="load-then-run", exclusive=True, exit_on_error=False, description="loading a dataset")
+    async def _load_then_run(self, spec: str) -> None:
+        """Load the dataset the Data field names (edited, enter not pressed), then run on it; a dataset that
+        cannot be used is said by the load, and nothing runs."""
+        try:
+            await self.load_data(spec).wait()
+        except WorkerCancelled:  # enter loaded the field again meanwhile: that load counts, this run waits for ^r
+            return
+        if self.dataset is not None:
+            self.call_later(self.action_run)
+        else:  # refused (the load said why): to the field, to fix it
+            self.action_tab("run")
+            self.query_one("#data").focus()
+
     @work(group="run", exclusive=True, exit_on_error=False, description="running the judge")
     async def run_lab(self, text: str, request: LabRequest, backbone: str) -> None:
         """Both versions on the chosen items, on the engine's loop; then the figures and the flipped items."""
@@ -348,7 +399,8 @@ class JudgeLabScreen(QatuiScreen):
         progress = Progress()
         app = self.qatui
         known = self.evaluations.setdefault(backbone, {})
-        self._run_future = app.engine_loop.submit(run_lab(self.opened, text, self.dataset, request, app.config,
+        dataset, spec = self.dataset, self.dataset_spec
+        self._run_future = app.engine_loop.submit(run_lab(self.opened, text, dataset, request, app.config,
                                                        app.store, app._resources(backbone), progress, known))
         timer = self.set_interval(0.2, lambda: status.update(Content(plain(progress.line()))))
         status.update(Content(plain(progress.line())))
@@ -364,6 +416,11 @@ class JudgeLabScreen(QatuiScreen):
             timer.stop()
             self._run_future = None
             self._show_status()
+        if self.dataset is not dataset:  # the Data field was edited meanwhile: these figures are another dataset's
+            self.notify(f"The run finished on {spec}, which the Data field no "
+                        "longer names; its sessions are kept. ctrl+r runs on the one it names.",
+                        title="Figures not shown", severity="warning", timeout=10)
+            return
         self.result = result
         self._draw_result()
         self._show_status()
@@ -383,6 +440,7 @@ class JudgeLabScreen(QatuiScreen):
             table.clear()
         figures, flips, side, side_flips = tables
         if self.result is None:
+            flips.border_title = "Items that flipped (enter: transcript)"
             side.border_title, side_flips.border_title = "Last run", "Flipped"
             return
         for row in figures_of(self.result):
