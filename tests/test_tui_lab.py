@@ -398,6 +398,37 @@ async def test_leaving_with_edits_not_saved_asks_first(lab_dir) -> None:
     assert (lab_dir / "sums.toml").read_text() == JUDGE
 
 
+async def test_the_palette_s_home_and_compare_and_ctrl_q_ask_before_dropping_edits_not_saved(lab_dir) -> None:
+    """Every way out of the lab asks first, as esc does: the palette's Home and Compare marked sessions, and
+    ctrl+q (they closed it, and the edits with it, without a word); no keeps the lab and its edits."""
+    from fakes import run_from_palette
+
+    from qatui.tui.screens.home import HomeScreen
+
+    app = scripted_app(lab_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: opened(app), "the lab to open")
+        await replace_word(pilot, "style", "arithmetic")
+        for way_out in ("Home", "Compare marked sessions", "ctrl+q"):
+            if way_out == "ctrl+q":
+                await pilot.press("ctrl+q")
+            else:
+                await run_from_palette(pilot, way_out)
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), f"the question at {way_out}")
+            await pilot.press("n")
+            await wait_until(pilot, lambda: lab(app) is not None, f"the lab again after {way_out}")
+            assert "arithmetic" in lab(app).query_one("#editor", TextArea).text and app.return_code is None
+        await run_from_palette(pilot, "Home")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), "Home, the edits dropped")
+        await pilot.press("l")  # a lab without edits: ctrl+q quits at once
+        await wait_until(pilot, lambda: lab(app) is not None, "an empty lab")
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: app.return_code == 0, "the app to quit")
+    assert (lab_dir / "sums.toml").read_text() == JUDGE
+
+
 async def test_data_texts_are_drawn_as_text_never_as_markup(lab_dir) -> None:
     hostile = "[bold red]boom[/bold red] \x1b[31m"
     with (lab_dir / "sums.jsonl").open("w") as f:

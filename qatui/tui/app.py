@@ -27,7 +27,7 @@ from qatui.text import plain
 from qatui.tui.background import EngineLoop
 from qatui.tui.commands import QatuiCommands
 from qatui.tui.roots import Roots
-from qatui.tui.screens.base import report_failure
+from qatui.tui.screens.base import QatuiScreen, report_failure
 from qatui.tui.screens.confirm import ConfirmScreen
 from qatui.tui.screens.help import HelpScreen
 from qatui.tui.screens.home import HomeScreen
@@ -35,6 +35,7 @@ from qatui.tui.themes import VARIABLE_DEFAULTS, check_theme, discover_themes, sa
 
 if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
+    from textual.screen import Screen
     from textual.theme import Theme
     from textual.timer import Timer
 
@@ -149,15 +150,31 @@ class QatuiApp(App[None]):
 
     # -- what screens and commands ask for -------------------------------------------------------
 
-    def go_home(self) -> None:
-        """Back to Home, unless a run is in progress (its screen cancels it first)."""
+    def go_home(self, then: Callable[[], object] | None = None) -> None:
+        """Back to Home, then `then`; unless a run is in progress (its screen cancels it first), or a screen above
+        Home holds what closing it would lose and the user keeps it (`QatuiScreen.leave`)."""
         from qatui.tui.screens.run import RunScreen
 
         if any(isinstance(s, RunScreen) and s.handle.running for s in self.screen_stack):
             self.notify("A run is in progress: cancel it with x first.", severity="warning")
             return
-        while len(self.screen_stack) > 2:
-            self.pop_screen()
+
+        def close() -> None:
+            while len(self.screen_stack) > 2:
+                self.pop_screen()
+            if then is not None:
+                then()
+
+        self.leave_screens(self.screen_stack[2:], close)
+
+    def leave_screens(self, screens: list[Screen], then: Callable[[], object]) -> None:
+        """Call `then` once each of `screens` agrees to be closed, the top one asked first (each asks what it must;
+        a no stops here)."""
+        asking = [s for s in screens if isinstance(s, QatuiScreen)]
+        if not asking:
+            then()
+            return
+        asking[-1].leave(lambda: self.leave_screens(asking[:-1], then))
 
     def open_new_run(self) -> None:
         """The screen that picks a dataset, judges and models; starts the run it returns."""
@@ -197,9 +214,11 @@ class QatuiApp(App[None]):
         """Compare the sessions marked on Home."""
         home = next((s for s in self.screen_stack if isinstance(s, HomeScreen)), None)
         if home is not None:
-            self.go_home()
-            if self.screen is home:
-                home.action_compare()
+            def compare() -> None:
+                if self.screen is home:
+                    home.action_compare()
+
+            self.go_home(compare)
 
     def ask_labels(self, source: str = "") -> None:
         """Ask for a dataset (or session) and an annotator name, then open the Label screen."""
@@ -286,7 +305,12 @@ class QatuiApp(App[None]):
             self.push_screen(HelpScreen(self.screen))
 
     async def action_quit(self) -> None:
-        """Quit; a run in progress is cancelled first (after asking), so its session is saved and resumable."""
+        """Quit, once each screen agrees to be closed (the Judge Lab asks before dropping edits not saved); a run in
+        progress is cancelled first (after asking), so its session is saved and resumable."""
+        self.leave_screens(self.screen_stack, self._quit_after_runs)
+
+    def _quit_after_runs(self) -> None:
+        """Quit; a run in progress is cancelled first (after asking)."""
         from qatui.tui.screens.run import RunScreen
 
         running = [s for s in self.screen_stack if isinstance(s, RunScreen) and s.handle.running]
@@ -301,8 +325,8 @@ class QatuiApp(App[None]):
                 await asyncio.gather(*(s.handle.wait() for s in running))
                 self.exit()
 
-        await self.push_screen(ConfirmScreen("A run is in progress. Cancel it and quit? Finished items are saved; "
-                                             "resume it later from Home.", yes="Cancel run and quit"), answered)
+        self.push_screen(ConfirmScreen("A run is in progress. Cancel it and quit? Finished items are saved; "
+                                       "resume it later from Home.", yes="Cancel run and quit"), answered)
 
     # -- themes ---------------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from textual.app import App
@@ -28,6 +29,11 @@ class QatuiScreen(Screen):
     def qatui(self) -> Workbench:
         """The app, as screens may use it (`Workbench`)."""
         return cast("Workbench", self.app)
+
+    def leave(self, then: Callable[[], object]) -> None:
+        """Call `then`, which closes this screen: at once here; a screen holding what closing would lose asks first
+        (the Judge Lab's edits not saved). Every way out calls it (esc, the palette's Home and Compare, ctrl+q)."""
+        then()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:

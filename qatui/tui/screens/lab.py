@@ -21,6 +21,7 @@ in the judge's history. Every text from the file, the data or a model is drawn a
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -195,7 +196,7 @@ class JudgeLabScreen(QatuiScreen):
     @on(Input.Submitted, "#judge")
     def _judge_submitted(self, event: Input.Submitted) -> None:
         if event.value.strip():
-            self._leave_edits(lambda: self.open_judge(event.value.strip()))
+            self.leave(lambda: self.open_judge(event.value.strip()))
 
     @work(group="open", exclusive=True, exit_on_error=False, description="opening a judge")
     async def open_judge(self, spec: str) -> None:
@@ -537,8 +538,9 @@ class JudgeLabScreen(QatuiScreen):
         if target is not None:
             self.set_focus(self.query_one(target))  # at once: keys typed right after land there
 
-    def _leave_edits(self, then) -> None:
-        """Call `then` now, or after the user agrees to drop the edits not saved."""
+    def leave(self, then: Callable[[], object]) -> None:
+        """Call `then` now, or after the user agrees to drop the edits not saved (another judge opened, the lab
+        left by esc, the palette's Home or Compare, or ctrl+q)."""
         if not self.modified():
             then()
             return
@@ -554,4 +556,4 @@ class JudgeLabScreen(QatuiScreen):
         if self._run_future is not None:
             self._run_future.cancel()
             return
-        self._leave_edits(self.app.pop_screen)
+        self.leave(self.app.pop_screen)
