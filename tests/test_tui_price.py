@@ -65,3 +65,28 @@ async def test_new_run_shows_the_plan_s_price_and_follows_the_items(tmp_path, ca
     assert f"≈ {usd(await asyncio.to_thread(planned_usd, tmp_path, capsys, 3))}" in three
     assert "pairwise" in models_tab and "at most" in models_tab
     assert "≈" not in embedded and "pricing" not in embedded  # an embedded backbone is free: no price to wait for
+
+
+async def test_a_cost_cap_on_a_backbone_with_no_price_is_a_problem_before_ctrl_s(tmp_path, monkeypatch) -> None:
+    """A cap over a backbone LiteLLM's price map lacks is refused by the start (what its calls cost cannot be
+    counted); the plan line said "ctrl+s starts" all the same. It now names the backbone as the problem, and ctrl+s
+    stays on the screen; a priced backbone keeps the cap."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    text = CONFIG.format(cache=tmp_path / "cache") + (
+        '[backbones.unpriced]\nmodel = "openai/no-such-priced-model"\napi_base = "http://127.0.0.1:9/v1"\n'
+        'api_key_env = "QATUI_TUI_PRICE_KEY"\n')
+    app = QatuiApp(parse_config(text, "config.toml"), SessionStore(tmp_path / "sessions"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await new_run_with(app, pilot, "pairwise")
+        screen.query_one("#max-cost").value = "5"
+        await wait_until(pilot, lambda: "cap $5" in plan_text(screen), "the priced backbone's plan with its cap")
+        assert "✗" not in plan_text(screen)
+        screen.query_one("#backbone").value = "unpriced"
+        await wait_until(pilot, lambda: "✗" in plan_text(screen), "the problem on the plan line")
+        line = plan_text(screen)
+        assert "'unpriced'" in line and "not in LiteLLM's price map" in line and "ctrl+s" not in line, line
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: any(n.title == "Cannot start yet" for n in app._notifications), "the refusal")
+        assert app.screen is screen and not (tmp_path / "sessions").exists()
+        screen.query_one("#max-cost").value = ""
+        await wait_until(pilot, lambda: "✗" not in plan_text(screen), "no cap: nothing to price, no problem")

@@ -410,7 +410,26 @@ class NewRunScreen(QatuiScreen):
                 typed()
             except QatuiError as e:
                 found.append(str(e))
+        if not found and (problem := self.cap_problem()):
+            found.append(problem)
         return found
+
+    def cap_problem(self) -> str | None:
+        """Why the start would refuse the cost cap typed in, or None: the check the start makes
+        (`engine.backbones.run_cap`), so a backbone or served embedder LiteLLM cannot price is said here, not
+        after ctrl+s. Asked only once everything else is right (the cap and the limit typed are valid)."""
+        from qatui.engine.backbones import run_cap
+
+        cap = self.max_cost()
+        if cap is None or self.dataset is None:
+            return None
+        resources = self.resources()
+        judges = [self._with_models(self.judges[name], resources) for name in self.picked() if name in self.judges]
+        try:
+            run_cap(cap, 0.0, judges, resources, self.dataset.limited(self.limit()))
+        except QatuiError as e:
+            return str(e)
+        return None
 
     def max_cost(self) -> float | None:
         """The cost cap typed in (None: blank); `CostError` for one out of `--max-cost`'s range."""
