@@ -900,6 +900,29 @@ async def test_compare_marked_sessions_shows_deltas_agreement_and_both_verdicts(
         assert isinstance(app.screen, HomeScreen)
 
 
+async def test_c_compares_every_marked_session_the_filter_hides_too_and_the_title_says_how_many_are_hidden(
+        store) -> None:
+    """Two sessions marked, then a filter that shows one: the title counted 2 marked while c compared the one shown
+    ("Mark two or more sessions"). c compares both, and the title says one of the marked is hidden."""
+    app = QatuiApp(Config(), store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: table(app).row_count == 2)
+        await pilot.press("space", "j", "space")
+        await pilot.press("slash", *"lexical-baseline", "enter")
+        await wait_until(pilot, lambda: table(app).row_count == 1, "the filter")
+        assert "filter “lexical-baseline” · 2 marked (1 hidden)" in str(table(app).border_title)
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.comparison is not None,
+                         "both marked sessions compared")
+        assert sorted(app.screen.session_ids) == ["20261122-093000-0001", "20261122-093000-0002"]
+        assert len(app.screen.comparison.runs) == 3  # bleu of -0002; rouge-l and bleu of lexical-baseline
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), "Home")
+        await pilot.press("escape")  # the filter cleared: every marked one shown
+        await wait_until(pilot, lambda: table(app).row_count == 2, "no filter")
+        assert str(table(app).border_title).endswith("2 marked")
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 async def test_compare_says_the_item_sets_differ_above_the_figures_and_no_table_is_squeezed(store, size) -> None:
     """Runs on different item sets (bleu on five items beside runs on all): the header says so before any

@@ -155,7 +155,9 @@ class HomeScreen(QatuiScreen):
         table = self.query_one(SessionsTable)
         order = dict(SORTS)[table.sort]
         query = f" · filter “{table.query}”" if table.query else ""
-        marked = f" · {len(table.marked)} marked" if table.marked else ""
+        hidden = len(table.marked) - sum(1 for m in table.shown if m["id"] in table.marked)
+        marked = (f" · {len(table.marked)} marked" + (f" ({hidden} hidden)" if hidden else "")
+                  if table.marked else "")
         table.border_title = Content(plain(f"Sessions {len(table.shown)} of {len(table.sessions)} · by {order}{query}{marked}"))
 
     def _usable(self, action: str) -> dict | None:
@@ -183,16 +185,18 @@ class HomeScreen(QatuiScreen):
             self.refresh_bindings()
 
     def action_compare(self) -> None:
-        """Compare the marked sessions (they must share a dataset)."""
+        """Compare the marked sessions (they must share a dataset), those the filter hides too: the title counts
+        them all."""
         if len(ids := self.marked_ids()) < 2:
             self.notify("Mark two or more sessions with space first.", title="Nothing to compare", severity="warning")
             return
         self.qatui.compare_sessions(ids)
 
     def marked_ids(self) -> list[str]:
-        """The marked sessions that still exist, in the table's order."""
+        """Every marked session that still exists: those shown in the table's order, then those the filter hides."""
         table = self.query_one(SessionsTable)
-        return [m["id"] for m in table.shown if m["id"] in table.marked]
+        shown = [m["id"] for m in table.shown if m["id"] in table.marked]
+        return shown + [m["id"] for m in table.sessions if m["id"] in table.marked and m["id"] not in shown]
 
     def action_label(self) -> None:
         """Label the highlighted session's dataset yourself (asks for your name; any dataset can be typed)."""
