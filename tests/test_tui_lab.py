@@ -184,6 +184,15 @@ def figures_shown(app) -> bool:
     return screen is not None and screen.query_one("#figures", DataTable).row_count == 3
 
 
+async def edit_and_run(pilot, app, what: str = "the figures") -> None:
+    """Wait for the lab to open, make the edit the run tests make ("style" to "arithmetic"), run it with ctrl+r, and
+    wait for its figures (`what` names them in a timeout's message)."""
+    await wait_until(pilot, lambda: opened(app), "the lab to open")
+    await replace_word(pilot, "style", "arithmetic")
+    await pilot.press("ctrl+r")
+    await wait_until(pilot, lambda: figures_shown(app), what, timeout=60)
+
+
 def cells(table: DataTable) -> list[list[str]]:
     """A table's rows as plain strings."""
     return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
@@ -215,10 +224,7 @@ async def test_a_flipped_item_opens_to_its_transcript(lab_dir) -> None:
 
     app = scripted_app(lab_dir)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_until(pilot, lambda: opened(app), "the lab to open")
-        await replace_word(pilot, "style", "arithmetic")
-        await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: figures_shown(app), "the figures", timeout=60)
+        await edit_and_run(pilot, app, "the figures")
         lab_screen = lab(app)
         flips = lab_screen.query_one("#flips", DataTable)
         assert flips.has_focus
@@ -438,10 +444,7 @@ async def test_data_texts_are_drawn_as_text_never_as_markup(lab_dir) -> None:
                                 "gold": {"kind": "pairwise", "a": "a", "b": "b", "labels": ["A"]}}) + "\n")
     app = scripted_app(lab_dir)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_until(pilot, lambda: opened(app), "the lab to open")
-        await replace_word(pilot, "style", "arithmetic")
-        await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: figures_shown(app), "the figures", timeout=60)
+        await edit_and_run(pilot, app, "the figures")
         await settle(pilot)
         table = lab(app).query_one("#flips", DataTable)
         drawn = "\n".join("".join(seg.text for seg in table.render_line(y)) for y in range(table.size.height))
@@ -490,10 +493,7 @@ async def test_a_run_is_on_the_dataset_the_data_field_names_though_enter_was_not
     write_sums(lab_dir / "four.jsonl", 4, gold=True)
     app = scripted_app(lab_dir)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_until(pilot, lambda: opened(app), "the lab to open")
-        await replace_word(pilot, "style", "arithmetic")
-        await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: figures_shown(app), "the figures on sums.jsonl", timeout=60)
+        await edit_and_run(pilot, app, "the figures on sums.jsonl")
         assert len(lab(app).result.items) == N_ITEMS and data_info(app) == "12 of 12 items labelled"
         lab(app).query_one("#data").focus()
         await pilot.press("end", "ctrl+u", *"four.jsonl")  # no enter
