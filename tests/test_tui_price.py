@@ -90,3 +90,9 @@ async def test_a_cost_cap_on_a_backbone_with_no_price_is_a_problem_before_ctrl_s
         assert app.screen is screen and not (tmp_path / "sessions").exists()
         screen.query_one("#max-cost").value = ""
         await wait_until(pilot, lambda: "✗" not in plan_text(screen), "no cap: nothing to price, no problem")
+        refusals = sum(n.title == "Cannot start yet" for n in app._notifications)
+        screen.query_one("#max-cost").value = "5"
+        await pilot.press("ctrl+s")  # before the pricing worker checked the cap: checked off the loop, then refused
+        await wait_until(pilot, lambda: sum(n.title == "Cannot start yet" for n in app._notifications) > refusals,
+                         "the refusal of a cap not checked yet")
+        assert app.screen is screen and not (tmp_path / "sessions").exists()

@@ -438,8 +438,8 @@ class Batcher:
                 continue
             errors = 0
             counts = getattr(batch, "request_counts", None)
-            seen = {"status": _status(batch.status), "completed": _int(getattr(counts, "completed", 0)),
-                    "failed": _int(getattr(counts, "failed", 0))}
+            seen = {"status": _status(batch.status), "completed": token_count(getattr(counts, "completed", 0)),
+                    "failed": token_count(getattr(counts, "failed", 0))}
             if any(doc.get(k) != v for k, v in seen.items()):
                 doc.update(seen)
                 self._save(doc)
@@ -517,13 +517,6 @@ STATUSES = ("validating", "in_progress", "finalizing", "completed", "failed", "e
 def _status(value: Any) -> str:
     """A batch's state as recorded and shown: one of `STATUSES`, else "unknown"."""
     return str(value) if str(value) in STATUSES else "unknown"
-
-
-def _int(value: Any) -> int:
-    try:
-        return max(0, int(value or 0))
-    except (TypeError, ValueError):
-        return 0
 
 
 def shared_cost(response: Any) -> float | None:

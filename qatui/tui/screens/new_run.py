@@ -135,6 +135,10 @@ class NewRunScreen(QatuiScreen):
         super().__init__()
         self.config = config
         self.last = last or NewRun("", ["minos"], config.models.default_backbone, None)
+        self.cap_refused: str | None = None
+        """Why the start would refuse the cost cap of the plan shown (`cap_problem`), once checked."""
+        self.cap_checked = False
+        """Whether the cost cap of the plan shown was checked (by the pricing worker, off the screen's loop)."""
         self.root = Path(root)
         self.dataset: Dataset | None = None
         self.dataset_error = ""
@@ -410,23 +414,22 @@ class NewRunScreen(QatuiScreen):
                 typed()
             except QatuiError as e:
                 found.append(str(e))
-        if not found and (problem := self.cap_problem()):
-            found.append(problem)
+        if not found and self.cap_refused:
+            found.append(self.cap_refused)
         return found
 
-    def cap_problem(self) -> str | None:
-        """Why the start would refuse the cost cap typed in, or None: the check the start makes
-        (`engine.backbones.run_cap`), so a backbone or served embedder LiteLLM cannot price is said here, not
-        after ctrl+s. Asked only once everything else is right (the cap and the limit typed are valid)."""
+    @staticmethod
+    def cap_problem(cap: float | None, judges: list[Judge], resources: Resources, dataset: Dataset) -> str | None:
+        """Why the start would refuse the cost cap, or None: the check the start makes (`engine.backbones.run_cap`),
+        so a backbone or served embedder LiteLLM cannot price is said before ctrl+s. It asks LiteLLM's price map
+        (LiteLLM's import: seconds), so it runs off the screen's loop: in the pricing worker (`price_plan`), or at
+        ctrl+s when that has not answered yet (`start_checked`)."""
         from qatui.engine.backbones import run_cap
 
-        cap = self.max_cost()
-        if cap is None or self.dataset is None:
+        if cap is None:
             return None
-        resources = self.resources()
-        judges = [self._with_models(self.judges[name], resources) for name in self.picked() if name in self.judges]
         try:
-            run_cap(cap, 0.0, judges, resources, self.dataset.limited(self.limit()))
+            run_cap(cap, 0.0, judges, resources, dataset)
         except QatuiError as e:
             return str(e)
         return None
@@ -456,6 +459,7 @@ class NewRunScreen(QatuiScreen):
         from qatui.engine.jobs import calls_text, expected_calls, total_calls
 
         plan = self.query_one("#plan", Static)
+        self.cap_refused, self.cap_checked = None, False  # the plan changed: its cap is checked again (`price_plan`)
         problems = self.problems()
         plan.set_class(bool(problems), "-error")
         if problems:
@@ -519,6 +523,12 @@ class NewRunScreen(QatuiScreen):
         from qatui.engine.pricing import cost_text, price_run
 
         await asyncio.sleep(PRICE_AFTER_S)
+        refused = await asyncio.to_thread(self.cap_problem, self.max_cost(), judges, resources, dataset)
+        self.cap_refused, self.cap_checked = refused, True
+        if refused:  # the start would refuse it: said as every other problem is
+            self.query_one("#plan", Static).set_class(True, "-error")
+            self.query_one("#plan", Static).update(Content(plain(f"✗ {refused}")))
+            return
         try:
             priced = await asyncio.to_thread(price_run, judges, dataset, resources, self.config.general.seed,
                                              batched)
@@ -562,10 +572,31 @@ class NewRunScreen(QatuiScreen):
         self.query_one(target).focus()
 
     def action_start(self) -> None:
-        """Return the run to start, or say what stops it."""
+        """Return the run to start, or say what stops it (a cost cap not checked yet is checked first)."""
         if problems := self.problems():
             self.notify(problems[0], title="Cannot start yet", severity="warning")
             return
+        if self.max_cost() is not None and not self.cap_checked:
+            self.start_checked()
+            return
+        self._start()
+
+    @work(group="start", exclusive=True, exit_on_error=False, description="checking the cost cap")
+    async def start_checked(self) -> None:
+        """Ctrl+s before the pricing worker checked the cost cap: check it off the loop, then start, or say why not.
+        Its own group: the pricing worker a late change message starts (group "price") must not cancel it."""
+        assert self.dataset is not None
+        resources = self.resources()
+        judges = [self._with_models(self.judges[name], resources) for name in self.picked()]
+        if refused := await asyncio.to_thread(self.cap_problem, self.max_cost(), judges, resources,
+                                              self.dataset.limited(self.limit())):
+            self.cap_refused, self.cap_checked = refused, True
+            self.notify(refused, title="Cannot start yet", severity="warning")
+            return
+        self._start()
+
+    def _start(self) -> None:
+        """Dismiss the screen with the run to start."""
         picked = self.picked()
         self.dismiss(NewRun(
             path=self.query_one("#path", Input).value.strip(),
