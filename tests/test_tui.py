@@ -486,7 +486,11 @@ async def test_live_run_fills_panels_then_cancel_and_resume(tmp_path) -> None:
         await pilot.press("x")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
-        await wait_until(pilot, lambda: screen.ended is not None)
+        await wait_until(pilot, lambda: any(n.title == "Stopping" for n in app._notifications), "the stop said")
+        assert screen.ended is None and screen.state.status == "cancelling"  # the call in flight is waited for
+        while screen.ended is None:  # the call held at the gate returns; the stop ends the run after it
+            gate.release()
+            await wait_until(pilot, lambda: not gate.free or screen.ended is not None, "the call let through")
         assert screen.ended.status == "cancelled"
         done = screen.state.count("done")
         assert 2 <= done < 6 and screen.state.count("running") == 0

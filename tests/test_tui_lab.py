@@ -407,7 +407,7 @@ async def test_leaving_with_edits_not_saved_asks_first(lab_dir) -> None:
 async def test_the_palette_s_home_and_compare_and_ctrl_q_ask_before_dropping_edits_not_saved(lab_dir) -> None:
     """Every way out of the lab asks first, as esc does: the palette's Home and Compare marked sessions, and
     ctrl+q (they closed it, and the edits with it, without a word); no keeps the lab and its edits."""
-    from fakes import run_from_palette
+    from fakes import run_from_palette, settle
 
     from qatui.tui.screens.home import HomeScreen
 
@@ -427,7 +427,7 @@ async def test_the_palette_s_home_and_compare_and_ctrl_q_ask_before_dropping_edi
         await run_from_palette(pilot, "Home")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
         await pilot.press("y")
-        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), "Home, the edits dropped")
+        await settle(pilot, lambda: isinstance(app.screen, HomeScreen), "Home, the edits dropped")  # loaded: l is Home's
         await pilot.press("l")  # a lab without edits: ctrl+q quits at once
         await wait_until(pilot, lambda: lab(app) is not None, "an empty lab")
         await pilot.press("ctrl+q")

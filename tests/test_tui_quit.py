@@ -2,14 +2,18 @@
 
 A pairwise run over HTTP against a loopback backbone that answers only when the test lets it
 (one permit per call), so the run is exactly mid-way when ctrl+q is pressed. After "Cancel run
-and quit" the app exits with status 0; the session on disk is `cancelled` (resumable) and holds
-every item the screen showed done; `qatui sessions resume` then asks only for the rest.
+and quit" the app waits for the call in flight (its answer is cached and its cost recorded), then
+exits with status 0; ctrl+q again while it waits stops at once, and that call is asked again. The
+session on disk is `cancelled` (resumable) and holds every item the screen showed done; `qatui
+sessions resume` then asks only for the rest.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+
+import pytest
 
 from qatui.cli import main
 from fakes import Gate, is_preflight, wait_until
@@ -18,8 +22,9 @@ from tui_support import pairwise_job_on_server
 N_ITEMS = 10
 
 
+@pytest.mark.parametrize("stop", ["waiting for the call in flight", "now, at a second ctrl+q"])
 async def test_quitting_mid_run_saves_the_finished_items_and_a_resume_completes_the_session(
-        llm_server, tmp_path, monkeypatch, capsys) -> None:
+        llm_server, tmp_path, monkeypatch, capsys, stop: str) -> None:
     from qatui.tui.app import QatuiApp
     from qatui.tui.screens.confirm import ConfirmScreen
     from qatui.tui.screens.run import RunScreen
@@ -47,9 +52,24 @@ async def test_quitting_mid_run_saves_the_finished_items_and_a_resume_completes_
         await wait_until(pilot, lambda: screen.state.count("done") >= 3)  # verdicts may wait for a shared flush
         await pilot.press("ctrl+q")
         assert isinstance(app.screen, ConfirmScreen)
-        await pilot.press("y")  # "Cancel run and quit": the call in flight is cancelled, not waited for
+        await pilot.press("y")  # "Cancel run and quit": the call in flight is waited for, its answer kept
+        await wait_until(pilot, lambda: any(n.title == "Stopping" for n in app._notifications), "the stop said")
+        assert not screen.handle.ended.is_set() and app.return_code is None  # held at the gate: waited for
+        in_flight = [json.dumps(b["messages"]) for b in llm_server.requests if not is_preflight(b)][-1]
+        sent = len(llm_server.requests)
+        if stop == "waiting for the call in flight":
+            while not screen.handle.ended.is_set():  # the answers held at the gate arrive, one by one
+                gate.release()
+                await wait_until(pilot, lambda: not gate.free or screen.handle.ended.is_set(), "the call let through")
+            assert len(llm_server.requests) == sent  # no call started after the stop
+        else:
+            await pilot.press("ctrl+q")
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the stop-now question")
+            assert "Stop now, without waiting" in app.screen.question
+            await pilot.press("y")
         await wait_until(pilot, lambda: screen.handle.ended.is_set())
         shown_done = {key[0] for key, task in screen.state.tasks.items() if task.status == "done"}
+        asked_before = {json.dumps(b["messages"]) for b in llm_server.requests if not is_preflight(b)}
     assert app.return_code == 0
     session = store.open(job.session.id)
     stored = set(session.verdicts("pairwise"))
@@ -66,5 +86,9 @@ async def test_quitting_mid_run_saves_the_finished_items_and_a_resume_completes_
     assert out["judges"]["pairwise"]["coverage"]["scored"] == N_ITEMS
     asked = {json.dumps(b["messages"]) for b in llm_server.requests[before:] if not is_preflight(b)}
     assert not any(f"What is {item[1:]} plus" in text for text in asked for item in stored)  # finished: not asked
+    if stop == "waiting for the call in flight":
+        assert not asked & asked_before  # the answer waited for came from the call cache: nothing paid twice
+    else:
+        assert in_flight in asked  # stopped without it: asked (and paid) again, as the question said
     session = store.open(job.session.id)
     assert session.meta["status"] == "completed" and len(session.verdicts("pairwise")) == N_ITEMS

@@ -219,6 +219,43 @@ async def test_a_cancelled_run_offers_to_resume_the_rest_not_to_retry_failures(t
         assert "Resume rest" in footer_text(screen) and "Retry failed" not in footer_text(screen)
 
 
+@pytest.mark.parametrize("key", ["x", "escape"])
+async def test_a_stop_waits_for_the_call_in_flight_and_the_same_key_again_stops_at_once(tmp_path, key: str) -> None:
+    """x (or esc) asks, then waits for the call held at the gate: the footer offers "Stop now" in place of
+    "Cancel run"; the same key again asks whether to stop without it, and yes ends the run (esc: back on Home)
+    with the call still held."""
+    from qatui.tui.screens.confirm import ConfirmScreen
+    from qatui.tui.screens.home import HomeScreen
+    from qatui.tui.screens.run import STOP_NOW_QUESTION
+
+    config, store = Config(), SessionStore(tmp_path / "sessions")
+    gate = threading.Semaphore(0)
+    job = minos_job(store, config, gate, limit=4)
+    app = QatuiApp(config, store, job=job, make_resources=lambda: scripted_resources(config))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None
+                         and app.screen.state.count("running") == 1)
+        screen = app.screen
+        await pilot.press(key)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: any(n.title == "Stopping" for n in app._notifications), "the stop said")
+        await wait_until(pilot, lambda: "Stop now" in footer_text(screen), "Stop now in the footer")
+        assert screen.ended is None and "Cancel run" not in footer_text(screen)  # the held call is waited for
+        await pilot.press(key)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the stop-now question")
+        assert app.screen.question == STOP_NOW_QUESTION
+        await pilot.press("y")
+        await wait_until(pilot, lambda: screen.handle.ended.is_set(), "the run stopped with the call still held")
+        if key == "escape":  # the screen left once the run was summarised
+            await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), "Home")
+        else:
+            await wait_until(pilot, lambda: screen.ended is not None, "the end shown")
+            assert screen.ended.status == "cancelled" and screen.state.count("failed") == 0
+    gate.release(200)
+    assert store.open(job.session.id).meta["status"] == "cancelled"
+
+
 # -- the judge's output in view ----------------------------------------------------------------------
 
 

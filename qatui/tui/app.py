@@ -311,21 +311,29 @@ class QatuiApp(App[None]):
 
     def _quit_after_runs(self) -> None:
         """Quit; a run in progress is cancelled first (after asking)."""
-        from qatui.tui.screens.run import RunScreen
+        from qatui.tui.screens.run import STOP_NOW_QUESTION, RunScreen
 
         running = [s for s in self.screen_stack if isinstance(s, RunScreen) and s.handle.running]
         if not running:
             self.exit()
             return
 
-        async def answered(yes: bool | None) -> None:
+        async def exit_when_ended() -> None:
+            await asyncio.gather(*(s.handle.wait() for s in running))
+            self.exit()
+
+        def answered(yes: bool | None) -> None:
             if yes:
                 for screen in running:
-                    screen.handle.cancel()
-                await asyncio.gather(*(s.handle.wait() for s in running))
-                self.exit()
+                    if screen.handle.running:
+                        screen.stop()  # the first waits for the calls in flight; ctrl+q again stops at once
+                self.run_worker(exit_when_ended(), group="quit", exclusive=True)  # a worker: the dialogs stay live
 
-        self.push_screen(ConfirmScreen("A run is in progress. Cancel it and quit? Finished items are saved; "
+        if all(screen.handle.stopping for screen in running):
+            self.push_screen(ConfirmScreen(STOP_NOW_QUESTION, yes="Stop now and quit", no="Keep waiting"), answered)
+            return
+        self.push_screen(ConfirmScreen("A run is in progress. Cancel it and quit? Finished items are saved and the "
+                                       "model calls in flight are waited for (ctrl+q again stops without them); "
                                        "resume it later from Home.", yes="Cancel run and quit"), answered)
 
     # -- themes ---------------------------------------------------------------------------------

@@ -125,10 +125,26 @@ class RunHandle:
         """The events queued since the last call, oldest first (engine events, then a `RunEnded`)."""
         return [self._events.popleft() for _ in range(len(self._events))]
 
-    def cancel(self) -> None:
-        """Stop the run; the engine flushes what finished and the session is left resumable."""
+    @property
+    def stopping(self) -> bool:
+        """Whether a stop was asked (`cancel`): a second one stops the run at once."""
+        return self._cancelled
+
+    def cancel(self, now: bool = False) -> None:
+        """Stop the run, leaving the session resumable with every finished item saved.
+
+        The first stop is the CLI's first Ctrl-C (`Engine.stop_calls`): no new item or call starts and the calls in
+        flight are waited for, so that what they cost is recorded and their answers reach the call cache (a resume
+        takes them from there, paying nothing twice); cancelled at once, their answers were lost and paid again.
+        A second stop, or `now`, cancels the run's task at once, as the CLI's second Ctrl-C; so does the first when
+        the run sends its calls as provider batches (those are the provider's, collected by a resume)."""
+        first = not self._cancelled
         self._cancelled = True
-        if self._loop is not None:
+        if self._loop is None:
+            return
+        if first and not now and self.job.engine.batcher is None:
+            self._loop.call_soon(self.job.engine.stop_calls)
+        else:
             self._loop.call_soon(lambda: self._task and self._task.cancel())
 
     async def wait(self) -> None:

@@ -43,6 +43,11 @@ if TYPE_CHECKING:
     from qatui.engine.jobs import RunJob
 
 
+STOP_NOW_QUESTION = ("Stop now, without waiting for the model calls in flight? Their answers are lost: what "
+                     "they cost is not recorded and a resume asks them again. Finished items stay saved.")
+"""Asked by a second stop (x, esc or ctrl+q while the first waits for the calls in flight)."""
+
+
 class RunScreen(QatuiScreen):
     """Watches `job` from its first event to its stored summary."""
 
@@ -53,6 +58,7 @@ class RunScreen(QatuiScreen):
         Binding("p", "pause", "Pause"),
         Binding("p", "resume", "Resume"),
         Binding("x", "cancel", "Cancel run"),
+        Binding("x", "stop_now", "Stop now"),
         Binding("r", "retry", "Retry failed"),
         Binding("r", "resume_rest", "Resume rest"),
         Binding("t", "toggle_transcript", "Transcript"),
@@ -179,7 +185,9 @@ class RunScreen(QatuiScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         live = self.ended is None and self.handle.running and self.state is not None
         if action == "cancel":
-            return live and self.state.status != "cancelling"
+            return live and not self.handle.stopping
+        if action == "stop_now":  # the stop waits for the calls in flight; a second x does not
+            return live and self.handle.stopping
         if action in ("pause", "resume"):
             wanted = "running" if action == "pause" else "paused"
             return live and self.state.status == wanted
@@ -191,16 +199,43 @@ class RunScreen(QatuiScreen):
         return True
 
     def action_cancel(self) -> None:
-        """Stop the run after asking; finished items stay saved and the session can be resumed."""
+        """Stop the run after asking; finished items stay saved and the session can be resumed. No new item or
+        call starts and the calls in flight are waited for (`RunHandle.cancel`): what they cost is recorded and
+        their answers are kept for the resume; x again (`action_stop_now`) stops without them."""
         def answered(yes: bool | None) -> None:
             if yes and self.handle.running:
-                self.handle.cancel()
-                self.state.status = "cancelling"
-                self.query_one(RunHeader).state = self.state
-                self.refresh_bindings()
+                self.stop()
 
-        self.app.push_screen(ConfirmScreen("Cancel the run? Finished items are saved; resume the session later "
-                                           "to judge the rest.", yes="Cancel run", no="Keep running"), answered)
+        self.app.push_screen(ConfirmScreen("Cancel the run? Finished items are saved; the model calls in flight "
+                                           "are waited for and kept. Resume the session later to judge the rest.",
+                                           yes="Cancel run", no="Keep running"), answered)
+
+    def action_stop_now(self) -> None:
+        """While a stop waits for the calls in flight: stop at once, after asking (their answers are lost)."""
+        def answered(yes: bool | None) -> None:
+            if yes and self.handle.running:
+                self.stop()
+
+        self.app.push_screen(ConfirmScreen(STOP_NOW_QUESTION, yes="Stop now", no="Keep waiting"), answered)
+
+    async def _home_when_ended(self) -> None:
+        """Home once the stopped run is summarised and closed. A worker: awaited in the dialog's callback, it held
+        this screen's messages back (its live view froze, and a second esc's "Stop now" waited behind it)."""
+        await self.handle.wait()
+        if self.app.screen is self:
+            self.app.pop_screen()
+
+    def stop(self) -> None:
+        """Stop the run: the first time waiting for the calls in flight, the second at once (`RunHandle.cancel`)."""
+        waits = not self.handle.stopping and self.job.engine.batcher is None
+        self.handle.cancel()
+        self.state.status = "cancelling"
+        self.query_one(RunHeader).state = self.state
+        self.refresh_bindings()
+        if waits:
+            self.qatui.notify("No new item or model call starts; waiting for the calls in flight to return, so "
+                              "that their answers are kept and their cost recorded. Press x to stop now.",
+                              title="Stopping", severity="warning")
 
     def action_pause(self) -> None:
         """Finish the items being judged but start no new one; the clock and the ETA stop."""
@@ -247,11 +282,15 @@ class RunScreen(QatuiScreen):
             self.app.pop_screen()
             return
 
-        async def answered(yes: bool | None) -> None:
-            if yes:
-                self.handle.cancel()
-                await self.handle.wait()
-                self.app.pop_screen()
+        def answered(yes: bool | None) -> None:
+            if yes and self.handle.running:
+                self.stop()
+                self.run_worker(self._home_when_ended(), group="leave", exclusive=True)
 
-        await self.app.push_screen(ConfirmScreen("Cancel the run and go back to Home? Finished items are saved.",
+        if self.handle.stopping:  # esc while the stop waits for the calls in flight: the stop without them
+            await self.app.push_screen(ConfirmScreen(STOP_NOW_QUESTION, yes="Stop now", no="Keep waiting"),
+                                       answered)
+            return
+        await self.app.push_screen(ConfirmScreen("Cancel the run and go back to Home? Finished items are saved; "
+                                                 "the model calls in flight are waited for and kept.",
                                                  yes="Cancel run", no="Keep running"), answered)
