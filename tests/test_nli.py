@@ -113,6 +113,46 @@ def test_a_model_folder_whose_label_names_are_swapped_is_refused_before_it_score
         scorer.predict([(CAT, "An animal is on the mat.")])
 
 
+def test_a_run_on_a_local_model_that_misreads_its_labels_stops_before_any_item_fails(tmp_path: Path) -> None:
+    """The label check of a local model was made at its first pair, inside an item: each item that reached it
+    failed with the reason, and a fixed model meant a resume of failures. It is a run's put-off check now, as a
+    served model's is: the run stops (exit 4, "stopped", the reason), no item failed, every item pending, and once
+    the folder is fixed a resume judges them all."""
+    import os
+
+    from qatui.store.session import SessionStore
+
+    folder = tmp_path / "swapped"
+    shutil.copytree(BUNDLED_DIR, folder)
+    right = (folder / "config.json").read_text()
+    config = json.loads(right)
+    old = {int(k): v for k, v in config["id2label"].items()}
+    config["id2label"] = {str(i): old[(2, 1, 0)[i]] for i in range(3)}
+    config["label2id"] = {old[(2, 1, 0)[i]]: i for i in range(3)}
+    (folder / "config.json").write_text(json.dumps(config))
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{i}", "question": f"Where is cat{i}?",
+                                        "references": [f"Cat{i} sits on the mat."],
+                                        "candidates": {"a": f"Cat{i} is on the mat.", "b": f"Cat{i} is away."}}) + "\n"
+                            for i in range(4)))
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    qatui = [sys.executable, "-m", "qatui", "--sessions-dir", str(tmp_path / "sessions")]
+    run = subprocess.run([*qatui, "run", str(data), "--judge", "nli-ar", "--nli", str(folder), "--json"],
+                         capture_output=True, text=True, timeout=300, env=env)
+    said = json.loads(run.stdout)
+    assert run.returncode == 4 and said["status"] == "stopped", (run.stdout, run.stderr[-2000:])
+    assert "reads an obvious entailment as contradict" in said["stopped"] and str(folder) in said["stopped"]
+    assert said["judges"]["nli-ar"]["coverage"] == {"items": 4, "scored": 0, "not_applicable": 0, "failed": 0,
+                                                    "pending": 4}
+    assert "Traceback" not in run.stderr
+    (folder / "config.json").write_text(right)  # the folder fixed: the resume judges every item
+    resumed = subprocess.run([*qatui, "sessions", "resume", said["session"], "--json"], capture_output=True,
+                             text=True, timeout=300, env=env)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads(resumed.stdout)["judges"]["nli-ar"]["coverage"]["scored"] == 4
+    assert SessionStore(tmp_path / "sessions").open(said["session"]).failed_keys() == set()
+
+
 @pytest.mark.parametrize("spec", ["Bundled", " bundled ", "BUNDLED", str(BUNDLED_DIR)])
 def test_the_bundled_model_spelled_otherwise_never_judges_chinese(spec: str) -> None:
     """`--nli Bundled` loaded the bundled English model, but the rule keeping English-only models off other

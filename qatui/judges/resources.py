@@ -146,6 +146,7 @@ class Resources:
             scorer = served_nli(name, self.config, self._served_outputs())
         else:
             scorer = load_nli_scorer(name, self.config.models.nli_runtime)
+            scorer.put_off_checks(_put_off)  # a local model's label check: a failure stops the run, not each item
         identity = scorer.identity()
         if identity is None:
             return scorer

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from qatui.errors import QatuiError
 
 if TYPE_CHECKING:
-    from qatui.store.model_outputs import Probed
+    from qatui.store.model_outputs import Probed, PutOffCheck
 
 NLILabel = Literal["entail", "neutral", "contradict"]
 
@@ -92,6 +92,11 @@ class NLIScorer(ABC):
         """What a served model's check learned, kept with its outputs in the model-output store; None for a model
         that is no server's."""
         return None
+
+    def put_off_checks(self, put_off: Callable[[Callable[[], str]], PutOffCheck]) -> None:
+        """Make the check this model makes before its first pair (a local model's label reading) a run's put-off
+        check (`put_off`, wired by `judges.resources`), so that one that fails stops the run with its reason, the
+        items left pending, rather than failing every item that reaches it. Nothing to wire by default."""
 
     @abstractmethod
     def predict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:

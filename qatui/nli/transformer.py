@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from qatui.nli.windows import premise_windows
 from qatui.onnx.export import Export, ExportRefused, Graph
 from qatui.onnx.pick import pick_forward
 from qatui.onnx.runtime import RUNTIMES, Batch, OnnxForward, TorchForward
+
+if TYPE_CHECKING:
+    from qatui.store.model_outputs import PutOffCheck
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +78,9 @@ class LoadedModel:
         self.folder = folder
         self.reading_checked = False
         """Whether its label names read two obvious pairs right (`TransformersNLI.check_labels_read_right`)."""
+        self.reading_check: PutOffCheck | None = None
+        """That check as a run's put-off check (`TransformersNLI.put_off_checks`): made before the first pair the
+        model-output store cannot answer; one that fails stops the run (its items pending), not each item."""
         with hub.quiet_loading():
             try:
                 config = AutoConfig.from_pretrained(folder, local_files_only=True)
@@ -232,6 +238,24 @@ class TransformersNLI(NLIScorer):
             return []
         self.check_labels_read_right()
         return self._predict(pairs)
+
+    def put_off_checks(self, put_off: Callable[[Callable[[], str]], PutOffCheck]) -> None:
+        """The label check (`check_labels_read_right`) as a run's put-off check, once per model loaded."""
+        if self.loaded.reading_check is None and not self.loaded.reading_checked:
+            self.loaded.reading_check = put_off(self._reading_line)
+
+    async def apredict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIProbs]:
+        """`predict` in a worker thread, after the put-off label check where a run wired one (`put_off_checks`):
+        a model that misreads its labels stops the run there, before any item is judged with it."""
+        check = self.loaded.reading_check
+        if check is not None and not self.loaded.reading_checked and pairs:
+            await check.before_call()
+        return await super().apredict(pairs)
+
+    def _reading_line(self) -> str:
+        """The label check, made (blocking: it runs the model); the line a passed check shows."""
+        self.check_labels_read_right()
+        return f"NLI model {self.loaded.spec!r}: its label names read two obvious pairs right"
 
     def check_labels_read_right(self) -> None:
         """Refuse (`NLIError`) a model whose config's label names misread two obvious pairs (`labels.check_reading`),
