@@ -568,3 +568,128 @@ def test_a_pairwise_judge_asked_three_times_shows_each_repeat_apart_and_pools_po
     assert len([line for line in printed if line.startswith("A=")]) == 6
     assert not any(line.startswith("combined") for line in printed)  # repeat 1's result is not the verdict's
     assert "position consistency (repeat 1 only) 1 of 1 pairs judged in both orders agree" in printed
+
+
+CHECKLIST = """
+name = "tiny"
+task = "Judge a summary."
+target = "Summary"
+[inputs]
+context = "Source"
+[[dimensions]]
+name = "coherence"
+definition = "Well organised."
+[[dimensions.sub_dimensions]]
+name = "Flow"
+questions = ["Is the order logical?", "Do sentences connect?"]
+"""
+
+
+def _checklist_answer(body: dict) -> str:
+    """CheckEval's answers by repeat (seed // SEED_STRIDE): "yes" to both questions, except repeat 1's "no" to Q1."""
+    from fakes import is_preflight
+
+    if is_preflight(body):
+        return "OK"
+    return json.dumps({"Q1": "no" if body["seed"] // SEED_STRIDE == 1 else "yes", "Q2": "yes"})
+
+
+def test_a_checklist_asked_three_times_shows_every_repeat_s_answers_never_the_last_alone(
+        llm_server, tmp_path, monkeypatch, capsys) -> None:
+    """With --repeats the checklist grid (`sessions show --item`, the TUI's panel) kept one answer per question and
+    response, the last repeat's, beside a verdict combining all three: a "yes" repeat 2 did not give looked unanimous.
+    Now a cell the repeats agree on shows that answer, and one they split on shows yes in k of K ("2/3")."""
+    from tui_support import panel_host
+
+    from qatui.tui.clipboard import panel_text
+    from qatui.tui.saved import replay, saved_state
+    from qatui.tui.widgets.checklist_panel import ChecklistPanel
+
+    monkeypatch.setenv("FAKE_KEY", "sk-test-not-a-real-key")
+    llm_server.script(_checklist_answer)
+    config = fake_backbone_config(llm_server, tmp_path)
+    (tmp_path / "tiny.toml").write_text(CHECKLIST)
+    data = tmp_path / "doc.jsonl"
+    data.write_text(json.dumps({"id": "d", "question": "Summarize the article.", "context": ["A park was approved."],
+                                "candidates": {"one": "A park was approved.", "two": "The park, approved."}}) + "\n")
+    base = ["--config", str(config), "--sessions-dir", str(tmp_path / "s")]
+    assert main([*base, "run", str(data), "--judge", "checkeval", "--checklist", str(tmp_path / "tiny.toml"),
+                 "--backbone", "fake", "--repeats", "3", "--json"]) == 0
+    done = json.loads(capsys.readouterr().out)
+
+    assert main([*base, "sessions", "show", done["session"], "--item", "d"]) == 0
+    lines = [" ".join(line.split()) for line in capsys.readouterr().out.splitlines()]
+    assert any("k/K = yes in k" in line for line in lines), "\n".join(lines)
+    assert next(line for line in lines if line.startswith("Is the order logical?")).split()[-2:] == ["2/3", "2/3"]
+    assert next(line for line in lines if line.startswith("Do sentences connect?")).split()[-2:] == ["yes", "yes"]
+
+    assert lines[lines.index("candidate coherence") + 1:][:2] == ["two 0.83", "one 0.83"]  # the three repeats' mean
+
+    session = SessionStore(tmp_path / "s").open(done["session"])
+    details = session.verdicts("checkeval")["d"].details
+    assert details["dimension_scores"] == {label: {"coherence": pytest.approx(5 / 6)}  # (1 + 1/2 + 1) / 3, not repeat 1's 1
+                                           for label in ("Response 1", "Response 2")}
+    assert [r["dimension_scores"]["Response 1"]["coherence"] for r in details["repeats"]] == [1.0, 0.5, 1.0]
+    state, _ = saved_state(session)
+    replay(state, session.results())
+    task = state.tasks[("d", "checkeval")]
+
+    async def panel_lines() -> list[str]:
+        app = panel_host(ChecklistPanel)
+        async with app.run_test(size=(100, 20)) as pilot:
+            panel = app.query_one(ChecklistPanel)
+            panel.show(task)
+            await pilot.pause()
+            return [" ".join(line.split()) for line in panel_text(panel).splitlines()]
+
+    shown = asyncio.run(panel_lines())
+    assert next(line for line in shown if line.startswith("Is the order logical?")).split()[-2:] == ["2/3", "2/3"]
+    assert next(line for line in shown if line.startswith("Do sentences connect?")).split()[-2:] == ["yes", "yes"]
+    assert next(line for line in shown if line.startswith("share of yes")).split()[-2:] == ["83%", "83%"]  # 5 of 6
+    assert any(line.startswith("k/K: yes in k of the K repeats") for line in shown)
+
+
+def test_ragas_figures_of_three_repeats_are_their_mean_and_every_failure_is_named() -> None:
+    """RAGAS's per-response metrics in a repeated verdict's details were the first repeat's; they are the mean over
+    the repeats that computed one, and a failure of any repeat is kept, naming it."""
+    from qatui.metrics.repeated import means_of_repeats
+
+    each = [{"faithfulness": {"Response 1": 1.0, "Response 2": None}, "context_relevance_of_context": 0.5,
+             "failures": {"Response 2": {"faithfulness": "no statement"}}},
+            {"faithfulness": {"Response 1": 0.5, "Response 2": 0.25}, "context_relevance_of_context": 0.25},
+            {"faithfulness": {"Response 1": 0.0, "Response 2": None}, "context_relevance_of_context": None,
+             "failures": {"Response 2": {"faithfulness": "unreadable"}}}]
+    assert means_of_repeats(each) == {
+        "faithfulness": {"Response 1": 0.5, "Response 2": 0.25}, "context_relevance_of_context": 0.375,
+        "failures": {"Response 2": {"faithfulness": "repeat 1: no statement; repeat 3: unreadable"}}}
+
+
+async def test_the_ragas_panel_shows_each_repeat_s_statements_apart() -> None:
+    """Each repeat writes its own statements: the panel kept the last repeat's; it shows every repeat's, #k."""
+    from tui_support import panel_host
+
+    from qatui.data.model import Item
+    from qatui.events import StatementsExtracted, StatementsVerified, StatementVerdict
+    from qatui.tui.clipboard import panel_text
+    from qatui.tui.state import RunState
+    from qatui.tui.widgets.ragas_panel import RagasPanel
+
+    item = Item(id="r", question="Where?", context=["The park is in town."], candidates={"a": "In town.", "b": "Far."})
+    state = RunState([item], ["ragas"], seed=0)
+    for repeat, supported in ((0, True), (1, False)):
+        state.fold(StatementsExtracted(item_id="r", judge="ragas", repeat=repeat, response="Response 1",
+                                       statements=[f"statement of repeat {repeat + 1}"]))
+        state.fold(StatementsVerified(item_id="r", judge="ragas", repeat=repeat, response="Response 1",
+                                      verdicts=[StatementVerdict(statement=f"statement of repeat {repeat + 1}",
+                                                                 supported=supported)]))
+    app = panel_host(RagasPanel)
+    async with app.run_test(size=(100, 20)) as pilot:
+        panel = app.query_one(RagasPanel)
+        panel.show(state.tasks[("r", "ragas")])
+        await pilot.pause()
+        shown = [" ".join(line.split()) for line in panel_text(panel).splitlines()]
+    assert any(line.startswith("Response 1 #1") for line in shown), shown
+    first = next(i for i, line in enumerate(shown) if line.startswith("Response 1 #1"))
+    second = next(i for i, line in enumerate(shown) if line.startswith("Response 1 #2"))
+    assert "faithfulness 1.00 (1/1)" in shown[first] and "faithfulness 0.00 (0/1)" in shown[second]
+    assert shown[first + 1] == "✓ statement of repeat 1" and shown[second + 1] == "✗ statement of repeat 2"

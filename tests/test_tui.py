@@ -1136,7 +1136,7 @@ async def test_checklist_answers_fold_into_a_questions_by_responses_grid() -> No
                                      question=dict(asked)[qid], question_id=qid, response=f"Response {response}",
                                      answer=answer))
     task = state.tasks[(item.id, "checkeval")]
-    assert list(task.checklist) == ["q1", "q2"] and task.answers[("q2", "Response 2")] is None
+    assert list(task.checklist) == ["q1", "q2"] and task.answers[("q2", "Response 2", 0)] is None
 
     app = panel_host(ChecklistPanel)
     async with app.run_test(size=(100, 20)) as pilot:

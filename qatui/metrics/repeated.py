@@ -15,7 +15,11 @@ The rule follows what the judge says (label space, "Response 1", ...):
 Whichever rule, the verdict's ranking, tied groups and preference then come from the aggregate
 through qatui's one tie rule (`qatui.ties`), exactly as for a judgement asked once. The judge's
 own details are those of the first repeat, save what a pairwise judge says of one asking
-(`PER_ASKING`: its pairs' votes and results, its position-bias counts): `details["repeats"]`
+(`PER_ASKING`: its pairs' votes and results, its position-bias counts) and the figures a judge gives each
+response beside its score (`MEAN_OF_REPEATS`: CheckEval's score per dimension, RAGAS's metrics), which are their
+mean over the repeats that gave one (they were the first repeat's: the per-dimension correlations of a
+CheckEval run asked three times stood on its first asking, beside a headline on all three), CheckEval's
+unanswered questions, summed, and RAGAS's failures, each repeat's named: `details["repeats"]`
 holds each repeat's scores, ranking, tied groups and preference (candidate ids), which
 `metrics.self_agreement` reads, and that repeat's own pairs and counts; the verdict's
 `position_consistency` and `positions` are the counts summed over the repeats (what the run
@@ -29,6 +33,7 @@ on its aggregate as a judge's do.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from statistics import mean
 from typing import TYPE_CHECKING, Any
@@ -91,8 +96,9 @@ def aggregate(judgements: Sequence[Judgement], verdicts: Sequence[Verdict], labe
         scores = borda_scores(judgements, labels, digits)
     else:
         scores = mean_scores(judgements, labels)
+    each = [j.details for j in judgements]
     details: dict[str, Any] = {**{k: v for k, v in judgements[0].details.items() if k not in PER_ASKING},
-                               **summed_counts([j.details for j in judgements]), "aggregation": rule,
+                               **summed_counts(each), **means_of_repeats(each), "aggregation": rule,
                                "repeats": [repeat_record(v, j.details) for v, j in zip(verdicts, judgements)]}
     return Judgement(scores=scores, ranking=ranking, winner=winner, details=details)
 
@@ -115,9 +121,46 @@ def summed_counts(each: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return found
 
 
+MEAN_OF_REPEATS = ("dimension_scores", "faithfulness", "answer_relevance", "context_relevance",
+                   "context_relevance_of_context")
+"""Figures a judge's details give each response (or dimension of it) beside its score: the aggregate holds their
+mean over the repeats that gave one (`means_of_repeats`), each repeat's record its own."""
+
+
+def means_of_repeats(each: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """`MEAN_OF_REPEATS` averaged over the repeats' details, number by number (a response's dimension, a metric),
+    over the repeats that gave a number (None where none did); CheckEval's `unanswered` counts summed; RAGAS's
+    `failures` gathered from every repeat, each reason naming its repeat."""
+    found: dict[str, Any] = {key: _mean_defined([d.get(key) for d in each])
+                             for key in MEAN_OF_REPEATS if any(key in d for d in each)}
+    if each and all(isinstance(d.get("unanswered"), dict) for d in each):
+        names = dict.fromkeys(name for d in each for name in d["unanswered"])
+        found["unanswered"] = {name: sum(int(d["unanswered"].get(name) or 0) for d in each) for name in names}
+    failures: dict[str, dict[str, list[str]]] = {}
+    for k, d in enumerate(each, 1):
+        for label, reasons in (d.get("failures") or {}).items():
+            for metric, reason in (reasons or {}).items():
+                failures.setdefault(label, {}).setdefault(metric, []).append(f"repeat {k}: {reason}")
+    if failures:
+        found["failures"] = {label: {metric: "; ".join(reasons) for metric, reasons in metrics.items()}
+                             for label, metrics in failures.items()}
+    return found
+
+
+def _mean_defined(values: Sequence[Any]) -> Any:
+    """The mean of the finite numbers among `values`, or, where they are mappings, the mean key by key (None for a
+    key no repeat gave a number for)."""
+    if any(isinstance(value, dict) for value in values):
+        keys = dict.fromkeys(key for value in values if isinstance(value, dict) for key in value)
+        return {key: _mean_defined([value.get(key) for value in values if isinstance(value, dict)]) for key in keys}
+    numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)]
+    return float(mean(numbers)) if numbers else None
+
+
 def repeat_record(verdict: Verdict, details: dict[str, Any]) -> dict[str, Any]:
-    """What one repeat said, in candidate ids: its scores, strict ranking, tied groups and A / B / tie, and what its
-    judge's `details` said of that asking alone (`PER_ASKING`: a pairwise judge's pairs and position counts)."""
+    """What one repeat said, in candidate ids: its scores, strict ranking, tied groups and A / B / tie; and what its
+    judge's `details` said of that asking alone, by response label as the details say it (`PER_ASKING`: a pairwise
+    judge's pairs and position counts; `MEAN_OF_REPEATS`: its own figures beside its scores)."""
     return {"scores": dict(verdict.scores), "ranking": list(verdict.ranking),
             "tiers": [list(tier) for tier in verdict.tiers], "preference": verdict.preference,
-            **{k: v for k, v in details.items() if k in PER_ASKING}}
+            **{k: v for k, v in details.items() if k in PER_ASKING or k in MEAN_OF_REPEATS}}

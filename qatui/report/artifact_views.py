@@ -29,24 +29,36 @@ def print_checklist_grid(console: Console, answers: list[dict], names: dict[str,
     """
     labels = sorted(dict.fromkeys(a["response"] for a in answers), key=lambda x: (len(x), x))
     marks = COMPACT_CELLS if len(labels) > 6 else ANSWER_CELLS
-    table = Table(title="checklist: question x response (? = unanswered, excluded from the score)",
-                  title_justify="left", box=None, padding=(0, 1, 0, 0))
+    repeats = len({a.get("repeat", 0) for a in answers})
+    title = "checklist: question x response (? = unanswered, excluded from the score)"
+    if repeats > 1:
+        title += f"; k/K = yes in k of the K of {repeats} repeats that answered it"
+    table = Table(title=title, title_justify="left", box=None, padding=(0, 1, 0, 0))
     table.add_column("question", overflow="fold", min_width=24, ratio=1)
     compact = marks is COMPACT_CELLS
     for label in labels:
         header = (label_number(label) or label) if compact else names.get(label, label)
         table.add_column(escaped(header), justify="center", no_wrap=True)
-    cells: dict[str, dict[str, str | None]] = {}
+    cells: dict[str, dict[str, list[str | None]]] = {}
+    """Question id -> response -> every repeat's answer (one for a judge asked once: the last repeat's overwrote the
+    others beside a verdict combining them all)."""
     rows: dict[str, dict] = {}
-    for a in sorted(answers, key=lambda x: x.get("position", 0)):
+    for a in sorted(answers, key=lambda x: (x.get("repeat", 0), x.get("position", 0))):
         rows.setdefault(a["question_id"], a)
-        cells.setdefault(a["question_id"], {})[a["response"]] = a["answer"]
+        cells.setdefault(a["question_id"], {}).setdefault(a["response"], []).append(a["answer"])
+
+    def cell(given: list[str | None]) -> str:
+        if len(set(given)) == 1:
+            return marks.get(given[0]) or ""
+        answered = [x for x in given if x is not None]
+        return f"{sum(x == 'yes' for x in answered)}/{len(answered)}"
+
     group = None
-    for qid, a in rows.items():
+    for qid, a in sorted(rows.items(), key=lambda row: row[1].get("position", 0)):
         if (a["dimension"], a["sub_dimension"]) != group:
             group = (a["dimension"], a["sub_dimension"])
             table.add_row(f"[bold]{escaped(a['dimension'])}[/] [dim]› {escaped(a['sub_dimension'])}[/]", *[""] * len(labels))
-        table.add_row(escaped(a["question"]), *(marks.get(cells[qid][label]) if label in cells[qid] else ""
+        table.add_row(escaped(a["question"]), *(cell(cells[qid][label]) if label in cells[qid] else ""
                                                for label in labels))
     console.print(table)
     if compact:
@@ -180,8 +192,9 @@ RAGAS_SENTENCES_SHOWN = 20
 def print_ragas_artifact(console: Console, a: dict, artifacts: list[dict], names: dict[str, str]) -> None:
     """RAGAS: statements with ✓ / ✗ / ? (unanswered, excluded), questions written back with their
     similarity to the item's question, context sentences with the needed ones marked ●."""
-    kind, label = a["type"], a.get("response", "")
-    who = escaped(names.get(label, label))
+    kind, label, repeat = a["type"], a.get("response", ""), a.get("repeat", 0)
+    repeated = any(x.get("repeat", 0) for x in artifacts)
+    who = escaped(names.get(label, label)) + (f" (repeat {repeat + 1})" if repeated else "")
 
     def table(title: str, *columns: tuple[str, dict]) -> Table:
         console.print(title)  # above the table, not its title: a narrow table would wrap it
@@ -191,7 +204,8 @@ def print_ragas_artifact(console: Console, a: dict, artifacts: list[dict], names
         return grid
 
     if kind == "statements_extracted":
-        if not any(x.get("type") == "statements_verified" and x.get("response") == label for x in artifacts):
+        if not any(x.get("type") == "statements_verified" and x.get("response") == label
+                   and x.get("repeat", 0) == repeat for x in artifacts):
             grid = table(f"statements of {who} (not verified)", ("", {"width": 3}), ("statement", {"ratio": 1}))
             for statement in a["statements"]:
                 grid.add_row("  ·", escaped(statement))
@@ -216,7 +230,7 @@ def print_ragas_artifact(console: Console, a: dict, artifacts: list[dict], names
         console.print(grid)
     elif kind == "context_sentences_selected":
         sentences, picked = a["sentences"], set(a.get("relevant") or [])
-        where = who if label else "the item's context"
+        where = who if label else "the item's context" + (f" (repeat {repeat + 1})" if repeated else "")
         grid = table(f"context sentences of {where}: {len(picked)} of {len(sentences)} needed",
                      ("", {"width": 3}), ("k", {"width": 3, "justify": "right", "style": "dim"}),
                      ("sentence", {"ratio": 1}))

@@ -71,18 +71,20 @@ class TaskView:
     instances: dict[str, str] = field(default_factory=dict)
     checklist: dict[str, tuple[str, str]] = field(default_factory=dict)
     """CheckEval's questions in the order asked: question id -> (dimension, question)."""
-    answers: dict[tuple[str, str], str | None] = field(default_factory=dict)
-    """(question id, response label) -> "yes", "no", or None when the backbone gave no usable answer."""
+    answers: dict[tuple[str, str, int], str | None] = field(default_factory=dict)
+    """(question id, response label, repeat) -> "yes", "no", or None when the backbone gave no usable answer. Keyed
+    by repeat: a judge asked K times showed its last repeat's answers beside a verdict combining all K."""
     pairs: list[PairJudged] = field(default_factory=list)
     """Pairwise comparisons in the order judged (each pair twice: both orders)."""
-    statements: dict[str, list[str]] = field(default_factory=dict)
-    """RAGAS: response label -> its statements."""
-    statement_verdicts: dict[str, list[StatementVerdict]] = field(default_factory=dict)
-    """RAGAS: response label -> each statement checked against the context."""
-    questions: dict[str, tuple[list[str], list[float]]] = field(default_factory=dict)
-    """RAGAS: response label -> (questions written back from it, their cosine to the item's question)."""
-    context_sentences: dict[str, tuple[list[str], list[int]]] = field(default_factory=dict)
-    """RAGAS: response label ('' = the item's context) -> (its sentences, indices of the relevant ones)."""
+    statements: dict[tuple[str, int], list[str]] = field(default_factory=dict)
+    """RAGAS: (response label, repeat) -> its statements. Every RAGAS field is keyed by repeat as the checklist's
+    answers are: each repeat writes its own statements and questions."""
+    statement_verdicts: dict[tuple[str, int], list[StatementVerdict]] = field(default_factory=dict)
+    """RAGAS: (response label, repeat) -> each statement checked against the context."""
+    questions: dict[tuple[str, int], tuple[list[str], list[float]]] = field(default_factory=dict)
+    """RAGAS: (response label, repeat) -> (questions written back from it, their cosine to the item's question)."""
+    context_sentences: dict[tuple[str, int], tuple[list[str], list[int]]] = field(default_factory=dict)
+    """RAGAS: (response label, '' = the item's context; repeat) -> (its sentences, indices of the relevant ones)."""
     members: dict[tuple[str, int], MemberVerdict] = field(default_factory=dict)
     """A jury: each member's verdict (or why none) as it came, by (member name, repeat): a jury asked K times keeps
     every repeat's, not only the last."""
@@ -347,7 +349,7 @@ def _instances(state: RunState, e: InstancesGenerated) -> None:
 def _checklist(state: RunState, e: ChecklistAnswered) -> None:
     task = state.task(e, "checklist")
     task.checklist.setdefault(e.question_id, (e.dimension, e.question))
-    task.answers[(e.question_id, e.response)] = e.answer
+    task.answers[(e.question_id, e.response, e.repeat)] = e.answer
 
 
 def _pair(state: RunState, e: PairJudged) -> None:
@@ -359,19 +361,19 @@ def _pair(state: RunState, e: PairJudged) -> None:
 
 
 def _statements(state: RunState, e: StatementsExtracted) -> None:
-    state.task(e, "ragas").statements[e.response] = list(e.statements)
+    state.task(e, "ragas").statements[(e.response, e.repeat)] = list(e.statements)
 
 
 def _statements_verified(state: RunState, e: StatementsVerified) -> None:
-    state.task(e, "ragas").statement_verdicts[e.response] = list(e.verdicts)
+    state.task(e, "ragas").statement_verdicts[(e.response, e.repeat)] = list(e.verdicts)
 
 
 def _questions(state: RunState, e: QuestionsGenerated) -> None:
-    state.task(e, "ragas").questions[e.response] = (list(e.questions), list(e.similarities))
+    state.task(e, "ragas").questions[(e.response, e.repeat)] = (list(e.questions), list(e.similarities))
 
 
 def _context_sentences(state: RunState, e: ContextSentencesSelected) -> None:
-    state.task(e, "ragas").context_sentences[e.response] = (list(e.sentences), list(e.relevant))
+    state.task(e, "ragas").context_sentences[(e.response, e.repeat)] = (list(e.sentences), list(e.relevant))
 
 
 def _ranking(state: RunState, e: RankingProduced) -> None:

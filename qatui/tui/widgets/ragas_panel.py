@@ -55,23 +55,32 @@ class RagasPanel(TaskPanel):
         task = self.task
         if task is None:
             return ""
-        labels = response_labels(task.order) or sorted(
-            {*task.statements, *task.questions, *task.context_sentences} - {""})
+        keys = {*task.statements, *task.questions, *task.context_sentences}
+        repeats = sorted({repeat for _, repeat in keys})
+        repeated = any(repeats)
+        labels = response_labels(task.order) or sorted({label for label, _ in keys} - {""})
         blocks: list[RenderableType] = []
         for label in labels:
-            if label in task.statements or label in task.questions or label in task.context_sentences:
-                blocks.extend(self._response_lines(task, label))
-        if "" in task.context_sentences:
-            blocks.extend(self._context_lines(task, "", "The item's context"))
+            for repeat in repeats:  # a judge asked K times: each repeat's own statements and questions, marked #k
+                if (label, repeat) in keys:
+                    blocks.extend(self._response_lines(task, label, repeat, repeated))
+        for repeat in repeats:
+            if ("", repeat) in task.context_sentences:
+                blocks.extend(self._context_lines(task, ("", repeat),
+                                                  "The item's context" + (f" #{repeat + 1}" if repeated else "")))
+        if repeated:
+            blocks.append(Text("#k: repeat k of the judge asked several times; its verdict combines them",
+                               style=self._style("muted")))
         return Group(*blocks)
 
-    def _response_lines(self, task: TaskView, label: str) -> list[RenderableType]:
-        heading = Text(label, style=self._style("heading"))
+    def _response_lines(self, task: TaskView, label: str, repeat: int, repeated: bool) -> list[RenderableType]:
+        key = (label, repeat)
+        heading = Text(label + (f" #{repeat + 1}" if repeated else ""), style=self._style("heading"))
         cid = task.candidate(label)
         if cid:
             heading.append(plain(f" ({cid})"), style=self._style("muted"))
         lines: list[RenderableType] = [heading]
-        verdicts = task.statement_verdicts.get(label)
+        verdicts = task.statement_verdicts.get(key)
         if verdicts is not None:
             answered = [v.supported for v in verdicts if v.supported is not None]
             score = f"{sum(answered) / len(answered):.2f} ({sum(answered)}/{len(answered)})" if answered else "–"
@@ -84,18 +93,19 @@ class RagasPanel(TaskPanel):
                     text.append(plain(f" — {' '.join(verdict.reason.split())}"), style=self._style("muted"))
                 rows.append((Text(MARKS[verdict.supported], style=self._style(kind)), text))
             lines.append(self._grid(rows))
-        elif label in task.statements:
+        elif key in task.statements:
             heading.append("  faithfulness: checking…", style=self._style("muted"))
-            lines.append(self._grid([(Text("·"), Text(plain(s), style=self._style("muted"))) for s in task.statements[label]]))
-        if label in task.questions:
-            questions, similarities = task.questions[label]
+            lines.append(self._grid([(Text("·"), Text(plain(s), style=self._style("muted")))
+                                     for s in task.statements[key]]))
+        if key in task.questions:
+            questions, similarities = task.questions[key]
             heading.append(f"  answer relevance {fmean(similarities):.2f}" if similarities else
                            "  answer relevance –")
             cosines = [f"↺ {x:.2f}" for x in similarities] if similarities else ["↺"] * len(questions)
             lines.append(self._grid([(Text(cos, style=self._style("muted")), Text(plain(question)))
                                      for cos, question in zip(cosines, questions, strict=True)]))
-        if label in task.context_sentences:
-            lines.extend(self._context_lines(task, label, None, heading))
+        if key in task.context_sentences:
+            lines.extend(self._context_lines(task, key, None, heading))
         return lines
 
     @staticmethod
@@ -108,8 +118,8 @@ class RagasPanel(TaskPanel):
             grid.add_row(Text.assemble("  ", mark), text)
         return grid
 
-    def _context_lines(self, task: TaskView, key: str, title: str | None, heading: Text | None = None,
-                 ) -> list[RenderableType]:
+    def _context_lines(self, task: TaskView, key: tuple[str, int], title: str | None, heading: Text | None = None,
+                       ) -> list[RenderableType]:
         """Context relevance: picked / all sentences, each sentence marked ● needed or · not."""
         sentences, relevant = task.context_sentences[key]
         score = f"context relevance {len(relevant) / len(sentences):.2f} ({len(relevant)}/{len(sentences)})" \
