@@ -168,6 +168,10 @@ def test_the_cap_stops_the_run_below_it_and_a_higher_cap_finishes_it_asking_noth
     deferred = meta.get("deferred_cost_usd", 0.0)
     assert meta["llm"]["cost_usd"] <= cap  # results and calls cut off at it
     assert meta["llm"].get("deferred_cost_usd", 0.0) == deferred  # what the session spent counts both
+    judged = [body for body in billing.requests if body.get("max_tokens") != 8]  # the preflight's aside
+    billed = [provider_usage(body, rationale(body)) for body in judged]
+    assert meta["llm"]["calls"] - meta["llm"]["cached"] == len(judged)  # the calls of items left pending too
+    assert (meta["llm"]["prompt_tokens"], meta["llm"]["completion_tokens"]) == tuple(map(sum, zip(*billed)))
     coverage = stopped["judges"]["pairwise"]["coverage"]
     assert coverage["failed"] == 0 and 0 < coverage["scored"] < 12 and coverage["pending"] == 12 - coverage["scored"]
     message = " ".join(err.split())
@@ -245,6 +249,11 @@ def test_a_call_in_flight_when_the_cap_refuses_its_sibling_is_kept_and_never_ask
     assert meta.get("deferred_cost_usd", 0.0) > 0  # the answered order's cost, kept with the item left pending
     first = [body["messages"] for body in billing.requests if body.get("max_tokens") != 8]
     assert len(first) == 1  # one order sent, the other refused before it was
+    (sent,) = [body for body in billing.requests if body.get("max_tokens") != 8]
+    # its call and tokens are the session's too (only its cost was): the capped session said 0 calls, 0 tokens
+    assert (meta["llm"]["calls"], meta["llm"]["prompt_tokens"], meta["llm"]["completion_tokens"]) == (
+        1, *provider_usage(sent, rationale(sent)))
+    assert meta["deferred_calls"]["pairwise"]["calls"] == 1
     code, out, err = cli(capsys, *common, "sessions", "resume", session, "--max-cost", "1", "--json")
     assert code == 0 and json.loads(out)["judges"]["pairwise"]["coverage"]["scored"] == 1, err
     asked = Counter(json.dumps(body["messages"]) for body in billing.requests if body.get("max_tokens") != 8)

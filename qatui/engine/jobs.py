@@ -7,6 +7,7 @@ CLI and the TUI call these functions; neither builds an engine by hand.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -334,7 +335,7 @@ def _resumed(session: Session, config: Config, resources: Resources | None, max_
     session.every_verdict()  # a damaged verdict is refused now, naming it, not at the summary after the calls
     check_models(judges, resources, subset, defer_live=not batch)
     max_cost = meta.get("max_cost_usd") if max_cost is None else max_cost
-    spent = (llm_totals(session.every_result(keep=summarized_fields), float(meta.get("deferred_cost_usd") or 0))[
+    spent = (llm_totals(session.every_result(keep=summarized_fields), deferred_spend(meta))[
         "cost_usd"] if max_cost is not None else 0.0)
     spend_cap = run_cap(max_cost, spent, judges, resources, subset, session.id)
     batching = batch_settings(config, batch_retry or meta.get("batch_retry"))
@@ -383,7 +384,7 @@ def store_summary(session: Session, dataset: Dataset, status: str) -> dict[str, 
         if status == "completed" and summary and all(doc["n_done"] == 0 and doc["n_failed"] for doc in summary.values()):
             status = "failed"  # nothing was judged: not a result anyone should read as one
         session.update_meta(status=status, updated=now_iso(), pid=None,
-                            llm=llm_totals(attempts, float(session.meta.get("deferred_cost_usd") or 0)))
+                            llm=llm_totals(attempts, deferred_spend(session.meta)))
         session.flush()
     finally:
         session.release_writer()  # the run has ended, however: another process may resume it now
@@ -459,15 +460,52 @@ def summarized_fields(doc: dict) -> dict:
             "calls": [{key: call[key] for key in CALL_TALLIES if key in call} for call in doc.get("calls") or []]}
 
 
-def llm_totals(docs: Iterable[dict], deferred_cost_usd: float = 0.0) -> dict[str, Any]:
+DEFERRED_TALLIES = ("calls", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd")
+"""What a session keeps, per judge, of the calls of items left pending (`deferred_calls`: `add_deferred`)."""
+
+
+def add_deferred(kept: Any, judge: str, calls: Iterable[Any]) -> dict[str, dict[str, float]]:
+    """The session's `deferred_calls` ({judge: {DEFERRED_TALLIES}}) with `calls` (`LLMCallFinished`) of a task of
+    `judge` that was left pending added: their results are not kept, yet they were paid for."""
+    tallies = {name: dict(tally) for name, tally in kept.items() if isinstance(tally, dict)} \
+        if isinstance(kept, dict) else {}
+    tally = tallies.setdefault(judge, {})
+    for call in calls:
+        for key, value in (("calls", 1), ("prompt_tokens", call.prompt_tokens),
+                           ("completion_tokens", call.completion_tokens),
+                           ("reasoning_tokens", call.reasoning_tokens), ("cost_usd", call.cost_usd)):
+            tally[key] = _tally(tally.get(key)) + value
+    return tallies
+
+
+def _tally(value: Any) -> float:
+    """A kept tally read back: a finite number at least 0, else 0 (a session file is data)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and \
+        math.isfinite(value) and value >= 0 else 0
+
+
+def deferred_spend(meta: dict, judge: str | None = None) -> dict[str, float]:
+    """The calls, tokens and cost of the items a session left pending (`deferred_calls`), of `judge` or of all; a
+    session stored before they were kept has their cost alone (`deferred_cost_usd`), for the whole session (a judge's
+    row counts it only when it is the session's one judge)."""
+    kept = meta.get("deferred_calls")
+    if isinstance(kept, dict):
+        tallies = [t for name, t in kept.items() if isinstance(t, dict) and judge in (None, name)]
+        return {key: sum(_tally(t.get(key)) for t in tallies) for key in DEFERRED_TALLIES}
+    alone = judge is None or list(meta.get("judges") or ()) == [judge]  # an older session's cost is not per judge
+    return {"cost_usd": _tally(meta.get("deferred_cost_usd"))} if alone else {}
+
+
+def llm_totals(docs: Iterable[dict], deferred: dict[str, float] | None = None) -> dict[str, Any]:
     """Calls, cache hits, tokens (reasoning tokens among the completion tokens) and cost over result docs; per
     deployment when any. A session's spend reads every doc it recorded (`Session.every_result`): a failed attempt's
     calls were paid for, and read from its latest results alone, a resume that judged the item again dropped them
     (a session said half what the provider billed, and each resume's cost cap started that much lower). `cost_usd`
-    is what the docs' calls cost, and
-    `deferred_cost_usd` (the session's meta), what the calls of items a cost cap left pending cost, whose results
-    are not kept (a resume then meets those answers in the cache); without it a capped session said half what the
-    provider billed. `cached_cost_usd` is what the answers the cache gave it had cost when they were bought.
+    is what the docs' calls cost, and `deferred` (`deferred_spend`), the calls, tokens and cost of items a cost
+    cap or a stop left pending, whose results are not kept (a resume then meets those answers in the cache): added
+    in, their cost also as `deferred_cost_usd`; without it a capped session said half what the provider billed,
+    and with their cost alone its calls and tokens were fewer than it paid for. `cached_cost_usd` is what the
+    answers the cache gave it had cost when they were bought.
 
     `deployments` ({"BACKBONE/NAME": {"calls", "rate_limited", "failures", "tokens"}}) is there only when
     a backbone with deployments was called.
@@ -488,7 +526,9 @@ def llm_totals(docs: Iterable[dict], deferred_cost_usd: float = 0.0) -> dict[str
             totals["cost_usd"] += float(call.get("cost_usd") or 0.0)
             totals["cached_cost_usd"] += float(call.get("cached_cost_usd") or 0.0)
             tally_deployments(deployments, call.get("deployment") or "", call.get("hop_errors") or [], sum(tokens))
-    if deferred_cost_usd:
+    for key in ("calls", "prompt_tokens", "completion_tokens", "reasoning_tokens"):
+        totals[key] += int((deferred or {}).get(key) or 0)
+    if deferred_cost_usd := float((deferred or {}).get("cost_usd") or 0.0):
         totals["cost_usd"] += deferred_cost_usd
         totals["deferred_cost_usd"] = deferred_cost_usd
     return {**totals, "deployments": deployments} if deployments else totals

@@ -330,15 +330,21 @@ class Engine:
             self.counts.failed += 1
             self.counts.failures.append(event)
 
-    def _defer(self, calls: list[LLMCallFinished]) -> None:
-        """A task the cost cap or a backbone that failed its put-off check stopped: left pending; what its calls cost
+    def _defer(self, judge: str, calls: list[LLMCallFinished]) -> None:
+        """A task the cost cap, a backbone that failed its put-off check or a stop left pending: what its calls cost
         is added to the session's `deferred_cost_usd`, so that a resume's cap counts it (the results that would
-        record it are not kept)."""
+        record it are not kept), and the calls and their tokens to `deferred_calls` under its judge
+        (`jobs.add_deferred`), so that the session's spend counts the calls and tokens it paid for, not only
+        their cost."""
+        from qatui.engine.jobs import add_deferred
+
         self.counts.deferred += 1
         cost = sum(call.cost_usd for call in calls)
         self.counts.deferred_cost_usd += cost
-        if self.session is not None and cost:
-            self.session.update_meta(deferred_cost_usd=float(self.session.meta.get("deferred_cost_usd") or 0) + cost)
+        if self.session is not None and calls:
+            meta = self.session.meta
+            self.session.update_meta(deferred_cost_usd=float(meta.get("deferred_cost_usd") or 0) + cost,
+                                     deferred_calls=add_deferred(meta.get("deferred_calls"), judge, calls))
 
     async def _worker(self, todo: asyncio.Queue, out: asyncio.Queue) -> None:
         try:
@@ -443,7 +449,7 @@ class Engine:
             raise
         except Exception as e:  # noqa: BLE001 - any judge failure is recorded on the item, never scored
             if (spend is not None and spend.refused) or backbone_down or halted:
-                self._defer(calls)  # the cap refused a call, its backbone is down, or the run stops: left pending
+                self._defer(judge.name, calls)  # the cap refused a call, its backbone is down, or the run stops: left pending
                 return
             if not isinstance(e, LLMCallError):  # it failed on what the answers said: a resume asks them again
                 answers.forget()
@@ -461,7 +467,7 @@ class Engine:
             RUN_STOP.reset(stopping)
             RUN_STOPPING.reset(halts)
         if (spend is not None and spend.refused) or backbone_down or halted:  # a judge went on without the call
-            self._defer(calls)
+            self._defer(judge.name, calls)
             return
         if self.session is not None:
             self.session.record_verdict(verdict, calls)

@@ -110,7 +110,7 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
 
     `verdicts` are the judge's verdicts when the caller has read them already (else they are read).
     """
-    from qatui.engine.jobs import llm_totals
+    from qatui.engine.jobs import deferred_spend, llm_totals
     from qatui.engine.repeats import self_agreement_doc
     from qatui.metrics import summarize
     from qatui.metrics.bias import length_preference
@@ -141,7 +141,7 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
         **({"classes": metrics.classes} if metrics.classes else {}),
         "coverage": {"items": len(dataset.items), "scored": len(verdicts), "not_applicable": len(not_applicable),
                      "failed": failed},
-        "llm": (llm := llm_totals(results.values(), float(meta.get("deferred_cost_usd") or 0))),
+        "llm": (llm := llm_totals(results.values(), deferred_spend(meta, judge))),
         "answers_cost_usd": answers_cost(llm),  # the cost column's figure (`answers_cost`)
         "seconds": None if meta.get("imported") else _seconds(meta),  # an import took no judging time
         "self_agreement": self_agreement_doc(meta, judge, verdicts, seed),
