@@ -368,7 +368,11 @@ def test_qatui_lab_refuses_a_missing_judge_file_or_dataset_in_one_line(lab_dir, 
     assert "folder.toml: is a folder, not a regular file" in lines[1], lines
 
 
-async def test_esc_cancels_a_run_in_progress_and_its_session_is_kept_as_cancelled(lab_dir) -> None:
+@pytest.mark.parametrize("stop", ["waiting for the calls in flight", "now, at a second esc"])
+async def test_esc_cancels_a_run_in_progress_and_its_session_is_kept_as_cancelled(lab_dir, stop: str) -> None:
+    """esc stops the run as the CLI's first Ctrl-C: nothing new starts, the calls held at the gate are waited for
+    (their answers kept; it cancelled them, and a rerun paid for them again), and no item starts after them; esc
+    again cancels it at once."""
     from fakes import Gate
 
     config, gate = Config(), Gate(permits=3)
@@ -380,7 +384,16 @@ async def test_esc_cancels_a_run_in_progress_and_its_session_is_kept_as_cancelle
         await wait_until(pilot, lambda: gate.taken == 3 and "evaluating" in status(app), "the run under way")
         assert "3 of 12" in status(app) or "of 12 items" in status(app)
         await pilot.press("escape")
+        await wait_until(pilot, lambda: "stopping: waiting for the model calls in flight" in status(app),
+                         "the stop said")
+        assert lab(app)._run_future is not None  # the call held at the gate is waited for
+        if stop == "waiting for the calls in flight":
+            gate.release(100)  # the items in flight finish; none starts after them
+        else:
+            await pilot.press("escape")
         await wait_until(pilot, lambda: lab(app)._run_future is None, "the run cancelled")
+        if stop == "waiting for the calls in flight":
+            assert gate.taken < 3 + 12  # not every item was judged: the stop started none after those in flight
         assert lab(app) is not None  # esc cancelled the run; it did not leave the lab
         assert lab(app).result is None
     [session] = sessions(lab_dir)
@@ -429,7 +442,7 @@ async def test_the_palette_s_home_and_compare_and_ctrl_q_ask_before_dropping_edi
         await pilot.press("y")
         await settle(pilot, lambda: isinstance(app.screen, HomeScreen), "Home, the edits dropped")  # loaded: l is Home's
         await pilot.press("l")  # a lab without edits: ctrl+q quits at once
-        await wait_until(pilot, lambda: lab(app) is not None, "an empty lab")
+        await wait_until(pilot, lambda: lab(app) is not None, f"an empty lab (the focus on {app.focused})")
         await pilot.press("ctrl+q")
         await wait_until(pilot, lambda: app.return_code == 0, "the app to quit")
     assert (lab_dir / "sums.toml").read_text() == JUDGE

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from qatui.config import Config
     from qatui.data.model import Dataset, Item
     from qatui.events import Event, Verdict
+    from qatui.engine.runner import Engine
     from qatui.judges.base import Judge
     from qatui.judges.resources import Resources
     from qatui.store.session import Session, SessionStore
@@ -185,11 +186,13 @@ async def evaluate_async(judge: Judge, dataset: Dataset, item_ids: Sequence[str]
                          store: SessionStore | None = None, resources: Resources | None = None,
                          seed: int | None = None, convention: str = "strict", name: str | None = None,
                          on_event: Callable[[Event], None] | None = None,
-                         on_session: Callable[[str], None] | None = None) -> Evaluation:
+                         on_session: Callable[[str], None] | None = None,
+                         on_engine: Callable[[Engine], None] | None = None) -> Evaluation:
     """Run `judge` on the items `item_ids` of `dataset` as a new session, then read its evaluation.
 
-    Every event of the run goes to `on_event` (a progress bar, a live view), and the new session's id to
-    `on_session` as soon as it exists. A cancellation (Ctrl-C)
+    Every event of the run goes to `on_event` (a progress bar, a live view), the new session's id to
+    `on_session` as soon as it exists, and its engine to `on_engine` before it runs (whoever may stop it:
+    `Engine.stop_calls`). A cancellation (Ctrl-C)
     still summarises and releases the session, stored as cancelled and resumable, then propagates.
     """
     from qatui.engine.jobs import finish_run, start_run
@@ -205,6 +208,8 @@ async def evaluate_async(judge: Judge, dataset: Dataset, item_ids: Sequence[str]
         resources=resources or judge.resources, judges=[judge], item_ids=[item.id for item in items])
     if on_session is not None:
         on_session(job.session.id)
+    if on_engine is not None:
+        on_engine(job.engine)
     status = "cancelled"
     try:
         async for event in job.engine.run():

@@ -13,6 +13,7 @@ in the judge's history (`store.judge_versions`). Blocking: screens call these fr
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from qatui.config import Config
     from qatui.data.model import Dataset
     from qatui.engine.alignment import Comparison, Evaluation
+    from qatui.engine.runner import Engine
     from qatui.judges.files import JudgeFile
     from qatui.judges.resources import Resources
     from qatui.store.session import SessionStore
@@ -197,12 +199,38 @@ class Progress:
     """Items the evaluations started so far will judge."""
     what: str = ""
     """Which version is being evaluated, in words."""
+    stopping: bool = False
+    """Set by `stop` (esc): the engine running starts nothing new and the run ends once its calls in flight are
+    back (`run_lab` then raises CancelledError); no evaluation starts after it."""
+    engine: Engine | None = None
+    """The engine of the evaluation running, which `stop` stops."""
 
     def line(self) -> str:
         """'evaluating the edited version: 3 of 20 items'."""
+        if self.stopping:
+            return ("stopping: waiting for the model calls in flight, whose answers are kept (esc again stops "
+                    "without them)")
         if not self.total:
             return "choosing the items and checking the backbone… (esc cancels)"
         return f"evaluating {self.what}: {self.done} of {self.total} items (esc cancels)"
+
+    def stop(self) -> None:
+        """Stop the run as the CLI's first Ctrl-C does (`Engine.stop_calls`): no new item or call starts and the
+        calls in flight are waited for, their cost recorded and their answers cached. Call on the engine's loop."""
+        self.stopping = True
+        if self.engine is not None:
+            self.engine.stop_calls()
+
+    def attach(self, engine: Engine) -> None:
+        """The engine of the evaluation starting (`evaluate_async`'s `on_engine`): stopped at once after a stop."""
+        self.engine = engine
+        if self.stopping:
+            engine.stop_calls()
+
+    def check_not_stopped(self) -> None:
+        """CancelledError once a stop was asked: the run ends cancelled, its sessions kept as cancelled."""
+        if self.stopping:
+            raise asyncio.CancelledError
 
     def on_event(self, event: object) -> None:
         """Count an engine event that closes an item."""
@@ -222,9 +250,12 @@ async def _evaluate(text: str, what: str, source: str, dataset: Dataset, item_id
     if key not in known:
         judge_file = check_text(text, source)
         judge = make_judge(judge_file.name, config.judge_options(judge_file.name), resources, file=judge_file)
+        progress.check_not_stopped()
         progress.what, progress.total = what, progress.total + len(item_ids)
-        known[key] = await evaluate_async(judge, dataset, item_ids, config, store=store, resources=resources,
-                                          on_event=progress.on_event)
+        evaluation = await evaluate_async(judge, dataset, item_ids, config, store=store, resources=resources,
+                                          on_event=progress.on_event, on_engine=progress.attach)
+        progress.check_not_stopped()  # stopped: its items left pending, no figures of it
+        known[key] = evaluation
     return known[key]
 
 
@@ -233,7 +264,8 @@ async def run_lab(opened: LabFile, text: str, dataset: Dataset, request: LabRequ
     """Evaluate the saved version and the edited text on the chosen labelled items, and compare them.
 
     Runs on the engine's loop (`tui.background.EngineLoop`), where the backbone's clients live;
-    cancelling it leaves the session being written stored as cancelled.
+    cancelling it, or a stop (`Progress.stop`, which waits for the calls in flight), leaves the session being
+    written stored as cancelled.
     """
     from qatui.engine.alignment import choose_items, compare
 

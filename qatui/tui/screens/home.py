@@ -98,6 +98,11 @@ class HomeScreen(QatuiScreen):
 
     def on_screen_resume(self) -> None:
         self.reload()
+        box = self.query_one("#filter", Input)
+        if self.focused is None or (self.focused is box and not box.display):
+            # A screen pushed before Home was laid out (`qatui lab`, a run given on the command line) took the focus
+            # away from a hidden filter box, and Home gave it back: a typed l then went into the box, not to the Lab.
+            self.query_one(SessionsTable).focus()
         # the terminal may have changed size while another screen (or the palette) was on top
         self.call_after_refresh(self.query_one(SessionsTable).relayout)
 

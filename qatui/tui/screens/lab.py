@@ -38,7 +38,7 @@ from qatui.errors import QatuiError
 from qatui.paths import tilde
 from qatui.report import clip
 from qatui.text import plain
-from qatui.tui.lab import HOWS, Evaluations, LabRequest, LabResult, figures_of, flips_of, parse_request
+from qatui.tui.lab import HOWS, Evaluations, LabRequest, LabResult, Progress, figures_of, flips_of, parse_request
 from qatui.tui.lab_file import ChangedOutside, LabFile
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.screens.confirm import ConfirmScreen
@@ -115,6 +115,10 @@ class JudgeLabScreen(QatuiScreen):
         self._checked = ""
         """The text `problem` was found for."""
         self._run_future: Future[LabResult] | None = None
+        self._progress: Progress | None = None
+        """What the run in progress has done, and how it is stopped (`action_back`)."""
+        self._stop_asked = False
+        """Whether esc asked the run in progress to stop (a second esc cancels it at once)."""
         """The run in progress on the engine's loop."""
         self.evaluations: dict[str, Evaluations] = {}
         """Backbone -> what this lab evaluated with it: running again after an edit evaluates only the edit."""
@@ -396,7 +400,8 @@ class JudgeLabScreen(QatuiScreen):
 
         status = self.query_one("#status", Static)
         status.set_class(False, "-error")
-        progress = Progress()
+        progress = self._progress = Progress()
+        self._stop_asked = False
         app = self.qatui
         known = self.evaluations.setdefault(backbone, {})
         dataset, spec = self.dataset, self.dataset_spec
@@ -551,8 +556,16 @@ class JudgeLabScreen(QatuiScreen):
         self.app.push_screen(ConfirmScreen("The judge has edits not saved. Drop them?", yes="Drop edits"), answered)
 
     def action_back(self) -> None:
-        """Cancel the run in progress; else back to the screen below, after asking when edits are not saved."""
+        """Stop the run in progress (`Progress.stop`: the calls in flight are waited for, their answers kept; esc
+        again cancels it without them); else back to the screen below, after asking when edits are not saved."""
         if self._run_future is not None:
-            self._run_future.cancel()
+            if self._progress is not None and not self._stop_asked:
+                self._stop_asked = True
+                self.qatui.engine_loop.call_soon(self._progress.stop)
+                self.query_one("#status", Static).update(Content(plain(
+                    "stopping: waiting for the model calls in flight, whose answers are kept (esc again stops "
+                    "without them)")))
+            else:
+                self._run_future.cancel()
             return
         self.leave(self.app.pop_screen)
