@@ -467,6 +467,20 @@ def test_a_ranking_tied_in_every_repeat_is_counted_as_undefined_never_dropped() 
 # -- a pairwise judge asked K times: each repeat's votes shown apart, position bias over every repeat -----------
 
 
+async def panel_lines(panel_type: type, task) -> list[str]:
+    """The lines a TUI panel of `panel_type` draws for `task` at 100 columns, spaces squeezed."""
+    from tui_support import panel_host
+
+    from qatui.tui.clipboard import panel_text
+
+    app = panel_host(panel_type)
+    async with app.run_test(size=(100, 20)) as pilot:
+        panel = app.query_one(panel_type)
+        panel.show(task)
+        await pilot.pause()
+        return [" ".join(line.split()) for line in panel_text(panel).splitlines()]
+
+
 def _pair_answer(body: dict) -> str:
     """The pairwise judge's taste by repeat (seed // SEED_STRIDE): repeats 0 and 2 prefer kiwi in either order,
     repeat 1 always answers A (position bias alone, so its two orders disagree)."""
@@ -487,9 +501,6 @@ def test_a_pairwise_judge_asked_three_times_shows_each_repeat_apart_and_pools_po
     """With --repeats the item view printed every repeat's votes under the first repeat's combined row and its
     position consistency; now each repeat has its own table, combined rows and counts, the run summary pools the
     counts of every repeat, and the TUI's pairwise panel gives one row per pair per repeat."""
-    from tui_support import panel_host
-
-    from qatui.tui.clipboard import panel_text
     from qatui.tui.saved import replay, saved_state
     from qatui.tui.widgets.pairwise_panel import PairwisePanel
 
@@ -534,15 +545,7 @@ def test_a_pairwise_judge_asked_three_times_shows_each_repeat_apart_and_pools_po
     task = state.tasks[("p", "pairwise")]
     good = f"R{task.order.index('good') + 1}"
 
-    async def panel_lines() -> list[str]:
-        app = panel_host(PairwisePanel)
-        async with app.run_test(size=(100, 20)) as pilot:
-            panel = app.query_one(PairwisePanel)
-            panel.show(task)
-            await pilot.pause()
-            return [" ".join(line.split()) for line in panel_text(panel).splitlines()]
-
-    shown = asyncio.run(panel_lines())
+    shown = asyncio.run(panel_lines(PairwisePanel, task))
     assert f"R1–R2 #1 {good} {good} {good}" in shown
     assert "R1–R2 #2 R1 R2 tie (order bias)" in shown  # repeat 2's own orders: A both times
     assert f"R1–R2 #3 {good} {good} {good}" in shown
@@ -570,23 +573,8 @@ def test_a_pairwise_judge_asked_three_times_shows_each_repeat_apart_and_pools_po
     assert "position consistency (repeat 1 only) 1 of 1 pairs judged in both orders agree" in printed
 
 
-CHECKLIST = """
-name = "tiny"
-task = "Judge a summary."
-target = "Summary"
-[inputs]
-context = "Source"
-[[dimensions]]
-name = "coherence"
-definition = "Well organised."
-[[dimensions.sub_dimensions]]
-name = "Flow"
-questions = ["Is the order logical?", "Do sentences connect?"]
-"""
-
-
 def _checklist_answer(body: dict) -> str:
-    """CheckEval's answers by repeat (seed // SEED_STRIDE): "yes" to both questions, except repeat 1's "no" to Q1."""
+    """CheckEval's answers by repeat (seed // SEED_STRIDE): "yes" to every question, except repeat 1's "no" to Q1."""
     from fakes import is_preflight
 
     if is_preflight(body):
@@ -599,16 +587,15 @@ def test_a_checklist_asked_three_times_shows_every_repeat_s_answers_never_the_la
     """With --repeats the checklist grid (`sessions show --item`, the TUI's panel) kept one answer per question and
     response, the last repeat's, beside a verdict combining all three: a "yes" repeat 2 did not give looked unanimous.
     Now a cell the repeats agree on shows that answer, and one they split on shows yes in k of K ("2/3")."""
-    from tui_support import panel_host
+    from test_checkeval import GOOD  # two dimensions: coherence (Q1 weighs 2, Q2 1) and fluency (Q1)
 
-    from qatui.tui.clipboard import panel_text
     from qatui.tui.saved import replay, saved_state
     from qatui.tui.widgets.checklist_panel import ChecklistPanel
 
     monkeypatch.setenv("FAKE_KEY", "sk-test-not-a-real-key")
     llm_server.script(_checklist_answer)
     config = fake_backbone_config(llm_server, tmp_path)
-    (tmp_path / "tiny.toml").write_text(CHECKLIST)
+    (tmp_path / "tiny.toml").write_text(GOOD)
     data = tmp_path / "doc.jsonl"
     data.write_text(json.dumps({"id": "d", "question": "Summarize the article.", "context": ["A park was approved."],
                                 "candidates": {"one": "A park was approved.", "two": "The park, approved."}}) + "\n")
@@ -623,29 +610,24 @@ def test_a_checklist_asked_three_times_shows_every_repeat_s_answers_never_the_la
     assert next(line for line in lines if line.startswith("Is the order logical?")).split()[-2:] == ["2/3", "2/3"]
     assert next(line for line in lines if line.startswith("Do sentences connect?")).split()[-2:] == ["yes", "yes"]
 
-    assert lines[lines.index("candidate coherence") + 1:][:2] == ["two 0.83", "one 0.83"]  # the three repeats' mean
+    # the three repeats' mean: coherence (1 + 1/3 + 1) / 3 (Q1 weighs 2 of 3), fluency (1 + 0 + 1) / 3
+    assert lines[lines.index("candidate coherence fluency") + 1:][:2] == ["two 0.78 0.67", "one 0.78 0.67"]
 
     session = SessionStore(tmp_path / "s").open(done["session"])
     details = session.verdicts("checkeval")["d"].details
-    assert details["dimension_scores"] == {label: {"coherence": pytest.approx(5 / 6)}  # (1 + 1/2 + 1) / 3, not repeat 1's 1
-                                           for label in ("Response 1", "Response 2")}
-    assert [r["dimension_scores"]["Response 1"]["coherence"] for r in details["repeats"]] == [1.0, 0.5, 1.0]
+    assert details["dimension_scores"] == {label: {"coherence": pytest.approx(7 / 9), "fluency": pytest.approx(2 / 3)}
+                                           for label in ("Response 1", "Response 2")}  # not repeat 1's 1 and 1
+    assert [r["dimension_scores"]["Response 1"]["coherence"] for r in details["repeats"]] == pytest.approx(
+        [1.0, 1 / 3, 1.0])
     state, _ = saved_state(session)
     replay(state, session.results())
     task = state.tasks[("d", "checkeval")]
 
-    async def panel_lines() -> list[str]:
-        app = panel_host(ChecklistPanel)
-        async with app.run_test(size=(100, 20)) as pilot:
-            panel = app.query_one(ChecklistPanel)
-            panel.show(task)
-            await pilot.pause()
-            return [" ".join(line.split()) for line in panel_text(panel).splitlines()]
-
-    shown = asyncio.run(panel_lines())
+    shown = asyncio.run(panel_lines(ChecklistPanel, task))
     assert next(line for line in shown if line.startswith("Is the order logical?")).split()[-2:] == ["2/3", "2/3"]
     assert next(line for line in shown if line.startswith("Do sentences connect?")).split()[-2:] == ["yes", "yes"]
-    assert next(line for line in shown if line.startswith("share of yes")).split()[-2:] == ["83%", "83%"]  # 5 of 6
+    shares = [line.split()[-2:] for line in shown if line.startswith("share of yes")]
+    assert shares == [["83%", "83%"], ["67%", "67%"]]  # every repeat's answers: coherence 5 of 6, fluency 2 of 3
     assert any(line.startswith("k/K: yes in k of the K repeats") for line in shown)
 
 
@@ -666,11 +648,9 @@ def test_ragas_figures_of_three_repeats_are_their_mean_and_every_failure_is_name
 
 async def test_the_ragas_panel_shows_each_repeat_s_statements_apart() -> None:
     """Each repeat writes its own statements: the panel kept the last repeat's; it shows every repeat's, #k."""
-    from tui_support import panel_host
 
     from qatui.data.model import Item
     from qatui.events import StatementsExtracted, StatementsVerified, StatementVerdict
-    from qatui.tui.clipboard import panel_text
     from qatui.tui.state import RunState
     from qatui.tui.widgets.ragas_panel import RagasPanel
 
@@ -682,12 +662,7 @@ async def test_the_ragas_panel_shows_each_repeat_s_statements_apart() -> None:
         state.fold(StatementsVerified(item_id="r", judge="ragas", repeat=repeat, response="Response 1",
                                       verdicts=[StatementVerdict(statement=f"statement of repeat {repeat + 1}",
                                                                  supported=supported)]))
-    app = panel_host(RagasPanel)
-    async with app.run_test(size=(100, 20)) as pilot:
-        panel = app.query_one(RagasPanel)
-        panel.show(state.tasks[("r", "ragas")])
-        await pilot.pause()
-        shown = [" ".join(line.split()) for line in panel_text(panel).splitlines()]
+    shown = await panel_lines(RagasPanel, state.tasks[("r", "ragas")])
     assert any(line.startswith("Response 1 #1") for line in shown), shown
     first = next(i for i, line in enumerate(shown) if line.startswith("Response 1 #1"))
     second = next(i for i, line in enumerate(shown) if line.startswith("Response 1 #2"))

@@ -201,15 +201,27 @@ async def test_footer_drops_cancel_at_the_end_and_names_r_for_what_it_does(tmp_p
         assert "x" not in screen.active_bindings and "r" not in screen.active_bindings
 
 
-async def test_a_cancelled_run_offers_to_resume_the_rest_not_to_retry_failures(tmp_path) -> None:
+def gated_run(tmp_path) -> tuple[QatuiApp, threading.Semaphore, SessionStore, object]:
+    """The app on a 4-item MinosEval run whose backbone calls each wait for a permit of the gate: (app, gate, store,
+    job)."""
     config, store = Config(), SessionStore(tmp_path / "sessions")
     gate = threading.Semaphore(0)
     job = minos_job(store, config, gate, limit=4)
-    app = QatuiApp(config, store, job=job, make_resources=lambda: scripted_resources(config))
+    return QatuiApp(config, store, job=job, make_resources=lambda: scripted_resources(config)), gate, store, job
+
+
+async def first_item_running(pilot) -> RunScreen:
+    """The run screen once its first item is under way (its call held at the gate)."""
+    app = pilot.app
+    await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None
+                     and app.screen.state.count("running") == 1)
+    return app.screen
+
+
+async def test_a_cancelled_run_offers_to_resume_the_rest_not_to_retry_failures(tmp_path) -> None:
+    app, gate, _, _ = gated_run(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None
-                         and app.screen.state.count("running") == 1)
-        screen = app.screen
+        screen = await first_item_running(pilot)
         await pilot.press("x")
         await pilot.press("y")
         gate.release(200)
@@ -228,14 +240,9 @@ async def test_a_stop_waits_for_the_call_in_flight_and_the_same_key_again_stops_
     from qatui.tui.screens.home import HomeScreen
     from qatui.tui.screens.run import STOP_NOW_QUESTION
 
-    config, store = Config(), SessionStore(tmp_path / "sessions")
-    gate = threading.Semaphore(0)
-    job = minos_job(store, config, gate, limit=4)
-    app = QatuiApp(config, store, job=job, make_resources=lambda: scripted_resources(config))
+    app, gate, store, job = gated_run(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.state is not None
-                         and app.screen.state.count("running") == 1)
-        screen = app.screen
+        screen = await first_item_running(pilot)
         await pilot.press(key)
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
         await pilot.press("y")
