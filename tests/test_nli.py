@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -111,6 +112,14 @@ def test_a_model_folder_whose_label_names_are_swapped_is_refused_before_it_score
     assert f"NLI model {str(folder)!r}" in str(refused.value) and "do not match its outputs" in str(refused.value)
     with pytest.raises(NLIError):  # refused again, never taken as checked
         scorer.predict([(CAT, "An animal is on the mat.")])
+    # The folder fixed: the same process (the TUI) loads it anew; it kept the misread model in memory.
+    (folder / "config.json").write_text((BUNDLED_DIR / "config.json").read_text())
+    later = (folder / "config.json").stat().st_mtime_ns + 1_000_000_000
+    os.utime(folder / "config.json", ns=(later, later))  # edited a moment later, as a person fixes it
+    fixed = load_nli(str(folder), runtime="torch")
+    assert fixed is not scorer
+    [probs] = fixed.predict([(CAT, "An animal is on the mat.")])
+    assert probs.label == "entail"
 
 
 def test_a_run_on_a_local_model_that_misreads_its_labels_stops_before_any_item_fails(tmp_path: Path) -> None:
@@ -118,8 +127,6 @@ def test_a_run_on_a_local_model_that_misreads_its_labels_stops_before_any_item_f
     failed with the reason, and a fixed model meant a resume of failures. It is a run's put-off check now, as a
     served model's is: the run stops (exit 4, "stopped", the reason), no item failed, every item pending, and once
     the folder is fixed a resume judges them all."""
-    import os
-
     from qatui.store.session import SessionStore
 
     folder = tmp_path / "swapped"
