@@ -7,9 +7,7 @@ CLI and the TUI call these functions; neither builds an engine by hand.
 
 from __future__ import annotations
 
-import math
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -27,6 +25,7 @@ from qatui.engine.backbones import (
 )
 from qatui.judges.files.find import file_meta, stored_file
 from qatui.judges.registry import make_judge, stored_options
+from qatui.engine.spend import CALL_TALLIES, deferred_spend, llm_totals
 from qatui.engine.versions import changed_judge, judge_entry
 from qatui.store.index import latest
 from qatui.store.judge_versions import entry_options, entry_version
@@ -445,11 +444,6 @@ def summarize_session(session: Session, items: list[Item], results: dict | None 
     return summary
 
 
-CALL_TALLIES = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cached", "cost_usd", "cached_cost_usd",
-                "deployment", "hop_errors")
-"""What `llm_totals` reads of each stored call."""
-
-
 def summarized_fields(doc: dict) -> dict:
     """What `summarize_session` and `llm_totals` read of a stored result doc: its key and sequence, status, verdict
     and reason for n/a, and its calls' `CALL_TALLIES` (their answers, prompts' hashes and options left out: 44% of a
@@ -458,80 +452,6 @@ def summarized_fields(doc: dict) -> dict:
     return {"seq": doc["seq"], "item_id": doc["item_id"], "judge": doc["judge"], "status": doc["status"],
             "verdict": doc.get("verdict"), "not_applicable": doc.get("not_applicable", ""),
             "calls": [{key: call[key] for key in CALL_TALLIES if key in call} for call in doc.get("calls") or []]}
-
-
-DEFERRED_TALLIES = ("calls", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd")
-"""What a session keeps, per judge, of the calls of items left pending (`deferred_calls`: `add_deferred`)."""
-
-
-def add_deferred(kept: Any, judge: str, calls: Iterable[Any]) -> dict[str, dict[str, float]]:
-    """The session's `deferred_calls` ({judge: {DEFERRED_TALLIES}}) with `calls` (`LLMCallFinished`) of a task of
-    `judge` that was left pending added: their results are not kept, yet they were paid for."""
-    tallies = {name: dict(tally) for name, tally in kept.items() if isinstance(tally, dict)} \
-        if isinstance(kept, dict) else {}
-    tally = tallies.setdefault(judge, {})
-    for call in calls:
-        for key, value in (("calls", 1), ("prompt_tokens", call.prompt_tokens),
-                           ("completion_tokens", call.completion_tokens),
-                           ("reasoning_tokens", call.reasoning_tokens), ("cost_usd", call.cost_usd)):
-            tally[key] = _tally(tally.get(key)) + value
-    return tallies
-
-
-def _tally(value: Any) -> float:
-    """A kept tally read back: a finite number at least 0, else 0 (a session file is data)."""
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and \
-        math.isfinite(value) and value >= 0 else 0
-
-
-def deferred_spend(meta: dict, judge: str | None = None) -> dict[str, float]:
-    """The calls, tokens and cost of the items a session left pending (`deferred_calls`), of `judge` or of all; a
-    session stored before they were kept has their cost alone (`deferred_cost_usd`), for the whole session (a judge's
-    row counts it only when it is the session's one judge)."""
-    kept = meta.get("deferred_calls")
-    if isinstance(kept, dict):
-        tallies = [t for name, t in kept.items() if isinstance(t, dict) and judge in (None, name)]
-        return {key: sum(_tally(t.get(key)) for t in tallies) for key in DEFERRED_TALLIES}
-    alone = judge is None or list(meta.get("judges") or ()) == [judge]  # an older session's cost is not per judge
-    return {"cost_usd": _tally(meta.get("deferred_cost_usd"))} if alone else {}
-
-
-def llm_totals(docs: Iterable[dict], deferred: dict[str, float] | None = None) -> dict[str, Any]:
-    """Calls, cache hits, tokens (reasoning tokens among the completion tokens) and cost over result docs; per
-    deployment when any. A session's spend reads every doc it recorded (`Session.every_result`): a failed attempt's
-    calls were paid for, and read from its latest results alone, a resume that judged the item again dropped them
-    (a session said half what the provider billed, and each resume's cost cap started that much lower). `cost_usd`
-    is what the docs' calls cost, and `deferred` (`deferred_spend`), the calls, tokens and cost of items a cost
-    cap or a stop left pending, whose results are not kept (a resume then meets those answers in the cache): added
-    in, their cost also as `deferred_cost_usd`; without it a capped session said half what the provider billed,
-    and with their cost alone its calls and tokens were fewer than it paid for. `cached_cost_usd` is what the
-    answers the cache gave it had cost when they were bought.
-
-    `deployments` ({"BACKBONE/NAME": {"calls", "rate_limited", "failures", "tokens"}}) is there only when
-    a backbone with deployments was called.
-    """
-    from qatui.engine.runner import tally_deployments
-
-    totals: dict[str, Any] = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                              "reasoning_tokens": 0, "cost_usd": 0.0, "cached_cost_usd": 0.0}
-    deployments: dict[str, dict[str, int]] = {}
-    for doc in docs:
-        for call in doc.get("calls") or []:
-            tokens = (int(call.get("prompt_tokens") or 0), int(call.get("completion_tokens") or 0))
-            totals["calls"] += 1
-            totals["cached"] += int(bool(call.get("cached")))
-            totals["prompt_tokens"] += tokens[0]
-            totals["completion_tokens"] += tokens[1]
-            totals["reasoning_tokens"] += int(call.get("reasoning_tokens") or 0)
-            totals["cost_usd"] += float(call.get("cost_usd") or 0.0)
-            totals["cached_cost_usd"] += float(call.get("cached_cost_usd") or 0.0)
-            tally_deployments(deployments, call.get("deployment") or "", call.get("hop_errors") or [], sum(tokens))
-    for key in ("calls", "prompt_tokens", "completion_tokens", "reasoning_tokens"):
-        totals[key] += int((deferred or {}).get(key) or 0)
-    if deferred_cost_usd := float((deferred or {}).get("cost_usd") or 0.0):
-        totals["cost_usd"] += deferred_cost_usd
-        totals["deferred_cost_usd"] = deferred_cost_usd
-    return {**totals, "deployments": deployments} if deployments else totals
 
 
 def coverage(doc: dict) -> dict[str, int]:

@@ -52,6 +52,7 @@ from qatui.llm.errors import LLMCallError
 from qatui.llm.deferred import RUN_STOP, RUN_STOPPING
 from qatui.llm.repeat import REPEAT
 from qatui.llm.spend import SPEND, TaskSpend
+from qatui.engine.spend import add_deferred, tally_deployments
 
 if TYPE_CHECKING:
     from qatui.judges.base import Judge
@@ -105,21 +106,6 @@ class RunCounts:
                           call.prompt_tokens + call.completion_tokens)
 
 
-DEPLOYMENT_COUNTS = ("calls", "rate_limited", "failures", "tokens")
-"""What is counted per deployment: calls it answered, 429s it gave, other failures, tokens of its answers."""
-
-
-def tally_deployments(tally: dict[str, dict[str, int]], deployment: str, hop_errors: list[str], tokens: int) -> None:
-    """Add one call to per-deployment counts: the deployment that answered it, and each that failed on the way."""
-    if deployment:
-        row = tally.setdefault(deployment, dict.fromkeys(DEPLOYMENT_COUNTS, 0))
-        row["calls"] += 1
-        row["tokens"] += tokens
-    for hop in hop_errors:
-        label, _, kind = hop.rpartition(" ")
-        tally.setdefault(label, dict.fromkeys(DEPLOYMENT_COUNTS, 0))["rate_limited" if kind == "429" else "failures"] += 1
-
-
 def to_verdict(item: Item, judge: Judge, view: ItemView, order: list[str], judgement: Judgement) -> Verdict:
     """Map a label-space judgement onto candidate ids: a strict ranking (display), the tied groups, a preference."""
     labels = view.labels
@@ -159,7 +145,6 @@ def to_verdict(item: Item, judge: Judge, view: ItemView, order: list[str], judge
         else ranking_tiers(scores, ranking, judge.options.tie_digits),
         details=judgement.details,
     )
-
 
 
 class Engine:
@@ -334,10 +319,8 @@ class Engine:
         """A task the cost cap, a backbone that failed its put-off check or a stop left pending: what its calls cost
         is added to the session's `deferred_cost_usd`, so that a resume's cap counts it (the results that would
         record it are not kept), and the calls and their tokens to `deferred_calls` under its judge
-        (`jobs.add_deferred`), so that the session's spend counts the calls and tokens it paid for, not only
+        (`add_deferred`), so that the session's spend counts the calls and tokens it paid for, not only
         their cost."""
-        from qatui.engine.jobs import add_deferred
-
         self.counts.deferred += 1
         cost = sum(call.cost_usd for call in calls)
         self.counts.deferred_cost_usd += cost

@@ -110,7 +110,7 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
 
     `verdicts` are the judge's verdicts when the caller has read them already (else they are read).
     """
-    from qatui.engine.jobs import deferred_spend, llm_totals
+    from qatui.engine.spend import deferred_spend, llm_totals
     from qatui.engine.repeats import self_agreement_doc
     from qatui.metrics import summarize
     from qatui.metrics.bias import length_preference
