@@ -343,6 +343,42 @@ def test_the_first_ctrl_c_waits_for_the_calls_in_flight_and_keeps_their_answers(
     assert len(judged()) == asked  # both answers came from the call cache: nothing paid twice
 
 
+def test_the_first_ctrl_c_sends_no_call_that_was_waiting_for_a_slot(llm_server, tmp_path) -> None:
+    """A backbone with one slot: one call in flight, the others queued for the slot. The first Ctrl-C checked
+    for a stop before the wait, not after it: each queued call was sent once the slot freed, calls made after the
+    stop (paid, and their items left pending). Now the call in flight returns and nothing else is sent."""
+    from fakes import is_preflight, poll
+    from llm_server import Fault
+
+    hang_s = 2.0
+    llm_server.script(lambda body: json.dumps({"rationale": "A is right", "choice": "A"}),
+                      faults=lambda index, body: "ok" if is_preflight(body) else Fault("hang", seconds=hang_s))
+    data = tmp_path / "three.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{i}", "question": f"Which is right, {i}?", "references": ["A."],
+                                        "candidates": {"a": "A.", "b": "B."}}) + "\n" for i in range(3)))
+    config = tmp_path / "c.toml"
+    config.write_text(f'[backbones.fake]\nmodel = "openai/fake-model"\napi_base = "{llm_server.base_url}"\n'
+                      f'api_key_env = "FAKE_KEY"\ntimeout_s = 60\nmax_concurrency = 1\n[general]\nconcurrency = 3\n'
+                      f'[cache]\ndir = "{tmp_path / "cache"}"\n')
+    command = [sys.executable, "-m", "qatui", "--config", str(config), "--sessions-dir", str(tmp_path / "s")]
+    env = dict(os.environ, FAKE_KEY="sk-test", LITELLM_LOCAL_MODEL_COST_MAP="True", COLUMNS="100")
+    proc = subprocess.Popen([*command, "run", str(data), "--judge", "pairwise", "--backbone", "fake"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        judged = lambda: [b for b in llm_server.requests if not is_preflight(b)]  # noqa: E731
+        poll(lambda: len(judged()) == 1)  # the one slot taken; five calls queued behind it
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err.decode()
+    assert len(judged()) == 1  # the queued calls were never sent
+    [row] = SessionStore(tmp_path / "s").list()
+    session = SessionStore(tmp_path / "s").open(row["id"])
+    assert session.meta["status"] == "cancelled" and session.failed_keys() == set()
+    assert session.meta["llm"]["calls"] == 1  # the one sent, paid and kept; none that was not sent
+
+
 # -- 6. names and comparisons --------------------------------------------------------------------------
 
 

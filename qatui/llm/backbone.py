@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from qatui.llm._lazy import get_litellm
+from qatui.llm.deferred import check_not_stopping
 from qatui.llm.errors import LLMCallError, is_transient, unnamed_server_error
 from qatui.llm.faults import CONNECTION, MALFORMED, NOT_JSON, malformed_reason, not_json_reason, root_text, wire_fault
 from qatui.llm.pacing import MAX_PAUSE_S, OK, OTHER, OVERLOADED, AdaptiveLimit
@@ -150,6 +151,10 @@ class Backbone:
             outcome, pause, rate_limited = OTHER, None, False
             try:
                 if started is None:
+                    # A call that waited for its slot behind a backlog is sent only if the run is not stopping: a
+                    # first Ctrl-C (or the TUI's stop) while it queued sent it once the slot freed, a new call
+                    # after the stop. Its slot goes back with no outcome (`RunStopping` is an `LLMCallError`).
+                    check_not_stopping(self.model)
                     started = time.monotonic()
                 self.in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self.in_flight)

@@ -30,7 +30,7 @@ from qatui.llm.backbone import Backbone
 from qatui.llm import direct
 from qatui.llm.batch import BATCH, shared_cost
 from qatui.llm.cache import ANSWERS_USED, CallCache, cache_key
-from qatui.llm.deferred import check_not_stopping
+from qatui.llm.deferred import RunStopping, check_not_stopping
 from qatui.llm.errors import LLMCallError, ParseError, snippet
 from qatui.llm.facts import Facts, facts_at, is_bool
 from qatui.llm.keys import missing_keys
@@ -335,6 +335,8 @@ class LLMClient:
                 request, api_key=api_key, call_id=call_id, purpose=purpose, stream=stream, hops=hops, key=key))
             answer = read_answer(response, self.model, request, attempts=attempts, accept_cut=accept_cut,
                                  accept_cut_text=accept_cut_text)
+        except RunStopping:  # it waited for a slot and the run stopped meanwhile: never sent, nothing to record
+            raise
         except LLMCallError as e:
             if write:
                 self._store(key, request, None)
