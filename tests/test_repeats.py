@@ -619,6 +619,21 @@ def test_a_checklist_asked_three_times_shows_every_repeat_s_answers_never_the_la
                                            for label in ("Response 1", "Response 2")}  # not repeat 1's 1 and 1
     assert [r["dimension_scores"]["Response 1"]["coherence"] for r in details["repeats"]] == pytest.approx(
         [1.0, 1 / 3, 1.0])
+    # a session stored before each repeat kept its own figures: its figures are repeat 1's, and said so
+    from qatui.metrics.repeated import MEAN_OF_REPEATS, first_repeat_only
+
+    older = {**details, "repeats": [{k: v for k, v in r.items() if k not in MEAN_OF_REPEATS}
+                                    for r in details["repeats"]]}
+    assert first_repeat_only(details) == "" and "repeat 1 of 3 only" in first_repeat_only(older)
+    from rich.console import Console
+
+    from qatui.report.item_view import item_detail, print_judge_entry
+
+    entry = item_detail(session, "d")["judges"]["checkeval"]
+    console = Console(width=200, record=True)
+    print_judge_entry(console, "checkeval", {**entry, "details": older})
+    assert "share of yes per dimension (repeat 1 of 3 only: stored before each repeat kept its own)" in \
+        console.export_text()
     state, _ = saved_state(session)
     replay(state, session.results())
     task = state.tasks[("d", "checkeval")]

@@ -127,6 +127,18 @@ MEAN_OF_REPEATS = ("dimension_scores", "faithfulness", "answer_relevance", "cont
 mean over the repeats that gave one (`means_of_repeats`), each repeat's record its own."""
 
 
+def first_repeat_only(details: dict[str, Any]) -> str:
+    """" (repeat 1 of K only: …)" for a repeated verdict stored before each repeat kept its own figures beside its
+    scores (its records hold no `MEAN_OF_REPEATS` key, so the details' are the first repeat's, not the mean); ""
+    for every other verdict. Said beside those figures wherever they are shown."""
+    records = details.get("repeats")
+    if not isinstance(records, list) or len(records) < 2 or not any(key in details for key in MEAN_OF_REPEATS):
+        return ""
+    if any(isinstance(r, dict) and any(key in r for key in MEAN_OF_REPEATS) for r in records):
+        return ""
+    return f" (repeat 1 of {len(records)} only: stored before each repeat kept its own)"
+
+
 def means_of_repeats(each: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """`MEAN_OF_REPEATS` averaged over the repeats' details, number by number (a response's dimension, a metric),
     over the repeats that gave a number (None where none did); CheckEval's `unanswered` counts summed; RAGAS's

@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from qatui.errors import SessionError
+from qatui.metrics.repeated import first_repeat_only
 from qatui.events import upgrade_stored_artifact
 from qatui.events.labels import candidates_by_label, label_of
 from qatui.ties import DEFAULT_DIGITS, rank_label, tiers_text
@@ -174,14 +175,17 @@ def print_judge_entry(console: Console, judge: str, e: dict[str, Any]) -> None:
                 print_artifacts(console, member["artifacts"], by_label)
                 if has_pairs(member["details"]):
                     print_pairs(console, member["artifacts"], member["details"], by_label)
+        first_only = first_repeat_only(e["details"])
         if isinstance(per_label := e["details"].get("dimension_scores"), dict):
             geval = "methods" in e["details"]  # G-Eval's 1-5 ratings, not CheckEval's share of yes
             title = "G-Eval score (1-5) per dimension" if geval else "share of yes per dimension"
-            print_dimension_scores(console, per_label, e["order"], title)
+            print_dimension_scores(console, per_label, e["order"], title + first_only)
         if has_pairs(e["details"]):
             print_pairs(console, e["artifacts"], e["details"], by_label)
         if isinstance(e["details"].get("chosen_by"), str) and isinstance(e["details"].get("metric"), str):
             print_ragas_metrics(console, e["details"], e["order"])
+            if first_only:
+                console.print(f"  [yellow]these metrics are{escaped(first_only)}[/]")
         if isinstance(e["details"].get("lengths"), dict) and "unit" in e["details"]:
             print_length_details(console, e["details"])
     elif e["status"] == "n/a":
