@@ -432,7 +432,7 @@ class Engine:
             raise
         except Exception as e:  # noqa: BLE001 - any judge failure is recorded on the item, never scored
             if (spend is not None and spend.refused) or backbone_down or halted:
-                self._defer(judge.name, calls)  # the cap refused a call, its backbone is down, or the run stops: left pending
+                self._defer(judge.name, calls)  # the cap refused a call, its backbone is down, or the run stops
                 return
             if not isinstance(e, LLMCallError):  # it failed on what the answers said: a resume asks them again
                 answers.forget()

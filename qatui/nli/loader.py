@@ -24,8 +24,8 @@ BUNDLED_DIR = Path(__file__).resolve().parent / "bundled"
 
 _HUB_FILES = ["*.json", "*.safetensors", "*.txt", "*.model", "tokenizer*", "spm*", "*.bpe", "merges.txt"]
 
-_MODELS: dict[tuple[str, str | None, str], object] = {}  # (key and files' identity, device, runtime) → LoadedModel
-_SCORERS: dict[tuple[str, int, int, str | None, str], NLIScorer] = {}
+_MODELS: dict[tuple[str, str, str | None, str], object] = {}  # (key, files' identity, device, runtime) → LoadedModel
+_SCORERS: dict[tuple[str, str, int, int, str | None, str], NLIScorer] = {}
 _LOCK = threading.Lock()
 
 
@@ -129,35 +129,33 @@ def load_nli(spec: str = BUNDLED, *, batch_size: int = 32, max_length: int = 512
     model (`transformer.LoadedModel`). A model that cannot be found or read raises `NLIError`.
     """
     from qatui.nli.transformer import LoadedModel, TransformersNLI
+    from qatui.store.model_outputs import files_identity
 
     if not isinstance(spec, str):
         raise TypeError(f"load_nli() takes a model name or path, got {type(spec).__name__}")
-    from qatui.store.model_outputs import files_identity
-
     key, folder = resolve(spec)
-    key = f"{key}\0{files_identity(folder)}"  # a folder changed since (its config.json fixed) is loaded anew
+    identity = files_identity(folder)  # a folder changed since it was loaded (its config.json fixed) loads anew
     with _LOCK:
-        scorer = _SCORERS.get((key, batch_size, max_length, device, runtime))
+        scorer = _SCORERS.get((key, identity, batch_size, max_length, device, runtime))
         if scorer is None:
-            loaded = _MODELS.get((key, device, runtime))
-            name = BUNDLED if key.startswith(BUNDLED + "\0") else spec.strip()
+            loaded = _MODELS.get((key, identity, device, runtime))
+            name = BUNDLED if key == BUNDLED else spec.strip()
             if loaded is None:
-                _forget_other_versions(key)
-                loaded = _MODELS[(key, device, runtime)] = LoadedModel(folder, name, device=device, runtime=runtime)
-            scorer = _SCORERS[(key, batch_size, max_length, device, runtime)] = TransformersNLI(
+                _forget_other_versions(key, identity)
+                loaded = _MODELS[(key, identity, device, runtime)] = LoadedModel(folder, name, device=device,
+                                                                                 runtime=runtime)
+            scorer = _SCORERS[(key, identity, batch_size, max_length, device, runtime)] = TransformersNLI(
                 loaded, name=name, batch_size=batch_size, max_length=max_length)  # type: ignore[arg-type]
         return scorer
 
 
-def _forget_other_versions(key: str) -> None:
-    """Drop the models and scorers of the same folder as it was before (another identity): a long-lived process
-    (the TUI) whose model folder was fixed kept the old model, its misread labels and its failed check, in memory.
-    Called under `_LOCK`."""
-    folder = key.split("\0", 1)[0]
+def _forget_other_versions(key: str, identity: str) -> None:
+    """Drop the models and scorers of folder `key` as it was before (another `identity`): a long-lived process (the
+    TUI) whose model folder was fixed kept the old model, its misread labels and its failed check, in memory. Called
+    under `_LOCK`."""
     for cache in (_MODELS, _SCORERS):
-        for stale in [k for k in cache if k[0] != key and k[0].split("\0", 1)[0] == folder]:
+        for stale in [k for k in cache if k[0] == key and k[1] != identity]:
             del cache[stale]
-
 
 
 def clear_cache() -> None:

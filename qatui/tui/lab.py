@@ -189,6 +189,10 @@ Evaluations = dict[tuple[str, tuple[str, ...]], "Evaluation"]
 """(text digest, item ids) -> the evaluation of that text on those items: what a lab has run (its backbone's)."""
 
 
+STOPPING_LINE = "stopping: waiting for the model calls in flight, whose answers are kept (esc again stops without them)"
+"""The Lab's status line while a stop waits for the calls in flight (`Progress.stop`)."""
+
+
 @dataclass
 class Progress:
     """What a run has done so far, counted on the engine's loop and read by the screen's timer."""
@@ -208,8 +212,7 @@ class Progress:
     def line(self) -> str:
         """'evaluating the edited version: 3 of 20 items'."""
         if self.stopping:
-            return ("stopping: waiting for the model calls in flight, whose answers are kept (esc again stops "
-                    "without them)")
+            return STOPPING_LINE
         if not self.total:
             return "choosing the items and checking the backbone… (esc cancels)"
         return f"evaluating {self.what}: {self.done} of {self.total} items (esc cancels)"

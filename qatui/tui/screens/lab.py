@@ -38,7 +38,8 @@ from qatui.errors import QatuiError
 from qatui.paths import tilde
 from qatui.report import clip
 from qatui.text import plain
-from qatui.tui.lab import HOWS, Evaluations, LabRequest, LabResult, Progress, figures_of, flips_of, parse_request
+from qatui.tui.lab import (HOWS, STOPPING_LINE, Evaluations, LabRequest, LabResult, Progress, figures_of, flips_of,
+                           parse_request)
 from qatui.tui.lab_file import ChangedOutside, LabFile
 from qatui.tui.screens.base import QatuiScreen
 from qatui.tui.screens.confirm import ConfirmScreen
@@ -562,9 +563,7 @@ class JudgeLabScreen(QatuiScreen):
             if self._progress is not None and not self._stop_asked:
                 self._stop_asked = True
                 self.qatui.engine_loop.call_soon(self._progress.stop)
-                self.query_one("#status", Static).update(Content(plain(
-                    "stopping: waiting for the model calls in flight, whose answers are kept (esc again stops "
-                    "without them)")))
+                self.query_one("#status", Static).update(Content(STOPPING_LINE))  # before the timer redraws it
             else:
                 self._run_future.cancel()
             return

@@ -467,10 +467,7 @@ class NewRunScreen(QatuiScreen):
             plan.update(Content(plain(f"✗ {problems[0]}{more}")))
             self.query_one("#calls", Static).update("")
             return
-        assert self.dataset is not None
-        subset = self.dataset.limited(self.limit())
-        resources = self.resources()
-        judges = [self._with_models(self.judges[name], resources) for name in self.picked()]
+        judges, resources, subset = self.planned()
         calls = expected_calls(judges, subset)
         backbone = self.backbone() if any(j.uses_llm for j in judges) else None
         total = total_calls(calls)
@@ -500,6 +497,14 @@ class NewRunScreen(QatuiScreen):
         lines.append(self._used("embedder", [j.name for j in judges if j.uses_embedder]))
         self.call_lines = lines
         self.query_one("#calls", Static).update(Content("\n").join(lines))
+
+    def planned(self) -> tuple[list[Judge], Resources, Dataset]:
+        """What the run would be, once `problems` found nothing: the picked judges with the models chosen, the
+        resources, and the items it would judge."""
+        assert self.dataset is not None
+        resources = self.resources()
+        return ([self._with_models(self.judges[name], resources) for name in self.picked()], resources,
+                self.dataset.limited(self.limit()))
 
     @staticmethod
     def _pays(judges: list[Judge], resources: Resources, dataset: Dataset) -> bool:
@@ -585,11 +590,8 @@ class NewRunScreen(QatuiScreen):
     async def start_checked(self) -> None:
         """Ctrl+s before the pricing worker checked the cost cap: check it off the loop, then start, or say why not.
         Its own group: the pricing worker a late change message starts (group "price") must not cancel it."""
-        assert self.dataset is not None
-        resources = self.resources()
-        judges = [self._with_models(self.judges[name], resources) for name in self.picked()]
-        if refused := await asyncio.to_thread(self.cap_problem, self.max_cost(), judges, resources,
-                                              self.dataset.limited(self.limit())):
+        judges, resources, subset = self.planned()
+        if refused := await asyncio.to_thread(self.cap_problem, self.max_cost(), judges, resources, subset):
             self.cap_refused, self.cap_checked = refused, True
             self.notify(refused, title="Cannot start yet", severity="warning")
             return
