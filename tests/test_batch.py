@@ -568,3 +568,19 @@ def test_identical_requests_sharing_one_batch_line_are_charged_once(monkeypatch,
     assert batch["requests"] == billed
     assert result["llm"]["cost_usd"] == pytest.approx(batch["cost_usd"], rel=1e-9) and batch["cost_usd"] > 0
     assert result["llm"]["cached_cost_usd"] == pytest.approx(3 * batch["cost_usd"], rel=1e-9)
+
+
+def test_a_batch_line_whose_usage_no_model_could_report_costs_nothing_in_its_record(monkeypatch) -> None:
+    """A line a batch's record sums (one no call reads, an answer billed twice) is held to the bounds a usage report
+    is held to without its request: a trillion prompt tokens, or two million answer tokens, is no cost to add."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from qatui.llm.batch import _line_cost
+    from qatui.llm.spend import price
+
+    def line(prompt: int, completion: int) -> dict:
+        return {"choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion}}
+
+    sane = _line_cost("openai/gpt-4o-mini", line(1_000, 200))
+    assert sane[0] > 0 and sane[1] == pytest.approx(price("openai/gpt-4o-mini", 1_000, 200))
+    for broken in (line(10 ** 12, 200), line(1_000, 2_000_000)):
+        assert _line_cost("openai/gpt-4o-mini", broken)[:2] == (0.0, 0.0)

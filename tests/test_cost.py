@@ -364,3 +364,55 @@ def test_a_negative_token_count_is_priced_as_none_and_never_makes_a_cost_negativ
     assert spent[-10_000_000]["prompt_tokens"] == spent[0]["prompt_tokens"] == 0
     assert spent[-10_000_000]["cost_usd"] == pytest.approx(spent[0]["cost_usd"], rel=1e-9)
     assert spent[0]["cost_usd"] > 0  # the completion tokens, priced
+
+
+@pytest.mark.parametrize("mode", ["direct", "litellm", "batch"])
+@pytest.mark.parametrize("report", ["prompt", "inflated", "answer"])
+def test_a_usage_report_no_request_could_produce_fails_its_call_and_costs_nothing(billing, tmp_path, capsys,
+                                                                                  mode: str, report: str) -> None:
+    """A broken server reporting a trillion prompt tokens for a prompt of a few thousand bytes (or half a million: a
+    count some model could read, but no tokenizer makes of these bytes), or two million answer tokens: each call was priced as reported, so one call was the run's whole cost (and under a cap it stopped the
+    run as spent). Now such a call fails with the reason, costs 0, is not cached (a resume asks again), and a
+    batch's record leaves its line out; a server reporting true counts again is priced as before."""
+    data, common = setup(tmp_path, billing, n=3)
+    config = Path(common[1])
+    text = config.read_text().replace(f'api_key_env = "{KEY_ENV}"\n', f'api_key_env = "{KEY_ENV}"\n'
+                                      + ("direct_http = false\n" if mode == "litellm" else ""))
+    config.write_text(text + "[batch]\nwindow_s = 0.3\npoll_s = 0.05\n", encoding="utf-8")
+    batch = ["--batch"] if mode == "batch" else []
+
+    def broken(body: dict, text: str) -> tuple[int, int]:
+        prompt, answer = provider_usage(body, text)
+        if body.get("max_tokens") == 8:  # the preflight's check is answered truly
+            return prompt, answer
+        return {"prompt": (10 ** 12, answer), "inflated": (500_000, answer), "answer": (prompt, 2_000_000)}[report]
+
+    billing.usage = broken
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--max-cost", "5", "--json", *batch)
+    failed = json.loads(out)
+    session = failed["session"]
+    assert failed["status"] == "failed", err  # every item failed; not stopped at the cap as if a trillion were spent
+    assert failed["judges"]["pairwise"]["coverage"]["failed"] == 3
+    assert failed["llm"]["cost_usd"] < 0.001 and failed["llm"]["prompt_tokens"] < 10 ** 6
+    stored = SessionStore(tmp_path / "sessions").open(session)
+    reasons = {call["error"] for doc in stored.results().values() for call in doc["calls"] if not call["ok"]}
+    assert reasons and all("usage report cannot be true" in reason for reason in reasons), reasons
+    figure = {"prompt": "1,000,000,000,000 prompt tokens", "inflated": "500,000 prompt tokens",
+              "answer": "2,000,000 answer tokens"}[report]
+    assert all(figure in reason for reason in reasons), reasons
+    if mode == "batch":
+        docs = stored.meta.get("batches") or []
+        assert docs and sum(float(doc.get("cost_usd") or 0) for doc in docs) < 0.001, docs
+    code, out, err = cli(capsys, *common, "sessions", "show", session)
+    assert "usage report cannot be true" in " ".join(out.split())
+    billing.usage = provider_usage
+    submitted = billing.n_batches
+    code, out, err = cli(capsys, *common, "sessions", "resume", session, "--json", *batch)
+    resumed = json.loads(out)
+    if mode == "batch":  # the line is read again from its batch, as an unusable line is: nothing submitted twice
+        assert code == 1 and billing.n_batches == submitted, err
+        assert resumed["judges"]["pairwise"]["coverage"]["failed"] == 3 and resumed["llm"]["cost_usd"] < 0.001
+        return
+    assert code == 0, err
+    assert resumed["judges"]["pairwise"]["coverage"]["scored"] == 3  # asked again: never cached as an answer
+    assert 0 < resumed["llm"]["cost_usd"] < 0.01

@@ -319,3 +319,26 @@ def test_a_cost_cap_refuses_an_unpriced_served_embedder_before_any_work(tmp_path
             and "run it without --max-cost" in error)
     assert asked == 1  # the backbone's check alone: no item was asked
     assert not (tmp_path / "sessions").exists() or not SessionStore(tmp_path / "sessions").list()
+
+
+def test_an_embedding_reply_whose_usage_no_text_could_produce_fails_and_costs_nothing(tmp_path) -> None:
+    """A server reporting a trillion tokens for a few short texts: the request was priced as reported (one call the
+    run's whole cost). Now it fails with the reason, recorded at 0 USD, and the item that needed it fails."""
+    def usage(text: str) -> int:
+        return count_tokens(text) if text == PROBE_TEXT else 10 ** 12
+
+    with FakeLLMServer(_questions, embed_usage=usage, max_lifetime_s=300.0) as server:
+        config = _config(server, tmp_path)
+        dataset = tmp_path / "items.jsonl"
+        dataset.write_text(json.dumps(ITEM) + "\n")
+        done = subprocess.run([sys.executable, "-m", "qatui", "--config", str(config), "--sessions-dir",
+                               str(tmp_path / "sessions"), "run", str(dataset), "--backbone", "fake", "--judge",
+                               "ragas-answer-relevance", "--json"], capture_output=True, text=True, timeout=180,
+                              env={**os.environ, "FAKE_KEY": "sk-test", "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+        assert done.returncode == 1, done.stderr  # the item failed
+        run = json.loads(done.stdout)
+        assert any(body["input"] != [PROBE_TEXT] for body in server.embedding_requests)
+        calls = [c for c in _embed_calls(tmp_path, run["session"]) if not c["cached"]]
+        assert calls and all(not c["ok"] and c["cost_usd"] == 0 and c["prompt_tokens"] == 0 for c in calls)
+        assert all(re.search(r"reported [0-9,]{17,} prompt tokens .*cannot be true", c["error"]) for c in calls), calls
+        assert run["llm"]["cost_usd"] == 0 and run["judges"]["ragas-answer-relevance"]["coverage"]["failed"] == 1

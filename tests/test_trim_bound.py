@@ -9,6 +9,7 @@ counter returns, so no cache key changes.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,8 @@ from hypothesis import strategies as st
 
 from qatui.config import BackboneConfig, CacheConfig, Config
 from qatui.llm.fence import Fence
-from qatui.llm.trim import MARGIN_TOKENS, counter_for, fit, fits_uncounted, upper_bound
+from qatui.llm.response import usage_problem
+from qatui.llm.trim import MARGIN_TOKENS, counter_for, fit, fits_uncounted, sent_upper_bound, upper_bound
 
 CJK = "".join(map(chr, range(0x4E00, 0x4E40))) + "日本語の文章한국어문장"
 EMOJI = "".join(map(chr, range(0x1F600, 0x1F640))) + "👩‍👩‍👧‍👦🏳️‍🌈\u200d\ufe0f"
@@ -58,6 +60,22 @@ def test_the_byte_bound_is_never_below_a_real_count(chat: list[dict]) -> None:
     bound = upper_bound(chat)
     for counter in COUNTERS:
         assert counter.messages(chat) <= bound, (counter, chat)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chat=CHATS, names=st.lists(TEXTS, min_size=1, max_size=3), texts=st.lists(TEXTS, min_size=1, max_size=4))
+def test_a_true_usage_report_is_never_refused_as_one_that_cannot_be_true(chat: list[dict], names: list[str],
+                                                                        texts: list[str]) -> None:
+    """A chat with a JSON schema (its property names any text), and an embedding request's texts: what the real
+    tokenizers count of them, as a provider reports it, is within the bound a usage report is held to (checked
+    without the allowance a provider's own additions get)."""
+    schema = {"type": "object", "properties": {name: {"type": "string"} for name in names}}
+    request = {"messages": chat, "response_format": {"type": "json_schema", "json_schema": {"schema": schema}}}
+    for counter in COUNTERS:
+        prompt = counter.messages(chat) + counter.text(json.dumps(schema, ensure_ascii=False))
+        assert prompt <= sent_upper_bound(request), (counter, request)
+        assert usage_problem(prompt, 0, sent_upper_bound(request)) is None
+        assert sum(counter.text(text) for text in texts) <= sent_upper_bound(texts), (counter, texts)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

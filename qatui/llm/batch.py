@@ -46,7 +46,8 @@ from typing import TYPE_CHECKING, Any
 from qatui.llm._lazy import get_litellm
 from qatui.llm.backbone import first_line, mask_keys
 from qatui.llm.errors import LLMCallError
-from qatui.llm.response import PAID_BEFORE_USD, token_count
+from qatui.llm.response import PAID_BEFORE_USD, token_count, usage_problem
+from qatui.llm.trim import sent_upper_bound
 from qatui.safe_read import json_lines
 from qatui.text import plain
 
@@ -124,8 +125,13 @@ def _line_tokens(body: dict[str, Any]) -> tuple[int, int]:
 
 def _line_cost(model: str, body: dict[str, Any]) -> tuple[float, float, str]:
     """`batch_cost` of one line's body (`_line_tokens`): what its batch's record counts, and what the call it answers
-    is charged, so the two always agree."""
-    return batch_cost(model, *_line_tokens(body))
+    is charged, so the two always agree. A line whose usage cannot be true whatever its request sent
+    (`response.usage_problem` without the request: more tokens than any model reads or writes) costs nothing known:
+    (0, 0, "")."""
+    tokens = _line_tokens(body)
+    if usage_problem(*tokens, None) is not None:
+        return 0.0, 0.0, ""
+    return batch_cost(model, *tokens)
 
 
 @dataclass(frozen=True)
@@ -237,7 +243,8 @@ class Batcher:
             if first:
                 paid += sum(_line_cost(client.model, body)[0] for body in outcome.paid)
             if outcome.body is not None:
-                return self._response(client, outcome, attempts=sends, shared=not first, paid=paid), sends
+                return self._response(client, kwargs, outcome, key, attempts=sends, shared=not first,
+                                      paid=paid), sends
             if self._holding.get(key) == outcome.batch_id:
                 del self._holding[key]  # asked again in a new batch (or directly), never in this one
             reasons.append(outcome.reason)
@@ -261,22 +268,28 @@ class Batcher:
         self._read_lines.add((outcome.batch_id, key))
         return True
 
-    def _response(self, client: Any, outcome: Outcome, *, attempts: int, shared: bool = False,
-                  paid: float = 0.0) -> Any:
+    def _response(self, client: Any, kwargs: dict[str, Any], outcome: Outcome, key: str, *, attempts: int,
+                  shared: bool = False, paid: float = 0.0) -> Any:
         """The batch line's completion as LiteLLM's response object, priced at the batch price of the tokens it
         reports (`_line_cost`, as its batch's record counts them; 0 when `shared`: a call before this one read the
         line, and paid for it), `paid` added (`complete`); its `usage` holds those counts.
 
         A line whose body is no chat completion (`_unusable`, or one LiteLLM's converter refuses) fails the call in
         one line (`LLMCallError`, not asked again: the same request gets the same line), its cost on the error: the
-        provider billed it, and its batch's record counts it."""
+        provider billed it, and its batch's record counts it. A line whose usage cannot be true for the request
+        `kwargs` sent (`response.usage_problem`) fails the call too, its cost unknown: taken out of its batch's
+        record (`_uncount`), so the record still adds up to what the session's calls cost."""
         ll = get_litellm()
         from litellm.litellm_core_utils.llm_response_utils.convert_dict_to_response import (
             convert_to_model_response_object,
         )
 
-        line = _line_cost(client.model, outcome.body)[0]
+        line, listed, _ = _line_cost(client.model, outcome.body)
         cost = 0.0 if shared else line
+        if (problem := usage_problem(*_line_tokens(outcome.body), sent_upper_bound(kwargs))) is not None:
+            if not shared:
+                self._uncount(outcome, key, line, listed)
+            raise LLMCallError(f"{client.model}: {problem}", attempts=attempts, transient=False, cost_usd=paid)
         body = {k: v for k, v in outcome.body.items() if k != "usage"}
         if isinstance(usage := outcome.body.get("usage"), dict):
             prompt, completion = _line_tokens(outcome.body)
@@ -295,6 +308,14 @@ class Batcher:
         response._hidden_params = {**(getattr(response, "_hidden_params", None) or {}), "response_cost": cost,
                                    "batch_id": outcome.batch_id, **({SHARED_USD: line} if shared else {})}
         return _paid_before(response, paid)
+
+    def _uncount(self, outcome: Outcome, key: str, cost_usd: float, list_usd: float) -> None:
+        """Take a line whose usage report cannot be true out of its batch's recorded cost, and count it as given up
+        for that reason (its call's error gives the figures)."""
+        if (doc := self.docs.get(outcome.batch_id)) is not None:
+            doc["cost_usd"] = max(0.0, float(doc.get("cost_usd") or 0.0) - cost_usd)
+            doc["list_price_usd"] = max(0.0, float(doc.get("list_price_usd") or 0.0) - list_usd)
+        self._note_failure(Outcome(outcome.batch_id, reason="a usage report that cannot be true"), key, retried=False)
 
     def _note_failure(self, outcome: Outcome, key: str, *, retried: bool) -> None:
         """Count a failed request on its batch's record: by reason, and whether it is asked again or given up."""
@@ -461,7 +482,7 @@ class Batcher:
         for outcome in outcomes.values():
             for body in ([outcome.body] if outcome.body is not None else []) + list(outcome.paid):
                 spent = _line_cost(endpoint.model, body)
-                cost, full, source = cost + spent[0], full + spent[1], spent[2]
+                cost, full, source = cost + spent[0], full + spent[1], spent[2] or source
         doc.update(collected=True, cost_usd=cost, list_price_usd=full, **({"price": source} if source else {}))
         self._save(doc)
         return outcomes, Outcome(batch_id, reason=f"batch {doc['status']}: no line for the request")

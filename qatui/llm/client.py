@@ -38,7 +38,7 @@ from qatui.llm.logprobs import TokenLogprobs, backbone_gives_logprobs, logprobs_
 from qatui.llm.parse import append_to_last_user, json_schema_of, json_schema_text, parse_within, schema_name
 from qatui.llm.repeat import LOCAL_FIELDS, repeat_fields
 from qatui.llm.reasoning import SENT_OPTIONS, Shape, request_extra, shape_of
-from qatui.llm.response import Answer, read_answer, spent_on, usage_of
+from qatui.llm.response import Answer, paid_before, read_answer, reply_usage_problem, spent_on, usage_of
 from qatui.llm.spend import hold, planning, within_cap
 from qatui.llm.trim import Counter, Trimmed, counter_for, fit, fits_uncounted, window_of
 from qatui.llm.router import DeploymentRouter, Hop, hop_fields
@@ -371,20 +371,29 @@ class LLMClient:
         (`llm.batch`: never streamed, the answer read the same way). Returns (response, tries made).
 
         A request LiteLLM would only pass through to an OpenAI-compatible endpoint is posted straight to it
-        (`llm.direct`: same body, errors and readers, without LiteLLM's per-call CPU)."""
+        (`llm.direct`: same body, errors and readers, without LiteLLM's per-call CPU).
+
+        A reply whose usage report cannot be true (`response.usage_problem`: more prompt tokens than the request's
+        bytes allow, say) fails the call, not asked again (a broken server's count comes back the same), its cost
+        unknown: 0 is recorded and settled against the cap, plus what earlier sends of it were billed."""
         from qatui.llm._lazy import get_litellm
 
         kwargs = {k: v for k, v in request.items() if v is not None and k not in LOCAL_FIELDS}
         kwargs["drop_params"] = True  # a provider without `seed` (say) still answers
         if (batcher := BATCH.get()) is not None and not self.is_local:
-            return await batcher.complete(self, kwargs, key=key, api_key=api_key)
-        send = direct.acompletion if self._direct and direct.takes(kwargs, self.facts) else None
-        if not stream:
-            return await self.backbone.run(kwargs, api_key=api_key, hops=hops, send=send)
-        kwargs.update(stream=True, stream_options={"include_usage": True})
-        consume = stream_consumer(get_litellm(), self.model, purpose=purpose, call_id=call_id,
-                                  messages=request["messages"])
-        return await self.backbone.run(kwargs, api_key=api_key, consume=consume, hops=hops, send=send)
+            response, attempts = await batcher.complete(self, kwargs, key=key, api_key=api_key)
+        else:
+            send = direct.acompletion if self._direct and direct.takes(kwargs, self.facts) else None
+            consume = None
+            if stream:
+                kwargs.update(stream=True, stream_options={"include_usage": True})
+                consume = stream_consumer(get_litellm(), self.model, purpose=purpose, call_id=call_id,
+                                          messages=request["messages"])
+            response, attempts = await self.backbone.run(kwargs, api_key=api_key, consume=consume, hops=hops,
+                                                         send=send)
+        if (problem := reply_usage_problem(response, request)) is not None:
+            raise LLMCallError(f"{self.model}: {problem}", attempts=attempts, cost_usd=paid_before(response))
+        return response, attempts
 
     # -- helpers -------------------------------------------------------------------------------
 

@@ -7,8 +7,9 @@ off (`max_retries=0`), and only transient failures (429, timeouts, dropped conne
 503) are retried here, with jittered backoff, a 429's `Retry-After` waited out, up to
 `max_attempts`; anything else fails at once. A reply that is not one finite, non-zero vector per
 text, all of one length, fails too: a missing vector never becomes a zero vector (a cosine of 0
-would be scored as if it were measured). Every failure is an `LLMCallError` whose message names
-the model and the reason, and never holds the key.
+would be scored as if it were measured), and so does one whose usage report cannot be true
+(`response.usage_problem`: more tokens than the texts' bytes allow), its cost unknown. Every
+failure is an `LLMCallError` whose message names the model and the reason, and never holds the key.
 
 Synchronous: the embedder calls it from its worker thread (`qatui.embed.base.Embedder.aembed`),
 so the run's event loop never waits on it.
@@ -41,7 +42,7 @@ from qatui.llm.backbone import Backbone
 from qatui.llm.errors import is_transient
 from qatui.events import LLMCallFinished, emit
 from qatui.llm.errors import LLMCallError
-from qatui.llm.response import cost_of, usage_of
+from qatui.llm.response import cost_of, reply_usage_problem, usage_of
 from qatui.llm.spend import SPEND, price
 from qatui.store.credentials import key_from_env
 
@@ -117,6 +118,11 @@ class RemoteEmbeddings:
                 if record:
                     self._made_call(texts, started, attempt, error=str(error))
                 raise error from None
+            if (problem := reply_usage_problem(response, texts)) is not None:  # its cost unknown: recorded as 0
+                error = LLMCallError(f"{self.settings.model}: {problem}", attempts=attempt)
+                if record:
+                    self._made_call(texts, started, attempt, error=str(error))
+                raise error
             try:
                 rows = vectors_of(response, len(texts), self.settings.model)
             except LLMCallError as error:  # answered (and paid for), but unusable

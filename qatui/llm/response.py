@@ -18,6 +18,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from qatui.llm.errors import LLMCallError
+from qatui.llm.trim import sent_upper_bound
 
 _TAGS = r"(?:think|thinking|budget:thinking)"
 _CLOSED = re.compile(rf"<{_TAGS}>(.*?)</{_TAGS}>", re.DOTALL | re.IGNORECASE)
@@ -206,6 +207,50 @@ def token_count(value: Any) -> int:
         return 0
 
 
+PROVIDER_PROMPT_TOKENS = 65_536
+"""Prompt tokens a provider may count beyond what it was sent (its chat template, a system prompt or a schema
+instruction of its own): part of `usage_problem`'s bound on a prompt's tokens."""
+
+MOST_PROMPT_TOKENS = 16_777_216
+"""The most prompt tokens a usage report may hold when what was sent is not at hand (a batch's record): more than the
+largest context window any model is served with (10 million tokens in 2026)."""
+
+MOST_ANSWER_TOKENS = 1_048_576
+"""The most answer tokens (thinking included) one reply may report: no model writes a million tokens in one answer
+(the longest outputs offered in 2026 are a few hundred thousand)."""
+
+
+def usage_problem(prompt_tokens: int, completion_tokens: int, most_sent: int | None) -> str | None:
+    """Why a usage report cannot be true, or None: more prompt tokens than `most_sent` (`trim.sent_upper_bound` of
+    the request: since a byte-level tokenizer makes at most one token of each byte, no tokenizer a provider runs
+    makes more of what was sent) plus `PROVIDER_PROMPT_TOKENS`, or more than `MOST_PROMPT_TOKENS` when `most_sent`
+    is None (unknown); or more answer tokens than `MOST_ANSWER_TOKENS`.
+
+    Such a report comes from a broken server or proxy (an overflowed counter, garbage in the field): priced, one
+    call of it would be the run's whole cost, and under `--max-cost` it would stop the run as if spent. The caller
+    fails the call instead, its cost unknown and recorded as 0 (`client.LLMClient._send`, `embeddings`), or leaves the
+    line out of a batch's record (`batch`)."""
+    most = MOST_PROMPT_TOKENS if most_sent is None else most_sent + PROVIDER_PROMPT_TOKENS
+    if prompt_tokens > most:
+        bound = (f"no model reads more than {MOST_PROMPT_TOKENS:,}" if most_sent is None else
+                 f"what was sent makes at most {most_sent:,} in any tokenizer, and a provider may add "
+                 f"{PROVIDER_PROMPT_TOKENS:,}")
+        return f"the provider reported {prompt_tokens:,} prompt tokens ({bound}): its usage report cannot be true, " \
+               "so what the call cost is unknown"
+    if completion_tokens > MOST_ANSWER_TOKENS:
+        return (f"the provider reported {completion_tokens:,} answer tokens (no model writes more than "
+                f"{MOST_ANSWER_TOKENS:,} in one answer): its usage report cannot be true, so what the call cost is "
+                "unknown")
+    return None
+
+
+def reply_usage_problem(response: Any, sent: dict[str, Any] | list[str]) -> str | None:
+    """`usage_problem` of a reply (`usage_of`) to a request that sent `sent` (a chat request, or an embedding
+    request's texts: `trim.sent_upper_bound`)."""
+    usage = usage_of(response)
+    return usage_problem(usage["prompt_tokens"], usage["completion_tokens"], sent_upper_bound(sent))
+
+
 def spent_on(response: Any, model: str, *, free: bool, facts: Any = None) -> dict[str, Any]:
     """What a reply cost, as `LLMCallFinished` fields (prompt, completion and reasoning tokens, USD; 0 USD when `free`)."""
     usage = usage_of(response)
@@ -227,10 +272,14 @@ def cost_of(response: Any, model: str, *, facts: Any = None) -> float:
     reads them, each negative one as 0 (LiteLLM's own figure, from the raw counts, would be negative and give a
     cost cap room that was never there): the cost recorded is the price of the tokens recorded.
     """
-    hidden = getattr(response, "_hidden_params", None)
-    before = hidden.get(PAID_BEFORE_USD) if isinstance(hidden, dict) else None
     priced = _as_counted(response) if _negative_usage(response) else response
-    return _usd(_reply_cost(priced, model, facts=facts)) + _usd(before)
+    return _usd(_reply_cost(priced, model, facts=facts)) + paid_before(response)
+
+
+def paid_before(response: Any) -> float:
+    """What earlier sends of the call `response` answers were billed (`PAID_BEFORE_USD`; 0 when none)."""
+    hidden = getattr(response, "_hidden_params", None)
+    return _usd(hidden.get(PAID_BEFORE_USD) if isinstance(hidden, dict) else None)
 
 
 def _usd(value: Any) -> float:

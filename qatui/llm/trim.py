@@ -22,6 +22,7 @@ exceed the budget (a token is at least one byte), so short prompts cost nothing.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -136,6 +137,18 @@ def upper_bound(messages: list[dict[str, Any]]) -> int:
     `OVERHEAD_PER_MESSAGE` covers. Counts only messages whose content is a string (what qatui sends).
     """
     return sum(len(text.encode("utf-8", "surrogatepass")) + OVERHEAD_PER_MESSAGE for _, text in _contents(messages))
+
+
+def sent_upper_bound(sent: dict[str, Any] | list[str]) -> int:
+    """More tokens than any byte-level tokenizer makes of what a request sends: `upper_bound` of a chat request's
+    messages plus the UTF-8 bytes of the rest a provider reads (its response format's schema, tools, as JSON), or
+    of an embedding request's texts (`OVERHEAD_PER_MESSAGE` each). What a provider's usage report is held to
+    (`response.usage_problem`)."""
+    if isinstance(sent, list):
+        return sum(len(str(text).encode("utf-8", "surrogatepass")) + OVERHEAD_PER_MESSAGE for text in sent)
+    rest = {k: sent[k] for k in ("response_format", "tools", "tool_choice", "functions") if sent.get(k)}
+    return upper_bound(sent.get("messages") or []) + (
+        len(json.dumps(rest, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")) if rest else 0)
 
 
 def fits_uncounted(messages: list[dict[str, Any]], window: int, answer_tokens: int) -> bool:
