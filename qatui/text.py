@@ -139,6 +139,18 @@ def count(n: float) -> str:
     return f"{n:g}"
 
 
+def spent(amount: float, unpriced_calls: int = 0, *, short: bool = False, counted: bool = True) -> str:
+    """A spend as every screen and command writes it: `usd`, said to be a floor where `unpriced_calls` calls have
+    no known cost (the price map lacks their model, or their usage report cannot be true): "at least $0.0123 (5
+    calls not priced)", short "≥$0.0123 (5 unpriced)", short and not `counted` "≥$0.0123" (the live run's
+    header, whose line is full at 80 columns). A spend of unpriced calls never reads as a price."""
+    if unpriced_calls <= 0:
+        return usd(amount)
+    if short:
+        return f"≥{usd(amount)}" + (f" ({unpriced_calls:,} unpriced)" if counted else "")
+    return f"at least {usd(amount)} ({unpriced_calls:,} call{'' if unpriced_calls == 1 else 's'} not priced)"
+
+
 def usd(amount: float) -> str:
     """A cost in US dollars as every screen and command writes it: 4 decimals ($0.0123), but a cost above 0 and
     below $0.0001 (an embedding request, a short call on a cheap model) keeps two significant digits

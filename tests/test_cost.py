@@ -394,6 +394,7 @@ def test_a_usage_report_no_request_could_produce_fails_its_call_and_costs_nothin
     assert failed["status"] == "failed", err  # every item failed; not stopped at the cap as if a trillion were spent
     assert failed["judges"]["pairwise"]["coverage"]["failed"] == 3
     assert failed["llm"]["cost_usd"] < 0.001 and failed["llm"]["prompt_tokens"] < 10 ** 6
+    assert failed["llm"]["unpriced_calls"] == failed["llm"]["calls"] - failed["llm"]["cached"] > 0  # a floor, said
     stored = SessionStore(tmp_path / "sessions").open(session)
     reasons = {call["error"] for doc in stored.results().values() for call in doc["calls"] if not call["ok"]}
     assert reasons and all("usage report cannot be true" in reason for reason in reasons), reasons
@@ -416,3 +417,47 @@ def test_a_usage_report_no_request_could_produce_fails_its_call_and_costs_nothin
     assert code == 0, err
     assert resumed["judges"]["pairwise"]["coverage"]["scored"] == 3  # asked again: never cached as an answer
     assert 0 < resumed["llm"]["cost_usd"] < 0.01
+
+
+@pytest.mark.parametrize("mode", ["direct", "litellm", "batch"])
+def test_a_run_on_a_model_without_a_price_says_its_cost_is_a_floor_everywhere(billing, tmp_path, capsys,
+                                                                              mode: str) -> None:
+    """A served model LiteLLM's price map lacks: its calls cost something, but a session said "cost $0.0000" (and
+    the table 0.0000) as if they were free. Now each call made is counted as not priced, the session says "at least"
+    how much and how many calls, a rerun from the cache says its answers' cost is unknown, and a priced model's run
+    says neither."""
+    billing.model = "qatui-unpriced-model"  # as its replies name it (a reply naming a priced model is priced)
+    data, common = setup(tmp_path, billing, n=3, model="openai/qatui-unpriced-model")
+    config = Path(common[1])
+    text = config.read_text().replace(f'api_key_env = "{KEY_ENV}"\n', f'api_key_env = "{KEY_ENV}"\n'
+                                      + ("direct_http = false\n" if mode == "litellm" else ""))
+    config.write_text(text + "[batch]\nwindow_s = 0.3\npoll_s = 0.05\n", encoding="utf-8")
+    batch = ["--batch"] if mode == "batch" else []
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--json", *batch)
+    assert code == 0, err
+    run = json.loads(out)
+    made = [c for doc in SessionStore(tmp_path / "sessions").open(run["session"]).results().values()
+            for c in doc["calls"] if not c["cached"]]
+    assert len(made) == 6 and all(c["unpriced"] for c in made)
+    assert run["llm"]["unpriced_calls"] == 6 and run["llm"]["cost_usd"] == 0
+    code, out, err = cli(capsys, *common, "sessions", "show", run["session"])
+    assert "cost at least $0.0000 (6 calls not priced)" in " ".join(out.split()), out
+    code, out, err = cli(capsys, *common, "table", str(data), "--judge", "pairwise", "--json")
+    (row,) = json.loads(out)["rows"]
+    assert row["answers_unpriced"] == 6
+    code, out, err = cli(capsys, *common, "table", str(data), "--judge", "pairwise", "--to", "csv")
+    assert next(csv.DictReader(io.StringIO(out)))["cost $"] == "≥0.0000"
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--json", *batch)
+    rerun = json.loads(out)  # every answer from the cache: nothing spent now, what they cost unknown
+    assert rerun["llm"]["unpriced_calls"] == 0 and rerun["llm"]["cached_unpriced"] == 6
+    code, out, err = cli(capsys, *common, "sessions", "show", rerun["session"])
+    assert "not priced" not in out
+
+    billing.model = MODEL
+    (tmp_path / "priced").mkdir()
+    priced, common = setup(tmp_path / "priced", billing, n=3)
+    code, out, err = cli(capsys, *common, "run", str(priced), "--judge", "pairwise", "--json", *batch)
+    paid = json.loads(out)
+    assert paid["llm"]["unpriced_calls"] == 0 and paid["llm"]["cost_usd"] > 0
+    code, out, err = cli(capsys, *common, "sessions", "show", paid["session"])
+    assert "not priced" not in out and "at least" not in out

@@ -90,6 +90,8 @@ class RunCounts:
     reasoning_tokens: int = 0
     """Of `completion_tokens`, those spent thinking (where the provider says)."""
     cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    """Calls made whose cost is unknown (`LLMCallFinished.unpriced`): `cost_usd` is a floor while any is."""
     failures: list[ItemFailed] = field(default_factory=list)
     deployments: dict[str, dict[str, int]] = field(default_factory=dict)
     """Per deployment of a backbone with deployments ("BACKBONE/NAME"): see `tally_deployments`."""
@@ -102,6 +104,7 @@ class RunCounts:
         self.completion_tokens += call.completion_tokens
         self.reasoning_tokens += call.reasoning_tokens
         self.cost_usd += call.cost_usd
+        self.unpriced_calls += call.unpriced and not call.cached
         tally_deployments(self.deployments, call.deployment, call.hop_errors,
                           call.prompt_tokens + call.completion_tokens)
 

@@ -27,7 +27,7 @@ def tally_deployments(tally: dict[str, dict[str, int]], deployment: str, hop_err
         tally.setdefault(label, dict.fromkeys(DEPLOYMENT_COUNTS, 0))["rate_limited" if kind == "429" else "failures"] += 1
 
 
-DEFERRED_TALLIES = ("calls", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd")
+DEFERRED_TALLIES = ("calls", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd", "unpriced_calls")
 """What a session keeps, per judge, of the calls of items left pending (`deferred_calls`: `add_deferred`)."""
 
 
@@ -40,7 +40,8 @@ def add_deferred(kept: Any, judge: str, calls: Iterable[Any]) -> dict[str, dict[
     for call in calls:
         for key, value in (("calls", 1), ("prompt_tokens", call.prompt_tokens),
                            ("completion_tokens", call.completion_tokens),
-                           ("reasoning_tokens", call.reasoning_tokens), ("cost_usd", call.cost_usd)):
+                           ("reasoning_tokens", call.reasoning_tokens), ("cost_usd", call.cost_usd),
+                           ("unpriced_calls", int(call.unpriced and not call.cached))):
             tally[key] = kept_tally(tally.get(key)) + value
     return tallies
 
@@ -52,7 +53,7 @@ def kept_tally(value: Any) -> float:
 
 
 CALL_TALLIES = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cached", "cost_usd", "cached_cost_usd",
-                "deployment", "hop_errors")
+                "unpriced", "deployment", "hop_errors")
 """What `llm_totals` reads of each stored call."""
 
 
@@ -77,13 +78,17 @@ def llm_totals(docs: Iterable[dict], deferred: dict[str, float] | None = None) -
     cap or a stop left pending, whose results are not kept (a resume then meets those answers in the cache): added
     in, their cost also as `deferred_cost_usd`; without it a capped session said half what the provider billed,
     and with their cost alone its calls and tokens were fewer than it paid for. `cached_cost_usd` is what the
-    answers the cache gave it had cost when they were bought.
+    answers the cache gave it had cost when they were bought. `unpriced_calls` counts the calls made (not cache
+    hits) whose cost is unknown (`LLMCallFinished.unpriced`): `cost_usd` is then a floor, and every figure of it says
+    so (`qatui.text.spent`); `cached_unpriced` the cache hits whose answers' cost was unknown when they were bought
+    (`cached_cost_usd` a floor then).
 
     `deployments` ({"BACKBONE/NAME": {"calls", "rate_limited", "failures", "tokens"}}) is there only when
     a backbone with deployments was called.
     """
     totals: dict[str, Any] = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                              "reasoning_tokens": 0, "cost_usd": 0.0, "cached_cost_usd": 0.0}
+                              "reasoning_tokens": 0, "cost_usd": 0.0, "cached_cost_usd": 0.0, "unpriced_calls": 0,
+                              "cached_unpriced": 0}
     deployments: dict[str, dict[str, int]] = {}
     for doc in docs:
         for call in doc.get("calls") or []:
@@ -95,8 +100,10 @@ def llm_totals(docs: Iterable[dict], deferred: dict[str, float] | None = None) -
             totals["reasoning_tokens"] += int(call.get("reasoning_tokens") or 0)
             totals["cost_usd"] += float(call.get("cost_usd") or 0.0)
             totals["cached_cost_usd"] += float(call.get("cached_cost_usd") or 0.0)
+            if call.get("unpriced") is True:
+                totals["cached_unpriced" if call.get("cached") else "unpriced_calls"] += 1
             tally_deployments(deployments, call.get("deployment") or "", call.get("hop_errors") or [], sum(tokens))
-    for key in ("calls", "prompt_tokens", "completion_tokens", "reasoning_tokens"):
+    for key in ("calls", "prompt_tokens", "completion_tokens", "reasoning_tokens", "unpriced_calls"):
         totals[key] += int((deferred or {}).get(key) or 0)
     if deferred_cost_usd := float((deferred or {}).get("cost_usd") or 0.0):
         totals["cost_usd"] += deferred_cost_usd

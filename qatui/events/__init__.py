@@ -72,6 +72,10 @@ class LLMCallFinished(Event):
     completion_tokens: int = 0
     cost_usd: float = 0.0
     """What this call spent: 0 for one the cache answered (see `cached_cost_usd`)."""
+    unpriced: bool = False
+    """Its cost is unknown, so `cost_usd` (0) is a floor: LiteLLM's price map lacks the model, or the provider's
+    usage report cannot be true (`llm.response.usage_problem`). For a cache hit: what its answer cost when it was
+    bought is unknown (`cached_cost_usd` is a floor). Never set for an embedded model."""
     latency_s: float = 0.0
     cached: bool = False
     cached_cost_usd: float = 0.0

@@ -284,12 +284,13 @@ class Batcher:
             convert_to_model_response_object,
         )
 
-        line, listed, _ = _line_cost(client.model, outcome.body)
+        line, listed, source = _line_cost(client.model, outcome.body)
         cost = 0.0 if shared else line
         if (problem := usage_problem(*_line_tokens(outcome.body), sent_upper_bound(kwargs))) is not None:
             if not shared:
                 self._uncount(outcome, key, line, listed)
-            raise LLMCallError(f"{client.model}: {problem}", attempts=attempts, transient=False, cost_usd=paid)
+            raise LLMCallError(f"{client.model}: {problem}", attempts=attempts, transient=False, cost_usd=paid,
+                               cost_unknown=True)
         body = {k: v for k, v in outcome.body.items() if k != "usage"}
         if isinstance(usage := outcome.body.get("usage"), dict):
             prompt, completion = _line_tokens(outcome.body)
@@ -304,8 +305,11 @@ class Batcher:
                 why = f"LiteLLM could not read it ({type(e).__name__})"
         if why is not None:
             raise LLMCallError(f"{client.model}: the answer line of batch {outcome.batch_id} is no chat completion: "
-                               f"{why}", attempts=attempts, transient=False, cost_usd=cost + paid)
-        response._hidden_params = {**(getattr(response, "_hidden_params", None) or {}), "response_cost": cost,
+                               f"{why}", attempts=attempts, transient=False, cost_usd=cost + paid,
+                               cost_unknown=source == "unpriced" and not shared)
+        unknown = source == "unpriced" and not shared  # the price map has no price for it: `cost_of` says so
+        response._hidden_params = {**(getattr(response, "_hidden_params", None) or {}),
+                                   "response_cost": None if unknown else cost,
                                    "batch_id": outcome.batch_id, **({SHARED_USD: line} if shared else {})}
         return _paid_before(response, paid)
 

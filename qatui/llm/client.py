@@ -315,6 +315,7 @@ class LLMClient:
                                     completion_tokens=int(usage.get("completion_tokens", 0)),
                                     reasoning_tokens=int(usage.get("reasoning_tokens", 0)), cost_usd=0.0,
                                     cached_cost_usd=float(hit.get("cost_usd") or 0.0),
+                                    unpriced=hit.get("unpriced") is True,
                                     latency_s=time.perf_counter() - started, cached=True, attempts=0,
                                     response=hit["text"][:RESPONSE_CHARS],
                                     thinking=str(hit.get("thinking") or "")[:RESPONSE_CHARS])
@@ -342,6 +343,8 @@ class LLMClient:
                 self._store(key, request, None)
             spent = ({"cost_usd": e.cost_usd} if e.cost_usd else {}) if response is None else spent_on(
                 response, self.model, free=self.is_local, facts=self.facts)
+            if e.cost_unknown and not self.is_local:
+                spent["unpriced"] = True
             emit(LLMCallFinished(**base, latency_s=time.perf_counter() - started, attempts=e.attempts, ok=False,
                                  error=str(e), thinking=e.thinking[:RESPONSE_CHARS], **spent, **hop_fields(hops)))
             raise
@@ -351,6 +354,7 @@ class LLMClient:
         if write:
             self._store(key, request, {"text": answer.text, "usage": usage_of(response),
                                        "cost_usd": spent["cost_usd"] if shared is None else shared,
+                                       **({"unpriced": True} if spent.get("unpriced") else {}),
                                        "purpose": purpose,
                                        "model": str(getattr(response, "model", "") or self.model),
                                        "finish_reason": answer.finish_reason,
@@ -392,7 +396,8 @@ class LLMClient:
             response, attempts = await self.backbone.run(kwargs, api_key=api_key, consume=consume, hops=hops,
                                                          send=send)
         if (problem := reply_usage_problem(response, request)) is not None:
-            raise LLMCallError(f"{self.model}: {problem}", attempts=attempts, cost_usd=paid_before(response))
+            raise LLMCallError(f"{self.model}: {problem}", attempts=attempts, cost_usd=paid_before(response),
+                               cost_unknown=True)
         return response, attempts
 
     # -- helpers -------------------------------------------------------------------------------

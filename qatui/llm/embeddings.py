@@ -15,7 +15,7 @@ Synchronous: the embedder calls it from its worker thread (`qatui.embed.base.Emb
 so the run's event loop never waits on it.
 
 Every request is a call of the run, as a backbone's is: an `LLMCallFinished` (purpose "embed") with
-the reply's `usage.prompt_tokens`, the cost LiteLLM's price map gives it (`cost_of`), latency,
+the reply's `usage.prompt_tokens`, the cost LiteLLM's price map gives it (`priced_cost`; `unpriced` when it has none), latency,
 attempts, and ok or the error. The worker thread pools the texts of several tasks into one request,
 so the call is kept until a task whose texts it holds comes back (`after`, in that task's context)
 and is recorded on that task's item, once; a task whose texts were all answered without a request of
@@ -42,7 +42,7 @@ from qatui.llm.backbone import Backbone
 from qatui.llm.errors import is_transient
 from qatui.events import LLMCallFinished, emit
 from qatui.llm.errors import LLMCallError
-from qatui.llm.response import cost_of, reply_usage_problem, usage_of
+from qatui.llm.response import priced_cost, reply_usage_problem, usage_of
 from qatui.llm.spend import SPEND, price
 from qatui.store.credentials import key_from_env
 
@@ -119,9 +119,9 @@ class RemoteEmbeddings:
                     self._made_call(texts, started, attempt, error=str(error))
                 raise error from None
             if (problem := reply_usage_problem(response, texts)) is not None:  # its cost unknown: recorded as 0
-                error = LLMCallError(f"{self.settings.model}: {problem}", attempts=attempt)
+                error = LLMCallError(f"{self.settings.model}: {problem}", attempts=attempt, cost_unknown=True)
                 if record:
-                    self._made_call(texts, started, attempt, error=str(error))
+                    self._made_call(texts, started, attempt, error=str(error), unpriced=True)
                 raise error
             try:
                 rows = vectors_of(response, len(texts), self.settings.model)
@@ -139,14 +139,16 @@ class RemoteEmbeddings:
         raise error from None
 
     def _made_call(self, texts: list[str], started: float, attempts: int, *, response: Any = None,
-                   error: str = "") -> None:
-        """Keep one request's call (tokens and cost from its reply, when it has one) until a task records it."""
+                   error: str = "", unpriced: bool = False) -> None:
+        """Keep one request's call (tokens and cost from its reply, when it has one) until a task records it;
+        `unpriced`: its cost is unknown (so is a reply's that the price map cannot price)."""
         tokens = usage_of(response)["prompt_tokens"] if response is not None else 0
-        cost = cost_of(response, self.settings.model) if response is not None else 0.0
+        cost, known = priced_cost(response, self.settings.model) if response is not None else (0.0, True)
         digest = self._digest(texts)
         call = LLMCallFinished(call_id=digest[:12], model=self.settings.model, purpose=PURPOSE, prompt_hash=digest,
-                               prompt_tokens=tokens, cost_usd=cost, latency_s=round(time.monotonic() - started, 6),
-                               attempts=max(1, attempts), ok=not error, error=error)
+                               prompt_tokens=tokens, cost_usd=cost, unpriced=unpriced or not known,
+                               latency_s=round(time.monotonic() - started, 6), attempts=max(1, attempts),
+                               ok=not error, error=error)
         with self._made_lock:
             self._made.append((frozenset(texts), call))
 

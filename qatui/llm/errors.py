@@ -18,16 +18,18 @@ class LLMCallError(QatuiError):
     times, gave up after 7.2 s"); it never contains an API key. `thinking` keeps what a
     reasoning model wrote before its answer was cut off, for the call's record (never read as an answer).
     `cost_usd` is what the provider billed for the failed call all the same (a batch line it answered that qatui
-    cannot use): recorded with the call, and settled against the cost cap.
+    cannot use): recorded with the call, and settled against the cost cap. `cost_unknown`: the provider answered,
+    but what it billed cannot be known (its usage report cannot be true), so `cost_usd` is a floor.
     """
 
     def __init__(self, message: str, *, attempts: int = 0, transient: bool = False, thinking: str = "",
-                 cost_usd: float = 0.0) -> None:
+                 cost_usd: float = 0.0, cost_unknown: bool = False) -> None:
         super().__init__(message)
         self.attempts = attempts
         self.transient = transient
         self.thinking = thinking
         self.cost_usd = cost_usd
+        self.cost_unknown = cost_unknown
 
 
 class ParseError(QatuiError):

@@ -252,11 +252,12 @@ def reply_usage_problem(response: Any, sent: dict[str, Any] | list[str]) -> str 
 
 
 def spent_on(response: Any, model: str, *, free: bool, facts: Any = None) -> dict[str, Any]:
-    """What a reply cost, as `LLMCallFinished` fields (prompt, completion and reasoning tokens, USD; 0 USD when `free`)."""
+    """What a reply cost, as `LLMCallFinished` fields (prompt, completion and reasoning tokens, USD, and `unpriced`
+    when the price map has no price for it; 0 USD when `free`)."""
     usage = usage_of(response)
+    cost, known = (0.0, True) if free else priced_cost(response, model, facts=facts)
     return {"prompt_tokens": usage["prompt_tokens"], "completion_tokens": usage["completion_tokens"],
-            "reasoning_tokens": usage["reasoning_tokens"],
-            "cost_usd": 0.0 if free else cost_of(response, model, facts=facts)}
+            "reasoning_tokens": usage["reasoning_tokens"], "cost_usd": cost, **({} if known else {"unpriced": True})}
 
 
 PAID_BEFORE_USD = "qatui_paid_before_usd"
@@ -272,8 +273,15 @@ def cost_of(response: Any, model: str, *, facts: Any = None) -> float:
     reads them, each negative one as 0 (LiteLLM's own figure, from the raw counts, would be negative and give a
     cost cap room that was never there): the cost recorded is the price of the tokens recorded.
     """
+    return priced_cost(response, model, facts=facts)[0]
+
+
+def priced_cost(response: Any, model: str, *, facts: Any = None) -> tuple[float, bool]:
+    """(`cost_of` the reply, whether its price is known): False when LiteLLM's price map has no price for it, so
+    the cost is a floor (what earlier sends were billed, else 0)."""
     priced = _as_counted(response) if _negative_usage(response) else response
-    return _usd(_reply_cost(priced, model, facts=facts)) + paid_before(response)
+    found = _reply_cost(priced, model, facts=facts)
+    return _usd(found) + paid_before(response), found is not None
 
 
 def paid_before(response: Any) -> float:
@@ -307,8 +315,8 @@ def _as_counted(response: Any) -> Any:
     return SimpleNamespace(model=served, priced={"model": served, "usage": counts})
 
 
-def _reply_cost(response: Any, model: str, *, facts: Any = None) -> float:
-    """The reply's cost in USD; 0 for a model missing from the price map.
+def _reply_cost(response: Any, model: str, *, facts: Any = None) -> float | None:
+    """The reply's cost in USD; None for a model missing from the price map.
 
     LiteLLM prices every response it returns (`_hidden_params["response_cost"]`, None when
     the model has no price), so that figure is read, not computed again; `completion_cost`
@@ -321,22 +329,23 @@ def _reply_cost(response: Any, model: str, *, facts: Any = None) -> float:
     """
     hidden = getattr(response, "_hidden_params", None)
     if isinstance(hidden, dict) and "response_cost" in hidden:
-        return _usd(hidden["response_cost"])
+        return None if hidden["response_cost"] is None else _usd(hidden["response_cost"])
     pair = (model, str(getattr(response, "model", "") or ""))
     if pair in _UNPRICED:
-        return 0.0
-    found: dict[str, float] = {}
+        return None
+    found: dict[str, float | None] = {}
 
     def priced() -> bool:
-        """Price the reply with LiteLLM; False only when its price map has no such model."""
+        """Price the reply with LiteLLM; False only when its price map has no such model (any other error leaves
+        this reply's price unknown, `found["usd"]` None, and the model priced)."""
         from qatui.llm._lazy import get_litellm
 
         reply = getattr(response, "priced", None)
         try:
             found["usd"] = float(get_litellm().completion_cost(
                 completion_response=response if reply is None else reply, model=model) or 0.0)
-        except Exception as e:  # noqa: BLE001 - a model missing from the price map costs "unknown" = 0
-            found["usd"] = 0.0
+        except Exception as e:  # noqa: BLE001 - a model missing from the price map: its cost is unknown
+            found["usd"] = None
             return type(e).__name__ != "ModelNotMappedError"
         return True
 
@@ -344,13 +353,15 @@ def _reply_cost(response: Any, model: str, *, facts: Any = None) -> float:
         from qatui.llm.facts import is_bool
 
         if not facts.get("priced", {"model": pair[0], "reply_model": pair[1]}, priced, is_bool):
-            return 0.0
+            return None
         if "usd" not in found:  # the fact was known already: price this reply now
             priced()
-        return found.get("usd", 0.0)
-    if not priced() and len(_UNPRICED) < 1024:
-        _UNPRICED.add(pair)
-    return found.get("usd", 0.0)
+        return found.get("usd")
+    if not priced():
+        if len(_UNPRICED) < 1024:
+            _UNPRICED.add(pair)
+        return None
+    return found.get("usd")
 
 
 _UNPRICED: set[tuple[str, str]] = set()

@@ -12,7 +12,7 @@ from qatui.errors import DatasetError
 from qatui.llm.errors import failure_cause, grouped_reason
 from qatui.store.judge_versions import shown_version
 from qatui.text import (clip, deployments_line, escaped, left_out_caption, no_decision_note, no_order_line, plain,
-                        plural, thinking_note, units_cell, usd)
+                        plural, spent, thinking_note, units_cell, usd)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -117,7 +117,7 @@ def print_session(console: Console, meta: dict, summary: dict[str, dict], failur
     if llm.get("calls"):
         console.print(
             f"[dim]LLM calls[/] {llm['calls']:,} ({llm['cached']:,} cached), tokens {int(llm['prompt_tokens']):,}+"
-            f"{int(llm['completion_tokens']):,}{thinking_note(llm.get('reasoning_tokens', 0))}, cost {usd(llm['cost_usd'])}"
+            f"{int(llm['completion_tokens']):,}{thinking_note(llm.get('reasoning_tokens', 0))}, cost {spent(llm['cost_usd'], int(llm.get('unpriced_calls') or 0))}"
         )
         if llm.get("deployments"):
             console.print(f"[dim]deployments[/] {escaped(deployments_line(llm['deployments']))}")

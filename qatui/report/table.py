@@ -143,6 +143,7 @@ def table_row(session: Session, judge: str, dataset: Dataset, *, convention: str
                      "failed": failed},
         "llm": (llm := llm_totals(results.values(), deferred_spend(meta, judge))),
         "answers_cost_usd": answers_cost(llm),  # the cost column's figure (`answers_cost`)
+        "answers_unpriced": answers_unpriced(llm),  # how many of them have no known cost: the figure is a floor
         "seconds": None if meta.get("imported") else _seconds(meta),  # an import took no judging time
         "self_agreement": self_agreement_doc(meta, judge, verdicts, seed),
         "bias": {"position_consistency": metrics.metrics.get("position_consistency"),
@@ -204,7 +205,7 @@ def flat_rows(table: dict) -> tuple[list[str], list[list[str]]]:
             *([ceiling_cell(row.get(KEY))] if people else []),
             f"{cov['scored']}/{cov['items']}", str(cov["not_applicable"]), str(cov["failed"]),
             _calls_cell(llm), str(llm["prompt_tokens"] + llm["completion_tokens"]),
-            usd(answers_cost(llm)).removeprefix("$"),
+            ("≥" if answers_unpriced(llm) else "") + usd(answers_cost(llm)).removeprefix("$"),
             "–" if row["seconds"] is None else f"{row['seconds']:.0f}",
             _cell(bias.get("position_consistency")) + (f" ({alone[0]}/{alone[1]} one order)"
                                                        if (alone := bias.get("one_order")) else ""),
@@ -227,6 +228,12 @@ def answers_cost(llm: dict) -> float:
     counted in both a capped-then-resumed row cost more than the uncapped run that bought the same answers."""
     spent = float(llm.get("cost_usd") or 0.0) - float(llm.get("deferred_cost_usd") or 0.0)
     return spent + float(llm.get("cached_cost_usd") or 0.0)
+
+
+def answers_unpriced(llm: dict) -> int:
+    """How many of a row's answers have no known cost (`llm_totals`' `unpriced_calls` and `cached_unpriced`): its
+    `answers_cost` is then a floor, and its cell says so ("≥")."""
+    return int(llm.get("unpriced_calls") or 0) + int(llm.get("cached_unpriced") or 0)
 
 
 def _calls_cell(llm: dict) -> str:

@@ -25,7 +25,7 @@ from qatui.report.session_view import (
     unchanged_dataset,
 )
 from qatui.store.judge_versions import entry_options, shown_version
-from qatui.text import have, left_out_caption, plural, thinking_note, usd
+from qatui.text import have, left_out_caption, plural, thinking_note, spent
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -188,7 +188,7 @@ def settings(meta: dict, verdicts: dict[str, dict[str, Verdict]]) -> list[tuple[
     if llm := meta.get("llm"):
         rows.append(("LLM usage", f"{llm['calls']} calls ({llm['cached']} cached), "
                                   f"{llm['prompt_tokens']}+{llm['completion_tokens']} tokens"
-                                  f"{thinking_note(llm.get('reasoning_tokens', 0))}, {usd(llm['cost_usd'])}"))
+                                  f"{thinking_note(llm.get('reasoning_tokens', 0))}, {spent(llm['cost_usd'], int(llm.get('unpriced_calls') or 0))}"))
     return rows
 
 

@@ -8,7 +8,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
 
-from qatui.text import deployments_line, plain, thinking_note, usd
+from qatui.text import deployments_line, plain, thinking_note, spent
 from qatui.tui.format import count, duration, headline_parts, members_line, metrics_glossary
 from qatui.tui.state import RunState
 from qatui.tui.widgets.packed import Packed
@@ -70,7 +70,8 @@ class RunHeader(Vertical):
         self.query_one("#usage", Static).update(Content(
             f"calls {c.calls} ({c.cached} cached) · tokens {count(c.prompt_tokens)}+{count(c.completion_tokens)}"
             f"{thinking_note(c.reasoning_tokens, short=True)}"
-            f" · {usd(c.cost_usd)} · elapsed {duration(state.elapsed())} · ETA {duration(state.eta())}{routed}"
+            f" · {spent(c.cost_usd, c.unpriced_calls, short=True, counted=False)}"
+            f" · elapsed {duration(state.elapsed())} · ETA {duration(state.eta())}{routed}"
         ))
 
         if not self.metrics:  # the line drawn before the run's items were known said "no gold" of a set with gold

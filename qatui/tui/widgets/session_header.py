@@ -11,7 +11,7 @@ from textual.widgets import Label, Sparkline, Static
 from qatui.report import session_status
 from qatui.report.beside_people import KEY, ceiling_short
 from qatui.report.classes_view import class_line
-from qatui.text import deployments_line, plain, plural, thinking_note, usd
+from qatui.text import deployments_line, plain, plural, thinking_note, spent
 from qatui.tui.format import count, headline_parts, members_line, stopped_line
 from qatui.tui.saved import SavedState
 from qatui.tui.widgets.packed import Packed
@@ -94,7 +94,7 @@ class SessionHeader(Vertical):
         routed = f"\ndeployments: {deployments_line(c.deployments)}" if c.deployments else ""
         calls.update(Content(plain(f"calls {c.calls} ({c.cached} cached) · tokens "
                              f"{count(c.prompt_tokens)}+{count(c.completion_tokens)}"
-                             f"{thinking_note(c.reasoning_tokens, short=True)} · {usd(c.cost_usd)}{routed}")))
+                             f"{thinking_note(c.reasoning_tokens, short=True)} · {spent(c.cost_usd, c.unpriced_calls, short=True)}{routed}")))
         if read is not None:
             return
         for judge, metrics in self._judge_lines.items():

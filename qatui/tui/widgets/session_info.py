@@ -7,7 +7,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from qatui.report import session_status
-from qatui.text import deployments_line, plain, plural, thinking_note, usd
+from qatui.text import deployments_line, plain, plural, thinking_note, spent
 from qatui.tui.format import count, headline_parts, members_line, short_path, stopped_line, when
 from qatui.tui.widgets.packed import Packed
 
@@ -51,7 +51,7 @@ def info_lines(meta: dict) -> list[list[Content]]:
         rows.append([Content.from_markup(
             "[$foreground-muted]LLM[/] $calls calls ($cached cached) · tokens $tokens$thinking · $cost",
             calls=llm["calls"], cached=llm["cached"], tokens=count(llm["prompt_tokens"] + llm["completion_tokens"]),
-            thinking=thinking_note(llm.get("reasoning_tokens", 0), short=True), cost=usd(llm['cost_usd']))])
+            thinking=thinking_note(llm.get("reasoning_tokens", 0), short=True), cost=spent(llm['cost_usd'], int(llm.get('unpriced_calls') or 0), short=True))])
         if llm.get("deployments"):
             rows.append([Content(plain(f"  {deployments_line(llm['deployments'])}"))])
     return rows
