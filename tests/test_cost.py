@@ -461,3 +461,21 @@ def test_a_run_on_a_model_without_a_price_says_its_cost_is_a_floor_everywhere(bi
     assert paid["llm"]["unpriced_calls"] == 0 and paid["llm"]["cost_usd"] > 0
     code, out, err = cli(capsys, *common, "sessions", "show", paid["session"])
     assert "not priced" not in out and "at least" not in out
+
+
+def test_under_a_cap_a_call_of_unknown_cost_counts_as_its_worst_case(billing, tmp_path, capsys) -> None:
+    """Calls whose usage report cannot be true were settled against the cap at 0, so a capped run went on sending
+    calls of unknown cost as if free. Now each counts as the most its request could cost: the cap stops the run."""
+    data, common = setup(tmp_path, billing, n=6, max_tokens=100)
+    config = Path(common[1])
+    config.write_text(config.read_text() + "max_concurrency = 1\n[general]\nconcurrency = 1\n", encoding="utf-8")
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--plan", "--json")
+    most = json.loads(out)["cost"]["pairwise"]["usd_most"]  # every call answered at max_tokens
+    billing.usage = lambda body, text: (provider_usage(body, text) if body.get("max_tokens") == 8
+                                        else (10 ** 12, provider_usage(body, text)[1]))
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--max-cost", str(round(most / 3, 8)),
+                         "--json")
+    stopped = json.loads(out)
+    assert code == 3 and stopped["status"] == "capped", err
+    sent = [body for body in billing.requests if body.get("max_tokens") != 8]
+    assert 0 < len(sent) < 12 and stopped["llm"]["cost_usd"] == 0  # recorded: unknown, never a guess

@@ -184,8 +184,9 @@ class RemoteEmbeddings:
                                     cached=True)]
         for call in mine:
             emit(call)
-        if (spend := SPEND.get()) is not None:
-            spend.cap.settle(held, sum(call.cost_usd for call in mine))
+        if (spend := SPEND.get()) is not None:  # a request of unknown cost keeps what was held for it
+            cost = sum(call.cost_usd for call in mine)
+            spend.cap.settle(held, max(held, cost) if any(call.unpriced for call in mine) else cost)
 
 
 def vectors_of(response: Any, count: int, model: str) -> np.ndarray:

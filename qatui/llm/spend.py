@@ -135,7 +135,8 @@ async def within_cap(client: Any, request: dict[str, Any], call: Coroutine[Any, 
     """Await `call` (an `LLMClient`'s send of `request`) within the run's cost cap, when it has one: the call's
     worst case (its prompt, all of `max_tokens` answered) is reserved before it starts (`CapReached`, the call
     never made, when that could pass the cap) and settled with its real cost once it ends (a failed call's is what
-    its `LLMCallError` says the provider billed, 0 for most)."""
+    its `LLMCallError` says the provider billed, 0 for most; its worst case when what it cost is unknown: its
+    usage report cannot be true, so the cap keeps the most the request could honestly have cost)."""
     if (spend := SPEND.get()) is None or client.is_local:
         return await call
     try:
@@ -150,7 +151,7 @@ async def within_cap(client: Any, request: dict[str, Any], call: Coroutine[Any, 
         cost = cost_of(response, client.model)
         return response, attempts
     except LLMCallError as e:  # a failed call the provider billed all the same (an unusable batch line)
-        cost = e.cost_usd
+        cost = max(held, e.cost_usd) if e.cost_unknown else e.cost_usd  # billed, for how much unknown: its worst case
         raise
     finally:
         spend.cap.settle(held, cost)
