@@ -379,7 +379,8 @@ class LLMClient:
 
         A reply whose usage report cannot be true (`response.usage_problem`: more prompt tokens than the request's
         bytes allow, say) fails the call, not asked again (a broken server's count comes back the same), its cost
-        unknown: 0 is recorded and settled against the cap, plus what earlier sends of it were billed."""
+        unknown: 0 is recorded (plus what earlier sends of it were billed), and the cap keeps its worst case
+        (`spend.within_cap`)."""
         from qatui.llm._lazy import get_litellm
 
         kwargs = {k: v for k, v in request.items() if v is not None and k not in LOCAL_FIELDS}

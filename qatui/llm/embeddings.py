@@ -15,8 +15,8 @@ Synchronous: the embedder calls it from its worker thread (`qatui.embed.base.Emb
 so the run's event loop never waits on it.
 
 Every request is a call of the run, as a backbone's is: an `LLMCallFinished` (purpose "embed") with
-the reply's `usage.prompt_tokens`, the cost LiteLLM's price map gives it (`priced_cost`; `unpriced` when it has none), latency,
-attempts, and ok or the error. The worker thread pools the texts of several tasks into one request,
+the reply's `usage.prompt_tokens`, the cost LiteLLM's price map gives it (`priced_cost`; `unpriced` when
+it has none), latency, attempts, and ok or the error. The worker thread pools the texts of several tasks into one request,
 so the call is kept until a task whose texts it holds comes back (`after`, in that task's context)
 and is recorded on that task's item, once; a task whose texts were all answered without a request of
 its own (memory, the model-output store, or a request another task records) records one cached call

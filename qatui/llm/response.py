@@ -248,6 +248,8 @@ def reply_usage_problem(response: Any, sent: dict[str, Any] | list[str]) -> str 
     """`usage_problem` of a reply (`usage_of`) to a request that sent `sent` (a chat request, or an embedding
     request's texts: `trim.sent_upper_bound`)."""
     usage = usage_of(response)
+    if usage["prompt_tokens"] <= PROVIDER_PROMPT_TOKENS and usage["completion_tokens"] <= MOST_ANSWER_TOKENS:
+        return None  # within the bound whatever was sent: not measured (most calls)
     return usage_problem(usage["prompt_tokens"], usage["completion_tokens"], sent_upper_bound(sent))
 
 
