@@ -9,6 +9,7 @@ the cost a run records is LiteLLM's price of that usage.
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import json
@@ -479,3 +480,29 @@ def test_under_a_cap_a_call_of_unknown_cost_counts_as_its_worst_case(billing, tm
     assert code == 3 and stopped["status"] == "capped", err
     sent = [body for body in billing.requests if body.get("max_tokens") != 8]
     assert 0 < len(sent) < 12 and stopped["llm"]["cost_usd"] == 0  # recorded: unknown, never a guess
+
+
+def test_the_tui_says_a_spend_of_unpriced_calls_is_a_floor(billing, tmp_path, capsys) -> None:
+    """Home's session pane and the Session screen's header read "≥$0.0000 (6 unpriced)", not "$0.0000", for a run on
+    a model the price map lacks (the real app, the session a real run wrote)."""
+    from tui_support import open_the_only_session
+
+    from qatui.config import parse_config
+    from qatui.tui.app import QatuiApp
+    from qatui.tui.widgets.session_info import SessionInfo
+
+    billing.model = "qatui-unpriced-model"
+    data, common = setup(tmp_path, billing, n=3, model="openai/qatui-unpriced-model")
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise", "--json")
+    assert code == 0 and json.loads(out)["llm"]["unpriced_calls"] == 6, err
+    config = Path(common[1])
+    app = QatuiApp(parse_config(config.read_text(), str(config)), SessionStore(tmp_path / "sessions"))
+
+    async def look() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: "≥$0.0000 (6 unpriced)" in str(app.screen.query_one(SessionInfo).render()),
+                             "Home's pane says the cost is a floor")
+            shown = await open_the_only_session(pilot)
+            await wait_until(pilot, lambda: "≥$0.0000 (6 unpriced)" in shown(), "the Session header says so too")
+
+    asyncio.run(look())
