@@ -37,7 +37,7 @@ def test_run_demo_prints_the_json_contract(tmp_path, capsys) -> None:
     data = run_json(capsys, "run", str(DEMO), "--judge", "rouge-l", "--judge", "bleu", "--sessions-dir", str(tmp_path))
     assert set(data) >= {"session", "dataset", "judges", "llm"}
     assert set(data["llm"]) == {"calls", "cached", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd",
-                                "cached_cost_usd"}
+                                "cached_cost_usd", "unpriced_calls", "cached_unpriced"}
     for judge in ("rouge-l", "bleu"):
         j = data["judges"][judge]
         assert j["n_items"] == 20 and j["n_failed"] == 0
