@@ -506,3 +506,18 @@ def test_the_tui_says_a_spend_of_unpriced_calls_is_a_floor(billing, tmp_path, ca
             await wait_until(pilot, lambda: "≥$0.0000 (6 unpriced)" in shown(), "the Session header says so too")
 
     asyncio.run(look())
+
+
+def test_a_backbone_whose_check_reply_reports_impossible_usage_is_refused_before_any_work(billing, tmp_path,
+                                                                                          capsys) -> None:
+    """The preflight's own reply reports a trillion prompt tokens: the run is refused in one line saying the server
+    answered but miscounts (not that it "did not answer"), before any item's call, and no session is written."""
+    data, common = setup(tmp_path, billing, n=3)
+    billing.usage = lambda body, text: (10 ** 12, 1)
+    code, out, err = cli(capsys, *common, "run", str(data), "--judge", "pairwise")
+    message = " ".join(err.split())
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "answered a one-line test request, but the provider reported 1,000,000,000,000 prompt tokens" in message
+    assert "miscounts tokens" in message and "did not answer" not in message
+    assert [body.get("max_tokens") for body in billing.requests] == [8]  # the check's request alone
+    assert not (tmp_path / "sessions").exists() or not any((tmp_path / "sessions").iterdir())

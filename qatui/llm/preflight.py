@@ -147,6 +147,10 @@ async def _live(client: LLMClient) -> str:
             detail = mask_keys(first_line(e.__cause__), client.api_key()) if e.__cause__ else str(e)
             raise BackboneUnusable(f"backbone {client.name!r} cannot be reached: {detail}. Start its server or fix "
                                    "its api_base, or run on the embedded model with --backbone local/smollm2") from None
+        if e.cost_unknown:  # it answered, but its server miscounts: no call of the run could be priced
+            raise BackboneUnusable(f"backbone {client.name!r} answered a one-line test request, but "
+                                   f"{_without_model(e, client)}. Its server or a proxy before it miscounts tokens: "
+                                   "fix it, or run on the embedded model with --backbone local/smollm2") from None
         raise BackboneUnusable(f"backbone {client.name!r} did not answer a one-line test request: "
                                f"{_without_model(e, client)}{fix}") from None
 
