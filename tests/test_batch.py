@@ -584,3 +584,26 @@ def test_a_batch_line_whose_usage_no_model_could_report_costs_nothing_in_its_rec
     assert sane[0] > 0 and sane[1] == pytest.approx(price("openai/gpt-4o-mini", 1_000, 200))
     for broken in (line(10 ** 12, 200), line(1_000, 2_000_000)):
         assert _line_cost("openai/gpt-4o-mini", broken)[:2] == (0.0, 0.0)
+
+
+def test_a_request_given_up_in_a_batch_is_counted_once_however_often_its_item_is_resumed(server, tmp_path,
+                                                                                        capsys) -> None:
+    """Every line a 400: each request is given up (not asked again). A resume judges the failed items again and reads
+    the same lines: the batch's record counted each given up request again (6, 12, 18...); now once."""
+    data, sessions = dataset(tmp_path), tmp_path / "sessions"
+    conf = config(tmp_path, server, "cache")
+    server.script_batches(faults=lambda index, body: "400")
+    args = ["--config", str(conf), "--sessions-dir", str(sessions)]
+    code = main([*args, "run", str(data), "--backbone", "fake", "--json", "--judge", "pairwise", "--batch"])
+    first = json.loads(capsys.readouterr().out)
+    assert code == 1 and first["judges"]["pairwise"]["coverage"]["failed"] == len(ITEMS)
+    batches = SessionStore(sessions).open(first["session"]).meta["batches"]
+    counted = [doc.get("gave_up") for doc in batches]
+    assert sum(counted) == sum(doc["requests"] for doc in batches)  # each request given up, once
+    submitted = dict(server.batch_submitted)
+    for _ in range(2):
+        code = main([*args, "sessions", "resume", first["session"], "--json"])
+        capsys.readouterr()
+        assert code == 1
+    again = [doc.get("gave_up") for doc in SessionStore(sessions).open(first["session"]).meta["batches"]]
+    assert again == counted and dict(server.batch_submitted) == submitted  # nothing submitted twice either

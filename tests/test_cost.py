@@ -414,6 +414,9 @@ def test_a_usage_report_no_request_could_produce_fails_its_call_and_costs_nothin
     if mode == "batch":  # the line is read again from its batch, as an unusable line is: nothing submitted twice
         assert code == 1 and billing.n_batches == submitted, err
         assert resumed["judges"]["pairwise"]["coverage"]["failed"] == 3 and resumed["llm"]["cost_usd"] < 0.001
+        again = SessionStore(tmp_path / "sessions").open(session).meta["batches"]
+        assert [doc.get("gave_up") for doc in again] == [doc.get("gave_up") for doc in docs]  # counted once
+        assert sum(float(doc.get("cost_usd") or 0) for doc in again) < 0.001
         return
     assert code == 0, err
     assert resumed["judges"]["pairwise"]["coverage"]["scored"] == 3  # asked again: never cached as an answer

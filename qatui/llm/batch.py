@@ -286,6 +286,7 @@ class Batcher:
 
         line, listed, source = _line_cost(client.model, outcome.body)
         cost = 0.0 if shared else line
+        unknown = source == "unpriced" and not shared  # the price map has no price for it: `cost_of` says so
         if (problem := usage_problem(*_line_tokens(outcome.body), sent_upper_bound(kwargs))) is not None:
             if not shared:
                 self._uncount(outcome, key, line, listed)
@@ -306,32 +307,43 @@ class Batcher:
         if why is not None:
             raise LLMCallError(f"{client.model}: the answer line of batch {outcome.batch_id} is no chat completion: "
                                f"{why}", attempts=attempts, transient=False, cost_usd=cost + paid,
-                               cost_unknown=source == "unpriced" and not shared)
-        unknown = source == "unpriced" and not shared  # the price map has no price for it: `cost_of` says so
+                               cost_unknown=unknown)
         response._hidden_params = {**(getattr(response, "_hidden_params", None) or {}),
                                    "response_cost": None if unknown else cost,
                                    "batch_id": outcome.batch_id, **({SHARED_USD: line} if shared else {})}
         return _paid_before(response, paid)
 
     def _uncount(self, outcome: Outcome, key: str, cost_usd: float, list_usd: float) -> None:
-        """Take a line whose usage report cannot be true out of its batch's recorded cost, and count it as given up
-        for that reason (its call's error gives the figures)."""
-        if (doc := self.docs.get(outcome.batch_id)) is not None:
-            doc["cost_usd"] = max(0.0, float(doc.get("cost_usd") or 0.0) - cost_usd)
-            doc["list_price_usd"] = max(0.0, float(doc.get("list_price_usd") or 0.0) - list_usd)
-        self._note_failure(Outcome(outcome.batch_id, reason="a usage report that cannot be true"), key, retried=False)
+        """Take a line whose usage report cannot be true out of its batch's recorded cost (summed anew by each
+        process that collects the batch), and count it as given up for that reason (`_note_failure`)."""
+        if (doc := self.docs.get(outcome.batch_id)) is None:
+            return
+        doc["cost_usd"] = max(0.0, float(doc.get("cost_usd") or 0.0) - cost_usd)
+        doc["list_price_usd"] = max(0.0, float(doc.get("list_price_usd") or 0.0) - list_usd)
+        if not self._note_failure(Outcome(outcome.batch_id, reason="a usage report that cannot be true"), key,
+                                  retried=False):
+            self._save(doc)
 
-    def _note_failure(self, outcome: Outcome, key: str, *, retried: bool) -> None:
-        """Count a failed request on its batch's record: by reason, and whether it is asked again or given up."""
+    def _note_failure(self, outcome: Outcome, key: str, *, retried: bool) -> bool:
+        """Count a failed request on its batch's record: by reason, and whether it is asked again or given up; True
+        when counted. A request given up is counted once per batch: a resume that judges its item again reads the
+        same line (a 400, a line whose usage cannot be true) and gave it up again, so each resume counted it anew;
+        the record keeps the first 16 characters of each key it counted (`gave_up_keys`)."""
         doc = self.docs.get(outcome.batch_id)
         if doc is None:
-            return
+            return False
+        if not retried:
+            counted = [k for k in doc.get("gave_up_keys") or [] if isinstance(k, str)]
+            if key[:16] in counted:
+                return False
+            doc["gave_up_keys"] = [*counted, key[:16]]
         doc["retried" if retried else "gave_up"] = int(doc.get("retried" if retried else "gave_up") or 0) + 1
         reasons = dict(doc.get("reasons") or {})
         reason = outcome.reason if outcome.reason in reasons or len(reasons) < KEPT_REASONS else "other reasons"
         reasons[reason] = int(reasons.get(reason) or 0) + 1
         doc["reasons"] = reasons
         self._save(doc)
+        return True
 
     # -- gathering and submitting ---------------------------------------------------------------
 
