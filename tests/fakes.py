@@ -98,12 +98,15 @@ class ScriptedLLM:
     in progress. With `stream`, the answer is emitted as `LLMToken`s before the call finishes,
     as a streaming backbone does. With `parse_text` False, an answer given as text comes back
     unread (`data` None) even under a schema, for judges that read the text themselves; a dict
-    answer is always read against the schema.
+    answer is always read against the schema. With `unpriced`, each call is recorded as one whose cost is unknown
+    (a served model LiteLLM's price map lacks).
     """
 
     def __init__(self, reply: Callable[[Call], Answer] | None = None, *, model: str = "scripted/test",
-                 gate: Gate | None = None, stream: bool = False, parse_text: bool = True) -> None:
+                 gate: Gate | None = None, stream: bool = False, parse_text: bool = True,
+                 unpriced: bool = False) -> None:
         self.reply = reply
+        self.unpriced = unpriced
         self.parse_text = parse_text
         self.model = model
         self.gate = gate
@@ -138,7 +141,7 @@ class ScriptedLLM:
                 await asyncio.sleep(0)
         event = LLMCallFinished(call_id=call_id, model=self.model, purpose=purpose, prompt_hash=f"h{n}",
                                 prompt_tokens=len(call.content) // 4, completion_tokens=len(text) // 4,
-                                response=text)
+                                response=text, unpriced=self.unpriced)
         emit(event)
         if isinstance(answer, ParseError):
             raise answer

@@ -238,6 +238,40 @@ def test_run_finished(snap_compare, tmp_path, monkeypatch, size) -> None:
     assert snap_compare(QatuiApp(config, store), run_before=watch, terminal_size=size)
 
 
+def unpriced_resources(config: Config):
+    """`scripted_resources` whose backbone's calls have no known cost (a served model the price map lacks)."""
+    from fakes import ScriptedLLM
+
+    return scripted_resources(config, llm=ScriptedLLM(model="scripted/tui", stream=True, unpriced=True))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_run_finished_on_a_model_without_a_price(snap_compare, tmp_path, monkeypatch, size) -> None:
+    """A finished live run whose calls have no price: the header's cost reads as a floor (≥), never as free."""
+    monkeypatch.chdir(tmp_path)
+    freeze_time(monkeypatch)
+    config, store = Config(), SessionStore("sessions")
+    job = start_run(store, load_dataset(demo_path()), ["minos"], config, limit=2, concurrency=1,
+                    resources=unpriced_resources(config))
+
+    async def watch(pilot) -> None:
+        await watch_to_the_end(pilot, job, keys=(), selected=job.dataset.items[0].id)
+
+    assert snap_compare(QatuiApp(config, store), run_before=watch, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_session_of_calls_without_a_price(snap_compare, tmp_path, monkeypatch, size) -> None:
+    """That session saved and opened: its header counts the calls that have no price beside the floor."""
+    dataset = demo_workdir(tmp_path, monkeypatch)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    freeze_time(monkeypatch)
+    store, config = SessionStore("sessions"), Config()
+    job = start_run(store, dataset, ["minos"], config, limit=2, concurrency=1, resources=unpriced_resources(config))
+    run_headless(job)
+    assert snap_compare(QatuiApp(config, store, open_id=job.session.id), run_before=session, terminal_size=size)
+
+
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_compare(snap_compare, store, size) -> None:
     """Both sessions marked on Home and compared: lexical-baseline's two judges against MinosEval."""
