@@ -223,41 +223,37 @@ def test_session(snap_compare, store, size) -> None:
                         terminal_size=size)
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_run_finished(snap_compare, tmp_path, monkeypatch, size) -> None:
-    """A finished live run of MinosEval on four demo items, third item selected (non-factoid: instances)."""
+def finished_run(tmp_path, monkeypatch, *, limit: int, keys: tuple[str, ...], selected: int,
+                 unpriced: bool = False):
+    """(the app, its `run_before`): a live run of MinosEval on the demo set's first `limit` items watched to its end
+    (clock frozen), then `keys`, item `selected` drawn; `unpriced`: the backbone's calls have no known cost."""
+    from fakes import ScriptedLLM
+
     monkeypatch.chdir(tmp_path)
     freeze_time(monkeypatch)
     config, store = Config(), SessionStore("sessions")
-    job = start_run(store, load_dataset(demo_path()), ["minos"], config, limit=4, concurrency=1,
-                    resources=scripted_resources(config))
+    resources = scripted_resources(config, llm=ScriptedLLM(model="scripted/tui", stream=True, unpriced=unpriced))
+    job = start_run(store, load_dataset(demo_path()), ["minos"], config, limit=limit, concurrency=1,
+                    resources=resources)
 
     async def watch(pilot) -> None:
-        await watch_to_the_end(pilot, job, keys=("j", "j"), selected=job.dataset.items[2].id)
+        await watch_to_the_end(pilot, job, keys=keys, selected=job.dataset.items[selected].id)
 
-    assert snap_compare(QatuiApp(config, store), run_before=watch, terminal_size=size)
+    return QatuiApp(config, store), watch
 
 
-def unpriced_resources(config: Config):
-    """`scripted_resources` whose backbone's calls have no known cost (a served model the price map lacks)."""
-    from fakes import ScriptedLLM
-
-    return scripted_resources(config, llm=ScriptedLLM(model="scripted/tui", stream=True, unpriced=True))
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_run_finished(snap_compare, tmp_path, monkeypatch, size) -> None:
+    """A finished live run of MinosEval on four demo items, third item selected (non-factoid: instances)."""
+    app, watch = finished_run(tmp_path, monkeypatch, limit=4, keys=("j", "j"), selected=2)
+    assert snap_compare(app, run_before=watch, terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_run_finished_on_a_model_without_a_price(snap_compare, tmp_path, monkeypatch, size) -> None:
     """A finished live run whose calls have no price: the header's cost reads as a floor (≥), never as free."""
-    monkeypatch.chdir(tmp_path)
-    freeze_time(monkeypatch)
-    config, store = Config(), SessionStore("sessions")
-    job = start_run(store, load_dataset(demo_path()), ["minos"], config, limit=2, concurrency=1,
-                    resources=unpriced_resources(config))
-
-    async def watch(pilot) -> None:
-        await watch_to_the_end(pilot, job, keys=(), selected=job.dataset.items[0].id)
-
-    assert snap_compare(QatuiApp(config, store), run_before=watch, terminal_size=size)
+    app, watch = finished_run(tmp_path, monkeypatch, limit=2, keys=(), selected=0, unpriced=True)
+    assert snap_compare(app, run_before=watch, terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -267,7 +263,10 @@ def test_session_of_calls_without_a_price(snap_compare, tmp_path, monkeypatch, s
     monkeypatch.setenv("HOME", str(tmp_path))
     freeze_time(monkeypatch)
     store, config = SessionStore("sessions"), Config()
-    job = start_run(store, dataset, ["minos"], config, limit=2, concurrency=1, resources=unpriced_resources(config))
+    from fakes import ScriptedLLM
+
+    unpriced = scripted_resources(config, llm=ScriptedLLM(model="scripted/tui", stream=True, unpriced=True))
+    job = start_run(store, dataset, ["minos"], config, limit=2, concurrency=1, resources=unpriced)
     run_headless(job)
     assert snap_compare(QatuiApp(config, store, open_id=job.session.id), run_before=session, terminal_size=size)
 
